@@ -1,0 +1,47 @@
+/** The one catalog of error codes: every error a client can see is one of these. */
+export const ERRORS = {
+  invalid_request: { status: 400, message: "The request is invalid." },
+  invalid_json: { status: 400, message: "The request body is not valid JSON." },
+  payload_too_large: { status: 413, message: "The request body is too large." },
+  unsupported_media_type: { status: 415, message: "Send the body as application/json." },
+  missing_api_key: { status: 401, message: "Send your API key in the X-API-Key header." },
+  invalid_api_key: { status: 401, message: "The API key is not known." },
+  missing_signature: { status: 401, message: "This request moves funds: send X-Timestamp and X-Signature." },
+  invalid_signature: { status: 401, message: "The signature does not match the request." },
+  stale_timestamp: { status: 401, message: "X-Timestamp is more than 30 seconds away from the server's clock." },
+  invalid_timestamp: { status: 401, message: "X-Timestamp must be Unix time in seconds." },
+  replayed_request: { status: 401, message: "This signed request was already received." },
+  insufficient_scope: { status: 403, message: "The API key lacks the scope this request needs." },
+  key_revoked: { status: 403, message: "The API key has been revoked." },
+  ip_not_allowed: { status: 403, message: "The API key may not be used from this address." },
+  not_found: { status: 404, message: "No such route." },
+  unknown_event: { status: 404, message: "No such event." },
+  order_not_found: { status: 404, message: "No such order." },
+  method_not_allowed: { status: 405, message: "This method is not allowed on this path." },
+  idempotency_conflict: { status: 409, message: "This idempotency key was used with a different request." },
+  insufficient_funds: { status: 422, message: "The vault's available balance is lower than the amount." },
+  slippage_exceeded: { status: 422, message: "The order cannot be filled within max_slippage." },
+  insufficient_liquidity: { status: 422, message: "The venues do not hold enough liquidity for this order." },
+  market_closed: { status: 422, message: "The market is not open for trading." },
+  order_too_small: { status: 422, message: "The amount is below the smallest order any venue accepts." },
+  rate_limited: { status: 429, message: "Too many requests." },
+  venue_unavailable: { status: 503, message: "No venue can take this order now." },
+  all_venues_failed: { status: 502, message: "Every venue refused or failed the order; the funds were released." },
+  internal: { status: 500, message: "Something went wrong on our side." },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message?: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message ?? ERRORS[code].message);
+    this.name = "AppError";
+    this.status = ERRORS[code].status;
+  }
+}

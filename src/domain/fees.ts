@@ -1,0 +1,63 @@
+import { ceilDiv, ONE, type Micro } from "./money.ts";
+import type { Level } from "./types.ts";
+
+/**
+ * A venue's published taker-fee formula, as data, so the pure router can price plans.
+ * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule.
+ * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
+ * - limitless: rateBps of the notional per order, rounded up to the micro-USDC.
+ * Rates are in parts per million so that every fee is computed in integers.
+ */
+export type FeeModel =
+  | { kind: "kalshi"; ratePpm: bigint }
+  | { kind: "polymarket"; ratePpm: bigint; exponent: 1 | 2 }
+  | { kind: "limitless"; ratePpm: bigint };
+
+const CENT = 10_000n;
+
+/** The fee in micro-USDC for one taker order that fills `levels` (price, shares in micro units). */
+export function orderFee(model: FeeModel, levels: readonly Level[]): Micro {
+  if (levels.length === 0) return 0n;
+  switch (model.kind) {
+    case "kalshi": {
+      // sum(rate * C * P * (1-P)) in units of 10^-24 USDC: ratePpm(1e-6) * shares(1e-6) * P(1e-6) * (1-P)(1e-6)
+      let raw = 0n;
+      for (const l of levels) raw += model.ratePpm * l.shares * l.price * (ONE - l.price);
+      const micro = ceilDiv(raw, ONE * ONE * ONE);
+      return ceilDiv(micro, CENT) * CENT;
+    }
+    case "polymarket": {
+      // C * rate * (P(1-P))^e, floored to 5 decimals as the venue charges it.
+      let raw = 0n;
+      for (const l of levels) {
+        const pq = l.price * (ONE - l.price);
+        raw += model.exponent === 1 ? model.ratePpm * l.shares * pq * ONE * ONE : model.ratePpm * l.shares * pq * pq;
+      }
+      const micro = raw / (ONE * ONE * ONE * ONE * ONE);
+      return (micro / 10n) * 10n;
+    }
+    case "limitless": {
+      let raw = 0n;
+      for (const l of levels) raw += model.ratePpm * l.price * l.shares; // 1e-18
+      return ceilDiv(raw, ONE * ONE);
+    }
+  }
+}
+
+/** Describes a fee model for the API (`fee_model` of a market's venue record). */
+export function describeFeeModel(model: FeeModel): Record<string, unknown> {
+  const rate = Number(model.ratePpm) / 1e6;
+  switch (model.kind) {
+    case "kalshi":
+      return { type: "kalshi", formula: "ceil_to_cent(rate * C * P * (1 - P))", rate };
+    case "polymarket":
+      return { type: "polymarket", formula: "C * fee_rate * (P * (1 - P))^exponent", fee_rate: rate, exponent: model.exponent };
+    case "limitless":
+      return { type: "limitless", formula: "rate * C * P", rate };
+  }
+}
+
+/** Price per share of taking the whole level, fees included, rounded up to the micro-USDC. */
+export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
+  return level.price + ceilDiv(orderFee(model, [level]) * ONE, level.shares);
+}

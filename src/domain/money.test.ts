@@ -1,0 +1,19 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { formatMicro, parseMicro } from "./money.ts";
+import { AppError } from "./errors.ts";
+
+describe("parseMicro", () => {
+  it("reads numbers and decimal strings exactly", () => {
+    expect(parseMicro(100.5, "amount_usdc")).toBe(100_500_000n);
+    expect(parseMicro("0.000001", "amount_usdc")).toBe(1n);
+    expect(parseMicro(0.1, "x")).toBe(100_000n);
+    expect(parseMicro("5", "x")).toBe(5_000_000n);
+  });
+  it.each([NaN, Infinity, -1, 1e21, 1e-7, "1e3", "abc", "", "1.0000001", null, true, {}])("refuses %p", (v) => {
+    expect(() => parseMicro(v, "amount_usdc")).toThrow(AppError);
+  });
+  it("round-trips every micro amount through its decimal string", () => {
+    fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), (m) => parseMicro(formatMicro(m), "x") === m));
+  });
+});

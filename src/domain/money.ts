@@ -1,0 +1,66 @@
+import { AppError } from "./errors.ts";
+
+/** Micro-USDC: integer amounts of 10^-6 USDC. Every amount of money inside crossfill is one of these. */
+export type Micro = bigint;
+/** A price in micro-USDC per share, strictly between 0 and 1_000_000. */
+export type PriceMicro = bigint;
+/** A number of shares in micro-shares (10^-6 share). */
+export type ShareMicro = bigint;
+/** A fraction in parts per million (0.01 = 10_000n). */
+export type Ppm = bigint;
+
+export const ONE = 1_000_000n;
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * Parses a decimal given as a JSON number or a decimal string into an integer of 10^-6 units.
+ * A number is read through its shortest round-trip decimal form, so 100.5 is exactly 100.500000.
+ * Exponents, signs, more than 6 decimals, NaN and Infinity are refused: money is never guessed.
+ */
+export function parseMicro(value: unknown, field: string): bigint {
+  let text: string;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw invalid(field, "must be a finite decimal number");
+    text = String(value);
+  } else if (typeof value === "string") {
+    text = value.trim();
+  } else {
+    throw invalid(field, "must be a decimal number or a decimal string");
+  }
+  const m = DECIMAL.exec(text);
+  if (!m) throw invalid(field, `must be a plain non-negative decimal (got ${JSON.stringify(String(value))})`);
+  const whole = m[1]!;
+  const frac = m[2] ?? "";
+  if (frac.length > 6) throw invalid(field, "has more than 6 decimal places");
+  if (whole.length > 15) throw invalid(field, "is too large");
+  return BigInt(whole) * ONE + BigInt(frac.padEnd(6, "0"));
+}
+
+/** Formats 10^-6 units as a decimal string with no trailing zeros ("100.5", "0.000001", "3"). */
+export function formatMicro(value: bigint): string {
+  const neg = value < 0n;
+  const abs = neg ? -value : value;
+  const whole = abs / ONE;
+  const frac = (abs % ONE).toString().padStart(6, "0").replace(/0+$/, "");
+  return `${neg ? "-" : ""}${whole}${frac ? "." + frac : ""}`;
+}
+
+/** The JSON number for 10^-6 units. Output only: the decimal string is exact, so is the nearest double. */
+export function microToNumber(value: bigint): number {
+  return Number(formatMicro(value));
+}
+
+export function ceilDiv(a: bigint, b: bigint): bigint {
+  if (b <= 0n) throw new RangeError("ceilDiv by a non-positive divisor");
+  return a >= 0n ? (a + b - 1n) / b : -((-a) / b);
+}
+
+/** Cost in micro-USDC of `shares` micro-shares at `price` micro-USDC per share, rounded up to the micro. */
+export function notional(price: PriceMicro, shares: ShareMicro): Micro {
+  return ceilDiv(price * shares, ONE);
+}
+
+function invalid(field: string, why: string): AppError {
+  return new AppError("invalid_request", `${field} ${why}`, { fields: { [field]: why } });
+}

@@ -1,0 +1,38 @@
+import type { Micro, Ppm, PriceMicro, ShareMicro } from "./money.ts";
+
+export const OUTCOMES = ["YES", "NO"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+export const SIDES = ["buy"] as const;
+export type Side = (typeof SIDES)[number];
+export const STRATEGIES = ["optimize_price", "optimize_speed"] as const;
+export type Strategy = (typeof STRATEGIES)[number];
+export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
+export type TimeInForce = (typeof TIME_IN_FORCE)[number];
+export const SCOPES = ["read", "trade"] as const;
+export type Scope = (typeof SCOPES)[number];
+export const MARKET_STATUSES = ["open", "closed", "resolved"] as const;
+export type MarketStatus = (typeof MARKET_STATUSES)[number];
+
+/** One price level: `shares` available at `price`. */
+export interface Level {
+  price: PriceMicro;
+  shares: ShareMicro;
+}
+
+/** A validated order request, in exact units. */
+export interface OrderIntent {
+  eventId: string;
+  outcome: Outcome;
+  side: Side;
+  amount: Micro;
+  maxSlippage: Ppm;
+  strategy: Strategy;
+  timeInForce: TimeInForce;
+}
+
+/** Injected clock, so every test can be deterministic. */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+}
+export const systemClock: Clock = { now: () => Date.now() };

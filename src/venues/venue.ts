@@ -1,0 +1,100 @@
+import type { FeeModel } from "../domain/fees.ts";
+import type { Micro, PriceMicro, ShareMicro } from "../domain/money.ts";
+import type { Level, MarketStatus, Outcome } from "../domain/types.ts";
+
+/** One market as a venue lists it, with what the router needs to trade it. */
+export interface VenueMarket {
+  venueMarketId: string;
+  title: string;
+  /** The venue's own id of each outcome (a token id on Polymarket, "yes"/"no" on Kalshi). */
+  outcomeIds: Record<Outcome, string>;
+  status: MarketStatus;
+  closeTime: string;
+  tickSize: PriceMicro;
+  /** Smallest order the venue accepts, in micro-shares. */
+  minOrderShares: ShareMicro;
+  /** Share increment of an order, in micro-shares (1 contract on Kalshi, 0.01 share on Polymarket). */
+  lotShares: ShareMicro;
+  feeModel: FeeModel;
+  volume: Micro;
+}
+
+/** The latest book of one outcome on one venue. Bids best first (descending), asks best first (ascending). */
+export interface BookSnapshot {
+  venue: string;
+  venueMarketId: string;
+  outcome: Outcome;
+  bids: Level[];
+  asks: Level[];
+  /** When the venue last updated this book, ms since the epoch. */
+  updatedAt: number;
+}
+
+export interface BookUpdate {
+  venue: string;
+  venueMarketId: string;
+}
+
+/** A child order: buy up to `shares` at no worse than `limitPrice`, immediate-or-cancel. */
+export interface ChildOrder {
+  /** Deterministic id derived from the parent order and leg, so a retry or a reconciliation finds the same order. */
+  clientOrderId: string;
+  venueMarketId: string;
+  outcome: Outcome;
+  side: "buy";
+  limitPrice: PriceMicro;
+  shares: ShareMicro;
+}
+
+export interface VenueFill {
+  /** The venue's trade id: fills are keyed by it, so a fill is never counted twice. */
+  tradeId: string;
+  venueOrderId: string;
+  clientOrderId: string;
+  price: PriceMicro;
+  shares: ShareMicro;
+  fee: Micro;
+}
+
+export type PlaceResult =
+  | { kind: "filled" | "partial"; venueOrderId: string; fills: VenueFill[] }
+  /** Definite: nothing happened on the venue. */
+  | { kind: "rejected"; reason: string }
+  /** Timeout and the like: the order may or may not exist. Reconcile with status(); never guess. */
+  | { kind: "unknown"; reason: string };
+
+export type ChildStatus =
+  | { kind: "not_found" }
+  | { kind: "open" | "done"; venueOrderId: string; fills: VenueFill[] };
+
+export interface LatencyStats {
+  /** Median of measured place() round trips in ms, or undefined before any was measured. */
+  p50Ms: number | undefined;
+  p99Ms: number | undefined;
+  samples: number;
+}
+
+export interface VenueHealth {
+  state: "up" | "degraded" | "down";
+  latency: LatencyStats;
+  /** Age in ms of the oldest book this venue holds, or undefined with no books. */
+  bookAgeMs: number | undefined;
+}
+
+export type Unsubscribe = () => void;
+
+/** The port every venue adapter implements, simulated or real. */
+export interface Venue {
+  readonly id: string;
+  /** A book older than this is stale and left out of merged books. */
+  readonly freshnessMs: number;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  markets(): Promise<VenueMarket[]>;
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined;
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe;
+  place(order: ChildOrder): Promise<PlaceResult>;
+  status(clientOrderId: string): Promise<ChildStatus>;
+  latency(): LatencyStats;
+  health(): VenueHealth;
+}
