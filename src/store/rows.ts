@@ -1,0 +1,248 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
+import type { Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
+import type { AccountRecord, ApiKeyRecord, FillRecord, OrderPatch, OrderRecord, OrderStatus } from "./store.ts";
+
+/**
+ * A 64-bit integer column. SQLite hands it back as a bigint (safeIntegers) and PostgreSQL's int8 as a
+ * decimal string; neither path ever goes through a JS number, so amounts beyond 2^53 stay exact.
+ */
+type Int64 = ColumnType<bigint | string, bigint, bigint>;
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  address: string;
+  wallet_key_enc: string | null;
+  password_hash: string | null;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  api_key: string;
+  account_id: string;
+  name: string;
+  /** JSON array of scopes. */
+  scopes: string;
+  secret_enc: string;
+  /** JSON array of addresses, or null for "any address". */
+  ip_allowlist: string | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface OrdersTable {
+  id: string;
+  account_id: string;
+  client_order_id: string | null;
+  request_hash: string;
+  event_id: string;
+  outcome: string;
+  side: string;
+  amount: Int64;
+  max_slippage: Int64;
+  strategy: string;
+  time_in_force: string;
+  status: string;
+  locked: Int64;
+  spent: Int64;
+  fees: Int64;
+  filled_shares: Int64;
+  routed_to: string | null;
+  sot_token_id: string | null;
+  lock_tx: string | null;
+  settle_tx: string | null;
+  release_tx: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FillsTable {
+  venue: string;
+  trade_id: string;
+  order_id: string;
+  venue_order_id: string;
+  client_order_id: string;
+  price: Int64;
+  shares: Int64;
+  fee: Int64;
+  created_at: string;
+}
+
+export interface ReplaySignaturesTable {
+  api_key: string;
+  signature: string;
+  /** Milliseconds since the Unix epoch. */
+  expires_at: Int64;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  orders: OrdersTable;
+  fills: FillsTable;
+  replay_signatures: ReplaySignaturesTable;
+}
+
+/** Reads a 64-bit integer column; a JS number here would mean precision may already have been lost. */
+export function int64(value: unknown, column: string): bigint {
+  if (typeof value === "bigint") return value;
+  if (typeof value === "string" && /^-?\d+$/.test(value)) return BigInt(value);
+  throw new TypeError(`column ${column} must come back as a 64-bit integer, got ${typeof value}`);
+}
+
+export function accountToRow(a: AccountRecord): Insertable<AccountsTable> {
+  return {
+    id: a.id,
+    email: a.email,
+    address: a.address,
+    wallet_key_enc: a.walletKeyEnc,
+    password_hash: a.passwordHash,
+    created_at: a.createdAt,
+  };
+}
+
+export function accountFromRow(r: Selectable<AccountsTable>): AccountRecord {
+  return {
+    id: r.id,
+    email: r.email,
+    address: r.address,
+    walletKeyEnc: r.wallet_key_enc,
+    passwordHash: r.password_hash,
+    createdAt: r.created_at,
+  };
+}
+
+export function apiKeyToRow(k: ApiKeyRecord): Insertable<ApiKeysTable> {
+  return {
+    api_key: k.apiKey,
+    account_id: k.accountId,
+    name: k.name,
+    scopes: JSON.stringify(k.scopes),
+    secret_enc: k.secretEnc,
+    ip_allowlist: k.ipAllowlist === null ? null : JSON.stringify(k.ipAllowlist),
+    created_at: k.createdAt,
+    last_used_at: k.lastUsedAt,
+    revoked_at: k.revokedAt,
+  };
+}
+
+export function apiKeyFromRow(r: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    apiKey: r.api_key,
+    accountId: r.account_id,
+    name: r.name,
+    scopes: JSON.parse(r.scopes) as Scope[],
+    secretEnc: r.secret_enc,
+    ipAllowlist: r.ip_allowlist === null ? null : (JSON.parse(r.ip_allowlist) as string[]),
+    createdAt: r.created_at,
+    lastUsedAt: r.last_used_at,
+    revokedAt: r.revoked_at,
+  };
+}
+
+/** Column of every order field; a field added to OrderRecord fails to compile until it is mapped here. */
+const ORDER_COLUMNS = {
+  id: "id",
+  accountId: "account_id",
+  clientOrderId: "client_order_id",
+  requestHash: "request_hash",
+  eventId: "event_id",
+  outcome: "outcome",
+  side: "side",
+  amount: "amount",
+  maxSlippage: "max_slippage",
+  strategy: "strategy",
+  timeInForce: "time_in_force",
+  status: "status",
+  locked: "locked",
+  spent: "spent",
+  fees: "fees",
+  filledShares: "filled_shares",
+  routedTo: "routed_to",
+  sotTokenId: "sot_token_id",
+  lockTx: "lock_tx",
+  settleTx: "settle_tx",
+  releaseTx: "release_tx",
+  errorCode: "error_code",
+  errorMessage: "error_message",
+  createdAt: "created_at",
+  updatedAt: "updated_at",
+} as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
+
+// Every order field is stored as is (strings, nulls, bigints), so writing one is only a renaming.
+function renameOrderFields(fields: Partial<OrderRecord>): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(fields)) {
+    if (value !== undefined) row[ORDER_COLUMNS[field as keyof OrderRecord]] = value;
+  }
+  return row;
+}
+
+export function orderToRow(o: OrderRecord): Insertable<OrdersTable> {
+  return renameOrderFields(o) as unknown as Insertable<OrdersTable>;
+}
+
+export function orderPatchToRow(patch: OrderPatch): Updateable<OrdersTable> {
+  return renameOrderFields(patch) as Updateable<OrdersTable>;
+}
+
+export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    clientOrderId: r.client_order_id,
+    requestHash: r.request_hash,
+    eventId: r.event_id,
+    outcome: r.outcome as Outcome,
+    side: r.side as Side,
+    amount: int64(r.amount, "amount"),
+    maxSlippage: int64(r.max_slippage, "max_slippage"),
+    strategy: r.strategy as Strategy,
+    timeInForce: r.time_in_force as TimeInForce,
+    status: r.status as OrderStatus,
+    locked: int64(r.locked, "locked"),
+    spent: int64(r.spent, "spent"),
+    fees: int64(r.fees, "fees"),
+    filledShares: int64(r.filled_shares, "filled_shares"),
+    routedTo: r.routed_to,
+    sotTokenId: r.sot_token_id,
+    lockTx: r.lock_tx,
+    settleTx: r.settle_tx,
+    releaseTx: r.release_tx,
+    errorCode: r.error_code,
+    errorMessage: r.error_message,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function fillToRow(f: FillRecord): Insertable<FillsTable> {
+  return {
+    venue: f.venue,
+    trade_id: f.tradeId,
+    order_id: f.orderId,
+    venue_order_id: f.venueOrderId,
+    client_order_id: f.clientOrderId,
+    price: f.price,
+    shares: f.shares,
+    fee: f.fee,
+    created_at: f.createdAt,
+  };
+}
+
+export function fillFromRow(r: Selectable<FillsTable>): FillRecord {
+  return {
+    orderId: r.order_id,
+    venue: r.venue,
+    venueOrderId: r.venue_order_id,
+    tradeId: r.trade_id,
+    clientOrderId: r.client_order_id,
+    price: int64(r.price, "price"),
+    shares: int64(r.shares, "shares"),
+    fee: int64(r.fee, "fee"),
+    createdAt: r.created_at,
+  };
+}

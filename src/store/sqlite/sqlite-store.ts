@@ -1,0 +1,31 @@
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, SqliteDialect } from "kysely";
+import { systemClock, type Clock } from "../../domain/types.ts";
+import { KyselyStore } from "../kysely-store.ts";
+import type { Database } from "../rows.ts";
+import type { Store } from "../store.ts";
+
+/** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating if needed) the SQLite database at `file`, or an in-memory one for ":memory:".
+ * The schema is brought up to date by `migrate()`, which the caller runs before first use.
+ */
+export async function openSqliteStore(file: string, clock: Clock = systemClock): Promise<Store> {
+  const sqlite = new BetterSqlite3(file);
+  // Every INTEGER comes back as a bigint: amounts beyond 2^53 must never pass through a double.
+  sqlite.defaultSafeIntegers(true);
+  try {
+    // WAL lets readers run beside the single writer; NORMAL is durable under WAL except for the last
+    // transactions before a power loss, never corrupting.
+    sqlite.pragma("journal_mode = WAL");
+    sqlite.pragma("synchronous = NORMAL");
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    sqlite.pragma("foreign_keys = ON");
+  } catch (err) {
+    sqlite.close();
+    throw err;
+  }
+  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), clock);
+}
