@@ -61,6 +61,12 @@ export class KyselyStore implements Store {
     return row && accountFromRow(row);
   }
 
+  async markAccountFunded(id: string, at: string): Promise<AccountRecord> {
+    const row = await this.db.updateTable("accounts").set({ funded_at: at }).where("id", "=", id).returningAll().executeTakeFirst();
+    if (!row) throw new Error(`account ${id} does not exist`);
+    return accountFromRow(row);
+  }
+
   async insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord> {
     const key: ApiKeyRecord = { ...k, createdAt: this.nowIso(), lastUsedAt: null, revokedAt: null };
     await this.db.insertInto("api_keys").values(apiKeyToRow(key)).execute();

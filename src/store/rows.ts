@@ -14,6 +14,7 @@ export interface AccountsTable {
   address: string;
   wallet_key_enc: string | null;
   password_hash: string | null;
+  funded_at: string | null;
   created_at: string;
 }
 
@@ -100,6 +101,7 @@ export function accountToRow(a: AccountRecord): Insertable<AccountsTable> {
     address: a.address,
     wallet_key_enc: a.walletKeyEnc,
     password_hash: a.passwordHash,
+    funded_at: a.fundedAt,
     created_at: a.createdAt,
   };
 }
@@ -111,6 +113,7 @@ export function accountFromRow(r: Selectable<AccountsTable>): AccountRecord {
     address: r.address,
     walletKeyEnc: r.wallet_key_enc,
     passwordHash: r.password_hash,
+    fundedAt: r.funded_at,
     createdAt: r.created_at,
   };
 }

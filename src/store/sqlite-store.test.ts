@@ -55,6 +55,7 @@ async function seedAccount(store: Store, id = "acc_1") {
     address: "0x00000000000000000000000000000000000000aa",
     walletKeyEnc: "enc:wallet",
     passwordHash: null,
+    fundedAt: null,
   });
 }
 
@@ -183,6 +184,19 @@ describe("SQLite store: round trips", () => {
     expect(await store.ordersInStatus(["pending"])).toEqual([]);
     expect(await store.ordersInStatus([])).toEqual([]);
     await expect(store.updateOrder("ord_missing", { status: "failed" })).rejects.toMatchObject({ code: "order_not_found" });
+  });
+});
+
+describe("SQLite store: accounts", () => {
+  it("records once an account was funded, and keeps it across a restart", async () => {
+    const store = await openStore();
+    const created = await seedAccount(store);
+    expect(created.fundedAt).toBeNull();
+    const funded = await store.markAccountFunded(created.id, "2026-11-22T10:00:00.000Z");
+    expect(funded).toEqual({ ...created, fundedAt: "2026-11-22T10:00:00.000Z" });
+    await closeStore(store);
+    const again = await openStore();
+    expect((await again.accountById(created.id))?.fundedAt).toBe("2026-11-22T10:00:00.000Z");
   });
 });
 

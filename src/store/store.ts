@@ -9,6 +9,8 @@ export interface AccountRecord {
   /** Private key of that address, encrypted (embedded chain only; null for a user's own wallet). */
   walletKeyEnc: string | null;
   passwordHash: string | null;
+  /** When the dev faucet funded the account's vault; null until then (and always on a real chain). */
+  fundedAt: string | null;
   createdAt: string;
 }
 
@@ -85,6 +87,7 @@ export interface Store {
   createAccount(a: Omit<AccountRecord, "createdAt">): Promise<AccountRecord>;
   accountById(id: string): Promise<AccountRecord | undefined>;
   accountByEmail(email: string): Promise<AccountRecord | undefined>;
+  markAccountFunded(id: string, at: string): Promise<AccountRecord>;
 
   insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord>;
   apiKey(apiKey: string): Promise<ApiKeyRecord | undefined>;

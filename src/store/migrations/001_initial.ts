@@ -15,6 +15,7 @@ export const initial: Migration = {
       .addColumn("address", "text", (c) => c.notNull())
       .addColumn("wallet_key_enc", "text")
       .addColumn("password_hash", "text")
+      .addColumn("funded_at", "text")
       .addColumn("created_at", "text", (c) => c.notNull())
       .execute();
 
