@@ -1,0 +1,274 @@
+import { randomBytes } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
+import type { ErrorCode } from "../domain/errors.ts";
+import type { Clock, Scope } from "../domain/types.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+import { authenticate, SecretCache, type AuthDeps, type AuthRequest } from "./authenticate.ts";
+import { sign } from "./hmac.ts";
+import { encryptSecret } from "./secrets.ts";
+
+const master = randomBytes(32);
+const KEY = "ck_live_" + "A".repeat(24);
+const ACCOUNT = "acc_1";
+const post = vectors.cases.find((c) => c.name === "post-order")!;
+
+let now = 0;
+const clock: Clock = { now: () => now };
+let store: Store;
+let deps: AuthDeps;
+
+async function addKey(opts: { apiKey?: string; scopes?: Scope[]; ipAllowlist?: string[] | null; secret?: string } = {}): Promise<string> {
+  const apiKey = opts.apiKey ?? KEY;
+  await store.insertApiKey({
+    apiKey,
+    accountId: ACCOUNT,
+    name: "test",
+    scopes: opts.scopes ?? ["read", "trade"],
+    secretEnc: encryptSecret(master, opts.secret ?? vectors.secret),
+    ipAllowlist: opts.ipAllowlist ?? null,
+  });
+  return apiKey;
+}
+
+beforeEach(async () => {
+  store = await openSqliteStore(":memory:", clock);
+  await store.migrate();
+  await store.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
+  now = Number(post.timestamp) * 1000;
+  deps = { store, master, clock };
+});
+afterEach(async () => {
+  await store.close();
+});
+
+/** The post-order vector as a request, with any part overridden. */
+function vectorRequest(over: { body?: string; url?: string; method?: string; headers?: AuthRequest["headers"]; ip?: string } = {}): AuthRequest {
+  return {
+    method: over.method ?? post.method,
+    url: over.url ?? post.path,
+    rawBody: Buffer.from(over.body ?? post.body, "utf8"),
+    ip: over.ip ?? "127.0.0.1",
+    headers: { "x-api-key": KEY, "x-timestamp": post.timestamp, "x-signature": post.signature_hex, ...over.headers },
+  };
+}
+
+const TRADE = { scope: "trade", signed: true } as const;
+const READ = { scope: "read", signed: false } as const;
+
+async function expectCode(p: Promise<unknown>, code: ErrorCode): Promise<Record<string, unknown>> {
+  const err = await p.then(
+    () => expect.fail(`expected ${code}, got success`),
+    (e: unknown) => e,
+  );
+  expect(err).toMatchObject({ name: "AppError", code });
+  return err as Record<string, unknown>;
+}
+
+describe("authenticate: the test vectors", () => {
+  for (const c of vectors.cases) {
+    const bytes = Buffer.from(c.signature_hex, "hex");
+    const encodings = {
+      hex: c.signature_hex,
+      HEX: c.signature_hex.toUpperCase(),
+      base64: c.signature_base64,
+      "base64 unpadded": c.signature_base64.replace(/=$/, ""),
+      base64url: c.signature_base64url,
+      "base64url padded": bytes.toString("base64url") + "=",
+    };
+    it.each(Object.entries(encodings))(`accepts ${c.name} signed in %s`, async (_, signature) => {
+      await addKey();
+      now = Number(c.timestamp) * 1000;
+      const req: AuthRequest = {
+        method: c.method,
+        url: c.path,
+        rawBody: c.body === "" ? undefined : Buffer.from(c.body, "utf8"),
+        ip: "203.0.113.9",
+        headers: { "X-API-Key": KEY, "X-Timestamp": c.timestamp, "X-Signature": signature },
+      };
+      expect(await authenticate(req, TRADE, deps)).toEqual({ apiKey: KEY, accountId: ACCOUNT, scopes: ["read", "trade"] });
+    });
+  }
+});
+
+describe("authenticate: key checks", () => {
+  it("missing X-API-Key → missing_api_key", async () => {
+    await addKey();
+    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": undefined } }), READ, deps), "missing_api_key");
+    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": "" } }), READ, deps), "missing_api_key");
+  });
+
+  it("unknown or repeated X-API-Key → invalid_api_key", async () => {
+    await addKey();
+    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": "ck_live_nope" } }), READ, deps), "invalid_api_key");
+    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": [KEY, KEY] } }), READ, deps), "invalid_api_key");
+  });
+
+  it("revocation takes effect on the next request, cache or not", async () => {
+    await addKey();
+    const cached = { ...deps, secretCache: new SecretCache() };
+    await authenticate(vectorRequest(), TRADE, cached);
+    await store.revokeApiKey(KEY, new Date(now).toISOString());
+    const req = vectorRequest({ headers: { "x-signature": post.signature_base64 } });
+    await expectCode(authenticate(req, TRADE, cached), "key_revoked");
+    await expectCode(authenticate(req, READ, deps), "key_revoked");
+  });
+
+  it("address outside the allowlist → ip_not_allowed", async () => {
+    await addKey({ ipAllowlist: ["10.0.0.0/8", "2001:db8::1"] });
+    await expectCode(authenticate(vectorRequest({ ip: "11.0.0.1" }), READ, deps), "ip_not_allowed");
+    await expectCode(authenticate(vectorRequest({ ip: "2001:db8::2" }), READ, deps), "ip_not_allowed");
+    await expectCode(authenticate(vectorRequest({ ip: "not-an-ip" }), READ, deps), "ip_not_allowed");
+    for (const ip of ["10.9.8.7", "::ffff:10.9.8.7", "2001:db8::1"]) {
+      await expect(authenticate(vectorRequest({ ip }), READ, deps)).resolves.toMatchObject({ apiKey: KEY });
+    }
+  });
+
+  it("read-only key on a trade request → insufficient_scope naming the scope", async () => {
+    await addKey({ scopes: ["read"] });
+    const err = await expectCode(authenticate(vectorRequest(), TRADE, deps), "insufficient_scope");
+    expect(err.details).toEqual({ required: "trade" });
+    expect(err.status).toBe(403);
+  });
+
+  it("checks the key before the signature", async () => {
+    await addKey({ scopes: ["read"] });
+    await expectCode(authenticate(vectorRequest({ headers: { "x-signature": undefined } }), TRADE, deps), "insufficient_scope");
+  });
+
+  it("a read needs no signature, and records last use at most once a minute", async () => {
+    await addKey();
+    const req = vectorRequest({ headers: { "x-timestamp": undefined, "x-signature": undefined } });
+    await authenticate(req, READ, deps);
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await store.apiKey(KEY))!.lastUsedAt).toBe(new Date(now).toISOString());
+    now += 30_000;
+    await authenticate(req, READ, deps);
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await store.apiKey(KEY))!.lastUsedAt).toBe(new Date(now - 30_000).toISOString());
+  });
+
+  it("a failure to record last use does not fail the request", async () => {
+    await addKey();
+    const seen: unknown[] = [];
+    const failing: Store = Object.assign(Object.create(store) as Store, {
+      touchApiKey: () => Promise.reject(new Error("disk full")),
+    });
+    const principal = await authenticate(vectorRequest(), READ, { ...deps, store: failing, onBackgroundError: (e) => seen.push(e) });
+    expect(principal.apiKey).toBe(KEY);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(seen).toEqual([new Error("disk full")]);
+  });
+});
+
+describe("authenticate: signature checks", () => {
+  beforeEach(async () => {
+    await addKey();
+  });
+
+  it.each([
+    ["no X-Timestamp", { "x-timestamp": undefined }],
+    ["no X-Signature", { "x-signature": undefined }],
+    ["an empty X-Signature", { "x-signature": "" }],
+  ])("%s → missing_signature", async (_, headers) => {
+    await expectCode(authenticate(vectorRequest({ headers }), TRADE, deps), "missing_signature");
+  });
+
+  it.each(["-1767225600", "+1767225600", "1767225600.5", " 1767225600", "176722560000", "1e9", "abc"])(
+    "X-Timestamp %j → invalid_timestamp",
+    async (ts) => {
+      await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": ts } }), TRADE, deps), "invalid_timestamp");
+    },
+  );
+
+  it("a repeated X-Timestamp → invalid_timestamp", async () => {
+    await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": [post.timestamp, post.timestamp] } }), TRADE, deps), "invalid_timestamp");
+  });
+
+  it("milliseconds → invalid_timestamp saying seconds are expected", async () => {
+    const err = await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": post.timestamp + "000" } }), TRADE, deps), "invalid_timestamp");
+    expect(err.message).toMatch(/milliseconds.*seconds/);
+  });
+
+  it.each([-31, 31])("%i s away → stale_timestamp with the server time", async (offset) => {
+    now += offset * 1000;
+    const err = await expectCode(authenticate(vectorRequest(), TRADE, deps), "stale_timestamp");
+    expect(err.details).toEqual({ server_time: Number(post.timestamp) + offset });
+  });
+
+  it.each([-30, 30])("%i s away is still fresh", async (offset) => {
+    now += offset * 1000;
+    await expect(authenticate(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+  });
+
+  it("honours a configured skew", async () => {
+    now += 11_000;
+    await expectCode(authenticate(vectorRequest(), TRADE, { ...deps, maxSkewSec: 10 }), "stale_timestamp");
+  });
+
+  it.each([
+    ["the body", { body: post.body.replace("100.5", "100.6") }],
+    ["the body's trailing whitespace", { body: post.body + "\n" }],
+    ["the query string", { url: post.path + "?dry_run=true" }],
+    ["the method", { method: "PUT" }],
+    ["the path", { url: "/v1/orders" }],
+    ["the version prefix", { url: "/order" }],
+    ["the timestamp", { headers: { "x-timestamp": String(Number(post.timestamp) + 1) } }],
+    ["the signature", { headers: { "x-signature": post.signature_hex.replace(/^5/, "6") } }],
+    ["an undecodable signature", { headers: { "x-signature": "not a signature" } }],
+    ["a truncated signature", { headers: { "x-signature": post.signature_hex.slice(0, 62) } }],
+    ["a repeated signature header", { headers: { "x-signature": [post.signature_hex, post.signature_hex] } }],
+  ])("tampering with %s → invalid_signature", async (_, over) => {
+    await expectCode(authenticate(vectorRequest(over), TRADE, deps), "invalid_signature");
+  });
+
+  it("a signature made with another key's secret → invalid_signature", async () => {
+    const other = await addKey({ apiKey: "ck_live_" + "B".repeat(24), secret: "cs_live_other" });
+    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps), "invalid_signature");
+  });
+
+  it("the same signature again, in any encoding → replayed_request", async () => {
+    await authenticate(vectorRequest(), TRADE, deps);
+    for (const sig of [post.signature_hex, post.signature_hex.toUpperCase(), post.signature_base64, post.signature_base64url]) {
+      await expectCode(authenticate(vectorRequest({ headers: { "x-signature": sig } }), TRADE, deps), "replayed_request");
+    }
+  });
+
+  it("replay protection is per key and per signature", async () => {
+    const other = await addKey({ apiKey: "ck_live_" + "B".repeat(24) });
+    await authenticate(vectorRequest(), TRADE, deps);
+    await authenticate(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps);
+    const ts = String(Number(post.timestamp) + 1);
+    const fresh = sign(vectors.secret, ts, post.method, post.path, post.body);
+    await authenticate(vectorRequest({ headers: { "x-timestamp": ts, "x-signature": fresh } }), TRADE, deps);
+  });
+
+  it("a rejected signature is not remembered, so the genuine request still goes through", async () => {
+    await expectCode(authenticate(vectorRequest({ body: post.body + " " }), TRADE, deps), "invalid_signature");
+    await expect(authenticate(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+  });
+
+  it("signs the raw bytes, even ones that are not valid UTF-8", async () => {
+    const raw = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    const signature = sign(vectors.secret, post.timestamp, "POST", "/v1/order", raw);
+    const req = { ...vectorRequest({ headers: { "x-signature": signature } }), rawBody: raw };
+    await expect(authenticate(req, TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+    // What a server that decoded and re-encoded the body would verify against instead.
+    const reencoded = { ...req, rawBody: Buffer.from(raw.toString("utf8"), "utf8") };
+    await expectCode(authenticate(reencoded, TRADE, deps), "invalid_signature");
+  });
+});
+
+describe("SecretCache", () => {
+  it("serves a secret only while the stored ciphertext is unchanged, and stays bounded", async () => {
+    await addKey();
+    const cache = new SecretCache(2);
+    const record = (await store.apiKey(KEY))!;
+    expect(cache.secretOf(record, master)).toBe(vectors.secret);
+    const rotated = { ...record, secretEnc: encryptSecret(master, "cs_live_rotated") };
+    expect(cache.secretOf(rotated, master)).toBe("cs_live_rotated");
+    for (const k of ["k1", "k2", "k3"]) cache.secretOf({ ...record, apiKey: k }, master);
+    expect(cache.size).toBe(2);
+  });
+});

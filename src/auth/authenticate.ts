@@ -1,0 +1,153 @@
+import { timingSafeEqual } from "node:crypto";
+import { AppError } from "../domain/errors.ts";
+import type { Clock, Scope } from "../domain/types.ts";
+import type { ApiKeyRecord, Store } from "../store/store.ts";
+import { canonicalString, decodeSignature, hmacBytes } from "./hmac.ts";
+import { ipAllowed } from "./ip.ts";
+import { decryptSecret } from "./secrets.ts";
+
+export interface AuthRequest {
+  method: string;
+  /** Request target exactly as sent: path and query string. */
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  rawBody: Buffer | undefined;
+  ip: string;
+}
+
+export interface AuthNeeds {
+  scope: Scope;
+  signed: boolean;
+}
+
+export interface Principal {
+  apiKey: string;
+  accountId: string;
+  scopes: Scope[];
+}
+
+export interface AuthDeps {
+  store: Store;
+  master: Buffer;
+  clock: Clock;
+  /** Largest accepted distance between X-Timestamp and the server clock, either way. */
+  maxSkewSec?: number;
+  secretCache?: SecretCache;
+  /** Told about failures of work done after the response is decided (recording last use). */
+  onBackgroundError?: (err: unknown) => void;
+}
+
+export const DEFAULT_MAX_SKEW_SEC = 30;
+// The replay record outlives the acceptance window by this much, so that a server whose clock
+// lags another instance's by a few seconds still finds the signature.
+const REPLAY_MARGIN_MS = 5_000;
+// last_used_at is informational; writing it on every request would put a write on every read.
+const TOUCH_INTERVAL_MS = 60_000;
+const TIMESTAMP = /^\d{1,11}$/;
+const MILLISECONDS = /^\d{13}$/;
+
+/**
+ * Decrypted secrets by apiKey, least recently used evicted first. An entry is used only while the
+ * key record read from the store still carries the ciphertext it was decrypted from, and the record
+ * is read on every request, so revocation and rotation take effect on the next request.
+ */
+export class SecretCache {
+  private readonly entries = new Map<string, { sealed: string; secret: string }>();
+  constructor(private readonly capacity = 10_000) {}
+
+  secretOf(record: ApiKeyRecord, master: Buffer): string {
+    const hit = this.entries.get(record.apiKey);
+    if (hit !== undefined && hit.sealed === record.secretEnc) {
+      this.entries.delete(record.apiKey);
+      this.entries.set(record.apiKey, hit);
+      return hit.secret;
+    }
+    const secret = decryptSecret(master, record.secretEnc);
+    this.entries.delete(record.apiKey);
+    this.entries.set(record.apiKey, { sealed: record.secretEnc, secret });
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    return secret;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+type Header = { kind: "absent" } | { kind: "many" } | { kind: "one"; value: string };
+
+// Node lower-cases header names; other callers may not, so fall back to a case-blind lookup.
+function header(headers: AuthRequest["headers"], name: string): Header {
+  let value = headers[name];
+  if (value === undefined) {
+    const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
+    value = key === undefined ? undefined : headers[key];
+  }
+  if (value === undefined || value === "") return { kind: "absent" };
+  // A repeated header is ambiguous (which one was signed?), so it is never taken.
+  if (Array.isArray(value)) return value.length === 0 ? { kind: "absent" } : { kind: "many" };
+  return { kind: "one", value };
+}
+
+/**
+ * Authenticates a request and returns who is calling, or throws the AppError that says why not.
+ * The checks run in a fixed order so that each failure has one code, and the cheap and
+ * non-secret checks run before the secret is decrypted.
+ */
+export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Promise<Principal> {
+  const keyHeader = header(req.headers, "x-api-key");
+  if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
+  if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
+  const record = await deps.store.apiKey(keyHeader.value);
+  if (record === undefined) throw new AppError("invalid_api_key");
+  if (record.revokedAt !== null) throw new AppError("key_revoked");
+  if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
+  if (!record.scopes.includes(needs.scope)) {
+    throw new AppError("insufficient_scope", `This request needs the "${needs.scope}" scope.`, { required: needs.scope });
+  }
+
+  const now = deps.clock.now();
+  if (needs.signed) await verifySignedRequest(req, record, now, deps);
+  touch(record, now, deps);
+  return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes };
+}
+
+async function verifySignedRequest(req: AuthRequest, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {
+  const tsHeader = header(req.headers, "x-timestamp");
+  const sigHeader = header(req.headers, "x-signature");
+  if (tsHeader.kind === "absent" || sigHeader.kind === "absent") throw new AppError("missing_signature");
+  if (tsHeader.kind === "many") throw new AppError("invalid_timestamp", "Send exactly one X-Timestamp header.");
+  const timestamp = tsHeader.value;
+  if (!TIMESTAMP.test(timestamp)) {
+    throw new AppError(
+      "invalid_timestamp",
+      MILLISECONDS.test(timestamp)
+        ? "X-Timestamp looks like milliseconds; send Unix time in seconds."
+        : undefined,
+      { received: timestamp.slice(0, 32) },
+    );
+  }
+  const tsMs = Number(timestamp) * 1000;
+  const maxSkewMs = (deps.maxSkewSec ?? DEFAULT_MAX_SKEW_SEC) * 1000;
+  if (Math.abs(now - tsMs) > maxSkewMs) {
+    throw new AppError("stale_timestamp", undefined, { server_time: Math.floor(now / 1000) });
+  }
+
+  if (sigHeader.kind === "many") throw new AppError("invalid_signature", "Send exactly one X-Signature header.");
+  const provided = decodeSignature(sigHeader.value);
+  if (provided === undefined) {
+    throw new AppError("invalid_signature", "X-Signature must be an HMAC-SHA256 in hex, base64 or base64url.");
+  }
+  const secret = deps.secretCache ? deps.secretCache.secretOf(record, deps.master) : decryptSecret(deps.master, record.secretEnc);
+  const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
+  if (!timingSafeEqual(expected, provided)) throw new AppError("invalid_signature");
+
+  // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
+  const fresh = await deps.store.rememberSignature(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
+  if (!fresh) throw new AppError("replayed_request");
+}
+
+function touch(record: ApiKeyRecord, now: number, deps: AuthDeps): void {
+  if (record.lastUsedAt !== null && now - Date.parse(record.lastUsedAt) < TOUCH_INTERVAL_MS) return;
+  deps.store.touchApiKey(record.apiKey, new Date(now).toISOString()).catch((err: unknown) => deps.onBackgroundError?.(err));
+}

@@ -1,0 +1,101 @@
+import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { AppError } from "../domain/errors.ts";
+import { SCOPES, type Scope } from "../domain/types.ts";
+import type { ApiKeyRecord, Store } from "../store/store.ts";
+import { parseIpAllowlist } from "./ip.ts";
+import { encryptSecret } from "./secrets.ts";
+
+export const API_KEY_PREFIX = "ck_live_";
+export const API_SECRET_PREFIX = "cs_live_";
+export const API_KEY_PATTERN = /^ck_live_[0-9A-Za-z]{24}$/;
+export const API_SECRET_PATTERN = /^cs_live_[0-9A-Za-z_-]{43}$/;
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+// Largest multiple of 62 that fits in a byte: bytes at or above it are dropped so that every
+// character is equally likely (a plain `byte % 62` would favour the first 8 characters).
+const BASE62_LIMIT = 248;
+
+export type RandomBytes = (n: number) => Buffer;
+
+function base62(length: number, random: RandomBytes): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of random(length * 2)) {
+      if (byte < BASE62_LIMIT) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export interface KeyPair {
+  apiKey: string;
+  apiSecret: string;
+}
+
+/** A fresh key pair: 24 base62 characters (~143 bits) of public id, 256 bits of secret. */
+export function generateKeyPair(random: RandomBytes = nodeRandomBytes): KeyPair {
+  return {
+    apiKey: API_KEY_PREFIX + base62(24, random),
+    apiSecret: API_SECRET_PREFIX + random(32).toString("base64url"),
+  };
+}
+
+/** Parses "read,trade" (or a list) into known scopes, deduplicated, in canonical order. */
+export function parseScopes(input: string | readonly string[]): Scope[] {
+  const names = (typeof input === "string" ? input.split(",") : input).map((s) => s.trim()).filter((s) => s !== "");
+  const unknown = names.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new AppError("invalid_request", `Unknown scope ${unknown.map((s) => JSON.stringify(s)).join(", ")}; the scopes are ${SCOPES.join(", ")}.`, {
+      scopes: `must be among ${SCOPES.join(", ")}`,
+    });
+  }
+  if (names.length === 0) {
+    throw new AppError("invalid_request", `A key needs at least one scope: ${SCOPES.join(", ")}.`, {
+      scopes: "must not be empty",
+    });
+  }
+  return SCOPES.filter((s) => names.includes(s));
+}
+
+const MAX_NAME_LENGTH = 100;
+
+export interface NewApiKey {
+  accountId: string;
+  name: string;
+  scopes: string | readonly string[];
+  ipAllowlist?: readonly string[] | null;
+}
+
+/**
+ * Creates and stores a key for an account. The returned apiSecret exists nowhere else in clear:
+ * the caller shows it once and forgets it.
+ */
+export async function createApiKey(
+  store: Store,
+  master: Buffer,
+  input: NewApiKey,
+  random: RandomBytes = nodeRandomBytes,
+): Promise<KeyPair & { record: ApiKeyRecord }> {
+  const name = input.name.trim();
+  if (name === "" || name.length > MAX_NAME_LENGTH) {
+    throw new AppError("invalid_request", `The key name must be 1 to ${MAX_NAME_LENGTH} characters.`, {
+      name: `must be 1 to ${MAX_NAME_LENGTH} characters`,
+    });
+  }
+  const scopes = parseScopes(input.scopes);
+  const ipAllowlist = parseIpAllowlist(input.ipAllowlist ?? []);
+  if ((await store.accountById(input.accountId)) === undefined) {
+    throw new AppError("invalid_request", `No account ${JSON.stringify(input.accountId)}.`, { account_id: "unknown account" });
+  }
+  const { apiKey, apiSecret } = generateKeyPair(random);
+  const record = await store.insertApiKey({
+    apiKey,
+    accountId: input.accountId,
+    name,
+    scopes,
+    secretEnc: encryptSecret(master, apiSecret),
+    ipAllowlist,
+  });
+  return { apiKey, apiSecret, record };
+}
