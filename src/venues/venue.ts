@@ -91,6 +91,8 @@ export interface Venue {
   start(): Promise<void>;
   stop(): Promise<void>;
   markets(): Promise<VenueMarket[]>;
+  /** One market from the adapter's cached catalogue, without I/O: merged books and quotes need its fee model and trading rules on every read. */
+  market(venueMarketId: string): VenueMarket | undefined;
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined;
   onBook(listener: (u: BookUpdate) => void): Unsubscribe;
   place(order: ChildOrder): Promise<PlaceResult>;

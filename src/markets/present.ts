@@ -1,0 +1,59 @@
+import { describeFeeModel } from "../domain/fees.ts";
+import { microToNumber } from "../domain/money.ts";
+import type { Venue } from "../venues/venue.ts";
+import type { UnifiedEvent } from "./catalog.ts";
+import { mergeBooks } from "./merged-book.ts";
+
+/** A record of `GET /v1/markets`. */
+export interface MarketRecord {
+  event_id: string;
+  title: string;
+  description: string;
+  outcomes: string[];
+  status: string;
+  close_time: string;
+  resolution: string | null;
+  venues: {
+    venue: string;
+    venue_market_id: string;
+    outcome_ids: Record<string, string>;
+    fee_model: Record<string, unknown>;
+    tick_size: number;
+    min_order_size: number;
+  }[];
+  best_bid: number | null;
+  best_ask: number | null;
+  volume_usdc: number;
+}
+
+/**
+ * One unified event as the markets listing shows it. Trading rules and volume come from the
+ * venues themselves, so a listing whose venue is not connected is left out rather than guessed.
+ */
+export function presentMarket(event: UnifiedEvent, venues: readonly Venue[], now: number): MarketRecord {
+  const listed = event.listings.flatMap((l) => {
+    const market = venues.find((v) => v.id === l.venue)?.market(l.venueMarketId);
+    return market ? [{ venue: l.venue, market }] : [];
+  });
+  const { spread } = mergeBooks(event, "YES", venues, { depth: 1, now });
+  return {
+    event_id: event.eventId,
+    title: event.title,
+    description: event.description,
+    outcomes: [...event.outcomes],
+    status: event.status,
+    close_time: event.closeTime,
+    resolution: event.resolution,
+    venues: listed.map(({ venue, market }) => ({
+      venue,
+      venue_market_id: market.venueMarketId,
+      outcome_ids: { ...market.outcomeIds },
+      fee_model: describeFeeModel(market.feeModel),
+      tick_size: microToNumber(market.tickSize),
+      min_order_size: microToNumber(market.minOrderShares),
+    })),
+    best_bid: spread.best_bid,
+    best_ask: spread.best_ask,
+    volume_usdc: microToNumber(listed.reduce((sum, { market }) => sum + market.volume, 0n)),
+  };
+}

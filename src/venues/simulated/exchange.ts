@@ -1,0 +1,202 @@
+import { randomUUID } from "node:crypto";
+import { orderFee } from "../../domain/fees.ts";
+import { formatMicro, notional, ONE, type Micro } from "../../domain/money.ts";
+import type { Clock, Level, Outcome } from "../../domain/types.ts";
+import type { CatalogEvent } from "../../markets/catalog.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, PlaceResult, Unsubscribe, VenueFill, VenueMarket } from "../venue.ts";
+import { BookEngine } from "./book-engine.ts";
+import { Rng, seedFor } from "./prng.ts";
+import type { VenueProfile } from "./profiles.ts";
+
+/** Switches tests flip at run time to make a simulated venue misbehave. */
+export interface SimFaults {
+  /** Refuse every new order, definitely. */
+  reject: boolean;
+  /** Fill only half of what each order asks for. */
+  partial: boolean;
+  /** Unreachable: no book updates (books go stale) and no orders. */
+  down: boolean;
+  /** The caller never hears back: `ack_lost` after the order executed, `request_lost` before it reached the venue. */
+  timeout: false | "ack_lost" | "request_lost";
+}
+
+export interface SimExchangeOptions {
+  profile: VenueProfile;
+  /** Every event of the catalog; the exchange lists those with a listing naming its venue. */
+  events: readonly CatalogEvent[];
+  seed: number;
+  clock: Clock;
+}
+
+interface SimMarket {
+  market: VenueMarket;
+  /** Absent for markets that no longer trade: they have no book. */
+  engine: BookEngine | undefined;
+  updatedAt: number;
+}
+
+interface OrderRecord {
+  venueOrderId: string;
+  fills: VenueFill[];
+  result: PlaceResult;
+}
+
+/** How far (at p = 0.5; less toward 0 or 1) a venue's mid may settle from the event's shared base price. */
+const MAX_VENUE_OFFSET = 6_000;
+
+/**
+ * One simulated venue's matching engine: its markets and books, order validation, IOC matching,
+ * fees and the order registry. Transport-free, so the in-process adapter and the wire-protocol
+ * simulators drive the same exchange.
+ */
+export class SimExchange {
+  readonly venue: string;
+  readonly faults: SimFaults = { reject: false, partial: false, down: false, timeout: false };
+  private readonly profile: VenueProfile;
+  private readonly clock: Clock;
+  private readonly markets_ = new Map<string, SimMarket>();
+  private readonly orders = new Map<string, OrderRecord>();
+  private readonly listeners = new Set<(u: BookUpdate) => void>();
+
+  constructor(opts: SimExchangeOptions) {
+    this.profile = opts.profile;
+    this.venue = opts.profile.id;
+    this.clock = opts.clock;
+    const now = this.clock.now();
+    for (const event of opts.events) {
+      const listing = event.listings.find((l) => l.venue === this.venue);
+      if (!listing) continue;
+      const rng = new Rng(seedFor(opts.seed, this.venue, listing.venueMarketId));
+      const tickSize = listing.tickSize ?? this.profile.defaultTick;
+      const market: VenueMarket = {
+        venueMarketId: listing.venueMarketId,
+        title: event.title,
+        outcomeIds: { ...listing.outcomeIds },
+        status: event.status,
+        closeTime: event.closeTime,
+        tickSize,
+        minOrderShares: this.profile.minOrderShares,
+        lotShares: this.profile.lotShares,
+        feeModel: this.profile.feeModel(listing.feeRatePpm),
+        volume: BigInt(Math.round(Math.exp(9 + rng.next() * 6))) * ONE,
+      };
+      const p = Number(event.basePrice) / Number(ONE);
+      const offset = Math.round((rng.next() * 2 - 1) * MAX_VENUE_OFFSET * 4 * p * (1 - p));
+      const engine =
+        event.status === "open"
+          ? new BookEngine({ tick: tickSize, lot: this.profile.lotShares, anchor: event.basePrice + BigInt(offset), rng })
+          : undefined;
+      this.markets_.set(listing.venueMarketId, { market, engine, updatedAt: now });
+    }
+  }
+
+  markets(): VenueMarket[] {
+    return [...this.markets_.values()].map((m) => ({ ...m.market, outcomeIds: { ...m.market.outcomeIds } }));
+  }
+
+  market(venueMarketId: string): VenueMarket | undefined {
+    const m = this.markets_.get(venueMarketId)?.market;
+    return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
+    const m = this.markets_.get(venueMarketId);
+    if (!m?.engine) return undefined;
+    return { venue: this.venue, venueMarketId, outcome, ...m.engine.book(outcome), updatedAt: m.updatedAt };
+  }
+
+  /** When the least recently updated book was updated, or undefined with no books. */
+  oldestBookAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const m of this.markets_.values()) {
+      if (m.engine && (oldest === undefined || m.updatedAt < oldest)) oldest = m.updatedAt;
+    }
+    return oldest;
+  }
+
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Moves every book one step. A venue that is down publishes nothing, so its books age. */
+  step(): void {
+    if (this.faults.down) return;
+    const now = this.clock.now();
+    for (const m of this.markets_.values()) {
+      if (!m.engine) continue;
+      m.market.volume += m.engine.step();
+      m.updatedAt = now;
+      this.emit(m.market.venueMarketId);
+    }
+  }
+
+  /**
+   * Executes an immediate-or-cancel buy. A repeated client order id gets the first answer back and
+   * nothing more is filled. An order that finds nothing to take is refused, as Polymarket refuses
+   * an unmatched FAK order: nothing happened, and a retry under the same id may still fill.
+   */
+  place(order: ChildOrder): PlaceResult {
+    const known = this.orders.get(order.clientOrderId);
+    if (known) return known.result;
+    if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
+    const m = this.markets_.get(order.venueMarketId);
+    const invalid = this.validate(order, m);
+    if (invalid) return { kind: "rejected", reason: invalid };
+    const engine = m!.engine!;
+    const wanted = this.faults.partial ? (order.shares / 2n / this.profile.lotShares) * this.profile.lotShares : order.shares;
+    const taken = engine.take(order.outcome, order.limitPrice, wanted);
+    if (taken.length === 0) {
+      return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+    }
+    const venueOrderId = this.profile.newOrderId();
+    const fills = this.toFills(order, venueOrderId, taken, m!.market);
+    const filled = taken.reduce((s, l) => s + l.shares, 0n);
+    const result: PlaceResult = { kind: filled === order.shares ? "filled" : "partial", venueOrderId, fills };
+    this.orders.set(order.clientOrderId, { venueOrderId, fills, result });
+    m!.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
+    m!.updatedAt = this.clock.now();
+    this.emit(order.venueMarketId);
+    return result;
+  }
+
+  /** An IOC order is done the moment it is answered; only orders that traded are remembered, as on the venues. */
+  status(clientOrderId: string): ChildStatus {
+    const o = this.orders.get(clientOrderId);
+    return o ? { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills } : { kind: "not_found" };
+  }
+
+  private validate(order: ChildOrder, m: SimMarket | undefined): string | undefined {
+    if (!m) return `unknown_market: ${this.venue} lists no market ${order.venueMarketId}`;
+    if (m.market.status !== "open" || !m.engine) return `market_closed: ${order.venueMarketId} is ${m.market.status}`;
+    if (order.side !== "buy") return `invalid_side: ${String(order.side)}`;
+    if (order.outcome !== "YES" && order.outcome !== "NO") return `invalid_outcome: ${String(order.outcome)}`;
+    const { tickSize, lotShares, minOrderShares } = m.market;
+    if (order.limitPrice <= 0n || order.limitPrice >= ONE || order.limitPrice % tickSize !== 0n) {
+      return `invalid_tick: limit price ${formatMicro(order.limitPrice)} is not on the ${formatMicro(tickSize)} grid inside (0, 1)`;
+    }
+    if (order.shares <= 0n || order.shares % lotShares !== 0n) {
+      return `invalid_lot: size ${formatMicro(order.shares)} is not a positive multiple of ${formatMicro(lotShares)} shares`;
+    }
+    if (order.shares < minOrderShares) {
+      return `below_min_size: size ${formatMicro(order.shares)} is below the minimum of ${formatMicro(minOrderShares)} shares`;
+    }
+    return undefined;
+  }
+
+  /** Splits the order's fee over its fills so that they add up to exactly the fee of the whole order. */
+  private toFills(order: ChildOrder, venueOrderId: string, taken: Level[], market: VenueMarket): VenueFill[] {
+    let charged: Micro = 0n;
+    return taken.map((level, i) => {
+      const upTo = orderFee(market.feeModel, taken.slice(0, i + 1));
+      const fee = upTo - charged;
+      charged = upTo;
+      return { tradeId: randomUUID(), venueOrderId, clientOrderId: order.clientOrderId, price: level.price, shares: level.shares, fee };
+    });
+  }
+
+  private emit(venueMarketId: string): void {
+    const update: BookUpdate = { venue: this.venue, venueMarketId };
+    for (const listener of this.listeners) listener(update);
+  }
+}
