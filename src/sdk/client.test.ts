@@ -1,0 +1,207 @@
+import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
+import { authenticate } from "../auth/authenticate.ts";
+import { canonicalString, verifySignature } from "../auth/hmac.ts";
+import { createApiKey } from "../auth/keys.ts";
+import { AppError } from "../domain/errors.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+import { CrossfillClient, CrossfillError, withQuery } from "./client.ts";
+import type { OrderRequest } from "./types.ts";
+
+interface Sent {
+  url: URL;
+  method: string;
+  headers: Headers;
+  body: string | undefined;
+}
+
+/** A fetch that records what it was asked to send and answers with `reply`. */
+function recordingFetch(reply: () => Response = () => Response.json({ ok: true })): { fetch: typeof fetch; sent: Sent[] } {
+  const sent: Sent[] = [];
+  const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    sent.push({
+      url: new URL(String(input)),
+      method: init?.method ?? "GET",
+      headers: new Headers(init?.headers),
+      body: typeof init?.body === "string" ? init.body : undefined,
+    });
+    return reply();
+  };
+  return { fetch: fake as typeof fetch, sent };
+}
+
+const ORDER: OrderRequest = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 100.5, max_slippage: 0.01, strategy: "optimize_price" };
+
+describe("CrossfillClient signing", () => {
+  it.each(vectors.cases)("reproduces the $name vector", async (c) => {
+    const { fetch, sent } = recordingFetch();
+    // Any millisecond within the vector's second signs with that second.
+    const client = new CrossfillClient({ baseUrl: "http://api.test/", apiKey: "ck_k", apiSecret: vectors.secret, fetch, clock: () => Number(c.timestamp) * 1000 + 999 });
+    await client.request(c.method, c.path, { body: c.body === "" ? undefined : c.body, signed: true });
+    const req = sent[0]!;
+    expect(req.url.pathname + req.url.search).toBe(c.path);
+    expect(req.method).toBe(c.method);
+    expect(req.headers.get("x-timestamp")).toBe(c.timestamp);
+    expect(req.headers.get("x-signature")).toBe(c.signature_hex);
+    expect(req.body ?? "").toBe(c.body);
+  });
+
+  it("order() signs exactly the bytes it sends, with the idempotency key", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch, clock: () => 1_767_225_600_000 });
+    await client.order({ ...ORDER, market_id: "élection-2027" }, { idempotencyKey: "retry-1" });
+    const req = sent[0]!;
+    expect(req.method).toBe("POST");
+    expect(req.body).toBe(JSON.stringify({ ...ORDER, market_id: "élection-2027" }));
+    expect(req.headers.get("content-type")).toBe("application/json");
+    expect(req.headers.get("idempotency-key")).toBe("retry-1");
+    expect(req.headers.get("x-api-key")).toBe("ck_k");
+    const canonical = canonicalString(req.headers.get("x-timestamp")!, "POST", req.url.pathname + req.url.search, req.body);
+    expect(verifySignature("cs_s", canonical, req.headers.get("x-signature")!)).toBe(true);
+  });
+
+  it("signs the path as it goes on the wire, percent-encoding included", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch });
+    await client.request("GET", "/v1/prices/é vent?q=a b", { signed: true });
+    const req = sent[0]!;
+    const target = req.url.pathname + req.url.search;
+    expect(target).toBe("/v1/prices/%C3%A9%20vent?q=a%20b");
+    const canonical = canonicalString(req.headers.get("x-timestamp")!, "GET", target, undefined);
+    expect(verifySignature("cs_s", canonical, req.headers.get("x-signature")!)).toBe(true);
+  });
+
+  it("refuses to sign without a secret, and sends no signature on reads", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });
+    await expect(client.order(ORDER)).rejects.toThrow(/apiSecret/);
+    await client.markets();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.headers.has("x-signature")).toBe(false);
+  });
+});
+
+describe("CrossfillClient requests and errors", () => {
+  it("builds query strings from the defined fields only", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test/base/", apiKey: "ck_k", fetch });
+    await client.markets({ status: "open", q: "fed cut", limit: 2, cursor: undefined });
+    await client.prices("a/b", { outcome: "NO", depth: 5 });
+    await client.orders({ limit: 10 });
+    await client.getOrder("ord 1");
+    await client.account();
+    await client.health();
+    expect(sent.map((s) => s.url.pathname + s.url.search)).toEqual([
+      "/base/v1/markets?status=open&q=fed+cut&limit=2",
+      "/base/v1/prices/a%2Fb?outcome=NO&depth=5",
+      "/base/v1/orders?limit=10",
+      "/base/v1/orders/ord%201",
+      "/base/v1/account",
+      "/base/v1/health",
+    ]);
+    expect(withQuery("/v1/orders", {})).toBe("/v1/orders");
+  });
+
+  it("request() returns error responses; typed helpers throw CrossfillError", async () => {
+    const body = { error: { code: "stale_timestamp", message: "too old", details: { server_time: 5 }, request_id: "req_1" } };
+    const { fetch } = recordingFetch(() => Response.json(body, { status: 401, headers: { "x-request-id": "req_1" } }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch });
+    const raw = await client.request("POST", "/v1/order", { body: "{}", signed: true });
+    expect(raw).toMatchObject({ status: 401, body, headers: { "x-request-id": "req_1" } });
+
+    const err = await client.order(ORDER).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CrossfillError);
+    expect(err).toMatchObject({ code: "stale_timestamp", status: 401, message: "too old", details: { server_time: 5 }, requestId: "req_1" });
+  });
+
+  it("gives a code to errors that are not the API's", async () => {
+    const { fetch } = recordingFetch(() => new Response("<html>Bad Gateway</html>", { status: 502, headers: { "x-request-id": "lb_9" } }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });
+    expect(await client.request("GET", "/v1/health")).toMatchObject({ status: 502, body: "<html>Bad Gateway</html>" });
+    await expect(client.health()).rejects.toMatchObject({ code: "http_502", status: 502, requestId: "lb_9", message: "<html>Bad Gateway</html>" });
+  });
+
+  it("reads an empty body as null", async () => {
+    const { fetch } = recordingFetch(() => new Response(null, { status: 204 }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });
+    expect((await client.request("GET", "/v1/health")).body).toBeNull();
+  });
+});
+
+describe("CrossfillClient against the real authenticate over HTTP", () => {
+  const master = randomBytes(32);
+  let store: Store;
+  let server: Server;
+  let baseUrl: string;
+  let apiKey: string;
+  let apiSecret: string;
+
+  beforeAll(async () => {
+    store = await openSqliteStore(":memory:");
+    await store.migrate();
+    await store.createAccount({ id: "acc_1", email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    ({ apiKey, apiSecret } = await createApiKey(store, master, { accountId: "acc_1", name: "sdk", scopes: "read,trade" }));
+    // Every request is treated as signed, so that reads with query strings exercise the path rules too.
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        const rawBody = chunks.length === 0 ? undefined : Buffer.concat(chunks);
+        const needs = { scope: req.method === "POST" ? "trade" : "read", signed: true } as const;
+        authenticate({ method: req.method!, url: req.url!, headers: req.headers, rawBody, ip: req.socket.remoteAddress! }, needs, { store, master, clock: { now: Date.now } }).then(
+          (principal) => {
+            res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ principal, url: req.url, body: rawBody?.toString("utf8") ?? null }));
+          },
+          (err: unknown) => {
+            const e = err instanceof AppError ? err : new AppError("internal");
+            res.writeHead(e.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: e.code, message: e.message, details: e.details, request_id: "t" } }));
+          },
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await store.close();
+  });
+
+  it("is accepted for an order with a unicode body", async () => {
+    const client = new CrossfillClient({ baseUrl, apiKey, apiSecret });
+    const order = { ...ORDER, market_id: "élection-2027", client_order_id: "naïve-ü-" + randomBytes(4).toString("hex") };
+    const res = await client.request("POST", "/v1/order", { body: JSON.stringify(order), signed: true });
+    expect(res).toMatchObject({ status: 200, body: { principal: { apiKey, accountId: "acc_1" }, body: JSON.stringify(order) } });
+  });
+
+  it("is accepted for a read whose query string needs encoding", async () => {
+    const client = new CrossfillClient({ baseUrl, apiKey, apiSecret });
+    const res = await client.request("GET", withQuery("/v1/markets", { q: "fed cut é/?&", limit: 2 }), { signed: true });
+    expect(res).toMatchObject({ status: 200, body: { url: "/v1/markets?q=fed+cut+%C3%A9%2F%3F%26&limit=2" } });
+  });
+
+  it("is refused with the server's codes", async () => {
+    const wrongSecret = new CrossfillClient({ baseUrl, apiKey, apiSecret: apiSecret + "x" });
+    await expect(wrongSecret.order(ORDER)).rejects.toMatchObject({ code: "invalid_signature", status: 401 });
+    const slow = new CrossfillClient({ baseUrl, apiKey, apiSecret, clock: () => Date.now() - 31_000 });
+    await expect(slow.order(ORDER)).rejects.toMatchObject({ code: "stale_timestamp", status: 401, details: { server_time: expect.any(Number) } });
+    const unknown = new CrossfillClient({ baseUrl, apiKey: "ck_live_unknown", apiSecret });
+    await expect(unknown.order(ORDER)).rejects.toMatchObject({ code: "invalid_api_key", status: 401 });
+  });
+
+  it("sends the same order twice in one second as a replay: client_order_id tells them apart", async () => {
+    const at = Date.now();
+    const fixed = new CrossfillClient({ baseUrl, apiKey, apiSecret, clock: () => at });
+    const body = JSON.stringify(ORDER);
+    const first = await fixed.request("POST", "/v1/order", { body, signed: true });
+    const again = await fixed.request("POST", "/v1/order", { body, signed: true });
+    expect(first.status).toBe(200);
+    expect(again).toMatchObject({ status: 401, body: { error: { code: "replayed_request" } } });
+    const distinct = await fixed.request("POST", "/v1/order", { body: JSON.stringify({ ...ORDER, client_order_id: "second" }), signed: true });
+    expect(distinct.status).toBe(200);
+  });
+});

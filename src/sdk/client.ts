@@ -1,0 +1,166 @@
+import { sign } from "../auth/hmac.ts";
+import type {
+  Account,
+  ErrorBody,
+  Health,
+  ListQuery,
+  Market,
+  MarketsQuery,
+  Order,
+  OrderRequest,
+  Page,
+  PriceRecord,
+  PricesQuery,
+} from "./types.ts";
+
+export interface ClientOptions {
+  /** Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. */
+  baseUrl: string;
+  apiKey: string;
+  /** Needed only for signed (fund-moving) requests. */
+  apiSecret?: string;
+  fetch?: typeof fetch;
+  /** Milliseconds since the Unix epoch; X-Timestamp is taken from it. */
+  clock?: () => number;
+}
+
+export interface RequestOptions {
+  /** Already serialised: these exact bytes are signed and sent. */
+  body?: string;
+  signed?: boolean;
+  headers?: Record<string, string>;
+}
+
+export interface RawResponse {
+  status: number;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** Parsed JSON; the text itself when the body is not JSON; null when there is none. */
+  body: unknown;
+}
+
+/** A non-2xx answer, carrying the API's error code and the request id to quote to support. */
+export class CrossfillError extends Error {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+    readonly details: Record<string, unknown> | undefined,
+    readonly requestId: string | undefined,
+  ) {
+    super(message);
+    this.name = "CrossfillError";
+  }
+
+  static fromResponse(res: RawResponse): CrossfillError {
+    const error = isErrorBody(res.body) ? res.body.error : undefined;
+    // A body that is not the API's error shape came from something in between (a proxy, a load
+    // balancer); it still gets a code so that callers can branch without parsing messages.
+    return new CrossfillError(
+      error?.code ?? `http_${res.status}`,
+      res.status,
+      error?.message ?? (typeof res.body === "string" && res.body !== "" ? res.body.slice(0, 200) : `HTTP ${res.status}`),
+      error?.details,
+      error?.request_id ?? res.headers["x-request-id"],
+    );
+  }
+}
+
+function isErrorBody(body: unknown): body is ErrorBody {
+  if (typeof body !== "object" || body === null || !("error" in body)) return false;
+  const error = (body as { error: unknown }).error;
+  return typeof error === "object" && error !== null && typeof (error as { code?: unknown }).code === "string";
+}
+
+/** Appends the defined entries of `query` to `path` as a query string. */
+export function withQuery(path: string, query: object | undefined): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) params.append(k, String(v));
+  const qs = params.toString();
+  return qs === "" ? path : `${path}?${qs}`;
+}
+
+export class CrossfillClient {
+  private readonly baseUrl: string;
+  private readonly apiKey: string;
+  private readonly apiSecret: string | undefined;
+  private readonly fetch: typeof fetch;
+  private readonly clock: () => number;
+
+  constructor(opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
+    this.apiKey = opts.apiKey;
+    this.apiSecret = opts.apiSecret;
+    this.fetch = opts.fetch ?? globalThis.fetch;
+    this.clock = opts.clock ?? Date.now;
+  }
+
+  markets(query?: MarketsQuery): Promise<Page<Market>> {
+    return this.call("GET", withQuery("/v1/markets", query));
+  }
+
+  prices(eventId: string, query?: PricesQuery): Promise<PriceRecord> {
+    return this.call("GET", withQuery(`/v1/prices/${encodeURIComponent(eventId)}`, query));
+  }
+
+  /** Places an order (signed). Resolves with 200 (done) and 202 (a venue's answer is pending) alike. */
+  order(body: OrderRequest, opts: { idempotencyKey?: string } = {}): Promise<Order> {
+    const headers: Record<string, string> = opts.idempotencyKey === undefined ? {} : { "Idempotency-Key": opts.idempotencyKey };
+    return this.call("POST", "/v1/order", { body: JSON.stringify(body), signed: true, headers });
+  }
+
+  getOrder(orderId: string): Promise<Order> {
+    return this.call("GET", `/v1/orders/${encodeURIComponent(orderId)}`);
+  }
+
+  orders(query?: ListQuery): Promise<Page<Order>> {
+    return this.call("GET", withQuery("/v1/orders", query));
+  }
+
+  account(): Promise<Account> {
+    return this.call("GET", "/v1/account");
+  }
+
+  health(): Promise<Health> {
+    return this.call("GET", "/v1/health");
+  }
+
+  /** Sends one request and returns whatever came back, 4xx and 5xx included. */
+  async request(method: string, pathWithQuery: string, opts: RequestOptions = {}): Promise<RawResponse> {
+    const url = new URL(this.baseUrl + pathWithQuery);
+    const headers = new Headers({ Accept: "application/json", "X-API-Key": this.apiKey });
+    if (opts.body !== undefined) headers.set("Content-Type", "application/json");
+    if (opts.signed) {
+      if (this.apiSecret === undefined) throw new Error("This request must be signed: create the client with an apiSecret.");
+      const timestamp = String(Math.floor(this.clock() / 1000));
+      // The URL parser may percent-encode the path; what is signed is the target as it goes on the wire.
+      const target = url.pathname + url.search;
+      headers.set("X-Timestamp", timestamp);
+      headers.set("X-Signature", sign(this.apiSecret, timestamp, method, target, opts.body));
+    }
+    // Set, not appended: a caller's header replaces ours whatever its case (tests send bad ones).
+    for (const [name, value] of Object.entries(opts.headers ?? {})) headers.set(name, value);
+    const res = await this.fetch(url, {
+      method: method.toUpperCase(),
+      headers,
+      ...(opts.body === undefined ? {} : { body: opts.body }),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: Object.fromEntries(res.headers), body: parseBody(text) };
+  }
+
+  private async call<T>(method: string, pathWithQuery: string, opts?: RequestOptions): Promise<T> {
+    const res = await this.request(method, pathWithQuery, opts);
+    if (res.status < 200 || res.status > 299) throw CrossfillError.fromResponse(res);
+    return res.body as T;
+  }
+}
+
+function parseBody(text: string): unknown {
+  if (text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

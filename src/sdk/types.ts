@@ -1,0 +1,135 @@
+// Wire shapes of the crossfill HTTP API (snake_case, as on the wire). Written out rather than
+// derived from the server's schemas so that the SDK compiles and ships without server code.
+
+export type Outcome = "YES" | "NO";
+export type OrderStatus = "pending" | "locked" | "routing" | "filled" | "partially_filled" | "rejected" | "failed";
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface ListQuery {
+  limit?: number;
+  cursor?: string;
+}
+
+export interface MarketsQuery extends ListQuery {
+  status?: "open" | "closed" | "resolved";
+  venue?: string;
+  q?: string;
+}
+
+export interface MarketVenue {
+  venue: string;
+  venue_market_id: string;
+  outcome_ids: Record<string, string>;
+  fee_model: Record<string, unknown>;
+  tick_size: number;
+  min_order_size: number;
+}
+
+export interface Market {
+  event_id: string;
+  title: string;
+  description: string;
+  outcomes: string[];
+  status: "open" | "closed" | "resolved";
+  close_time: string;
+  resolution: string | null;
+  venues: MarketVenue[];
+  best_bid: number | null;
+  best_ask: number | null;
+  volume_usdc: number;
+}
+
+/** One level of the merged book: [price, size, venue]. */
+export type BookEntry = [price: number, size: number, venue: string];
+
+export interface PriceRecord {
+  event_id: string;
+  outcome: Outcome;
+  best_execution: { venue: string; price: number; fee_adjusted_price: number } | null;
+  orderbook: { bids: BookEntry[]; asks: BookEntry[] };
+  spread: { best_bid: number | null; best_ask: number | null; spread: number | null };
+  updated_at: string | null;
+  stale_venues: string[];
+}
+
+export interface PricesQuery {
+  outcome?: Outcome;
+  depth?: number;
+}
+
+export interface OrderRequest {
+  market_id: string;
+  outcome: Outcome;
+  side: "buy";
+  /** A number, or a decimal string to avoid any float rounding on the client's side. */
+  amount_usdc: number | string;
+  max_slippage?: number | string;
+  strategy?: "optimize_price" | "optimize_speed";
+  client_order_id?: string;
+  time_in_force?: "FOK" | "IOC";
+}
+
+export interface Fill {
+  venue: string;
+  price: number;
+  shares: number;
+  fee_usdc: number;
+  venue_order_id: string;
+}
+
+export interface Order {
+  order_id: string;
+  status: OrderStatus;
+  executed_price: number | null;
+  routed_to: string | null;
+  sot_minted: string | null;
+  tx_hash: string | null;
+  filled_shares: number;
+  spent_usdc: number;
+  fees_usdc: number;
+  fills: Fill[];
+  created_at: string;
+  updated_at: string;
+  client_order_id: string | null;
+  market_id: string;
+  outcome: Outcome;
+  side: "buy";
+  amount_usdc: number;
+  max_slippage: number;
+  strategy: "optimize_price" | "optimize_speed";
+  time_in_force: "FOK" | "IOC";
+  lock_tx_hash: string | null;
+  release_tx_hash: string | null;
+  error: { code: string; message: string } | null;
+}
+
+export interface Account {
+  account_id: string;
+  email: string;
+  vault_address: string;
+  available_usdc: number;
+  locked_usdc: number;
+  positions: { event_id: string; outcome: Outcome; sot: string; shares: number }[];
+}
+
+export interface Health {
+  status: "ok" | "degraded";
+  version: string;
+  chain: { chain_id: number; rpc_url: string; contracts: { usdc: string; vault: string; sot: string } };
+  venues: {
+    venue: string;
+    state: string;
+    latency_p50_ms: number | null;
+    latency_p99_ms: number | null;
+    book_age_ms: number | null;
+  }[];
+}
+
+/** Body of every non-2xx response. */
+export interface ErrorBody {
+  error: { code: string; message: string; details?: Record<string, unknown>; request_id: string };
+}
