@@ -1,0 +1,202 @@
+import { describe, expect, it } from "vitest";
+import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { ONE } from "../domain/money.ts";
+import type { Level, Outcome } from "../domain/types.ts";
+import { createSimulatedVenues } from "../venues/simulated/index.ts";
+import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueHealth, VenueMarket } from "../venues/venue.ts";
+import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
+import { mergeBooks, venueQuotes } from "./merged-book.ts";
+import { presentMarket } from "./present.ts";
+
+const NOW = 1_800_000_000_000;
+const lv = (price: number, shares: number): Level => ({ price: BigInt(Math.round(price * 1e6)), shares: BigInt(Math.round(shares * 1e6)) });
+
+/** A venue holding a fixed YES book, to test merging without any simulation. */
+class FixedVenue implements Venue {
+  readonly freshnessMs = 5_000;
+  state: VenueHealth["state"] = "up";
+  p50: number | undefined;
+  constructor(
+    readonly id: string,
+    private readonly feeModel: FeeModel,
+    private readonly yes: { bids: Level[]; asks: Level[] },
+    private readonly updatedAt = NOW - 100,
+  ) {}
+  async start() {}
+  async stop() {}
+  async markets() {
+    return [this.market("m")];
+  }
+  market(venueMarketId: string): VenueMarket {
+    return {
+      venueMarketId,
+      title: "t",
+      outcomeIds: { YES: "y", NO: "n" },
+      status: "open",
+      closeTime: "2027-01-01T00:00:00.000Z",
+      tickSize: 10_000n,
+      minOrderShares: ONE,
+      lotShares: 10_000n,
+      feeModel: this.feeModel,
+      volume: 1_000n * ONE,
+    };
+  }
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot {
+    const flip = (l: Level) => ({ price: ONE - l.price, shares: l.shares });
+    const side = outcome === "YES" ? this.yes : { bids: this.yes.asks.map(flip), asks: this.yes.bids.map(flip) };
+    return { venue: this.id, venueMarketId, outcome, ...side, updatedAt: this.updatedAt };
+  }
+  onBook() {
+    return () => {};
+  }
+  async place(): Promise<PlaceResult> {
+    return { kind: "rejected", reason: "fixed" };
+  }
+  async status() {
+    return { kind: "not_found" as const };
+  }
+  latency(): LatencyStats {
+    return { p50Ms: this.p50, p99Ms: this.p50, samples: this.p50 === undefined ? 0 : 1 };
+  }
+  health(): VenueHealth {
+    return { state: this.state, latency: this.latency(), bookAgeMs: NOW - this.updatedAt };
+  }
+}
+
+const FREE: FeeModel = { kind: "polymarket", ratePpm: 0n, exponent: 1 };
+const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
+
+function eventOn(...venues: string[]): UnifiedEvent {
+  return {
+    eventId: "e-1",
+    title: "T",
+    description: "D",
+    outcomes: ["YES", "NO"],
+    status: "open",
+    closeTime: "2027-01-01T00:00:00.000Z",
+    resolution: null,
+    listings: venues.map((venue) => ({ venue, venueMarketId: "m" })),
+  };
+}
+
+function trio() {
+  const a = new FixedVenue("a-venue", FREE, { bids: [lv(0.5, 10), lv(0.48, 30)], asks: [lv(0.53, 100), lv(0.55, 5)] });
+  const b = new FixedVenue("b-venue", KALSHI, { bids: [lv(0.51, 20), lv(0.48, 40)], asks: [lv(0.52, 100), lv(0.53, 7)] }, NOW - 50);
+  const c = new FixedVenue("c-venue", FREE, { bids: [lv(0.49, 1.5)], asks: [lv(0.54, 120.5)] });
+  return [a, b, c];
+}
+
+describe("mergeBooks", () => {
+  it("interleaves every venue's levels best first, ties by venue name, cut to depth after merging", () => {
+    const r = mergeBooks(eventOn("a-venue", "b-venue", "c-venue"), "YES", trio(), { depth: 4, now: NOW });
+    expect(r.orderbook.bids).toEqual([
+      [0.51, 20, "b-venue"],
+      [0.5, 10, "a-venue"],
+      [0.49, 1.5, "c-venue"],
+      [0.48, 30, "a-venue"],
+    ]);
+    expect(r.orderbook.asks).toEqual([
+      [0.52, 100, "b-venue"],
+      [0.53, 100, "a-venue"],
+      [0.53, 7, "b-venue"],
+      [0.54, 120.5, "c-venue"],
+    ]);
+    expect(r.spread).toEqual({ best_bid: 0.51, best_ask: 0.52, spread: 0.01 });
+    expect(r.updated_at).toBe(new Date(NOW - 50).toISOString());
+    expect(r.stale_venues).toEqual([]);
+    expect(mergeBooks(eventOn("a-venue", "b-venue", "c-venue"), "YES", trio(), { depth: 20, now: NOW }).orderbook.asks).toHaveLength(5);
+  });
+
+  it("names the best fee-adjusted ask, which is not the lowest raw ask when fees differ", () => {
+    const venues = trio();
+    const r = mergeBooks(eventOn("a-venue", "b-venue", "c-venue"), "YES", venues, { depth: 5, now: NOW });
+    // b's 0.52 pays Kalshi's ceil_to_cent(0.07 · 100 · 0.52 · 0.48) = 1.75 USDC, 0.0175 a share: 0.5375 > a's fee-free 0.53
+    expect(feeAdjustedPrice(KALSHI, lv(0.52, 100))).toBe(537_500n);
+    expect(r.orderbook.asks[0]![2]).toBe("b-venue");
+    expect(r.best_execution).toEqual({ venue: "a-venue", price: 0.53, fee_adjusted_price: 0.53 });
+  });
+
+  it("merges NO books derived from YES", () => {
+    const r = mergeBooks(eventOn("a-venue", "b-venue"), "NO", trio(), { depth: 2, now: NOW });
+    expect(r.outcome).toBe("NO");
+    expect(r.orderbook.asks).toEqual([
+      [0.49, 20, "b-venue"],
+      [0.5, 10, "a-venue"],
+    ]);
+    expect(r.orderbook.bids[0]).toEqual([0.48, 100, "b-venue"]);
+  });
+
+  it("leaves out and names venues whose book is stale, that are down, or that are not connected", () => {
+    const [a, b, c] = trio();
+    const old = new FixedVenue("old-venue", FREE, { bids: [lv(0.6, 1)], asks: [lv(0.4, 1)] }, NOW - 5_001);
+    c!.state = "down";
+    const r = mergeBooks(eventOn("a-venue", "b-venue", "c-venue", "old-venue", "gone-venue"), "YES", [a!, b!, c!, old], { depth: 10, now: NOW });
+    expect(r.stale_venues).toEqual(["c-venue", "gone-venue", "old-venue"]);
+    expect(new Set([...r.orderbook.bids, ...r.orderbook.asks].map((e) => e[2]))).toEqual(new Set(["a-venue", "b-venue"]));
+  });
+
+  it("answers an empty record when no venue has a fresh book", () => {
+    const [a] = trio();
+    a!.state = "down";
+    const r = mergeBooks(eventOn("a-venue"), "YES", [a!], { depth: 10, now: NOW });
+    expect(r).toMatchObject({
+      best_execution: null,
+      orderbook: { bids: [], asks: [] },
+      spread: { best_bid: null, best_ask: null, spread: null },
+      updated_at: null,
+      stale_venues: ["a-venue"],
+    });
+  });
+});
+
+describe("venueQuotes", () => {
+  it("gives the router every fresh venue's asks in exact units with its rules, fees and measured latency", () => {
+    const [a, b, c] = trio();
+    c!.state = "down";
+    b!.p50 = 31.5;
+    const quotes = venueQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW);
+    expect(quotes).toEqual([
+      { venue: "a-venue", venueMarketId: "m", asks: [lv(0.53, 100), lv(0.55, 5)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 0 },
+      { venue: "b-venue", venueMarketId: "m", asks: [lv(0.52, 100), lv(0.53, 7)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5 },
+    ]);
+  });
+});
+
+describe("with the simulated venues", () => {
+  const catalog = MarketCatalog.load();
+
+  it("merges three venues' moving books of one event, interleaved, on each venue's grid", () => {
+    const venues = createSimulatedVenues(catalog, { seed: 3, latencyScale: 0, clock: { now: () => NOW } });
+    for (let i = 0; i < 20; i++) venues.forEach((v) => v.tick());
+    const event = catalog.get("fed-cut-2026-12")!;
+    for (const outcome of ["YES", "NO"] as const) {
+      const r = mergeBooks(event, outcome, venues, { depth: 40, now: NOW });
+      expect(r.orderbook.asks).toHaveLength(40);
+      expect(new Set(r.orderbook.asks.map((e) => e[2])).size).toBe(3);
+      const prices = r.orderbook.asks.map((e) => e[0]);
+      expect(prices).toEqual([...prices].sort((x, y) => x - y));
+      for (const [price] of [...r.orderbook.bids, ...r.orderbook.asks]) expect(price > 0 && price < 1).toBe(true);
+      expect(r.best_execution).not.toBeNull();
+    }
+    expect(mergeBooks(event, "YES", venues, { depth: 5, now: NOW + 6_000 }).stale_venues).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+  });
+
+  it("presents a market with each venue's rules, the best YES bid and ask, and the volume", () => {
+    const venues = createSimulatedVenues(catalog, { seed: 3, latencyScale: 0, clock: { now: () => NOW } });
+    const m = presentMarket(catalog.get("spx-above-7500-2026-12-31")!, venues, NOW);
+    expect(m.venues.map((v) => v.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+    expect(m.venues.find((v) => v.venue === "kalshi-sim")).toEqual({
+      venue: "kalshi-sim",
+      venue_market_id: "KXINXY-26DEC31-T7500",
+      outcome_ids: { YES: "yes", NO: "no" },
+      fee_model: { type: "kalshi", formula: "ceil_to_cent(rate * C * P * (1 - P))", rate: 0.035 },
+      tick_size: 0.01,
+      min_order_size: 1,
+    });
+    // venues quote around their own mids, so the merged top may cross by a little but stays near the base price
+    for (const p of [m.best_bid!, m.best_ask!]) expect(Math.abs(p - 0.47)).toBeLessThan(0.05);
+    expect(m.volume_usdc).toBeGreaterThan(0);
+    const closed = presentMarket(catalog.get("us-house-dem-2026")!, venues, NOW);
+    expect(closed).toMatchObject({ status: "closed", best_bid: null, best_ask: null });
+  });
+});
