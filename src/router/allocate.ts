@@ -1,0 +1,204 @@
+import { ceilDiv, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { slopeLess, type Curve, type Segment, type Slope } from "./curve.ts";
+
+/** Lots per venue (indexed like the curves) with the exact total they cost. */
+export interface Allocation {
+  lots: bigint[];
+  cost: Micro;
+  shares: ShareMicro;
+}
+
+/** The two limits every plan keeps: the budget, and the average price cap (null: none). */
+export interface Limits {
+  budget: Micro;
+  avgCap: PriceMicro | null;
+}
+
+export function fits(limits: Limits, cost: Micro, shares: ShareMicro): boolean {
+  return cost <= limits.budget && (limits.avgCap === null || cost * ONE <= limits.avgCap * shares);
+}
+
+export function legCount(a: Allocation): number {
+  return a.lots.filter((k) => k > 0n).length;
+}
+
+/** More shares, then lower cost, then fewer legs. */
+export function better(a: Allocation, b: Allocation): boolean {
+  if (a.shares !== b.shares) return a.shares > b.shares;
+  if (a.cost !== b.cost) return a.cost < b.cost;
+  return legCount(a) < legCount(b);
+}
+
+/**
+ * Grows an allocation by taking the cheapest unrounded piece of any open venue next (a k-way
+ * merge of the venues' convex segments), each piece as far as the exact cost allows. A venue
+ * starting at zero must first take its minimum size as one indivisible piece. A venue that cannot
+ * take its next lot closes: its later pieces would need that lot first.
+ */
+export function grow(curves: readonly Curve[], start: readonly bigint[], open: readonly boolean[], limits: Limits): Allocation {
+  const lots = [...start];
+  let cost = 0n;
+  let shares = 0n;
+  for (const [v, c] of curves.entries()) {
+    cost += c.cost(lots[v]!);
+    shares += lots[v]! * c.lot;
+  }
+  const live = curves.map((c, v) => open[v]! && lots[v]! < c.maxLots && c.maxLots >= c.minLots);
+  const cursor = curves.map((c, v) => firstSegmentAfter(c.segments, lots[v]!));
+
+  for (;;) {
+    let pick = -1;
+    let pickSlope: Slope | undefined;
+    let pickTo = 0n;
+    for (const [v, c] of curves.entries()) {
+      if (!live[v]) continue;
+      const piece = nextPiece(c, lots[v]!, cursor[v]!);
+      if (pickSlope === undefined || slopeLess(piece.slope, pickSlope)) {
+        pick = v;
+        pickSlope = piece.slope;
+        pickTo = piece.to;
+      }
+    }
+    if (pick < 0) break;
+    const c = curves[pick]!;
+    const from = lots[pick]!;
+    const base = cost - c.cost(from);
+    const at = (k: bigint) => base + c.cost(k);
+    const ok = (k: bigint) => fits(limits, at(k), shares + (k - from) * c.lot);
+    let to = pickTo;
+    if (!ok(to)) {
+      to = from;
+      if (from > 0n || c.minLots === 1n) {
+        const most = lastAtMost(from, pickTo - 1n, (k) => at(k) <= limits.budget);
+        const cap = limits.avgCap;
+        to = cap === null ? most : underAverageCap(from, most, at, (k) => (cap * (shares + (k - from) * c.lot)) / ONE);
+      }
+      live[pick] = false;
+    }
+    if (to > from) {
+      cost = at(to);
+      shares += (to - from) * c.lot;
+      lots[pick] = to;
+    }
+    if (to === c.maxLots) live[pick] = false;
+    while (cursor[pick]! < c.segments.length && c.segments[cursor[pick]!]!.to <= to) cursor[pick]!++;
+  }
+  return { lots, cost, shares };
+}
+
+/** The largest k in [lo, hi] where a monotone (true, then false) predicate holds; lo when none above it does. */
+function lastAtMost(lo: bigint, hi: bigint, holds: (k: bigint) => boolean): bigint {
+  while (lo < hi) {
+    const mid = (lo + hi + 1n) / 2n;
+    if (holds(mid)) lo = mid;
+    else hi = mid - 1n;
+  }
+  return lo;
+}
+
+/**
+ * The largest k in (from, most] whose total keeps the average cap, else `from`. The capped cost
+ * floor(cap * shares) only falls as k falls and the cost is monotone, so any k that keeps the cap
+ * costs no more than the capped cost at the k just refused: bisecting on that skips whole runs of
+ * lots at once and never skips a k that keeps the cap.
+ */
+function underAverageCap(from: bigint, most: bigint, at: (k: bigint) => Micro, capAt: (k: bigint) => Micro): bigint {
+  let k = most;
+  while (k > from && at(k) > capAt(k)) {
+    const ceiling = capAt(k);
+    k = lastAtMost(from, k - 1n, (j) => at(j) <= ceiling);
+  }
+  return k;
+}
+
+function firstSegmentAfter(segments: readonly Segment[], k: bigint): number {
+  let i = 0;
+  while (i < segments.length && segments[i]!.to <= k) i++;
+  return i;
+}
+
+/** The next piece a venue at k lots can take: its minimum size from zero, else the rest of its current segment. */
+function nextPiece(c: Curve, k: bigint, cursor: number): { to: bigint; slope: Slope } {
+  if (k === 0n && c.minLots > 1n) {
+    return { to: c.minLots, slope: { num: c.raw(c.minLots), den: c.minLots * c.lot } };
+  }
+  const seg = c.segments[cursor]!;
+  return { to: seg.to, slope: seg.slope };
+}
+
+/**
+ * The best allocation found over all venues.
+ *
+ * Optimality claim (proved here, checked against brute force in allocate.property.test.ts):
+ * let k* be an optimal allocation, T* the venues it uses, S* its shares. The candidate grown from
+ * T*'s minimum sizes with only T* open stops growing first at a lot of some venue w whose
+ * unrounded price per share is σ. Until then it took pieces in ascending slope order, which over
+ * convex unrounded curves is the fractional-knapsack greedy, so no allocation over T* costing at
+ * most X unrounded buys more than that greedy does with X. Exact and unrounded costs differ by at
+ * most the rounding allowance ρ_v of each venue (its fee rounding unit — 1¢ on Kalshi, 10 µUSDC
+ * on Polymarket, 1 µUSDC on Limitless — plus 1 µUSDC per level for the notional ceilings), so
+ *     S* - S  <  lot_w + Σ_{v in T*} ρ_v / σ.
+ * With one venue the search is exact (cost is monotone in lots). For real venue grids the
+ * rounding term buys less than one lot per venue (Kalshi trades whole contracts costing at least
+ * 1¢ and charges cents; Polymarket's 0.01-share lots at 0.001 ticks have exact notionals), so the
+ * plan is within one lot per venue of optimal. The average-price cap is outside this bound where
+ * rounding alone makes it bind (a piece that breaks it is dropped whole).
+ */
+export function bestAllocation(curves: readonly Curve[], limits: Limits): Allocation {
+  const none = curves.map(() => 0n);
+  let best: Allocation = { lots: none, cost: 0n, shares: 0n };
+  const usable = curves.map((c) => c.maxLots >= c.minLots && c.cost(c.minLots) <= limits.budget);
+  const subsets = 1 << curves.length;
+  for (let mask = 1; mask < subsets; mask++) {
+    const open = curves.map((_, v) => (mask & (1 << v)) !== 0);
+    if (open.some((o, v) => o && !usable[v])) continue;
+    const start = curves.map((c, v) => (open[v] ? c.minLots : 0n));
+    let cost = 0n;
+    let shares = 0n;
+    for (const [v, c] of curves.entries()) {
+      cost += c.cost(start[v]!);
+      shares += start[v]! * c.lot;
+    }
+    // Minimum sizes alone may sit over the average cap through rounding, and more lots can bring
+    // them back under it, so only the budget rules a start out.
+    if (cost > limits.budget) continue;
+    const candidate = grow(curves, start, open, limits);
+    if (fits(limits, candidate.cost, candidate.shares) && better(candidate, best)) best = candidate;
+  }
+  // Lets any venue still join or grow, so that no lot anywhere is left that the budget could buy.
+  const filled = grow(
+    curves,
+    best.lots,
+    curves.map(() => true),
+    limits,
+  );
+  return better(filled, best) ? filled : best;
+}
+
+/**
+ * Whether the budget left after `a` is dust: no venue of `open` could take one more lot (or its
+ * minimum size when unused) within the limits, counting a venue whose book ran out as selling at
+ * `beyondPrice` — the order wanted more than the book had.
+ */
+export function exhausted(
+  curves: readonly Curve[],
+  open: readonly boolean[],
+  a: Allocation,
+  limits: Limits,
+  beyondPrice: PriceMicro,
+): boolean {
+  const left = limits.budget - a.cost;
+  for (const [v, c] of curves.entries()) {
+    // A venue with no tradable size within the limit has no lot to measure dust against.
+    if (!open[v] || c.maxLots < c.minLots) continue;
+    const k = a.lots[v]!;
+    const next = k === 0n ? c.minLots : k + 1n;
+    const addShares = (next - k) * c.lot;
+    if (next <= c.maxLots) {
+      if (fits(limits, a.cost - c.cost(k) + c.cost(next), a.shares + addShares)) return false;
+    } else if (ceilDiv(beyondPrice * addShares, ONE) <= left) {
+      return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,198 @@
+import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import type { Level } from "../domain/types.ts";
+import type { VenueQuote } from "./types.ts";
+
+const CENT = 10_000n;
+
+/**
+ * Every fee model is linear in each level's shares until its one final rounding per order. The
+ * router prices hundreds of candidate legs per plan, so it keeps that linear part as prefix sums
+ * instead of re-walking the levels through orderFee; curve.test.ts pins `roundFee(model, Σ
+ * feePerShare * shares)` to orderFee so the two cannot drift apart.
+ */
+function feePerShare(model: FeeModel, price: PriceMicro): bigint {
+  switch (model.kind) {
+    case "kalshi":
+      return model.ratePpm * price * (ONE - price); // 1e-24 USDC per micro-share
+    case "polymarket": {
+      const pq = price * (ONE - price);
+      return model.exponent === 1 ? model.ratePpm * pq * ONE * ONE : model.ratePpm * pq * pq; // 1e-36
+    }
+    case "limitless":
+      return model.ratePpm * price; // 1e-18
+  }
+}
+
+export function roundFee(model: FeeModel, raw: bigint): Micro {
+  switch (model.kind) {
+    case "kalshi":
+      return ceilDiv(ceilDiv(raw, ONE * ONE * ONE), CENT) * CENT;
+    case "polymarket":
+      return (raw / (ONE * ONE * ONE * ONE * ONE) / 10n) * 10n;
+    case "limitless":
+      return ceilDiv(raw, ONE * ONE);
+  }
+}
+
+/** Converts feePerShare's unit to 1e-36 USDC, the unit slopes are compared in. */
+function feeScale(model: FeeModel): bigint {
+  switch (model.kind) {
+    case "kalshi":
+      return ONE * ONE;
+    case "polymarket":
+      return 1n;
+    case "limitless":
+      return ONE * ONE * ONE;
+  }
+}
+
+/** A price per micro-share as the exact fraction num/den, in 1e-36 USDC. */
+export interface Slope {
+  num: bigint;
+  den: bigint;
+}
+
+export function slopeLess(a: Slope, b: Slope): boolean {
+  return a.num * b.den < b.num * a.den;
+}
+
+/** A run of lots (from, to] of one venue over which the unrounded cost grows at one slope. */
+export interface Segment {
+  from: bigint;
+  to: bigint;
+  slope: Slope;
+}
+
+/**
+ * One venue's book as the router may take it: the levels up to the slippage limit, priced lot by
+ * lot exactly as the venue charges one order that takes them (notional rounded up per level, fee
+ * on the whole order with the venue's rounding).
+ */
+export class Curve {
+  readonly levels: readonly Level[];
+  readonly lot: ShareMicro;
+  /** A non-empty leg has at least this many lots. */
+  readonly minLots: bigint;
+  readonly maxLots: bigint;
+  /** Unrounded cost grows by convex pieces; `segments` lists them after the first lot. */
+  readonly segments: readonly Segment[];
+  private readonly cumShares: bigint[] = [0n];
+  private readonly cumNotional: bigint[] = [0n];
+  private readonly cumFee: bigint[] = [0n];
+  private readonly cumRaw: bigint[] = [0n];
+  private readonly unitFee: bigint[] = [];
+
+  /** `limit` null takes the whole book: what the order could have had without a slippage cap. */
+  constructor(
+    readonly index: number,
+    readonly quote: VenueQuote,
+    limit: PriceMicro | null,
+  ) {
+    const levels: Level[] = [];
+    // A venue fills a limit order through every level up to its price, so the eligible book is
+    // the prefix before the first level over the limit, never a selection that skips one.
+    for (const level of quote.asks) {
+      if (level.shares <= 0n) continue;
+      if (limit !== null && feeAdjustedPrice(quote.feeModel, level) > limit) break;
+      levels.push(level);
+    }
+    this.levels = levels;
+    this.lot = quote.lotShares;
+    const model = quote.feeModel;
+    for (const [i, level] of levels.entries()) {
+      const unit = feePerShare(model, level.price);
+      this.unitFee.push(unit);
+      this.cumShares.push(this.cumShares[i]! + level.shares);
+      this.cumNotional.push(this.cumNotional[i]! + notional(level.price, level.shares));
+      this.cumFee.push(this.cumFee[i]! + unit * level.shares);
+      this.cumRaw.push(this.cumRaw[i]! + this.levelSlope(i) * level.shares);
+    }
+    const min = ceilDiv(quote.minOrderShares, this.lot);
+    this.minLots = min > 1n ? min : 1n;
+    this.maxLots = this.cumShares[levels.length]! / this.lot;
+    this.segments = this.buildSegments();
+  }
+
+  /** Exact cost in micro-USDC of one order for k lots (notional + fee). */
+  cost(k: bigint): Micro {
+    if (k === 0n) return 0n;
+    const s = k * this.lot;
+    const i = this.levelOf(s);
+    const x = s - this.cumShares[i]!;
+    const level = this.levels[i]!;
+    const fee = roundFee(this.quote.feeModel, this.cumFee[i]! + this.unitFee[i]! * x);
+    return this.cumNotional[i]! + notional(level.price, x) + fee;
+  }
+
+  /** The venue's rounded fee on one order for k lots. */
+  fee(k: bigint): Micro {
+    if (k === 0n) return 0n;
+    const s = k * this.lot;
+    const i = this.levelOf(s);
+    return roundFee(this.quote.feeModel, this.cumFee[i]! + this.unitFee[i]! * (s - this.cumShares[i]!));
+  }
+
+  /** The level fills of an order for k lots, best first. */
+  fills(k: bigint): Level[] {
+    const fills: Level[] = [];
+    let left = k * this.lot;
+    for (const level of this.levels) {
+      if (left === 0n) break;
+      const take = left < level.shares ? left : level.shares;
+      fills.push({ price: level.price, shares: take });
+      left -= take;
+    }
+    return fills;
+  }
+
+  /** Unrounded cost of k lots in 1e-36 USDC: a lower envelope of `cost` up to the rounding. */
+  raw(k: bigint): bigint {
+    if (k === 0n) return 0n;
+    const s = k * this.lot;
+    const i = this.levelOf(s);
+    return this.cumRaw[i]! + this.levelSlope(i) * (s - this.cumShares[i]!);
+  }
+
+  private levelSlope(i: number): bigint {
+    const level = this.levels[i]!;
+    return level.price * ONE * ONE * ONE * ONE + this.unitFee[i]! * feeScale(this.quote.feeModel);
+  }
+
+  /** Index of the level that holds micro-share s (1-based count s), i.e. cumShares[i] < s <= cumShares[i+1]. */
+  private levelOf(s: bigint): number {
+    let lo = 0;
+    let hi = this.levels.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.cumShares[mid + 1]! >= s) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  /**
+   * Runs of whole lots inside one level share that level's slope; a lot that straddles a level
+   * boundary is its own segment at its blended slope. Ascending prices make fee-adjusted slopes
+   * ascend for every fee rate below 100%, so the unrounded cost is convex over lots.
+   */
+  private buildSegments(): Segment[] {
+    const out: Segment[] = [];
+    let j = 0n;
+    let i = 0;
+    while (j < this.maxLots) {
+      const s = j * this.lot;
+      while (this.cumShares[i + 1]! <= s) i++;
+      const fit = (this.cumShares[i + 1]! - s) / this.lot;
+      const run = fit < this.maxLots - j ? fit : this.maxLots - j;
+      if (run > 0n) {
+        out.push({ from: j, to: j + run, slope: { num: this.levelSlope(i), den: 1n } });
+        j += run;
+      } else {
+        out.push({ from: j, to: j + 1n, slope: { num: this.raw(j + 1n) - this.raw(j), den: this.lot } });
+        j += 1n;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,177 @@
+import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
+import { feeAdjustedPrice, orderFee } from "../domain/fees.ts";
+import { bestAllocation, better, exhausted, grow, type Allocation, type Limits } from "./allocate.ts";
+import { Curve } from "./curve.ts";
+import type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
+
+export type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
+
+/**
+ * Routes a buy of `req.amount` micro-USDC (fees included) over the venues' asks. Pure and
+ * deterministic: the same request and quotes always give the same plan or refusal.
+ */
+export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
+  const reference = referencePrice(quotes);
+  if (reference === undefined) {
+    return refuse("insufficient_liquidity", "No venue has any ask for this outcome.", {});
+  }
+  const limit = (reference * (ONE + req.maxSlippage)) / ONE;
+  const ctx: Context = {
+    req,
+    quotes,
+    reference,
+    limit,
+    curves: quotes.map((q, i) => new Curve(i, q, limit)),
+    limits: { budget: req.amount, avgCap: limit },
+  };
+  return req.strategy === "optimize_price" ? routeForPrice(ctx) : routeForSpeed(ctx);
+}
+
+interface Context {
+  req: PlanRequest;
+  quotes: readonly VenueQuote[];
+  reference: PriceMicro;
+  limit: PriceMicro;
+  /** Each venue's book up to the slippage limit. */
+  curves: Curve[];
+  limits: Limits;
+}
+
+function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
+  let best: PriceMicro | undefined;
+  for (const q of quotes) {
+    const top = q.asks.find((l) => l.shares > 0n);
+    if (top === undefined) continue;
+    const p = feeAdjustedPrice(q.feeModel, top);
+    if (best === undefined || p < best) best = p;
+  }
+  return best;
+}
+
+function routeForPrice(ctx: Context): Plan | Refusal {
+  const all = ctx.curves.map(() => true);
+  const a = bestAllocation(ctx.curves, ctx.limits);
+  if (a.shares === 0n) return refuseEmpty(ctx);
+  if (ctx.req.timeInForce === "FOK" && !exhausted(ctx.curves, all, a, ctx.limits, ctx.limit)) {
+    const full = fullBook(ctx);
+    const fa = bestAllocation(full, fullLimits(ctx));
+    const couldFill = exhausted(full, all, fa, fullLimits(ctx), ONE);
+    return refuseUnfilled(ctx, couldFill, a);
+  }
+  return toPlan(ctx, a);
+}
+
+/**
+ * The fastest venue that fills the whole order alone; ties go to the better fill. Under IOC, when
+ * no venue can fill it all, the fastest venue that can fill part of it takes what it can.
+ */
+function routeForSpeed(ctx: Context): Plan | Refusal {
+  const order = ctx.curves.map((_, v) => v).sort((x, y) => latencyRank(ctx.quotes[x]!) - latencyRank(ctx.quotes[y]!) || x - y);
+  const alone = (curves: readonly Curve[], v: number, limits: Limits) => {
+    const open = curves.map((_, u) => u === v);
+    const a = grow(
+      curves,
+      curves.map(() => 0n),
+      open,
+      limits,
+    );
+    return { a, complete: a.shares > 0n && exhausted(curves, open, a, limits, limits.avgCap ?? ONE) };
+  };
+  const singles = order.map((v) => ({ v, ...alone(ctx.curves, v, ctx.limits) }));
+  const pick = (eligible: typeof singles) => {
+    let best: (typeof singles)[number] | undefined;
+    for (const s of eligible) {
+      if (best === undefined) best = s;
+      else if (latencyRank(ctx.quotes[s.v]!) === latencyRank(ctx.quotes[best.v]!) && better(s.a, best.a)) best = s;
+    }
+    return best;
+  };
+  const filled = pick(singles.filter((s) => s.complete));
+  if (filled) return toPlan(ctx, filled.a);
+  if (singles.every((s) => s.a.shares === 0n)) return refuseEmpty(ctx);
+  if (ctx.req.timeInForce === "IOC") return toPlan(ctx, pick(singles.filter((s) => s.a.shares > 0n))!.a);
+  const full = fullBook(ctx);
+  const couldFill = order.some((v) => alone(full, v, fullLimits(ctx)).complete);
+  return refuseUnfilled(ctx, couldFill, undefined);
+}
+
+/** Unmeasured venues rank after every measured one. */
+function latencyRank(q: VenueQuote): number {
+  return q.latencyMs ?? Number.POSITIVE_INFINITY;
+}
+
+/** The whole book with no slippage cap: what tells a slippage refusal from a liquidity one. */
+function fullBook(ctx: Context): Curve[] {
+  return ctx.quotes.map((q, i) => new Curve(i, q, null));
+}
+
+function fullLimits(ctx: Context): Limits {
+  return { budget: ctx.req.amount, avgCap: null };
+}
+
+function refuseEmpty(ctx: Context): Refusal {
+  const full = fullBook(ctx);
+  const tradable = full.filter((c) => c.maxLots >= c.minLots);
+  const details = priceDetails(ctx);
+  if (tradable.length === 0) {
+    return refuse("insufficient_liquidity", "No venue has enough liquidity for its minimum order size.", details);
+  }
+  const cheapestMin = tradable.map((c) => c.cost(c.minLots)).reduce((m, x) => (x < m ? x : m));
+  if (cheapestMin > ctx.req.amount) {
+    return refuse("order_too_small", `The amount cannot buy the minimum order size on any venue (needs ${formatMicro(cheapestMin)} USDC).`, {
+      ...details,
+      min_amount_usdc: formatMicro(cheapestMin),
+    });
+  }
+  return refuse("slippage_exceeded", "No liquidity within the slippage limit can fill any part of the order.", details);
+}
+
+function refuseUnfilled(ctx: Context, couldFill: boolean, partial: Allocation | undefined): Refusal {
+  const details = { ...priceDetails(ctx), ...(partial ? { fillable_usdc: formatMicro(partial.cost) } : {}) };
+  return couldFill
+    ? refuse("slippage_exceeded", "The order cannot be filled in full within the slippage limit (fill-or-kill).", details)
+    : refuse("insufficient_liquidity", "The books do not hold enough liquidity to fill the order in full (fill-or-kill).", details);
+}
+
+function priceDetails(ctx: Context): Record<string, unknown> {
+  return {
+    amount_usdc: formatMicro(ctx.req.amount),
+    reference_price: formatMicro(ctx.reference),
+    limit_price: formatMicro(ctx.limit),
+  };
+}
+
+function refuse(code: RefusalCode, message: string, details: Record<string, unknown>): Refusal {
+  return { kind: "refusal", code, message, details };
+}
+
+function toPlan(ctx: Context, a: Allocation): Plan {
+  const legs: Leg[] = [];
+  for (const [v, c] of ctx.curves.entries()) {
+    const k = a.lots[v]!;
+    if (k === 0n) continue;
+    const levels = c.fills(k);
+    legs.push({
+      venue: c.quote.venue,
+      venueMarketId: c.quote.venueMarketId,
+      limitPrice: levels[levels.length - 1]!.price,
+      shares: k * c.lot,
+      notional: levels.reduce((sum, l) => sum + notional(l.price, l.shares), 0n),
+      fee: orderFee(c.quote.feeModel, levels),
+      levels,
+    });
+  }
+  const sum = (f: (l: Leg) => Micro) => legs.reduce((s, l) => s + f(l), 0n);
+  const notionalTotal = sum((l) => l.notional);
+  const fees = sum((l) => l.fee);
+  return {
+    kind: "plan",
+    legs,
+    shares: sum((l) => l.shares),
+    notional: notionalTotal,
+    fees,
+    cost: notionalTotal + fees,
+    referencePrice: ctx.reference,
+    limitPrice: ctx.limit,
+  };
+}
