@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: UNLICENSED
+pragma solidity ^0.8.24;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
+import {PositionToken} from "./PositionToken.sol";
+
+/// @notice Per-client USDC deposits that the router's operator can lock for an order, then settle
+/// (pay the venue side from the lock, mint the position) or release. The rules here are the ones
+/// the service must never break even with a bug: a lock never exceeds what is available, an order
+/// id is locked once and then settled or released once, settle never spends more than was locked,
+/// and only the operator moves locked funds.
+contract Vault {
+    using SafeERC20 for IERC20;
+
+    enum LockState {
+        None,
+        Locked,
+        Settled,
+        Released
+    }
+
+    /// Packed in one slot: an order's lock is read and written once per settle.
+    struct Lock {
+        address client;
+        uint88 amount;
+        LockState state;
+    }
+
+    error OnlyOperator(address caller);
+    error ZeroAmount();
+    error ZeroAddress();
+    error InsufficientAvailable(address client, uint256 requested, uint256 available);
+    error AlreadyLocked(bytes32 orderId);
+    error UnknownOrder(bytes32 orderId);
+    error AlreadySettled(bytes32 orderId);
+    error AlreadyReleased(bytes32 orderId);
+    error SpendExceedsLock(bytes32 orderId, uint256 spent, uint256 locked);
+
+    event Deposited(address indexed client, address indexed from, uint256 amount);
+    event Withdrawn(address indexed client, uint256 amount);
+    event Locked(bytes32 indexed orderId, address indexed client, uint256 amount);
+    event Settled(
+        bytes32 indexed orderId,
+        address indexed client,
+        uint256 spent,
+        uint256 released,
+        uint256 tokenId,
+        uint256 shares
+    );
+    event Released(bytes32 indexed orderId, address indexed client, uint256 amount);
+
+    IERC20 public immutable usdc;
+    PositionToken public immutable sot;
+    address public immutable operator;
+    /// Receives what settle spends: the operator pays the venues off-chain from it.
+    address public immutable treasury;
+
+    mapping(address client => uint256) private _available;
+    mapping(address client => uint256) private _locked;
+    mapping(bytes32 orderId => Lock) private _locks;
+
+    modifier onlyOperator() {
+        if (msg.sender != operator) revert OnlyOperator(msg.sender);
+        _;
+    }
+
+    constructor(IERC20 usdc_, address operator_, address treasury_, string memory sotUri) {
+        if (address(usdc_) == address(0) || operator_ == address(0) || treasury_ == address(0)) revert ZeroAddress();
+        usdc = usdc_;
+        operator = operator_;
+        treasury = treasury_;
+        sot = new PositionToken(sotUri);
+    }
+
+    function deposit(uint256 amount) external {
+        _deposit(msg.sender, amount);
+    }
+
+    /// Anyone may fund a client's balance (the faucet, an on-ramp); the tokens come from the caller.
+    function depositFor(address client, uint256 amount) external {
+        if (client == address(0)) revert ZeroAddress();
+        _deposit(client, amount);
+    }
+
+    function withdraw(uint256 amount) external {
+        if (amount == 0) revert ZeroAmount();
+        uint256 avail = _available[msg.sender];
+        if (amount > avail) revert InsufficientAvailable(msg.sender, amount, avail);
+        _available[msg.sender] = avail - amount;
+        emit Withdrawn(msg.sender, amount);
+        usdc.safeTransfer(msg.sender, amount);
+    }
+
+    function lock(bytes32 orderId, address client, uint256 amount) external onlyOperator {
+        if (amount == 0) revert ZeroAmount();
+        if (_locks[orderId].state != LockState.None) revert AlreadyLocked(orderId);
+        uint256 avail = _available[client];
+        if (amount > avail) revert InsufficientAvailable(client, amount, avail);
+        _available[client] = avail - amount;
+        _locked[client] += amount;
+        _locks[orderId] = Lock(client, SafeCast.toUint88(amount), LockState.Locked);
+        emit Locked(orderId, client, amount);
+    }
+
+    /// Spends `spent` of the lock to the treasury, gives the rest back to the client and mints the
+    /// filled position, all in one transaction so a fill is never paid without its position.
+    function settle(bytes32 orderId, uint256 spent, uint256 tokenId, uint256 shares) external onlyOperator {
+        Lock memory l = _openLock(orderId);
+        if (spent > l.amount) revert SpendExceedsLock(orderId, spent, l.amount);
+        uint256 rest = l.amount - spent;
+        _locks[orderId].state = LockState.Settled;
+        _locked[l.client] -= l.amount;
+        _available[l.client] += rest;
+        emit Settled(orderId, l.client, spent, rest, tokenId, shares);
+        if (spent > 0) usdc.safeTransfer(treasury, spent);
+        if (shares > 0) sot.mint(l.client, tokenId, shares);
+    }
+
+    function release(bytes32 orderId) external onlyOperator {
+        Lock memory l = _openLock(orderId);
+        _locks[orderId].state = LockState.Released;
+        _locked[l.client] -= l.amount;
+        _available[l.client] += l.amount;
+        emit Released(orderId, l.client, l.amount);
+    }
+
+    function available(address client) external view returns (uint256) {
+        return _available[client];
+    }
+
+    function locked(address client) external view returns (uint256) {
+        return _locked[client];
+    }
+
+    function lockOf(bytes32 orderId) external view returns (address client, uint256 amount, LockState state) {
+        Lock memory l = _locks[orderId];
+        return (l.client, l.amount, l.state);
+    }
+
+    function _deposit(address client, uint256 amount) private {
+        if (amount == 0) revert ZeroAmount();
+        _available[client] += amount;
+        emit Deposited(client, msg.sender, amount);
+        usdc.safeTransferFrom(msg.sender, address(this), amount);
+    }
+
+    function _openLock(bytes32 orderId) private view returns (Lock memory l) {
+        l = _locks[orderId];
+        if (l.state == LockState.None) revert UnknownOrder(orderId);
+        if (l.state == LockState.Settled) revert AlreadySettled(orderId);
+        if (l.state == LockState.Released) revert AlreadyReleased(orderId);
+    }
+}
