@@ -156,7 +156,7 @@ describe("venueQuotes", () => {
     b!.p50 = 31.5;
     const quotes = venueQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW);
     expect(quotes).toEqual([
-      { venue: "a-venue", venueMarketId: "m", asks: [lv(0.53, 100), lv(0.55, 5)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 0 },
+      { venue: "a-venue", venueMarketId: "m", asks: [lv(0.53, 100), lv(0.55, 5)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: undefined },
       { venue: "b-venue", venueMarketId: "m", asks: [lv(0.52, 100), lv(0.53, 7)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5 },
     ]);
   });

@@ -18,7 +18,11 @@ export interface PriceRecord {
   stale_venues: string[];
 }
 
-/** What the router needs of one venue to plan a buy: its asks in exact units and the rules and fees of taking them. */
+/**
+ * What the router needs of one venue to plan a buy: its asks in exact units, the rules and fees of
+ * taking them, and its measured latency. The same shape as the router's VenueQuote, stated here so
+ * that market data does not depend on the router.
+ */
 export interface VenueQuote {
   venue: string;
   venueMarketId: string;
@@ -28,11 +32,8 @@ export interface VenueQuote {
   tickSize: PriceMicro;
   minOrderShares: ShareMicro;
   lotShares: ShareMicro;
-  /**
-   * Measured median place() round trip. A venue not yet measured reports 0, so that speed routing
-   * tries it and measures it instead of never choosing it.
-   */
-  latencyMs: number;
+  /** Median measured place() round trip; undefined until the venue has been measured. */
+  latencyMs: number | undefined;
 }
 
 export interface FreshBook {
@@ -115,7 +116,7 @@ export function mergeBooks(
   };
 }
 
-/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units. */
+/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, and its measured latency. */
 export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): VenueQuote[] {
   return freshBooks(event, outcome, venues, now).fresh.map(({ venue, market, book }) => ({
     venue: venue.id,
@@ -125,6 +126,6 @@ export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: reado
     tickSize: market.tickSize,
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
-    latencyMs: venue.latency().p50Ms ?? 0,
+    latencyMs: venue.latency().p50Ms,
   }));
 }

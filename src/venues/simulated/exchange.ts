@@ -140,22 +140,21 @@ export class SimExchange {
     const known = this.orders.get(order.clientOrderId);
     if (known) return known.result;
     if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
-    const m = this.markets_.get(order.venueMarketId);
-    const invalid = this.validate(order, m);
-    if (invalid) return { kind: "rejected", reason: invalid };
-    const engine = m!.engine!;
-    const wanted = this.faults.partial ? (order.shares / 2n / this.profile.lotShares) * this.profile.lotShares : order.shares;
+    const checked = this.validate(order);
+    if (typeof checked === "string") return { kind: "rejected", reason: checked };
+    const { market: m, engine } = checked;
+    const wanted = this.faults.partial ? (order.shares / 2n / m.market.lotShares) * m.market.lotShares : order.shares;
     const taken = engine.take(order.outcome, order.limitPrice, wanted);
     if (taken.length === 0) {
       return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
     }
     const venueOrderId = this.profile.newOrderId();
-    const fills = this.toFills(order, venueOrderId, taken, m!.market);
+    const fills = this.toFills(order, venueOrderId, taken, m.market);
     const filled = taken.reduce((s, l) => s + l.shares, 0n);
     const result: PlaceResult = { kind: filled === order.shares ? "filled" : "partial", venueOrderId, fills };
     this.orders.set(order.clientOrderId, { venueOrderId, fills, result });
-    m!.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
-    m!.updatedAt = this.clock.now();
+    m.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
+    m.updatedAt = this.clock.now();
     this.emit(order.venueMarketId);
     return result;
   }
@@ -166,7 +165,9 @@ export class SimExchange {
     return o ? { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills } : { kind: "not_found" };
   }
 
-  private validate(order: ChildOrder, m: SimMarket | undefined): string | undefined {
+  /** The market and its book when the order may trade, or why it may not. */
+  private validate(order: ChildOrder): { market: SimMarket; engine: BookEngine } | string {
+    const m = this.markets_.get(order.venueMarketId);
     if (!m) return `unknown_market: ${this.venue} lists no market ${order.venueMarketId}`;
     if (m.market.status !== "open" || !m.engine) return `market_closed: ${order.venueMarketId} is ${m.market.status}`;
     if (order.side !== "buy") return `invalid_side: ${String(order.side)}`;
@@ -181,7 +182,7 @@ export class SimExchange {
     if (order.shares < minOrderShares) {
       return `below_min_size: size ${formatMicro(order.shares)} is below the minimum of ${formatMicro(minOrderShares)} shares`;
     }
-    return undefined;
+    return { market: m, engine: m.engine };
   }
 
   /** Splits the order's fee over its fills so that they add up to exactly the fee of the whole order. */
