@@ -19,6 +19,22 @@ export interface ChainInfo {
   faucet: boolean;
 }
 
+/**
+ * A Vault transaction that failed. `reverted`: the chain refused it and nothing changed; `reason` is the
+ * contract's custom error name (e.g. "InsufficientAvailable", "AlreadySettled"). `unknown`: it may or may
+ * not have been executed (the node went away mid-flight): read `lockState` before deciding anything.
+ */
+export class VaultTxError extends Error {
+  constructor(
+    readonly outcome: "reverted" | "unknown",
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "VaultTxError";
+  }
+}
+
 /** The state of one order's lock in the Vault contract. */
 export type LockState =
   | { kind: "none" }

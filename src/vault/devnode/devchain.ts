@@ -1,0 +1,260 @@
+// The embedded dev chain: anvil (from npm) as a child process on loopback, made durable by our own
+// snapshots plus a write-ahead journal of the signed transactions sent since (see docs/chain.md).
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { dirname, join } from "node:path";
+import { keccak256, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import type { SubmitResult } from "../evm/sender.ts";
+import { JsonRpc, type RpcError } from "../rpc.ts";
+import { writeFileDurably } from "../durable.ts";
+import { TxJournal, readJournal } from "./journal.ts";
+
+export const DEV_CHAIN_ID = 31337;
+
+export interface DevChain {
+  rpcUrl: string;
+  chainId: number;
+  /** Generated at first start and kept in `<dataDir>/operator.key`: the journal holds its signatures. */
+  operatorKey: Hex;
+  /** The anvil process id (for diagnostics and crash tests). */
+  pid: number;
+  /** Group commit: journals the signed transactions (fsync), sends them in order, then mines one block. */
+  submit(raws: readonly Hex[]): Promise<SubmitResult[]>;
+  /** Writes a snapshot now and empties the journal. */
+  snapshot(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface DevChainOptions {
+  dataDir: string;
+  port?: number;
+  /** Snapshot after this many journaled transactions (default 5000): bounds replay time at start. */
+  snapshotEvery?: number;
+}
+
+const SNAPSHOT = "state.json.gz";
+const JOURNAL = "journal.jsonl";
+const OPERATOR_ETH = "0x3635c9adc5dea00000"; // 1000 ETH: gas money for the operator, reset at each start
+const IDLE_MINE_MS = 1000;
+
+export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
+  const dir = opts.dataDir;
+  mkdirSync(join(dir, "home"), { recursive: true });
+  const operatorKey = loadOrCreateKey(join(dir, "operator.key"));
+  const port = opts.port ?? (await freePort());
+  const { child, exited } = spawnAnvil(dir, port);
+  const rpc = new JsonRpc(`http://127.0.0.1:${port}`);
+  let replayed = 0;
+  try {
+    await Promise.race([waitReady(rpc), exited]);
+    const snapshotPath = join(dir, SNAPSHOT);
+    if (existsSync(snapshotPath)) {
+      await rpc.call("anvil_loadState", [`0x${readFileSync(snapshotPath).toString("hex")}`]);
+    }
+    await rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), OPERATOR_ETH]);
+    replayed = await replay(rpc, join(dir, JOURNAL));
+  } catch (e) {
+    child.kill("SIGKILL");
+    throw e;
+  }
+  const node = new DevNode(dir, rpc, child, opts.snapshotEvery ?? 5000);
+  if (replayed > 0) await node.snapshot();
+  return {
+    rpcUrl: rpc.url,
+    chainId: DEV_CHAIN_ID,
+    operatorKey,
+    pid: child.pid!,
+    submit: (raws) => node.submit(raws),
+    snapshot: () => node.snapshot(),
+    stop: () => node.stop(),
+  };
+}
+
+class DevNode {
+  private readonly journal: TxJournal;
+  /** Submits, snapshots and idle mining run one at a time: a snapshot must see an empty mempool. */
+  private tail: Promise<unknown> = Promise.resolve();
+  private readonly idleMiner: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly dir: string,
+    private readonly rpc: JsonRpc,
+    private readonly child: ChildProcess,
+    private readonly snapshotEvery: number,
+  ) {
+    this.journal = new TxJournal(join(dir, JOURNAL));
+    // Transactions from other tools (a wallet, cast) would wait forever under --no-mining.
+    this.idleMiner = setInterval(() => void this.mineStray().catch(() => undefined), IDLE_MINE_MS);
+    this.idleMiner.unref();
+  }
+
+  submit(raws: readonly Hex[]): Promise<SubmitResult[]> {
+    return this.serial(async () => {
+      if (this.stopped) throw new Error("dev chain stopped");
+      this.journal.appendBatch(raws);
+      const sent = await this.rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
+      const results: SubmitResult[] = [];
+      const refused: Hex[] = [];
+      for (const [i, s] of sent.entries()) {
+        const hash = keccak256(raws[i]!);
+        if (refused.length > 0) {
+          // The operator's later nonces cannot be mined past a refused one: take them back out.
+          if (s.ok) await this.rpc.call("anvil_dropTransaction", [hash]);
+          refused.push(hash);
+          results.push({ ok: false, error: "not sent: an earlier transaction of its batch was refused" });
+        } else if (s.ok) {
+          results.push({ ok: true, hash });
+        } else {
+          refused.push(hash);
+          results.push({ ok: false, error: s.error.message });
+        }
+      }
+      if (refused.length > 0) this.journal.appendDrop(refused);
+      await this.rpc.call("evm_mine");
+      if (this.journal.size >= this.snapshotEvery) await this.writeSnapshot();
+      return results;
+    });
+  }
+
+  snapshot(): Promise<void> {
+    return this.serial(() => this.writeSnapshot());
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.idleMiner);
+    await this.serial(async () => {
+      if (this.stopped) return;
+      this.stopped = true;
+      await this.writeSnapshot();
+      this.journal.close();
+    });
+    await terminate(this.child);
+  }
+
+  private async mineStray(): Promise<void> {
+    await this.serial(async () => {
+      if (this.stopped) return;
+      const status = await this.rpc.call<{ pending: Hex }>("txpool_status");
+      if (BigInt(status.pending) > 0n) await this.rpc.call("evm_mine");
+    });
+  }
+
+  private async writeSnapshot(): Promise<void> {
+    const state = await this.rpc.call<Hex>("anvil_dumpState");
+    writeFileDurably(join(this.dir, SNAPSHOT), Buffer.from(state.slice(2), "hex"));
+    this.journal.clear();
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.tail.then(fn, fn);
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/**
+ * Re-sends each journaled batch and mines it as its own block, as it first was. A batch already in
+ * the snapshot is refused as "nonce too low" and skipped: snapshots are only taken between batches.
+ */
+async function replay(rpc: JsonRpc, path: string): Promise<number> {
+  const { batches, dropped } = readJournal(path);
+  let replayed = 0;
+  for (const batch of batches) {
+    const raws = batch.filter((r) => !dropped.has(keccak256(r)));
+    const sent = await rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
+    let accepted = 0;
+    for (const s of sent) {
+      if (s.ok) accepted++;
+      else if (!isNonceTooLow(s.error)) throw new Error(`journal replay: ${s.error.message}`);
+    }
+    if (accepted > 0) await rpc.call("evm_mine");
+    replayed += accepted;
+  }
+  return replayed;
+}
+
+function isNonceTooLow(e: RpcError): boolean {
+  return /nonce too low/i.test(e.message);
+}
+
+/** `exited` rejects if anvil cannot start or dies before it answers, with its last words. */
+function spawnAnvil(dir: string, port: number): { child: ChildProcess; exited: Promise<never> } {
+  const anvil = anvilBinary();
+  const args = [
+    "--pdeathsig", "TERM", "--", anvil,
+    "--host", "127.0.0.1",
+    "--port", String(port),
+    "--chain-id", String(DEV_CHAIN_ID),
+    "--no-mining",
+    "--disable-block-gas-limit",
+    "--silent",
+  ];
+  // setpriv (util-linux) makes the kernel end anvil when the server dies, even by SIGKILL.
+  const child = spawn("setpriv", args, {
+    env: { ...process.env, HOME: join(dir, "home") },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const exited = new Promise<never>((_, reject) => {
+    child.once("error", (e) => reject(new Error(`cannot start anvil under setpriv: ${e.message}`)));
+    child.once("exit", (code, signal) => reject(new Error(`anvil exited (${code ?? signal}): ${stderr.trim()}`)));
+  });
+  exited.catch(() => undefined);
+  return { child, exited };
+}
+
+function anvilBinary(): string {
+  const require = createRequire(import.meta.url);
+  const pkg = `@foundry-rs/anvil-${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
+  return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "anvil");
+}
+
+async function waitReady(rpc: JsonRpc): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    try {
+      await rpc.call("eth_chainId");
+      return;
+    } catch (e) {
+      if (Date.now() > deadline) throw new Error(`anvil did not answer on ${rpc.url}: ${(e as Error).message}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill("SIGKILL"), 5000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+function loadOrCreateKey(path: string): Hex {
+  if (existsSync(path)) return readFileSync(path, "utf8").trim() as Hex;
+  const key = generatePrivateKey();
+  writeFileDurably(path, Buffer.from(key + "\n"));
+  return key;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
+    });
+  });
+}

@@ -1,0 +1,80 @@
+// Write-ahead journal of the signed transactions sent to the dev node since its last snapshot.
+// A batch is appended and fsynced before any of it is sent, so whatever the node may have executed
+// is on disk; at start the journal is replayed on top of the snapshot.
+import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
+import type { Hex } from "viem";
+
+/** One line per record. `drop` names transactions the node refused, so a replay does not resurrect them. */
+type Record = { batch: Hex[] } | { drop: Hex[] };
+
+export class TxJournal {
+  private fd: number;
+  private count = 0;
+
+  constructor(private readonly path: string) {
+    this.fd = openSync(path, "a");
+  }
+
+  /** Transactions appended since the journal was last emptied. */
+  get size(): number {
+    return this.count;
+  }
+
+  appendBatch(raws: readonly Hex[]): void {
+    this.write({ batch: [...raws] });
+    this.count += raws.length;
+  }
+
+  appendDrop(hashes: readonly Hex[]): void {
+    this.write({ drop: [...hashes] });
+  }
+
+  /** Called once a snapshot holding every journaled transaction is durably on disk. */
+  clear(): void {
+    closeSync(this.fd);
+    this.fd = openSync(this.path, "w");
+    fsyncSync(this.fd);
+    this.count = 0;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  private write(record: Record): void {
+    const data = Buffer.from(JSON.stringify(record) + "\n");
+    for (let off = 0; off < data.length; ) off += writeSync(this.fd, data, off);
+    fsyncSync(this.fd);
+  }
+}
+
+/**
+ * The journaled batches in order, with dropped transactions removed. A torn last line is what a
+ * crash during an append leaves: that batch was never sent (sending waits for the fsync), so it is ignored.
+ */
+export function readJournal(path: string): { batches: Hex[][]; dropped: Set<Hex> } {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { batches: [], dropped: new Set() };
+    throw e;
+  }
+  const lines = text.split("\n");
+  const batches: Hex[][] = [];
+  const dropped = new Set<Hex>();
+  lines.forEach((line, i) => {
+    if (line === "") return;
+    let rec: Record;
+    try {
+      rec = JSON.parse(line) as Record;
+    } catch {
+      const last = lines.slice(i + 1).every((l) => l === "");
+      if (last) return;
+      throw new Error(`${path}: corrupt journal line ${i + 1}`);
+    }
+    if ("batch" in rec) batches.push(rec.batch);
+    else for (const h of rec.drop) dropped.add(h);
+  });
+  return { batches, dropped };
+}

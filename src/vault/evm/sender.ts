@@ -1,0 +1,202 @@
+// Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
+// then go together as the next batch (nonces assigned here, signed locally, one submit, one block on
+// the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
+import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { VaultTxError, type Address } from "../vault.ts";
+import { JsonRpc, RpcError } from "../rpc.ts";
+
+export type SubmitResult = { ok: true; hash: Hex } | { ok: false; error: string };
+/** Gets signed transactions onto the chain, in order. The dev chain's journals them and mines a block. */
+export type Submit = (raws: readonly Hex[]) => Promise<SubmitResult[]>;
+
+export interface TxRequest {
+  /** Omitted for a contract creation. */
+  to?: Address;
+  data: Hex;
+  /** For error messages: "Vault.lock" etc. */
+  label: string;
+  /**
+   * A fixed gas limit for a call whose cost is known: the dry run is then an eth_call, ten times
+   * cheaper than eth_estimateGas on anvil. Only gas used is paid, so a generous limit costs nothing.
+   */
+  gas?: bigint;
+}
+
+export interface Mined {
+  txHash: Hex;
+  blockNumber: bigint;
+  contractAddress: Address | null;
+}
+
+interface Pending extends TxRequest {
+  resolve(m: Mined): void;
+  reject(e: Error): void;
+}
+
+interface Receipt {
+  status: Hex;
+  blockNumber: Hex;
+  contractAddress: Address | null;
+}
+
+export interface SenderOptions {
+  rpc: JsonRpc;
+  account: PrivateKeyAccount;
+  chainId: number;
+  submit: Submit;
+  /** Every ABI whose custom errors a revert may carry. */
+  errorAbi: Abi;
+  maxBatch?: number;
+  receiptPollMs?: number;
+  receiptTimeoutMs?: number;
+}
+
+export class TxSender {
+  private queue: Pending[] = [];
+  private running: Promise<void> | undefined;
+  private nonce: number | undefined;
+
+  constructor(private readonly o: SenderOptions) {}
+
+  send(req: TxRequest): Promise<Mined> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...req, resolve, reject });
+      this.running ??= this.drain();
+    });
+  }
+
+  /** Resolves once every call made so far has its answer. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    for (;;) {
+      const batch = this.queue.splice(0, this.o.maxBatch ?? 1000);
+      // Checked and cleared in one step: a call queued after this point starts a new drain.
+      if (batch.length === 0) return void (this.running = undefined);
+      try {
+        await this.commit(batch);
+      } catch (e) {
+        // The batch may be partly on chain: nonces must be read again, and callers must reconcile.
+        this.nonce = undefined;
+        const why = (e as Error).message;
+        for (const p of batch) p.reject(new VaultTxError("unknown", "Unknown", `${p.label}: outcome unknown (${why})`));
+      }
+    }
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const { rpc, account } = this.o;
+    const from = account.address;
+    const [gasPrice, tip, nonce] = await Promise.all([
+      rpc.call<Hex>("eth_gasPrice"),
+      rpc.call<Hex>("eth_maxPriorityFeePerGas"),
+      this.nonce ?? rpc.call<Hex>("eth_getTransactionCount", [from, "pending"]).then(Number),
+    ]);
+    // The dry run: a call that would revert gets its reason now and costs no nonce.
+    const dry = await rpc.batch(
+      batch.map((p) => {
+        const call = { from, to: p.to, data: p.data };
+        return p.gas ? { method: "eth_call", params: [call, "latest"] } : { method: "eth_estimateGas", params: [call] };
+      }),
+    );
+    const go: { p: Pending; gas: bigint }[] = [];
+    dry.forEach((res, i) => {
+      const p = batch[i]!;
+      if (!res.ok) p.reject(this.revertError(p.label, res.error));
+      else go.push({ p, gas: p.gas ?? (BigInt(res.result as Hex) * 6n) / 5n + 10_000n });
+    });
+    if (go.length === 0) return;
+    const maxFeePerGas = BigInt(gasPrice) * 2n;
+    const maxPriorityFeePerGas = BigInt(tip) < maxFeePerGas ? BigInt(tip) : maxFeePerGas;
+    let next = nonce;
+    const raws = await Promise.all(
+      go.map(({ p, gas }) =>
+        account.signTransaction({
+          chainId: this.o.chainId,
+          type: "eip1559",
+          nonce: next++,
+          to: p.to ?? null,
+          data: p.data,
+          gas,
+          maxFeePerGas,
+          maxPriorityFeePerGas,
+        }),
+      ),
+    );
+    this.nonce = next;
+    const results = await this.o.submit(raws);
+    const sent: { p: Pending; hash: Hex }[] = [];
+    results.forEach((r, i) => {
+      const p = go[i]!.p;
+      if (r.ok) sent.push({ p, hash: r.hash });
+      else {
+        this.nonce = undefined;
+        p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
+      }
+    });
+    const receipts = await this.receipts(sent.map((s) => s.hash));
+    await Promise.all(
+      sent.map(async ({ p, hash }, i) => {
+        const r = receipts[i]!;
+        if (r.status === "0x1") {
+          p.resolve({ txHash: hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress });
+        } else {
+          p.reject(await this.revertedOnChain(p.label, hash));
+        }
+      }),
+    );
+  }
+
+  private async receipts(hashes: Hex[]): Promise<Receipt[]> {
+    const out = new Map<Hex, Receipt>();
+    const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
+    for (;;) {
+      const missing = hashes.filter((h) => !out.has(h));
+      if (missing.length === 0) return hashes.map((h) => out.get(h)!);
+      const got = await this.o.rpc.batch(missing.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] })));
+      got.forEach((g, i) => {
+        if (g.ok && g.result) out.set(missing[i]!, g.result as Receipt);
+      });
+      if (out.size === hashes.length) continue;
+      if (Date.now() > deadline) throw new Error(`no receipt for ${hashes.length - out.size} transaction(s)`);
+      await new Promise((r) => setTimeout(r, this.o.receiptPollMs ?? 250));
+    }
+  }
+
+  /** Two calls in one block can each pass the dry run and the later one revert: ask the node why. */
+  private async revertedOnChain(label: string, hash: Hex): Promise<VaultTxError> {
+    try {
+      const trace = await this.o.rpc.call<{ output?: Hex }>("debug_traceTransaction", [hash, { tracer: "callTracer" }]);
+      if (trace.output) return this.decoded(label, trace.output, ` in ${hash}`);
+    } catch {
+      // Not every node traces; the generic message below still names the transaction.
+    }
+    return new VaultTxError("reverted", "Reverted", `${label} reverted on chain in ${hash}`);
+  }
+
+  private revertError(label: string, e: RpcError): VaultTxError {
+    const data = typeof e.data === "string" ? (e.data as Hex) : undefined;
+    if (data?.startsWith("0x") && data.length >= 10) return this.decoded(label, data, "");
+    return new VaultTxError("reverted", "Reverted", `${label} would revert: ${e.message}`);
+  }
+
+  private decoded(label: string, data: Hex, where: string): VaultTxError {
+    try {
+      const d = decodeErrorResult({ abi: this.o.errorAbi, data });
+      const args = (d.args ?? []).map((a) => String(a)).join(", ");
+      return new VaultTxError("reverted", d.errorName, `${label} reverted${where}: ${d.errorName}(${args})`);
+    } catch {
+      return new VaultTxError("reverted", "Reverted", `${label} reverted${where} with data ${data}`);
+    }
+  }
+}
+
+/** The submit of an ordinary chain: send each transaction; its own blocks will include them. */
+export function rpcSubmit(rpc: JsonRpc): Submit {
+  return async (raws) => {
+    const sent = await rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
+    return sent.map((s, i) => (s.ok ? { ok: true, hash: keccak256(raws[i]!) } : { ok: false, error: s.error.message }));
+  };
+}

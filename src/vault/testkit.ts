@@ -1,0 +1,69 @@
+// Shared by the vault tests and the crash fixture: a dev chain in a temp dir with the vault on it,
+// and clients that sign their own transactions, as a user's wallet would.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPublicClient, createWalletClient, defineChain, http, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
+import { startDevChain, type DevChain } from "./devnode/devchain.ts";
+import { openEvmVault } from "./evm/evm-vault.ts";
+import { JsonRpc } from "./rpc.ts";
+import type { Address, Vault } from "./vault.ts";
+
+export interface TestChain {
+  dir: string;
+  chain: DevChain;
+  vault: Vault;
+  rpc: JsonRpc;
+}
+
+export function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), "crossfill-chain-"));
+}
+
+export async function openTestChain(dir: string, snapshotEvery?: number): Promise<TestChain> {
+  const chain = await startDevChain({ dataDir: join(dir, "node"), ...(snapshotEvery ? { snapshotEvery } : {}) });
+  const vault = await openEvmVault({
+    rpcUrl: chain.rpcUrl,
+    operatorKey: chain.operatorKey,
+    dataDir: dir,
+    faucet: true,
+    submit: chain.submit,
+  });
+  return { dir, chain, vault, rpc: new JsonRpc(chain.rpcUrl) };
+}
+
+/** A user's wallet on the dev chain: its own key, some ETH for gas, direct calls to the contracts. */
+export async function newClient(t: TestChain) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await t.rpc.call("anvil_setBalance", [account.address, "0xde0b6b3a7640000"]);
+  const chain = defineChain({
+    id: t.chain.chainId,
+    name: "dev",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [t.chain.rpcUrl] } },
+  });
+  const wallet = createWalletClient({ account, chain, transport: http(t.chain.rpcUrl) });
+  const reader = createPublicClient({ chain, transport: http(t.chain.rpcUrl) });
+  const { vault, usdc } = t.vault.info().contracts;
+  /** Sends and mines at once: the dev chain otherwise mines strays within a second. */
+  const mined = async (hash: Promise<Hex>) => {
+    const h = await hash;
+    await t.rpc.call("evm_mine");
+    const r = await reader.waitForTransactionReceipt({ hash: h, pollingInterval: 20 });
+    if (r.status !== "success") throw new Error(`client transaction reverted: ${h}`);
+  };
+  return {
+    address: account.address as Address,
+    reader,
+    withdraw: (amount: bigint) =>
+      mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "withdraw", args: [amount] })),
+    deposit: async (amount: bigint) => {
+      await mined(wallet.writeContract({ address: usdc, abi: testUSDCAbi, functionName: "approve", args: [vault, amount] }));
+      await mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "deposit", args: [amount] }));
+    },
+    usdcBalance: () =>
+      reader.readContract({ address: usdc, abi: testUSDCAbi, functionName: "balanceOf", args: [account.address] }),
+  };
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BaseError, ContractFunctionRevertedError, keccak256, toHex } from "viem";
+import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
+import { sotAssetId, sotTokenId } from "../contracts/sot.ts";
+import { newClient, openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { VaultTxError } from "./vault.ts";
+
+const USDC = 1_000_000n;
+const oid = (s: string) => keccak256(toHex(`${s}-${Math.random()}`));
+
+let t: TestChain;
+beforeAll(async () => {
+  t = await openTestChain(tempDir());
+});
+afterAll(async () => {
+  await t.vault.close();
+  await t.chain.stop();
+});
+
+async function reverts(p: Promise<unknown>, reason: string): Promise<void> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(VaultTxError);
+  expect((e as VaultTxError).outcome).toBe("reverted");
+  expect((e as VaultTxError).reason).toBe(reason);
+}
+
+/** Calls the contract as someone other than the operator: the chain itself must refuse. */
+async function refusedOnChain(p: Promise<unknown>, errorName: string): Promise<void> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(BaseError);
+  const revert = (e as BaseError).walk((x) => x instanceof ContractFunctionRevertedError);
+  expect((revert as ContractFunctionRevertedError).data?.errorName).toBe(errorName);
+}
+
+describe("EvmVault on the dev chain", () => {
+  it("deposits and withdraws", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 100n * USDC);
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 100n * USDC, locked: 0n });
+    await c.withdraw(40n * USDC);
+    expect(await c.usdcBalance()).toBe(40n * USDC);
+    await c.deposit(10n * USDC);
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 70n * USDC, locked: 0n });
+    expect(await c.usdcBalance()).toBe(30n * USDC);
+  });
+
+  it("locks, settles with the position minted in the same transaction, and releases", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 50n * USDC);
+    const { operator, contracts } = t.vault.info();
+    const treasuryBefore = await c.reader.readContract({
+      address: contracts.usdc,
+      abi: testUSDCAbi,
+      functionName: "balanceOf",
+      args: [operator],
+    });
+    const a = oid("a");
+    await t.vault.lock(a, c.address, 30n * USDC);
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 20n * USDC, locked: 30n * USDC });
+    expect(await t.vault.lockState(a)).toEqual({ kind: "locked", amount: 30n * USDC });
+
+    const tokenId = sotTokenId("fed-cut-2026-06", "YES");
+    const ref = await t.vault.settle(a, 18_500_000n, { tokenId, shares: 25_000_000n });
+    expect(ref.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 31_500_000n, locked: 0n });
+    expect(await t.vault.lockState(a)).toEqual({ kind: "settled" });
+    expect(await t.vault.sotBalance(c.address, tokenId)).toBe(25_000_000n);
+    const receipt = await c.reader.getTransactionReceipt({ hash: ref.txHash });
+    expect(receipt.blockNumber).toBe(ref.blockNumber);
+    const treasuryAfter = await c.reader.readContract({
+      address: contracts.usdc,
+      abi: testUSDCAbi,
+      functionName: "balanceOf",
+      args: [operator],
+    });
+    expect(treasuryAfter - treasuryBefore).toBe(18_500_000n);
+
+    const b = oid("b");
+    await t.vault.lock(b, c.address, 10n * USDC);
+    await t.vault.release(b);
+    expect(await t.vault.lockState(b)).toEqual({ kind: "released" });
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 31_500_000n, locked: 0n });
+    expect(await t.vault.lockState(oid("never"))).toEqual({ kind: "none" });
+  });
+
+  it("enforces the lock rules in the contract", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 10n * USDC);
+    await reverts(t.vault.lock(oid("big"), c.address, 10n * USDC + 1n), "InsufficientAvailable");
+
+    const s = oid("s");
+    await t.vault.lock(s, c.address, 4n * USDC);
+    await reverts(t.vault.lock(s, c.address, 1n), "AlreadyLocked");
+    await reverts(t.vault.settle(s, 4n * USDC + 1n, { tokenId: 1n, shares: 1n }), "SpendExceedsLock");
+    await t.vault.settle(s, 4n * USDC, { tokenId: 1n, shares: 1n });
+    await reverts(t.vault.settle(s, 0n, { tokenId: 1n, shares: 0n }), "AlreadySettled");
+    await reverts(t.vault.release(s), "AlreadySettled");
+
+    const r = oid("r");
+    await t.vault.lock(r, c.address, 1n * USDC);
+    await t.vault.release(r);
+    await reverts(t.vault.settle(r, 0n, { tokenId: 1n, shares: 0n }), "AlreadyReleased");
+    await reverts(t.vault.release(r), "AlreadyReleased");
+    await reverts(t.vault.settle(oid("unknown"), 0n, { tokenId: 1n, shares: 0n }), "UnknownOrder");
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 6n * USDC, locked: 0n });
+  });
+
+  it("lets only the operator lock, settle and release, and a client withdraw only what is not locked", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 5n * USDC);
+    const o = oid("op");
+    await t.vault.lock(o, c.address, 5n * USDC);
+    const vault = t.vault.info().contracts.vault;
+    const as = { address: vault, abi: vaultAbi, account: c.address } as const;
+    await refusedOnChain(c.reader.simulateContract({ ...as, functionName: "lock", args: [oid("x"), c.address, 1n] }), "OnlyOperator");
+    await refusedOnChain(c.reader.simulateContract({ ...as, functionName: "settle", args: [o, 0n, 1n, 0n] }), "OnlyOperator");
+    await refusedOnChain(c.reader.simulateContract({ ...as, functionName: "release", args: [o] }), "OnlyOperator");
+    await refusedOnChain(c.reader.simulateContract({ ...as, functionName: "withdraw", args: [1n] }), "InsufficientAvailable");
+    await refusedOnChain(
+      c.reader.simulateContract({ address: t.vault.info().contracts.sot, abi: positionTokenAbi, account: c.address, functionName: "mint", args: [c.address, 1n, 1n] }),
+      "OnlyMinter",
+    );
+  });
+
+  it("computes SOT token ids as the contract does and names them in CAIP-19", async () => {
+    const c = await newClient(t);
+    const { sot } = t.vault.info().contracts;
+    const onChain = await c.reader.readContract({ address: sot, abi: positionTokenAbi, functionName: "tokenIdOf", args: ["btc-100k", "NO"] });
+    expect(sotTokenId("btc-100k", "NO")).toBe(onChain);
+    expect(sotTokenId("btc-100k", "YES")).not.toBe(onChain);
+    expect(sotAssetId(31337, sot, onChain)).toBe(`eip155:31337/erc1155:${sot.toLowerCase()}/${onChain.toString()}`);
+  });
+
+  it("commits 200 concurrent lock+settle pairs in a few blocks with exact balances", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 1000n * USDC);
+    const tokenId = sotTokenId("concurrent", "YES");
+    const start = await c.reader.getBlockNumber();
+    const refs = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const o = oid(`c${i}`);
+        await t.vault.lock(o, c.address, 2n * USDC);
+        return t.vault.settle(o, BigInt(i) * 1000n, { tokenId, shares: 1_000_000n });
+      }),
+    );
+    const spent = (199n * 200n / 2n) * 1000n;
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 1000n * USDC - spent, locked: 0n });
+    expect(await t.vault.sotBalance(c.address, tokenId)).toBe(200n * 1_000_000n);
+    expect(new Set(refs.map((r) => r.txHash)).size).toBe(200);
+    expect((await c.reader.getBlockNumber()) - start).toBeLessThanOrEqual(4n);
+  });
+
+  it("tells which of two locks in one block lost the race for the same funds", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 3n * USDC);
+    const results = await Promise.allSettled([t.vault.lock(oid("p"), c.address, 2n * USDC), t.vault.lock(oid("q"), c.address, 2n * USDC)]);
+    expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
+    const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
+    expect(lost.reason).toBeInstanceOf(VaultTxError);
+    expect((lost.reason as VaultTxError).reason).toBe("InsufficientAvailable");
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: 1n * USDC, locked: 2n * USDC });
+  });
+});
