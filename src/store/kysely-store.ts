@@ -12,6 +12,7 @@ import {
   orderFromRow,
   orderPatchToRow,
   orderToRow,
+  sessionFromRow,
   type Database,
 } from "./rows.ts";
 import type {
@@ -22,6 +23,7 @@ import type {
   OrderRecord,
   OrderStatus,
   Page,
+  SessionRecord,
   Store,
 } from "./store.ts";
 
@@ -189,6 +191,26 @@ export class KyselyStore implements Store {
       .orderBy("trade_id")
       .execute();
     return rows.map(fillFromRow);
+  }
+
+  async insertSession(s: SessionRecord): Promise<void> {
+    await this.db
+      .insertInto("sessions")
+      .values({ id_hash: s.idHash, account_id: s.accountId, created_at: s.createdAt, expires_at: s.expiresAt })
+      .execute();
+  }
+
+  async session(idHash: string, now: string): Promise<SessionRecord | undefined> {
+    const row = await this.db.selectFrom("sessions").selectAll().where("id_hash", "=", idHash).where("expires_at", ">", now).executeTakeFirst();
+    return row && sessionFromRow(row);
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.db.deleteFrom("sessions").where("id_hash", "=", idHash).execute();
+  }
+
+  async purgeSessions(before: string): Promise<void> {
+    await this.db.deleteFrom("sessions").where("expires_at", "<=", before).execute();
   }
 
   async rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean> {

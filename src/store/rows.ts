@@ -1,6 +1,6 @@
 import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
 import type { Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
-import type { AccountRecord, ApiKeyRecord, FillRecord, OrderPatch, OrderRecord, OrderStatus } from "./store.ts";
+import type { AccountRecord, ApiKeyRecord, FillRecord, OrderPatch, OrderRecord, OrderStatus, SessionRecord } from "./store.ts";
 
 /**
  * A 64-bit integer column. SQLite hands it back as a bigint (safeIntegers) and PostgreSQL's int8 as a
@@ -79,12 +79,20 @@ export interface ReplaySignaturesTable {
   expires_at: Int64;
 }
 
+export interface SessionsTable {
+  id_hash: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   orders: OrdersTable;
   fills: FillsTable;
   replay_signatures: ReplaySignaturesTable;
+  sessions: SessionsTable;
 }
 
 /** Reads a 64-bit integer column; a JS number here would mean precision may already have been lost. */
@@ -248,4 +256,8 @@ export function fillFromRow(r: Selectable<FillsTable>): FillRecord {
     fee: int64(r.fee, "fee"),
     createdAt: r.created_at,
   };
+}
+
+export function sessionFromRow(r: Selectable<SessionsTable>): SessionRecord {
+  return { idHash: r.id_hash, accountId: r.account_id, createdAt: r.created_at, expiresAt: r.expires_at };
 }

@@ -27,6 +27,15 @@ export interface ApiKeyRecord {
   revokedAt: string | null;
 }
 
+/** A web terminal session; the id itself lives only in the user's cookie. */
+export interface SessionRecord {
+  /** SHA-256 of the session id, hex. */
+  idHash: string;
+  accountId: string;
+  createdAt: string;
+  expiresAt: string;
+}
+
 export const ORDER_STATUSES = ["pending", "locked", "routing", "filled", "partially_filled", "rejected", "failed"] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_filled", "rejected", "failed"];
@@ -110,6 +119,12 @@ export interface Store {
   /** Inserts fills, ignoring any whose (venue, tradeId) is already stored. */
   insertFills(fills: FillRecord[]): Promise<void>;
   fills(orderId: string): Promise<FillRecord[]>;
+
+  insertSession(s: SessionRecord): Promise<void>;
+  /** The session with this hash, unless it expired before `now` (ISO-8601). */
+  session(idHash: string, now: string): Promise<SessionRecord | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+  purgeSessions(before: string): Promise<void>;
 
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;
