@@ -96,7 +96,12 @@ export interface Venue {
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined;
   onBook(listener: (u: BookUpdate) => void): Unsubscribe;
   place(order: ChildOrder): Promise<PlaceResult>;
-  status(clientOrderId: string): Promise<ChildStatus>;
+  /**
+   * Finds a child order by its client id. `order` is the child order itself, when the caller
+   * still has it: a venue that keys orders by a hash of their content (Polymarket) needs it to
+   * find an order placed before a restart. Adapters that key by client id ignore it.
+   */
+  status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus>;
   latency(): LatencyStats;
   health(): VenueHealth;
 }
