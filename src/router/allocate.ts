@@ -37,76 +37,64 @@ export function better(a: Allocation, b: Allocation): boolean {
  */
 export function grow(curves: readonly Curve[], start: readonly bigint[], open: readonly boolean[], limits: Limits): Allocation {
   const lots = [...start];
-  let cost = 0n;
-  let shares = 0n;
-  for (const [v, c] of curves.entries()) {
-    cost += c.cost(lots[v]!);
-    shares += lots[v]! * c.lot;
-  }
+  const venueCost = curves.map((c, v) => c.cost(lots[v]!));
+  let cost = venueCost.reduce((s, x) => s + x, 0n);
+  let shares = curves.reduce((s, c, v) => s + lots[v]! * c.lot, 0n);
   const live = curves.map((c, v) => open[v]! && lots[v]! < c.maxLots && c.maxLots >= c.minLots);
   const cursor = curves.map((c, v) => firstSegmentAfter(c.segments, lots[v]!));
 
   for (;;) {
     let pick = -1;
     let pickSlope: Slope | undefined;
-    let pickTo = 0n;
     for (const [v, c] of curves.entries()) {
       if (!live[v]) continue;
-      const piece = nextPiece(c, lots[v]!, cursor[v]!);
-      if (pickSlope === undefined || slopeLess(piece.slope, pickSlope)) {
+      const slope = lots[v] === 0n && c.minLots > 1n ? c.minSlope : c.segments[cursor[v]!]!.slope;
+      if (pickSlope === undefined || slopeLess(slope, pickSlope)) {
         pick = v;
-        pickSlope = piece.slope;
-        pickTo = piece.to;
+        pickSlope = slope;
       }
     }
     if (pick < 0) break;
     const c = curves[pick]!;
     const from = lots[pick]!;
-    const base = cost - c.cost(from);
-    const at = (k: bigint) => base + c.cost(k);
-    const ok = (k: bigint) => fits(limits, at(k), shares + (k - from) * c.lot);
-    let to = pickTo;
-    if (!ok(to)) {
-      to = from;
-      if (from > 0n || c.minLots === 1n) {
-        const most = lastAtMost(from, pickTo - 1n, (k) => at(k) <= limits.budget);
-        const cap = limits.avgCap;
-        to = cap === null ? most : underAverageCap(from, most, at, (k) => (cap * (shares + (k - from) * c.lot)) / ONE);
-      }
+    const whole = from === 0n && c.minLots > 1n;
+    const pieceEnd = whole ? c.minLots : c.segments[cursor[pick]!]!.to;
+    const base = cost - venueCost[pick]!;
+    let to = pieceEnd;
+    let toCost = whole ? c.minCost : c.segmentCost(cursor[pick]!);
+    if (!fits(limits, base + toCost, shares + (to - from) * c.lot)) {
       live[pick] = false;
+      to = from;
+      toCost = venueCost[pick]!;
+      // A minimum size is taken whole or not at all.
+      if (!whole) {
+        to = c.mostWithin(from, pieceEnd - 1n, limits.budget - base);
+        if (limits.avgCap !== null) to = underAverageCap(c, from, to, limits.budget - base, shares - from * c.lot, base, limits.avgCap);
+        toCost = c.cost(to);
+      }
     }
-    if (to > from) {
-      cost = at(to);
-      shares += (to - from) * c.lot;
-      lots[pick] = to;
-    }
+    cost = base + toCost;
+    shares += (to - from) * c.lot;
+    lots[pick] = to;
+    venueCost[pick] = toCost;
     if (to === c.maxLots) live[pick] = false;
     while (cursor[pick]! < c.segments.length && c.segments[cursor[pick]!]!.to <= to) cursor[pick]!++;
   }
   return { lots, cost, shares };
 }
 
-/** The largest k in [lo, hi] where a monotone (true, then false) predicate holds; lo when none above it does. */
-function lastAtMost(lo: bigint, hi: bigint, holds: (k: bigint) => boolean): bigint {
-  while (lo < hi) {
-    const mid = (lo + hi + 1n) / 2n;
-    if (holds(mid)) lo = mid;
-    else hi = mid - 1n;
-  }
-  return lo;
-}
-
 /**
- * The largest k in (from, most] whose total keeps the average cap, else `from`. The capped cost
- * floor(cap * shares) only falls as k falls and the cost is monotone, so any k that keeps the cap
- * costs no more than the capped cost at the k just refused: bisecting on that skips whole runs of
- * lots at once and never skips a k that keeps the cap.
+ * The largest k in (from, most] whose total keeps the average cap, else `from`. What the venue's
+ * leg may cost under the cap at k lots only falls as k falls, and the cost is monotone, so any k
+ * that keeps the cap costs no more than that allowance at the k just refused: bisecting on it
+ * skips whole runs of lots and never skips a k that keeps the cap.
  */
-function underAverageCap(from: bigint, most: bigint, at: (k: bigint) => Micro, capAt: (k: bigint) => Micro): bigint {
+function underAverageCap(c: Curve, from: bigint, most: bigint, budget: Micro, otherShares: ShareMicro, otherCost: Micro, cap: PriceMicro): bigint {
+  const allowance = (k: bigint) => (cap * (otherShares + k * c.lot)) / ONE - otherCost;
   let k = most;
-  while (k > from && at(k) > capAt(k)) {
-    const ceiling = capAt(k);
-    k = lastAtMost(from, k - 1n, (j) => at(j) <= ceiling);
+  while (k > from && c.cost(k) > allowance(k)) {
+    const ceiling = allowance(k);
+    k = ceiling < c.cost(from) ? from : c.mostWithin(from, k - 1n, ceiling < budget ? ceiling : budget);
   }
   return k;
 }
@@ -115,15 +103,6 @@ function firstSegmentAfter(segments: readonly Segment[], k: bigint): number {
   let i = 0;
   while (i < segments.length && segments[i]!.to <= k) i++;
   return i;
-}
-
-/** The next piece a venue at k lots can take: its minimum size from zero, else the rest of its current segment. */
-function nextPiece(c: Curve, k: bigint, cursor: number): { to: bigint; slope: Slope } {
-  if (k === 0n && c.minLots > 1n) {
-    return { to: c.minLots, slope: { num: c.raw(c.minLots), den: c.minLots * c.lot } };
-  }
-  const seg = c.segments[cursor]!;
-  return { to: seg.to, slope: seg.slope };
 }
 
 /**
@@ -145,23 +124,18 @@ function nextPiece(c: Curve, k: bigint, cursor: number): { to: bigint; slope: Sl
  * rounding alone makes it bind (a piece that breaks it is dropped whole).
  */
 export function bestAllocation(curves: readonly Curve[], limits: Limits): Allocation {
-  const none = curves.map(() => 0n);
-  let best: Allocation = { lots: none, cost: 0n, shares: 0n };
-  const usable = curves.map((c) => c.maxLots >= c.minLots && c.cost(c.minLots) <= limits.budget);
-  const subsets = 1 << curves.length;
-  for (let mask = 1; mask < subsets; mask++) {
+  const usable = curves.map((c) => c.maxLots >= c.minLots && c.minCost <= limits.budget);
+  let best: Allocation = { lots: curves.map(() => 0n), cost: 0n, shares: 0n };
+  // One candidate per set of venues: per-order rounding (Kalshi's cent) can make one more leg
+  // dearer than it looks unrounded, which only a candidate without that venue reveals.
+  for (let mask = 1; mask < 1 << curves.length; mask++) {
     const open = curves.map((_, v) => (mask & (1 << v)) !== 0);
     if (open.some((o, v) => o && !usable[v])) continue;
-    const start = curves.map((c, v) => (open[v] ? c.minLots : 0n));
-    let cost = 0n;
-    let shares = 0n;
-    for (const [v, c] of curves.entries()) {
-      cost += c.cost(start[v]!);
-      shares += start[v]! * c.lot;
-    }
+    // A minimum of more than one lot makes a curve non-convex from zero, so it is taken up front.
+    const start = curves.map((c, v) => (open[v] && c.minLots > 1n ? c.minLots : 0n));
     // Minimum sizes alone may sit over the average cap through rounding, and more lots can bring
     // them back under it, so only the budget rules a start out.
-    if (cost > limits.budget) continue;
+    if (start.reduce((s, k, v) => s + (k > 0n ? curves[v]!.minCost : 0n), 0n) > limits.budget) continue;
     const candidate = grow(curves, start, open, limits);
     if (fits(limits, candidate.cost, candidate.shares) && better(candidate, best)) best = candidate;
   }

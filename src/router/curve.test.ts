@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { notional } from "../domain/money.ts";
+import { orderFee } from "../domain/fees.ts";
+import { Curve, slopeLess } from "./curve.ts";
+import { routingCase } from "./testkit.ts";
+
+describe("Curve", () => {
+  it("prices every lot count exactly as orderFee and per-level notionals do", () => {
+    fc.assert(
+      fc.property(routingCase("any"), ({ quotes }) => {
+        for (const q of quotes) {
+          const c = new Curve(0, q, null);
+          for (let k = 0n; k <= c.maxLots; k++) {
+            const fills = c.fills(k);
+            const fee = orderFee(q.feeModel, fills);
+            expect(c.fee(k)).toBe(fee);
+            expect(c.cost(k)).toBe(fills.reduce((s, l) => s + notional(l.price, l.shares), 0n) + fee);
+          }
+        }
+      }),
+      { numRuns: 300, seed: 5 },
+    );
+  });
+
+  it("cuts the lots into contiguous segments of non-decreasing slope", () => {
+    fc.assert(
+      fc.property(routingCase("any"), ({ quotes }) => {
+        for (const q of quotes) {
+          const c = new Curve(0, q, null);
+          let at = 0n;
+          for (const [i, seg] of c.segments.entries()) {
+            expect(seg.from).toBe(at);
+            expect(seg.to).toBeGreaterThan(seg.from);
+            if (i > 0) expect(slopeLess(seg.slope, c.segments[i - 1]!.slope)).toBe(false);
+            at = seg.to;
+          }
+          expect(at).toBe(c.maxLots);
+        }
+      }),
+      { numRuns: 300, seed: 6 },
+    );
+  });
+
+  it("stops the eligible book at the first level over the limit, even if a later one is under it", () => {
+    const kalshi = { kind: "kalshi", ratePpm: 70_000n } as const;
+    // One contract at 0.90 pays a whole cent of fee (0.91 a share); 1000 at 0.901 pay 6.25 (0.90725).
+    const asks = [
+      { price: 900_000n, shares: 1_000_000n },
+      { price: 901_000n, shares: 1_000_000_000n },
+    ];
+    const q = { venue: "k", venueMarketId: "m", asks, feeModel: kalshi, tickSize: 1_000n, minOrderShares: 1_000_000n, lotShares: 1_000_000n, latencyMs: 1 };
+    expect(new Curve(0, q, 908_000n).maxLots).toBe(0n);
+    expect(new Curve(0, q, 910_000n).maxLots).toBe(1_001n);
+  });
+});

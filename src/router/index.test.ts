@@ -1,0 +1,132 @@
+import { describe, expect, it } from "vitest";
+import { plan, type Plan, type PlanRequest, type Refusal } from "./index.ts";
+import { KALSHI, planViolation, quote, usdc } from "./testkit.ts";
+import type { VenueQuote } from "./types.ts";
+
+const S = 1_000_000n; // one share in micro-shares
+
+function req(amount: number, over: Partial<PlanRequest> = {}): PlanRequest {
+  return { amount: usdc(amount), maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK", ...over };
+}
+
+function planned(r: PlanRequest, quotes: VenueQuote[]): Plan {
+  const p = plan(r, quotes);
+  if (p.kind !== "plan") throw new Error(`expected a plan, got ${p.code}: ${p.message}`);
+  expect(planViolation(r, quotes, p)).toBeUndefined();
+  return p;
+}
+
+function refused(r: PlanRequest, quotes: VenueQuote[]): Refusal {
+  const p = plan(r, quotes);
+  if (p.kind !== "refusal") throw new Error(`expected a refusal, got a plan of ${p.shares} micro-shares`);
+  return p;
+}
+
+const legs = (p: Plan) => p.legs.map((l) => [l.venue, l.shares]);
+
+describe("optimize_price", () => {
+  it("buys the whole amount on a single venue", () => {
+    const p = planned(req(10), [quote("poly", [[0.5, 100]])]);
+    expect(legs(p)).toEqual([["poly", 20n * S]]);
+    expect(p).toMatchObject({ cost: usdc(10), fees: 0n, referencePrice: 500_000n, limitPrice: 505_000n });
+    expect(p.legs[0]).toMatchObject({ limitPrice: 500_000n, notional: usdc(10), levels: [{ price: 500_000n, shares: 20n * S }] });
+  });
+
+  it("splits across venues when that buys more", () => {
+    const quotes = [quote("a", [[0.5, 10], [0.6, 100]]), quote("b", [[0.51, 10], [0.6, 100]])];
+    const p = planned(req(10.1, { maxSlippage: 200_000n }), quotes);
+    expect(legs(p)).toEqual([["a", 10n * S], ["b", 10n * S]]);
+    expect(p.cost).toBe(usdc(10.1));
+  });
+
+  it("keeps one Kalshi order when rounding each order's fee up to the cent makes a split dearer", () => {
+    // Same price on both: 4 contracts on one order pay 0.07 in fees (2.07), 1 + 3 pay 0.02 + 0.06 (2.08).
+    const quotes = [quote("b", [[0.5, 1]], { feeModel: KALSHI, lotShares: S }), quote("a", [[0.5, 4]], { feeModel: KALSHI, lotShares: S })];
+    const p = planned(req(2.07), quotes);
+    expect(legs(p)).toEqual([["a", 4n * S]]);
+    expect(p).toMatchObject({ cost: usdc(2.07), fees: usdc(0.07) });
+  });
+
+  it("leaves out a venue whose minimum size the amount cannot reach", () => {
+    const quotes = [quote("cheap", [[0.4, 100]], { minOrderShares: 10n * S }), quote("other", [[0.45, 100]])];
+    const p = planned(req(3, { maxSlippage: 200_000n }), quotes);
+    expect(legs(p)).toEqual([["other", 6_660_000n]]);
+    expect(p.cost).toBe(usdc(2.997));
+  });
+
+  it("never takes a level over the slippage limit, and FOK refuses what only those levels could fill", () => {
+    const quotes = [quote("a", [[0.5, 10], [0.52, 10], [0.6, 1000]])];
+    const ioc = planned(req(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);
+    expect(ioc.limitPrice).toBe(525_000n);
+    expect(ioc.legs[0]!.levels.map((l) => l.price)).toEqual([500_000n, 520_000n]);
+    expect(ioc).toMatchObject({ shares: 20n * S, cost: usdc(10.2) });
+    expect(refused(req(100, { maxSlippage: 50_000n }), quotes).code).toBe("slippage_exceeded");
+  });
+
+  it("FOK refuses a book too thin for the amount; IOC takes what there is", () => {
+    const quotes = [quote("a", [[0.5, 10]])];
+    expect(refused(req(100, { maxSlippage: 500_000n }), quotes).code).toBe("insufficient_liquidity");
+    const p = planned(req(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes);
+    expect(p).toMatchObject({ shares: 10n * S, cost: usdc(5) });
+  });
+
+  it("counts budget under one lot as filled under FOK", () => {
+    const p = planned(req(10.004), [quote("a", [[0.5, 100]])]);
+    expect(p).toMatchObject({ shares: 20n * S, cost: usdc(10) });
+  });
+
+  it("refuses an amount under every venue's minimum size as too small, and an empty book as illiquid", () => {
+    const kalshi = [quote("k", [[0.5, 100]], { feeModel: KALSHI, lotShares: S })];
+    const small = refused(req(0.1), kalshi);
+    expect(small.code).toBe("order_too_small");
+    expect(small.details).toMatchObject({ min_amount_usdc: "0.52" });
+    expect(refused(req(0.1, { timeInForce: "IOC" }), kalshi).code).toBe("order_too_small");
+    expect(refused(req(10), [quote("a", [])]).code).toBe("insufficient_liquidity");
+    expect(refused(req(10, { timeInForce: "IOC" }), [quote("a", [[0.5, 0.5]])]).code).toBe("insufficient_liquidity");
+  });
+
+  it("keeps the average fee-adjusted price under the limit when rounding alone would break it", () => {
+    // At 0.29 with 0.1-contract lots, the whole level is 0.318571 a share after fees; 7 lots average
+    // 0.318572 because of the cent rounding, so the best the limit allows is 6 lots.
+    const q = quote("k", [[0.29, 0.700011]], { feeModel: KALSHI, lotShares: 100_000n, minOrderShares: 200_000n });
+    const p = planned(req(0.223, { maxSlippage: 0n, timeInForce: "IOC" }), [q]);
+    expect(p).toMatchObject({ shares: 600_000n, cost: usdc(0.184) });
+  });
+});
+
+describe("optimize_speed", () => {
+  const speed = (amount: number, over: Partial<PlanRequest> = {}) => req(amount, { strategy: "optimize_speed", maxSlippage: 100_000n, ...over });
+
+  it("picks the fastest venue that can fill the whole order, even if another is cheaper", () => {
+    const quotes = [quote("cheap", [[0.5, 100]], { latencyMs: 120 }), quote("fast", [[0.52, 100]], { latencyMs: 20 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["fast", 19_230_000n]]);
+    expect(legs(planned(req(10), quotes))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("falls to the next fastest when the fastest cannot fill the whole order", () => {
+    const quotes = [quote("fast", [[0.5, 5]], { latencyMs: 10 }), quote("next", [[0.51, 100]], { latencyMs: 40 }), quote("slow", [[0.5, 100]], { latencyMs: 90 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["next", 19_600_000n]]);
+  });
+
+  it("ranks a venue with no measured latency last", () => {
+    const quotes = [quote("unmeasured", [[0.5, 100]], { latencyMs: undefined }), quote("slow", [[0.5, 100]], { latencyMs: 900 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["slow", 20n * S]]);
+  });
+
+  it("breaks a latency tie by price", () => {
+    const quotes = [quote("a", [[0.51, 100]], { latencyMs: 30 }), quote("b", [[0.5, 100]], { latencyMs: 30 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["b", 20n * S]]);
+  });
+
+  it("never splits: FOK refuses when only a split could fill, IOC takes the fastest partial", () => {
+    const quotes = [quote("a", [[0.5, 10]], { latencyMs: 30 }), quote("b", [[0.5, 10]], { latencyMs: 10 })];
+    expect(legs(planned(req(7.5, { maxSlippage: 100_000n }), quotes))).toHaveLength(2);
+    expect(refused(speed(7.5), quotes).code).toBe("insufficient_liquidity");
+    expect(legs(planned(speed(7.5, { timeInForce: "IOC" }), quotes))).toEqual([["b", 10n * S]]);
+  });
+
+  it("refuses slippage when a venue could fill alone only beyond the limit", () => {
+    const quotes = [quote("a", [[0.5, 10], [0.7, 100]], { latencyMs: 5 })];
+    expect(refused(speed(20), quotes).code).toBe("slippage_exceeded");
+  });
+});
