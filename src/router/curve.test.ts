@@ -10,7 +10,7 @@ describe("Curve", () => {
     fc.assert(
       fc.property(routingCase("any"), ({ quotes }) => {
         for (const q of quotes) {
-          const c = new Curve(0, q, null);
+          const c = new Curve(q, null);
           for (let k = 0n; k <= c.maxLots; k++) {
             const fills = c.fills(k);
             const fee = orderFee(q.feeModel, fills);
@@ -27,7 +27,7 @@ describe("Curve", () => {
     fc.assert(
       fc.property(routingCase("any"), ({ quotes }) => {
         for (const q of quotes) {
-          const c = new Curve(0, q, null);
+          const c = new Curve(q, null);
           let at = 0n;
           for (const [i, seg] of c.segments.entries()) {
             expect(seg.from).toBe(at);
@@ -50,7 +50,7 @@ describe("Curve", () => {
       { price: 901_000n, shares: 1_000_000_000n },
     ];
     const q = { venue: "k", venueMarketId: "m", asks, feeModel: kalshi, tickSize: 1_000n, minOrderShares: 1_000_000n, lotShares: 1_000_000n, latencyMs: 1 };
-    expect(new Curve(0, q, 908_000n).maxLots).toBe(0n);
-    expect(new Curve(0, q, 910_000n).maxLots).toBe(1_001n);
+    expect(new Curve(q, 908_000n).maxLots).toBe(0n);
+    expect(new Curve(q, 910_000n).maxLots).toBe(1_001n);
   });
 });

@@ -107,7 +107,6 @@ export class Curve {
 
   /** `limit` null takes the whole book: what the order could have had without a slippage cap. */
   constructor(
-    readonly index: number,
     readonly quote: VenueQuote,
     limit: PriceMicro | null,
   ) {

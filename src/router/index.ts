@@ -1,6 +1,6 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
 import { feeAdjustedPrice, orderFee } from "../domain/fees.ts";
-import { bestAllocation, better, exhausted, grow, type Allocation, type Limits } from "./allocate.ts";
+import { bestAllocation, better, exhausted, type Allocation, type Limits } from "./allocate.ts";
 import { Curve } from "./curve.ts";
 import type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
 
@@ -21,7 +21,7 @@ export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Re
     quotes,
     reference,
     limit,
-    curves: quotes.map((q, i) => new Curve(i, q, limit)),
+    curves: quotes.map((q) => new Curve(q, limit)),
     limits: { budget: req.amount, avgCap: limit },
   };
   return req.strategy === "optimize_price" ? routeForPrice(ctx) : routeForSpeed(ctx);
@@ -68,14 +68,10 @@ function routeForPrice(ctx: Context): Plan | Refusal {
 function routeForSpeed(ctx: Context): Plan | Refusal {
   const order = ctx.curves.map((_, v) => v).sort((x, y) => latencyRank(ctx.quotes[x]!) - latencyRank(ctx.quotes[y]!) || x - y);
   const alone = (curves: readonly Curve[], v: number, limits: Limits) => {
-    const open = curves.map((_, u) => u === v);
-    const a = grow(
-      curves,
-      curves.map(() => 0n),
-      open,
-      limits,
-    );
-    return { a, complete: a.shares > 0n && exhausted(curves, open, a, limits, limits.avgCap ?? ONE) };
+    const only = [curves[v]!];
+    const a = bestAllocation(only, limits);
+    const complete = a.shares > 0n && exhausted(only, [true], a, limits, limits.avgCap ?? ONE);
+    return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0n)) }, complete };
   };
   const singles = order.map((v) => ({ v, ...alone(ctx.curves, v, ctx.limits) }));
   const pick = (eligible: typeof singles) => {
@@ -102,7 +98,7 @@ function latencyRank(q: VenueQuote): number {
 
 /** The whole book with no slippage cap: what tells a slippage refusal from a liquidity one. */
 function fullBook(ctx: Context): Curve[] {
-  return ctx.quotes.map((q, i) => new Curve(i, q, null));
+  return ctx.quotes.map((q) => new Curve(q, null));
 }
 
 function fullLimits(ctx: Context): Limits {
