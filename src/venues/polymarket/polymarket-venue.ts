@@ -1,0 +1,388 @@
+import { performance } from "node:perf_hooks";
+import { AppError } from "../../domain/errors.ts";
+import { orderFee } from "../../domain/fees.ts";
+import { systemClock, type Clock, type Level, type Outcome } from "../../domain/types.ts";
+import type { MarketCatalog } from "../../markets/catalog.ts";
+import { LatencyRecorder } from "../latency.ts";
+import type {
+  BookSnapshot,
+  BookUpdate,
+  ChildOrder,
+  ChildStatus,
+  LatencyStats,
+  PlaceResult,
+  Unsubscribe,
+  Venue,
+  VenueFill,
+  VenueHealth,
+  VenueMarket,
+} from "../venue.ts";
+import type { PolymarketCredentials } from "./auth.ts";
+import { BookStream } from "./book-stream.ts";
+import { formatDecimal } from "./decimal.ts";
+import { orderBody, orderHash, OrderSigner } from "./order-signing.ts";
+import { POLYMARKET_LIMITS, RateLimiter, type Limit } from "./rate-limiter.ts";
+import { READ_POLICY, RestClient, RestError, type RestFailure, type RetryPolicy } from "./rest.ts";
+import {
+  applyLevel,
+  END_CURSOR,
+  INITIAL_CURSOR,
+  parseBook,
+  parseMarketsPage,
+  parseOpenOrder,
+  parseOrderAck,
+  parseTradesPage,
+  type BookSummary,
+  type ClobMarket,
+  type ClobTrade,
+  type StreamEvent,
+} from "./wire.ts";
+
+export interface PolymarketVenueOptions {
+  /** The venue id the catalog's listings name (default "polymarket-sim"). */
+  id?: string;
+  /** REST base, e.g. https://clob.polymarket.com. */
+  baseUrl: string;
+  /** The market channel, e.g. wss://ws-subscriptions-clob.polymarket.com/ws/market. */
+  wsUrl: string;
+  credentials: PolymarketCredentials;
+  catalog: MarketCatalog;
+  clock?: Clock;
+  freshnessMs?: number;
+  requestTimeoutMs?: number;
+  /** Stream reconnection back-off. */
+  reconnect?: { initialMs: number; maxMs: number };
+  /** First REST retry back-off, doubling. */
+  retryBackoffMs?: number;
+  maxRetryAfterMs?: number;
+  limits?: Record<string, Limit>;
+}
+
+interface HeldBook {
+  bids: Level[];
+  asks: Level[];
+  receivedAt: number;
+  /** The stream connection that last delivered this book; 0 for a REST snapshot. */
+  connection: number;
+}
+
+/** Reposting an order is safe: its hash is fixed by its client id, so the venue refuses a second copy as a duplicate. */
+const ORDER_POLICY: RetryPolicy = {
+  attempts: 4,
+  retryable: (f) => f.kind === "refused" || (f.kind === "http" && (f.status === 429 || f.status >= 500)),
+};
+const BOOKS_PER_REQUEST = 50;
+
+/** Polymarket's CLOB behind the Venue port: REST for catalogue, orders and fills, the market WebSocket for books. */
+export class PolymarketVenue implements Venue {
+  readonly id: string;
+  readonly freshnessMs: number;
+  private readonly clock: Clock;
+  private readonly catalog: MarketCatalog;
+  private readonly rest: RestClient;
+  private readonly signer: OrderSigner;
+  private readonly apiKey: string;
+  private readonly stream: BookStream;
+  private readonly recorder = new LatencyRecorder();
+  private readonly markets_ = new Map<string, ClobMarket>();
+  private readonly tokens = new Map<string, { conditionId: string; outcome: Outcome }>();
+  private readonly books = new Map<string, HeldBook>();
+  private readonly orders = new Map<string, string>();
+  private readonly listeners = new Set<(u: BookUpdate) => void>();
+  private restFailures = 0;
+
+  constructor(opts: PolymarketVenueOptions) {
+    this.id = opts.id ?? "polymarket-sim";
+    this.clock = opts.clock ?? systemClock;
+    this.catalog = opts.catalog;
+    this.freshnessMs = opts.freshnessMs ?? 5_000;
+    this.signer = new OrderSigner(opts.credentials.privateKey);
+    this.apiKey = opts.credentials.apiKey;
+    this.rest = new RestClient({
+      baseUrl: opts.baseUrl.replace(/\/$/, ""),
+      credentials: opts.credentials,
+      address: this.signer.address,
+      clock: this.clock,
+      limiter: new RateLimiter(opts.limits ?? POLYMARKET_LIMITS),
+      timeoutMs: opts.requestTimeoutMs ?? 3_000,
+      backoffMs: opts.retryBackoffMs ?? 200,
+      maxRetryAfterMs: opts.maxRetryAfterMs ?? 5_000,
+    });
+    this.stream = new BookStream({
+      url: opts.wsUrl,
+      clock: this.clock,
+      silenceMs: this.freshnessMs,
+      pingMs: Math.min(10_000, Math.max(20, Math.floor(this.freshnessMs / 4))),
+      backoff: opts.reconnect ?? { initialMs: 250, maxMs: 10_000 },
+      onEvents: (events) => this.onStream(events),
+    });
+  }
+
+  /** Loads the catalogue, takes a REST snapshot of every open book, then follows them on the stream. */
+  async start(): Promise<void> {
+    await this.markets();
+    const open = [...this.markets_.values()].filter((m) => m.market.status === "open");
+    const tokenIds = open.flatMap((m) => [m.market.outcomeIds.YES, m.market.outcomeIds.NO]);
+    for (let i = 0; i < tokenIds.length; i += BOOKS_PER_REQUEST) {
+      const chunk = tokenIds.slice(i, i + BOOKS_PER_REQUEST);
+      const raw = await this.read({ method: "POST", path: "/books", body: chunk.map((token_id) => ({ token_id })), limits: ["books"] });
+      if (!Array.isArray(raw)) throw new RestError({ kind: "http", status: 200, error: "POST /books did not answer an array", retryAfterMs: undefined });
+      for (const b of raw) this.hold(parseBook(b), 0);
+    }
+    this.stream.start(tokenIds);
+  }
+
+  async stop(): Promise<void> {
+    this.stream.stop();
+  }
+
+  /** Pages through `GET /markets` until every market the catalog lists for this venue is found or the listing ends. */
+  async markets(): Promise<VenueMarket[]> {
+    const wanted = new Set(this.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const found = new Map<string, ClobMarket>();
+    let cursor = INITIAL_CURSOR;
+    while (cursor !== END_CURSOR && found.size < wanted.size) {
+      const page = parseMarketsPage(await this.read({ method: "GET", path: "/markets", query: { next_cursor: cursor }, limits: [] }));
+      for (const m of page.data) if (wanted.has(m.market.venueMarketId)) found.set(m.market.venueMarketId, m);
+      cursor = page.nextCursor;
+    }
+    for (const [id, m] of found) {
+      const held = this.markets_.get(id);
+      // a tick size change seen on the stream is newer than the listing
+      this.markets_.set(id, held ? { ...m, market: { ...m.market, tickSize: held.market.tickSize } } : m);
+      this.tokens.set(m.market.outcomeIds.YES, { conditionId: id, outcome: "YES" });
+      this.tokens.set(m.market.outcomeIds.NO, { conditionId: id, outcome: "NO" });
+    }
+    return [...this.markets_.values()].map((m) => copyMarket(m.market));
+  }
+
+  market(venueMarketId: string): VenueMarket | undefined {
+    const m = this.markets_.get(venueMarketId);
+    return m && copyMarket(m.market);
+  }
+
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
+    const token = this.markets_.get(venueMarketId)?.market.outcomeIds[outcome];
+    const held = token === undefined ? undefined : this.books.get(token);
+    if (!held) return undefined;
+    // a book on the live connection is current as of the last frame heard, changed or not
+    const live = this.stream.state === "open" && held.connection === this.stream.connections;
+    const updatedAt = live ? Math.max(held.receivedAt, this.stream.lastHeardAt ?? 0) : held.receivedAt;
+    return { venue: this.id, venueMarketId, outcome, bids: copyLevels(held.bids), asks: copyLevels(held.asks), updatedAt };
+  }
+
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async place(order: ChildOrder): Promise<PlaceResult> {
+    const m = this.markets_.get(order.venueMarketId);
+    if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
+    if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
+    const struct = this.signer.buyOrder({
+      clientOrderId: order.clientOrderId,
+      tokenId: m.market.outcomeIds[order.outcome],
+      limitPrice: order.limitPrice,
+      shares: order.shares,
+      feeRateBps: m.feeRateBps,
+      negRisk: m.negRisk,
+    });
+    if (!struct) return { kind: "rejected", reason: `invalid_lot: ${formatDecimal(order.shares)} shares at ${formatDecimal(order.limitPrice)} is not a whole micro-USDC` };
+    const orderId = orderHash(struct, m.negRisk);
+    this.orders.set(order.clientOrderId, orderId);
+    const body = orderBody(struct, await this.signer.sign(struct, m.negRisk), this.apiKey, "FAK");
+    const started = performance.now();
+    try {
+      const ack = parseOrderAck(
+        await this.rest.send({ method: "POST", path: "/order", body, auth: true, limits: ["postOrderBurst", "postOrderSustained"] }, ORDER_POLICY),
+      );
+      this.restFailures = 0;
+      this.recorder.record(performance.now() - started);
+      if (!ack.success) return { kind: "rejected", reason: `${rejectionCode(ack.errorMsg)}: ${ack.errorMsg}` };
+      return await this.executed(orderId, order, `order ${ack.status}`);
+    } catch (err) {
+      return this.placeFailed(err, orderId, order);
+    }
+  }
+
+  /**
+   * Finds an order by client id. Polymarket keys orders by their hash, which the adapter
+   * remembers for the orders it placed; after a restart it rebuilds the hash from `order`.
+   */
+  async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    let orderId = this.orders.get(clientOrderId);
+    if (orderId === undefined && order) orderId = this.rebuildOrderId(order);
+    if (orderId === undefined) {
+      throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to status() after a restart.`, { venue: this.id });
+    }
+    try {
+      return await this.lookup(orderId, clientOrderId);
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id} could not be asked about order ${orderId}: ${(err as Error).message}`, { venue: this.id });
+    }
+  }
+
+  latency(): LatencyStats {
+    return this.recorder.stats();
+  }
+
+  health(): VenueHealth {
+    const now = this.clock.now();
+    let oldest: number | undefined;
+    for (const m of this.markets_.values()) {
+      if (m.market.status !== "open") continue;
+      for (const outcome of ["YES", "NO"] as const) {
+        const at = this.book(m.market.venueMarketId, outcome)?.updatedAt;
+        if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
+      }
+    }
+    const bookAgeMs = oldest === undefined ? undefined : now - oldest;
+    const state = this.restFailures >= 3 ? "down" : this.stream.state !== "open" || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
+    return { state, latency: this.latency(), bookAgeMs };
+  }
+
+  /** The stream's state and connection count, for health pages and tests. */
+  streamInfo(): { state: string; connections: number; lastHeardAt: number | undefined } {
+    return { state: this.stream.state, connections: this.stream.connections, lastHeardAt: this.stream.lastHeardAt };
+  }
+
+  private async executed(orderId: string, order: ChildOrder, what: string): Promise<PlaceResult> {
+    let status: ChildStatus;
+    try {
+      status = await this.lookup(orderId, order.clientOrderId);
+    } catch (err) {
+      return { kind: "unknown", reason: `fills_unavailable: ${what}, but its trades could not be read (${(err as Error).message})` };
+    }
+    if (status.kind === "not_found" || status.fills.length === 0) {
+      return { kind: "unknown", reason: `unconfirmed: ${what}, but the venue shows no trade of it yet` };
+    }
+    const filled = status.fills.reduce((s, f) => s + f.shares, 0n);
+    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId: orderId, fills: status.fills };
+  }
+
+  private async placeFailed(err: unknown, orderId: string, order: ChildOrder): Promise<PlaceResult> {
+    if (!(err instanceof RestError)) return { kind: "unknown", reason: `unreadable_answer: ${(err as Error).message}` };
+    this.restFailures = err.failure.kind === "http" ? 0 : this.restFailures + 1;
+    const f: RestFailure = err.failure;
+    switch (f.kind) {
+      case "timeout":
+        return { kind: "unknown", reason: `timeout: ${f.detail}` };
+      case "lost":
+        return { kind: "unknown", reason: `connection_lost: ${f.detail}` };
+      case "refused":
+        return { kind: "rejected", reason: `venue_unreachable: ${f.detail}` };
+      case "http":
+        if (f.status === 400 && /duplicat/i.test(f.error)) return this.executed(orderId, order, "duplicate of an order already placed");
+        if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${f.error}` };
+        if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${f.error}` };
+        if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${f.error}` };
+        return { kind: "rejected", reason: `${rejectionCode(f.error)}: ${f.error}` };
+    }
+  }
+
+  private rebuildOrderId(order: ChildOrder): string | undefined {
+    const m = this.markets_.get(order.venueMarketId);
+    if (!m) return undefined;
+    const struct = this.signer.buyOrder({
+      clientOrderId: order.clientOrderId,
+      tokenId: m.market.outcomeIds[order.outcome],
+      limitPrice: order.limitPrice,
+      shares: order.shares,
+      feeRateBps: m.feeRateBps,
+      negRisk: m.negRisk,
+    });
+    return struct && orderHash(struct, m.negRisk);
+  }
+
+  /** The order and its trades, with the order's fee split over them so that they add up to the fee of the whole order. */
+  private async lookup(orderId: string, clientOrderId: string): Promise<ChildStatus> {
+    let raw: unknown;
+    try {
+      raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] });
+    } catch (err) {
+      if (err instanceof RestError && err.failure.kind === "http" && err.failure.status === 404) return { kind: "not_found" };
+      throw err;
+    }
+    if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
+    const open = parseOpenOrder(raw);
+    const trades = await Promise.all(open.associateTrades.map((id) => this.trade(id)));
+    const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
+    const model = this.markets_.get(open.market)?.market.feeModel ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
+    let charged = 0n;
+    const fills: VenueFill[] = mine.map((t, i) => {
+      const upTo = orderFee(model, mine.slice(0, i + 1).map((x) => ({ price: x.price, shares: x.size })));
+      const fee = upTo - charged;
+      charged = upTo;
+      return { tradeId: t.id, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee };
+    });
+    return { kind: open.status, venueOrderId: orderId, fills };
+  }
+
+  private async trade(id: string): Promise<ClobTrade | undefined> {
+    const page = parseTradesPage(await this.read({ method: "GET", path: "/data/trades", query: { id }, auth: true, limits: ["trades"] }));
+    return page.data.find((t) => t.id === id);
+  }
+
+  private async read(req: Parameters<RestClient["send"]>[0]): Promise<unknown> {
+    try {
+      const out = await this.rest.send(req, READ_POLICY);
+      this.restFailures = 0;
+      return out;
+    } catch (err) {
+      if (err instanceof RestError && err.failure.kind !== "http") this.restFailures++;
+      throw err;
+    }
+  }
+
+  private onStream(events: StreamEvent[]): void {
+    const changed = new Set<string>();
+    for (const e of events) {
+      if (e.type === "book") {
+        if (this.hold(e.book, this.stream.connections)) changed.add(this.tokens.get(e.book.assetId)!.conditionId);
+      } else if (e.type === "price_change") {
+        for (const c of e.changes) {
+          const held = this.books.get(c.assetId);
+          const token = this.tokens.get(c.assetId);
+          if (!held || !token) continue;
+          held[c.side] = applyLevel(held[c.side], c.side === "bids" ? "desc" : "asc", c.price, c.size);
+          held.receivedAt = this.clock.now();
+          held.connection = this.stream.connections;
+          changed.add(token.conditionId);
+        }
+      } else if (e.type === "tick_size_change") {
+        const token = this.tokens.get(e.assetId);
+        const m = token && this.markets_.get(token.conditionId);
+        if (m) m.market.tickSize = e.tickSize;
+      }
+    }
+    for (const venueMarketId of changed) for (const l of this.listeners) l({ venue: this.id, venueMarketId });
+  }
+
+  private hold(b: BookSummary, connection: number): boolean {
+    if (!this.tokens.has(b.assetId)) return false;
+    this.books.set(b.assetId, { bids: b.bids, asks: b.asks, receivedAt: this.clock.now(), connection });
+    return true;
+  }
+}
+
+/** Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the router logs. */
+function rejectionCode(error: string): string {
+  const e = error.toLowerCase();
+  if (e.includes("fak") || e.includes("no orders found to match")) return "no_match";
+  if (e.includes("fully filled") || e.includes("fok")) return "not_filled";
+  if (e.includes("tick size")) return "invalid_tick";
+  if (e.includes("lower than the minimum") || e.includes("min size")) return "below_min_size";
+  if (e.includes("balance") || e.includes("allowance")) return "insufficient_balance";
+  if (e.includes("signature")) return "invalid_signature";
+  if (e.includes("not yet ready") || e.includes("closed")) return "market_closed";
+  return "venue_rejected";
+}
+
+function copyMarket(m: VenueMarket): VenueMarket {
+  return { ...m, outcomeIds: { ...m.outcomeIds }, feeModel: { ...m.feeModel } };
+}
+
+function copyLevels(levels: Level[]): Level[] {
+  return levels.map((l) => ({ price: l.price, shares: l.shares }));
+}

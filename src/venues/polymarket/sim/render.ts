@@ -1,0 +1,86 @@
+import { createHash } from "node:crypto";
+import { ONE } from "../../../domain/money.ts";
+import type { Level } from "../../../domain/types.ts";
+import type { CatalogEvent, CatalogListing } from "../../../markets/catalog.ts";
+import type { BookSnapshot, VenueMarket } from "../../venue.ts";
+import { formatDecimal } from "../decimal.ts";
+
+/** A market as `GET /markets` lists it: the CLOB's field names and types (numbers where Polymarket sends numbers). */
+export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: VenueMarket, feeRateBps: bigint, mid: bigint | undefined) {
+  const open = m.status === "open";
+  const price = (outcome: "YES" | "NO") => {
+    if (event.resolution) return event.resolution === outcome ? 1 : 0;
+    if (mid === undefined) return 0;
+    return Number(formatDecimal(outcome === "YES" ? mid : ONE - mid));
+  };
+  return {
+    enable_order_book: true,
+    active: open,
+    closed: !open,
+    archived: false,
+    accepting_orders: open,
+    accepting_order_timestamp: null,
+    minimum_order_size: Number(formatDecimal(m.minOrderShares)),
+    minimum_tick_size: Number(formatDecimal(m.tickSize)),
+    condition_id: listing.venueMarketId,
+    question_id: `0x${createHash("sha256").update(`question:${listing.venueMarketId}`).digest("hex")}`,
+    question: event.title,
+    description: event.description,
+    market_slug: event.eventId,
+    end_date_iso: event.closeTime,
+    game_start_time: null,
+    seconds_delay: 0,
+    fpmm: "",
+    maker_base_fee: 0,
+    taker_base_fee: Number(feeRateBps),
+    notifications_enabled: true,
+    neg_risk: false,
+    neg_risk_market_id: "",
+    neg_risk_request_id: "",
+    icon: "",
+    image: "",
+    rewards: { rates: null, min_size: 0, max_spread: 0 },
+    is_50_50_outcome: false,
+    tokens: [
+      { token_id: listing.outcomeIds.YES, outcome: "Yes", price: price("YES"), winner: event.resolution === "YES" },
+      { token_id: listing.outcomeIds.NO, outcome: "No", price: price("NO"), winner: event.resolution === "NO" },
+    ],
+    tags: [],
+  };
+}
+
+export interface WireLevel {
+  price: string;
+  size: string;
+}
+
+/**
+ * A book summary as `GET /book` answers it. Levels come worst to best (bids ascending, asks
+ * descending), as Polymarket sends them, and the hash is clob-client's: SHA-1 of the summary's
+ * JSON with an empty hash.
+ */
+export function renderBook(book: BookSnapshot, assetId: string, m: VenueMarket, lastTradePrice: bigint | undefined) {
+  const summary = {
+    market: book.venueMarketId,
+    asset_id: assetId,
+    timestamp: String(book.updatedAt),
+    hash: "",
+    bids: [...book.bids].reverse().map(wireLevel),
+    asks: [...book.asks].reverse().map(wireLevel),
+    min_order_size: formatDecimal(m.minOrderShares),
+    tick_size: formatDecimal(m.tickSize),
+    neg_risk: false,
+    last_trade_price: lastTradePrice === undefined ? "" : formatDecimal(lastTradePrice),
+  };
+  summary.hash = createHash("sha1").update(JSON.stringify(summary)).digest("hex");
+  return summary;
+}
+
+export function wireLevel(l: Level): WireLevel {
+  return { price: formatDecimal(l.price), size: formatDecimal(l.shares) };
+}
+
+/** The `book` event of the market channel for one token. */
+export function bookEvent(summary: ReturnType<typeof renderBook>) {
+  return { event_type: "book", asset_id: summary.asset_id, market: summary.market, bids: summary.bids, asks: summary.asks, timestamp: summary.timestamp, hash: summary.hash };
+}

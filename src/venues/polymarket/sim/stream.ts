@@ -1,0 +1,133 @@
+import type { Server } from "node:http";
+import { WebSocketServer, type WebSocket } from "ws";
+import type { Clock, Level } from "../../../domain/types.ts";
+import { formatDecimal } from "../decimal.ts";
+import type { PolymarketSimFaultSwitches } from "./faults.ts";
+import { bookEvent, type renderBook } from "./render.ts";
+
+type Summary = ReturnType<typeof renderBook>;
+
+interface Subscriber {
+  socket: WebSocket;
+  assets: Set<string>;
+  /** What this connection was last sent of each book, so deltas are computed against what it holds. */
+  sent: Map<string, { bids: Map<bigint, bigint>; asks: Map<bigint, bigint> }>;
+}
+
+export interface MarketChannelOptions {
+  server: Server;
+  clock: Clock;
+  faults: PolymarketSimFaultSwitches;
+  /** The current book of a token, with its levels (best first) and its summary. */
+  book(assetId: string): { summary: Summary; bids: Level[]; asks: Level[] } | undefined;
+}
+
+/** Polymarket's market channel (`/ws/market`): subscribe with `assets_ids`, get `book` snapshots, then `price_change` deltas. */
+export class MarketChannel {
+  private readonly wss: WebSocketServer;
+  private readonly subscribers = new Set<Subscriber>();
+  connections = 0;
+
+  constructor(private readonly opts: MarketChannelOptions) {
+    this.wss = new WebSocketServer({ server: opts.server, path: "/ws/market" });
+    this.wss.on("connection", (socket) => this.accept(socket));
+  }
+
+  /** Sends every subscriber what changed in these tokens' books since it was last told: snapshots after a trade, deltas otherwise. */
+  publish(assetIds: string[], snapshot: boolean): void {
+    if (this.opts.faults.streamSilent) return;
+    for (const sub of this.subscribers) {
+      const mine = assetIds.filter((a) => sub.assets.has(a));
+      if (mine.length === 0) continue;
+      if (snapshot) {
+        this.sendBooks(sub, mine);
+        continue;
+      }
+      const changes = mine.flatMap((a) => this.delta(sub, a));
+      if (changes.length === 0) continue;
+      const market = this.opts.book(mine[0]!)?.summary.market ?? "";
+      sub.socket.send(JSON.stringify({ market, price_changes: changes, timestamp: String(this.opts.clock.now()), event_type: "price_change" }));
+    }
+  }
+
+  dropAll(): void {
+    for (const sub of this.subscribers) sub.socket.terminate();
+  }
+
+  async close(): Promise<void> {
+    this.dropAll();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private accept(socket: WebSocket): void {
+    this.connections++;
+    const sub: Subscriber = { socket, assets: new Set(), sent: new Map() };
+    this.subscribers.add(sub);
+    socket.on("close", () => this.subscribers.delete(sub));
+    socket.on("error", () => socket.terminate());
+    socket.on("message", (data) => {
+      if (this.opts.faults.streamSilent) return;
+      const text = data.toString();
+      if (text === "PING") {
+        socket.send("PONG");
+        return;
+      }
+      let msg: { assets_ids?: unknown; type?: unknown; operation?: unknown };
+      try {
+        msg = JSON.parse(text);
+      } catch {
+        return;
+      }
+      if (!Array.isArray(msg.assets_ids)) return;
+      const ids = msg.assets_ids.filter((a): a is string => typeof a === "string");
+      if (msg.operation === "unsubscribe") {
+        for (const a of ids) sub.assets.delete(a);
+        return;
+      }
+      for (const a of ids) sub.assets.add(a);
+      this.sendBooks(sub, ids);
+    });
+  }
+
+  private sendBooks(sub: Subscriber, assetIds: string[]): void {
+    const events = [];
+    for (const a of assetIds) {
+      const b = this.opts.book(a);
+      if (!b) continue;
+      sub.sent.set(a, { bids: toMap(b.bids), asks: toMap(b.asks) });
+      events.push(bookEvent(b.summary));
+    }
+    if (events.length > 0) sub.socket.send(JSON.stringify(events));
+  }
+
+  private delta(sub: Subscriber, assetId: string) {
+    const b = this.opts.book(assetId);
+    const before = sub.sent.get(assetId);
+    if (!b || !before) return [];
+    const now = { bids: toMap(b.bids), asks: toMap(b.asks) };
+    sub.sent.set(assetId, now);
+    const bestBid = b.bids[0] ? formatDecimal(b.bids[0].price) : "0";
+    const bestAsk = b.asks[0] ? formatDecimal(b.asks[0].price) : "1";
+    const out = [];
+    for (const side of ["bids", "asks"] as const) {
+      for (const price of new Set([...before[side].keys(), ...now[side].keys()])) {
+        const size = now[side].get(price) ?? 0n;
+        if (size === (before[side].get(price) ?? 0n)) continue;
+        out.push({
+          asset_id: assetId,
+          price: formatDecimal(price),
+          size: formatDecimal(size),
+          side: side === "bids" ? "BUY" : "SELL",
+          hash: b.summary.hash,
+          best_bid: bestBid,
+          best_ask: bestAsk,
+        });
+      }
+    }
+    return out;
+  }
+}
+
+function toMap(levels: Level[]): Map<bigint, bigint> {
+  return new Map(levels.map((l) => [l.price, l.shares]));
+}

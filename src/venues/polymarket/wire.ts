@@ -1,0 +1,235 @@
+import type { FeeModel } from "../../domain/fees.ts";
+import type { Micro, PriceMicro, ShareMicro } from "../../domain/money.ts";
+import type { Level, MarketStatus } from "../../domain/types.ts";
+import type { VenueMarket } from "../venue.ts";
+import { parseDecimal, WireError } from "./decimal.ts";
+
+/** The cursor Polymarket returns on the last page of a listing. */
+export const END_CURSOR = "LTE=";
+export const INITIAL_CURSOR = "MA==";
+/** Sizes on Polymarket are in hundredths of a share. */
+export const POLYMARKET_LOT: ShareMicro = 10_000n;
+
+/** A market of the CLOB with what the adapter needs beyond the port's VenueMarket. */
+export interface ClobMarket {
+  market: VenueMarket;
+  negRisk: boolean;
+  /** The taker fee rate in basis points, which a signed order must carry when it is not zero. */
+  feeRateBps: bigint;
+}
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string;
+}
+
+export interface BookSummary {
+  market: string;
+  assetId: string;
+  bids: Level[];
+  asks: Level[];
+  tickSize: PriceMicro | undefined;
+}
+
+export interface OrderAck {
+  success: boolean;
+  errorMsg: string;
+  orderId: string;
+  status: string;
+}
+
+export interface OpenOrder {
+  id: string;
+  status: "open" | "done";
+  market: string;
+  assetId: string;
+  sizeMatched: ShareMicro;
+  associateTrades: string[];
+}
+
+export interface ClobTrade {
+  id: string;
+  takerOrderId: string;
+  market: string;
+  assetId: string;
+  price: PriceMicro;
+  size: ShareMicro;
+  bucketIndex: number;
+}
+
+export type StreamEvent =
+  | { type: "book"; book: BookSummary }
+  | { type: "price_change"; changes: { assetId: string; side: "bids" | "asks"; price: PriceMicro; size: ShareMicro }[] }
+  | { type: "tick_size_change"; assetId: string; tickSize: PriceMicro }
+  | { type: "other" };
+
+export function parseMarketsPage(raw: unknown): Page<ClobMarket> {
+  const o = obj(raw, "markets page");
+  const data = arr(o["data"], "markets page.data").map((m, i) => parseMarket(m, `data[${i}]`));
+  return { data, nextCursor: str(o["next_cursor"], "next_cursor") };
+}
+
+export function parseMarket(raw: unknown, at = "market"): ClobMarket {
+  const o = obj(raw, at);
+  const tokens = arr(o["tokens"], `${at}.tokens`).map((t, i) => obj(t, `${at}.tokens[${i}]`));
+  if (tokens.length !== 2) throw new WireError(`${at}: a binary market has two tokens, got ${tokens.length}`);
+  const byName = (name: string) => tokens.find((t) => String(t["outcome"]).toLowerCase() === name);
+  const yes = byName("yes") ?? tokens[0]!;
+  const no = byName("no") ?? tokens[1]!;
+  const closed = o["closed"] === true;
+  const resolved = closed && tokens.some((t) => t["winner"] === true);
+  const status: MarketStatus = resolved ? "resolved" : closed || o["active"] === false || o["accepting_orders"] === false ? "closed" : "open";
+  const feeBps = parseDecimal(o["taker_base_fee"] ?? 0, `${at}.taker_base_fee`) / 1_000_000n;
+  const fee: FeeModel = { kind: "polymarket", ratePpm: feeBps * 100n, exponent: 1 };
+  return {
+    market: {
+      venueMarketId: str(o["condition_id"], `${at}.condition_id`),
+      title: str(o["question"], `${at}.question`),
+      outcomeIds: { YES: tokenId(yes, at), NO: tokenId(no, at) },
+      status,
+      closeTime: str(o["end_date_iso"], `${at}.end_date_iso`),
+      tickSize: parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`),
+      minOrderShares: parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`),
+      lotShares: POLYMARKET_LOT,
+      feeModel: fee,
+      // the CLOB does not report volume (Gamma does); see docs/venues/polymarket.md
+      volume: 0n as Micro,
+    },
+    negRisk: o["neg_risk"] === true,
+    feeRateBps: feeBps,
+  };
+}
+
+/** A book summary of `GET /book`, `POST /books` or a WebSocket `book` event, with its levels sorted best first. */
+export function parseBook(raw: unknown, at = "book"): BookSummary {
+  const o = obj(raw, at);
+  return {
+    market: str(o["market"], `${at}.market`),
+    assetId: str(o["asset_id"], `${at}.asset_id`),
+    bids: levels(o["bids"], `${at}.bids`, "desc"),
+    asks: levels(o["asks"], `${at}.asks`, "asc"),
+    tickSize: o["tick_size"] === undefined ? undefined : parseDecimal(o["tick_size"], `${at}.tick_size`),
+  };
+}
+
+export function parseOrderAck(raw: unknown): OrderAck {
+  const o = obj(raw, "order response");
+  return {
+    success: o["success"] === true,
+    errorMsg: typeof o["errorMsg"] === "string" ? o["errorMsg"] : "",
+    orderId: typeof o["orderID"] === "string" ? o["orderID"] : "",
+    status: typeof o["status"] === "string" ? o["status"].toLowerCase() : "",
+  };
+}
+
+export function parseOpenOrder(raw: unknown): OpenOrder {
+  const o = obj(raw, "order");
+  const status = str(o["status"], "order.status").toUpperCase().replace(/^ORDER_STATUS_/, "");
+  return {
+    id: str(o["id"], "order.id"),
+    status: status === "LIVE" || status === "DELAYED" ? "open" : "done",
+    market: str(o["market"], "order.market"),
+    assetId: str(o["asset_id"], "order.asset_id"),
+    sizeMatched: parseDecimal(o["size_matched"], "order.size_matched"),
+    associateTrades: o["associate_trades"] == null ? [] : arr(o["associate_trades"], "order.associate_trades").map((t) => str(t, "trade id")),
+  };
+}
+
+export function parseTradesPage(raw: unknown): Page<ClobTrade> {
+  const o = obj(raw, "trades page");
+  return {
+    data: arr(o["data"], "trades page.data").map((t, i) => parseTrade(t, `data[${i}]`)),
+    nextCursor: str(o["next_cursor"], "next_cursor"),
+  };
+}
+
+export function parseTrade(raw: unknown, at = "trade"): ClobTrade {
+  const o = obj(raw, at);
+  return {
+    id: str(o["id"], `${at}.id`),
+    takerOrderId: str(o["taker_order_id"], `${at}.taker_order_id`),
+    market: str(o["market"], `${at}.market`),
+    assetId: str(o["asset_id"], `${at}.asset_id`),
+    price: parseDecimal(o["price"], `${at}.price`),
+    size: parseDecimal(o["size"], `${at}.size`),
+    bucketIndex: Number(o["bucket_index"] ?? 0),
+  };
+}
+
+/** One frame of the market channel: a JSON object, or an array of them (the snapshots sent on subscribing). */
+export function parseStreamFrame(text: string): StreamEvent[] {
+  const raw: unknown = JSON.parse(text);
+  return (Array.isArray(raw) ? raw : [raw]).map(parseStreamEvent);
+}
+
+function parseStreamEvent(raw: unknown): StreamEvent {
+  const o = obj(raw, "stream event");
+  switch (o["event_type"]) {
+    case "book":
+      return { type: "book", book: parseBook(o, "book event") };
+    case "price_change":
+      return {
+        type: "price_change",
+        changes: arr(o["price_changes"], "price_change.price_changes").map((c, i) => {
+          const p = obj(c, `price_changes[${i}]`);
+          const side = str(p["side"], "side").toUpperCase();
+          if (side !== "BUY" && side !== "SELL") throw new WireError(`price_changes[${i}].side: ${side}`);
+          return {
+            assetId: str(p["asset_id"], "asset_id"),
+            side: side === "BUY" ? "bids" : "asks",
+            price: parseDecimal(p["price"], "price"),
+            size: parseDecimal(p["size"], "size", true),
+          };
+        }),
+      };
+    case "tick_size_change":
+      return { type: "tick_size_change", assetId: str(o["asset_id"], "asset_id"), tickSize: parseDecimal(o["new_tick_size"], "new_tick_size") };
+    default:
+      return { type: "other" };
+  }
+}
+
+/** Applies one level change (size 0 removes the level) to a side kept best first. */
+export function applyLevel(side: Level[], order: "asc" | "desc", price: PriceMicro, shares: ShareMicro): Level[] {
+  const rest = side.filter((l) => l.price !== price);
+  if (shares > 0n) rest.push({ price, shares });
+  return sortLevels(rest, order);
+}
+
+function levels(raw: unknown, at: string, order: "asc" | "desc"): Level[] {
+  const merged = new Map<bigint, bigint>();
+  arr(raw ?? [], at).forEach((l, i) => {
+    const o = obj(l, `${at}[${i}]`);
+    const price = parseDecimal(o["price"], `${at}[${i}].price`);
+    const size = parseDecimal(o["size"], `${at}[${i}].size`, true);
+    merged.set(price, (merged.get(price) ?? 0n) + size);
+  });
+  const out: Level[] = [];
+  for (const [price, shares] of merged) if (shares > 0n) out.push({ price, shares });
+  return sortLevels(out, order);
+}
+
+function sortLevels(levels: Level[], order: "asc" | "desc"): Level[] {
+  return levels.sort((a, b) => (a.price === b.price ? 0 : (a.price < b.price) === (order === "asc") ? -1 : 1));
+}
+
+function tokenId(t: Record<string, unknown>, at: string): string {
+  const id = t["token_id"];
+  if (typeof id !== "string" || !/^\d+$/.test(id)) throw new WireError(`${at}: token_id must be a decimal string`);
+  return id;
+}
+
+function obj(raw: unknown, at: string): Record<string, unknown> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new WireError(`${at}: expected an object`);
+  return raw as Record<string, unknown>;
+}
+
+function arr(raw: unknown, at: string): unknown[] {
+  if (!Array.isArray(raw)) throw new WireError(`${at}: expected an array`);
+  return raw;
+}
+
+function str(raw: unknown, at: string): string {
+  if (typeof raw !== "string") throw new WireError(`${at}: expected a string`);
+  return raw;
+}

@@ -1,0 +1,241 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { orderFee } from "../../src/domain/fees.ts";
+import { ONE } from "../../src/domain/money.ts";
+import type { Outcome } from "../../src/domain/types.ts";
+import type { ChildOrder, Venue, VenueMarket } from "../../src/venues/venue.ts";
+import type { ConformanceHarness, MakeHarness } from "./harness.ts";
+
+/** Polls until `check` returns true, failing after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let seq = 0;
+
+/**
+ * The one suite every venue adapter passes, through its simulator: see ./harness.ts for what a
+ * venue provides. Each case gets a fresh simulator and adapter.
+ */
+export function runConformance(name: string, makeHarness: MakeHarness): void {
+  describe(`venue conformance: ${name}`, () => {
+    let h: ConformanceHarness;
+    beforeEach(async () => {
+      h = await makeHarness();
+    });
+    afterEach(async () => {
+      h.faults.reset();
+      await h.stop();
+    });
+
+    const listings = () => h.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === h.venue.id).map((l) => ({ event: e, listing: l })));
+    const openMarket = (): VenueMarket => {
+      const open = listings().find(({ event }) => event.status === "open");
+      if (!open) throw new Error(`the catalog lists no open market on ${h.venue.id}`);
+      return h.venue.market(open.listing.venueMarketId)!;
+    };
+    /** A buy that takes the best ask level, or part of it, and is on the market's grid. */
+    const takingOrder = (m: VenueMarket, outcome: Outcome = "YES", extra: Partial<ChildOrder> = {}): ChildOrder => {
+      const best = h.venue.book(m.venueMarketId, outcome)!.asks[0]!;
+      const wanted = best.shares < 4n * m.minOrderShares ? best.shares : 4n * m.minOrderShares;
+      const shares = ((wanted < m.minOrderShares ? m.minOrderShares : wanted) / m.lotShares) * m.lotShares;
+      return { clientOrderId: `conf-${process.pid}-${Date.now()}-${++seq}`, venueMarketId: m.venueMarketId, outcome, side: "buy", limitPrice: best.price + 2n * m.tickSize, shares, ...extra };
+    };
+    const filledShares = (fills: { shares: bigint }[]) => fills.reduce((s, f) => s + f.shares, 0n);
+
+    it("lists exactly the catalog's markets for this venue, with trading rules and fee model", async () => {
+      const markets = await h.venue.markets();
+      expect(markets.map((m) => m.venueMarketId).sort()).toEqual(listings().map(({ listing }) => listing.venueMarketId).sort());
+      for (const { event, listing } of listings()) {
+        const m = h.venue.market(listing.venueMarketId)!;
+        expect(m.outcomeIds).toEqual(listing.outcomeIds);
+        expect(m.status).toBe(event.status);
+        expect(m.tickSize > 0n && ONE % m.tickSize === 0n).toBe(true);
+        if (listing.tickSize !== undefined) expect(m.tickSize).toBe(listing.tickSize);
+        expect(m.minOrderShares > 0n && m.lotShares > 0n && m.minOrderShares % m.lotShares === 0n).toBe(true);
+        if (listing.feeRatePpm !== undefined) expect(m.feeModel.ratePpm).toBe(listing.feeRatePpm);
+      }
+    });
+
+    it("holds a book for every outcome of every open market: on the tick grid, sorted best first, uncrossed", async () => {
+      for (const { event, listing } of listings()) {
+        const m = h.venue.market(listing.venueMarketId)!;
+        for (const outcome of ["YES", "NO"] as const) {
+          const b = h.venue.book(listing.venueMarketId, outcome);
+          if (event.status !== "open") continue;
+          expect(b, `${listing.venueMarketId} ${outcome}`).toBeDefined();
+          expect(b!.bids.length + b!.asks.length).toBeGreaterThan(0);
+          for (const [levels, dir] of [[b!.bids, -1n], [b!.asks, 1n]] as const) {
+            levels.forEach((l, i) => {
+              expect(l.price > 0n && l.price < ONE && l.price % m.tickSize === 0n).toBe(true);
+              expect(l.shares > 0n).toBe(true);
+              if (i > 0) expect(dir * (l.price - levels[i - 1]!.price) > 0n).toBe(true);
+            });
+          }
+          if (b!.bids[0] && b!.asks[0]) expect(b!.bids[0].price < b!.asks[0].price).toBe(true);
+          expect(Date.now() - b!.updatedAt).toBeLessThan(h.timing.freshnessMs);
+        }
+      }
+    });
+
+    it("streams book updates as the venue's books move", async () => {
+      const m = openMarket();
+      let updates = 0;
+      const off = h.venue.onBook((u) => {
+        if (u.venue === h.venue.id && u.venueMarketId === m.venueMarketId) updates++;
+      });
+      await until(() => updates >= 2, 3_000, "two book updates");
+      off();
+    });
+
+    it("computes the fees of the venue's published examples", () => {
+      expect(h.examples.fees.length).toBeGreaterThan(0);
+      for (const ex of h.examples.fees) expect(orderFee(ex.model, ex.levels), `${ex.what} (${ex.source})`).toBe(ex.fee);
+    });
+
+    it("signs requests as the venue's examples do", async () => {
+      expect(h.examples.signing.length).toBeGreaterThan(0);
+      for (const ex of h.examples.signing) expect(await ex.actual(), `${ex.what} (${ex.source})`).toBe(ex.expected);
+    });
+
+    it("places an order that fills at or below its limit, charges the venue's fee, and reports it again by status", async () => {
+      const m = openMarket();
+      const order = takingOrder(m);
+      const r = await h.venue.place(order);
+      expect(r.kind, JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe("filled");
+      if (r.kind !== "filled") return;
+      expect(filledShares(r.fills)).toBe(order.shares);
+      expect(new Set(r.fills.map((f) => f.tradeId)).size).toBe(r.fills.length);
+      for (const f of r.fills) {
+        expect(f.price <= order.limitPrice).toBe(true);
+        expect(f.clientOrderId).toBe(order.clientOrderId);
+        expect(f.venueOrderId).toBe(r.venueOrderId);
+      }
+      expect(r.fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(m.feeModel, r.fills));
+      const st = await h.venue.status(order.clientOrderId, order);
+      expect(st).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+      expect(h.venue.latency().samples).toBeGreaterThan(0);
+    });
+
+    it("buys NO as well as YES", async () => {
+      const r = await h.venue.place(takingOrder(openMarket(), "NO"));
+      expect(r.kind).toBe("filled");
+    });
+
+    it("answers a repeated client order id with the same order and fills nothing more", async () => {
+      const order = takingOrder(openMarket());
+      const first = await h.venue.place(order);
+      const again = await h.venue.place(order);
+      expect(first.kind).toBe("filled");
+      expect(again).toEqual(first);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: first.kind === "filled" ? first.fills : [] });
+    });
+
+    it("refuses, definitely, an order with nothing to take at its limit", async () => {
+      const m = openMarket();
+      const order = takingOrder(m, "YES", { limitPrice: m.tickSize });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("rejected");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+    });
+
+    it("is refused by the venue when its requests are wrongly signed", async () => {
+      const bad: Venue = h.withWrongCredentials();
+      await bad.start();
+      try {
+        const r = await bad.place(takingOrder(openMarket()));
+        expect(r.kind).toBe("rejected");
+      } finally {
+        await bad.stop();
+      }
+    });
+
+    it("fault latency: still fills, and the measured latency shows it", async () => {
+      h.faults.set({ latencyMs: 120 });
+      const started = Date.now();
+      const r = await h.venue.place(takingOrder(openMarket()));
+      expect(r.kind).toBe("filled");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(120);
+      expect(h.venue.latency().p50Ms!).toBeGreaterThanOrEqual(100);
+    });
+
+    it("fault timeout: the outcome is unknown, never a rejection, and status finds nothing placed", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ timeout: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("unknown");
+      h.faults.reset();
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+    });
+
+    it("fault 5xx: transient server errors are retried and the order fills once", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ serverErrors: 2 });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: r.kind === "filled" ? r.fills : [] });
+    });
+
+    it("fault 429: waits as long as Retry-After says, then fills", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 1 } });
+      const started = Date.now();
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    });
+
+    it("fault ack lost: the outcome is unknown, and status reconciles it as the fill that happened", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ ackLost: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("unknown");
+      h.faults.reset();
+      const st = await h.venue.status(order.clientOrderId, order);
+      expect(st.kind).toBe("done");
+      if (st.kind === "done") expect(filledShares(st.fills)).toBe(order.shares);
+    });
+
+    it("fault partial fills: reports a partial fill of what was taken", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ partialFills: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("partial");
+      if (r.kind !== "partial") return;
+      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: r.fills });
+    });
+
+    it("fault dropped stream: reconnects by itself and its books move again", async () => {
+      const m = openMarket();
+      const before = h.faults.streamConnections();
+      h.faults.dropStreams();
+      await until(() => h.faults.streamConnections() > before, 5_000, "a new stream connection");
+      let updates = 0;
+      const off = h.venue.onBook((u) => {
+        if (u.venueMarketId === m.venueMarketId) updates++;
+      });
+      await until(() => updates >= 2, 3_000, "book updates after reconnecting");
+      off();
+      expect(Date.now() - h.venue.book(m.venueMarketId, "YES")!.updatedAt).toBeLessThan(h.timing.freshnessMs);
+    });
+
+    it("fault silent stream: keeps the last book but marks it stale, and recovers when the stream speaks again", async () => {
+      const m = openMarket();
+      h.faults.set({ streamSilent: true });
+      await sleep(h.timing.freshnessMs * 1.5);
+      const stale = h.venue.book(m.venueMarketId, "YES");
+      expect(stale).toBeDefined();
+      expect(stale!.asks.length + stale!.bids.length).toBeGreaterThan(0);
+      expect(Date.now() - stale!.updatedAt).toBeGreaterThan(h.timing.freshnessMs);
+      expect(h.venue.health().state).not.toBe("up");
+      h.faults.set({ streamSilent: false });
+      await until(() => Date.now() - h.venue.book(m.venueMarketId, "YES")!.updatedAt < h.timing.freshnessMs, 5_000, "a fresh book");
+    });
+  });
+}
