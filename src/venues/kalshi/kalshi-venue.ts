@@ -1,0 +1,325 @@
+import { createPrivateKey, type KeyObject } from "node:crypto";
+import { AppError } from "../../domain/errors.ts";
+import type { FeeModel } from "../../domain/fees.ts";
+import { ONE } from "../../domain/money.ts";
+import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
+import type { MarketCatalog } from "../../markets/catalog.ts";
+import { LatencyRecorder } from "../latency.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import { KalshiBookSync } from "./book-sync.ts";
+import { sendRequest, sendWithRetry, type HttpResult } from "./net/http.ts";
+import { RateLimiter } from "./net/rate-limiter.ts";
+import { ReconnectingSocket } from "./net/reconnecting-socket.ts";
+import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
+import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
+
+export interface KalshiVenueOptions {
+  baseUrl: string;
+  wsUrl: string;
+  credentials: KalshiCredentials;
+  catalog: MarketCatalog;
+  clock?: Clock;
+  /** The venue name the catalog lists this venue's markets under. */
+  venueId?: string;
+  freshnessMs?: number;
+  /** How long a request may go unanswered before its outcome is unknown. */
+  requestTimeoutMs?: number;
+  /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
+  rateLimits?: { readsPerSecond: number; writesPerSecond: number };
+  /** Longest wait for the stream's first snapshots in start(). */
+  startTimeoutMs?: number;
+}
+
+const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
+const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
+/** How far back status() looks for an order whose id it never learnt. */
+const STATUS_LOOKBACK_S = 7 * 24 * 3600;
+
+interface KalshiOrder {
+  order_id: string;
+  client_order_id: string;
+  status: string;
+}
+
+interface KalshiFill {
+  trade_id: string;
+  order_id: string;
+  side?: string;
+  outcome_side?: string;
+  count_fp: string;
+  yes_price_dollars: string;
+  no_price_dollars: string;
+  fee_cost: string;
+}
+
+/**
+ * Kalshi's trade API v2 behind the Venue port: RSA-PSS signed REST for markets, series fees, books,
+ * orders and fills, and the orderbook_delta WebSocket channel for live books. Only the catalog's
+ * markets are loaded and streamed. Orders are immediate-or-cancel V2 orders keyed by the child's
+ * client order id, so a retried placement can never fill twice.
+ */
+export class KalshiVenue implements Venue {
+  readonly id: string;
+  readonly freshnessMs: number;
+  private readonly clock: Clock;
+  private readonly pathPrefix: string;
+  private readonly keyId: string;
+  private readonly privateKey: KeyObject;
+  private readonly tickers: string[];
+  private readonly reads: RateLimiter;
+  private readonly writes: RateLimiter;
+  private readonly timeoutMs: number;
+  private readonly sync: KalshiBookSync;
+  private readonly socket: ReconnectingSocket;
+  private readonly cache = new Map<string, VenueMarket>();
+  private readonly feeBySeries = new Map<string, FeeModel>();
+  private readonly orderIds = new Map<string, string>();
+  private readonly listeners = new Set<(u: BookUpdate) => void>();
+  private readonly recorder = new LatencyRecorder();
+  private lastRestFailure: string | undefined;
+
+  constructor(private readonly opts: KalshiVenueOptions) {
+    this.id = opts.venueId ?? "kalshi-sim";
+    this.freshnessMs = opts.freshnessMs ?? 5_000;
+    this.clock = opts.clock ?? systemClock;
+    this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
+    this.keyId = opts.credentials.keyId;
+    // parsed once: signing every request from the PEM text would parse the key each time
+    this.privateKey = createPrivateKey(opts.credentials.privateKeyPem);
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    const limits = opts.rateLimits ?? { readsPerSecond: 20, writesPerSecond: 10 };
+    this.reads = new RateLimiter(limits.readsPerSecond);
+    this.writes = new RateLimiter(limits.writesPerSecond);
+    this.tickers = opts.catalog
+      .events()
+      .flatMap((e) => e.listings.filter((l) => l.venue === this.id && e.status === "open").map((l) => l.venueMarketId));
+    this.sync = new KalshiBookSync({
+      venue: this.id,
+      tickers: this.tickers,
+      send: (text) => this.socket.send(text),
+      now: () => this.clock.now(),
+      onBook: (ticker) => this.emit(ticker),
+    });
+    const wsPath = new URL(opts.wsUrl).pathname;
+    this.socket = new ReconnectingSocket({
+      url: opts.wsUrl,
+      headers: () => kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), "GET", wsPath),
+      onOpen: () => this.sync.subscribe(),
+      onMessage: (text) => this.sync.onMessage(text),
+      onClose: () => this.sync.disconnected(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.markets();
+    await Promise.all(this.tickers.map((t) => this.seedBook(t)));
+    this.socket.start();
+    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
+    while (!this.sync.live && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  async stop(): Promise<void> {
+    this.socket.stop();
+    this.sync.disconnected();
+  }
+
+  /** The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each series' fee schedule. */
+  async markets(): Promise<VenueMarket[]> {
+    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const out: VenueMarket[] = [];
+    for (let i = 0; i < wanted.length; i += 100) {
+      const tickers = wanted.slice(i, i + 100).join(",");
+      let cursor = "";
+      do {
+        const q = new URLSearchParams({ tickers, limit: "100", ...(cursor ? { cursor } : {}) });
+        const body = (await this.read(`/markets?${q}`)) as { markets: KalshiMarket[]; cursor: string };
+        for (const m of body.markets) out.push(toVenueMarket(m, await this.feeModel(seriesOf(m.ticker))));
+        cursor = body.cursor ?? "";
+      } while (cursor);
+    }
+    for (const m of out) this.cache.set(m.venueMarketId, m);
+    return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
+  }
+
+  market(venueMarketId: string): VenueMarket | undefined {
+    const m = this.cache.get(venueMarketId);
+    return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
+    return this.sync.book(venueMarketId, outcome);
+  }
+
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** `GET /markets/{ticker}/orderbook`: the venue's book now, both outcomes derived from its bids. */
+  async fetchOrderbook(ticker: string): Promise<KalshiOrderbookFp> {
+    const body = (await this.read(`/markets/${encodeURIComponent(ticker)}/orderbook`)) as { orderbook_fp: KalshiOrderbookFp };
+    return body.orderbook_fp;
+  }
+
+  async place(order: ChildOrder): Promise<PlaceResult> {
+    const market = this.cache.get(order.venueMarketId);
+    if (!market) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
+    if (order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
+      return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
+    }
+    // one YES book: buying NO up to q is selling YES down to 1 − q
+    const body = {
+      ticker: order.venueMarketId,
+      client_order_id: order.clientOrderId,
+      side: order.outcome === "YES" ? "bid" : "ask",
+      price: formatDollars(order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice),
+      count: formatCount(order.shares),
+      time_in_force: "immediate_or_cancel",
+      self_trade_prevention_type: "taker_at_cross",
+    };
+    const started = performance.now();
+    const res = await sendWithRetry(() => this.send("POST", "/portfolio/events/orders", body), this.writes, WRITE_RETRY, false);
+    if (res.ok) {
+      this.recorder.record(performance.now() - started);
+      const created = res.body as { order_id: string; fill_count: string };
+      this.orderIds.set(order.clientOrderId, created.order_id);
+      if (parseCount(created.fill_count, "fill_count") === 0n) {
+        return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatDollars(order.limitPrice)}` };
+      }
+      try {
+        return this.result(order, created.order_id, await this.fills(created.order_id, order.clientOrderId));
+      } catch (err) {
+        return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
+      }
+    }
+    if (res.kind === "rejected" && res.status === 409) return this.fromStatus(order, `duplicate client_order_id ${order.clientOrderId}`);
+    if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
+    if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
+    return this.fromStatus(order, res.reason);
+  }
+
+  async status(clientOrderId: string): Promise<ChildStatus> {
+    const order = await this.findOrder(clientOrderId);
+    if (!order) return { kind: "not_found" };
+    const fills = await this.fills(order.order_id, clientOrderId);
+    return { kind: order.status === "resting" ? "open" : "done", venueOrderId: order.order_id, fills };
+  }
+
+  latency(): LatencyStats {
+    return this.recorder.stats();
+  }
+
+  health(): VenueHealth {
+    const oldest = this.sync.oldestAt();
+    const bookAgeMs = oldest === undefined ? undefined : this.clock.now() - oldest;
+    const streamUp = this.socket.state === "open" && this.sync.live;
+    const state = !streamUp && this.lastRestFailure ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
+    return { state, latency: this.latency(), bookAgeMs };
+  }
+
+  /** Stream state for health pages and tests: connection, subscription, connections opened, resyncs after gaps. */
+  streamInfo(): { state: string; live: boolean; connections: number; resyncs: number; lastError: string | undefined } {
+    return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
+  }
+
+  /** After an unknown outcome: the order if the venue has it, else still unknown — never a guess. */
+  private async fromStatus(order: ChildOrder, why: string): Promise<PlaceResult> {
+    let status: ChildStatus;
+    try {
+      status = await this.status(order.clientOrderId);
+    } catch (err) {
+      return { kind: "unknown", reason: `${why}; reconciliation failed: ${String(err)}` };
+    }
+    if (status.kind === "not_found") return { kind: "unknown", reason: why };
+    if (status.fills.length === 0) {
+      return status.kind === "done" ? { kind: "rejected", reason: `no_match: order ${status.venueOrderId} took nothing` } : { kind: "unknown", reason: why };
+    }
+    return this.result(order, status.venueOrderId, status.fills);
+  }
+
+  private result(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
+    const filled = fills.reduce((s, f) => s + f.shares, 0n);
+    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
+  }
+
+  private async findOrder(clientOrderId: string): Promise<KalshiOrder | undefined> {
+    const known = this.orderIds.get(clientOrderId);
+    if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
+    // Kalshi cannot look an order up by client id: scan the recent orders for it
+    const minTs = String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S);
+    let cursor = "";
+    do {
+      const q = new URLSearchParams({ min_ts: minTs, limit: "200", ...(cursor ? { cursor } : {}) });
+      const page = (await this.read(`/portfolio/orders?${q}`)) as { orders: KalshiOrder[]; cursor: string };
+      const hit = page.orders.find((o) => o.client_order_id === clientOrderId);
+      if (hit) {
+        this.orderIds.set(clientOrderId, hit.order_id);
+        return hit;
+      }
+      cursor = page.cursor ?? "";
+    } while (cursor);
+    return undefined;
+  }
+
+  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), in the bought outcome's prices. */
+  private async fills(orderId: string, clientOrderId: string): Promise<VenueFill[]> {
+    const out: VenueFill[] = [];
+    let cursor = "";
+    do {
+      const q = new URLSearchParams({ order_id: orderId, limit: "200", ...(cursor ? { cursor } : {}) });
+      const page = (await this.read(`/portfolio/fills?${q}`)) as { fills: KalshiFill[]; cursor: string };
+      for (const f of page.fills) {
+        const no = (f.outcome_side ?? f.side) === "no";
+        out.push({
+          tradeId: f.trade_id,
+          venueOrderId: f.order_id,
+          clientOrderId,
+          price: parseDollars(no ? f.no_price_dollars : f.yes_price_dollars, "fill price"),
+          shares: parseCount(f.count_fp, "count_fp"),
+          fee: parseDollars(f.fee_cost, "fee_cost"),
+        });
+      }
+      cursor = page.cursor ?? "";
+    } while (cursor);
+    return out;
+  }
+
+  private async feeModel(series: string): Promise<FeeModel> {
+    const known = this.feeBySeries.get(series);
+    if (known) return known;
+    const body = (await this.read(`/series/${encodeURIComponent(series)}`)) as { series: { fee_type: string; fee_multiplier: number } };
+    const model = kalshiFeeModel(body.series.fee_type, body.series.fee_multiplier);
+    this.feeBySeries.set(series, model);
+    return model;
+  }
+
+  private async seedBook(ticker: string): Promise<void> {
+    try {
+      const book = await this.fetchOrderbook(ticker);
+      this.sync.seed(ticker, levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"), this.clock.now());
+    } catch {
+      // the stream's snapshot will bring the book; a market without one is left out of merged books meanwhile
+    }
+  }
+
+  /** A read: reads are safe to repeat, so even an unknown outcome is retried. */
+  private async read(path: string): Promise<unknown> {
+    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, true);
+    if (res.ok) {
+      this.lastRestFailure = undefined;
+      return res.body;
+    }
+    if (res.kind !== "rejected") this.lastRestFailure = res.reason;
+    throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
+  }
+
+  private send(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResult> {
+    const headers = kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path);
+    return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
+  }
+
+  private emit(ticker: string): void {
+    const update: BookUpdate = { venue: this.id, venueMarketId: ticker };
+    for (const l of this.listeners) l(update);
+  }
+}

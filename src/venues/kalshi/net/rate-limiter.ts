@@ -1,0 +1,52 @@
+/**
+ * A token bucket for one of a venue's documented request budgets (Kalshi: 20 reads and 10 writes a
+ * second on the Basic tier). Callers wait their turn instead of being refused, and a 429 pauses the
+ * whole bucket for the venue's Retry-After so the other callers do not hammer it meanwhile.
+ */
+export class RateLimiter {
+  private tokens: number;
+  private refilledAt = performance.now();
+  private pausedUntil = 0;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number = perSecond,
+  ) {
+    if (!(perSecond > 0) || !(burst >= 1)) throw new RangeError("a rate limit needs perSecond > 0 and burst >= 1");
+    this.tokens = burst;
+  }
+
+  /** Resolves when the caller may send one request; callers are served in arrival order. */
+  acquire(): Promise<void> {
+    const turn = this.tail.then(() => this.take());
+    this.tail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** Holds every caller back for `ms` (the venue said so with a 429). */
+  pause(ms: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
+  }
+
+  private async take(): Promise<void> {
+    for (;;) {
+      const now = performance.now();
+      if (now < this.pausedUntil) {
+        await sleep(this.pausedUntil - now);
+        continue;
+      }
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
+      this.refilledAt = now;
+      if (this.tokens >= 1) {
+        this.tokens -= 1;
+        return;
+      }
+      await sleep(((1 - this.tokens) / this.perSecond) * 1000);
+    }
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}

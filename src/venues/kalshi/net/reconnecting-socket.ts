@@ -1,0 +1,112 @@
+import WebSocket from "ws";
+
+export type StreamState = "connecting" | "open" | "closed";
+
+export interface ReconnectingSocketOptions {
+  url: string;
+  /** Called for every connection attempt: signed handshakes need a fresh timestamp each time. */
+  headers: () => Record<string, string>;
+  onOpen: () => void;
+  onMessage: (text: string) => void;
+  onClose?: (reason: string) => void;
+  minDelayMs?: number;
+  maxDelayMs?: number;
+}
+
+/**
+ * A WebSocket that comes back: after any close or failed handshake it reconnects with exponential
+ * back-off (with jitter, so many clients do not return in step), resetting the back-off once a
+ * connection has opened. The owner resubscribes in onOpen.
+ */
+export class ReconnectingSocket {
+  private ws: WebSocket | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private running = false;
+  private state_: StreamState = "closed";
+  /** Connections opened so far; tests and health read it to see reconnections. */
+  connections = 0;
+
+  constructor(private readonly opts: ReconnectingSocketOptions) {}
+
+  get state(): StreamState {
+    return this.state_;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.connect();
+  }
+
+  stop(): void {
+    this.running = false;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const ws = this.ws;
+    this.ws = undefined;
+    this.state_ = "closed";
+    if (ws) {
+      ws.removeAllListeners();
+      ws.on("error", () => undefined);
+      ws.terminate();
+    }
+  }
+
+  send(message: string): boolean {
+    if (this.ws?.readyState !== WebSocket.OPEN) return false;
+    this.ws.send(message);
+    return true;
+  }
+
+  /** Drops the current connection (a protocol error, a stream that stopped talking) and reconnects after back-off. */
+  restart(): void {
+    this.ws?.terminate();
+  }
+
+  private connect(): void {
+    if (!this.running) return;
+    this.state_ = "connecting";
+    let ws: WebSocket;
+    try {
+      ws = new WebSocket(this.opts.url, { headers: this.opts.headers(), handshakeTimeout: 10_000 });
+    } catch (err) {
+      this.scheduleReconnect(`cannot connect: ${String(err)}`);
+      return;
+    }
+    this.ws = ws;
+    ws.on("open", () => {
+      this.failures = 0;
+      this.connections++;
+      this.state_ = "open";
+      this.opts.onOpen();
+    });
+    ws.on("message", (data) => this.opts.onMessage(data.toString()));
+    ws.on("error", () => undefined);
+    ws.on("unexpected-response", (_req, res) => {
+      this.scheduleReconnect(`handshake refused: HTTP ${res.statusCode}`);
+      ws.terminate();
+    });
+    ws.on("close", (code) => {
+      if (this.ws !== ws) return;
+      this.scheduleReconnect(`closed (${code})`);
+    });
+  }
+
+  private scheduleReconnect(reason: string): void {
+    this.ws = undefined;
+    if (!this.running) return;
+    this.state_ = "connecting";
+    this.opts.onClose?.(reason);
+    if (this.timer) return;
+    const min = this.opts.minDelayMs ?? 250;
+    const max = this.opts.maxDelayMs ?? 10_000;
+    const delay = Math.min(max, min * 2 ** this.failures) * (0.5 + Math.random() / 2);
+    this.failures++;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.connect();
+    }, delay);
+    this.timer.unref();
+  }
+}

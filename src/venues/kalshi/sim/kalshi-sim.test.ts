@@ -1,0 +1,160 @@
+import { generateKeyPairSync } from "node:crypto";
+import axios from "axios";
+import { Configuration, MarketApi, OrdersApi, PortfolioApi } from "kalshi-typescript";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { MarketCatalog } from "../../../markets/catalog.ts";
+import { KalshiVenue } from "../kalshi-venue.ts";
+import { startKalshiSim, type KalshiSim } from "./kalshi-sim.ts";
+
+const catalog = MarketCatalog.load();
+const TICKER = "KXFEDCUT-26DEC-T25";
+let sim: KalshiSim;
+
+beforeAll(async () => {
+  sim = await startKalshiSim({ catalog, seed: 11, latencyScale: 0, tickMs: 40 });
+});
+afterAll(async () => {
+  await sim.stop();
+});
+afterEach(() => sim.faults.reset());
+
+const until = async (cond: () => boolean, ms = 3_000) => {
+  const end = performance.now() + ms;
+  while (!cond()) {
+    if (performance.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe("kalshi-typescript, Kalshi's published client, against the simulator", () => {
+  const config = () => new Configuration({ basePath: sim.url, apiKey: sim.credentials.keyId, privateKeyPem: sim.credentials.privateKeyPem });
+  // each client gets its own axios: the SDK installs its signing interceptor on the instance it is given
+  // any: the SDK types its axios parameter from its own copy of axios
+  const client = <T>(Api: new (...args: any[]) => T, c = config()) => new Api(c, undefined, axios.create());
+
+  it("lists markets with cursor pagination and reads an orderbook", async () => {
+    const markets = client(MarketApi);
+    const first = await markets.getMarkets(5);
+    expect(first.data.markets).toHaveLength(5);
+    expect(first.data.cursor).not.toBe("");
+    const second = await markets.getMarkets(5, first.data.cursor);
+    expect(second.data.markets[0]!.ticker).not.toBe(first.data.markets[0]!.ticker);
+    const book = await markets.getMarketOrderbook(TICKER);
+    const yes = book.data.orderbook_fp.yes_dollars;
+    expect(yes.length).toBeGreaterThan(0);
+    expect(Number(yes[yes.length - 1]![0])).toBeGreaterThan(Number(yes[0]![0]));
+  });
+
+  it("places a V2 order, then reads it back with its fills", async () => {
+    const ask = sim.exchange.book(TICKER, "YES")!.asks[0]!;
+    const created = await client(OrdersApi).createOrderV2({
+      ticker: TICKER,
+      client_order_id: "sdk-order-1",
+      side: "bid",
+      count: "2",
+      price: (Number(ask.price) / 1e6).toFixed(2),
+      time_in_force: "immediate_or_cancel",
+      self_trade_prevention_type: "taker_at_cross",
+    });
+    expect(created.status).toBe(201);
+    expect(created.data.fill_count).toBe("2.00");
+    const order = await client(OrdersApi).getOrder(created.data.order_id);
+    expect(order.data.order.client_order_id).toBe("sdk-order-1");
+    const fills = await client(PortfolioApi).getFills(undefined, created.data.order_id);
+    expect(fills.data.fills.reduce((s, f) => s + Number(f.count_fp), 0)).toBe(2);
+  });
+
+  it("refuses a request signed with another key with 401", async () => {
+    const other = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const api = client(PortfolioApi, new Configuration({ basePath: sim.url, apiKey: sim.credentials.keyId, privateKeyPem: other }));
+    await expect(api.getFills()).rejects.toMatchObject({ response: { status: 401 } });
+  });
+});
+
+describe("KalshiVenue against the simulator", () => {
+  let venue: KalshiVenue;
+  let n = 0;
+  const id = () => `t-${++n}-${Date.now()}`;
+  const order = (shares = 3_000_000n) => {
+    const ask = venue.book(TICKER, "YES")!.asks;
+    return { clientOrderId: id(), venueMarketId: TICKER, outcome: "YES" as const, side: "buy" as const, limitPrice: ask[ask.length - 1]!.price, shares };
+  };
+
+  beforeAll(async () => {
+    venue = new KalshiVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, freshnessMs: 300 });
+    await venue.start();
+  });
+  afterAll(async () => {
+    await venue.stop();
+  });
+
+  it("keeps its books equal to the venue's through the delta stream", async () => {
+    await new Promise((r) => setTimeout(r, 200));
+    await until(() => {
+      const mine = venue.book(TICKER, "NO")!;
+      const theirs = sim.exchange.book(TICKER, "NO")!;
+      return JSON.stringify(mine.asks.map((l) => [String(l.price), String(l.shares)])) === JSON.stringify(theirs.asks.map((l) => [String(l.price), String(l.shares)]));
+    });
+    expect(venue.health().state).toBe("up");
+  });
+
+  it("honours 429 with its Retry-After, then fills", async () => {
+    sim.faults.rateLimitNext(0.3, 1);
+    const t0 = performance.now();
+    const r = await venue.place(order());
+    expect(r.kind).toBe("filled");
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it("retries a 503, and reports a 500 as unknown, never as a rejection", async () => {
+    sim.faults.failNext(503, 1);
+    expect((await venue.place(order())).kind).toBe("filled");
+    sim.faults.failNext(500, 1);
+    const r = await venue.place(order());
+    expect(r.kind).toBe("unknown");
+  });
+
+  it("reports a lost request as unknown, and reconciles a lost acknowledgement to the fill", async () => {
+    sim.faults.timeout = "request_lost";
+    const lost = order();
+    expect((await venue.place(lost)).kind).toBe("unknown");
+    expect(await venue.status(lost.clientOrderId)).toEqual({ kind: "not_found" });
+    sim.faults.timeout = "ack_lost";
+    const acked = order();
+    const r = await venue.place(acked);
+    expect(r.kind).toBe("filled");
+    const status = await venue.status(acked.clientOrderId);
+    expect(status.kind).toBe("done");
+  });
+
+  it("reports partial fills and definite rejections", async () => {
+    sim.faults.partial = true;
+    expect((await venue.place(order(4_000_000n))).kind).toBe("partial");
+    sim.faults.partial = false;
+    sim.faults.reject = true;
+    expect((await venue.place(order())).kind).toBe("rejected");
+  });
+
+  it("reconnects a dropped stream and resubscribes", async () => {
+    const before = venue.streamInfo().connections;
+    sim.faults.dropStreams();
+    await until(() => venue.streamInfo().connections > before && venue.streamInfo().live);
+    await until(() => venue.health().state === "up");
+  });
+
+  it("marks its books stale while the stream is silent, and resyncs after the gap", async () => {
+    sim.faults.silent = true;
+    await until(() => venue.health().state === "degraded");
+    const stale = venue.book(TICKER, "YES")!;
+    expect(Date.now() - stale.updatedAt).toBeGreaterThan(300);
+    const resyncs = venue.streamInfo().resyncs;
+    sim.faults.silent = false;
+    await until(() => venue.streamInfo().resyncs > resyncs && venue.health().state === "up");
+  });
+
+  it("is refused by the venue when it signs with the wrong key", async () => {
+    const wrong = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+    const bad = new KalshiVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: { keyId: sim.credentials.keyId, privateKeyPem: wrong }, catalog });
+    await expect(bad.markets()).rejects.toThrow(/401/);
+  });
+});

@@ -1,0 +1,279 @@
+import { generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { formatMicro, ONE } from "../../../domain/money.ts";
+import { systemClock, type Clock } from "../../../domain/types.ts";
+import type { CatalogEvent, MarketCatalog } from "../../../markets/catalog.ts";
+import { SimExchange } from "../../simulated/exchange.ts";
+import { Rng, seedFor } from "../../simulated/prng.ts";
+import { KALSHI_SIM } from "../../simulated/profiles.ts";
+import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
+import type { VenueMarket } from "../../venue.ts";
+import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../net/sim-server.ts";
+import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
+import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
+import { KalshiOrderBook } from "./orders.ts";
+import { KalshiStream } from "./stream.ts";
+
+export const KALSHI_REST_PREFIX = "/trade-api/v2";
+export const KALSHI_WS_PATH = "/trade-api/ws/v2";
+/** How far a request's signed timestamp may be from the simulator's clock. */
+const TIMESTAMP_WINDOW_MS = 60_000;
+
+export interface KalshiSimOptions {
+  catalog: MarketCatalog;
+  seed: number;
+  /** Multiplies the kalshi-sim latency profile: 1 is realistic, 0 answers at once. */
+  latencyScale: number;
+  clock?: Clock;
+  port?: number;
+  /** Books move every this many ms. */
+  tickMs?: number;
+}
+
+export interface KalshiSim {
+  /** REST base URL, ending in /trade-api/v2 as Kalshi's does. */
+  url: string;
+  wsUrl: string;
+  /** An API key the simulator accepts: hand it to the adapter. */
+  credentials: KalshiCredentials;
+  faults: SimFaults;
+  /** The engine behind the simulator, for tests that move books or inspect state. */
+  exchange: SimExchange;
+  stop(): Promise<void>;
+}
+
+/**
+ * Kalshi's trade API v2 on a loopback port: markets, series, orderbooks, V2 order creation, orders,
+ * fills and the orderbook_delta WebSocket channel, all RSA-PSS authenticated with a key pair made at
+ * start, backed by the shared simulated exchange with the kalshi-sim profile.
+ */
+export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim> {
+  const clock = opts.clock ?? systemClock;
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
+  const events = opts.catalog.events();
+  const exchange = new SimExchange({ profile: KALSHI_SIM, events, seed: opts.seed, clock });
+  const eventOf = new Map<string, CatalogEvent>();
+  for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);
+  const stream = new KalshiStream(exchange, () => faults.silent, () => clock.now());
+  const faults = new SimFaults(exchange, () => stream.dropAll());
+  const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now());
+  const latencyRng = new Rng(seedFor(opts.seed, KALSHI_SIM.id, "wire-latency"));
+  const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
+
+  const handle = (req: SimRequest): SimReply => {
+    if (!req.path.startsWith(KALSHI_REST_PREFIX + "/")) return notFound();
+    const route = req.path.slice(KALSHI_REST_PREFIX.length);
+    const signed = req.headers[KALSHI_HEADERS.key.toLowerCase()] !== undefined;
+    // market data is public on Kalshi, but a request that carries a signature must carry a good one
+    if (route.startsWith("/portfolio/") || signed) {
+      const refusal = auth(req.method, req.path, req.headers);
+      if (refusal) return refusal;
+    }
+    const markets = exchange.markets();
+    let m: RegExpExecArray | null;
+    if (req.method === "GET" && route === "/markets") return listMarkets(markets, req.query);
+    if (req.method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(route))) {
+      const market = exchange.market(decodeURIComponent(m[1]!));
+      return market ? ok({ market: kalshiMarket(market) }) : notFound("market");
+    }
+    if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/orderbook$/.exec(route))) {
+      const ticker = decodeURIComponent(m[1]!);
+      if (!exchange.market(ticker)) return notFound("market");
+      const depth = Number(req.query.get("depth") ?? "0");
+      return ok({ orderbook_fp: orderbook(ticker, depth > 0 ? depth : Infinity) });
+    }
+    if (req.method === "GET" && (m = /^\/series\/([^/]+)$/.exec(route))) {
+      const market = markets.find((x) => seriesOf(x.venueMarketId) === decodeURIComponent(m![1]!));
+      return market ? ok({ series: series(market) }) : notFound("series");
+    }
+    if (req.method === "POST" && route === "/portfolio/events/orders") {
+      if (faults.timeout === "request_lost") return "hang";
+      const out = orders.create(req.body);
+      if (faults.timeout === "ack_lost") return "hang";
+      return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message);
+    }
+    if (req.method === "GET" && route === "/portfolio/orders") {
+      const minTs = req.query.get("min_ts");
+      const list = orders.listOrders({
+        ticker: req.query.get("ticker") ?? undefined,
+        status: req.query.get("status") ?? undefined,
+        minTs: minTs === null ? undefined : Number(minTs),
+      });
+      return page("orders", list, req.query);
+    }
+    if (req.method === "GET" && (m = /^\/portfolio\/orders\/([^/]+)$/.exec(route))) {
+      const order = orders.order(decodeURIComponent(m[1]!));
+      return order ? ok({ order }) : notFound("order");
+    }
+    if (req.method === "GET" && route === "/portfolio/fills") {
+      const list = orders.listFills({ orderId: req.query.get("order_id") ?? undefined, ticker: req.query.get("ticker") ?? undefined });
+      return page("fills", list, req.query);
+    }
+    return notFound();
+  };
+
+  function kalshiMarket(market: VenueMarket): Record<string, unknown> {
+    const event = eventOf.get(market.venueMarketId)!;
+    const yes = exchange.book(market.venueMarketId, "YES");
+    const no = exchange.book(market.venueMarketId, "NO");
+    const dollars = (p: bigint | undefined) => (p === undefined ? "0.0000" : formatDollars(p));
+    const tick = formatDollars(market.tickSize);
+    return {
+      ticker: market.venueMarketId,
+      event_ticker: market.venueMarketId.split("-").slice(0, 2).join("-"),
+      market_type: "binary",
+      title: market.title,
+      yes_sub_title: market.title,
+      no_sub_title: market.title,
+      created_time: "2026-01-01T00:00:00Z",
+      updated_time: new Date(clock.now()).toISOString(),
+      open_time: "2026-01-01T00:00:00Z",
+      close_time: market.closeTime,
+      latest_expiration_time: market.closeTime,
+      settlement_timer_seconds: 300,
+      status: event.status === "open" ? "active" : event.status === "closed" ? "closed" : "finalized",
+      result: event.resolution === null ? "" : event.resolution.toLowerCase(),
+      yes_bid_dollars: dollars(yes?.bids[0]?.price),
+      yes_bid_size_fp: yes?.bids[0] ? formatCount(yes.bids[0].shares) : "0.00",
+      yes_ask_dollars: dollars(yes?.asks[0]?.price),
+      yes_ask_size_fp: yes?.asks[0] ? formatCount(yes.asks[0].shares) : "0.00",
+      no_bid_dollars: dollars(no?.bids[0]?.price),
+      no_ask_dollars: dollars(no?.asks[0]?.price),
+      last_price_dollars: dollars(yes?.bids[0]?.price),
+      // volume in contracts whose $1 notional adds up to the engine's traded notional
+      volume_fp: formatCount((market.volume / ONE) * ONE),
+      volume_24h_fp: "0.00",
+      open_interest_fp: "0.00",
+      notional_value_dollars: "1.0000",
+      can_close_early: true,
+      previous_yes_bid_dollars: "0.0000",
+      previous_yes_ask_dollars: "0.0000",
+      previous_price_dollars: "0.0000",
+      expiration_value: "",
+      rules_primary: event.description,
+      rules_secondary: "",
+      price_level_structure: market.tickSize === 10_000n ? "linear_cent" : "deci_cent",
+      price_ranges: [{ start: "0.0000", end: "1.0000", step: tick }],
+    };
+  }
+
+  function series(market: VenueMarket): Record<string, unknown> {
+    return {
+      ticker: seriesOf(market.venueMarketId),
+      frequency: "custom",
+      title: market.title,
+      category: "Economics",
+      categories: [],
+      tags: [],
+      settlement_sources: [],
+      contract_url: "",
+      contract_terms_url: "",
+      fee_type: "quadratic",
+      fee_multiplier: Number(formatMicro((market.feeModel.ratePpm * ONE) / KALSHI_TAKER_RATE_PPM)),
+      additional_prohibitions: [],
+    };
+  }
+
+  function listMarkets(markets: VenueMarket[], q: URLSearchParams): SimReply {
+    const tickers = q.get("tickers")?.split(",").filter(Boolean);
+    const status = q.get("status");
+    const event = q.get("event_ticker");
+    const list = markets
+      .map(kalshiMarket)
+      .filter(
+        (k) =>
+          (!tickers || tickers.includes(k.ticker as string)) &&
+          (!event || k.event_ticker === event) &&
+          // the status filter names "open" what the records call "active", as Kalshi's does
+          (!status || (status === "open" ? k.status === "active" : k.status === status)),
+      );
+    return page("markets", list, q);
+  }
+
+  function orderbook(ticker: string, depth: number): { yes_dollars: [string, string][]; no_dollars: [string, string][] } {
+    // Kalshi lists each side ascending, its best bid last
+    const side = (outcome: "YES" | "NO") =>
+      (exchange.book(ticker, outcome)?.bids ?? [])
+        .slice(0, depth)
+        .reverse()
+        .map((l): [string, string] => [formatDollars(l.price), formatCount(l.shares)]);
+    return { yes_dollars: side("YES"), no_dollars: side("NO") };
+  }
+
+  const server = await startSimServer({
+    port: opts.port,
+    faults,
+    latencyMs: () => Math.max(0, KALSHI_SIM.latency.meanMs + KALSHI_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    handle,
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const path = new URL(req.url ?? "/", "http://sim").pathname;
+      const refusal = path === KALSHI_WS_PATH ? auth("GET", path, req.headers) : notFound();
+      if (refusal) {
+        socket.end(`HTTP/1.1 ${refusal.status} ${refusal.status === 401 ? "Unauthorized" : "Not Found"}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
+        return;
+      }
+      stream.accept(req, socket, head);
+    },
+  });
+  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
+  timer.unref();
+  const base = `127.0.0.1:${server.port}`;
+  return {
+    url: `http://${base}${KALSHI_REST_PREFIX}`,
+    wsUrl: `ws://${base}${KALSHI_WS_PATH}`,
+    credentials,
+    faults,
+    exchange,
+    stop: async () => {
+      clearInterval(timer);
+      stream.close();
+      await server.close();
+    },
+  };
+}
+
+function checkAuth(
+  publicKey: KeyObject,
+  keyId: string,
+  clock: Clock,
+  method: string,
+  path: string,
+  headers: IncomingMessage["headers"],
+): Exclude<SimReply, "hang"> | undefined {
+  const key = headers[KALSHI_HEADERS.key.toLowerCase()];
+  const timestamp = headers[KALSHI_HEADERS.timestamp.toLowerCase()];
+  const signature = headers[KALSHI_HEADERS.signature.toLowerCase()];
+  if (typeof key !== "string" || typeof timestamp !== "string" || typeof signature !== "string") {
+    return error(401, "authentication_error", "missing KALSHI-ACCESS-* headers");
+  }
+  if (key !== keyId) return error(401, "authentication_error", "unknown API key");
+  if (!/^\d+$/.test(timestamp) || Math.abs(clock.now() - Number(timestamp)) > TIMESTAMP_WINDOW_MS) {
+    return error(401, "authentication_error", "timestamp outside the accepted window");
+  }
+  if (!verifyKalshi(publicKey, timestamp, method, path, signature)) return error(401, "authentication_error", "invalid signature");
+  return undefined;
+}
+
+/** One page of a list, with Kalshi's opaque cursor ("" on the last page). */
+function page(key: string, list: unknown[], q: URLSearchParams): SimReply {
+  const limit = Math.min(1000, Math.max(1, Number(q.get("limit") ?? "100") || 100));
+  const cursor = q.get("cursor");
+  const start = cursor ? Number(Buffer.from(cursor, "base64url").toString("utf8")) || 0 : 0;
+  const slice = list.slice(start, start + limit);
+  const next = start + limit < list.length ? Buffer.from(String(start + limit), "utf8").toString("base64url") : "";
+  return ok({ [key]: slice, cursor: next });
+}
+
+function ok(body: unknown): SimReply {
+  return { status: 200, body };
+}
+
+function error(status: number, code: string, message: string): Exclude<SimReply, "hang"> {
+  return { status, body: { error: { code, message } } };
+}
+
+function notFound(what = "route"): Exclude<SimReply, "hang"> {
+  return error(404, "not_found", `${what} not found`);
+}

@@ -1,0 +1,111 @@
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { orderFee } from "../../domain/fees.ts";
+import { parseMicro } from "../../domain/money.ts";
+import { KalshiBookSync } from "./book-sync.ts";
+import { kalshiAuthHeaders, kalshiSigningText, signKalshi, verifyKalshi } from "./signing.ts";
+import { booksFromOrderbook, formatCount, formatDollars, kalshiFeeModel, parseSignedCount, toVenueMarket } from "./wire.ts";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/kalshi/${name}`, import.meta.url), "utf8"));
+
+describe("Kalshi request signing", () => {
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+  const pem = privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+
+  it("signs timestamp + METHOD + path, without the query string", () => {
+    expect(kalshiSigningText("1703123456789", "get", "/trade-api/v2/portfolio/orders?limit=5")).toBe("1703123456789GET/trade-api/v2/portfolio/orders");
+  });
+
+  it("produces an RSA-PSS signature the public key verifies, and only for what was signed", () => {
+    const sig = signKalshi(pem, "1703123456789", "POST", "/trade-api/v2/portfolio/events/orders");
+    expect(verifyKalshi(publicKey, "1703123456789", "POST", "/trade-api/v2/portfolio/events/orders", sig)).toBe(true);
+    expect(verifyKalshi(publicKey, "1703123456789", "POST", "/trade-api/v2/portfolio/events/orders?x=1", sig)).toBe(true);
+    expect(verifyKalshi(publicKey, "1703123456790", "POST", "/trade-api/v2/portfolio/events/orders", sig)).toBe(false);
+    expect(verifyKalshi(publicKey, "1703123456789", "GET", "/trade-api/v2/portfolio/events/orders", sig)).toBe(false);
+  });
+
+  it("sends the three KALSHI-ACCESS headers with a millisecond timestamp", () => {
+    const h = kalshiAuthHeaders("key-1", pem, 1_703_123_456_789.7, "GET", "/trade-api/ws/v2");
+    expect(h["KALSHI-ACCESS-KEY"]).toBe("key-1");
+    expect(h["KALSHI-ACCESS-TIMESTAMP"]).toBe("1703123456789");
+    expect(verifyKalshi(publicKey, "1703123456789", "GET", "/trade-api/ws/v2", h["KALSHI-ACCESS-SIGNATURE"]!)).toBe(true);
+  });
+});
+
+describe("Kalshi book conversion", () => {
+  it("builds both outcomes from the bids-only documented orderbook: YES ask = 1 − NO bid", () => {
+    const books = booksFromOrderbook("kalshi", "T", fixture("orderbook.json").response.orderbook_fp, 42);
+    const show = (ls: { price: bigint; shares: bigint }[]) => ls.map((l) => [Number(l.price) / 1e6, Number(l.shares) / 1e6]);
+    expect(show(books.YES.bids)).toEqual([[0.45, 100], [0.44, 25], [0.42, 150]]);
+    expect(show(books.YES.asks)).toEqual([[0.46, 200], [0.47, 10], [0.5, 80]]);
+    expect(show(books.NO.bids)).toEqual([[0.54, 200], [0.53, 10], [0.5, 80]]);
+    expect(show(books.NO.asks)).toEqual([[0.55, 100], [0.56, 25], [0.58, 150]]);
+    expect(books.YES.updatedAt).toBe(42);
+  });
+
+  it("parses the documented market with its series fee into the Venue port's terms", () => {
+    const f = fixture("market.json");
+    const m = toVenueMarket(f.response.markets[0], kalshiFeeModel(f.series.series.fee_type, f.series.series.fee_multiplier));
+    expect(m).toMatchObject({ venueMarketId: "KXBTCD-26DEC31-T150000", status: "open", tickSize: 10_000n, lotShares: 1_000_000n, minOrderShares: 1_000_000n });
+    expect(m.feeModel).toEqual({ kind: "kalshi", ratePpm: 70_000n });
+    expect(m.volume).toBe(184_532_000_000n);
+    expect(kalshiFeeModel("quadratic_with_maker_fees", 0.5)).toEqual({ kind: "kalshi", ratePpm: 35_000n });
+  });
+
+  it("formats and parses fixed-point strings exactly", () => {
+    expect(formatDollars(560_000n)).toBe("0.5600");
+    expect(formatCount(10_000_000n)).toBe("10.00");
+    expect(parseSignedCount("-54.00", "d")).toBe(-54_000_000n);
+    expect(() => formatDollars(123n)).toThrow();
+  });
+});
+
+describe("Kalshi fees", () => {
+  it("matches every row of the published general fee table", () => {
+    const model = kalshiFeeModel("quadratic", 1);
+    for (const row of fixture("fee-table.json").rows) {
+      const price = parseMicro(row.price, "price");
+      expect(orderFee(model, [{ price, shares: 1_000_000n }]), `1 @ ${row.price}`).toBe(parseMicro(row.one, "one"));
+      expect(orderFee(model, [{ price, shares: 100_000_000n }]), `100 @ ${row.price}`).toBe(parseMicro(row.hundred, "hundred"));
+    }
+  });
+});
+
+describe("Kalshi orderbook_delta stream", () => {
+  const make = () => {
+    const sent: string[] = [];
+    const updates: string[] = [];
+    let now = 1_000;
+    const sync = new KalshiBookSync({ venue: "kalshi", tickers: ["FED-23DEC-T3.00"], send: (t) => (sent.push(t), true), now: () => now, onBook: (t) => updates.push(t) });
+    return { sync, sent, updates, tick: (ms: number) => (now += ms) };
+  };
+
+  it("applies the documented snapshot and deltas", () => {
+    const { sync, updates } = make();
+    sync.subscribe();
+    for (const m of fixture("ws-orderbook.json").messages) sync.onMessage(JSON.stringify(m));
+    const yes = sync.book("FED-23DEC-T3.00", "YES")!;
+    expect(yes.bids.map((l) => [l.price, l.shares])).toEqual([[220_000n, 279_000_000n], [80_000n, 300_000_000n]]);
+    expect(yes.asks.map((l) => [l.price, l.shares])).toEqual([[440_000n, 146_000_000n], [450_000n, 10_000_000n], [460_000n, 20_000_000n]]);
+    expect(updates).toHaveLength(3);
+    expect(sync.resyncs).toBe(0);
+  });
+
+  it("resubscribes on a sequence gap and keeps the last book, ageing", () => {
+    const { sync, sent, tick } = make();
+    sync.subscribe();
+    const [subscribed, snapshot, delta] = fixture("ws-orderbook.json").messages;
+    sync.onMessage(JSON.stringify(subscribed));
+    sync.onMessage(JSON.stringify(snapshot));
+    const at = sync.book("FED-23DEC-T3.00", "YES")!.updatedAt;
+    tick(500);
+    sync.onMessage(JSON.stringify({ ...delta, seq: 5 }));
+    expect(sync.resyncs).toBe(1);
+    expect(sent.map((s) => JSON.parse(s).cmd)).toEqual(["subscribe", "unsubscribe", "subscribe"]);
+    expect(sync.live).toBe(false);
+    const book = sync.book("FED-23DEC-T3.00", "YES")!;
+    expect(book.updatedAt).toBe(at);
+    expect(book.bids).toHaveLength(2);
+  });
+});

@@ -1,0 +1,151 @@
+import type { FeeModel } from "../../domain/fees.ts";
+import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
+import type { BookSnapshot, VenueMarket } from "../venue.ts";
+
+/** The fields of Kalshi's Market object that crossfill reads (trade API v2, fixed-point `_dollars` / `_fp` fields). */
+export interface KalshiMarket {
+  ticker: string;
+  event_ticker: string;
+  title?: string;
+  yes_sub_title: string;
+  status: string;
+  close_time: string;
+  result: string;
+  volume_fp: string;
+  notional_value_dollars: string;
+  price_level_structure: string;
+  price_ranges: { start: string; end: string; step: string }[];
+}
+
+/** `[price_dollars, count_fp]` pairs: bids only, YES and NO each their own side. */
+export interface KalshiOrderbookFp {
+  yes_dollars: [string, string][];
+  no_dollars: [string, string][];
+}
+
+/** Kalshi's general taker fee rate; a series' `fee_multiplier` scales it (0.5 on some index series). */
+export const KALSHI_TAKER_RATE_PPM = 70_000n;
+
+/** Price levels keyed by price in micro-USDC, count in micro-contracts: the state a WebSocket book is kept in. */
+export type LevelMap = Map<PriceMicro, ShareMicro>;
+
+export function parseDollars(value: unknown, field: string): PriceMicro {
+  return parseMicro(value, field);
+}
+
+export function parseCount(value: unknown, field: string): ShareMicro {
+  return parseMicro(value, field);
+}
+
+/** A signed fixed-point count such as an orderbook delta's `delta_fp` ("-50.00"). */
+export function parseSignedCount(value: unknown, field: string): bigint {
+  if (typeof value === "string" && value.startsWith("-")) return -parseMicro(value.slice(1), field);
+  return parseMicro(value, field);
+}
+
+/** Dollars with 4 decimals, the precision Kalshi's requests accept ("0.5600"). */
+export function formatDollars(micro: PriceMicro): string {
+  return formatFixed(micro, 4);
+}
+
+/** A contract count with the 2 decimals of Kalshi's `_fp` fields ("10.00"). */
+export function formatCount(micro: ShareMicro): string {
+  return formatFixed(micro, 2);
+}
+
+function formatFixed(micro: bigint, decimals: number): string {
+  const unit = 10n ** BigInt(6 - decimals);
+  if (micro < 0n || micro % unit !== 0n) throw new RangeError(`${micro} micro-units do not fit ${decimals} decimals`);
+  const whole = micro / ONE;
+  const frac = ((micro % ONE) / unit).toString().padStart(decimals, "0");
+  return `${whole}.${frac}`;
+}
+
+export function marketStatus(status: string): MarketStatus {
+  if (status === "active") return "open";
+  if (status === "determined" || status === "finalized" || status === "amended" || status === "disputed") return "resolved";
+  return "closed";
+}
+
+/**
+ * Fee model of a series from its `fee_type` and `fee_multiplier`. Only the quadratic schedules are
+ * modelled; maker fees do not concern crossfill, which only takes.
+ */
+export function kalshiFeeModel(feeType: string, feeMultiplier: unknown): FeeModel {
+  if (!feeType.startsWith("quadratic")) throw new Error(`Kalshi fee_type ${feeType} is not supported`);
+  const multiplier = parseMicro(feeMultiplier, "fee_multiplier");
+  return { kind: "kalshi", ratePpm: (KALSHI_TAKER_RATE_PPM * multiplier) / ONE };
+}
+
+/** The series a market belongs to: the first dash-separated part of its ticker (KXBTCD-26DEC31-T150000 → KXBTCD). */
+export function seriesOf(ticker: string): string {
+  return ticker.split("-")[0]!;
+}
+
+/**
+ * A Kalshi market as the Venue port states it. Prices may be quoted on a finer grid near 0 and 1
+ * (tapered structures), so the tick crossfill trades on is the coarsest step, valid across the range.
+ */
+export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket {
+  const steps = m.price_ranges.map((r, i) => parseDollars(r.step, `price_ranges[${i}].step`));
+  const tick = steps.length ? steps.reduce((a, b) => (b > a ? b : a)) : 10_000n;
+  return {
+    venueMarketId: m.ticker,
+    title: m.title ?? m.yes_sub_title,
+    outcomeIds: { YES: "yes", NO: "no" },
+    status: marketStatus(m.status),
+    closeTime: new Date(m.close_time).toISOString(),
+    tickSize: tick,
+    minOrderShares: ONE,
+    lotShares: ONE,
+    feeModel,
+    // contracts traded times their $1 notional: Kalshi states volume in contracts, not dollars
+    volume: (parseCount(m.volume_fp, "volume_fp") * parseDollars(m.notional_value_dollars, "notional_value_dollars")) / ONE,
+  };
+}
+
+export function levelMap(pairs: readonly (readonly [unknown, unknown])[], field: string): LevelMap {
+  const map: LevelMap = new Map();
+  pairs.forEach(([price, count], i) => {
+    const p = parseDollars(price, `${field}[${i}][0]`);
+    const c = parseCount(count, `${field}[${i}][1]`);
+    if (c > 0n) map.set(p, (map.get(p) ?? 0n) + c);
+  });
+  return map;
+}
+
+/**
+ * Both outcomes' books from Kalshi's bids-only book. A NO bid at q is an offer to sell YES at 1 − q
+ * (the two make one $1 contract), so YES asks are the NO bids flipped, and NO asks the YES bids flipped.
+ */
+export function booksFromLevels(
+  venue: string,
+  ticker: string,
+  yes: LevelMap,
+  no: LevelMap,
+  updatedAt: number,
+): Record<Outcome, BookSnapshot> {
+  const yesBids = descending(yes);
+  const noBids = descending(no);
+  const snapshot = (outcome: Outcome, bids: Level[], opposite: Level[]): BookSnapshot => ({
+    venue,
+    venueMarketId: ticker,
+    outcome,
+    bids,
+    asks: opposite.map((l) => ({ price: ONE - l.price, shares: l.shares })),
+    updatedAt,
+  });
+  return { YES: snapshot("YES", yesBids, noBids), NO: snapshot("NO", noBids, yesBids) };
+}
+
+export function booksFromOrderbook(venue: string, ticker: string, book: KalshiOrderbookFp, updatedAt: number): Record<Outcome, BookSnapshot> {
+  return booksFromLevels(venue, ticker, levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"), updatedAt);
+}
+
+function descending(levels: LevelMap): Level[] {
+  return [...levels]
+    .filter(([, shares]) => shares > 0n)
+    .sort(([a], [b]) => (a > b ? -1 : a < b ? 1 : 0))
+    .map(([price, shares]) => ({ price, shares }));
+}
