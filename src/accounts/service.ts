@@ -1,0 +1,80 @@
+import { randomUUID } from "node:crypto";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import type { Micro } from "../domain/money.ts";
+import type { Clock } from "../domain/types.ts";
+import type { AccountRecord, Store } from "../store/store.ts";
+import type { Address, Vault } from "../vault/vault.ts";
+
+/** The account the CLI's keys belong to unless --account names another. */
+export const LOCAL_ACCOUNT = "local@localhost";
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+
+export function isEmail(email: string): boolean {
+  return EMAIL.test(email);
+}
+
+/**
+ * Finds the account of `email`, or opens one with a fresh on-chain address whose key the service keeps
+ * encrypted (the embedded default; on a real chain the address would be the user's own wallet).
+ */
+export async function findOrCreateAccount(
+  store: Store,
+  email: string,
+  encryptKey: (privateKey: string) => string,
+  extra: { passwordHash?: string } = {},
+): Promise<{ account: AccountRecord; created: boolean }> {
+  const normalised = email.trim().toLowerCase();
+  const existing = await store.accountByEmail(normalised);
+  if (existing) return { account: existing, created: false };
+  const key = generatePrivateKey();
+  const account = await store.createAccount({
+    id: `acc_${randomUUID().replaceAll("-", "")}`,
+    email: normalised,
+    address: privateKeyToAddress(key),
+    walletKeyEnc: encryptKey(key),
+    passwordHash: extra.passwordHash ?? null,
+    fundedAt: null,
+  });
+  return { account, created: true };
+}
+
+/**
+ * Accounts as the server sees them: cached (their ids and addresses never change) and, on the dev chain,
+ * funded with test USDC the first time the server meets them — whichever process created them.
+ */
+export class AccountDirectory {
+  private readonly cache = new Map<string, AccountRecord>();
+  private readonly funding = new Map<string, Promise<AccountRecord>>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly vault: Vault,
+    private readonly faucet: Micro,
+    private readonly clock: Clock,
+  ) {}
+
+  async get(accountId: string): Promise<AccountRecord> {
+    const cached = this.cache.get(accountId);
+    if (cached) return cached;
+    const account = await this.store.accountById(accountId);
+    if (!account) throw new Error(`account ${accountId} of a valid key does not exist`);
+    const ready = await this.ensureFunded(account);
+    this.cache.set(accountId, ready);
+    return ready;
+  }
+
+  /** Funds the account once from the dev faucet; concurrent callers share the one funding. */
+  ensureFunded(account: AccountRecord): Promise<AccountRecord> {
+    if (account.fundedAt !== null || !this.vault.info().faucet || this.faucet === 0n) return Promise.resolve(account);
+    let pending = this.funding.get(account.id);
+    if (!pending) {
+      pending = (async () => {
+        await this.vault.fund(account.address as Address, this.faucet);
+        return this.store.markAccountFunded(account.id, new Date(this.clock.now()).toISOString());
+      })().finally(() => this.funding.delete(account.id));
+      this.funding.set(account.id, pending);
+    }
+    return pending;
+  }
+}

@@ -1,0 +1,121 @@
+import { join } from "node:path";
+import { mkdirSync, readFileSync } from "node:fs";
+import { Command } from "commander";
+import { loadConfig } from "../config.ts";
+import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
+import { createApiKey, parseScopes } from "../auth/keys.ts";
+import { encryptSecret, loadMasterKey } from "../auth/secrets.ts";
+import { AppError } from "../domain/errors.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+import { startCrossfill } from "../main.ts";
+
+/** Opens the same store the server uses (DATA_DIR), whether or not a server is running on it. */
+async function withStore<T>(fn: (store: Store, master: Buffer) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  mkdirSync(config.dataDir, { recursive: true });
+  const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
+  const store = await openSqliteStore(join(config.dataDir, "crossfill.db"));
+  try {
+    await store.migrate();
+    return await fn(store, master);
+  } finally {
+    await store.close();
+  }
+}
+
+function fail(message: string): never {
+  console.error(`crossfill: ${message}`);
+  process.exit(2);
+}
+
+const version: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
+const program = new Command("crossfill")
+  .description("Trade prediction-market outcomes across venues through one API.")
+  .version(version)
+  .showHelpAfterError();
+
+program
+  .command("serve")
+  .description("Start the API server, web terminal, embedded chain and venue simulators (same as npm start)")
+  .action(async () => {
+    const server = await startCrossfill(loadConfig());
+    const stop = () => server.stop().then(() => process.exit(0));
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+
+const keys = program.command("keys").description("Manage API keys");
+
+keys
+  .command("create")
+  .description("Create an API key; its secret is printed once and never again")
+  .requiredOption("--name <name>", "a name to recognise the key by")
+  .option("--scopes <scopes>", "comma-separated scopes: read, trade", "read,trade")
+  .option("--account <email>", "the account that owns the key", LOCAL_ACCOUNT)
+  .option("--ip <cidrs>", "comma-separated IP addresses allowed to use the key")
+  .option("--json", "print JSON for scripts")
+  .action(async (o: { name: string; scopes: string; account: string; ip?: string; json?: boolean }) => {
+    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
+    if (o.name.trim().length === 0 || o.name.length > 64) fail("--name must be 1-64 characters");
+    const scopes = parseScopes(o.scopes);
+    const created = await withStore(async (store, master) => {
+      const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
+      const ipAllowlist = o.ip ? o.ip.split(",").map((s) => s.trim()).filter(Boolean) : null;
+      return { account, ...(await createApiKey(store, master, { accountId: account.id, name: o.name.trim(), scopes, ipAllowlist })) };
+    });
+    if (o.json) {
+      console.log(JSON.stringify({ api_key: created.apiKey, api_secret: created.apiSecret }));
+      return;
+    }
+    console.log(`Created key "${o.name}" for ${created.account.email} (scopes: ${scopes.join(", ")})`);
+    console.log(`  API_KEY     ${created.apiKey}`);
+    console.log(`  API_SECRET  ${created.apiSecret}`);
+    console.log("Store the secret now: it is shown only this once.");
+  });
+
+keys
+  .command("list")
+  .description("List an account's API keys (never their secrets)")
+  .option("--account <email>", "the account", LOCAL_ACCOUNT)
+  .option("--json", "print JSON for scripts")
+  .action(async (o: { account: string; json?: boolean }) => {
+    const list = await withStore(async (store) => {
+      const account = await store.accountByEmail(o.account.trim().toLowerCase());
+      return account ? store.listApiKeys(account.id) : [];
+    });
+    const rows = list.map((k) => ({
+      api_key: k.apiKey,
+      name: k.name,
+      scopes: k.scopes,
+      created_at: k.createdAt,
+      last_used_at: k.lastUsedAt,
+      revoked_at: k.revokedAt,
+    }));
+    if (o.json) {
+      console.log(JSON.stringify(rows));
+      return;
+    }
+    if (rows.length === 0) {
+      console.log(`No keys for ${o.account}.`);
+      return;
+    }
+    for (const r of rows) {
+      const state = r.revoked_at ? `revoked ${r.revoked_at}` : `last used ${r.last_used_at ?? "never"}`;
+      console.log(`${r.api_key}  ${r.name.padEnd(16)}  ${r.scopes.join(",").padEnd(10)}  created ${r.created_at}  ${state}`);
+    }
+  });
+
+keys
+  .command("revoke")
+  .description("Revoke an API key; it is refused from the next request on")
+  .argument("<api_key>", "the public key, ck_live_...")
+  .option("--json", "print JSON for scripts")
+  .action(async (apiKey: string, o: { json?: boolean }) => {
+    const revoked = await withStore((store) => store.revokeApiKey(apiKey, new Date().toISOString()));
+    if (o.json) console.log(JSON.stringify({ api_key: apiKey, revoked }));
+    else console.log(revoked ? `Revoked ${apiKey}.` : `No active key ${apiKey}.`);
+    if (!revoked) process.exitCode = 1;
+  });
+
+program.parseAsync(process.argv).catch((e: unknown) => fail(e instanceof AppError ? e.message : e instanceof Error ? e.message : String(e)));

@@ -1,0 +1,63 @@
+import { resolve } from "node:path";
+import { parseMicro, type Micro } from "./domain/money.ts";
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** An external EVM chain; unset = the embedded dev chain in dataDir. */
+  chainRpcUrl: string | undefined;
+  operatorPrivateKey: `0x${string}` | undefined;
+  faucet: Micro;
+  maxOrder: Micro;
+  simSeed: number;
+  /** Multiplies the simulated venues' latency profiles (0 = no added latency). */
+  simLatencyScale: number;
+  logLevel: string;
+  trustProxy: boolean;
+}
+
+/** Reads the configuration from the environment; a bad value stops start-up with a sentence that names it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const chainRpcUrl = env.CHAIN_RPC_URL || undefined;
+  const operator = env.OPERATOR_PRIVATE_KEY || undefined;
+  if (chainRpcUrl && !operator) throw new Error("CHAIN_RPC_URL is set but OPERATOR_PRIVATE_KEY is not: the router needs the operator key of that chain.");
+  if (operator && !/^0x[0-9a-fA-F]{64}$/.test(operator)) throw new Error("OPERATOR_PRIVATE_KEY must be 0x followed by 64 hex digits.");
+  return {
+    port: int(env, "PORT", 8080, 0, 65535),
+    host: env.HOST || "127.0.0.1",
+    dataDir: resolve(env.DATA_DIR || "./data"),
+    chainRpcUrl,
+    operatorPrivateKey: operator as `0x${string}` | undefined,
+    faucet: usdc(env, "DEV_FAUCET_USDC", "10000"),
+    maxOrder: usdc(env, "MAX_ORDER_USDC", "100000"),
+    simSeed: int(env, "SIM_SEED", 42, 0, 2 ** 31 - 1),
+    simLatencyScale: num(env, "SIM_LATENCY_SCALE", 1),
+    logLevel: env.LOG_LEVEL || "info",
+    trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
+  };
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return dflt;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min || v > max) throw new Error(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)}).`);
+  return v;
+}
+
+function num(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return dflt;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a non-negative number (got ${JSON.stringify(raw)}).`);
+  return v;
+}
+
+function usdc(env: NodeJS.ProcessEnv, name: string, dflt: string): Micro {
+  try {
+    return parseMicro(env[name] || dflt, name);
+  } catch {
+    throw new Error(`${name} must be a USDC amount with at most 6 decimals (got ${JSON.stringify(env[name])}).`);
+  }
+}

@@ -1,0 +1,150 @@
+import { randomBytes } from "node:crypto";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { Logger } from "pino";
+import { AppError } from "../domain/errors.ts";
+import type { Scope } from "../domain/types.ts";
+import { Account, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord } from "./schemas.ts";
+import type { Principal } from "../auth/authenticate.ts";
+import type { HttpDeps } from "./deps.ts";
+import { accountRoutes } from "./routes/account.ts";
+import { marketRoutes } from "./routes/markets.ts";
+import { orderRoutes } from "./routes/orders.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { terminalRoutes } from "./terminal/index.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    rawBody: Buffer | undefined;
+    jsonError: boolean;
+    principal: Principal | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Who may call the route: the scope a key needs, and whether the request must be signed. */
+    auth?: { scope: Scope; signed: boolean };
+  }
+}
+
+export const BODY_LIMIT = 64 * 1024;
+const REQUEST_ID = /^[\w.:-]{1,128}$/;
+
+export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(logger === false ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const sent = req.headers["x-request-id"];
+      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : `req_${randomBytes(12).toString("base64url")}`;
+    },
+    // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: deps.trustProxy,
+  });
+
+  app.decorateRequest("rawBody", undefined);
+  app.decorateRequest("jsonError", false);
+  app.decorateRequest("principal", undefined);
+
+  // JSON is the only body the API takes: without this, Fastify's own text/plain parser would accept one.
+  app.removeAllContentTypeParsers();
+  // The signature covers the raw bytes, so keep them; a body that is not JSON is refused only after
+  // authentication, so an unauthenticated caller learns nothing about the route.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req, body: Buffer, done) => {
+    req.rawBody = body;
+    if (body.length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(body.toString("utf8")));
+    } catch {
+      req.jsonError = true;
+      done(null, undefined);
+    }
+  });
+
+  app.addHook("onSend", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+  });
+
+  app.addHook("preValidation", async (req) => {
+    const auth = req.routeOptions.config.auth;
+    if (auth) req.principal = await deps.authenticate(authRequest(req), auth);
+    if (req.jsonError) throw new AppError("invalid_json");
+  });
+
+  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
+    const e = toAppError(err);
+    if (e.status >= 500) req.log.error({ err, request_id: req.id }, "request failed");
+    const body = { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: req.id } };
+    return reply.status(e.status).headers(e.headers ?? {}).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${req.url.split("?")[0]}.`, request_id: req.id } });
+  });
+
+  for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health]) app.addSchema(schema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.0.3",
+      info: {
+        title: "crossfill",
+        version: deps.version,
+        description:
+          "One API to trade prediction-market outcomes across venues: unified events, a merged order book, and orders routed across venues and settled on an EVM vault.",
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+          session: { type: "apiKey", in: "cookie", name: "crossfill_session", description: "The web terminal's session (POST /v1/session/signin); state-changing calls also send X-CSRF-Token." },
+          signature: {
+            type: "apiKey",
+            in: "header",
+            name: "X-Signature",
+            description:
+              "HMAC-SHA256 over X-Timestamp (Unix seconds) + METHOD + path with query + raw body, keyed with API_SECRET, lowercase hex. Send with X-Timestamp; requests more than 30 s off are refused.",
+          },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/v1/openapi.json" } });
+  app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes(deps));
+  await app.register(marketRoutes(deps));
+  await app.register(orderRoutes(deps));
+  await app.register(accountRoutes(deps));
+  await app.register(terminalRoutes(deps));
+  return app;
+}
+
+function authRequest(req: FastifyRequest) {
+  return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
+}
+
+function toAppError(err: FastifyError | AppError): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const fields: Record<string, string> = {};
+    for (const v of fe.validation) {
+      const name = (v.instancePath || "/" + String((v.params as { missingProperty?: string }).missingProperty ?? "")).slice(1).replaceAll("/", ".");
+      fields[name || fe.validationContext || "request"] = v.message ?? "is invalid";
+    }
+    const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
+    return new AppError("invalid_request", `Invalid ${fe.validationContext ?? "request"}: ${list}.`, { fields });
+  }
+  switch (fe.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new AppError("payload_too_large", `The body exceeds ${BODY_LIMIT} bytes.`);
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new AppError("unsupported_media_type");
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new AppError("invalid_request", fe.message);
+  }
+  if (typeof fe.statusCode === "number" && fe.statusCode >= 400 && fe.statusCode < 500) return new AppError("invalid_request", fe.message);
+  return new AppError("internal");
+}

@@ -1,0 +1,34 @@
+import type { AuthNeeds, AuthRequest, Principal } from "../auth/authenticate.ts";
+import type { Outcome } from "../domain/types.ts";
+import type { OrderService } from "../orders/service.ts";
+import type { AccountRecord, Store } from "../store/store.ts";
+import type { Static } from "@sinclair/typebox";
+import type { Account, Health, Market, PriceRecord } from "./schemas.ts";
+import type { MarketStatus } from "../domain/types.ts";
+import type { TerminalDeps } from "./terminal/deps.ts";
+
+export interface MarketQuery {
+  status?: MarketStatus;
+  venue?: string;
+  q?: string;
+  limit: number;
+  cursor: string | null;
+}
+
+/** What the HTTP layer needs from the rest of the service; main.ts provides it. */
+export interface HttpDeps {
+  version: string;
+  trustProxy: boolean;
+  authenticate(req: AuthRequest, needs: AuthNeeds): Promise<Principal>;
+  store: Store;
+  orders: OrderService;
+  /** The account behind a key, funded from the dev faucet on first use where there is one. */
+  account(accountId: string): Promise<AccountRecord>;
+  accountView(account: AccountRecord): Promise<Static<typeof Account>>;
+  markets(query: MarketQuery): { data: Static<typeof Market>[]; nextCursor: string | null };
+  /** Throws unknown_event for an id that is not in the catalog. */
+  prices(eventId: string, outcome: Outcome, depth: number): Static<typeof PriceRecord>;
+  health(): Promise<Static<typeof Health>>;
+  sotAssetId(tokenId: string): string;
+  terminal: TerminalDeps;
+}

@@ -1,0 +1,62 @@
+import { Type, type Static } from "@sinclair/typebox";
+import type { FastifyPluginAsync } from "fastify";
+import type { HttpDeps } from "../deps.ts";
+import { ListQuery, Page } from "../schemas.ts";
+
+const MarketsQuery = Type.Object(
+  {
+    status: Type.Optional(Type.String({ enum: ["open", "closed", "resolved"] })),
+    venue: Type.Optional(Type.String({ maxLength: 64 })),
+    q: Type.Optional(Type.String({ maxLength: 200, description: "Text search over title and description" })),
+    ...ListQuery,
+  },
+  { additionalProperties: false },
+);
+const PricesQuery = Type.Object(
+  {
+    outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: "YES" })),
+    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20, description: "Levels per side" })),
+  },
+  { additionalProperties: false },
+);
+const read = { auth: { scope: "read" as const, signed: false } };
+const security = [{ apiKey: [] }];
+
+export const marketRoutes =
+  (deps: HttpDeps): FastifyPluginAsync =>
+  async (app) => {
+    app.get<{ Querystring: Static<typeof MarketsQuery> }>(
+      "/v1/markets",
+      {
+        config: read,
+        schema: {
+          summary: "List unified markets (events), each with the venues that list it",
+          tags: ["markets"],
+          security,
+          querystring: MarketsQuery,
+          response: { 200: Page("Market") },
+        },
+      },
+      async (req) => {
+        const { status, venue, q, limit, cursor } = req.query;
+        const page = deps.markets({ status: status as "open" | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null });
+        return { data: page.data, next_cursor: page.nextCursor };
+      },
+    );
+
+    app.get<{ Params: { event_id: string }; Querystring: Static<typeof PricesQuery> }>(
+      "/v1/prices/:event_id",
+      {
+        config: read,
+        schema: {
+          summary: "Merged order book across venues and the best fee-adjusted execution",
+          tags: ["markets"],
+          security,
+          params: Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) }),
+          querystring: PricesQuery,
+          response: { 200: { $ref: "PriceRecord#" } },
+        },
+      },
+      async (req) => deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20),
+    );
+  };

@@ -1,0 +1,165 @@
+import { Type, type Static } from "@sinclair/typebox";
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+const Num = (description: string) => Type.Number({ description });
+const NullableNum = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: "Stable machine-readable code; see the error catalog." }),
+      message: Type.String({ description: "A human sentence." }),
+      details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+      request_id: Type.String(),
+    }),
+  },
+  { $id: "Error", description: "Every non-2xx response has this body." },
+);
+
+const Decimal = (description: string) => Type.Union([Type.Number(), Type.String()], { description });
+
+export const OrderRequest = Type.Object(
+  {
+    market_id: Type.String({ description: "Unified event id (see GET /v1/markets)." }),
+    outcome: Type.String({ enum: ["YES", "NO"] }),
+    side: Type.String({ enum: ["buy"] }),
+    amount_usdc: Decimal("USDC to spend, fees included: > 0, at most 6 decimals; a number or a decimal string."),
+    max_slippage: Type.Optional(Decimal("Fraction 0 to 0.5 above the best fee-adjusted ask; default 0.01.")),
+    strategy: Type.Optional(Type.String({ enum: ["optimize_price", "optimize_speed"], description: "Default optimize_price." })),
+    client_order_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars); the Idempotency-Key header works the same." })),
+    time_in_force: Type.Optional(Type.String({ enum: ["FOK", "IOC"], description: "FOK (default): fill all within slippage or nothing. IOC: fill what fits." })),
+  },
+  { $id: "OrderRequest" },
+);
+
+const Fill = Type.Object({
+  venue: Type.String(),
+  price: Num("Price per share"),
+  shares: Num("Shares filled"),
+  fee_usdc: Num("Venue fee"),
+  venue_order_id: Type.String(),
+});
+
+export const Order = Type.Object(
+  {
+    order_id: Type.String(),
+    status: Type.String({ enum: ["pending", "locked", "routing", "filled", "partially_filled", "rejected", "failed"] }),
+    executed_price: NullableNum("Volume-weighted average price per share, fees excluded."),
+    routed_to: Nullable(Type.String({ description: "The venue that filled the largest part." })),
+    sot_minted: Nullable(Type.String({ description: "CAIP-19 id of the position token minted to the client." })),
+    tx_hash: Nullable(Type.String({ description: "Hash of the settlement transaction." })),
+    filled_shares: Num("Shares bought"),
+    spent_usdc: Num("USDC spent, fees included"),
+    fees_usdc: Num("Venue fees"),
+    fills: Type.Array(Fill),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    client_order_id: Nullable(Type.String()),
+    market_id: Type.String(),
+    outcome: Type.String(),
+    side: Type.String(),
+    amount_usdc: Num("Amount asked for"),
+    max_slippage: Num("Slippage bound"),
+    strategy: Type.String(),
+    time_in_force: Type.String(),
+    lock_tx_hash: Nullable(Type.String()),
+    release_tx_hash: Nullable(Type.String()),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  },
+  { $id: "Order" },
+);
+export type OrderBody = Static<typeof Order>;
+
+const BookEntry = Type.Tuple([Type.Number(), Type.Number(), Type.String()], { description: "[price, size, venue]" });
+
+export const PriceRecord = Type.Object(
+  {
+    event_id: Type.String(),
+    outcome: Type.String(),
+    best_execution: Type.Union([
+      Type.Object({ venue: Type.String(), price: Type.Number(), fee_adjusted_price: Type.Number() }),
+      Type.Null(),
+    ]),
+    orderbook: Type.Object({ bids: Type.Array(BookEntry), asks: Type.Array(BookEntry) }),
+    spread: Type.Object({ best_bid: NullableNum("Best bid"), best_ask: NullableNum("Best ask"), spread: NullableNum("Ask minus bid") }),
+    updated_at: Nullable(Type.String()),
+    stale_venues: Type.Array(Type.String()),
+  },
+  { $id: "PriceRecord" },
+);
+
+export const Market = Type.Object(
+  {
+    event_id: Type.String(),
+    title: Type.String(),
+    description: Type.String(),
+    outcomes: Type.Array(Type.String()),
+    status: Type.String({ enum: ["open", "closed", "resolved"] }),
+    close_time: Type.String(),
+    resolution: Nullable(Type.String()),
+    venues: Type.Array(
+      Type.Object({
+        venue: Type.String(),
+        venue_market_id: Type.String(),
+        outcome_ids: Type.Record(Type.String(), Type.String()),
+        fee_model: Type.Record(Type.String(), Type.Unknown()),
+        tick_size: Type.Number(),
+        min_order_size: Type.Number(),
+      }),
+    ),
+    best_bid: NullableNum("Best YES bid across venues"),
+    best_ask: NullableNum("Best YES ask across venues"),
+    volume_usdc: Type.Number(),
+  },
+  { $id: "Market" },
+);
+
+/** A page of a list: items by reference to a registered schema, and the cursor of the next page. */
+export const Page = (itemId: string) =>
+  Type.Object({ data: Type.Array(Type.Unsafe({ $ref: `${itemId}#` })), next_cursor: Nullable(Type.String()) });
+
+export const ListQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+};
+
+export const Account = Type.Object(
+  {
+    account_id: Type.String(),
+    email: Type.String(),
+    vault_address: Type.String(),
+    available_usdc: Type.Number(),
+    locked_usdc: Type.Number(),
+    positions: Type.Array(
+      Type.Object({
+        event_id: Type.String(),
+        outcome: Type.String(),
+        sot: Type.String({ description: "CAIP-19 id of the position token" }),
+        shares: Type.Number(),
+      }),
+    ),
+  },
+  { $id: "Account" },
+);
+
+export const Health = Type.Object(
+  {
+    status: Type.String({ enum: ["ok", "degraded"] }),
+    version: Type.String(),
+    chain: Type.Object({
+      chain_id: Type.Integer(),
+      rpc_url: Type.String(),
+      contracts: Type.Object({ usdc: Type.String(), vault: Type.String(), sot: Type.String() }),
+    }),
+    venues: Type.Array(
+      Type.Object({
+        venue: Type.String(),
+        state: Type.String(),
+        latency_p50_ms: NullableNum("Median measured order round trip"),
+        latency_p99_ms: NullableNum("99th percentile measured order round trip"),
+        book_age_ms: NullableNum("Age of the oldest book held"),
+      }),
+    ),
+  },
+  { $id: "Health" },
+);

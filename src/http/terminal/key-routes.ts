@@ -1,0 +1,84 @@
+import type { FastifyInstance } from "fastify";
+import { Type, type Static } from "@sinclair/typebox";
+import { AppError } from "../../domain/errors.ts";
+import type { ApiKeyRecord } from "../../store/store.ts";
+import type { HttpDeps } from "../deps.ts";
+import { ApiKeyInfo, NewKey, NewKeyRequest } from "./schemas.ts";
+
+const errors = { 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" } };
+const security = [{ session: [] }];
+
+export function keyView(k: ApiKeyRecord) {
+  return {
+    api_key: k.apiKey,
+    name: k.name,
+    scopes: k.scopes,
+    ip_allowlist: k.ipAllowlist,
+    created_at: k.createdAt,
+    last_used_at: k.lastUsedAt,
+    revoked_at: k.revokedAt,
+  };
+}
+
+/** Settings → Developer → API Keys: the signed-in account's keys. Session only: a key cannot mint keys. */
+export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps): void {
+  app.get(
+    "/v1/keys",
+    {
+      config: { session: "read" },
+      schema: {
+        summary: "The signed-in account's API keys, oldest first (secrets are never returned)",
+        tags: ["keys"],
+        security,
+        response: { 200: Type.Object({ data: Type.Array(ApiKeyInfo) }), 401: { $ref: "Error#" } },
+      },
+    },
+    async (req) => ({ data: (await deps.store.listApiKeys(req.terminalSession!.record.accountId)).map(keyView) }),
+  );
+
+  app.post<{ Body: Static<typeof NewKeyRequest> }>(
+    "/v1/keys",
+    {
+      config: { session: "write" },
+      schema: {
+        summary: "Generate a new API key; the secret is in this response and nowhere else",
+        tags: ["keys"],
+        security,
+        body: NewKeyRequest,
+        response: { 201: NewKey, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const { apiSecret, record } = await deps.terminal.createApiKey({
+        accountId: req.terminalSession!.record.accountId,
+        name: req.body.name,
+        scopes: req.body.scopes,
+        ipAllowlist: req.body.ip_allowlist ?? null,
+      });
+      reply.header("cache-control", "no-store");
+      return reply.status(201).send({ ...keyView(record), api_secret: apiSecret });
+    },
+  );
+
+  app.delete<{ Params: { api_key: string } }>(
+    "/v1/keys/:api_key",
+    {
+      config: { session: "write" },
+      schema: {
+        summary: "Revoke an API key; requests with it are refused (key_revoked) from the next one on",
+        tags: ["keys"],
+        security,
+        params: Type.Object({ api_key: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: ApiKeyInfo, ...errors, 404: { $ref: "Error#" } },
+      },
+    },
+    async (req) => {
+      const accountId = req.terminalSession!.record.accountId;
+      const key = await deps.store.apiKey(req.params.api_key);
+      // Another account's key is answered exactly like a missing one, so keys cannot be probed.
+      if (!key || key.accountId !== accountId) throw new AppError("key_not_found", `No API key ${req.params.api_key} on this account.`);
+      await deps.store.revokeApiKey(key.apiKey, new Date(deps.terminal.clock.now()).toISOString());
+      return keyView((await deps.store.apiKey(key.apiKey))!);
+    },
+  );
+}

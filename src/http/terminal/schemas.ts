@@ -1,0 +1,90 @@
+import { Type } from "@sinclair/typebox";
+import { PASSWORD_MAX, PASSWORD_MIN } from "./password.ts";
+
+export const Credentials = Type.Object(
+  {
+    email: Type.String({ minLength: 3, maxLength: 255, description: "The account's email; the CLI's --account names the same account." }),
+    password: Type.String({ minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX }),
+  },
+  { additionalProperties: false },
+);
+
+export const SessionInfo = Type.Object(
+  {
+    account_id: Type.String(),
+    email: Type.String(),
+    csrf_token: Type.String({ description: "Send it as X-CSRF-Token on every state-changing /v1/session and /v1/keys call." }),
+    expires_at: Type.String(),
+  },
+);
+
+export const ApiKeyInfo = Type.Object(
+  {
+    api_key: Type.String(),
+    name: Type.String(),
+    scopes: Type.Array(Type.String({ enum: ["read", "trade"] })),
+    ip_allowlist: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    created_at: Type.String(),
+    last_used_at: Type.Union([Type.String(), Type.Null()]),
+    revoked_at: Type.Union([Type.String(), Type.Null()]),
+  },
+);
+
+export const NewKeyRequest = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100 }),
+    scopes: Type.Array(Type.String({ enum: ["read", "trade"] }), { minItems: 1, maxItems: 2, uniqueItems: true }),
+    ip_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+export const NewKey = Type.Object(
+  {
+    ...ApiKeyInfo.properties,
+    api_secret: Type.String({ description: "Shown in this response only; it cannot be retrieved later." }),
+  },
+);
+
+const Amount = Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", maxLength: 32 });
+
+export const QuoteQuery = Type.Object(
+  {
+    market_id: Type.String({ minLength: 1, maxLength: 128, description: "Unified event id" }),
+    outcome: Type.String({ enum: ["YES", "NO"] }),
+    amount_usdc: { ...Amount, description: "USDC to spend, fees included" },
+    max_slippage: Type.Optional({ ...Amount, description: "Fraction 0 to 0.5; default 0.01" }),
+    strategy: Type.Optional(Type.String({ enum: ["optimize_price", "optimize_speed"] })),
+    time_in_force: Type.Optional(Type.String({ enum: ["FOK", "IOC"] })),
+  },
+  { additionalProperties: false },
+);
+
+export const Quote = Type.Object(
+  {
+    market_id: Type.String(),
+    outcome: Type.String(),
+    strategy: Type.String(),
+    time_in_force: Type.String(),
+    amount_usdc: Type.Number(),
+    shares: Type.Number({ description: "Shares the plan buys" }),
+    average_price: Type.Number({ description: "Volume-weighted price per share, fees excluded" }),
+    fee_adjusted_price: Type.Number({ description: "Cost per share, fees included" }),
+    notional_usdc: Type.Number(),
+    fees_usdc: Type.Number(),
+    cost_usdc: Type.Number({ description: "notional + fees; never more than amount_usdc" }),
+    reference_price: Type.Number({ description: "Best fee-adjusted ask across venues now" }),
+    limit_price: Type.Number({ description: "reference × (1 + max_slippage): no share is bought above it" }),
+    legs: Type.Array(
+      Type.Object({
+        venue: Type.String(),
+        shares: Type.Number(),
+        average_price: Type.Number(),
+        limit_price: Type.Number({ description: "Worst level taken on this venue" }),
+        notional_usdc: Type.Number(),
+        fee_usdc: Type.Number(),
+      }),
+    ),
+    quoted_at: Type.String(),
+  },
+);

@@ -1,0 +1,44 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import fastifyStatic from "@fastify/static";
+
+// The terminal loads nothing from elsewhere (no fonts, no CDNs), so the policy can be strict; inline
+// style attributes are React's, and framing is refused so that no page can overlay the order ticket.
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'self'",
+  "form-action 'self'",
+].join("; ");
+
+/**
+ * Serves the built terminal at `/`. A path with a file extension is a file of the build; any other
+ * path outside /v1 is a client route and gets index.html (the app routes in the browser). /v1 paths
+ * never fall back: an unknown API route stays the API's JSON 404.
+ */
+export async function registerTerminalAssets(app: FastifyInstance, assetsDir: string): Promise<void> {
+  await app.register(fastifyStatic, { root: assetsDir, serve: false });
+
+  app.get("/*", { schema: { hide: true } }, async (req, reply) => {
+    const path = decodeURIComponent(req.url.split("?")[0]!);
+    if (path === "/v1" || path.startsWith("/v1/")) return reply.callNotFound();
+    reply.header("x-content-type-options", "nosniff");
+    reply.header("referrer-policy", "same-origin");
+    if (/\.[A-Za-z0-9]+$/.test(path)) {
+      // Vite puts a content hash in every asset's name, so a name always means the same bytes.
+      const immutable = path.startsWith("/assets/");
+      return reply.sendFile(path.slice(1), { maxAge: immutable ? "365d" : 0, immutable });
+    }
+    if (!existsSync(join(assetsDir, "index.html"))) {
+      return reply.status(503).type("text/plain; charset=utf-8").send("The web terminal is not built yet: run `npm run build:terminal` (npm start does it).");
+    }
+    reply.header("content-security-policy", CSP);
+    reply.header("cache-control", "no-cache");
+    return reply.sendFile("index.html", { cacheControl: false });
+  });
+}

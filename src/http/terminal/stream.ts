@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { Type, type Static } from "@sinclair/typebox";
+import type { Outcome } from "../../domain/types.ts";
+import type { HttpDeps } from "../deps.ts";
+import type { Sessions } from "./session.ts";
+
+const StreamQuery = Type.Object(
+  {
+    outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: "YES" })),
+    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20, description: "Levels per side" })),
+  },
+  { additionalProperties: false },
+);
+
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * GET /v1/stream/prices/{event_id}: server-sent events carrying the merged price record, sent at once
+ * and then whenever it changes (looked at every ~500 ms). Server-sent events rather than a WebSocket
+ * because the flow is one-way, they pass through any HTTP proxy, and a browser's EventSource
+ * reconnects by itself and sends the session cookie.
+ */
+export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessions: Sessions, intervalMs: number): void {
+  const open = new Set<() => void>();
+  // Fastify's close waits for every connection to end, and a stream never does by itself.
+  app.addHook("preClose", async () => {
+    for (const end of open) end();
+  });
+
+  app.get<{ Params: { event_id: string }; Querystring: Static<typeof StreamQuery> }>(
+    "/v1/stream/prices/:event_id",
+    {
+      schema: {
+        summary: "Live merged order book of an event (server-sent events)",
+        description:
+          "text/event-stream. Each `price` event's data is the PriceRecord of GET /v1/prices/{event_id}, sent on connect and whenever the merged book changes (checked about every 500 ms); a comment line every 15 s keeps proxies from closing an idle stream. Authenticate with X-API-Key (read scope) or, from the web terminal, the session cookie.",
+        tags: ["markets"],
+        security: [{ apiKey: [] }, { session: [] }],
+        params: Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) }),
+        querystring: StreamQuery,
+        response: {
+          200: { description: "An event stream of `event: price` records", content: { "text/event-stream": { schema: { $ref: "PriceRecord#" } } } },
+          401: { $ref: "Error#" },
+          404: { $ref: "Error#" },
+        },
+      },
+    },
+    async (req, reply) => {
+      await authorise(req, deps, sessions);
+      const outcome = (req.query.outcome ?? "YES") as Outcome;
+      const depth = req.query.depth ?? 20;
+      const read = () => JSON.stringify(deps.prices(req.params.event_id, outcome, depth));
+      let last = read(); // an unknown event throws here, and is answered as a normal 404
+
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache, no-transform",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+        "x-request-id": req.id,
+      });
+      res.write(`retry: 2000\nevent: price\ndata: ${last}\n\n`);
+
+      const tick = setInterval(() => {
+        try {
+          const next = read();
+          if (next !== last) res.write(`event: price\ndata: ${next}\n\n`);
+          last = next;
+        } catch (err) {
+          req.log.error({ err, request_id: req.id }, "price stream read failed");
+          end();
+        }
+      }, intervalMs);
+      const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
+      const end = () => {
+        clearInterval(tick);
+        clearInterval(heartbeat);
+        open.delete(end);
+        res.end();
+      };
+      open.add(end);
+      req.raw.on("close", end);
+    },
+  );
+}
+
+async function authorise(req: FastifyRequest, deps: HttpDeps, sessions: Sessions): Promise<void> {
+  if (req.headers["x-api-key"] !== undefined) {
+    await deps.authenticate({ method: req.method, url: req.url, headers: req.headers, rawBody: undefined, ip: req.ip }, { scope: "read", signed: false });
+    return;
+  }
+  await sessions.require(req);
+}

@@ -1,0 +1,239 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { authenticate } from "../../auth/authenticate.ts";
+import { createApiKey } from "../../auth/keys.ts";
+import { encryptSecret } from "../../auth/secrets.ts";
+import type { UnifiedEvent } from "../../markets/catalog.ts";
+import type { OrderService } from "../../orders/service.ts";
+import { plan } from "../../router/index.ts";
+import { openSqliteStore } from "../../store/sqlite/sqlite-store.ts";
+import type { Store } from "../../store/store.ts";
+import { buildApp } from "../app.ts";
+import type { HttpDeps } from "../deps.ts";
+import { SESSION_COOKIE } from "./session.ts";
+
+const EVENT: UnifiedEvent = {
+  eventId: "evt_test",
+  title: "Test",
+  description: "",
+  outcomes: ["YES", "NO"],
+  status: "open",
+  closeTime: "2030-01-01T00:00:00.000Z",
+  resolution: null,
+  listings: [{ venue: "a", venueMarketId: "m" }],
+};
+
+let store: Store;
+let app: FastifyInstance;
+let deps: HttpDeps;
+let assets: string;
+
+beforeEach(async () => {
+  const clock = { now: () => Date.now() };
+  const master = randomBytes(32);
+  store = await openSqliteStore(":memory:", clock);
+  await store.migrate();
+  assets = mkdtempSync(join(tmpdir(), "crossfill-terminal-"));
+  writeFileSync(join(assets, "index.html"), "<!doctype html><title>crossfill</title>");
+  deps = {
+    version: "test",
+    trustProxy: false,
+    store,
+    authenticate: (req, needs) => authenticate(req, needs, { store, master, clock }),
+    account: async (id) => (await store.accountById(id))!,
+    orders: {} as OrderService,
+    terminal: {
+      clock,
+      encryptWalletKey: (k) => encryptSecret(master, k),
+      createApiKey: (input) => createApiKey(store, master, input),
+      quote: {
+        event: (id) => (id === EVENT.eventId ? EVENT : undefined),
+        quotes: () => [
+          {
+            venue: "a",
+            venueMarketId: "m",
+            asks: [{ price: 500_000n, shares: 100_000_000n }],
+            feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
+            tickSize: 10_000n,
+            minOrderShares: 1_000_000n,
+            lotShares: 10_000n,
+            latencyMs: 10,
+          },
+        ],
+        plan,
+        limits: { maxOrder: 1_000_000_000n },
+      },
+      assetsDir: assets,
+    },
+  } as Partial<HttpDeps> as HttpDeps;
+  app = await buildApp(deps, false);
+});
+
+afterEach(async () => {
+  await app.close();
+  await store.close();
+  rmSync(assets, { recursive: true, force: true });
+});
+
+const json = { "content-type": "application/json" };
+
+async function signUp(email = "ada@example.com", password = "correct horse battery") {
+  const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email, password } });
+  expect(res.statusCode).toBe(201);
+  const cookie = res.cookies.find((c) => c.name === SESSION_COOKIE)!;
+  return { res, cookie: `${SESSION_COOKIE}=${cookie.value}`, csrf: res.json().csrf_token as string };
+}
+
+describe("sessions", () => {
+  it("signs up with a hashed password and an HttpOnly, SameSite=Strict cookie whose id is stored only hashed", async () => {
+    const { res } = await signUp();
+    const setCookie = String(res.headers["set-cookie"]);
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    expect(setCookie).not.toMatch(/Secure/); // plain HTTP here
+    const account = await store.accountByEmail("ada@example.com");
+    expect(account?.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    const id = res.cookies[0]!.value;
+    expect(await store.session(id, new Date().toISOString())).toBeUndefined();
+  });
+
+  it("sets Secure on the cookie when served over TLS, and believes a proxy's word for it only with TRUST_PROXY", async () => {
+    const signup = (a: FastifyInstance, email: string) =>
+      a.inject({ method: "POST", url: "/v1/session/signup", headers: { ...json, "x-forwarded-proto": "https" }, payload: { email, password: "long enough pw" } });
+    expect(String((await signup(app, "direct@example.com")).headers["set-cookie"])).not.toMatch(/Secure/);
+    const proxied = await buildApp({ ...deps, trustProxy: true }, false);
+    try {
+      expect(String((await signup(proxied, "proxied@example.com")).headers["set-cookie"])).toMatch(/; Secure/);
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it("refuses a second sign-up of the same email, whatever its case", async () => {
+    await signUp();
+    const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email: "ADA@example.com", password: "another password" } });
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe("email_taken");
+  });
+
+  it("signs in with the right password only, and reads the session back", async () => {
+    await signUp();
+    const bad = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "ada@example.com", password: "wrong password" } });
+    expect(bad.statusCode).toBe(401);
+    expect(bad.json().error.code).toBe("invalid_credentials");
+    const unknown = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "nobody@example.com", password: "wrong password" } });
+    expect(unknown.json().error.code).toBe("invalid_credentials");
+
+    const ok = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "ada@example.com", password: "correct horse battery" } });
+    expect(ok.statusCode).toBe(200);
+    const cookie = `${SESSION_COOKIE}=${ok.cookies[0]!.value}`;
+    const me = await app.inject({ method: "GET", url: "/v1/session", headers: { cookie } });
+    expect(me.json()).toMatchObject({ email: "ada@example.com", csrf_token: ok.json().csrf_token });
+  });
+
+  it("answers not_signed_in without a live session", async () => {
+    for (const cookie of [undefined, `${SESSION_COOKIE}=${"x".repeat(43)}`, `${SESSION_COOKIE}=garbage`]) {
+      const res = await app.inject({ method: "GET", url: "/v1/session", headers: cookie ? { cookie } : {} });
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error.code).toBe("not_signed_in");
+    }
+  });
+
+  it("rate-limits sign-in with rate_limited and Retry-After", async () => {
+    let last;
+    for (let i = 0; i < 11; i++) {
+      last = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "x@example.com", password: "whatever123" } });
+    }
+    expect(last!.statusCode).toBe(429);
+    expect(last!.json().error.code).toBe("rate_limited");
+    expect(Number(last!.headers["retry-after"])).toBeGreaterThan(0);
+  });
+
+  it("signs out only with the CSRF token, and the session is gone after", async () => {
+    const { cookie, csrf } = await signUp();
+    const forged = await app.inject({ method: "DELETE", url: "/v1/session", headers: { cookie } });
+    expect(forged.statusCode).toBe(403);
+    expect(forged.json().error.code).toBe("csrf_failed");
+    const out = await app.inject({ method: "DELETE", url: "/v1/session", headers: { cookie, "x-csrf-token": csrf } });
+    expect(out.statusCode).toBe(204);
+    expect((await app.inject({ method: "GET", url: "/v1/session", headers: { cookie } })).statusCode).toBe(401);
+  });
+});
+
+describe("API keys from the terminal", () => {
+  it("generates a key whose secret is returned once, lists it without the secret, and revokes it", async () => {
+    const { cookie, csrf } = await signUp();
+    const noCsrf = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie }, payload: { name: "bot", scopes: ["read"] } });
+    expect(noCsrf.json().error.code).toBe("csrf_failed");
+
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "trade"] } });
+    expect(made.statusCode).toBe(201);
+    expect(made.headers["cache-control"]).toBe("no-store");
+    const { api_key, api_secret } = made.json();
+    expect(api_secret).toMatch(/^cs_live_/);
+
+    const list = await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } });
+    expect(list.json().data).toEqual([expect.objectContaining({ api_key, name: "bot", scopes: ["read", "trade"], revoked_at: null })]);
+    expect(list.body).not.toContain(api_secret);
+
+    const quote = (key: string) => app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=10", headers: { "x-api-key": key } });
+    expect((await quote(api_key)).statusCode).toBe(200);
+    const revoked = await app.inject({ method: "DELETE", url: `/v1/keys/${api_key}`, headers: { cookie, "x-csrf-token": csrf } });
+    expect(revoked.json().revoked_at).not.toBeNull();
+    const refused = await quote(api_key);
+    expect(refused.statusCode).toBe(403);
+    expect(refused.json().error.code).toBe("key_revoked");
+  });
+
+  it("does not let one account revoke another's key", async () => {
+    const ada = await signUp();
+    const bob = await signUp("bob@example.com");
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie: ada.cookie, "x-csrf-token": ada.csrf }, payload: { name: "k", scopes: ["read"] } });
+    const res = await app.inject({ method: "DELETE", url: `/v1/keys/${made.json().api_key}`, headers: { cookie: bob.cookie, "x-csrf-token": bob.csrf } });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.code).toBe("key_not_found");
+  });
+});
+
+describe("quote", () => {
+  it("plans on the current books without locking: legs, average price, fees", async () => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=10&max_slippage=0.02", headers: { cookie } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ shares: 20, average_price: 0.5, fees_usdc: 0, cost_usdc: 10, legs: [{ venue: "a", shares: 20 }] });
+  });
+
+  it("answers a bad or unroutable request with its code in words", async () => {
+    const { cookie } = await signUp();
+    const bad = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=0", headers: { cookie } });
+    expect(bad.json().error.code).toBe("invalid_request");
+    const unknown = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=nope&outcome=YES&amount_usdc=1", headers: { cookie } });
+    expect(unknown.json().error.code).toBe("unknown_event");
+    const tooBig = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=1000", headers: { cookie } });
+    expect(tooBig.statusCode).toBe(422);
+  });
+});
+
+describe("static terminal", () => {
+  it("serves index.html for client routes with a strict CSP, but never for /v1", async () => {
+    const page = await app.inject({ method: "GET", url: "/settings/keys" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/text\/html/);
+    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    const api = await app.inject({ method: "GET", url: "/v1/nope" });
+    expect(api.statusCode).toBe(404);
+    expect(api.json().error.code).toBe("not_found");
+    expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
+    expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
+  });
+
+  it("documents the terminal's endpoints in the OpenAPI document", async () => {
+    const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
+    for (const path of ["/v1/session/signin", "/v1/keys", "/v1/quote", "/v1/stream/prices/{event_id}", "/v1/session/orders"]) expect(doc.paths[path]).toBeDefined();
+    expect(doc.components.securitySchemes.session).toBeDefined();
+  });
+});

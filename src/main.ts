@@ -1,0 +1,219 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { randomBytes } from "node:crypto";
+import { pino, type Logger } from "pino";
+import type { FastifyInstance } from "fastify";
+import { loadConfig, type Config } from "./config.ts";
+import { AppError } from "./domain/errors.ts";
+import { microToNumber } from "./domain/money.ts";
+import { systemClock, type Clock } from "./domain/types.ts";
+import { AccountDirectory } from "./accounts/service.ts";
+import { authenticate, SecretCache } from "./auth/authenticate.ts";
+import { createApiKey } from "./auth/keys.ts";
+import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
+import { buildApp } from "./http/app.ts";
+import type { HttpDeps } from "./http/deps.ts";
+import { MarketCatalog } from "./markets/catalog.ts";
+import { mergeBooks, venueQuotes } from "./markets/merged-book.ts";
+import { presentMarket } from "./markets/present.ts";
+import { OrderService } from "./orders/service.ts";
+import { reconcileOrders } from "./orders/reconcile.ts";
+import { plan } from "./router/index.ts";
+import { openSqliteStore } from "./store/sqlite/sqlite-store.ts";
+import type { Store } from "./store/store.ts";
+import { createSimulatedVenues } from "./venues/simulated/index.ts";
+import type { Venue } from "./venues/venue.ts";
+import { startDevChain } from "./vault/devnode/index.ts";
+import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
+import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
+import type { Vault } from "./vault/vault.ts";
+
+const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+
+export interface Crossfill {
+  url: string;
+  app: FastifyInstance;
+  store: Store;
+  vault: Vault;
+  venues: Venue[];
+  orders: OrderService;
+  stop(): Promise<void>;
+}
+
+/** The composition root: reads config, wires adapters to ports, recovers interrupted orders, then serves. */
+export async function startCrossfill(config: Config, opts: { clock?: Clock; logger?: Logger | false } = {}): Promise<Crossfill> {
+  const clock = opts.clock ?? systemClock;
+  const log = opts.logger === undefined ? pino({ level: config.logLevel }) : opts.logger === false ? pino({ level: "silent" }) : opts.logger;
+  mkdirSync(config.dataDir, { recursive: true });
+  const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
+
+  const store = await openSqliteStore(join(config.dataDir, "crossfill.db"), clock);
+  await store.migrate();
+
+  const devChain = config.chainRpcUrl ? undefined : await startDevChain({ dataDir: join(config.dataDir, "chain") });
+  const vault = await openEvmVault({
+    rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
+    operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
+    dataDir: config.dataDir,
+    faucet: devChain !== undefined,
+    devChain,
+    contracts: contractsFromEnv(process.env),
+  });
+  const chain = vault.info();
+
+  const catalog = MarketCatalog.load();
+  const venues = createSimulatedVenues(catalog, { seed: config.simSeed, latencyScale: config.simLatencyScale, clock });
+  await Promise.all(venues.map((v) => v.start()));
+  const venueById = new Map(venues.map((v) => [v.id, v]));
+
+  const orders = new OrderService({
+    store,
+    vault,
+    venues: venueById,
+    event: (id) => catalog.get(id),
+    quotes: (event, outcome) => venueQuotes(event, outcome, venues, clock.now()),
+    plan,
+    tokenId: sotTokenId,
+    clock,
+    newOrderId: () => `ord_${clock.now().toString(36)}${randomBytes(10).toString("hex")}`,
+    limits: { maxOrder: config.maxOrder },
+    log,
+  });
+  const reconcileDeps = { store, vault, venues: venueById, event: (id: string) => catalog.get(id), clock, log };
+  const recovered = await reconcileOrders(orders, reconcileDeps, 0);
+  if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
+
+  const secretCache = new SecretCache();
+  const accounts = new AccountDirectory(store, vault, config.faucet, clock);
+  const asset = (tokenId: string) => sotAssetId(chain.chainId, chain.contracts.sot, BigInt(tokenId));
+
+  const deps: HttpDeps = {
+    version: VERSION,
+    trustProxy: config.trustProxy,
+    authenticate: (req, needs) =>
+      authenticate(req, needs, { store, master, clock, secretCache, onBackgroundError: (err) => log.warn({ err: String(err) }, "recording key use failed") }),
+    store,
+    orders,
+    account: (id) => accounts.get(id),
+    accountView: async (account) => {
+      const balance = await vault.balanceOf(account.address as `0x${string}`);
+      const held = new Map<string, { event_id: string; outcome: string; tokenId: string }>();
+      for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
+        const page = await store.listOrders(account.id, { limit: 500, cursor });
+        for (const o of page.data) if (o.sotTokenId && o.filledShares > 0n) held.set(o.sotTokenId, { event_id: o.eventId, outcome: o.outcome, tokenId: o.sotTokenId });
+        cursor = page.nextCursor;
+      }
+      const positions = await Promise.all(
+        [...held.values()].map(async (p) => ({
+          event_id: p.event_id,
+          outcome: p.outcome,
+          sot: asset(p.tokenId),
+          shares: microToNumber(await vault.sotBalance(account.address as `0x${string}`, BigInt(p.tokenId))),
+        })),
+      );
+      return {
+        account_id: account.id,
+        email: account.email,
+        vault_address: account.address,
+        available_usdc: microToNumber(balance.available),
+        locked_usdc: microToNumber(balance.locked),
+        positions: positions.filter((p) => p.shares > 0),
+      };
+    },
+    markets: (q) => {
+      const page = catalog.list(q);
+      return { data: page.data.map((e) => presentMarket(e, venues, clock.now())), nextCursor: page.nextCursor };
+    },
+    prices: (eventId, outcome, depth) => {
+      const event = catalog.get(eventId);
+      if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(eventId)}.`);
+      return mergeBooks(event, outcome, venues, { depth, now: clock.now() });
+    },
+    health: async () => {
+      const states = venues.map((v) => ({ v, h: v.health() }));
+      return {
+        status: states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
+        version: VERSION,
+        chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts },
+        venues: states.map(({ v, h }) => ({
+          venue: v.id,
+          state: h.state,
+          latency_p50_ms: h.latency.p50Ms ?? null,
+          latency_p99_ms: h.latency.p99Ms ?? null,
+          book_age_ms: h.bookAgeMs ?? null,
+        })),
+      };
+    },
+    sotAssetId: asset,
+    terminal: {
+      clock,
+      encryptWalletKey: (key) => encryptSecret(master, key),
+      createApiKey: (input) => createApiKey(store, master, input),
+      quote: {
+        event: (id) => catalog.get(id),
+        quotes: (event, outcome) => venueQuotes(event, outcome, venues, clock.now()),
+        plan,
+        limits: { maxOrder: config.maxOrder },
+      },
+      assetsDir: fileURLToPath(new URL("../dist/terminal", import.meta.url)),
+    },
+  };
+
+  const app = await buildApp(deps, opts.logger === false ? false : log);
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : config.port;
+  const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+
+  const timer = setInterval(() => {
+    reconcileOrders(orders, reconcileDeps, 5_000).catch((e) => log.error({ err: String(e) }, "reconciliation pass failed"));
+    store.purgeSignatures(clock.now()).catch((e) => log.error({ err: String(e) }, "replay cache purge failed"));
+  }, 5_000);
+  timer.unref();
+
+  log.info({ url, chain_id: chain.chainId, rpc_url: chain.rpcUrl, venues: venues.map((v) => v.id) }, "crossfill is serving");
+  return {
+    url,
+    app,
+    store,
+    vault,
+    venues,
+    orders,
+    stop: async () => {
+      clearInterval(timer);
+      await app.close();
+      await Promise.all(venues.map((v) => v.stop()));
+      await vault.close();
+      await devChain?.stop();
+      await store.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const server = await startCrossfill(config);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`${signal}: stopping crossfill`);
+    server.stop().then(
+      () => process.exit(0),
+      (e) => {
+        console.error(e);
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}

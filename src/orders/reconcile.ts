@@ -1,0 +1,86 @@
+import type { Clock } from "../domain/types.ts";
+import type { UnifiedEvent } from "../markets/catalog.ts";
+import type { OrderRecord, Store } from "../store/store.ts";
+import type { Venue } from "../venues/venue.ts";
+import type { Vault } from "../vault/vault.ts";
+import { chainOrderId, childOrderId, fillRecord, type OrderService } from "./service.ts";
+
+export interface ReconcileDeps {
+  store: Store;
+  vault: Vault;
+  venues: ReadonlyMap<string, Venue>;
+  event(eventId: string): UnifiedEvent | undefined;
+  clock: Clock;
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
+}
+
+const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
+
+/**
+ * Finishes every order not in a terminal state that no one is executing: the crash-recovery path,
+ * run at start-up and then periodically. The chain and the venues are asked what happened; nothing
+ * is guessed, and an order whose venue cannot answer yet is left for the next pass.
+ * Returns how many orders were finished.
+ */
+export async function reconcileOrders(svc: OrderService, d: ReconcileDeps, minAgeMs: number): Promise<number> {
+  const open = await d.store.ordersInStatus(["pending", "locked", "routing"]);
+  let finished = 0;
+  for (const order of open) {
+    if (svc.inFlight.has(order.id)) continue;
+    if (d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
+    try {
+      if (await reconcileOne(svc, d, order)) finished++;
+    } catch (e) {
+      d.log.warn({ order_id: order.id, err: String(e) }, "reconciliation failed; will retry");
+    }
+  }
+  return finished;
+}
+
+async function reconcileOne(svc: OrderService, d: ReconcileDeps, order: OrderRecord): Promise<boolean> {
+  const chainId = chainOrderId(order.id);
+  const lock = await d.vault.lockState(chainId);
+
+  if (order.status !== "routing") {
+    // No child order is placed before `routing` is persisted, so the venues hold nothing of this order.
+    if (lock.kind === "locked") {
+      const tx = await d.vault.release(chainId);
+      await d.store.updateOrder(order.id, { status: "failed", locked: lock.amount, releaseTx: tx.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+    } else {
+      await d.store.updateOrder(order.id, {
+        status: "rejected",
+        errorCode: "order_interrupted",
+        errorMessage: "The server stopped before the order's funds were locked; nothing was locked.",
+      });
+    }
+    d.log.info({ order_id: order.id, lock: lock.kind }, "interrupted order closed");
+    return true;
+  }
+
+  const event = d.event(order.eventId);
+  const fills = [];
+  for (const listing of event?.listings ?? []) {
+    const venue = d.venues.get(listing.venue);
+    if (!venue) continue;
+    const status = await venue.status(childOrderId(order.id, listing.venue));
+    if (status.kind === "open") return false;
+    if (status.kind === "done") fills.push(...status.fills.map((f) => fillRecord(order.id, listing.venue, f, d.clock)));
+  }
+  await d.store.insertFills(fills);
+  const stored = await d.store.fills(order.id);
+
+  if (lock.kind === "locked") {
+    await svc.settle(order, stored, null);
+  } else {
+    // The settle or release transaction landed but its result was not persisted: record what the chain did.
+    const shares = stored.reduce((s, f) => s + f.shares, 0n);
+    await d.store.updateOrder(order.id, {
+      status: lock.kind === "settled" ? "partially_filled" : "failed",
+      filledShares: lock.kind === "settled" ? shares : 0n,
+      errorCode: lock.kind === "settled" ? null : "order_interrupted",
+      errorMessage: lock.kind === "settled" ? null : INTERRUPTED,
+    });
+  }
+  d.log.info({ order_id: order.id, lock: lock.kind, fills: stored.length }, "routing order reconciled");
+  return true;
+}

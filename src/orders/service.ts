@@ -1,0 +1,262 @@
+import { createHash } from "node:crypto";
+import { keccak256, toHex } from "viem";
+import { AppError, type ErrorCode } from "../domain/errors.ts";
+import { formatMicro, notional } from "../domain/money.ts";
+import type { Clock, OrderIntent } from "../domain/types.ts";
+import type { UnifiedEvent } from "../markets/catalog.ts";
+import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
+import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
+import type { ChildOrder, PlaceResult, Venue, VenueFill } from "../venues/venue.ts";
+import type { Address, Hex32, Vault } from "../vault/vault.ts";
+import { validateOrder, type OrderLimits } from "./validate.ts";
+import { largestVenue } from "./view.ts";
+
+export interface OrderDeps {
+  store: Store;
+  vault: Vault;
+  venues: ReadonlyMap<string, Venue>;
+  event(eventId: string): UnifiedEvent | undefined;
+  quotes(event: UnifiedEvent, outcome: OrderIntent["outcome"]): VenueQuote[];
+  plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal;
+  tokenId(eventId: string, outcome: OrderIntent["outcome"]): bigint;
+  clock: Clock;
+  newOrderId(): string;
+  limits: OrderLimits;
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  /** How often, and how long, to ask a venue about a child order whose outcome is unknown before leaving it to reconciliation. */
+  reconcileAttempts?: number;
+  reconcileDelayMs?: number;
+}
+
+export interface Submitter {
+  accountId: string;
+  address: Address;
+}
+
+/** The on-chain id of an order: keccak256 of its public id, so the chain and the store name the same order. */
+export function chainOrderId(orderId: string): Hex32 {
+  return keccak256(toHex(orderId));
+}
+
+/** The id of an order's child order on one venue; deterministic so that a retry or a reconciliation finds it. */
+export function childOrderId(orderId: string, venue: string): string {
+  return `${orderId}-${venue}`;
+}
+
+/**
+ * The order use-case: validate → idempotency → plan → lock → route → execute → settle or release.
+ * Each transition is persisted before the next step starts, so that start-up can finish any order
+ * a crash interrupted (see reconcile.ts).
+ */
+export class OrderService {
+  /** Orders this process is executing right now; the reconciler leaves them alone. */
+  readonly inFlight = new Set<string>();
+
+  constructor(private readonly d: OrderDeps) {}
+
+  async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined): Promise<OrderRecord> {
+    const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
+    const event = this.d.event(intent.eventId);
+    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { market_id: intent.eventId });
+    if (event.status !== "open") throw new AppError("market_closed", `The event ${event.eventId} is ${event.status}.`, { status: event.status });
+    if (!event.outcomes.includes(intent.outcome)) {
+      throw new AppError("invalid_request", `outcome must be one of ${event.outcomes.join(", ")}`, { fields: { outcome: "is not an outcome of this event" } });
+    }
+
+    const now = new Date(this.d.clock.now()).toISOString();
+    const record: OrderRecord = {
+      id: this.d.newOrderId(),
+      accountId: who.accountId,
+      clientOrderId,
+      requestHash: requestHash(intent),
+      ...intent,
+      status: "pending",
+      locked: 0n,
+      spent: 0n,
+      fees: 0n,
+      filledShares: 0n,
+      routedTo: null,
+      sotTokenId: null,
+      lockTx: null,
+      settleTx: null,
+      releaseTx: null,
+      errorCode: null,
+      errorMessage: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const inserted = await this.d.store.insertOrder(record);
+    if (!inserted.created) {
+      if (inserted.order.requestHash !== record.requestHash) {
+        throw new AppError("idempotency_conflict", `client_order_id ${JSON.stringify(clientOrderId)} was already used for a different order.`, {
+          order_id: inserted.order.id,
+        });
+      }
+      return inserted.order;
+    }
+    this.inFlight.add(record.id);
+    try {
+      return await this.execute(record, event, who.address);
+    } finally {
+      this.inFlight.delete(record.id);
+    }
+  }
+
+  private async execute(order: OrderRecord, event: UnifiedEvent, address: Address): Promise<OrderRecord> {
+    const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
+    if (first.kind === "refusal") return this.reject(order, first.code, first.message);
+
+    const balance = await this.d.vault.balanceOf(address);
+    if (balance.available < order.amount) {
+      return this.reject(order, "insufficient_funds", `The vault holds ${formatMicro(balance.available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
+    }
+
+    const chainId = chainOrderId(order.id);
+    try {
+      const lock = await this.d.vault.lock(chainId, address, order.amount);
+      order = await this.update(order.id, { status: "locked", locked: order.amount, lockTx: lock.txHash });
+    } catch (e) {
+      const state = await this.d.vault.lockState(chainId);
+      if (state.kind !== "locked") {
+        this.d.log.warn({ order_id: order.id, err: String(e) }, "lock refused");
+        return this.reject(order, "insufficient_funds", "The vault refused to lock the amount: not enough available balance.");
+      }
+      order = await this.update(order.id, { status: "locked", locked: state.amount });
+    }
+
+    // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
+    const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
+    if (routed.kind === "refusal") {
+      const release = await this.d.vault.release(chainId);
+      return this.finish(order.id, { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
+    }
+    order = await this.update(order.id, { status: "routing", sotTokenId: this.d.tokenId(order.eventId, order.outcome).toString() });
+
+    const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
+    const results = await Promise.all(
+      routed.legs.map(async (leg) => {
+        const child: ChildOrder = {
+          clientOrderId: childOrderId(order.id, leg.venue),
+          venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
+          outcome: order.outcome,
+          side: "buy",
+          limitPrice: leg.limitPrice,
+          shares: leg.shares,
+        };
+        return { venue: leg.venue, result: await this.placeAndConfirm(leg.venue, child) };
+      }),
+    );
+
+    const fills: FillRecord[] = [];
+    const unknown: string[] = [];
+    for (const { venue, result } of results) {
+      if (result.kind === "unknown") unknown.push(venue);
+      else if (result.kind !== "rejected") fills.push(...result.fills.map((f) => fillRecord(order.id, venue, f, this.d.clock)));
+    }
+    await this.d.store.insertFills(fills);
+    if (unknown.length > 0) {
+      // Never guess: the order stays `routing` until reconciliation learns what the venues did.
+      this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to reconciliation");
+      return order;
+    }
+    return this.settle(order, fills, routed.shares);
+  }
+
+  /** Settles what filled (minting the SOT) and releases the rest; or releases everything when nothing filled. */
+  async settle(order: OrderRecord, fills: readonly FillRecord[], plannedShares: bigint | null): Promise<OrderRecord> {
+    const chainId = chainOrderId(order.id);
+    const shares = fills.reduce((s, f) => s + f.shares, 0n);
+    if (shares === 0n) {
+      const release = await this.d.vault.release(chainId);
+      return this.finish(order.id, {
+        status: "failed",
+        releaseTx: release.txHash,
+        errorCode: "all_venues_failed",
+        errorMessage: "No venue filled any part of the order; the locked USDC was released.",
+      });
+    }
+    const fees = fills.reduce((s, f) => s + f.fee, 0n);
+    const spent = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + fees;
+    const tokenId = this.d.tokenId(order.eventId, order.outcome);
+    const tx = await this.d.vault.settle(chainId, spent, { tokenId, shares });
+    return this.finish(order.id, {
+      status: plannedShares === null || shares >= plannedShares ? "filled" : "partially_filled",
+      spent,
+      fees,
+      filledShares: shares,
+      routedTo: largestVenue(fills),
+      sotTokenId: tokenId.toString(),
+      settleTx: tx.txHash,
+    });
+  }
+
+  /** Places a child order; an unknown outcome is asked about a few times before it is left to reconciliation. */
+  private async placeAndConfirm(venueId: string, child: ChildOrder): Promise<PlaceResult> {
+    const venue = this.d.venues.get(venueId);
+    if (!venue) return { kind: "rejected", reason: `venue ${venueId} is not configured` };
+    let result: PlaceResult;
+    try {
+      result = await venue.place(child);
+    } catch (e) {
+      result = { kind: "unknown", reason: String(e) };
+    }
+    const attempts = this.d.reconcileAttempts ?? 3;
+    for (let i = 0; i < attempts && result.kind === "unknown"; i++) {
+      await sleep(this.d.reconcileDelayMs ?? 200);
+      try {
+        const status = await venue.status(child.clientOrderId);
+        if (status.kind === "not_found") result = { kind: "rejected", reason: "the venue has no such order" };
+        else if (status.kind === "done") {
+          result = status.fills.length > 0
+            ? { kind: "filled", venueOrderId: status.venueOrderId, fills: status.fills }
+            : { kind: "rejected", reason: "the venue filled nothing" };
+        }
+      } catch (e) {
+        this.d.log.warn({ venue: venueId, err: String(e) }, "venue status failed");
+      }
+    }
+    return result;
+  }
+
+  private async reject(order: OrderRecord, code: ErrorCode | string, message: string): Promise<OrderRecord> {
+    return this.finish(order.id, { status: "rejected", errorCode: code, errorMessage: message });
+  }
+
+  private async finish(id: string, patch: OrderPatch): Promise<OrderRecord> {
+    const o = await this.update(id, patch);
+    this.d.log.info({ order_id: id, status: o.status, spent: o.spent.toString(), error: o.errorCode }, "order finished");
+    return o;
+  }
+
+  private update(id: string, patch: OrderPatch): Promise<OrderRecord> {
+    return this.d.store.updateOrder(id, patch);
+  }
+}
+
+function planRequest(o: Pick<OrderRecord, "amount" | "maxSlippage" | "strategy" | "timeInForce">): PlanRequest {
+  return { amount: o.amount, maxSlippage: o.maxSlippage, strategy: o.strategy, timeInForce: o.timeInForce };
+}
+
+/** Hash of what the order asks for, so a retry with the same idempotency key can be told from a conflicting one. */
+function requestHash(i: OrderIntent): string {
+  const canonical = [i.eventId, i.outcome, i.side, i.amount, i.maxSlippage, i.strategy, i.timeInForce].join("\n");
+  return createHash("sha256").update(canonical).digest("hex");
+}
+
+export function fillRecord(orderId: string, venue: string, f: VenueFill, clock: Clock): FillRecord {
+  return {
+    orderId,
+    venue,
+    venueOrderId: f.venueOrderId,
+    tradeId: f.tradeId,
+    clientOrderId: f.clientOrderId,
+    price: f.price,
+    shares: f.shares,
+    fee: f.fee,
+    createdAt: new Date(clock.now()).toISOString(),
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../domain/errors.ts";
+import { validateOrder } from "./validate.ts";
+
+const limits = { maxOrder: 100_000_000_000n };
+const base = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 100.5 };
+
+function fields(body: unknown, key?: string): Record<string, string> {
+  try {
+    validateOrder(body, key, limits);
+  } catch (e) {
+    if (e instanceof AppError && e.code === "invalid_request") return (e.details?.fields ?? {}) as Record<string, string>;
+    throw e;
+  }
+  throw new Error("expected a refusal");
+}
+
+describe("validateOrder", () => {
+  it("reads the SPEC's sample exactly and applies the documented defaults", () => {
+    expect(validateOrder(base, undefined, limits)).toEqual({
+      intent: { eventId: "fed-cut-2026-12", outcome: "YES", side: "buy", amount: 100_500_000n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK" },
+      clientOrderId: null,
+    });
+  });
+
+  it("accepts decimal strings for amounts and slippage", () => {
+    const v = validateOrder({ ...base, amount_usdc: "0.000001", max_slippage: "0.5", strategy: "optimize_speed", time_in_force: "IOC" }, undefined, limits);
+    expect(v.intent).toMatchObject({ amount: 1n, maxSlippage: 500_000n, strategy: "optimize_speed", timeInForce: "IOC" });
+  });
+
+  it("takes the idempotency key from the body or the header, and refuses two that differ", () => {
+    expect(validateOrder({ ...base, client_order_id: "a-1" }, undefined, limits).clientOrderId).toBe("a-1");
+    expect(validateOrder(base, "h-1", limits).clientOrderId).toBe("h-1");
+    expect(validateOrder({ ...base, client_order_id: "same" }, "same", limits).clientOrderId).toBe("same");
+    expect(Object.keys(fields({ ...base, client_order_id: "a" }, "b"))).toEqual(["client_order_id"]);
+  });
+
+  it("names every bad field at once", () => {
+    expect(Object.keys(fields({ outcome: "yes", side: "sell", amount_usdc: 0, max_slippage: 0.51, extra: 1 })).sort()).toEqual([
+      "amount_usdc",
+      "extra",
+      "market_id",
+      "max_slippage",
+      "outcome",
+      "side",
+    ]);
+  });
+
+  it("enforces the per-order cap", () => {
+    expect(fields({ ...base, amount_usdc: 100_001 })).toHaveProperty("amount_usdc");
+  });
+});

@@ -1,0 +1,89 @@
+import { microToNumber, type Micro } from "../domain/money.ts";
+import type { FillRecord, OrderRecord } from "../store/store.ts";
+
+/** The JSON an order is shown as: the SPEC's fields first, then DESIGN §6's extras. */
+export interface OrderView {
+  order_id: string;
+  status: string;
+  executed_price: number | null;
+  routed_to: string | null;
+  sot_minted: string | null;
+  tx_hash: string | null;
+  filled_shares: number;
+  spent_usdc: number;
+  fees_usdc: number;
+  fills: { venue: string; price: number; shares: number; fee_usdc: number; venue_order_id: string }[];
+  created_at: string;
+  updated_at: string;
+  client_order_id: string | null;
+  market_id: string;
+  outcome: string;
+  side: string;
+  amount_usdc: number;
+  max_slippage: number;
+  strategy: string;
+  time_in_force: string;
+  lock_tx_hash: string | null;
+  release_tx_hash: string | null;
+  error: { code: string; message: string } | null;
+}
+
+/** Volume-weighted average price per share of the fills, fees excluded, rounded to the micro-USDC. */
+export function averagePrice(fills: readonly Pick<FillRecord, "price" | "shares">[]): Micro | null {
+  let shares = 0n;
+  let weighted = 0n;
+  for (const f of fills) {
+    shares += f.shares;
+    weighted += f.price * f.shares;
+  }
+  if (shares === 0n) return null;
+  return (weighted + shares / 2n) / shares;
+}
+
+export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAssetId: (tokenId: string) => string): OrderView {
+  const avg = averagePrice(fills);
+  return {
+    order_id: o.id,
+    status: o.status,
+    executed_price: avg === null ? null : microToNumber(avg),
+    routed_to: o.routedTo,
+    sot_minted: o.sotTokenId !== null && o.filledShares > 0n ? sotAssetId(o.sotTokenId) : null,
+    tx_hash: o.settleTx,
+    filled_shares: microToNumber(o.filledShares),
+    spent_usdc: microToNumber(o.spent),
+    fees_usdc: microToNumber(o.fees),
+    fills: fills.map((f) => ({
+      venue: f.venue,
+      price: microToNumber(f.price),
+      shares: microToNumber(f.shares),
+      fee_usdc: microToNumber(f.fee),
+      venue_order_id: f.venueOrderId,
+    })),
+    created_at: o.createdAt,
+    updated_at: o.updatedAt,
+    client_order_id: o.clientOrderId,
+    market_id: o.eventId,
+    outcome: o.outcome,
+    side: o.side,
+    amount_usdc: microToNumber(o.amount),
+    max_slippage: microToNumber(o.maxSlippage),
+    strategy: o.strategy,
+    time_in_force: o.timeInForce,
+    lock_tx_hash: o.lockTx,
+    release_tx_hash: o.releaseTx,
+    error: o.errorCode === null ? null : { code: o.errorCode, message: o.errorMessage ?? "" },
+  };
+}
+
+/** The venue that filled the largest part of the order (by shares; ties by name, for stability). */
+export function largestVenue(fills: readonly Pick<FillRecord, "venue" | "shares">[]): string | null {
+  const by = new Map<string, bigint>();
+  for (const f of fills) by.set(f.venue, (by.get(f.venue) ?? 0n) + f.shares);
+  let best: string | null = null;
+  let bestShares = -1n;
+  for (const [venue, shares] of [...by].sort(([a], [b]) => a.localeCompare(b))) {
+    if (shares > bestShares) [best, bestShares] = [venue, shares];
+  }
+  return best;
+}
+

@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../../src/config.ts";
+import { startCrossfill, type Crossfill } from "../../src/main.ts";
+import { findOrCreateAccount } from "../../src/accounts/service.ts";
+import { createApiKey } from "../../src/auth/keys.ts";
+import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
+import type { Scope } from "../../src/domain/types.ts";
+import { CrossfillClient } from "../../src/sdk/client.ts";
+
+export interface TestServer {
+  crossfill: Crossfill;
+  url: string;
+  dataDir: string;
+  /** A read+trade key of a fresh account, and a client signing with it. */
+  client: CrossfillClient;
+  key: { apiKey: string; apiSecret: string; accountId: string };
+  newKey(opts?: { scopes?: Scope[]; email?: string }): Promise<{ apiKey: string; apiSecret: string; accountId: string; client: CrossfillClient }>;
+  restart(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+let accounts = 0;
+
+/** Starts the real server on its embedded defaults (SQLite, dev chain, simulators) in a fresh data directory. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "crossfill-it-"));
+  const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", ...env });
+  let crossfill = await startCrossfill(config(), { logger: false });
+  const master = await loadMasterKey({ env: undefined, dataDir });
+
+  const server: TestServer = {
+    crossfill,
+    url: crossfill.url,
+    dataDir,
+    client: undefined as unknown as CrossfillClient,
+    key: undefined as unknown as TestServer["key"],
+    async newKey(opts = {}) {
+      const email = opts.email ?? `trader${++accounts}-${Date.now()}@example.com`;
+      const { account } = await findOrCreateAccount(crossfill.store, email, (k) => encryptSecret(master, k));
+      const { apiKey, apiSecret } = await createApiKey(crossfill.store, master, { accountId: account.id, name: "test", scopes: opts.scopes ?? ["read", "trade"], ipAllowlist: null });
+      return { apiKey, apiSecret, accountId: account.id, client: new CrossfillClient({ baseUrl: server.url, apiKey, apiSecret }) };
+    },
+    async restart() {
+      await crossfill.stop();
+      // Same port, so clients made before the restart keep working.
+      crossfill = await startCrossfill({ ...config(), port: Number(new URL(server.url).port) }, { logger: false });
+      server.crossfill = crossfill;
+      server.url = crossfill.url;
+    },
+    async stop() {
+      await crossfill.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  const first = await server.newKey();
+  server.key = { apiKey: first.apiKey, apiSecret: first.apiSecret, accountId: first.accountId };
+  server.client = first.client;
+  return server;
+}

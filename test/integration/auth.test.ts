@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sign } from "../../src/auth/hmac.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => s?.stop());
+
+const BODY = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 2, max_slippage: 0.05 });
+const now = () => String(Math.floor(Date.now() / 1000));
+
+/** Sends a raw request so that every header can be wrong on purpose. */
+async function send(method: string, path: string, headers: Record<string, string>, body?: string) {
+  const res = await fetch(s.url + path, { method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers }, body });
+  return { status: res.status, body: (await res.json()) as { error?: { code: string; message: string } } };
+}
+
+function signed(key: { apiKey: string; apiSecret: string }, over: { ts?: string; method?: string; path?: string; body?: string; sig?: string } = {}) {
+  const ts = over.ts ?? now();
+  const sig = over.sig ?? sign(key.apiSecret, ts, over.method ?? "POST", over.path ?? "/v1/order", over.body ?? BODY);
+  return { "x-api-key": key.apiKey, "x-timestamp": ts, "x-signature": sig };
+}
+
+describe("read requests", () => {
+  it("missing_api_key without X-API-Key", async () => {
+    const r = await send("GET", "/v1/markets", {});
+    expect([r.status, r.body.error?.code]).toEqual([401, "missing_api_key"]);
+  });
+  it("invalid_api_key for a key the server never issued", async () => {
+    const r = await send("GET", "/v1/markets", { "x-api-key": "ck_live_000000000000000000000000" });
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_api_key"]);
+  });
+  it("a valid key reads", async () => {
+    const r = await send("GET", "/v1/markets?limit=1", { "x-api-key": s.key.apiKey });
+    expect(r.status).toBe(200);
+  });
+});
+
+describe("signed requests", () => {
+  it("missing_signature when a fund-moving request carries only the key", async () => {
+    const r = await send("POST", "/v1/order", { "x-api-key": s.key.apiKey }, BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "missing_signature"]);
+  });
+  it("missing_signature without X-Timestamp", async () => {
+    const h: Record<string, string> = signed(s.key);
+    delete h["x-timestamp"];
+    const r = await send("POST", "/v1/order", h, BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "missing_signature"]);
+  });
+  it("invalid_signature when the body was changed after signing", async () => {
+    const r = await send("POST", "/v1/order", signed(s.key), BODY.replace('"amount_usdc":2', '"amount_usdc":200'));
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_signature"]);
+  });
+  it("invalid_signature when signed with another secret", async () => {
+    const other = await s.newKey();
+    const r = await send("POST", "/v1/order", signed({ apiKey: s.key.apiKey, apiSecret: other.apiSecret }), BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_signature"]);
+  });
+  it("invalid_signature when the query string was added after signing", async () => {
+    const r = await send("POST", "/v1/order?x=1", signed(s.key), BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_signature"]);
+  });
+  it("stale_timestamp 31 seconds in the past and in the future", async () => {
+    for (const delta of [-31, 31]) {
+      const ts = String(Math.floor(Date.now() / 1000) + delta);
+      const r = await send("POST", "/v1/order", signed(s.key, { ts }), BODY);
+      expect([r.status, r.body.error?.code]).toEqual([401, "stale_timestamp"]);
+    }
+  });
+  it("invalid_timestamp for milliseconds, saying seconds are expected", async () => {
+    const ts = String(Date.now());
+    const r = await send("POST", "/v1/order", signed(s.key, { ts }), BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_timestamp"]);
+    expect(r.body.error?.message).toMatch(/seconds/);
+  });
+  it("invalid_timestamp for a value that is not a number", async () => {
+    const r = await send("POST", "/v1/order", signed(s.key, { ts: "yesterday" }), BODY);
+    expect([r.status, r.body.error?.code]).toEqual([401, "invalid_timestamp"]);
+  });
+  it("replayed_request for the same signature sent twice, even re-encoded as base64", async () => {
+    const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 1, max_slippage: 0.05 });
+    const h = signed(s.key, { body });
+    const first = await send("POST", "/v1/order", h, body);
+    expect(first.status).toBe(200);
+    const again = await send("POST", "/v1/order", h, body);
+    expect([again.status, again.body.error?.code]).toEqual([401, "replayed_request"]);
+    const b64 = Buffer.from(h["x-signature"], "hex").toString("base64");
+    const asBase64 = await send("POST", "/v1/order", { ...h, "x-signature": b64 }, body);
+    expect([asBase64.status, asBase64.body.error?.code]).toEqual([401, "replayed_request"]);
+  });
+  it("accepts base64url signatures", async () => {
+    const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "NO", side: "buy", amount_usdc: 1, max_slippage: 0.05 });
+    const h = signed(s.key, { body });
+    const r = await send("POST", "/v1/order", { ...h, "x-signature": Buffer.from(h["x-signature"], "hex").toString("base64url") }, body);
+    expect(r.status).toBe(200);
+  });
+  it("insufficient_scope for a read-only key on a fund-moving request", async () => {
+    const ro = await s.newKey({ scopes: ["read"] });
+    const r = await send("POST", "/v1/order", signed(ro), BODY);
+    expect([r.status, r.body.error?.code]).toEqual([403, "insufficient_scope"]);
+  });
+  it("key_revoked from the request after revocation on", async () => {
+    const k = await s.newKey();
+    expect((await send("GET", "/v1/account", { "x-api-key": k.apiKey })).status).toBe(200);
+    await s.crossfill.store.revokeApiKey(k.apiKey, new Date().toISOString());
+    const r = await send("GET", "/v1/account", { "x-api-key": k.apiKey });
+    expect([r.status, r.body.error?.code]).toEqual([403, "key_revoked"]);
+    const o = await send("POST", "/v1/order", signed(k), BODY);
+    expect([o.status, o.body.error?.code]).toEqual([403, "key_revoked"]);
+  });
+  it("a body that is not JSON is invalid_json, but only once the signature is valid", async () => {
+    const junk = "{not json";
+    const unsigned = await send("POST", "/v1/order", { "x-api-key": s.key.apiKey }, junk);
+    expect(unsigned.body.error?.code).toBe("missing_signature");
+    const r = await send("POST", "/v1/order", signed(s.key, { body: junk }), junk);
+    expect([r.status, r.body.error?.code]).toEqual([400, "invalid_json"]);
+  });
+});

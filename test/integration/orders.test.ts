@@ -1,0 +1,197 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, http, parseAbi } from "viem";
+import { CrossfillClient } from "../../src/sdk/client.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => s?.stop());
+
+const valid = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05, strategy: "optimize_price" };
+
+/** A client for the same key whose clock runs `seconds` ahead, so its signatures differ from the original's. */
+function later(k: { apiKey: string; apiSecret: string }, seconds: number) {
+  return new CrossfillClient({ baseUrl: s.url, apiKey: k.apiKey, apiSecret: k.apiSecret, clock: () => Date.now() + seconds * 1000 });
+}
+
+async function post(body: string, client = s.client, headers: Record<string, string> = {}) {
+  return client.request("POST", "/v1/order", { body, signed: true, headers });
+}
+
+function chain() {
+  return s.client.health().then((h) => ({
+    client: createPublicClient({ transport: http(h.chain.rpc_url) }),
+    sot: h.chain.contracts.sot as `0x${string}`,
+  }));
+}
+
+describe("invalid orders are refused with a code and change nothing", () => {
+  const cases: [string, string][] = [
+    ["missing market_id", JSON.stringify({ ...valid, market_id: undefined })],
+    ["market_id not a string", JSON.stringify({ ...valid, market_id: 42 })],
+    ["empty market_id", JSON.stringify({ ...valid, market_id: "" })],
+    ["missing outcome", JSON.stringify({ ...valid, outcome: undefined })],
+    ["unknown outcome", JSON.stringify({ ...valid, outcome: "MAYBE" })],
+    ["lower-case outcome", JSON.stringify({ ...valid, outcome: "yes" })],
+    ["missing side", JSON.stringify({ ...valid, side: undefined })],
+    ["unknown side", JSON.stringify({ ...valid, side: "short" })],
+    ["missing amount", JSON.stringify({ ...valid, amount_usdc: undefined })],
+    ["zero amount", JSON.stringify({ ...valid, amount_usdc: 0 })],
+    ["negative amount", JSON.stringify({ ...valid, amount_usdc: -5 })],
+    ["amount with 7 decimals", JSON.stringify({ ...valid, amount_usdc: "1.0000001" })],
+    ["amount in exponent form", JSON.stringify({ ...valid, amount_usdc: "1e3" })],
+    ["amount not a number", JSON.stringify({ ...valid, amount_usdc: "ten" })],
+    ["amount as a boolean", JSON.stringify({ ...valid, amount_usdc: true })],
+    ["amount above the per-order cap", JSON.stringify({ ...valid, amount_usdc: 100_000_000 })],
+    ["amount that overflows", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1e400}'],
+    ["negative slippage", JSON.stringify({ ...valid, max_slippage: -0.01 })],
+    ["slippage above 0.5", JSON.stringify({ ...valid, max_slippage: 0.6 })],
+    ["slippage not a number", JSON.stringify({ ...valid, max_slippage: "lots" })],
+    ["unknown strategy", JSON.stringify({ ...valid, strategy: "yolo" })],
+    ["unknown time_in_force", JSON.stringify({ ...valid, time_in_force: "GTC" })],
+    ["unknown field", JSON.stringify({ ...valid, leverage: 10 })],
+    ["client_order_id too long", JSON.stringify({ ...valid, client_order_id: "x".repeat(65) })],
+    ["body is an array", JSON.stringify([valid])],
+    ["body is a string", JSON.stringify("buy")],
+    ["empty body", ""],
+  ];
+
+  it.each(cases)("%s → 400 invalid_request / invalid_json", async (_name, body) => {
+    const before = await s.client.account();
+    const r = await post(body);
+    expect(r.status).toBe(400);
+    const err = (r.body as { error: { code: string; message: string; details?: { fields?: object } } }).error;
+    expect(["invalid_request", "invalid_json"]).toContain(err.code);
+    expect(err.message.length).toBeGreaterThan(10);
+    const after = await s.client.account();
+    expect(after.available_usdc).toBe(before.available_usdc);
+    expect(after.locked_usdc).toBe(0);
+    expect((await s.client.orders()).data.filter((o) => o.status !== "filled")).toHaveLength(0);
+  });
+
+  it("names every offending field in details", async () => {
+    const r = await post(JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "MAYBE", side: "sell", amount_usdc: -1 }));
+    const fields = (r.body as { error: { details: { fields: Record<string, string> } } }).error.details.fields;
+    expect(Object.keys(fields).sort()).toEqual(["amount_usdc", "outcome", "side"]);
+  });
+
+  it("an unknown event is 404 unknown_event; a non-JSON content type is 415", async () => {
+    const r = await post(JSON.stringify({ ...valid, market_id: "no-such-event" }));
+    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([404, "unknown_event"]);
+    const t = await post(JSON.stringify(valid), s.client, { "Content-Type": "text/plain" });
+    expect([t.status, (t.body as { error: { code: string } }).error.code]).toEqual([415, "unsupported_media_type"]);
+  });
+
+  it("a body over the limit is 413 payload_too_large", async () => {
+    const r = await post(JSON.stringify({ ...valid, market_id: "x".repeat(70_000) }));
+    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([413, "payload_too_large"]);
+  });
+});
+
+describe("a filled order", () => {
+  it("settles on chain: the tx_hash has a successful receipt and the SOT sits at the client's address", async () => {
+    const k = await s.newKey();
+    const before = await k.client.account();
+    expect(before.available_usdc).toBe(10_000);
+    const o = await k.client.order({ ...valid, amount_usdc: 50 } as never);
+    expect(o.status).toBe("filled");
+
+    const { client, sot } = await chain();
+    const receipt = await client.getTransactionReceipt({ hash: o.tx_hash as `0x${string}` });
+    expect(receipt.status).toBe("success");
+    const tokenId = BigInt(o.sot_minted!.split("/").pop()!);
+    expect(o.sot_minted!.toLowerCase()).toContain(sot.toLowerCase());
+    const balance = await client.readContract({
+      address: sot,
+      abi: parseAbi(["function balanceOf(address account, uint256 id) view returns (uint256)"]),
+      functionName: "balanceOf",
+      args: [before.vault_address as `0x${string}`, tokenId],
+    });
+    expect(balance).toBe(BigInt(Math.round(o.filled_shares * 1e6)));
+
+    const after = await k.client.account();
+    expect(after.locked_usdc).toBe(0);
+    expect(after.available_usdc).toBeCloseTo(10_000 - o.spent_usdc, 6);
+    expect(after.positions).toEqual([{ event_id: "fed-cut-2026-12", outcome: "YES", sot: o.sot_minted, shares: o.filled_shares }]);
+    expect(await k.client.getOrder(o.order_id)).toMatchObject({ order_id: o.order_id, status: "filled", tx_hash: o.tx_hash });
+  });
+});
+
+describe("idempotency", () => {
+  it("a retried client_order_id returns the same order and spends once", async () => {
+    const k = await s.newKey();
+    const body = { ...valid, amount_usdc: 5, client_order_id: "retry-1" };
+    const first = await k.client.order(body as never);
+    // A retry is a new request: a signature identical to the first one's would be refused as a replay.
+    const second = await later(k, 1).order(body as never);
+    expect(second.order_id).toBe(first.order_id);
+    expect(second.tx_hash).toBe(first.tx_hash);
+    const viaHeader = await later(k, 2).order({ ...valid, amount_usdc: 5 } as never, { idempotencyKey: "retry-1" });
+    expect(viaHeader.order_id).toBe(first.order_id);
+    expect((await k.client.orders()).data).toHaveLength(1);
+    expect((await k.client.account()).available_usdc).toBeCloseTo(10_000 - first.spent_usdc, 6);
+  });
+
+  it("the same key with a different order is 409 idempotency_conflict", async () => {
+    const k = await s.newKey();
+    await k.client.order({ ...valid, amount_usdc: 5, client_order_id: "c-1" } as never);
+    const r = await k.client.request("POST", "/v1/order", { body: JSON.stringify({ ...valid, amount_usdc: 6, client_order_id: "c-1" }), signed: true });
+    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([409, "idempotency_conflict"]);
+  });
+
+  it("concurrent retries of one client_order_id create one order", async () => {
+    const k = await s.newKey();
+    const body = JSON.stringify({ ...valid, amount_usdc: 3, client_order_id: "burst" });
+    const answers = await Promise.all(Array.from({ length: 5 }, (_, i) => later(k, i).request("POST", "/v1/order", { body, signed: true })));
+    expect(answers.map((a) => a.status).every((st) => st === 200 || st === 202)).toBe(true);
+    const ids = new Set(answers.map((a) => (a.body as { order_id?: string }).order_id));
+    expect(ids.size).toBe(1);
+    expect((await k.client.orders()).data).toHaveLength(1);
+  });
+});
+
+describe("orders that cannot be filled", () => {
+  it("a rejected order leaves nothing locked and nothing spent", async () => {
+    const k = await s.newKey();
+    const r = await k.client.request("POST", "/v1/order", {
+      body: JSON.stringify({ ...valid, amount_usdc: 9_000, max_slippage: 0, time_in_force: "FOK" }),
+      signed: true,
+    });
+    expect(r.status).toBe(422);
+    const err = (r.body as { error: { code: string; details: { order_id: string; status: string } } }).error;
+    expect(["slippage_exceeded", "insufficient_liquidity"]).toContain(err.code);
+    expect(err.details.status).toBe("rejected");
+    const account = await k.client.account();
+    expect(account).toMatchObject({ available_usdc: 10_000, locked_usdc: 0, positions: [] });
+    expect(await k.client.getOrder(err.details.order_id)).toMatchObject({ status: "rejected", tx_hash: null, error: { code: err.code } });
+  });
+
+  it("insufficient_funds when the vault holds less than the amount", async () => {
+    const k = await s.newKey();
+    const r = await k.client.request("POST", "/v1/order", { body: JSON.stringify({ ...valid, amount_usdc: 20_000, time_in_force: "IOC" }), signed: true });
+    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([422, "insufficient_funds"]);
+    expect(await k.client.account()).toMatchObject({ available_usdc: 10_000, locked_usdc: 0 });
+  });
+
+  it("another account's order is order_not_found", async () => {
+    const a = await s.newKey();
+    const o = await a.client.order({ ...valid, amount_usdc: 2 } as never);
+    const r = await s.client.request("GET", `/v1/orders/${o.order_id}`);
+    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([404, "order_not_found"]);
+  });
+});
+
+describe("restart", () => {
+  it("orders, balances, receipts and positions survive a restart of the server and its chain", async () => {
+    const k = await s.newKey();
+    const o = await k.client.order({ ...valid, amount_usdc: 7 } as never);
+    const before = await k.client.account();
+    await s.restart();
+    expect(await k.client.getOrder(o.order_id)).toMatchObject({ status: "filled", tx_hash: o.tx_hash });
+    expect(await k.client.account()).toEqual(before);
+    const { client: rpc } = await chain();
+    expect((await rpc.getTransactionReceipt({ hash: o.tx_hash as `0x${string}` })).status).toBe("success");
+  });
+});
