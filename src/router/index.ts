@@ -9,6 +9,11 @@ export type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from ".
 /**
  * Routes a buy of `req.amount` micro-USDC (fees included) over the venues' asks. Pure and
  * deterministic: the same request and quotes always give the same plan or refusal.
+ *
+ * FOK counts an order as filled when the budget left is dust: no venue could take one more lot
+ * (or its minimum size) within the limits, a venue whose eligible book ran out counting as selling
+ * at the limit price. Otherwise it refuses `slippage_exceeded` when the whole book, uncapped,
+ * could have filled it, else `insufficient_liquidity`. IOC refuses only when nothing can be bought.
  */
 export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
   const reference = referencePrice(quotes);
