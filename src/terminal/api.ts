@@ -1,0 +1,122 @@
+import type { Account, Market, Order, OrderRequest, Page, PriceRecord } from "../sdk/types.ts";
+
+export type { Account, Market, Order, OrderRequest, Page, PriceRecord };
+
+export interface Session {
+  account_id: string;
+  email: string;
+  csrf_token: string;
+  expires_at: string;
+}
+
+export interface ApiKey {
+  api_key: string;
+  name: string;
+  scopes: ("read" | "trade")[];
+  ip_allowlist: string[] | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface NewApiKey extends ApiKey {
+  api_secret: string;
+}
+
+export interface QuoteLeg {
+  venue: string;
+  shares: number;
+  average_price: number;
+  limit_price: number;
+  notional_usdc: number;
+  fee_usdc: number;
+}
+
+export interface Quote {
+  market_id: string;
+  outcome: string;
+  strategy: string;
+  shares: number;
+  average_price: number;
+  fee_adjusted_price: number;
+  notional_usdc: number;
+  fees_usdc: number;
+  cost_usdc: number;
+  reference_price: number;
+  limit_price: number;
+  legs: QuoteLeg[];
+  quoted_at: string;
+}
+
+/** An error the server answered, or the network failing; `message` is always a sentence for people. */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+// Where the server's sentence is written for API developers, the terminal says it for traders.
+const WORDS: Record<string, string> = {
+  not_signed_in: "Your session has ended. Please sign in again.",
+  csrf_failed: "This page is out of date. Reload it and try again.",
+  rate_limited: "Too many attempts. Wait a moment and try again.",
+  internal: "Something went wrong on our side. Please try again.",
+};
+
+function describe(status: number, body: unknown): ApiError {
+  const error = (body as { error?: { code?: unknown; message?: unknown; details?: Record<string, unknown> } } | null)?.error;
+  if (error && typeof error.code === "string") {
+    const message = WORDS[error.code] ?? (typeof error.message === "string" ? error.message : `The server refused the request (${status}).`);
+    return new ApiError(error.code, status, message, error.details);
+  }
+  return new ApiError(`http_${status}`, status, `The server answered with an unexpected error (${status}).`);
+}
+
+let csrf: string | undefined;
+/** The session's CSRF token, sent with every call that changes state. */
+export function setCsrfToken(token: string | undefined): void {
+  csrf = token;
+}
+
+let onSignedOut: () => void = () => {};
+/** Called when any request finds the session gone, so the app can show the sign-in page. */
+export function onSessionLost(listener: () => void): void {
+  onSignedOut = listener;
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const h: Record<string, string> = { accept: "application/json", ...headers };
+  if (body !== undefined) h["content-type"] = "application/json";
+  if (method !== "GET" && csrf !== undefined) h["x-csrf-token"] = csrf;
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers: h, credentials: "same-origin", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  } catch {
+    throw new ApiError("network", 0, "The server cannot be reached. Check that crossfill is running, then try again.");
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  if (!res.ok) {
+    const err = describe(res.status, parsed);
+    if (err.code === "not_signed_in" && path !== "/v1/session") onSignedOut();
+    throw err;
+  }
+  return parsed as T;
+}
+
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s === "" ? "" : `?${s}`;
+}

@@ -1,0 +1,113 @@
+import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { ApiError } from "../api.ts";
+import { STATUS_WORDS, venueColour, venueName } from "../format.ts";
+
+export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  const message = error instanceof ApiError || error instanceof Error ? error.message : "Something went wrong.";
+  return (
+    <div className="note note-error" role="alert">
+      <span>{message}</span>
+      {onRetry && (
+        <button type="button" className="btn btn-small" onClick={onRetry}>
+          Try again
+        </button>
+      )}
+    </div>
+  );
+}
+
+export function Loading({ label = "Loading…" }: { label?: string }) {
+  return (
+    <div className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" />
+      {label}
+    </div>
+  );
+}
+
+export function VenueChip({ venue }: { venue: string }) {
+  return (
+    <span className="chip" style={{ borderColor: venueColour(venue), color: venueColour(venue) }}>
+      <span className="dot" style={{ background: venueColour(venue) }} aria-hidden="true" />
+      {venueName(venue)}
+    </span>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge badge-${status}`}>{STATUS_WORDS[status] ?? status}</span>;
+}
+
+export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+    } catch {
+      // Clipboard access needs a secure context; over plain http the old selection-based copy still works.
+      const area = document.createElement("textarea");
+      area.value = text;
+      document.body.append(area);
+      area.select();
+      document.execCommand("copy");
+      area.remove();
+    }
+    setDone(true);
+    setTimeout(() => setDone(false), 1500);
+  };
+  return (
+    <button type="button" className="btn btn-small" onClick={copy} aria-label={`${label}: ${done ? "copied" : "copy to clipboard"}`}>
+      {done ? "Copied" : label}
+    </button>
+  );
+}
+
+/** A modal dialog on the native <dialog>: focus is trapped and Escape closes it, for free. */
+export function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ReactNode }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const dialog = ref.current!;
+    dialog.showModal();
+    return () => dialog.close();
+  }, []);
+  return (
+    <dialog
+      ref={ref}
+      className="modal"
+      aria-labelledby="modal-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose();
+      }}
+    >
+      <h2 id="modal-title">{title}</h2>
+      {children}
+    </dialog>
+  );
+}
+
+export interface Async<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** Runs `load` when `deps` change (and on reload), keeping the last data while a reload runs. */
+export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): Async<T> {
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => live && setState({ data, error: undefined, loading: false }),
+      (error: unknown) => live && setState((s) => ({ data: s.data, error, loading: false })),
+    );
+    return () => {
+      live = false;
+    };
+  }, [...deps, tick]);
+  const reload = useCallback(() => setTick((t) => t + 1), []);
+  return { ...state, reload };
+}

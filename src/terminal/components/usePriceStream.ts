@@ -1,0 +1,33 @@
+import { useEffect, useState } from "react";
+import { api, type PriceRecord } from "../api.ts";
+
+export type StreamState = { kind: "connecting" } | { kind: "live"; record: PriceRecord } | { kind: "reconnecting"; record?: PriceRecord } | { kind: "failed"; error: unknown };
+
+/** The event's merged book from GET /v1/stream/prices/{id}, kept live; EventSource reconnects by itself. */
+export function usePriceStream(eventId: string, outcome: string, depth: number): StreamState {
+  const [state, setState] = useState<StreamState>({ kind: "connecting" });
+  useEffect(() => {
+    setState({ kind: "connecting" });
+    const path = `/v1/stream/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`;
+    const source = new EventSource(path, { withCredentials: true });
+    let last: PriceRecord | undefined;
+    source.addEventListener("price", (e) => {
+      last = JSON.parse((e as MessageEvent<string>).data) as PriceRecord;
+      setState({ kind: "live", record: last });
+    });
+    source.onerror = () => {
+      if (source.readyState !== EventSource.CLOSED) {
+        setState({ kind: "reconnecting", record: last });
+        return;
+      }
+      // A refused stream (no session, unknown event) closes for good without saying why; the same
+      // read as a plain request brings back the reason in words.
+      api<PriceRecord>("GET", `/v1/session/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`).then(
+        (record) => setState({ kind: "reconnecting", record }),
+        (error: unknown) => setState({ kind: "failed", error }),
+      );
+    };
+    return () => source.close();
+  }, [eventId, outcome, depth]);
+  return state;
+}

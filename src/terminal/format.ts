@@ -1,0 +1,71 @@
+/** Each venue keeps one colour everywhere: ladder, depth chart, legs, fills. */
+const KNOWN: Record<string, string> = {
+  "polymarket-sim": "#6c8cff",
+  polymarket: "#6c8cff",
+  "kalshi-sim": "#2fc59b",
+  kalshi: "#2fc59b",
+  "limitless-sim": "#f0a540",
+  limitless: "#f0a540",
+};
+const SPARE = ["#e06cc8", "#5ccfe6", "#d4d45a", "#b48cff", "#ff7a6b"];
+
+export function venueColour(venue: string): string {
+  const known = KNOWN[venue];
+  if (known) return known;
+  let h = 0;
+  for (const ch of venue) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+  return SPARE[h % SPARE.length]!;
+}
+
+/** "polymarket-sim" → "Polymarket (sim)". */
+export function venueName(venue: string): string {
+  const sim = venue.endsWith("-sim");
+  const base = sim ? venue.slice(0, -4) : venue;
+  return base.charAt(0).toUpperCase() + base.slice(1) + (sim ? " (sim)" : "");
+}
+
+const usdFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const sharesFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+
+export function usdc(n: number | null | undefined): string {
+  return n === null || n === undefined ? "—" : `${usdFmt.format(n)} USDC`;
+}
+
+export function num(n: number | null | undefined): string {
+  return n === null || n === undefined ? "—" : usdFmt.format(n);
+}
+
+export function shares(n: number | null | undefined): string {
+  return n === null || n === undefined ? "—" : sharesFmt.format(n);
+}
+
+/** Prices are USDC per share below 1; three decimals cover every venue's tick. */
+export function price(n: number | null | undefined): string {
+  return n === null || n === undefined ? "—" : n.toFixed(3);
+}
+
+export function percent(fraction: number): string {
+  return `${(fraction * 100).toFixed(2)} %`;
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return "never";
+  const d = new Date(iso);
+  return d.toLocaleString("en-GB", { year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit" });
+}
+
+/** 0x1234…abcd: enough to recognise a hash, with the full value in a title. */
+export function short(hash: string | null | undefined, keep = 6): string {
+  if (!hash) return "—";
+  return hash.length <= keep * 2 + 3 ? hash : `${hash.slice(0, keep + 2)}…${hash.slice(-keep)}`;
+}
+
+export const STATUS_WORDS: Record<string, string> = {
+  pending: "Pending",
+  locked: "Funds locked",
+  routing: "Routing",
+  filled: "Filled",
+  partially_filled: "Partially filled",
+  rejected: "Rejected",
+  failed: "Failed",
+};

@@ -1,0 +1,203 @@
+import { useState, type FormEvent } from "react";
+import { api, type ApiKey, type NewApiKey } from "../api.ts";
+import { when } from "../format.ts";
+import { CopyButton, ErrorNote, Loading, Modal, useAsync } from "../components/ui.tsx";
+
+export function ApiKeysPage() {
+  const keys = useAsync(() => api<{ data: ApiKey[] }>("GET", "/v1/keys").then((r) => r.data), []);
+  const [creating, setCreating] = useState(false);
+  const [created, setCreated] = useState<NewApiKey>();
+  const [revoking, setRevoking] = useState<ApiKey>();
+
+  return (
+    <section>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <span>Settings</span> <span aria-hidden="true">/</span> <span>Developer</span> <span aria-hidden="true">/</span> <span>API Keys</span>
+      </nav>
+      <div className="page-head row">
+        <div>
+          <h1>API Keys</h1>
+          <p className="muted">
+            Keys let a program use the crossfill API for this account. Reads need the <code>read</code> scope; orders need <code>trade</code> and a request signed with the key's secret.
+          </p>
+        </div>
+        <button type="button" className="btn btn-primary" onClick={() => setCreating(true)}>
+          Generate New Key
+        </button>
+      </div>
+      {keys.error !== undefined && <ErrorNote error={keys.error} onRetry={keys.reload} />}
+      {keys.data === undefined ? (
+        keys.loading && <Loading label="Loading your keys…" />
+      ) : keys.data.length === 0 ? (
+        <p className="empty">No keys yet. Generate one to use the API from your own code.</p>
+      ) : (
+        <div className="table-wrap">
+          <table className="table keys">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.map((k) => (
+                <tr key={k.api_key} className={k.revoked_at ? "revoked" : ""} data-testid="key-row">
+                  <td data-label="Name">{k.name}</td>
+                  <td data-label="Key" className="hash">
+                    <code>{k.api_key}</code> <CopyButton text={k.api_key} />
+                  </td>
+                  <td data-label="Scopes">{k.scopes.join(", ")}</td>
+                  <td data-label="Created">{when(k.created_at)}</td>
+                  <td data-label="Last used">{when(k.last_used_at)}</td>
+                  <td data-label="Status" className="r">
+                    {k.revoked_at ? (
+                      <span className="badge badge-rejected" title={`Revoked ${when(k.revoked_at)}`}>
+                        Revoked
+                      </span>
+                    ) : (
+                      <button type="button" className="btn btn-small btn-danger" onClick={() => setRevoking(k)} aria-label={`Revoke key ${k.name}`}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {creating && (
+        <NewKeyDialog
+          onClose={() => setCreating(false)}
+          onCreated={(k) => {
+            setCreating(false);
+            setCreated(k);
+            keys.reload();
+          }}
+        />
+      )}
+      {created && <SecretDialog created={created} onClose={() => setCreated(undefined)} />}
+      {revoking && (
+        <RevokeDialog
+          apiKey={revoking}
+          onClose={() => setRevoking(undefined)}
+          onRevoked={() => {
+            setRevoking(undefined);
+            keys.reload();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (k: NewApiKey) => void }) {
+  const [name, setName] = useState("");
+  const [trade, setTrade] = useState(true);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      onCreated(await api<NewApiKey>("POST", "/v1/keys", { name: name.trim(), scopes: trade ? ["read", "trade"] : ["read"] }));
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal title="Generate a new API key" onClose={onClose}>
+      <form onSubmit={submit}>
+        <label className="field">
+          Name
+          <input name="name" required maxLength={100} placeholder="e.g. market-maker bot" value={name} onChange={(e) => setName(e.target.value)} autoFocus />
+        </label>
+        <fieldset className="field">
+          <legend>Scopes</legend>
+          <label className="check">
+            <input type="checkbox" checked disabled /> read — markets, prices, orders, account
+          </label>
+          <label className="check">
+            <input type="checkbox" name="trade" checked={trade} onChange={(e) => setTrade(e.target.checked)} /> trade — place orders that spend your vault's USDC
+          </label>
+        </fieldset>
+        {error !== undefined && <ErrorNote error={error} />}
+        <div className="actions">
+          <button type="button" className="btn" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={busy || name.trim() === ""}>
+            {busy ? "Generating…" : "Generate key"}
+          </button>
+        </div>
+      </form>
+    </Modal>
+  );
+}
+
+function SecretDialog({ created, onClose }: { created: NewApiKey; onClose: () => void }) {
+  return (
+    <Modal title="Your new API key" onClose={onClose}>
+      <p className="note note-warn" role="alert">
+        Copy the secret now and keep it somewhere safe. <strong>It will not be shown again</strong>: crossfill stores it encrypted and can never display it. If you lose it, revoke
+        this key and generate a new one.
+      </p>
+      <dl className="secret">
+        <dt>API key</dt>
+        <dd className="hash">
+          <code data-testid="new-api-key">{created.api_key}</code> <CopyButton text={created.api_key} />
+        </dd>
+        <dt>API secret</dt>
+        <dd className="hash">
+          <code data-testid="new-api-secret">{created.api_secret}</code> <CopyButton text={created.api_secret} label="Copy secret" />
+        </dd>
+        <dt>Scopes</dt>
+        <dd>{created.scopes.join(", ")}</dd>
+      </dl>
+      <div className="actions">
+        <button type="button" className="btn btn-primary" onClick={onClose} autoFocus>
+          I have stored the secret
+        </button>
+      </div>
+    </Modal>
+  );
+}
+
+function RevokeDialog({ apiKey, onClose, onRevoked }: { apiKey: ApiKey; onClose: () => void; onRevoked: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const revoke = async () => {
+    setBusy(true);
+    try {
+      await api("DELETE", `/v1/keys/${encodeURIComponent(apiKey.api_key)}`);
+      onRevoked();
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  return (
+    <Modal title={`Revoke “${apiKey.name}”?`} onClose={onClose}>
+      <p>
+        Programs using <code>{apiKey.api_key}</code> will be refused from their next request. This cannot be undone.
+      </p>
+      {error !== undefined && <ErrorNote error={error} />}
+      <div className="actions">
+        <button type="button" className="btn" onClick={onClose} autoFocus>
+          Keep the key
+        </button>
+        <button type="button" className="btn btn-danger" onClick={revoke} disabled={busy}>
+          {busy ? "Revoking…" : "Revoke key"}
+        </button>
+      </div>
+    </Modal>
+  );
+}

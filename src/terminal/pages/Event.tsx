@@ -1,0 +1,90 @@
+import { useState } from "react";
+import { api, query, type Market, type Page } from "../api.ts";
+import { price, when } from "../format.ts";
+import { Link } from "../router.tsx";
+import { DepthChart } from "../components/DepthChart.tsx";
+import { Ladder } from "../components/Ladder.tsx";
+import { OrderTicket } from "../components/OrderTicket.tsx";
+import { ErrorNote, Loading, useAsync, VenueChip } from "../components/ui.tsx";
+import { usePriceStream } from "../components/usePriceStream.ts";
+
+export function EventPage({ eventId }: { eventId: string }) {
+  const [outcome, setOutcome] = useState<"YES" | "NO">("YES");
+  // The catalog's search covers event ids, so the exact id finds its one event among any partial matches.
+  const market = useAsync(
+    () => api<Page<Market>>("GET", `/v1/session/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
+    [eventId],
+  );
+  const stream = usePriceStream(eventId, outcome, 30);
+
+  if (market.data === undefined) return market.error ? <ErrorNote error={market.error} onRetry={market.reload} /> : <Loading label="Loading the event…" />;
+  if (market.data === null) {
+    return (
+      <section className="narrow">
+        <h1>No such event</h1>
+        <p>
+          There is no event <code>{eventId}</code>. <Link to="/markets">Back to the markets</Link>.
+        </p>
+      </section>
+    );
+  }
+  const m = market.data;
+  const record = stream.kind === "live" ? stream.record : stream.kind === "reconnecting" ? stream.record : undefined;
+
+  return (
+    <section>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <Link to="/markets">Markets</Link> <span aria-hidden="true">/</span> <span>{m.event_id}</span>
+      </nav>
+      <div className="page-head">
+        <h1>{m.title}</h1>
+        <p className="muted">{m.description}</p>
+        <div className="meta">
+          <span className={`status status-${m.status}`}>{m.status}</span>
+          <span>Closes {when(m.close_time)}</span>
+          <span className="chips">
+            {m.venues.map((v) => (
+              <VenueChip key={v.venue} venue={v.venue} />
+            ))}
+          </span>
+        </div>
+      </div>
+      <div className="event-grid">
+        <div className="card book-card">
+          <div className="card-head">
+            <h2>
+              Merged book · {outcome}
+            </h2>
+            <span className={`live ${stream.kind}`} role="status">
+              {stream.kind === "live" ? "Live" : stream.kind === "failed" ? "Stopped" : stream.kind === "connecting" ? "Connecting…" : "Reconnecting…"}
+            </span>
+          </div>
+          {stream.kind === "failed" && <ErrorNote error={stream.error} />}
+          {record ? (
+            <>
+              <div className="quick">
+                <div>
+                  <span className="muted">Best bid</span> <strong className="mono bid">{price(record.spread.best_bid)}</strong>
+                </div>
+                <div>
+                  <span className="muted">Best ask</span> <strong className="mono ask">{price(record.spread.best_ask)}</strong>
+                </div>
+                {record.stale_venues.length > 0 && <div className="warn">Left out, no fresh book: {record.stale_venues.join(", ")}</div>}
+              </div>
+              <Ladder record={record} />
+            </>
+          ) : (
+            stream.kind !== "failed" && <Loading label="Connecting to the live book…" />
+          )}
+        </div>
+        <div className="ticket-col">
+          <OrderTicket eventId={m.event_id} outcome={outcome} onOutcome={setOutcome} open={m.status === "open"} />
+        </div>
+        <div className="card depth-card">
+          <h2>Depth by venue</h2>
+          {record ? <DepthChart record={record} /> : <Loading label="Waiting for the book…" />}
+        </div>
+      </div>
+    </section>
+  );
+}

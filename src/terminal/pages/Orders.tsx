@@ -1,0 +1,145 @@
+import { useState } from "react";
+import { api, query, type Order, type Page } from "../api.ts";
+import { price, shares, short, usdc, when } from "../format.ts";
+import { Link } from "../router.tsx";
+import { CopyButton, ErrorNote, Loading, StatusBadge, useAsync, VenueChip } from "../components/ui.tsx";
+
+export function OrdersPage() {
+  const [pages, setPages] = useState<Order[]>([]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const first = useAsync(() => api<Page<Order>>("GET", `/v1/session/orders${query({ limit: 50 })}`), []);
+  const [moreError, setMoreError] = useState<unknown>();
+  const [loadingMore, setLoadingMore] = useState(false);
+
+  if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
+  const orders = [...first.data.data, ...pages];
+  const next = pages.length > 0 ? cursor : first.data.next_cursor;
+
+  const more = async () => {
+    setLoadingMore(true);
+    try {
+      const page = await api<Page<Order>>("GET", `/v1/session/orders${query({ limit: 50, cursor: next })}`);
+      setPages((p) => [...p, ...page.data]);
+      setCursor(page.next_cursor);
+    } catch (err) {
+      setMoreError(err);
+    } finally {
+      setLoadingMore(false);
+    }
+  };
+
+  return (
+    <section>
+      <div className="page-head row">
+        <div>
+          <h1>Orders</h1>
+          <p className="muted">Newest first: each order's status, the legs it was routed to, and its transactions on chain.</p>
+        </div>
+        <button type="button" className="btn" onClick={() => (setPages([]), first.reload())} disabled={first.loading}>
+          {first.loading ? "Refreshing…" : "Refresh"}
+        </button>
+      </div>
+      {first.error !== undefined && <ErrorNote error={first.error} onRetry={first.reload} />}
+      {orders.length === 0 ? (
+        <p className="empty">
+          No orders yet. Pick an event in <Link to="/markets">Markets</Link> and use its order ticket.
+        </p>
+      ) : (
+        <ol className="orders">
+          {orders.map((o) => (
+            <li key={o.order_id} className="card order" data-testid="order-row">
+              <div className="order-head">
+                <StatusBadge status={o.status} />
+                <strong>
+                  Buy {o.outcome} · <Link to={`/events/${encodeURIComponent(o.market_id)}`}>{o.market_id}</Link>
+                </strong>
+                <span className="muted">{when(o.created_at)}</span>
+              </div>
+              <dl className="order-facts">
+                <div>
+                  <dt>Amount</dt>
+                  <dd className="mono">{usdc(o.amount_usdc)}</dd>
+                </div>
+                <div>
+                  <dt>Filled</dt>
+                  <dd className="mono">
+                    {shares(o.filled_shares)} @ {price(o.executed_price)}
+                  </dd>
+                </div>
+                <div>
+                  <dt>Spent</dt>
+                  <dd className="mono">{usdc(o.spent_usdc)}</dd>
+                </div>
+                <div>
+                  <dt>Fees</dt>
+                  <dd className="mono">{usdc(o.fees_usdc)}</dd>
+                </div>
+                <div>
+                  <dt>Strategy</dt>
+                  <dd>{o.strategy === "optimize_speed" ? "Fastest venue" : "Best price"}</dd>
+                </div>
+              </dl>
+              {o.fills.length > 0 && (
+                <table className="legs">
+                  <caption className="sr-only">Fills</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Venue</th>
+                      <th scope="col" className="r">
+                        Shares
+                      </th>
+                      <th scope="col" className="r">
+                        Price
+                      </th>
+                      <th scope="col" className="r">
+                        Fee
+                      </th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {o.fills.map((f, i) => (
+                      <tr key={`${f.venue}-${i}`}>
+                        <td>
+                          <VenueChip venue={f.venue} />
+                        </td>
+                        <td className="r mono">{shares(f.shares)}</td>
+                        <td className="r mono">{price(f.price)}</td>
+                        <td className="r mono">{f.fee_usdc.toFixed(2)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              {o.error && <p className="note note-error">{o.error.message}</p>}
+              <div className="txs">
+                <Tx label="Lock" hash={o.lock_tx_hash} />
+                <Tx label="Settlement" hash={o.tx_hash} />
+                <Tx label="Release" hash={o.release_tx_hash} />
+                {o.sot_minted && (
+                  <span className="tx">
+                    <span className="muted">SOT</span> <code title={o.sot_minted}>{short(o.sot_minted, 10)}</code> <CopyButton text={o.sot_minted} />
+                  </span>
+                )}
+              </div>
+            </li>
+          ))}
+        </ol>
+      )}
+      {moreError !== undefined && <ErrorNote error={moreError} onRetry={more} />}
+      {next && (
+        <button type="button" className="btn" onClick={more} disabled={loadingMore}>
+          {loadingMore ? "Loading…" : "Load older orders"}
+        </button>
+      )}
+    </section>
+  );
+}
+
+function Tx({ label, hash }: { label: string; hash: string | null }) {
+  if (!hash) return null;
+  return (
+    <span className="tx">
+      <span className="muted">{label} tx</span> <code title={hash}>{short(hash)}</code> <CopyButton text={hash} />
+    </span>
+  );
+}
