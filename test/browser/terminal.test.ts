@@ -1,0 +1,179 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SHOTS = `${ROOT}test-results/terminal`;
+// Without the background-networking switches Chromium keeps dialling Google services, which on an
+// offline machine is a flood of refused connections.
+const ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+let server: TestServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const email = `trader-${Date.now()}@example.com`;
+const password = "a long enough password";
+let key: { apiKey: string; apiSecret: string };
+let eventPath: string;
+
+async function shot(name: string, p: Page = page): Promise<void> {
+  await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install -y chromium, as .ci/run does).`);
+  }
+  // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
+  execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit" });
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTestServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.on("pageerror", (err) => {
+    throw err;
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe("web terminal", { timeout: 120_000 }, () => {
+  it("signs up, landing on the markets with venues and best prices", async () => {
+    await page.goto(server.url);
+    await page.waitForURL(/\/signin/);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await shot("01-sign-in");
+    await page.getByRole("link", { name: "Create an account" }).click();
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password", { exact: true }).fill(password);
+    await page.getByLabel("Repeat the password").fill(password);
+    await shot("02-sign-up");
+    await page.getByRole("button", { name: "Create account" }).click();
+    await page.waitForURL(/\/markets/);
+    await page.locator("table.markets tbody tr").first().waitFor();
+    expect(await page.locator("table.markets tbody tr").count()).toBeGreaterThan(0);
+    expect(await page.locator("table.markets .chip").count()).toBeGreaterThan(0);
+    await shot("03-markets");
+  });
+
+  it("generates a key whose secret is shown once, then never again", async () => {
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("heading", { name: "API Keys" }).waitFor();
+    await page.getByRole("button", { name: "Generate New Key" }).click();
+    await page.getByLabel("Name").fill("browser test bot");
+    await page.getByRole("button", { name: "Generate key" }).click();
+    const secret = page.getByTestId("new-api-secret");
+    await secret.waitFor();
+    key = { apiKey: (await page.getByTestId("new-api-key").textContent())!, apiSecret: (await secret.textContent())! };
+    expect(key.apiSecret).toMatch(/^cs_live_[0-9A-Za-z_-]{43}$/);
+    await expect(page.getByText("It will not be shown again").isVisible()).resolves.toBe(true);
+    await shot("04-new-key-secret");
+    await page.getByRole("button", { name: "I have stored the secret" }).click();
+
+    await page.reload();
+    await page.getByTestId("key-row").first().waitFor();
+    const html = await page.content();
+    expect(html).toContain(key.apiKey);
+    expect(html).not.toContain(key.apiSecret);
+    await shot("05-api-keys");
+  });
+
+  it("signs an API call with that key", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const account = await client.account();
+    expect(account.email).toBe(email);
+    const [market] = (await client.markets({ status: "open", limit: 1 })).data;
+    const order = await client.order({ market_id: market!.event_id, outcome: "YES", side: "buy", amount_usdc: 5, max_slippage: 0.05 });
+    expect(order.status).toBe("filled");
+  });
+
+  it("shows a live merged book and places an order from the ticket", async () => {
+    await page.getByRole("link", { name: "Markets" }).click();
+    await page.locator("table.markets tbody tr a.title").first().click();
+    await page.waitForURL(/\/events\//);
+    eventPath = new URL(page.url()).pathname;
+    await page.getByText("Live", { exact: true }).waitFor();
+    await page.locator("table.ladder tr.lvl.ask").first().waitFor();
+    expect(await page.locator("table.ladder tr.best").count()).toBe(1);
+    await page.locator(".depth svg polygon").first().waitFor();
+
+    await page.getByLabel("Amount (USDC, fees included)").fill("20");
+    await page.getByRole("radio", { name: "5.00 %" }).click();
+    await page.locator(".quote table.legs tbody tr").first().waitFor();
+    await shot("06-event");
+    await page.getByRole("button", { name: /^Buy YES for/ }).click();
+    const result = page.getByTestId("order-result");
+    await result.waitFor({ timeout: 30_000 });
+    await expect(result.getByRole("heading").textContent()).resolves.toBe("Order placed");
+    const txHash = (await page.getByTestId("tx-hash").textContent())!;
+    expect(txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await page.getByTestId("sot").textContent()).toMatch(/^eip155:31337\/erc1155:0x[0-9a-fA-F]{40}\/\d+$/);
+    await shot("07-order-result");
+
+    await page.getByRole("link", { name: "See all orders" }).click();
+    await page.getByTestId("order-row").first().waitFor();
+    expect(await page.getByTestId("order-row").count()).toBe(2);
+    await expect(page.getByTestId("order-row").first().locator(".badge-filled").isVisible()).resolves.toBe(true);
+    await expect(page.locator(`code[title="${txHash}"]`).count()).resolves.toBe(1);
+    await shot("08-orders");
+
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByRole("heading", { name: "Positions" }).waitFor();
+    await page.locator("table.table tbody tr").first().waitFor();
+    await shot("09-account");
+  });
+
+  it("revokes the key with confirmation, after which the API refuses it", async () => {
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("button", { name: "Revoke key browser test bot" }).click();
+    await shot("10-revoke-confirm");
+    await page.getByRole("button", { name: "Revoke key", exact: true }).click();
+    await page.getByTestId("key-row").getByText("Revoked").waitFor();
+
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const refused = await client.account().catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(CrossfillError);
+    expect(refused).toMatchObject({ status: 403, code: "key_revoked" });
+  });
+
+  it("fits a 390 px phone screen", async () => {
+    const phone = await context.newPage();
+    await phone.setViewportSize({ width: 390, height: 844 });
+    for (const [name, path, ready] of [
+      ["11-phone-markets", "/markets", "table.markets tbody tr"],
+      ["12-phone-event", eventPath, "table.ladder tr.lvl"],
+      ["13-phone-orders", "/orders", "[data-testid=order-row]"],
+      ["14-phone-keys", "/settings/developer/api-keys", "[data-testid=key-row]"],
+      ["15-phone-account", "/account", "[data-testid=available]"],
+    ] as const) {
+      await phone.goto(server.url + path);
+      await phone.locator(ready).first().waitFor();
+      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `${path} scrolls sideways`).toBeLessThanOrEqual(0);
+      await shot(name, phone);
+    }
+    await phone.close();
+  });
+
+  it("signs out, and signs back in with the keyboard alone", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/signin/);
+    await page.getByLabel("Email").waitFor();
+    await page.keyboard.type(email); // the email field has focus on arrival
+    await page.keyboard.press("Tab");
+    await page.keyboard.type(password);
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/\/markets|\/settings/);
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+  });
+});
