@@ -29,7 +29,7 @@ export async function openTestChain(dir: string, snapshotEvery?: number): Promis
     operatorKey: chain.operatorKey,
     dataDir: dir,
     faucet: true,
-    submit: chain.submit,
+    devChain: chain,
   });
   return { dir, chain, vault, rpc: new JsonRpc(chain.rpcUrl) };
 }

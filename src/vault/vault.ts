@@ -20,9 +20,10 @@ export interface ChainInfo {
 }
 
 /**
- * A Vault transaction that failed. `reverted`: the chain refused it and nothing changed; `reason` is the
- * contract's custom error name (e.g. "InsufficientAvailable", "AlreadySettled"). `unknown`: it may or may
- * not have been executed (the node went away mid-flight): read `lockState` before deciding anything.
+ * A Vault transaction that failed. `reverted`: it was not executed and nothing changed; `reason` is the
+ * contract's custom error name (e.g. "InsufficientAvailable", "AlreadySettled"), or "NotSent"/"Refused"
+ * when it never reached a block. `unknown`: it may or may not have been executed (the node went away
+ * mid-flight): read `lockState` before deciding anything.
  */
 export class VaultTxError extends Error {
   constructor(

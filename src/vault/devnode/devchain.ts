@@ -1,10 +1,11 @@
 // The embedded dev chain: anvil (from npm) as a child process on loopback, made durable by our own
 // snapshots plus a write-ahead journal of the signed transactions sent since (see docs/chain.md).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { keccak256, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import type { SubmitResult } from "../evm/sender.ts";
@@ -39,21 +40,21 @@ const SNAPSHOT = "state.json.gz";
 const JOURNAL = "journal.jsonl";
 const OPERATOR_ETH = "0x3635c9adc5dea00000"; // 1000 ETH: gas money for the operator, reset at each start
 const IDLE_MINE_MS = 1000;
+/** A dump blocks submits for time that grows with the chain (docs/chain.md): take it when nobody waits. */
+const IDLE_SNAPSHOT_MS = 10_000;
 
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const dir = opts.dataDir;
   mkdirSync(join(dir, "home"), { recursive: true });
   const operatorKey = loadOrCreateKey(join(dir, "operator.key"));
   const port = opts.port ?? (await freePort());
-  const { child, exited } = spawnAnvil(dir, port);
+  const loadFrom = unpackSnapshot(dir);
+  const { child, exited } = spawnAnvil(dir, port, loadFrom);
   const rpc = new JsonRpc(`http://127.0.0.1:${port}`);
   let replayed = 0;
   try {
     await Promise.race([waitReady(rpc), exited]);
-    const snapshotPath = join(dir, SNAPSHOT);
-    if (existsSync(snapshotPath)) {
-      await rpc.call("anvil_loadState", [`0x${readFileSync(snapshotPath).toString("hex")}`]);
-    }
+    if (loadFrom) unlinkSync(loadFrom);
     await rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), OPERATOR_ETH]);
     replayed = await replay(rpc, join(dir, JOURNAL));
   } catch (e) {
@@ -79,6 +80,7 @@ class DevNode {
   private tail: Promise<unknown> = Promise.resolve();
   private readonly idleMiner: NodeJS.Timeout;
   private stopped = false;
+  private lastSubmit = 0;
 
   constructor(
     private readonly dir: string,
@@ -88,13 +90,14 @@ class DevNode {
   ) {
     this.journal = new TxJournal(join(dir, JOURNAL));
     // Transactions from other tools (a wallet, cast) would wait forever under --no-mining.
-    this.idleMiner = setInterval(() => void this.mineStray().catch(() => undefined), IDLE_MINE_MS);
+    this.idleMiner = setInterval(() => void this.idle().catch(() => undefined), IDLE_MINE_MS);
     this.idleMiner.unref();
   }
 
   submit(raws: readonly Hex[]): Promise<SubmitResult[]> {
     return this.serial(async () => {
       if (this.stopped) throw new Error("dev chain stopped");
+      this.lastSubmit = Date.now();
       this.journal.appendBatch(raws);
       const sent = await this.rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
       const results: SubmitResult[] = [];
@@ -135,11 +138,12 @@ class DevNode {
     await terminate(this.child);
   }
 
-  private async mineStray(): Promise<void> {
+  private async idle(): Promise<void> {
     await this.serial(async () => {
       if (this.stopped) return;
       const status = await this.rpc.call<{ pending: Hex }>("txpool_status");
       if (BigInt(status.pending) > 0n) await this.rpc.call("evm_mine");
+      if (this.journal.size > 0 && Date.now() - this.lastSubmit > IDLE_SNAPSHOT_MS) await this.writeSnapshot();
     });
   }
 
@@ -182,7 +186,7 @@ function isNonceTooLow(e: RpcError): boolean {
 }
 
 /** `exited` rejects if anvil cannot start or dies before it answers, with its last words. */
-function spawnAnvil(dir: string, port: number): { child: ChildProcess; exited: Promise<never> } {
+function spawnAnvil(dir: string, port: number, loadFrom: string | undefined): { child: ChildProcess; exited: Promise<never> } {
   const anvil = anvilBinary();
   const args = [
     "--pdeathsig", "TERM", "--", anvil,
@@ -192,6 +196,7 @@ function spawnAnvil(dir: string, port: number): { child: ChildProcess; exited: P
     "--no-mining",
     "--disable-block-gas-limit",
     "--silent",
+    ...(loadFrom ? ["--load-state", loadFrom] : []),
   ];
   // setpriv (util-linux) makes the kernel end anvil when the server dies, even by SIGKILL.
   const child = spawn("setpriv", args, {
@@ -208,6 +213,18 @@ function spawnAnvil(dir: string, port: number): { child: ChildProcess; exited: P
   });
   exited.catch(() => undefined);
   return { child, exited };
+}
+
+/**
+ * anvil_dumpState gives gzipped JSON, which we keep (13x smaller to write and fsync), but anvil's
+ * --load-state reads only plain JSON, and anvil_loadState over HTTP fails on large states (EPIPE at ~4 MB).
+ */
+function unpackSnapshot(dir: string): string | undefined {
+  const snapshot = join(dir, SNAPSHOT);
+  if (!existsSync(snapshot)) return undefined;
+  const plain = join(dir, "home", "load-state.json");
+  writeFileSync(plain, gunzipSync(readFileSync(snapshot)));
+  return plain;
 }
 
 function anvilBinary(): string {

@@ -16,8 +16,11 @@ export interface EvmVaultOptions {
   dataDir: string;
   /** The embedded dev chain: deploys a test USDC and lets `fund` mint it. */
   faucet: boolean;
-  /** How signed transactions reach the chain; the dev chain's `submit` journals them and mines. Default: send and wait for blocks. */
-  submit?: Submit;
+  /**
+   * The embedded dev chain, when the vault runs on it: its `submit` journals each batch and mines it.
+   * Without it, transactions are sent as they are and the chain's own blocks include them.
+   */
+  devChain?: { submit: Submit } | undefined;
   contracts?: ContractOverrides;
   /** How often to look for receipts on a chain that mines by itself (ms, default 250: viem's 4 s is far too slow here). */
   receiptPollMs?: number;
@@ -36,7 +39,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     rpc,
     account,
     chainId,
-    submit: opts.submit ?? rpcSubmit(rpc),
+    submit: opts.devChain?.submit ?? rpcSubmit(rpc),
     errorAbi: ERROR_ABI,
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
   });

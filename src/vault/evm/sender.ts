@@ -75,18 +75,29 @@ export class TxSender {
       const batch = this.queue.splice(0, this.o.maxBatch ?? 1000);
       // Checked and cleared in one step: a call queued after this point starts a new drain.
       if (batch.length === 0) return void (this.running = undefined);
+      const stage = { submitted: false };
       try {
-        await this.commit(batch);
+        await this.commit(batch, stage);
       } catch (e) {
-        // The batch may be partly on chain: nonces must be read again, and callers must reconcile.
+        // Once submitted, the batch may be partly on chain: nonces must be read again, and callers must reconcile.
         this.nonce = undefined;
         const why = (e as Error).message;
-        for (const p of batch) p.reject(new VaultTxError("unknown", "Unknown", `${p.label}: outcome unknown (${why})`));
+        for (const p of batch) {
+          p.reject(
+            stage.submitted
+              ? new VaultTxError("unknown", "Unknown", `${p.label}: outcome unknown (${why})`)
+              : new VaultTxError("reverted", "NotSent", `${p.label}: not sent (${why})`),
+          );
+        }
       }
     }
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  /**
+   * One batch, start to end. Measured: overlapping the next batch's signing with this one's mining
+   * made batches smaller and throughput lower on two cores (docs/chain.md), so batches go one at a time.
+   */
+  private async commit(batch: Pending[], stage: { submitted: boolean }): Promise<void> {
     const { rpc, account } = this.o;
     const from = account.address;
     const [gasPrice, tip, nonce] = await Promise.all([
@@ -126,6 +137,7 @@ export class TxSender {
       ),
     );
     this.nonce = next;
+    stage.submitted = true;
     const results = await this.o.submit(raws);
     const sent: { p: Pending; hash: Hex }[] = [];
     results.forEach((r, i) => {
