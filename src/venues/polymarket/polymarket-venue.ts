@@ -32,6 +32,7 @@ import {
   parseOpenOrder,
   parseOrderAck,
   parseTradesPage,
+  rejectionReason,
   type BookSummary,
   type ClobMarket,
   type ClobTrade,
@@ -199,7 +200,7 @@ export class PolymarketVenue implements Venue {
       );
       this.restFailures = 0;
       this.recorder.record(performance.now() - started);
-      if (!ack.success) return { kind: "rejected", reason: `${rejectionCode(ack.errorMsg)}: ${ack.errorMsg}` };
+      if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg)}: ${ack.errorMsg}` };
       return await this.executed(orderId, order, `order ${ack.status}`);
     } catch (err) {
       return this.placeFailed(err, orderId, order);
@@ -277,7 +278,7 @@ export class PolymarketVenue implements Venue {
         if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${f.error}` };
         if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${f.error}` };
         if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${f.error}` };
-        return { kind: "rejected", reason: `${rejectionCode(f.error)}: ${f.error}` };
+        return { kind: "rejected", reason: `${rejectionReason(f.error)}: ${f.error}` };
     }
   }
 
@@ -364,19 +365,6 @@ export class PolymarketVenue implements Venue {
     this.books.set(b.assetId, { bids: b.bids, asks: b.asks, receivedAt: this.clock.now(), connection });
     return true;
   }
-}
-
-/** Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the router logs. */
-function rejectionCode(error: string): string {
-  const e = error.toLowerCase();
-  if (e.includes("fak") || e.includes("no orders found to match")) return "no_match";
-  if (e.includes("fully filled") || e.includes("fok")) return "not_filled";
-  if (e.includes("tick size")) return "invalid_tick";
-  if (e.includes("lower than the minimum") || e.includes("min size")) return "below_min_size";
-  if (e.includes("balance") || e.includes("allowance")) return "insufficient_balance";
-  if (e.includes("signature")) return "invalid_signature";
-  if (e.includes("not yet ready") || e.includes("closed")) return "market_closed";
-  return "venue_rejected";
 }
 
 function copyMarket(m: VenueMarket): VenueMarket {

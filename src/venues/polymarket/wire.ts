@@ -189,6 +189,19 @@ function parseStreamEvent(raw: unknown): StreamEvent {
   }
 }
 
+/** Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the router logs. */
+export function rejectionReason(error: string): string {
+  const e = error.toLowerCase();
+  if (e.includes("fak") || e.includes("no orders found to match")) return "no_match";
+  if (e.includes("fully filled") || e.includes("fok")) return "not_filled";
+  if (e.includes("tick size")) return "invalid_tick";
+  if (e.includes("lower than the minimum") || e.includes("min size")) return "below_min_size";
+  if (e.includes("balance") || e.includes("allowance")) return "insufficient_balance";
+  if (e.includes("signature")) return "invalid_signature";
+  if (e.includes("not yet ready") || e.includes("closed")) return "market_closed";
+  return "venue_rejected";
+}
+
 /** Applies one level change (size 0 removes the level) to a side kept best first. */
 export function applyLevel(side: Level[], order: "asc" | "desc", price: PriceMicro, shares: ShareMicro): Level[] {
   const rest = side.filter((l) => l.price !== price);

@@ -1,0 +1,91 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { ONE } from "../../domain/money.ts";
+import { parseDecimal, WireError } from "./decimal.ts";
+import { END_CURSOR, parseBook, parseMarketsPage, parseOpenOrder, parseOrderAck, parseStreamFrame, parseTradesPage, rejectionReason } from "./wire.ts";
+
+/** A response recorded from Polymarket's public documentation (test/fixtures/polymarket). */
+function fixture(name: string): { source: string; body: unknown } {
+  return JSON.parse(readFileSync(new URL(`../../../test/fixtures/polymarket/${name}.json`, import.meta.url), "utf8"));
+}
+
+const micro = (d: string) => parseDecimal(d, "test");
+
+describe("Polymarket wire formats, read from the documentation's examples", () => {
+  it("reads a REST book and sorts it best first, whatever order the levels come in", () => {
+    const raw = fixture("book").body as { bids: unknown[]; asks: unknown[] };
+    const book = parseBook(raw);
+    expect(book.bids).toEqual([{ price: micro("0.48"), shares: micro("1000") }, { price: micro("0.47"), shares: micro("2500") }]);
+    expect(book.asks).toEqual([{ price: micro("0.52"), shares: micro("800") }, { price: micro("0.53"), shares: micro("1500") }]);
+    expect(book.tickSize).toBe(10_000n);
+    // Polymarket's live REST book lists levels worst first
+    expect(parseBook({ ...raw, bids: [...raw.bids].reverse(), asks: [...raw.asks].reverse() })).toEqual(book);
+  });
+
+  it("reads a WebSocket book event, prices without their leading zero included", () => {
+    const [event] = parseStreamFrame(JSON.stringify(fixture("ws-book").body));
+    expect(event?.type).toBe("book");
+    if (event?.type !== "book") return;
+    expect(event.book.bids.map((l) => l.price)).toEqual([500_000n, 490_000n, 480_000n]);
+    expect(event.book.asks.map((l) => l.price)).toEqual([520_000n, 530_000n, 540_000n]);
+    expect(event.book.asks[1]!.shares).toBe(60n * ONE);
+  });
+
+  it("reads price_change deltas: BUY changes a bid, SELL an ask, size is the level's new total", () => {
+    const [event] = parseStreamFrame(JSON.stringify(fixture("ws-price-change").body));
+    expect(event).toEqual({
+      type: "price_change",
+      changes: [
+        { assetId: "71321045679252212594626385532706912750332728571942532289631379312455583992563", side: "bids", price: 500_000n, size: 200n * ONE },
+        { assetId: "52114319501245915516055106046884209969926127482827954674443846427813813222426", side: "asks", price: 500_000n, size: 200n * ONE },
+      ],
+    });
+  });
+
+  it("reads a markets page into the port's market, with the end cursor", () => {
+    const page = parseMarketsPage(fixture("markets-page").body);
+    expect(page.nextCursor).toBe(END_CURSOR);
+    expect(page.data[0]).toMatchObject({
+      negRisk: false,
+      feeRateBps: 0n,
+      market: {
+        venueMarketId: "0xbd31dc8a20211944f6b70f31557f1001557b59905b7738480ca09bd4532f84af",
+        status: "open",
+        tickSize: 10_000n,
+        minOrderShares: 5n * ONE,
+        lotShares: 10_000n,
+        outcomeIds: {
+          YES: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
+          NO: "52114319501245915516055106046884209969926127482827954674443846427813813222426",
+        },
+        feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
+      },
+    });
+  });
+
+  it("reads an order acknowledgement, an order and a trades page", () => {
+    expect(parseOrderAck(fixture("order-response").body)).toEqual({ success: true, errorMsg: "", orderId: "0xabcdef1234567890abcdef1234567890abcdef12", status: "matched" });
+    expect(parseOpenOrder(fixture("open-order").body)).toMatchObject({ status: "open", sizeMatched: 0n, associateTrades: [] });
+    const trades = parseTradesPage(fixture("trades-page").body);
+    expect(trades.nextCursor).toBe("MTAw");
+    // the docs' example writes this size unscaled next to a price of 0.5; it is read as written
+    expect(trades.data[0]).toMatchObject({ id: "trade-123", takerOrderId: "0xabcdef1234567890abcdef1234567890abcdef12", price: 500_000n, size: 100_000_000n * ONE });
+  });
+
+  it("names a documented rejection", () => {
+    expect(rejectionReason((fixture("error-fak").body as { error: string }).error)).toBe("no_match");
+    expect(rejectionReason("order is invalid. Price (0.555) breaks minimum tick size rule: 0.01")).toBe("invalid_tick");
+    expect(rejectionReason("order is invalid. Size (1) lower than the minimum: 5")).toBe("below_min_size");
+  });
+});
+
+describe("Polymarket decimals", () => {
+  it("parses exactly, with or without a leading zero, and refuses what it cannot represent", () => {
+    expect(micro(".48")).toBe(480_000n);
+    expect(micro("0.001")).toBe(1_000n);
+    expect(micro("1234.5")).toBe(1_234_500_000n);
+    expect(micro("0.5000000")).toBe(500_000n);
+    for (const bad of ["", ".", "1e5", "-1", "0.1234567", "NaN"]) expect(() => micro(bad), bad).toThrow(WireError);
+    expect(parseDecimal("10.1234567", "size", true)).toBe(10_123_456n);
+  });
+});
