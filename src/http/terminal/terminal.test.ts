@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { authenticate } from "../../auth/authenticate.ts";
+import { AppError } from "../../domain/errors.ts";
 import { createApiKey } from "../../auth/keys.ts";
 import { encryptSecret } from "../../auth/secrets.ts";
 import type { UnifiedEvent } from "../../markets/catalog.ts";
@@ -30,6 +31,7 @@ const EVENT: UnifiedEvent = {
 let store: Store;
 let app: FastifyInstance;
 let deps: HttpDeps;
+let ticks = 0;
 let assets: string;
 
 beforeEach(async () => {
@@ -46,6 +48,19 @@ beforeEach(async () => {
     authenticate: (req, needs) => authenticate(req, needs, { store, master, clock }),
     account: async (id) => (await store.accountById(id))!,
     orders: {} as OrderService,
+    prices: (eventId, outcome) => {
+      if (eventId !== EVENT.eventId) throw new AppError("unknown_event");
+      ticks++;
+      return {
+        event_id: eventId,
+        outcome,
+        best_execution: null,
+        orderbook: { bids: [], asks: [[0.5, ticks, "a"]] },
+        spread: { best_bid: null, best_ask: 0.5, spread: null },
+        updated_at: null,
+        stale_venues: [],
+      };
+    },
     terminal: {
       clock,
       encryptWalletKey: (k) => encryptSecret(master, k),
@@ -68,6 +83,7 @@ beforeEach(async () => {
         limits: { maxOrder: 1_000_000_000n },
       },
       assetsDir: assets,
+      streamIntervalMs: 20,
     },
   } as Partial<HttpDeps> as HttpDeps;
   app = await buildApp(deps, false);
@@ -215,6 +231,33 @@ describe("quote", () => {
     expect(unknown.json().error.code).toBe("unknown_event");
     const tooBig = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=1000", headers: { cookie } });
     expect(tooBig.statusCode).toBe(422);
+  });
+});
+
+describe("price stream", () => {
+  it("streams the merged book as server-sent events to a session, and again as it changes", async () => {
+    const { cookie } = await signUp();
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    const res = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}?depth=5`, { headers: { cookie } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = "";
+    while ((text.match(/event: price/g) ?? []).length < 2) text += new TextDecoder().decode((await reader.read()).value);
+    const first = JSON.parse(text.split("data: ")[1]!.split("\n")[0]!);
+    expect(first).toMatchObject({ event_id: EVENT.eventId, outcome: "YES" });
+    // app.close() in afterEach must end the open stream rather than wait for it.
+  });
+
+  it("refuses a stream without a session or key, and an unknown event, as plain JSON errors", async () => {
+    const anonymous = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}` });
+    expect(anonymous.json().error.code).toBe("not_signed_in");
+    const badKey = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}`, headers: { "x-api-key": "ck_live_nope" } });
+    expect(badKey.json().error.code).toBe("invalid_api_key");
+    const { cookie } = await signUp();
+    const unknown = await app.inject({ method: "GET", url: "/v1/stream/prices/nope", headers: { cookie } });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json().error.code).toBe("unknown_event");
   });
 });
 
