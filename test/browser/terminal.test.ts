@@ -158,7 +158,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     ] as const) {
       await phone.goto(server.url + path);
       await phone.locator(ready).first().waitFor();
-      const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      // A string, not a function: the tests compile without the DOM's types.
+      const overflow = await phone.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow, `${path} scrolls sideways`).toBeLessThanOrEqual(0);
       await shot(name, phone);
     }
