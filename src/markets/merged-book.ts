@@ -1,7 +1,8 @@
-import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
-import { microToNumber, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { feeAdjustedPrice } from "../domain/fees.ts";
+import { microToNumber, type PriceMicro } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import type { BookSnapshot, Venue, VenueMarket } from "../venues/venue.ts";
+import type { VenueQuote } from "../router/index.ts";
 import type { UnifiedEvent } from "./catalog.ts";
 
 /** `[price, size, venue]`, as the SPEC shapes a book entry. */
@@ -16,24 +17,6 @@ export interface PriceRecord {
   spread: { best_bid: number | null; best_ask: number | null; spread: number | null };
   updated_at: string | null;
   stale_venues: string[];
-}
-
-/**
- * What the router needs of one venue to plan a buy: its asks in exact units, the rules and fees of
- * taking them, and its measured latency. The same shape as the router's VenueQuote, stated here so
- * that market data does not depend on the router.
- */
-export interface VenueQuote {
-  venue: string;
-  venueMarketId: string;
-  /** Best first (price ascending). */
-  asks: Level[];
-  feeModel: FeeModel;
-  tickSize: PriceMicro;
-  minOrderShares: ShareMicro;
-  lotShares: ShareMicro;
-  /** Median measured place() round trip; undefined until the venue has been measured. */
-  latencyMs: number | undefined;
 }
 
 export interface FreshBook {
