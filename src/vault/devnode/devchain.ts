@@ -227,10 +227,19 @@ function unpackSnapshot(dir: string): string | undefined {
   return plain;
 }
 
+/**
+ * anvil's binary comes from its platform package, an optional dependency of ours: the registry this
+ * project installs from carries only the linux-x64 one, and the `@foundry-rs/anvil` wrapper's other
+ * platform packages would break `npm ci` there. Elsewhere, point CHAIN_RPC_URL at any EVM node.
+ */
 function anvilBinary(): string {
   const require = createRequire(import.meta.url);
   const pkg = `@foundry-rs/anvil-${process.platform}-${process.arch === "x64" ? "amd64" : process.arch}`;
-  return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "anvil");
+  try {
+    return join(dirname(require.resolve(`${pkg}/package.json`)), "bin", "anvil");
+  } catch {
+    throw new Error(`The embedded chain needs ${pkg}, which is not installed on this platform: set CHAIN_RPC_URL and OPERATOR_PRIVATE_KEY to use another EVM node.`);
+  }
 }
 
 async function waitReady(rpc: JsonRpc): Promise<void> {
