@@ -112,10 +112,12 @@ export class KalshiVenue implements Venue {
 
   async start(): Promise<void> {
     await this.markets();
-    await Promise.all(this.tickers.map((t) => this.seedBook(t)));
     this.socket.start();
     const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
-    while (!this.sync.live && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const synced = () => this.tickers.every((t) => this.sync.book(t, "YES") !== undefined);
+    while (!synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // whatever the stream has not delivered yet is read over REST, so no market starts without a book
+    await Promise.all(this.tickers.filter((t) => !this.sync.book(t, "YES")).map((t) => this.seedBook(t)));
   }
 
   async stop(): Promise<void> {
@@ -126,17 +128,19 @@ export class KalshiVenue implements Venue {
   /** The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each series' fee schedule. */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
-    const out: VenueMarket[] = [];
+    const listed: KalshiMarket[] = [];
     for (let i = 0; i < wanted.length; i += 100) {
       const tickers = wanted.slice(i, i + 100).join(",");
       let cursor = "";
       do {
         const q = new URLSearchParams({ tickers, limit: "100", ...(cursor ? { cursor } : {}) });
         const body = (await this.read(`/markets?${q}`)) as { markets: KalshiMarket[]; cursor: string };
-        for (const m of body.markets) out.push(toVenueMarket(m, await this.feeModel(seriesOf(m.ticker))));
+        listed.push(...body.markets);
         cursor = body.cursor ?? "";
       } while (cursor);
     }
+    await Promise.all([...new Set(listed.map((m) => seriesOf(m.ticker)))].map((s) => this.feeModel(s)));
+    const out = listed.map((m) => toVenueMarket(m, this.feeBySeries.get(seriesOf(m.ticker))!));
     for (const m of out) this.cache.set(m.venueMarketId, m);
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
@@ -178,7 +182,9 @@ export class KalshiVenue implements Venue {
       self_trade_prevention_type: "taker_at_cross",
     };
     const started = performance.now();
-    const res = await sendWithRetry(() => this.send("POST", "/portfolio/events/orders", body), this.writes, WRITE_RETRY, false);
+    // a 5xx is retried: the client_order_id makes a repeat harmless (409 if the first one executed);
+    // a timeout is not, the caller reconciles it with status()
+    const res = await sendWithRetry(() => this.send("POST", "/portfolio/events/orders", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
     if (res.ok) {
       this.recorder.record(performance.now() - started);
       const created = res.body as { order_id: string; fill_count: string };
@@ -195,14 +201,16 @@ export class KalshiVenue implements Venue {
     if (res.kind === "rejected" && res.status === 409) return this.fromStatus(order, `duplicate client_order_id ${order.clientOrderId}`);
     if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
     if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
-    return this.fromStatus(order, res.reason);
+    return { kind: "unknown", reason: res.reason };
   }
 
+  /** An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed. */
   async status(clientOrderId: string): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId);
     if (!order) return { kind: "not_found" };
     const fills = await this.fills(order.order_id, clientOrderId);
-    return { kind: order.status === "resting" ? "open" : "done", venueOrderId: order.order_id, fills };
+    if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
+    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
   latency(): LatencyStats {
@@ -222,18 +230,16 @@ export class KalshiVenue implements Venue {
     return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
   }
 
-  /** After an unknown outcome: the order if the venue has it, else still unknown — never a guess. */
+  /** The venue already has this client order id: answer with that order, as a repeated placement must. */
   private async fromStatus(order: ChildOrder, why: string): Promise<PlaceResult> {
     let status: ChildStatus;
     try {
       status = await this.status(order.clientOrderId);
     } catch (err) {
-      return { kind: "unknown", reason: `${why}; reconciliation failed: ${String(err)}` };
+      return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
     }
-    if (status.kind === "not_found") return { kind: "unknown", reason: why };
-    if (status.fills.length === 0) {
-      return status.kind === "done" ? { kind: "rejected", reason: `no_match: order ${status.venueOrderId} took nothing` } : { kind: "unknown", reason: why };
-    }
+    if (status.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
+    if (status.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${status.venueOrderId} still rests` };
     return this.result(order, status.venueOrderId, status.fills);
   }
 
@@ -304,7 +310,7 @@ export class KalshiVenue implements Venue {
 
   /** A read: reads are safe to repeat, so even an unknown outcome is retried. */
   private async read(path: string): Promise<unknown> {
-    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, true);
+    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, () => true);
     if (res.ok) {
       this.lastRestFailure = undefined;
       return res.body;
@@ -313,8 +319,9 @@ export class KalshiVenue implements Venue {
     throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
   }
 
+  /** Market data is public on Kalshi and sent unsigned, so a bad key shows on trading, not on start-up. */
   private send(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResult> {
-    const headers = kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path);
+    const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
   }
 

@@ -101,21 +101,21 @@ export interface RetryPolicy {
 }
 
 /**
- * Sends through `limiter`, retrying what the venue certainly did not act on. With `unknownIsRetryable`
- * (reads, and writes the venue deduplicates) an unknown outcome is retried too.
+ * Sends through `limiter`, retrying what the venue certainly did not act on, and the unknown
+ * outcomes `retryUnknown` accepts (reads; writes the venue deduplicates).
  */
 export async function sendWithRetry(
   attempt: () => Promise<HttpResult>,
   limiter: RateLimiter,
   policy: RetryPolicy,
-  unknownIsRetryable: boolean,
+  retryUnknown: (failure: HttpResult & { ok: false }) => boolean,
 ): Promise<HttpResult> {
   const started = performance.now();
   let result: HttpResult | undefined;
   for (let i = 0; i < policy.attempts; i++) {
     await limiter.acquire();
     result = await attempt();
-    if (result.ok || result.kind === "rejected" || (result.kind === "unknown" && !unknownIsRetryable)) return result;
+    if (result.ok || result.kind === "rejected" || (result.kind === "unknown" && !retryUnknown(result))) return result;
     const wait = result.retryAfterMs ?? policy.baseDelayMs * 2 ** i;
     if (result.retryAfterMs !== undefined) limiter.pause(result.retryAfterMs);
     if (i + 1 >= policy.attempts || performance.now() - started + wait > policy.budgetMs) break;

@@ -3,90 +3,86 @@ import type { Duplex } from "node:stream";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { sleep } from "./rate-limiter.ts";
 
-/**
- * Fault switches of a wire-protocol simulator, flipped by tests at run time. Exchange-level faults
- * (partial fills, refusals, a frozen market) go to the shared SimExchange; transport faults live here.
- */
+/** Faults a simulator injects on the wire (the conformance suite's venue-neutral switches), plus outright refusals. */
+export interface SimFaultSwitches {
+  /** Extra delay before every REST answer, on top of the venue's latency profile. */
+  latencyMs: number;
+  /** Every REST request is held and never answered; an order sent meanwhile never reaches the engine. */
+  timeout: boolean;
+  /** The next n REST requests answer 500 and do nothing else. */
+  serverErrors: number;
+  /** The next `count` REST requests answer 429 with `Retry-After: retryAfterSeconds` and do nothing else. */
+  rateLimit: { count: number; retryAfterSeconds: number } | null;
+  /** Orders execute, then the connection is cut before the answer is sent. */
+  ackLost: boolean;
+  /** Orders fill only half of what they ask (rounded down to the lot). */
+  partialFills: boolean;
+  /** Stream connections stay open but carry nothing, so the client's books go stale. */
+  streamSilent: boolean;
+  /** Every new order is refused as the venue refuses an invalid one. */
+  reject: boolean;
+}
+
+const OFF: SimFaultSwitches = {
+  latencyMs: 0,
+  timeout: false,
+  serverErrors: 0,
+  rateLimit: null,
+  ackLost: false,
+  partialFills: false,
+  streamSilent: false,
+  reject: false,
+};
+
+/** The switches of one simulator, flipped by tests at run time; order-level ones reach the shared exchange. */
 export class SimFaults {
-  /** Added to every REST answer, on top of the venue's latency profile. */
-  latencyMs = 0;
-  /**
-   * Order placement never answers: `request_lost` before the venue acted on it, `ack_lost` after it
-   * executed. The connection stays open until the client gives up, as a lost packet would leave it.
-   */
-  timeout: false | "request_lost" | "ack_lost" = false;
-  /** Streams keep their connections but publish nothing, so the client's books go stale. */
-  silent = false;
-  private errors = { status: 500, remaining: 0 };
-  private limited = { retryAfterS: 1, remaining: 0 };
+  private s: SimFaultSwitches = { ...OFF };
 
   constructor(
     private readonly exchange: SimExchange,
-    private readonly dropAll: () => void,
+    private readonly streams: { dropAll(): void; connections(): number },
   ) {}
 
-  /** Fill only half of what each order asks for. */
-  get partial(): boolean {
-    return this.exchange.faults.partial;
-  }
-  set partial(on: boolean) {
-    this.exchange.faults.partial = on;
-  }
-  /** Refuse every new order as the venue would refuse an invalid one. */
-  get reject(): boolean {
-    return this.exchange.faults.reject;
-  }
-  set reject(on: boolean) {
-    this.exchange.faults.reject = on;
-  }
-  /** Books stop moving (no steps, no stream updates). */
-  get frozen(): boolean {
-    return this.exchange.faults.down;
-  }
-  set frozen(on: boolean) {
-    this.exchange.faults.down = on;
+  get switches(): Readonly<SimFaultSwitches> {
+    return this.s;
   }
 
-  /** The next `times` REST requests are answered with `status` (500, 502, 503, ...) before any work is done. */
-  failNext(status: number, times = 1): void {
-    this.errors = { status, remaining: times };
+  set(change: Partial<SimFaultSwitches>): void {
+    this.s = { ...this.s, ...change, rateLimit: change.rateLimit === undefined ? this.s.rateLimit : change.rateLimit && { ...change.rateLimit } };
+    this.exchange.faults.partial = this.s.partialFills;
+    this.exchange.faults.reject = this.s.reject;
   }
 
-  /** The next `times` REST requests are answered 429 with `Retry-After: retryAfterS`. */
-  rateLimitNext(retryAfterS: number, times = 1): void {
-    this.limited = { retryAfterS, remaining: times };
+  reset(): void {
+    this.set({ ...OFF });
   }
 
   /** Cuts every open stream connection, as a load balancer restart would. */
   dropStreams(): void {
-    this.dropAll();
+    this.streams.dropAll();
   }
 
-  reset(): void {
-    this.latencyMs = 0;
-    this.timeout = false;
-    this.silent = false;
-    this.partial = false;
-    this.reject = false;
-    this.frozen = false;
-    this.errors.remaining = 0;
-    this.limited.remaining = 0;
+  /** Stream connections accepted since start: a reconnection shows as an increase. */
+  streamConnections(): number {
+    return this.streams.connections();
   }
 
-  /** The failure to inject into the current request, if any; consumes one. */
+  /** The failure to inject into the current REST request, if any; consumes it. */
   takeInjected(): SimReply | undefined {
-    if (this.limited.remaining > 0) {
-      this.limited.remaining--;
+    const limit = this.s.rateLimit;
+    if (limit && limit.count > 0) {
+      limit.count--;
       return {
         status: 429,
-        headers: { "retry-after": String(this.limited.retryAfterS) },
+        headers: { "retry-after": String(limit.retryAfterSeconds) },
         body: { error: { code: "too_many_requests", message: "rate limit exceeded" } },
       };
     }
-    if (this.errors.remaining > 0) {
-      this.errors.remaining--;
-      return { status: this.errors.status, body: { error: { code: "internal_server_error", message: "injected failure" } } };
+    if (this.s.serverErrors > 0) {
+      this.s.serverErrors--;
+      return { status: 500, body: { error: { code: "internal_server_error", message: "injected failure" } } };
     }
+    if (this.s.timeout) return "hang";
     return undefined;
   }
 }
@@ -103,8 +99,8 @@ export interface SimRequest {
   body: unknown;
 }
 
-/** An answer, or "hang": the request is never answered (a timeout as the client sees it). */
-export type SimReply = { status: number; body?: unknown; headers?: Record<string, string> } | "hang";
+/** An answer; "hang": never answered (a timeout as the client sees it); "cut": the connection is dropped unanswered. */
+export type SimReply = { status: number; body?: unknown; headers?: Record<string, string> } | "hang" | "cut";
 
 export interface SimServerOptions {
   port?: number;
@@ -140,7 +136,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       return;
     }
     const url = new URL(req.url ?? "/", "http://sim");
-    await sleep(opts.latencyMs() + opts.faults.latencyMs);
+    await sleep(opts.latencyMs() + opts.faults.switches.latencyMs);
     const answer =
       opts.faults.takeInjected() ??
       (await opts.handle({
@@ -152,6 +148,10 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         rawBody,
         body,
       }));
+    if (answer === "cut") {
+      res.socket?.destroy();
+      return;
+    }
     if (answer === "hang") {
       hanging.add(res);
       res.on("close", () => hanging.delete(res));

@@ -56,8 +56,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const exchange = new SimExchange({ profile: KALSHI_SIM, events, seed: opts.seed, clock });
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);
-  const stream = new KalshiStream(exchange, () => faults.silent, () => clock.now());
-  const faults = new SimFaults(exchange, () => stream.dropAll());
+  const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
+  const faults: SimFaults = new SimFaults(exchange, stream);
   const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now());
   const latencyRng = new Rng(seedFor(opts.seed, KALSHI_SIM.id, "wire-latency"));
   const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
@@ -89,9 +89,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       return market ? ok({ series: series(market) }) : notFound("series");
     }
     if (req.method === "POST" && route === "/portfolio/events/orders") {
-      if (faults.timeout === "request_lost") return "hang";
       const out = orders.create(req.body);
-      if (faults.timeout === "ack_lost") return "hang";
+      if (faults.switches.ackLost) return "cut";
       return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message);
     }
     if (req.method === "GET" && route === "/portfolio/orders") {
@@ -241,7 +240,7 @@ function checkAuth(
   method: string,
   path: string,
   headers: IncomingMessage["headers"],
-): Exclude<SimReply, "hang"> | undefined {
+): Exclude<SimReply, "hang" | "cut"> | undefined {
   const key = headers[KALSHI_HEADERS.key.toLowerCase()];
   const timestamp = headers[KALSHI_HEADERS.timestamp.toLowerCase()];
   const signature = headers[KALSHI_HEADERS.signature.toLowerCase()];
@@ -270,10 +269,10 @@ function ok(body: unknown): SimReply {
   return { status: 200, body };
 }
 
-function error(status: number, code: string, message: string): Exclude<SimReply, "hang"> {
+function error(status: number, code: string, message: string): Exclude<SimReply, "hang" | "cut"> {
   return { status, body: { error: { code, message } } };
 }
 
-function notFound(what = "route"): Exclude<SimReply, "hang"> {
+function notFound(what = "route"): Exclude<SimReply, "hang" | "cut"> {
   return error(404, "not_found", `${what} not found`);
 }

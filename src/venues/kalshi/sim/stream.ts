@@ -25,13 +25,14 @@ interface Published {
 /**
  * The `orderbook_delta` channel of Kalshi's WebSocket API: a snapshot per market on subscribe, then
  * one delta per changed price level, numbered per subscription (`seq`) so a client can tell a gap.
- * While the silent fault is on, deltas are numbered but not sent, as a lagging feed would lose them.
+ * While the silent fault is on, messages are numbered but not sent, as a lagging feed would lose them.
  */
 export class KalshiStream {
   private readonly wss = new WebSocketServer({ noServer: true });
   private readonly clients = new Set<Client>();
   private readonly published = new Map<string, Published>();
   private readonly marketIds = new Map<string, string>();
+  private accepted = 0;
 
   constructor(
     private readonly exchange: SimExchange,
@@ -50,12 +51,18 @@ export class KalshiStream {
   /** Completes an authenticated upgrade. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.accepted++;
       const client: Client = { ws, subs: new Map(), nextSid: 1 };
       this.clients.add(client);
       ws.on("message", (data) => this.command(client, data.toString()));
       ws.on("close", () => this.clients.delete(client));
       ws.on("error", () => undefined);
     });
+  }
+
+  /** Connections accepted since start. */
+  connections(): number {
+    return this.accepted;
   }
 
   dropAll(): void {
@@ -141,7 +148,7 @@ export class KalshiStream {
 
   private send(client: Client, sub: Subscription, type: string, msg: Record<string, unknown>): void {
     sub.seq++;
-    if (this.silent() && type === "orderbook_delta") return;
+    if (this.silent()) return;
     client.ws.send(JSON.stringify({ type, sid: sub.sid, seq: sub.seq, msg }));
   }
 
