@@ -239,7 +239,10 @@ export class PolymarketVenue implements Venue {
       }
     }
     const bookAgeMs = oldest === undefined ? undefined : now - oldest;
-    const state = this.restFailures >= 3 ? "down" : this.stream.state !== "open" || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
+    const streamUp = this.stream.state === "open";
+    // unreachable over REST and no stream either: nothing this venue shows can be acted on
+    const down = this.restFailures >= 3 || (!streamUp && this.restFailures > 0);
+    const state = down ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
     return { state, latency: this.latency(), bookAgeMs };
   }
 

@@ -85,8 +85,25 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   };
   exchange.onBook(({ venueMarketId }) => publish(venueMarketId, false));
 
+  const faults: PolymarketSimFaults = {
+    get: () => ({ ...switches, rateLimit: switches.rateLimit && { ...switches.rateLimit } }),
+    set(change) {
+      Object.assign(switches, change);
+      exchange.faults.partial = switches.partialFills;
+    },
+    reset() {
+      Object.assign(switches, noFaults());
+      exchange.faults.partial = false;
+      for (const res of held) res.destroy();
+    },
+    dropStreams: () => channel.dropAll(),
+    streamConnections: () => channel.connections,
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req);
+    // the admin routes are the simulator's own, outside Polymarket's API and untouched by its faults
+    if (req.url?.startsWith("/_sim/")) return send(res, admin(req.method ?? "GET", req.url, body.json));
     const fault = faultFor(switches);
     if (fault?.kind === "hold") {
       held.add(res);
@@ -138,6 +155,26 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     return send(res, { status: 404, body: { error: "not found" } });
   }
 
+  function admin(method: string, path: string, change: unknown): Answer {
+    if (method === "GET" && path === "/_sim/faults") return { status: 200, body: faults.get() };
+    if (method === "POST" && path === "/_sim/faults") {
+      if (typeof change !== "object" || change === null) return { status: 400, body: { error: "send the switches to change as a JSON object" } };
+      const unknown = Object.keys(change).filter((k) => !(k in noFaults()));
+      if (unknown.length > 0) return { status: 400, body: { error: `unknown switches: ${unknown.join(", ")}` } };
+      faults.set(change);
+      return { status: 200, body: faults.get() };
+    }
+    if (method === "POST" && path === "/_sim/faults/reset") {
+      faults.reset();
+      return { status: 200, body: faults.get() };
+    }
+    if (method === "POST" && path === "/_sim/streams/drop") {
+      faults.dropStreams();
+      return { status: 200, body: { dropped: true } };
+    }
+    return { status: 404, body: { error: "not found" } };
+  }
+
   function authorized(req: IncomingMessage, method: string, path: string, body: string): boolean {
     const h = (name: string) => String(req.headers[name.toLowerCase()] ?? "");
     if (h("POLY_API_KEY") !== credentials.apiKey || h("POLY_PASSPHRASE") !== credentials.passphrase) return false;
@@ -176,20 +213,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     url: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}/ws/market`,
     credentials,
-    faults: {
-      get: () => ({ ...switches, rateLimit: switches.rateLimit && { ...switches.rateLimit } }),
-      set(change) {
-        Object.assign(switches, change);
-        exchange.faults.partial = switches.partialFills;
-      },
-      reset() {
-        Object.assign(switches, noFaults());
-        exchange.faults.partial = false;
-        for (const res of held) res.destroy();
-      },
-      dropStreams: () => channel.dropAll(),
-      streamConnections: () => channel.connections,
-    },
+    faults,
     async stop() {
       clearInterval(timer);
       for (const res of held) res.destroy();
