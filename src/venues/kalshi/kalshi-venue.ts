@@ -7,9 +7,9 @@ import type { MarketCatalog } from "../../markets/catalog.ts";
 import { LatencyRecorder } from "../latency.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
-import { sendRequest, sendWithRetry, type HttpResult } from "./net/http.ts";
-import { RateLimiter } from "./net/rate-limiter.ts";
-import { ReconnectingSocket } from "./net/reconnecting-socket.ts";
+import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
+import { RateLimiter } from "../net/rate-limiter.ts";
+import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 

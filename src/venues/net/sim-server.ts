@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { SimExchange } from "../../simulated/exchange.ts";
+import type { SimExchange } from "../simulated/exchange.ts";
 import { sleep } from "./rate-limiter.ts";
 
 /** Faults a simulator injects on the wire (the conformance suite's venue-neutral switches), plus outright refusals. */

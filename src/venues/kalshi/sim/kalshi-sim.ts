@@ -9,7 +9,7 @@ import { Rng, seedFor } from "../../simulated/prng.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
-import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../net/sim-server.ts";
+import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
 import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
