@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type, type Static } from "@sinclair/typebox";
 import type { Outcome } from "../../domain/types.ts";
 import type { HttpDeps } from "../deps.ts";
-import type { Sessions } from "./session.ts";
+import { SESSION_COOKIE, type Sessions } from "./session.ts";
 
 const StreamQuery = Type.Object(
   {
@@ -87,7 +87,8 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessio
 }
 
 async function authorise(req: FastifyRequest, deps: HttpDeps, sessions: Sessions): Promise<void> {
-  if (req.headers["x-api-key"] !== undefined) {
+  // Without a session cookie the caller is a program, and the error should tell it about keys.
+  if (req.headers["x-api-key"] !== undefined || req.cookies[SESSION_COOKIE] === undefined) {
     await deps.authenticate({ method: req.method, url: req.url, headers: req.headers, rawBody: undefined, ip: req.ip }, { scope: "read", signed: false });
     return;
   }

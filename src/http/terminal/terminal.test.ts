@@ -251,7 +251,7 @@ describe("price stream", () => {
 
   it("refuses a stream without a session or key, and an unknown event, as plain JSON errors", async () => {
     const anonymous = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}` });
-    expect(anonymous.json().error.code).toBe("not_signed_in");
+    expect(anonymous.json().error.code).toBe("missing_api_key");
     const badKey = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}`, headers: { "x-api-key": "ck_live_nope" } });
     expect(badKey.json().error.code).toBe("invalid_api_key");
     const { cookie } = await signUp();

@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { api, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
@@ -10,6 +10,14 @@ export function OrdersPage() {
   const first = useAsync(() => api<Page<Order>>("GET", `/v1/session/orders${query({ limit: 50 })}`), []);
   const [moreError, setMoreError] = useState<unknown>();
   const [loadingMore, setLoadingMore] = useState(false);
+  const unsettled = first.data?.data.some((o) => !SETTLED.has(o.status)) ?? false;
+
+  // An order whose venue answer is still being reconciled settles on its own; show it when it does.
+  useEffect(() => {
+    if (!unsettled || first.loading) return;
+    const t = setTimeout(first.reload, 2000);
+    return () => clearTimeout(t);
+  }, [unsettled, first.loading, first.reload]);
 
   if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
   const orders = [...first.data.data, ...pages];
@@ -134,6 +142,8 @@ export function OrdersPage() {
     </section>
   );
 }
+
+const SETTLED = new Set(["filled", "partially_filled", "rejected", "failed"]);
 
 function Tx({ label, hash }: { label: string; hash: string | null }) {
   if (!hash) return null;
