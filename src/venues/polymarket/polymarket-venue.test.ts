@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
@@ -81,6 +81,11 @@ describe("PolymarketVenue", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^venue_unreachable/) });
     expect(venue.health().state).toBe("down");
+  });
+
+  it("describes where it points and its stream, for the health endpoint", async () => {
+    const { sim, venue } = await setup();
+    await vi.waitFor(() => expect(venue.describe()).toMatchObject({ adapter: "polymarket-clob", baseUrl: sim.url, wsUrl: sim.wsUrl, stream: { state: "open", connections: 1 } }));
   });
 
   it("serves fault switches on the simulator's admin routes", async () => {

@@ -91,6 +91,8 @@ export class PolymarketVenue implements Venue {
   private readonly orders = new Map<string, string>();
   private readonly listeners = new Set<(u: BookUpdate) => void>();
   private restFailures = 0;
+  private readonly baseUrl: string;
+  private readonly wsUrl: string;
 
   constructor(opts: PolymarketVenueOptions) {
     this.id = opts.id ?? "polymarket-sim";
@@ -99,8 +101,10 @@ export class PolymarketVenue implements Venue {
     this.freshnessMs = opts.freshnessMs ?? 5_000;
     this.signer = new OrderSigner(opts.credentials.privateKey);
     this.apiKey = opts.credentials.apiKey;
+    this.baseUrl = opts.baseUrl.replace(/\/$/, "");
+    this.wsUrl = opts.wsUrl;
     this.rest = new RestClient({
-      baseUrl: opts.baseUrl.replace(/\/$/, ""),
+      baseUrl: this.baseUrl,
       credentials: opts.credentials,
       address: this.signer.address,
       clock: this.clock,
@@ -246,9 +250,14 @@ export class PolymarketVenue implements Venue {
     return { state, latency: this.latency(), bookAgeMs };
   }
 
-  /** The stream's state and connection count, for health pages and tests. */
-  streamInfo(): { state: string; connections: number; lastHeardAt: number | undefined } {
-    return { state: this.stream.state, connections: this.stream.connections, lastHeardAt: this.stream.lastHeardAt };
+  /** What `GET /v1/health` shows of this adapter besides the port's health: where it points and how its stream is. */
+  describe(): { adapter: "polymarket-clob"; baseUrl: string; wsUrl: string; stream: { state: string; connections: number; lastHeardAt: number | undefined } } {
+    return {
+      adapter: "polymarket-clob",
+      baseUrl: this.baseUrl,
+      wsUrl: this.wsUrl,
+      stream: { state: this.stream.state, connections: this.stream.connections, lastHeardAt: this.stream.lastHeardAt },
+    };
   }
 
   private async executed(orderId: string, order: ChildOrder, what: string): Promise<PlaceResult> {
