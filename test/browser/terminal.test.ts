@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
@@ -21,6 +21,8 @@ const email = `trader-${Date.now()}@example.com`;
 const password = "a long enough password";
 let key: { apiKey: string; apiSecret: string };
 let eventPath: string;
+/** Uncaught exceptions in the page: the terminal must have none. */
+const pageErrors: Error[] = [];
 
 async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
@@ -37,10 +39,12 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
-  page.on("pageerror", (err) => {
-    throw err;
-  });
+  page.on("pageerror", (err) => pageErrors.push(err));
 }, 180_000);
+
+afterEach(() => {
+  expect(pageErrors.map((e) => e.message)).toEqual([]);
+});
 
 afterAll(async () => {
   await browser?.close();
@@ -148,6 +152,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
 
   it("fits a 390 px phone screen", async () => {
     const phone = await context.newPage();
+    phone.on("pageerror", (err) => pageErrors.push(err));
     await phone.setViewportSize({ width: 390, height: 844 });
     for (const [name, path, ready] of [
       ["11-phone-markets", "/markets", "table.markets tbody tr"],
