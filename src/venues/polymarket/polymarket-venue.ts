@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../domain/errors.ts";
-import { orderFee } from "../../domain/fees.ts";
+import { orderFee, type FeeModel } from "../../domain/fees.ts";
 import { systemClock, type Clock, type Level, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { LatencyRecorder } from "../latency.ts";
@@ -28,6 +28,7 @@ import {
   END_CURSOR,
   INITIAL_CURSOR,
   parseBook,
+  parseClobMarketFee,
   parseMarketsPage,
   parseOpenOrder,
   parseOrderAck,
@@ -152,6 +153,7 @@ export class PolymarketVenue implements Venue {
       cursor = page.nextCursor;
     }
     for (const [id, m] of found) {
+      m.market.feeModel = (await this.feeCurve(id)) ?? m.market.feeModel;
       const held = this.markets_.get(id);
       // a tick size change seen on the stream is newer than the listing
       this.markets_.set(id, held ? { ...m, market: { ...m.market, tickSize: held.market.tickSize } } : m);
@@ -159,6 +161,16 @@ export class PolymarketVenue implements Venue {
       this.tokens.set(m.market.outcomeIds.NO, { conditionId: id, outcome: "NO" });
     }
     return [...this.markets_.values()].map((m) => copyMarket(m.market));
+  }
+
+  /** The market's fee curve, or undefined where the venue does not serve one (the listing's taker_base_fee then stands). */
+  private async feeCurve(conditionId: string): Promise<FeeModel | undefined> {
+    try {
+      return parseClobMarketFee(await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }));
+    } catch (err) {
+      if (err instanceof RestError && err.failure.kind === "http" && err.failure.status === 404) return undefined;
+      throw err;
+    }
   }
 
   market(venueMarketId: string): VenueMarket | undefined {

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ONE } from "../../domain/money.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
-import { END_CURSOR, parseBook, parseMarketsPage, parseOpenOrder, parseOrderAck, parseStreamFrame, parseTradesPage, rejectionReason } from "./wire.ts";
+import { END_CURSOR, parseBook, parseClobMarketFee, parseMarketsPage, parseOpenOrder, parseOrderAck, parseStreamFrame, parseTradesPage, rejectionReason } from "./wire.ts";
 
 /** A response recorded from Polymarket's public documentation (test/fixtures/polymarket). */
 function fixture(name: string): { source: string; body: unknown } {
@@ -61,6 +61,11 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
         feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
       },
     });
+  });
+
+  it("reads a market's fee curve from its CLOB market info", () => {
+    expect(parseClobMarketFee(fixture("clob-market-info").body)).toEqual({ kind: "polymarket", ratePpm: 20_000n, exponent: 2 });
+    expect(parseClobMarketFee({ mts: 0.01 })).toBeUndefined();
   });
 
   it("reads an order acknowledgement, an order and a trades page", () => {

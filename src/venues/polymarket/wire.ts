@@ -100,6 +100,20 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
   };
 }
 
+/**
+ * The fee curve of `GET /clob-markets/{condition_id}` (`fd`: rate, exponent, takers only), which
+ * Polymarket's fee page names as the source of a market's fee parameters; undefined when the
+ * market carries none.
+ */
+export function parseClobMarketFee(raw: unknown): FeeModel | undefined {
+  const fd = obj(raw, "clob market info")["fd"];
+  if (fd === undefined || fd === null) return undefined;
+  const f = obj(fd, "clob market info.fd");
+  const exponent = Number(f["e"] ?? 1);
+  if (exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 1 or 2`);
+  return { kind: "polymarket", ratePpm: parseDecimal(f["r"] ?? 0, "clob market info.fd.r"), exponent };
+}
+
 /** A book summary of `GET /book`, `POST /books` or a WebSocket `book` event, with its levels sorted best first. */
 export function parseBook(raw: unknown, at = "book"): BookSummary {
   const o = obj(raw, at);

@@ -9,6 +9,7 @@ import { SimExchange } from "../../simulated/exchange.ts";
 import { Rng, seedFor } from "../../simulated/prng.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { l2Signature, sameSignature, type PolymarketCredentials } from "../auth.ts";
+import { formatDecimal } from "../decimal.ts";
 import { faultFor, noFaults, type PolymarketSimFaults } from "./faults.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
 import { renderBook, renderMarket } from "./render.ts";
@@ -124,6 +125,10 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/markets/".length));
       return send(res, entry ? { status: 200, body: marketJson(entry) } : { status: 404, body: { error: "market not found" } });
     }
+    if (method === "GET" && path.startsWith("/clob-markets/")) {
+      const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/clob-markets/".length));
+      return send(res, entry ? { status: 200, body: clobMarketInfo(entry.listing) } : { status: 404, body: { error: "market not found" } });
+    }
     if (method === "GET" && path === "/book") return send(res, bookAnswer(token));
     if (method === "POST" && path === "/books") {
       const ids = Array.isArray(body.json) ? body.json.map((x: { token_id?: unknown }) => x?.token_id) : undefined;
@@ -187,6 +192,27 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     const book = exchange.book(listing.venueMarketId, "YES");
     const mid = book?.bids[0] && book.asks[0] ? (((book.bids[0].price + book.asks[0].price) / 2n) / m.tickSize) * m.tickSize : undefined;
     return renderMarket(event, listing, m, m.feeModel.ratePpm / 100n, mid);
+  }
+
+  /** `GET /clob-markets/{condition_id}`, in its abbreviated field names. */
+  function clobMarketInfo(listing: CatalogListing) {
+    const m = exchange.market(listing.venueMarketId)!;
+    return {
+      gst: null,
+      r: {},
+      t: [
+        { t: listing.outcomeIds.YES, o: "Yes" },
+        { t: listing.outcomeIds.NO, o: "No" },
+      ],
+      mos: Number(formatDecimal(m.minOrderShares)),
+      mts: Number(formatDecimal(m.tickSize)),
+      mbf: 0,
+      tbf: Number(m.feeModel.ratePpm / 100n),
+      rfqe: false,
+      ibce: false,
+      fd: { r: Number(formatDecimal(m.feeModel.ratePpm)), e: m.feeModel.kind === "polymarket" ? m.feeModel.exponent : 1, to: true },
+      oas: 0,
+    };
   }
 
   /** Polymarket's cursor is the base64 of the offset; "LTE=" (base64 of -1) marks the end. */
