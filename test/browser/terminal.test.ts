@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -34,6 +34,7 @@ beforeAll(async () => {
   }
   // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
   execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit" });
+  rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
