@@ -21,7 +21,7 @@ export function l2Signature(secret: string, timestampSeconds: number | string, m
   return digest.replace(/\+/g, "-").replace(/\//g, "_");
 }
 
-export const L2_HEADERS = ["POLY_ADDRESS", "POLY_SIGNATURE", "POLY_TIMESTAMP", "POLY_API_KEY", "POLY_PASSPHRASE"] as const;
+const L2_HEADERS = ["POLY_ADDRESS", "POLY_SIGNATURE", "POLY_TIMESTAMP", "POLY_API_KEY", "POLY_PASSPHRASE"] as const;
 
 export function l2Headers(
   creds: Omit<PolymarketCredentials, "privateKey">,

@@ -74,7 +74,7 @@ export function saltFor(clientOrderId: string): bigint {
  * the taker side is the shares. Exact, or undefined when price × size is not a whole number of
  * micro-USDC (off the 0.01-share lot the venue enforces).
  */
-export function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
+function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
   const usdc = limitPrice * shares;
   if (usdc % ONE !== 0n) return undefined;
   return { makerAmount: usdc / ONE, takerAmount: shares };

@@ -152,8 +152,9 @@ export class PolymarketVenue implements Venue {
       for (const m of page.data) if (wanted.has(m.market.venueMarketId)) found.set(m.market.venueMarketId, m);
       cursor = page.nextCursor;
     }
+    const curves = await Promise.all([...found.keys()].map((id) => this.feeCurve(id)));
+    [...found.values()].forEach((m, i) => (m.market.feeModel = curves[i] ?? m.market.feeModel));
     for (const [id, m] of found) {
-      m.market.feeModel = (await this.feeCurve(id)) ?? m.market.feeModel;
       const held = this.markets_.get(id);
       // a tick size change seen on the stream is newer than the listing
       this.markets_.set(id, held ? { ...m, market: { ...m.market, tickSize: held.market.tickSize } } : m);

@@ -54,7 +54,6 @@ export interface ClobTrade {
   assetId: string;
   price: PriceMicro;
   size: ShareMicro;
-  bucketIndex: number;
 }
 
 export type StreamEvent =
@@ -69,7 +68,7 @@ export function parseMarketsPage(raw: unknown): Page<ClobMarket> {
   return { data, nextCursor: str(o["next_cursor"], "next_cursor") };
 }
 
-export function parseMarket(raw: unknown, at = "market"): ClobMarket {
+function parseMarket(raw: unknown, at = "market"): ClobMarket {
   const o = obj(raw, at);
   const tokens = arr(o["tokens"], `${at}.tokens`).map((t, i) => obj(t, `${at}.tokens[${i}]`));
   if (tokens.length !== 2) throw new WireError(`${at}: a binary market has two tokens, got ${tokens.length}`);
@@ -157,7 +156,7 @@ export function parseTradesPage(raw: unknown): Page<ClobTrade> {
   };
 }
 
-export function parseTrade(raw: unknown, at = "trade"): ClobTrade {
+function parseTrade(raw: unknown, at = "trade"): ClobTrade {
   const o = obj(raw, at);
   return {
     id: str(o["id"], `${at}.id`),
@@ -166,7 +165,6 @@ export function parseTrade(raw: unknown, at = "trade"): ClobTrade {
     assetId: str(o["asset_id"], `${at}.asset_id`),
     price: parseDecimal(o["price"], `${at}.price`),
     size: parseDecimal(o["size"], `${at}.size`),
-    bucketIndex: Number(o["bucket_index"] ?? 0),
   };
 }
 

@@ -5,7 +5,7 @@ import type { Clock, Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { VenueFill } from "../../venue.ts";
 import { formatDecimal } from "../decimal.ts";
-import { orderDomain, orderHash, ORDER_TYPES, SIDE_BUY, type OrderStruct } from "../order-signing.ts";
+import { orderDomain, orderHash, ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../order-signing.ts";
 
 export interface SimMarketRef {
   conditionId: string;
@@ -74,7 +74,7 @@ export class SimOrderBook {
         expiration: BigInt(o["expiration"] as string),
         nonce: BigInt(o["nonce"] as string),
         feeRateBps: BigInt(o["feeRateBps"] as string),
-        side: o["side"] === "BUY" ? SIDE_BUY : 1,
+        side: o["side"] === "BUY" ? SIDE_BUY : SIDE_SELL,
         signatureType: Number(o["signatureType"]),
       };
     } catch {

@@ -76,7 +76,7 @@ export function renderBook(book: BookSnapshot, assetId: string, m: VenueMarket, 
   return summary;
 }
 
-export function wireLevel(l: Level): WireLevel {
+function wireLevel(l: Level): WireLevel {
   return { price: formatDecimal(l.price), size: formatDecimal(l.shares) };
 }
 
