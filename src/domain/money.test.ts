@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { formatMicro, parseMicro } from "./money.ts";
+import { formatMicro, microToNumber, parseMicro } from "./money.ts";
 import { AppError } from "./errors.ts";
 
 describe("parseMicro", () => {
@@ -12,6 +12,9 @@ describe("parseMicro", () => {
   });
   it.each([NaN, Infinity, -1, 1e21, 1e-7, "1e3", "abc", "", "1.0000001", null, true, {}])("refuses %p", (v) => {
     expect(() => parseMicro(v, "amount_usdc")).toThrow(AppError);
+  });
+  it("gives the number its decimal string parses to, for every amount", () => {
+    fc.assert(fc.property(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), (m) => microToNumber(m) === Number(formatMicro(m))));
   });
   it("round-trips every micro amount through its decimal string", () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), (m) => parseMicro(formatMicro(m), "x") === m));

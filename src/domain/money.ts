@@ -46,8 +46,16 @@ export function formatMicro(value: bigint): string {
   return `${neg ? "-" : ""}${whole}${frac ? "." + frac : ""}`;
 }
 
-/** The JSON number for 10^-6 units. Output only: the decimal string is exact, so is the nearest double. */
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The JSON number for 10^-6 units (output only). Below 2^53 both operands of the division are exact
+ * doubles and IEEE division rounds correctly, so the result is the double nearest to value / 10^6:
+ * the same number the decimal string parses to, at a fraction of the cost (merged books format
+ * hundreds of levels per request).
+ */
 export function microToNumber(value: bigint): number {
+  if (value <= SAFE && value >= -SAFE) return Number(value) / 1e6;
   return Number(formatMicro(value));
 }
 

@@ -61,11 +61,8 @@ export function mergeBooks(
 ): PriceRecord {
   if (!Number.isInteger(opts.depth) || opts.depth < 1) throw new RangeError("depth must be a positive integer");
   const { fresh, stale } = freshBooks(event, outcome, venues, opts.now);
-  const tagged = (side: "bids" | "asks") => fresh.flatMap((f) => f.book[side].map((l) => ({ ...l, venue: f.venue.id })));
-  const byVenue = (a: { venue: string }, b: { venue: string }) => (a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0);
-  const bids = tagged("bids").sort((a, b) => (a.price === b.price ? byVenue(a, b) : a.price > b.price ? -1 : 1));
-  const asks = tagged("asks").sort((a, b) => (a.price === b.price ? byVenue(a, b) : a.price < b.price ? -1 : 1));
-  const entry = (l: Level & { venue: string }): BookEntry => [microToNumber(l.price), microToNumber(l.shares), l.venue];
+  const bids = mergeSide(fresh, "bids", opts.depth);
+  const asks = mergeSide(fresh, "asks", opts.depth);
 
   let best: { venue: string; price: PriceMicro; adjusted: PriceMicro } | undefined;
   for (const f of fresh) {
@@ -79,8 +76,8 @@ export function mergeBooks(
     if (better) best = { venue: f.venue.id, price: top.price, adjusted };
   }
 
-  const bestBid = bids[0]?.price;
-  const bestAsk = asks[0]?.price;
+  const bestBid = bids[0]?.level.price;
+  const bestAsk = asks[0]?.level.price;
   const newest = fresh.reduce<number | undefined>((t, f) => (t === undefined || f.book.updatedAt > t ? f.book.updatedAt : t), undefined);
   return {
     event_id: event.eventId,
@@ -88,7 +85,7 @@ export function mergeBooks(
     best_execution: best
       ? { venue: best.venue, price: microToNumber(best.price), fee_adjusted_price: microToNumber(best.adjusted) }
       : null,
-    orderbook: { bids: bids.slice(0, opts.depth).map(entry), asks: asks.slice(0, opts.depth).map(entry) },
+    orderbook: { bids: bids.map((b) => b.entry), asks: asks.map((a) => a.entry) },
     spread: {
       best_bid: bestBid === undefined ? null : microToNumber(bestBid),
       best_ask: bestAsk === undefined ? null : microToNumber(bestAsk),
@@ -97,6 +94,32 @@ export function mergeBooks(
     updated_at: newest === undefined ? null : new Date(newest).toISOString(),
     stale_venues: stale,
   };
+}
+
+/**
+ * The best `depth` levels of one side across venues, best first, ties by venue name. Each venue's side
+ * is already sorted best first (the Venue port's contract), so this merges them instead of sorting.
+ */
+function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: number): { level: Level; entry: BookEntry }[] {
+  const next = fresh.map(() => 0);
+  const out: { level: Level; entry: BookEntry }[] = [];
+  while (out.length < depth) {
+    let pick = -1;
+    let best: Level | undefined;
+    for (let i = 0; i < fresh.length; i++) {
+      const level = fresh[i]!.book[side][next[i]!];
+      if (!level) continue;
+      const wins =
+        best === undefined ||
+        (side === "bids" ? level.price > best.price : level.price < best.price) ||
+        (level.price === best.price && fresh[i]!.venue.id < fresh[pick]!.venue.id);
+      if (wins) [pick, best] = [i, level];
+    }
+    if (best === undefined) break;
+    next[pick]!++;
+    out.push({ level: best, entry: [microToNumber(best.price), microToNumber(best.shares), fresh[pick]!.venue.id] });
+  }
+  return out;
 }
 
 /** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, and its measured latency. */
