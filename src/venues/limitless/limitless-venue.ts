@@ -1,0 +1,312 @@
+import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { AppError } from "../../domain/errors.ts";
+import { formatMicro, ONE } from "../../domain/money.ts";
+import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
+import type { MarketCatalog } from "../../markets/catalog.ts";
+import { LatencyRecorder } from "../latency.ts";
+import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
+import { RateLimiter } from "../net/rate-limiter.ts";
+import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import { LimitlessBookStream } from "./book-stream.ts";
+import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
+import { engineIoUrl } from "./socketio.ts";
+import { fillsFromMatches, parseOrderbook, toVenueMarket, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+
+export interface LimitlessVenueOptions {
+  baseUrl: string;
+  /** The Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it. */
+  wsUrl: string;
+  credentials: LimitlessCredentials;
+  catalog: MarketCatalog;
+  clock?: Clock;
+  /** The venue name the catalog lists this venue's markets under. */
+  venueId?: string;
+  freshnessMs?: number;
+  /** How long a request may go unanswered before its outcome is unknown. */
+  requestTimeoutMs?: number;
+  /** Limitless publishes no limits: these are assumed, and a 429's Retry-After is honoured on top. */
+  rateLimits?: { readsPerSecond: number; writesPerSecond: number };
+  /** Longest wait for the stream's first books in start(). */
+  startTimeoutMs?: number;
+}
+
+const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
+const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
+
+/** An order as Limitless echoes it (`POST /orders`, `GET /orders/{id}`, `/markets/{slug}/user-orders`). */
+interface LimitlessOrder {
+  id: string;
+  salt: number | string;
+  status?: string;
+}
+
+interface OrderAnswer {
+  order: LimitlessOrder;
+  makerMatches?: LimitlessMatch[];
+}
+
+/**
+ * Limitless's CLOB behind the Venue port: public REST for markets and books, the `/markets`
+ * Socket.IO namespace for live books, and EIP-712 signed FAK buys posted with lmts-* HMAC headers.
+ * Limitless has no client order id: the order's salt is derived from the child's client order id,
+ * so a retry is the same signed order (the venue refuses it as a duplicate) and a restart can find
+ * the order again among the market's orders.
+ */
+export class LimitlessVenue implements Venue {
+  readonly id: string;
+  readonly freshnessMs: number;
+  private readonly clock: Clock;
+  private readonly pathPrefix: string;
+  private readonly maker: Hex;
+  private readonly slugs: string[];
+  private readonly reads: RateLimiter;
+  private readonly writes: RateLimiter;
+  private readonly timeoutMs: number;
+  private readonly stream: LimitlessBookStream;
+  private readonly socket: ReconnectingSocket;
+  private readonly cache = new Map<string, { market: VenueMarket; exchange: Hex }>();
+  private readonly orderIds = new Map<string, string>();
+  private readonly listeners = new Set<(u: BookUpdate) => void>();
+  private readonly recorder = new LatencyRecorder();
+  private watchdog: NodeJS.Timeout | undefined;
+  private lastRestFailure: string | undefined;
+
+  constructor(private readonly opts: LimitlessVenueOptions) {
+    this.id = opts.venueId ?? "limitless-sim";
+    this.freshnessMs = opts.freshnessMs ?? 5_000;
+    this.clock = opts.clock ?? systemClock;
+    this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
+    this.maker = privateKeyToAccount(opts.credentials.privateKey).address;
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    const limits = opts.rateLimits ?? { readsPerSecond: 20, writesPerSecond: 10 };
+    this.reads = new RateLimiter(limits.readsPerSecond);
+    this.writes = new RateLimiter(limits.writesPerSecond);
+    this.slugs = opts.catalog
+      .events()
+      .flatMap((e) => e.listings.filter((l) => l.venue === this.id && e.status === "open").map((l) => l.venueMarketId));
+    this.stream = new LimitlessBookStream({
+      venue: this.id,
+      slugs: this.slugs,
+      send: (text) => this.socket.send(text),
+      now: () => this.clock.now(),
+      onBook: (slug) => this.emit(slug),
+    });
+    this.socket = new ReconnectingSocket({
+      url: engineIoUrl(opts.wsUrl),
+      // the market stream is public
+      headers: () => ({}),
+      onOpen: () => this.stream.opened(),
+      onMessage: (text) => this.stream.onMessage(text),
+      onClose: () => this.stream.disconnected(),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.markets();
+    this.socket.start();
+    this.watchdog = setInterval(() => {
+      if (this.stream.overdue()) this.socket.restart();
+    }, 1_000);
+    this.watchdog.unref();
+    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
+    const synced = () => this.slugs.every((s) => this.stream.book(s, "YES") !== undefined);
+    while (!synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // whatever the stream has not delivered yet is read over REST, so no market starts without a book
+    await Promise.all(this.slugs.filter((s) => !this.stream.book(s, "YES")).map((s) => this.seedBook(s)));
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.watchdog);
+    this.watchdog = undefined;
+    this.socket.stop();
+    this.stream.disconnected();
+  }
+
+  /** The catalog's markets as Limitless states them now, one `GET /markets/{slug}` each: closed and resolved ones are not in /markets/active. */
+  async markets(): Promise<VenueMarket[]> {
+    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const listed = await Promise.all(wanted.map((slug) => this.read(`/markets/${encodeURIComponent(slug)}`) as Promise<LimitlessMarket>));
+    const out = listed.map((m) => {
+      const market = toVenueMarket(m);
+      this.cache.set(market.venueMarketId, { market, exchange: m.venue.exchange as Hex });
+      return market;
+    });
+    return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
+  }
+
+  /** Every active market (`GET /markets/active`, page by page, 25 a page): what is new on the venue, for proposing catalog matches. */
+  async activeMarkets(): Promise<LimitlessMarket[]> {
+    const out: LimitlessMarket[] = [];
+    for (let page = 1; ; page++) {
+      const body = (await this.read(`/markets/active?${new URLSearchParams({ page: String(page), limit: "25" })}`)) as { data: LimitlessMarket[]; totalMarketsCount: number };
+      out.push(...body.data);
+      if (body.data.length === 0 || out.length >= body.totalMarketsCount) return out;
+    }
+  }
+
+  market(venueMarketId: string): VenueMarket | undefined {
+    const m = this.cache.get(venueMarketId)?.market;
+    return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
+    return this.stream.book(venueMarketId, outcome);
+  }
+
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** `GET /markets/{slug}/orderbook`: the YES token's book now. */
+  async fetchOrderbook(slug: string): Promise<LimitlessOrderbook> {
+    return (await this.read(`/markets/${encodeURIComponent(slug)}/orderbook`)) as LimitlessOrderbook;
+  }
+
+  async place(order: ChildOrder): Promise<PlaceResult> {
+    const cached = this.cache.get(order.venueMarketId);
+    if (!cached) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
+    const { market, exchange } = cached;
+    if (order.shares <= 0n || order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
+      return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
+    }
+    let body: unknown;
+    try {
+      body = await this.orderBody(order, market, exchange);
+    } catch (err) {
+      return { kind: "rejected", reason: `invalid_order: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    const started = performance.now();
+    // an answered 5xx is retried: the same salt makes it the same signed order, which the venue refuses
+    // to take twice; a timeout is not retried, the caller reconciles it with status()
+    const res = await sendWithRetry(() => this.send("POST", "/orders", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    if (res.ok) {
+      this.recorder.record(performance.now() - started);
+      const answer = res.body as OrderAnswer;
+      this.orderIds.set(order.clientOrderId, answer.order.id);
+      let fills: VenueFill[];
+      try {
+        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, market.feeModel);
+      } catch (err) {
+        return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches are unreadable: ${String(err)}` };
+      }
+      if (fills.length === 0) return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      return this.result(order, answer.order.id, fills);
+    }
+    if (res.kind === "rejected" && res.status === 409) return this.fromStatus(order, `duplicate order (salt of ${order.clientOrderId})`);
+    if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
+    if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
+    return { kind: "unknown", reason: res.reason };
+  }
+
+  /**
+   * Finds a child order by the id the venue gave it or, after a restart, by its salt among the
+   * market's orders: that needs the child order itself. A FAK order that took nothing is, as far as
+   * the port is concerned, never placed.
+   */
+  async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    let orderId = this.orderIds.get(clientOrderId);
+    if (orderId === undefined) {
+      if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their salt: pass the child order to status() after a restart.`, { venue: this.id });
+      orderId = await this.findBySalt(order.venueMarketId, saltFor(clientOrderId));
+      if (orderId === undefined) return { kind: "not_found" };
+      this.orderIds.set(clientOrderId, orderId);
+    }
+    const answer = (await this.read(`/orders/${encodeURIComponent(orderId)}`, true)) as OrderAnswer & { order: { marketSlug?: string } };
+    const slug = order?.venueMarketId ?? answer.order.marketSlug;
+    const model = slug === undefined ? undefined : this.cache.get(slug)?.market.feeModel;
+    if (!model) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is in a market this adapter has not loaded`, { venue: this.id });
+    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, model);
+    if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
+    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+  }
+
+  latency(): LatencyStats {
+    return this.recorder.stats();
+  }
+
+  health(): VenueHealth {
+    const oldest = this.stream.oldestAt();
+    const bookAgeMs = oldest === undefined ? undefined : this.clock.now() - oldest;
+    const streamUp = this.socket.state === "open" && this.stream.live;
+    const state = !streamUp && this.lastRestFailure ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
+    return { state, latency: this.latency(), bookAgeMs };
+  }
+
+  /** Stream state for health pages and tests. */
+  streamInfo(): { state: string; live: boolean; connections: number; lastError: string | undefined } {
+    return { state: this.socket.state, live: this.stream.live, connections: this.socket.connections, lastError: this.stream.lastError };
+  }
+
+  private async orderBody(order: ChildOrder, market: VenueMarket, exchange: Hex): Promise<unknown> {
+    const struct = buyOrder({
+      maker: this.maker,
+      tokenId: market.outcomeIds[order.outcome],
+      limitPrice: order.limitPrice,
+      shares: order.shares,
+      feeRateBps: market.feeModel.ratePpm / 100n,
+      salt: saltFor(order.clientOrderId),
+    });
+    const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
+    return { order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) }, orderType: "FAK", marketSlug: order.venueMarketId, ownerId: this.opts.credentials.ownerId };
+  }
+
+  /** The venue already holds this signed order: answer with it, as a repeated placement must. */
+  private async fromStatus(order: ChildOrder, why: string): Promise<PlaceResult> {
+    let status: ChildStatus;
+    try {
+      status = await this.status(order.clientOrderId, order);
+    } catch (err) {
+      return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
+    }
+    if (status.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
+    if (status.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${status.venueOrderId} still rests` };
+    return this.result(order, status.venueOrderId, status.fills);
+  }
+
+  private result(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
+    const filled = fills.reduce((s, f) => s + f.shares, 0n);
+    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
+  }
+
+  private async findBySalt(slug: string, salt: bigint): Promise<string | undefined> {
+    const body = (await this.read(`/markets/${encodeURIComponent(slug)}/user-orders`, true)) as { orders: LimitlessOrder[] };
+    return body.orders.find((o) => BigInt(o.salt) === salt)?.id;
+  }
+
+  private async seedBook(slug: string): Promise<void> {
+    try {
+      const { bids, asks } = parseOrderbook(await this.fetchOrderbook(slug));
+      this.stream.seed(slug, bids, asks, this.clock.now());
+    } catch {
+      // the stream will bring the book; a market without one is left out of merged books meanwhile
+    }
+  }
+
+  /** A read: reads are safe to repeat, so even an unknown outcome is retried. */
+  private async read(path: string, signed = false): Promise<unknown> {
+    const res = await sendWithRetry(() => this.send("GET", path, undefined, signed), this.reads, READ_RETRY, () => true);
+    if (res.ok) {
+      this.lastRestFailure = undefined;
+      return res.body;
+    }
+    if (res.kind !== "rejected") this.lastRestFailure = res.reason;
+    throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
+  }
+
+  /** Market data is public and sent unsigned, so a bad token shows on trading, not on start-up. */
+  private send(method: "GET" | "POST", path: string, body?: unknown, signed = method !== "GET"): Promise<HttpResult> {
+    // the HMAC covers the exact body text: JSON.stringify of the same object is the text sendRequest sends
+    const text = body === undefined ? "" : JSON.stringify(body);
+    const { apiKey, secret } = this.opts.credentials;
+    const headers = signed ? limitlessAuthHeaders(apiKey, secret, this.clock.now(), method, this.pathPrefix + path, text) : {};
+    return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
+  }
+
+  private emit(slug: string): void {
+    const update: BookUpdate = { venue: this.id, venueMarketId: slug };
+    for (const l of this.listeners) l(update);
+  }
+}

@@ -1,0 +1,225 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import type { Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { formatMicro } from "../../../domain/money.ts";
+import { systemClock, type Clock } from "../../../domain/types.ts";
+import type { CatalogEvent, MarketCatalog } from "../../../markets/catalog.ts";
+import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
+import { SimExchange } from "../../simulated/exchange.ts";
+import { Rng, seedFor } from "../../simulated/prng.ts";
+import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
+import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
+import type { VenueMarket } from "../../venue.ts";
+import { LIMITLESS_HEADERS, verifyLimitless, type LimitlessCredentials } from "../signing.ts";
+import { ENGINE_IO_PATH } from "../socketio.ts";
+import type { LimitlessMarket, LimitlessOrderbook } from "../wire.ts";
+import { LimitlessOrderDesk, type DeskMarket } from "./orders.ts";
+import { LimitlessStream } from "./stream.ts";
+
+/** The CLOB exchange contract on Base that the official SDK signs for by default; every simulated market names it as its venue. */
+export const LIMITLESS_CLOB_EXCHANGE: Hex = "0xa4409D988CA2218d956BeEFD3874100F444f0DC3";
+/** How far a request's signed timestamp may be from the simulator's clock (assumed: Limitless documents none). */
+const TIMESTAMP_WINDOW_MS = 30_000;
+/** `/markets/active` serves at most this many markets a page. */
+const MAX_PAGE = 25;
+
+export interface LimitlessSimOptions {
+  catalog: MarketCatalog;
+  seed: number;
+  /** Multiplies the limitless-sim latency profile: 1 is realistic, 0 answers at once. */
+  latencyScale: number;
+  clock?: Clock;
+  port?: number;
+  /** Books move every this many ms. */
+  tickMs?: number;
+}
+
+export interface LimitlessSim {
+  /** REST base URL, as https://api.limitless.exchange. */
+  url: string;
+  /** Socket.IO server URL, as wss://ws.limitless.exchange. */
+  wsUrl: string;
+  /** An API token, wallet and profile the simulator accepts: hand them to the adapter. */
+  credentials: LimitlessCredentials;
+  faults: SimFaults;
+  /** The engine behind the simulator, for tests that move books or inspect state. */
+  exchange: SimExchange;
+  stop(): Promise<void>;
+}
+
+/**
+ * Limitless's public API on a loopback port: markets (by slug and the active list), orderbooks,
+ * HMAC-authenticated EIP-712 order posting and order lookup, and the `/markets` Socket.IO stream,
+ * backed by the shared simulated exchange with the limitless-sim profile.
+ */
+export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<LimitlessSim> {
+  const clock = opts.clock ?? systemClock;
+  const privateKey = generatePrivateKey();
+  const credentials: LimitlessCredentials = { apiKey: randomUUID(), secret: randomBytes(32).toString("base64"), privateKey, ownerId: 1 + (opts.seed % 100_000) };
+  const events = opts.catalog.events();
+  const exchange = new SimExchange({ profile: LIMITLESS_SIM, events, seed: opts.seed, clock });
+  const eventOf = new Map<string, CatalogEvent>();
+  const ids = new Map<string, number>();
+  for (const e of events) {
+    for (const l of e.listings) {
+      if (l.venue !== LIMITLESS_SIM.id) continue;
+      eventOf.set(l.venueMarketId, e);
+      ids.set(l.venueMarketId, 1_000 + ids.size);
+    }
+  }
+  const feeBps = (m: VenueMarket): number => {
+    if (m.feeModel.ratePpm % 100n !== 0n) throw new Error(`${m.venueMarketId}: a fee rate of ${m.feeModel.ratePpm} ppm is not a whole number of basis points`);
+    return Number(m.feeModel.ratePpm / 100n);
+  };
+  const deskMarket = (slug: string): DeskMarket | undefined => {
+    const m = exchange.market(slug);
+    return m && { id: ids.get(slug)!, slug, tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
+  };
+  const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
+  const faults: SimFaults = new SimFaults(exchange, stream);
+  const desk = new LimitlessOrderDesk(exchange, { address: privateKeyToAccount(privateKey).address, ownerId: credentials.ownerId }, deskMarket, () => clock.now());
+  const latencyRng = new Rng(seedFor(opts.seed, LIMITLESS_SIM.id, "wire-latency"));
+
+  const handle = async (req: SimRequest): Promise<SimReply> => {
+    const route = req.path;
+    const signed = req.headers[LIMITLESS_HEADERS.key] !== undefined;
+    const isPrivate = route === "/orders" || route.startsWith("/orders/") || route.endsWith("/user-orders");
+    // market data is public, but a request that carries a signature must carry a good one
+    if (isPrivate || signed) {
+      const refusal = checkAuth(credentials, clock, req);
+      if (refusal) return refusal;
+    }
+    let m: RegExpExecArray | null;
+    if (req.method === "GET" && route === "/markets/active") return activeMarkets(req.query);
+    if (req.method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(route))) {
+      const market = exchange.market(decodeURIComponent(m[1]!));
+      return market ? ok(limitlessMarket(market)) : error(404, `Market ${m[1]} not found`);
+    }
+    if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/orderbook$/.exec(route))) {
+      const book = orderbook(decodeURIComponent(m[1]!), Number);
+      return book ? ok(book) : error(404, `Market ${m[1]} not found`);
+    }
+    if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/user-orders$/.exec(route))) {
+      const slug = decodeURIComponent(m[1]!);
+      return exchange.market(slug) ? ok({ orders: desk.inMarket(slug) }) : error(404, `Market ${slug} not found`);
+    }
+    if (req.method === "POST" && route === "/orders") {
+      const out = await desk.create(req.body);
+      if (faults.switches.ackLost) return "cut";
+      return out.kind === "created" ? { status: 201, body: out.answer } : error(out.status, out.message);
+    }
+    if (req.method === "GET" && (m = /^\/orders\/([^/]+)$/.exec(route))) {
+      const answer = desk.order(decodeURIComponent(m[1]!));
+      return answer ? ok(answer) : error(404, "Order not found");
+    }
+    return error(404, `Cannot ${req.method} ${route}`);
+  };
+
+  function limitlessMarket(market: VenueMarket): LimitlessMarket & Record<string, unknown> {
+    const event = eventOf.get(market.venueMarketId)!;
+    return {
+      id: ids.get(market.venueMarketId)!,
+      slug: market.venueMarketId,
+      title: market.title,
+      description: event.description,
+      status: event.status === "resolved" ? "RESOLVED" : "FUNDED",
+      expired: event.status !== "open",
+      expirationTimestamp: Date.parse(market.closeTime),
+      expirationDate: market.closeTime,
+      tradeType: "clob",
+      marketType: "single",
+      tokens: { yes: market.outcomeIds.YES, no: market.outcomeIds.NO },
+      positionIds: [market.outcomeIds.YES, market.outcomeIds.NO],
+      venue: { exchange: LIMITLESS_CLOB_EXCHANGE },
+      settings: { minSize: market.minOrderShares.toString() },
+      volume: market.volume.toString(),
+      winningOutcomeIndex: event.resolution === null ? null : event.resolution === "YES" ? 0 : 1,
+      feeRateBps: feeBps(market),
+    };
+  }
+
+  function activeMarkets(q: URLSearchParams): SimReply {
+    const page = Number(q.get("page") ?? "1");
+    const limit = Number(q.get("limit") ?? String(MAX_PAGE));
+    if (!Number.isInteger(page) || page < 1 || !Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+      return error(400, `page must be ≥ 1 and limit between 1 and ${MAX_PAGE}`);
+    }
+    const active = exchange.markets().filter((mk) => mk.status === "open");
+    return ok({ data: active.slice((page - 1) * limit, page * limit).map(limitlessMarket), totalMarketsCount: active.length });
+  }
+
+  /** The YES token's book as Limitless serves it; sizes are raw numbers over REST and raw strings on the stream, as each is documented. */
+  function orderbook(slug: string, size: (raw: bigint) => number | string): LimitlessOrderbook | undefined {
+    const market = exchange.market(slug);
+    if (!market) return undefined;
+    const yes = exchange.book(slug, "YES");
+    const bids = yes?.bids ?? [];
+    const asks = yes?.asks ?? [];
+    const entry = (side: string) => (l: { price: bigint; shares: bigint }) => ({ price: Number(formatMicro(l.price)), size: size(l.shares), side });
+    const mid = bids[0] && asks[0] ? (bids[0].price + asks[0].price) / 2n : undefined;
+    return {
+      bids: bids.map(entry("BUY")),
+      asks: asks.map(entry("SELL")),
+      tokenId: market.outcomeIds.YES,
+      adjustedMidpoint: mid === undefined ? 0.5 : Number(formatMicro(mid)),
+      maxSpread: 0.05,
+      minSize: Number(market.minOrderShares),
+      lastTradePrice: mid === undefined ? 0 : Number(formatMicro(mid)),
+    };
+  }
+
+  const server = await startSimServer({
+    port: opts.port,
+    faults,
+    latencyMs: () => Math.max(0, LIMITLESS_SIM.latency.meanMs + LIMITLESS_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    handle,
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(req.url ?? "/", "http://sim");
+      if (url.pathname !== ENGINE_IO_PATH || url.searchParams.get("EIO") !== "4" || url.searchParams.get("transport") !== "websocket") {
+        socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+        return;
+      }
+      stream.accept(req, socket, head);
+    },
+  });
+  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
+  timer.unref();
+  const base = `127.0.0.1:${server.port}`;
+  return {
+    url: `http://${base}`,
+    wsUrl: `ws://${base}`,
+    credentials,
+    faults,
+    exchange,
+    stop: async () => {
+      clearInterval(timer);
+      stream.close();
+      await server.close();
+    },
+  };
+}
+
+/** The lmts-* headers of a request, checked against the one API token the simulator issued. */
+function checkAuth(credentials: LimitlessCredentials, clock: Clock, req: SimRequest): Exclude<SimReply, "hang" | "cut"> | undefined {
+  const key = req.headers[LIMITLESS_HEADERS.key];
+  const timestamp = req.headers[LIMITLESS_HEADERS.timestamp];
+  const signature = req.headers[LIMITLESS_HEADERS.signature];
+  if (typeof key !== "string" || typeof timestamp !== "string" || typeof signature !== "string") return error(401, "Missing lmts-api-key, lmts-timestamp or lmts-signature");
+  if (key !== credentials.apiKey) return error(401, "Invalid API key");
+  const at = Date.parse(timestamp);
+  if (Number.isNaN(at) || Math.abs(clock.now() - at) > TIMESTAMP_WINDOW_MS) return error(401, "Timestamp outside the accepted window");
+  if (!verifyLimitless(credentials.secret, timestamp, req.method, req.rawPath, req.rawBody, signature)) return error(401, "Invalid signature");
+  return undefined;
+}
+
+function ok(body: unknown): SimReply {
+  return { status: 200, body };
+}
+
+/** Errors in the NestJS shape Limitless answers with. */
+function error(status: number, message: string): Exclude<SimReply, "hang" | "cut"> {
+  const names: Record<number, string> = { 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict" };
+  return { status, body: { message, error: names[status] ?? "Error", statusCode: status } };
+}

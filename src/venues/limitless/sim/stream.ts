@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+import type { SimExchange } from "../../simulated/exchange.ts";
+import { MARKETS_NAMESPACE } from "../book-stream.ts";
+import { decode, encodeConnect, encodeConnectError, encodeEvent, encodeOpen, PING } from "../socketio.ts";
+import type { LimitlessOrderbook } from "../wire.ts";
+
+/** Socket.IO's default heartbeat: a ping every 25 s, 20 s to answer it. */
+const PING_INTERVAL_MS = 25_000;
+const PING_TIMEOUT_MS = 20_000;
+
+interface Client {
+  ws: WebSocket;
+  /** Joined the /markets namespace. */
+  joined: boolean;
+  slugs: Set<string>;
+  pinger: NodeJS.Timeout;
+}
+
+/**
+ * The `/markets` namespace of Limitless's Socket.IO server over Engine.IO 4 websockets: the
+ * handshake, server pings, namespace join, `subscribe_market_prices` (which replaces the previous
+ * subscription, as documented) and one `orderbookUpdate` with the whole book per change. A new
+ * subscription gets each market's current book at once (assumed). While the silent fault is on,
+ * nothing is sent, not even pings.
+ */
+export class LimitlessStream {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly clients = new Set<Client>();
+  private accepted = 0;
+
+  constructor(
+    private readonly exchange: SimExchange,
+    private readonly orderbook: (slug: string) => LimitlessOrderbook | undefined,
+    private readonly silent: () => boolean,
+    private readonly now: () => number,
+  ) {
+    exchange.onBook((u) => this.publish(u.venueMarketId));
+  }
+
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.accepted++;
+      const client: Client = { ws, joined: false, slugs: new Set(), pinger: setInterval(() => this.send(client, PING), PING_INTERVAL_MS) };
+      client.pinger.unref();
+      this.clients.add(client);
+      ws.on("message", (data) => this.command(client, data.toString()));
+      ws.on("close", () => this.forget(client));
+      ws.on("error", () => undefined);
+      this.send(client, encodeOpen({ sid: randomBytes(10).toString("base64url"), upgrades: [], pingInterval: PING_INTERVAL_MS, pingTimeout: PING_TIMEOUT_MS, maxPayload: 1_000_000 }));
+    });
+  }
+
+  connections(): number {
+    return this.accepted;
+  }
+
+  dropAll(): void {
+    for (const c of this.clients) {
+      c.ws.terminate();
+      this.forget(c);
+    }
+  }
+
+  close(): void {
+    this.dropAll();
+    this.wss.close();
+  }
+
+  private forget(client: Client): void {
+    clearInterval(client.pinger);
+    this.clients.delete(client);
+  }
+
+  private command(client: Client, text: string): void {
+    const packet = decode(text);
+    if (!packet) return;
+    if (packet.kind === "connect") {
+      if (packet.nsp !== MARKETS_NAMESPACE) return this.send(client, encodeConnectError(packet.nsp, "Invalid namespace"));
+      client.joined = true;
+      return this.send(client, encodeConnect(MARKETS_NAMESPACE, { sid: randomBytes(10).toString("base64url") }));
+    }
+    if (packet.kind === "disconnect" && packet.nsp === MARKETS_NAMESPACE) {
+      client.joined = false;
+      client.slugs.clear();
+      return;
+    }
+    if (packet.kind !== "event" || packet.nsp !== MARKETS_NAMESPACE || !client.joined || packet.name !== "subscribe_market_prices") return;
+    const slugs = (packet.args[0] as { marketSlugs?: unknown } | undefined)?.marketSlugs;
+    client.slugs = new Set(Array.isArray(slugs) ? slugs.filter((s): s is string => typeof s === "string") : []);
+    for (const slug of client.slugs) this.update(client, slug);
+  }
+
+  private publish(slug: string): void {
+    for (const client of this.clients) if (client.slugs.has(slug)) this.update(client, slug);
+  }
+
+  private update(client: Client, slug: string): void {
+    const orderbook = this.orderbook(slug);
+    if (orderbook) this.send(client, encodeEvent(MARKETS_NAMESPACE, "orderbookUpdate", { marketSlug: slug, orderbook, timestamp: new Date(this.now()).toISOString() }));
+  }
+
+  private send(client: Client, text: string): void {
+    if (!this.silent()) client.ws.send(text);
+  }
+}

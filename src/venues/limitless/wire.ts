@@ -1,0 +1,171 @@
+import { orderFee, type FeeModel } from "../../domain/fees.ts";
+import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
+import type { BookSnapshot, VenueFill, VenueMarket } from "../venue.ts";
+
+/** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
+export const LIMITLESS_TICK: PriceMicro = 1_000n;
+/**
+ * Share increment of an order. The SDK only demands shares divisible by 1/tick (0.001 share); the
+ * exchange descends from Polymarket's CTF exchange, whose books rest in 0.01-share lots (assumed).
+ */
+export const LIMITLESS_LOT: ShareMicro = 10_000n;
+
+/** The fields of a Limitless market (`GET /markets/{slug}`, entries of `/markets/active`) that crossfill reads. */
+export interface LimitlessMarket {
+  id: number;
+  slug: string;
+  title: string;
+  description?: string;
+  /** FUNDED while it trades, RESOLVED once paid out (also CREATED, DISPUTED). */
+  status: string;
+  /** Trading has stopped, waiting for resolution. */
+  expired?: boolean;
+  /** When the market closes, ms since the epoch. */
+  expirationTimestamp: number;
+  tradeType: string;
+  tokens: { yes: string; no: string };
+  /** venue.exchange is the verifyingContract of the market's EIP-712 orders. */
+  venue: { exchange: string; adapter?: string | null };
+  settings?: { minSize?: string | number };
+  /** Traded volume in raw USDC units (6 decimals). */
+  volume?: string | number;
+  /** Taker fee rate in basis points (assumed field: Limitless documents the rate only as the feeRateBps signed into each order). */
+  feeRateBps: number;
+}
+
+export interface LimitlessOrderbookEntry {
+  price: unknown;
+  size: unknown;
+  side?: string;
+}
+
+/** `GET /markets/{slug}/orderbook` and the `orderbook` of an `orderbookUpdate`: the YES token's book. */
+export interface LimitlessOrderbook {
+  bids: LimitlessOrderbookEntry[];
+  asks: LimitlessOrderbookEntry[];
+  tokenId?: string;
+  adjustedMidpoint?: number;
+  maxSpread?: number | string;
+  minSize?: number | string;
+  lastTradePrice?: number;
+}
+
+/** One match of a taker order (`makerMatches[]`); price in the taker's token is an assumed field. */
+export interface LimitlessMatch {
+  id: string;
+  createdAt: string;
+  /** Shares matched, raw 6-decimal units. */
+  matchedSize: string | number;
+  /** The resting order it matched. */
+  orderId: string;
+  price: number;
+}
+
+/** Price levels keyed by price in micro-USDC, shares in micro-shares. */
+export type LevelMap = Map<PriceMicro, ShareMicro>;
+
+/** A price as Limitless sends it, a JSON number such as 0.535, read exactly through its shortest decimal form. */
+export function parsePrice(value: unknown, field: string): PriceMicro {
+  const p = parseMicro(value, field);
+  if (p <= 0n || p >= ONE) throw new RangeError(`${field} ${String(value)} is not strictly between 0 and 1`);
+  return p;
+}
+
+/**
+ * An amount in raw 6-decimal units (sizes, minSize, volume, maker and taker amounts): an integer
+ * given as a JSON number or a string of digits. A number beyond 2^53 has already lost digits, so it is refused.
+ */
+export function parseRaw(value: unknown, field: string): bigint {
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= 0) return BigInt(value);
+  if (typeof value === "string" && /^\d{1,78}$/.test(value)) return BigInt(value);
+  throw new RangeError(`${field} must be a non-negative integer in raw 6-decimal units (got ${JSON.stringify(value)})`);
+}
+
+/** A raw amount as the JSON number Limitless's order fields take; refused where a double would round it. */
+export function rawNumber(value: bigint, field: string): number {
+  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`${field} ${value} does not fit a JSON number exactly`);
+  return Number(value);
+}
+
+export function marketStatus(m: Pick<LimitlessMarket, "status" | "expired">): MarketStatus {
+  if (m.status === "RESOLVED") return "resolved";
+  return m.status === "FUNDED" && !m.expired ? "open" : "closed";
+}
+
+export function limitlessFeeModel(feeRateBps: unknown): FeeModel {
+  if (typeof feeRateBps !== "number" || !Number.isSafeInteger(feeRateBps) || feeRateBps < 0) {
+    throw new RangeError(`feeRateBps must be a non-negative integer (got ${JSON.stringify(feeRateBps)})`);
+  }
+  return { kind: "limitless", ratePpm: BigInt(feeRateBps) * 100n };
+}
+
+export function toVenueMarket(m: LimitlessMarket): VenueMarket {
+  if (m.tradeType !== "clob") throw new Error(`Limitless market ${m.slug} trades as ${m.tradeType}: only CLOB markets have order books`);
+  const minSize = m.settings?.minSize === undefined ? LIMITLESS_LOT : parseRaw(m.settings.minSize, "settings.minSize");
+  return {
+    venueMarketId: m.slug,
+    title: m.title,
+    outcomeIds: { YES: m.tokens.yes, NO: m.tokens.no },
+    status: marketStatus(m),
+    closeTime: new Date(m.expirationTimestamp).toISOString(),
+    tickSize: LIMITLESS_TICK,
+    // a minimum off the lot grid could never be met exactly: round it up to the lot
+    minOrderShares: ((minSize + LIMITLESS_LOT - 1n) / LIMITLESS_LOT) * LIMITLESS_LOT,
+    lotShares: LIMITLESS_LOT,
+    feeModel: limitlessFeeModel(m.feeRateBps),
+    volume: m.volume === undefined ? 0n : parseRaw(m.volume, "volume"),
+  };
+}
+
+/** One side of a book as levels by price, sizes at one price added up, empty levels left out. */
+export function levelMap(entries: readonly LimitlessOrderbookEntry[], field: string): LevelMap {
+  const map: LevelMap = new Map();
+  entries.forEach((e, i) => {
+    const price = parsePrice(e.price, `${field}[${i}].price`);
+    const size = parseRaw(e.size, `${field}[${i}].size`);
+    if (size > 0n) map.set(price, (map.get(price) ?? 0n) + size);
+  });
+  return map;
+}
+
+export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks: LevelMap } {
+  if (!Array.isArray(book?.bids) || !Array.isArray(book?.asks)) throw new TypeError("orderbook needs bids and asks arrays");
+  return { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") };
+}
+
+/**
+ * Both outcomes from the YES token's book. A YES bid at p is an offer to sell NO at 1 − p (the
+ * pair redeems for $1), so NO's asks are YES's bids flipped and NO's bids YES's asks flipped.
+ */
+export function booksFromLevels(venue: string, slug: string, bids: LevelMap, asks: LevelMap, updatedAt: number): Record<Outcome, BookSnapshot> {
+  const yesBids = sorted(bids, -1n);
+  const yesAsks = sorted(asks, 1n);
+  const flip = (l: Level): Level => ({ price: ONE - l.price, shares: l.shares });
+  return {
+    YES: { venue, venueMarketId: slug, outcome: "YES", bids: yesBids, asks: yesAsks, updatedAt },
+    NO: { venue, venueMarketId: slug, outcome: "NO", bids: yesAsks.map(flip), asks: yesBids.map(flip), updatedAt },
+  };
+}
+
+function sorted(levels: LevelMap, dir: 1n | -1n): Level[] {
+  return [...levels]
+    .sort(([a], [b]) => (dir * (a - b) < 0n ? -1 : dir * (a - b) > 0n ? 1 : 0))
+    .map(([price, shares]) => ({ price, shares }));
+}
+
+/**
+ * The fills of one taker order from its matches. Limitless states no fee per match, so each fill
+ * carries its share of the order's fee under the market's model: the fees add up to exactly what
+ * the whole order is charged.
+ */
+export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
+  const levels: Level[] = matches.map((m, i) => ({ price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) }));
+  let charged: Micro = 0n;
+  return matches.map((m, i) => {
+    const upTo = orderFee(model, levels.slice(0, i + 1));
+    const fee = upTo - charged;
+    charged = upTo;
+    return { tradeId: m.id, venueOrderId, clientOrderId, price: levels[i]!.price, shares: levels[i]!.shares, fee };
+  });
+}
