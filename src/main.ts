@@ -80,7 +80,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     limits: { maxOrder: config.maxOrder },
     log,
   });
-  const reconcileDeps = { store, vault, venues: venueById, event: (id: string) => catalog.get(id), clock, log };
+  const reconcileDeps = { store, vault, venues: venueById, clock, log };
   const recovered = await reconcileOrders(orders, reconcileDeps, 0);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
 

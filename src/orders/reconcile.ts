@@ -1,15 +1,13 @@
 import type { Clock } from "../domain/types.ts";
-import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
-import { chainOrderId, childOrderId, fillRecord, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
   vault: Vault;
   venues: ReadonlyMap<string, Venue>;
-  event(eventId: string): UnifiedEvent | undefined;
   clock: Clock;
   log: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
 }
@@ -57,14 +55,13 @@ async function reconcileOne(svc: OrderService, d: ReconcileDeps, order: OrderRec
     return true;
   }
 
-  const event = d.event(order.eventId);
   const fills = [];
-  for (const listing of event?.listings ?? []) {
-    const venue = d.venues.get(listing.venue);
-    if (!venue) continue;
-    const status = await venue.status(childOrderId(order.id, listing.venue));
+  for (const leg of order.legs) {
+    const venue = d.venues.get(leg.venue);
+    if (!venue) throw new Error(`venue ${leg.venue} of order ${order.id} is not configured`);
+    const status = await venue.status(leg.clientOrderId, childOrder(order, leg));
     if (status.kind === "open") return false;
-    if (status.kind === "done") fills.push(...status.fills.map((f) => fillRecord(order.id, listing.venue, f, d.clock)));
+    if (status.kind === "done") fills.push(...status.fills.map((f) => fillRecord(order.id, leg.venue, f, d.clock)));
   }
   await d.store.insertFills(fills);
   const stored = await d.store.fills(order.id);

@@ -5,7 +5,7 @@ import { formatMicro, notional } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
-import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
+import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { ChildOrder, PlaceResult, Venue, VenueFill } from "../venues/venue.ts";
 import type { Address, Hex32, Vault } from "../vault/vault.ts";
 import { validateOrder, type OrderLimits } from "./validate.ts";
@@ -76,6 +76,7 @@ export class OrderService {
       fees: 0n,
       filledShares: 0n,
       routedTo: null,
+      legs: [],
       sotTokenId: null,
       lockTx: null,
       settleTx: null,
@@ -130,22 +131,16 @@ export class OrderService {
       const release = await this.d.vault.release(chainId);
       return this.finish(order.id, { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
     }
-    order = await this.update(order.id, { status: "routing", sotTokenId: this.d.tokenId(order.eventId, order.outcome).toString() });
-
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
-    const results = await Promise.all(
-      routed.legs.map(async (leg) => {
-        const child: ChildOrder = {
-          clientOrderId: childOrderId(order.id, leg.venue),
-          venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
-          outcome: order.outcome,
-          side: "buy",
-          limitPrice: leg.limitPrice,
-          shares: leg.shares,
-        };
-        return { venue: leg.venue, result: await this.placeAndConfirm(leg.venue, child) };
-      }),
-    );
+    const legs: OrderLeg[] = routed.legs.map((leg) => ({
+      venue: leg.venue,
+      clientOrderId: childOrderId(order.id, leg.venue),
+      venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
+      limitPrice: leg.limitPrice,
+      shares: leg.shares,
+    }));
+    order = await this.update(order.id, { status: "routing", legs, sotTokenId: this.d.tokenId(order.eventId, order.outcome).toString() });
+    const results = await Promise.all(legs.map(async (leg) => ({ venue: leg.venue, result: await this.placeAndConfirm(leg.venue, childOrder(order, leg)) })));
 
     const fills: FillRecord[] = [];
     const unknown: string[] = [];
@@ -204,7 +199,7 @@ export class OrderService {
     for (let i = 0; i < attempts && result.kind === "unknown"; i++) {
       await sleep(this.d.reconcileDelayMs ?? 200);
       try {
-        const status = await venue.status(child.clientOrderId);
+        const status = await venue.status(child.clientOrderId, child);
         if (status.kind === "not_found") result = { kind: "rejected", reason: "the venue has no such order" };
         else if (status.kind === "done") {
           result = status.fills.length > 0
@@ -241,6 +236,11 @@ function planRequest(o: Pick<OrderRecord, "amount" | "maxSlippage" | "strategy" 
 function requestHash(i: OrderIntent): string {
   const canonical = [i.eventId, i.outcome, i.side, i.amount, i.maxSlippage, i.strategy, i.timeInForce].join("\n");
   return createHash("sha256").update(canonical).digest("hex");
+}
+
+/** The order a leg sends to its venue. */
+export function childOrder(order: Pick<OrderRecord, "outcome">, leg: OrderLeg): ChildOrder {
+  return { clientOrderId: leg.clientOrderId, venueMarketId: leg.venueMarketId, outcome: order.outcome, side: "buy", limitPrice: leg.limitPrice, shares: leg.shares };
 }
 
 export function fillRecord(orderId: string, venue: string, f: VenueFill, clock: Clock): FillRecord {

@@ -1,6 +1,6 @@
 import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
 import type { Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
-import type { AccountRecord, ApiKeyRecord, FillRecord, OrderPatch, OrderRecord, OrderStatus, SessionRecord } from "./store.ts";
+import type { AccountRecord, ApiKeyRecord, FillRecord, OrderLeg, OrderPatch, OrderRecord, OrderStatus, SessionRecord } from "./store.ts";
 
 /**
  * A 64-bit integer column. SQLite hands it back as a bigint (safeIntegers) and PostgreSQL's int8 as a
@@ -50,6 +50,8 @@ export interface OrdersTable {
   fees: Int64;
   filled_shares: Int64;
   routed_to: string | null;
+  /** JSON array of the child orders, amounts as decimal strings. */
+  legs: string;
   sot_token_id: string | null;
   lock_tx: string | null;
   settle_tx: string | null;
@@ -173,6 +175,7 @@ const ORDER_COLUMNS = {
   fees: "fees",
   filledShares: "filled_shares",
   routedTo: "routed_to",
+  legs: "legs",
   sotTokenId: "sot_token_id",
   lockTx: "lock_tx",
   settleTx: "settle_tx",
@@ -183,13 +186,26 @@ const ORDER_COLUMNS = {
   updatedAt: "updated_at",
 } as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
 
-// Every order field is stored as is (strings, nulls, bigints), so writing one is only a renaming.
+// Every order field but the legs is stored as is (strings, nulls, bigints), so writing one is only a renaming.
 function renameOrderFields(fields: Partial<OrderRecord>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
-    if (value !== undefined) row[ORDER_COLUMNS[field as keyof OrderRecord]] = value;
+    if (value === undefined) continue;
+    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : value;
   }
   return row;
+}
+
+function encodeLegs(legs: readonly OrderLeg[]): string {
+  return JSON.stringify(legs.map((l) => ({ ...l, limitPrice: l.limitPrice.toString(), shares: l.shares.toString() })));
+}
+
+function decodeLegs(text: string): OrderLeg[] {
+  return (JSON.parse(text) as (Omit<OrderLeg, "limitPrice" | "shares"> & { limitPrice: string; shares: string })[]).map((l) => ({
+    ...l,
+    limitPrice: BigInt(l.limitPrice),
+    shares: BigInt(l.shares),
+  }));
 }
 
 export function orderToRow(o: OrderRecord): Insertable<OrdersTable> {
@@ -219,6 +235,7 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     fees: int64(r.fees, "fees"),
     filledShares: int64(r.filled_shares, "filled_shares"),
     routedTo: r.routed_to,
+    legs: decodeLegs(r.legs),
     sotTokenId: r.sot_token_id,
     lockTx: r.lock_tx,
     settleTx: r.settle_tx,

@@ -78,6 +78,7 @@ function order(over: Partial<OrderRecord> = {}): OrderRecord {
     fees: 0n,
     filledShares: 0n,
     routedTo: null,
+    legs: [],
     sotTokenId: null,
     lockTx: null,
     settleTx: null,
@@ -170,6 +171,18 @@ describe("SQLite store: round trips", () => {
     const f = fill({ price: 999_999n, shares: INT64_MAX, fee: BEYOND_DOUBLE });
     await store.insertFills([f]);
     expect(await store.fills("ord_1")).toEqual([f]);
+  });
+
+  it("keeps an order's child orders, with amounts beyond 2^53 exact", async () => {
+    const store = await openStore();
+    await seedAccount(store);
+    await store.insertOrder(order());
+    const legs = [
+      { venue: "kalshi-sim", clientOrderId: "ord_1-kalshi-sim", venueMarketId: "KX-1", limitPrice: 620_000n, shares: 2n ** 60n },
+      { venue: "polymarket-sim", clientOrderId: "ord_1-polymarket-sim", venueMarketId: "0xabc", limitPrice: 1n, shares: 5_000_000n },
+    ];
+    await store.updateOrder("ord_1", { status: "routing", legs });
+    expect((await store.order("ord_1"))?.legs).toEqual(legs);
   });
 
   it("updates an order, stamps updatedAt, and finds it by status", async () => {

@@ -40,6 +40,15 @@ export const ORDER_STATUSES = ["pending", "locked", "routing", "filled", "partia
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_filled", "rejected", "failed"];
 
+/** A child order as sent to a venue. Stored before it is sent, so that after a crash the venue can be asked about it. */
+export interface OrderLeg {
+  venue: string;
+  clientOrderId: string;
+  venueMarketId: string;
+  limitPrice: PriceMicro;
+  shares: ShareMicro;
+}
+
 export interface OrderRecord {
   id: string;
   accountId: string;
@@ -59,6 +68,8 @@ export interface OrderRecord {
   fees: Micro;
   filledShares: ShareMicro;
   routedTo: string | null;
+  /** The child orders, stored with the move to `routing`, before any is sent. */
+  legs: OrderLeg[];
   sotTokenId: string | null;
   lockTx: string | null;
   settleTx: string | null;

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileOrders } from "../../src/orders/reconcile.ts";
-import { chainOrderId, childOrderId } from "../../src/orders/service.ts";
+import { chainOrderId, childOrder, childOrderId } from "../../src/orders/service.ts";
 import { systemClock } from "../../src/domain/types.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
-import type { SimulatedVenue } from "../../src/venues/simulated/index.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 // Each case leaves an order where a crash would have left it (its state persisted, its chain lock and
@@ -37,6 +36,7 @@ async function interrupted(status: OrderRecord["status"], amount = 20_000_000n):
     fees: 0n,
     filledShares: 0n,
     routedTo: null,
+    legs: [],
     sotTokenId: null,
     lockTx: null,
     settleTx: null,
@@ -52,16 +52,10 @@ async function interrupted(status: OrderRecord["status"], amount = 20_000_000n):
 
 function reconcile() {
   const c = s.crossfill;
-  const venues = new Map(c.venues.map((v) => [v.id, v]));
-  const catalog = { get: (id: string) => (id === "fed-cut-2026-12" ? { eventId: id, title: "", description: "", outcomes: ["YES", "NO"] as ("YES" | "NO")[], status: "open" as const, closeTime: "", resolution: null, listings: c.venues.map((v) => ({ venue: v.id, venueMarketId: venueMarketOf(v as SimulatedVenue) })) } : undefined) };
-  return reconcileOrders(c.orders, { store: c.store, vault: c.vault, venues, event: catalog.get, clock: systemClock, log: { info() {}, warn() {} } }, 0);
+  return reconcileOrders(c.orders, { store: c.store, vault: c.vault, venues: new Map(c.venues.map((v) => [v.id, v])), clock: systemClock, log: { info() {}, warn() {} } }, 0);
 }
 
 const marketIds = new Map<string, string>();
-function venueMarketOf(v: SimulatedVenue): string {
-  return marketIds.get(v.id)!;
-}
-
 beforeAll(async () => {
   const p = await s.client.markets({ q: "fed", limit: 50 });
   for (const listing of p.data.find((m) => m.event_id === "fed-cut-2026-12")!.venues) marketIds.set(listing.venue, listing.venue_market_id);
@@ -90,14 +84,9 @@ describe("start-up reconciliation", () => {
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
     const venue = s.crossfill.venues.find((v) => v.id === "kalshi-sim")!;
     const best = venue.book(marketIds.get("kalshi-sim")!, "YES")!.asks[0]!;
-    const placed = await venue.place({
-      clientOrderId: childOrderId(order.id, venue.id),
-      venueMarketId: marketIds.get("kalshi-sim")!,
-      outcome: "YES",
-      side: "buy",
-      limitPrice: best.price,
-      shares: 3_000_000n,
-    });
+    const leg = { venue: venue.id, clientOrderId: childOrderId(order.id, venue.id), venueMarketId: marketIds.get("kalshi-sim")!, limitPrice: best.price, shares: 3_000_000n };
+    await s.crossfill.store.updateOrder(order.id, { legs: [leg] });
+    const placed = await venue.place(childOrder(order, leg));
     expect(placed.kind).toBe("filled");
 
     await reconcile();
@@ -111,9 +100,11 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.vault.sotBalance(address, BigInt(after.sotTokenId!))).toBeGreaterThanOrEqual(3_000_000n);
   });
 
-  it("an order that reached no venue is released as failed", async () => {
+  it("an order whose child orders never reached their venue is released as failed", async () => {
     const { order, address } = await interrupted("routing");
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
+    const leg = { venue: "kalshi-sim", clientOrderId: childOrderId(order.id, "kalshi-sim"), venueMarketId: marketIds.get("kalshi-sim")!, limitPrice: 10_000n, shares: 1_000_000n };
+    await s.crossfill.store.updateOrder(order.id, { legs: [leg] });
     await reconcile();
     expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "failed", errorCode: "all_venues_failed" });
     expect((await s.crossfill.vault.balanceOf(address)).locked).toBe(0n);
