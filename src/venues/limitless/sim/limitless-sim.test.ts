@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import { generatePrivateKey } from "viem/accounts";
+import { MarketCatalog } from "../../../markets/catalog.ts";
+import type { ChildOrder } from "../../venue.ts";
+import { LimitlessVenue } from "../limitless-venue.ts";
+import { engineIoUrl } from "../socketio.ts";
+import { startLimitlessSim, type LimitlessSim } from "./limitless-sim.ts";
+
+const catalog = MarketCatalog.load();
+const slug = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "limitless-sim" && e.status === "open"))[0]!.venueMarketId;
+let n = 0;
+
+describe("Limitless simulator", () => {
+  let sim: LimitlessSim;
+  let venue: LimitlessVenue;
+  const adapter = (credentials = sim.credentials) => new LimitlessVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300 });
+  const taking = (): ChildOrder => {
+    const m = venue.market(slug)!;
+    const best = venue.book(slug, "YES")!.asks[0]!;
+    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares };
+  };
+
+  beforeEach(async () => {
+    sim = await startLimitlessSim({ catalog, seed: 41, latencyScale: 0, tickMs: 40 });
+    venue = adapter();
+    await venue.start();
+  });
+  afterEach(async () => {
+    await venue.stop();
+    await sim.stop();
+  });
+
+  it("pages /markets/active 25 at a time and refuses bigger pages", async () => {
+    const open = catalog.events().filter((e) => e.status === "open" && e.listings.some((l) => l.venue === "limitless-sim")).length;
+    const active = await venue.activeMarkets();
+    expect(active.length).toBe(open);
+    expect(active.every((m) => m.status === "FUNDED" && m.tradeType === "clob")).toBe(true);
+    const res = await fetch(`${sim.url}/markets/active?page=1&limit=26`);
+    expect(res.status).toBe(400);
+  });
+
+  it("refuses a badly signed request with 401 and an order signed by another wallet with 400", async () => {
+    const res = await fetch(`${sim.url}/markets/${slug}/user-orders`, { headers: { "lmts-api-key": sim.credentials.apiKey, "lmts-timestamp": new Date().toISOString(), "lmts-signature": "AAAA" } });
+    expect(res.status).toBe(401);
+    await expect(res.json()).resolves.toMatchObject({ statusCode: 401, message: "Invalid signature" });
+    const impostor = adapter({ ...sim.credentials, privateKey: generatePrivateKey() });
+    await impostor.markets();
+    const r = await impostor.place(taking());
+    expect(r).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/HTTP 400.*(maker and signer|signature)/) });
+  });
+
+  it("finds an order again after a restart by the salt derived from its client order id", async () => {
+    const order = taking();
+    const placed = await venue.place(order);
+    expect(placed.kind).toBe("filled");
+    const restarted = adapter();
+    await restarted.markets();
+    await expect(restarted.status(order.clientOrderId)).rejects.toThrow(/pass the child order/);
+    const st = await restarted.status(order.clientOrderId, order);
+    expect(st).toEqual({ kind: "done", venueOrderId: placed.kind === "filled" ? placed.venueOrderId : "", fills: placed.kind === "filled" ? placed.fills : [] });
+  });
+
+  it("speaks Engine.IO 4: handshake, namespace join, subscription, pings answered", async () => {
+    const ws = new WebSocket(engineIoUrl(sim.wsUrl));
+    const frames: string[] = [];
+    ws.on("message", (d) => {
+      const text = d.toString();
+      frames.push(text);
+      if (text.startsWith("0")) ws.send("40/markets,");
+      if (text.startsWith("40/markets,")) ws.send(`42/markets,["subscribe_market_prices",{"marketSlugs":["${slug}"]}]`);
+    });
+    const deadline = Date.now() + 2_000;
+    while (!frames.some((f) => f.startsWith('42/markets,["orderbookUpdate"')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    ws.terminate();
+    expect(JSON.parse(frames[0]!.slice(1))).toMatchObject({ upgrades: [], pingInterval: 25_000, pingTimeout: 20_000 });
+    const update = JSON.parse(frames.find((f) => f.startsWith('42/markets,["orderbookUpdate"'))!.slice("42/markets,".length));
+    expect(update[1]).toMatchObject({ marketSlug: slug, orderbook: { bids: expect.any(Array), asks: expect.any(Array) } });
+    expect(typeof update[1].orderbook.bids[0].size).toBe("string");
+  });
+
+  it("refuses a websocket that is not Engine.IO 4", async () => {
+    const ws = new WebSocket(sim.wsUrl + "/socket.io/?EIO=3&transport=websocket");
+    const status = await new Promise<number | undefined>((resolve) => {
+      ws.on("unexpected-response", (_req, res) => resolve(res.statusCode));
+      ws.on("error", () => resolve(undefined));
+    });
+    expect(status).toBe(400);
+  });
+});

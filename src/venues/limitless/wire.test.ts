@@ -1,0 +1,94 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { orderFee } from "../../domain/fees.ts";
+import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
+import { booksFromLevels, fillsFromMatches, limitlessFeeModel, marketStatus, parseOrderbook, parsePrice, parseRaw, toVenueMarket, type LimitlessMarket } from "./wire.ts";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/limitless/${name}`, import.meta.url), "utf8"));
+
+describe("Limitless wire: the documented shapes", () => {
+  it("reads the REST orderbook: numeric prices exactly, raw sizes, levels sorted, repeats added, empty levels dropped; NO mirrors YES", () => {
+    const { bids, asks } = parseOrderbook(fixture("orderbook.json"));
+    const books = booksFromLevels("limitless", "btc-100k-2024", bids, asks, 1);
+    expect(books.YES.bids).toEqual([
+      { price: 540_000n, shares: 120_500_000n },
+      { price: 535_000n, shares: 30_000_000n },
+      { price: 500_000n, shares: 1_000_000_000n },
+    ]);
+    expect(books.YES.asks).toEqual([
+      { price: 551_000n, shares: 42_010_000n },
+      { price: 580_000n, shares: 300_000_000n },
+    ]);
+    expect(books.NO.asks.map((l) => l.price)).toEqual([460_000n, 465_000n, 500_000n]);
+    expect(books.NO.bids).toEqual([
+      { price: 449_000n, shares: 42_010_000n },
+      { price: 420_000n, shares: 300_000_000n },
+    ]);
+  });
+
+  it("reads the documented orderbookUpdate, whose sizes are strings", () => {
+    const update = fixture("orderbook-update.json");
+    const { bids, asks } = parseOrderbook(update.orderbook);
+    expect([...bids]).toEqual([[740_000n, 100_000_000n]]);
+    expect([...asks]).toEqual([[760_000n, 150_000_000n]]);
+  });
+
+  it("reads a market: slug, YES/NO tokens, minimum size, close time, status and fee model", () => {
+    const m = toVenueMarket(fixture("market.json") as LimitlessMarket);
+    expect(m).toMatchObject({
+      venueMarketId: "btc-100k-2024",
+      outcomeIds: { YES: "19633204485790857949828516737993423758628930235371629943999544859324645414627", NO: "59488366814164541111277457205683376934541954961614829576144806470851104638710" },
+      status: "open",
+      closeTime: "2025-01-01T00:00:00.000Z",
+      tickSize: 1_000n,
+      minOrderShares: 1_000_000n,
+      lotShares: 10_000n,
+      feeModel: { kind: "limitless", ratePpm: 30_000n },
+      volume: 1_523_400_000_000n,
+    });
+    expect(marketStatus({ status: "FUNDED", expired: true })).toBe("closed");
+    expect(marketStatus({ status: "RESOLVED" })).toBe("resolved");
+    expect(() => toVenueMarket({ ...fixture("market.json"), tradeType: "amm" })).toThrow(/only CLOB/);
+  });
+
+  it("turns an order's makerMatches into fills whose fees add up to the whole order's fee", () => {
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", model);
+    expect(fills.map((f) => [f.tradeId, f.price, f.shares])).toEqual([
+      ["a1b2c3d4-0001-4000-8000-000000000001", 640_000n, 60_000_000n],
+      ["a1b2c3d4-0002-4000-8000-000000000002", 650_000n, 40_000_000n],
+    ]);
+    // 3% of 38.4 + 26 USDC
+    expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(1_932_000n);
+    expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, fills));
+    expect(fills.every((f) => f.venueOrderId === answer.order.id && f.clientOrderId === "child-1")).toBe(true);
+  });
+
+  it("refuses amounts that are not exact: fractional or unsafe raw numbers, prices outside (0, 1), more than 6 decimals", () => {
+    expect(() => parseRaw(1.5, "size")).toThrow();
+    expect(() => parseRaw(2 ** 60, "size")).toThrow();
+    expect(parseRaw("123456789012345678901234567890", "size")).toBe(123456789012345678901234567890n);
+    expect(() => parsePrice(1, "price")).toThrow();
+    expect(() => parsePrice(0.0000001, "price")).toThrow();
+    expect(parsePrice(0.001, "price")).toBe(1_000n);
+  });
+});
+
+describe("Socket.IO v4 framing", () => {
+  it("addresses the Engine.IO endpoint below the documented server URL", () => {
+    expect(engineIoUrl("wss://ws.limitless.exchange")).toBe("wss://ws.limitless.exchange/socket.io/?EIO=4&transport=websocket");
+  });
+
+  it("encodes a namespace join and an event, and decodes the frames a Socket.IO server sends", () => {
+    expect(encodeConnect("/markets")).toBe("40/markets,");
+    expect(encodeEvent("/markets", "subscribe_market_prices", { marketSlugs: ["btc-100k-2024"] })).toBe('42/markets,["subscribe_market_prices",{"marketSlugs":["btc-100k-2024"]}]');
+    expect(decode('0{"sid":"abc","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}')).toMatchObject({ kind: "open", handshake: { pingInterval: 25000 } });
+    expect(decode("2")).toEqual({ kind: "ping" });
+    expect(decode('40/markets,{"sid":"x"}')).toEqual({ kind: "connect", nsp: "/markets", data: { sid: "x" } });
+    expect(decode(`42/markets,["orderbookUpdate",${JSON.stringify(fixture("orderbook-update.json"))}]`)).toMatchObject({ kind: "event", nsp: "/markets", name: "orderbookUpdate", args: [{ marketSlug: "btc-100k-2024" }] });
+    expect(decode('4212["ack",1]')).toEqual({ kind: "event", nsp: "/", name: "ack", args: [1] });
+    expect(decode('44/markets,{"message":"Invalid namespace"}')).toEqual({ kind: "connect_error", nsp: "/markets", data: { message: "Invalid namespace" } });
+    expect(decode("6")).toBeUndefined();
+  });
+});
