@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { generatePrivateKey } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { LimitlessVenue } from "../limitless-venue.ts";
+import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder } from "../signing.ts";
 import { engineIoUrl } from "../socketio.ts";
-import { startLimitlessSim, type LimitlessSim } from "./limitless-sim.ts";
+import { LIMITLESS_CLOB_EXCHANGE, startLimitlessSim, type LimitlessSim } from "./limitless-sim.ts";
 
 const catalog = MarketCatalog.load();
 const slug = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "limitless-sim" && e.status === "open"))[0]!.venueMarketId;
@@ -48,6 +49,28 @@ describe("Limitless simulator", () => {
     await impostor.markets();
     const r = await impostor.place(taking());
     expect(r).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/HTTP 400.*(maker and signer|signature)/) });
+  });
+
+  it("refuses an order for the right wallet signed by another key, and one signed for another exchange contract", async () => {
+    const m = venue.market(slug)!;
+    const order = buyOrder({ maker: privateKeyToAccount(sim.credentials.privateKey).address, tokenId: m.outcomeIds.YES, limitPrice: 990_000n, shares: m.minOrderShares, feeRateBps: m.feeModel.ratePpm / 100n, salt: saltFor(`forged-${++n}`) });
+    const post = async (signature: string) => {
+      const body = JSON.stringify({ order: { ...wireOrder(order), signature, price: 0.99 }, orderType: "FAK", marketSlug: slug, ownerId: sim.credentials.ownerId });
+      const headers = { "content-type": "application/json", ...limitlessAuthHeaders(sim.credentials.apiKey, sim.credentials.secret, Date.now(), "POST", "/orders", body) };
+      const res = await fetch(`${sim.url}/orders`, { method: "POST", headers, body });
+      return { status: res.status, body: (await res.json()) as { message: string } };
+    };
+    expect(await post(await signOrder(generatePrivateKey(), order, LIMITLESS_CLOB_EXCHANGE))).toEqual({ status: 400, body: expect.objectContaining({ message: "invalid order signature" }) });
+    expect(await post(await signOrder(sim.credentials.privateKey, order, "0x0000000000000000000000000000000000000001"))).toMatchObject({ status: 400 });
+    expect((await post(await signOrder(sim.credentials.privateKey, order, LIMITLESS_CLOB_EXCHANGE))).status).toBe(201);
+  });
+
+  it("reconnects its stream after the venue drops it, and counts the connections", async () => {
+    expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 1 });
+    sim.faults.dropStreams();
+    const deadline = Date.now() + 3_000;
+    while (!(venue.streamInfo().live && venue.streamInfo().connections === 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 2, lastError: undefined });
   });
 
   it("finds an order again after a restart by the salt derived from its client order id", async () => {
