@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
+import { readFileSync } from "node:fs";
 import { parseMicro, type Micro } from "./domain/money.ts";
+import { VENUE_NAMES, type VenueEndpoints, type VenueName } from "./venues/start.ts";
 
 export interface Config {
   port: number;
@@ -15,6 +17,8 @@ export interface Config {
   simLatencyScale: number;
   logLevel: string;
   trustProxy: boolean;
+  venues: VenueName[];
+  venueEndpoints: VenueEndpoints;
 }
 
 /** Reads the configuration from the environment; a bad value stops start-up with a sentence that names it. */
@@ -35,7 +39,61 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simLatencyScale: num(env, "SIM_LATENCY_SCALE", 1),
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
+    venues: venueNames(env.VENUES),
+    venueEndpoints: venueEndpoints(env),
   };
+}
+
+function venueNames(raw: string | undefined): VenueName[] {
+  if (raw === undefined || raw.trim() === "") return [...VENUE_NAMES];
+  const names = [...new Set(raw.split(",").map((s) => s.trim()).filter(Boolean))];
+  const unknown = names.filter((n) => !(VENUE_NAMES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0) throw new Error(`VENUES must list some of ${VENUE_NAMES.join(", ")} (got ${JSON.stringify(raw)}).`);
+  return names as VenueName[];
+}
+
+/** A venue whose *_BASE_URL is set is the real one, and needs its credentials; otherwise its simulator runs. */
+function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
+  const need = (name: string): string => {
+    const v = env[name];
+    if (!v) throw new Error(`${name} is required when the venue's *_BASE_URL is set.`);
+    return v;
+  };
+  const out: VenueEndpoints = {};
+  if (env.POLYMARKET_BASE_URL) {
+    out.polymarket = {
+      baseUrl: env.POLYMARKET_BASE_URL,
+      wsUrl: need("POLYMARKET_WS_URL"),
+      credentials: {
+        apiKey: need("POLYMARKET_API_KEY"),
+        secret: need("POLYMARKET_SECRET"),
+        passphrase: need("POLYMARKET_PASSPHRASE"),
+        privateKey: need("POLYMARKET_PRIVATE_KEY") as `0x${string}`,
+      },
+    };
+  }
+  if (env.KALSHI_BASE_URL) {
+    out.kalshi = {
+      baseUrl: env.KALSHI_BASE_URL,
+      wsUrl: need("KALSHI_WS_URL"),
+      credentials: { keyId: need("KALSHI_KEY_ID"), privateKeyPem: readFileSync(need("KALSHI_PRIVATE_KEY_FILE"), "utf8") },
+    };
+  }
+  if (env.LIMITLESS_BASE_URL) {
+    const ownerId = Number(need("LIMITLESS_OWNER_ID"));
+    if (!Number.isSafeInteger(ownerId) || ownerId < 0) throw new Error("LIMITLESS_OWNER_ID must be the account's numeric owner id.");
+    out.limitless = {
+      baseUrl: env.LIMITLESS_BASE_URL,
+      wsUrl: need("LIMITLESS_WS_URL"),
+      credentials: {
+        apiKey: need("LIMITLESS_API_KEY"),
+        secret: need("LIMITLESS_SECRET"),
+        privateKey: need("LIMITLESS_PRIVATE_KEY") as `0x${string}`,
+        ownerId,
+      },
+    };
+  }
+  return out;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {

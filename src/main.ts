@@ -22,7 +22,7 @@ import { reconcileOrders } from "./orders/reconcile.ts";
 import { plan } from "./router/index.ts";
 import { openSqliteStore } from "./store/sqlite/sqlite-store.ts";
 import type { Store } from "./store/store.ts";
-import { createSimulatedVenues } from "./venues/simulated/index.ts";
+import { startVenues } from "./venues/start.ts";
 import type { Venue } from "./venues/venue.ts";
 import { startDevChain } from "./vault/devnode/index.ts";
 import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
@@ -63,8 +63,15 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const chain = vault.info();
 
   const catalog = MarketCatalog.load();
-  const venues = createSimulatedVenues(catalog, { seed: config.simSeed, latencyScale: config.simLatencyScale, clock });
-  await Promise.all(venues.map((v) => v.start()));
+  const venueSetup = await startVenues({
+    names: config.venues,
+    endpoints: config.venueEndpoints,
+    catalog,
+    seed: config.simSeed,
+    latencyScale: config.simLatencyScale,
+    clock,
+  });
+  const venues = venueSetup.venues;
   const venueById = new Map(venues.map((v) => [v.id, v]));
 
   const orders = new OrderService({
@@ -138,6 +145,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts },
         venues: states.map(({ v, h }) => ({
           venue: v.id,
+          adapter: v.describe().adapter,
+          base_url: v.describe().baseUrl,
+          stream_state: v.describe().stream?.state ?? null,
           state: h.state,
           latency_p50_ms: h.latency.p50Ms ?? null,
           latency_p99_ms: h.latency.p99Ms ?? null,
@@ -183,7 +193,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     stop: async () => {
       clearInterval(timer);
       await app.close();
-      await Promise.all(venues.map((v) => v.stop()));
+      await venueSetup.stop();
       await vault.close();
       await devChain?.stop();
       await store.close();

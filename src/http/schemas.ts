@@ -154,6 +154,9 @@ export const Health = Type.Object(
     venues: Type.Array(
       Type.Object({
         venue: Type.String(),
+        adapter: Type.String({ description: "The adapter serving the venue" }),
+        base_url: Nullable(Type.String({ description: "Where the adapter points: the venue, or its local simulator" })),
+        stream_state: Nullable(Type.String({ description: "State of the book stream's connection" })),
         state: Type.String(),
         latency_p50_ms: NullableNum("Median measured order round trip"),
         latency_p99_ms: NullableNum("99th percentile measured order round trip"),

@@ -3,7 +3,7 @@ import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import { ONE } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import { createSimulatedVenues } from "../venues/simulated/index.ts";
-import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueHealth, VenueMarket } from "../venues/venue.ts";
+import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket } from "../venues/venue.ts";
 import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
 import { mergeBooks, venueQuotes } from "./merged-book.ts";
 import { presentMarket } from "./present.ts";
@@ -60,6 +60,9 @@ class FixedVenue implements Venue {
   }
   health(): VenueHealth {
     return { state: this.state, latency: this.latency(), bookAgeMs: NOW - this.updatedAt };
+  }
+  describe(): VenueDescription {
+    return { adapter: "fixed", baseUrl: null, stream: null };
   }
 }
 

@@ -81,6 +81,15 @@ export interface VenueHealth {
   bookAgeMs: number | undefined;
 }
 
+/** What an adapter is and where it points, for GET /v1/health. */
+export interface VenueDescription {
+  adapter: string;
+  /** The REST endpoint, or null for an in-process simulator. */
+  baseUrl: string | null;
+  /** The book stream's connection, or null where there is none. */
+  stream: { state: string } | null;
+}
+
 export type Unsubscribe = () => void;
 
 /** The port every venue adapter implements, simulated or real. */
@@ -104,4 +113,5 @@ export interface Venue {
   status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus>;
   latency(): LatencyStats;
   health(): VenueHealth;
+  describe(): VenueDescription;
 }

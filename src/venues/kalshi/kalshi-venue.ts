@@ -225,6 +225,10 @@ export class KalshiVenue implements Venue {
     return { state, latency: this.latency(), bookAgeMs };
   }
 
+  describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {
+    return { adapter: "kalshi-trade-api-v2", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: this.streamInfo() };
+  }
+
   /** Stream state for health pages and tests: connection, subscription, connections opened, resyncs after gaps. */
   streamInfo(): { state: string; live: boolean; connections: number; resyncs: number; lastError: string | undefined } {
     return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };

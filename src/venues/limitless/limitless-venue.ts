@@ -8,7 +8,7 @@ import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
-import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
@@ -225,6 +225,10 @@ export class LimitlessVenue implements Venue {
 
   latency(): LatencyStats {
     return this.recorder.stats();
+  }
+
+  describe(): VenueDescription & { wsUrl: string } {
+    return { adapter: "limitless-api", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: { state: this.socket.state } };
   }
 
   health(): VenueHealth {

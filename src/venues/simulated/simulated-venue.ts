@@ -12,7 +12,7 @@ import type {
   PlaceResult,
   Unsubscribe,
   Venue,
-  VenueHealth,
+  VenueDescription, VenueHealth,
   VenueMarket,
 } from "../venue.ts";
 import { SimExchange, type SimFaults } from "./exchange.ts";
@@ -132,6 +132,10 @@ export class SimulatedVenue implements Venue {
 
   latency(): LatencyStats {
     return this.recorder.stats();
+  }
+
+  describe(): VenueDescription {
+    return { adapter: "in-process-simulator", baseUrl: null, stream: null };
   }
 
   health(): VenueHealth {
