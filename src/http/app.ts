@@ -6,19 +6,21 @@ import type { Logger } from "pino";
 import { AppError } from "../domain/errors.ts";
 import type { Scope } from "../domain/types.ts";
 import { Account, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord } from "./schemas.ts";
-import type { Principal } from "../auth/authenticate.ts";
+import cookie from "@fastify/cookie";
 import type { HttpDeps } from "./deps.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { orderRoutes } from "./routes/orders.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
+import { SESSION_COOKIE, Sessions } from "./terminal/session.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
     rawBody: Buffer | undefined;
     jsonError: boolean;
-    principal: Principal | undefined;
+    /** Who is calling: the owner of the API key, or of the web terminal's session. */
+    principal: { accountId: string } | undefined;
   }
   interface FastifyContextConfig {
     /** Who may call the route: the scope a key needs, and whether the request must be signed. */
@@ -66,9 +68,23 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     reply.header("x-request-id", req.id);
   });
 
+  await app.register(cookie);
+  const sessions = new Sessions(deps.store, deps.terminal.clock);
+
+  // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
+  // authenticated by its key (and signature); a browser that sends only the terminal's session cookie
+  // by its session, where the session's CSRF token stands in for the signature on fund-moving calls.
   app.addHook("preValidation", async (req) => {
     const auth = req.routeOptions.config.auth;
-    if (auth) req.principal = await deps.authenticate(authRequest(req), auth);
+    if (auth) {
+      if (req.headers["x-api-key"] === undefined && req.cookies[SESSION_COOKIE] !== undefined) {
+        const session = await sessions.require(req);
+        if (auth.signed) sessions.checkCsrf(req, session);
+        req.principal = { accountId: session.record.accountId };
+      } else {
+        req.principal = await deps.authenticate(authRequest(req), auth);
+      }
+    }
     if (req.jsonError) throw new AppError("invalid_json");
   });
 
@@ -116,7 +132,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   await app.register(marketRoutes(deps));
   await app.register(orderRoutes(deps));
   await app.register(accountRoutes(deps));
-  await app.register(terminalRoutes(deps));
+  await app.register(terminalRoutes(deps, sessions));
   return app;
 }
 

@@ -108,7 +108,8 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   }
   if (!res.ok) {
     const err = describe(res.status, parsed);
-    if (err.code === "not_signed_in" && path !== "/v1/session") onSignedOut();
+    // Without a session cookie the API asks for a key: to the terminal, both mean "sign in".
+    if ((err.code === "not_signed_in" || err.code === "missing_api_key") && path !== "/v1/session") onSignedOut();
     throw err;
   }
   return parsed as T;

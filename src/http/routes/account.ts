@@ -11,7 +11,7 @@ export const accountRoutes =
         schema: {
           summary: "The key owner's vault balance and positions",
           tags: ["account"],
-          security: [{ apiKey: [] }],
+          security: [{ apiKey: [] }, { session: [] }],
           response: { 200: { $ref: "Account#" } },
         },
       },

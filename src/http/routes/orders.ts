@@ -23,9 +23,9 @@ export const orderRoutes =
         schema: {
           summary: "Submit an order: lock USDC in the vault, route across venues, settle and mint the position token",
           description:
-            "Signed request. Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details.",
+            "Signed request (from the web terminal: its session, with the session's X-CSRF-Token instead of a signature). Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details.",
           tags: ["orders"],
-          security: [{ apiKey: [], signature: [] }],
+          security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "OrderRequest#" },
           headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_order_id" })) }),
           response: { 200: { $ref: "Order#" }, 202: { $ref: "Order#" }, ...errors, 409: { $ref: "Error#" }, 422: { $ref: "Error#" } },
@@ -52,7 +52,7 @@ export const orderRoutes =
         schema: {
           summary: "One of the key owner's orders",
           tags: ["orders"],
-          security: [{ apiKey: [] }],
+          security: [{ apiKey: [] }, { session: [] }],
           params: Type.Object({ order_id: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: { 200: { $ref: "Order#" }, ...errors },
         },
@@ -71,7 +71,7 @@ export const orderRoutes =
         schema: {
           summary: "The key owner's orders, newest first",
           tags: ["orders"],
-          security: [{ apiKey: [] }],
+          security: [{ apiKey: [] }, { session: [] }],
           querystring: OrdersQuery,
           response: { 200: Page("Order"), ...errors },
         },

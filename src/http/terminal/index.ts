@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from "fastify";
-import cookie from "@fastify/cookie";
 import rateLimit from "@fastify/rate-limit";
 import type { Static } from "@sinclair/typebox";
 import { AppError } from "../../domain/errors.ts";
@@ -8,10 +7,9 @@ import { registerKeyRoutes } from "./key-routes.ts";
 import { quoteOrder } from "./quote.ts";
 import { Quote, QuoteQuery } from "./schemas.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
-import { Sessions, type ActiveSession } from "./session.ts";
+import type { ActiveSession, Sessions } from "./session.ts";
 import { registerTerminalAssets } from "./static.ts";
 import { registerPriceStream } from "./stream.ts";
-import { registerTradingRoutes } from "./trading-routes.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -28,10 +26,8 @@ declare module "fastify" {
  * the API (which keys may use too), and the built single-page app at `/`.
  */
 export const terminalRoutes =
-  (deps: HttpDeps): FastifyPluginAsync =>
+  (deps: HttpDeps, sessions: Sessions): FastifyPluginAsync =>
   async (app) => {
-    const sessions = new Sessions(deps.store, deps.terminal.clock);
-    await app.register(cookie);
     await app.register(rateLimit, {
       global: false,
       errorResponseBuilder: (_req, ctx) =>
@@ -51,8 +47,7 @@ export const terminalRoutes =
 
     registerSessionRoutes(app, deps, sessions);
     registerKeyRoutes(app, deps);
-    registerTradingRoutes(app, deps);
-    registerPriceStream(app, deps, sessions, deps.terminal.streamIntervalMs ?? 500);
+    registerPriceStream(app, deps, deps.terminal.streamIntervalMs ?? 500);
 
     app.get<{ Querystring: Static<typeof QuoteQuery> }>(
       "/v1/quote",
@@ -63,7 +58,7 @@ export const terminalRoutes =
           description:
             "Runs the same router as POST /v1/order on the books as they are now; nothing is locked or sent. The order is planned again when it is submitted, on the books of that moment. A request the router would refuse answers its code (slippage_exceeded, insufficient_liquidity, order_too_small) with 422.",
           tags: ["orders"],
-          security: [{ apiKey: [] }],
+          security: [{ apiKey: [] }, { session: [] }],
           querystring: QuoteQuery,
           response: { 200: Quote, 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" }, 404: { $ref: "Error#" }, 422: { $ref: "Error#" } },
         },

@@ -1,8 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { Type, type Static } from "@sinclair/typebox";
 import type { Outcome } from "../../domain/types.ts";
 import type { HttpDeps } from "../deps.ts";
-import { SESSION_COOKIE, type Sessions } from "./session.ts";
 
 const StreamQuery = Type.Object(
   {
@@ -20,7 +19,7 @@ const HEARTBEAT_MS = 15_000;
  * because the flow is one-way, they pass through any HTTP proxy, and a browser's EventSource
  * reconnects by itself and sends the session cookie.
  */
-export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessions: Sessions, intervalMs: number): void {
+export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, intervalMs: number): void {
   const open = new Set<() => void>();
   // Fastify's close waits for every connection to end, and a stream never does by itself.
   app.addHook("preClose", async () => {
@@ -30,6 +29,7 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessio
   app.get<{ Params: { event_id: string }; Querystring: Static<typeof StreamQuery> }>(
     "/v1/stream/prices/:event_id",
     {
+      config: { auth: { scope: "read", signed: false } },
       schema: {
         summary: "Live merged order book of an event (server-sent events)",
         description:
@@ -46,7 +46,6 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessio
       },
     },
     async (req, reply) => {
-      await authorise(req, deps, sessions);
       const outcome = (req.query.outcome ?? "YES") as Outcome;
       const depth = req.query.depth ?? 20;
       const read = () => JSON.stringify(deps.prices(req.params.event_id, outcome, depth));
@@ -84,13 +83,4 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, sessio
       req.raw.on("close", end);
     },
   );
-}
-
-async function authorise(req: FastifyRequest, deps: HttpDeps, sessions: Sessions): Promise<void> {
-  // Without a session cookie the caller is a program, and the error should tell it about keys.
-  if (req.headers["x-api-key"] !== undefined || req.cookies[SESSION_COOKIE] === undefined) {
-    await deps.authenticate({ method: req.method, url: req.url, headers: req.headers, rawBody: undefined, ip: req.ip }, { scope: "read", signed: false });
-    return;
-  }
-  await sessions.require(req);
 }

@@ -215,21 +215,37 @@ describe("API keys from the terminal", () => {
   });
 });
 
+describe("the API from the terminal's session", () => {
+  it("reads /v1 with the session cookie, and moves funds only with the session's CSRF token", async () => {
+    const { cookie } = await signUp();
+    expect((await app.inject({ method: "GET", url: `/v1/prices/${EVENT.eventId}`, headers: { cookie } })).statusCode).toBe(200);
+    const order = { market_id: "evt_test", outcome: "YES", side: "buy", amount_usdc: 1 };
+    const forged = await app.inject({ method: "POST", url: "/v1/order", headers: { ...json, cookie }, payload: order });
+    expect([forged.statusCode, forged.json().error.code]).toEqual([403, "csrf_failed"]);
+  });
+
+  it("lets a key decide when one is sent, even beside a session cookie", async () => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: `/v1/prices/${EVENT.eventId}`, headers: { cookie, "x-api-key": "ck_live_000000000000000000000000" } });
+    expect(res.json().error.code).toBe("invalid_api_key");
+  });
+});
+
 describe("quote", () => {
   it("plans on the current books without locking: legs, average price, fees", async () => {
     const { cookie } = await signUp();
-    const res = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=10&max_slippage=0.02", headers: { cookie } });
+    const res = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=10&max_slippage=0.02", headers: { cookie } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ shares: 20, average_price: 0.5, fees_usdc: 0, cost_usdc: 10, legs: [{ venue: "a", shares: 20 }] });
   });
 
   it("answers a bad or unroutable request with its code in words", async () => {
     const { cookie } = await signUp();
-    const bad = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=0", headers: { cookie } });
+    const bad = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=0", headers: { cookie } });
     expect(bad.json().error.code).toBe("invalid_request");
-    const unknown = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=nope&outcome=YES&amount_usdc=1", headers: { cookie } });
+    const unknown = await app.inject({ method: "GET", url: "/v1/quote?market_id=nope&outcome=YES&amount_usdc=1", headers: { cookie } });
     expect(unknown.json().error.code).toBe("unknown_event");
-    const tooBig = await app.inject({ method: "GET", url: "/v1/session/quote?market_id=evt_test&outcome=YES&amount_usdc=1000", headers: { cookie } });
+    const tooBig = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=1000", headers: { cookie } });
     expect(tooBig.statusCode).toBe(422);
   });
 });
@@ -276,7 +292,7 @@ describe("static terminal", () => {
 
   it("documents the terminal's endpoints in the OpenAPI document", async () => {
     const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
-    for (const path of ["/v1/session/signin", "/v1/keys", "/v1/quote", "/v1/stream/prices/{event_id}", "/v1/session/orders"]) expect(doc.paths[path]).toBeDefined();
+    for (const path of ["/v1/session/signin", "/v1/keys", "/v1/quote", "/v1/stream/prices/{event_id}", "/v1/order"]) expect(doc.paths[path]).toBeDefined();
     expect(doc.components.securitySchemes.session).toBeDefined();
   });
 });

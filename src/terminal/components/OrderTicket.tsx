@@ -21,7 +21,7 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
   const valid = AMOUNT.test(amount) && Number(amount) > 0;
 
   useEffect(() => {
-    api<Account>("GET", "/v1/session/account").then((a) => setAvailable(a.available_usdc), () => setAvailable(undefined));
+    api<Account>("GET", "/v1/account").then((a) => setAvailable(a.available_usdc), () => setAvailable(undefined));
   }, [result]);
 
   // The quote follows the inputs (after a short pause) and the moving books (every 2 s).
@@ -33,7 +33,7 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
     let live = true;
     const run = () => {
       setQuote((q) => ({ kind: "loading", last: q.kind === "ok" ? q.quote : q.kind === "loading" ? q.last : undefined }));
-      api<Quote>("GET", `/v1/session/quote${query({ market_id: eventId, outcome, amount_usdc: amount, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
+      api<Quote>("GET", `/v1/quote${query({ market_id: eventId, outcome, amount_usdc: amount, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
         (q) => live && setQuote({ kind: "ok", quote: q }),
         (error: unknown) => live && setQuote({ kind: "refused", error }),
       );
@@ -53,7 +53,7 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
     setSubmitting(true);
     setResult(undefined);
     try {
-      const order = await api<Order>("POST", "/v1/session/orders", {
+      const order = await api<Order>("POST", "/v1/order", {
         market_id: eventId,
         outcome,
         side: "buy",

@@ -22,7 +22,7 @@ export function usePriceStream(eventId: string, outcome: string, depth: number):
       }
       // A refused stream (no session, unknown event) closes for good without saying why; the same
       // read as a plain request brings back the reason in words.
-      api<PriceRecord>("GET", `/v1/session/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`).then(
+      api<PriceRecord>("GET", `/v1/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`).then(
         (record) => setState({ kind: "reconnecting", record }),
         (error: unknown) => setState({ kind: "failed", error }),
       );

@@ -4,7 +4,7 @@ import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, Loading, useAsync } from "../components/ui.tsx";
 
 export function AccountPage() {
-  const account = useAsync(() => api<Account>("GET", "/v1/session/account"), []);
+  const account = useAsync(() => api<Account>("GET", "/v1/account"), []);
   if (account.data === undefined) return account.error ? <ErrorNote error={account.error} onRetry={account.reload} /> : <Loading label="Reading your vault…" />;
   const a = account.data;
   return (

@@ -12,7 +12,7 @@ export function EventPage({ eventId }: { eventId: string }) {
   const [outcome, setOutcome] = useState<"YES" | "NO">("YES");
   // The catalog's search covers event ids, so the exact id finds its one event among any partial matches.
   const market = useAsync(
-    () => api<Page<Market>>("GET", `/v1/session/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
+    () => api<Page<Market>>("GET", `/v1/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
     [eventId],
   );
   const stream = usePriceStream(eventId, outcome, 30);

@@ -35,7 +35,7 @@ export function MarketsPage() {
   useEffect(() => {
     let live = true;
     setLoading(true);
-    api<Page<Market>>("GET", `/v1/session/markets${query({ q, status: status === "all" ? undefined : status, limit: 50 })}`).then(
+    api<Page<Market>>("GET", `/v1/markets${query({ q, status: status === "all" ? undefined : status, limit: 50 })}`).then(
       (page) => {
         if (!live) return;
         setRows(page.data);
@@ -54,7 +54,7 @@ export function MarketsPage() {
     if (!next) return;
     setLoading(true);
     try {
-      const page = await api<Page<Market>>("GET", `/v1/session/markets${query({ q, status: status === "all" ? undefined : status, limit: 50, cursor: next })}`);
+      const page = await api<Page<Market>>("GET", `/v1/markets${query({ q, status: status === "all" ? undefined : status, limit: 50, cursor: next })}`);
       setRows((r) => [...(r ?? []), ...page.data]);
       setNext(page.next_cursor);
     } catch (err) {

@@ -7,7 +7,7 @@ import { CopyButton, ErrorNote, Loading, StatusBadge, useAsync, VenueChip } from
 export function OrdersPage() {
   const [pages, setPages] = useState<Order[]>([]);
   const [cursor, setCursor] = useState<string | null>(null);
-  const first = useAsync(() => api<Page<Order>>("GET", `/v1/session/orders${query({ limit: 50 })}`), []);
+  const first = useAsync(() => api<Page<Order>>("GET", `/v1/orders${query({ limit: 50 })}`), []);
   const [moreError, setMoreError] = useState<unknown>();
   const [loadingMore, setLoadingMore] = useState(false);
   const unsettled = first.data?.data.some((o) => !SETTLED.has(o.status)) ?? false;
@@ -26,7 +26,7 @@ export function OrdersPage() {
   const more = async () => {
     setLoadingMore(true);
     try {
-      const page = await api<Page<Order>>("GET", `/v1/session/orders${query({ limit: 50, cursor: next })}`);
+      const page = await api<Page<Order>>("GET", `/v1/orders${query({ limit: 50, cursor: next })}`);
       setPages((p) => [...p, ...page.data]);
       setCursor(page.next_cursor);
     } catch (err) {
