@@ -160,12 +160,6 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       clock,
       encryptWalletKey: (key) => encryptSecret(master, key),
       createApiKey: (input) => createApiKey(store, master, input),
-      quote: {
-        event: (id) => catalog.get(id),
-        quotes: (event, outcome) => venueQuotes(event, outcome, venues, clock.now()),
-        plan,
-        limits: { maxOrder: config.maxOrder },
-      },
       assetsDir: fileURLToPath(new URL("../dist/terminal", import.meta.url)),
     },
   };

@@ -56,12 +56,7 @@ export class OrderService {
 
   async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined): Promise<OrderRecord> {
     const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
-    const event = this.d.event(intent.eventId);
-    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { market_id: intent.eventId });
-    if (event.status !== "open") throw new AppError("market_closed", `The event ${event.eventId} is ${event.status}.`, { status: event.status });
-    if (!event.outcomes.includes(intent.outcome)) {
-      throw new AppError("invalid_request", `outcome must be one of ${event.outcomes.join(", ")}`, { fields: { outcome: "is not an outcome of this event" } });
-    }
+    const event = this.tradableEvent(intent);
 
     const now = new Date(this.d.clock.now()).toISOString();
     const record: OrderRecord = {
@@ -101,6 +96,24 @@ export class OrderService {
     } finally {
       this.inFlight.delete(record.id);
     }
+  }
+
+  /** Plans an order on the books as they are now, exactly as submit() would, storing, locking and sending nothing. */
+  quote(body: unknown): { intent: OrderIntent; plan: Plan } {
+    const { intent } = validateOrder(body, undefined, this.d.limits);
+    const result = this.d.plan(planRequest(intent), this.d.quotes(this.tradableEvent(intent), intent.outcome));
+    if (result.kind === "refusal") throw new AppError(result.code, result.message, result.details);
+    return { intent, plan: result };
+  }
+
+  private tradableEvent(intent: OrderIntent): UnifiedEvent {
+    const event = this.d.event(intent.eventId);
+    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { market_id: intent.eventId });
+    if (event.status !== "open") throw new AppError("market_closed", `The event ${event.eventId} is ${event.status}.`, { status: event.status });
+    if (!event.outcomes.includes(intent.outcome)) {
+      throw new AppError("invalid_request", `outcome must be one of ${event.outcomes.join(", ")}`, { fields: { outcome: "is not an outcome of this event" } });
+    }
+    return event;
   }
 
   private async execute(order: OrderRecord, event: UnifiedEvent, address: Address): Promise<OrderRecord> {

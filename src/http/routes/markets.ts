@@ -20,7 +20,7 @@ const PricesQuery = Type.Object(
   { additionalProperties: false },
 );
 const read = { auth: { scope: "read" as const, signed: false } };
-const security = [{ apiKey: [] }, { session: [] }];
+const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [] }];
 
 export const marketRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>

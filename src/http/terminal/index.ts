@@ -4,7 +4,7 @@ import type { Static } from "@sinclair/typebox";
 import { AppError } from "../../domain/errors.ts";
 import type { HttpDeps } from "../deps.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
-import { quoteOrder } from "./quote.ts";
+import { quoteView } from "./quote.ts";
 import { Quote, QuoteQuery } from "./schemas.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
 import type { ActiveSession, Sessions } from "./session.ts";
@@ -63,7 +63,10 @@ export const terminalRoutes =
           response: { 200: Quote, 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" }, 404: { $ref: "Error#" }, 422: { $ref: "Error#" } },
         },
       },
-      async (req) => quoteOrder(deps.terminal.quote, req.query, deps.terminal.clock.now()),
+      async (req) => {
+        const { intent, plan } = deps.orders.quote({ ...req.query, side: "buy" });
+        return quoteView(intent, plan, deps.terminal.clock.now());
+      },
     );
 
     await registerTerminalAssets(app, deps.terminal.assetsDir);

@@ -1,24 +1,11 @@
 import type { Static } from "@sinclair/typebox";
-import { AppError } from "../../domain/errors.ts";
 import { microToNumber, ONE } from "../../domain/money.ts";
-import { validateOrder } from "../../orders/validate.ts";
-import type { Quote, QuoteQuery } from "./schemas.ts";
-import type { QuoteDeps } from "./deps.ts";
+import type { OrderIntent } from "../../domain/types.ts";
+import type { Plan } from "../../router/index.ts";
+import type { Quote } from "./schemas.ts";
 
-/**
- * Runs the router on the books as they are now, exactly as POST /v1/order would plan the same request,
- * without locking or placing anything. The books move, so the order itself is planned again when sent.
- */
-export function quoteOrder(deps: QuoteDeps, query: Static<typeof QuoteQuery>, now: number): Static<typeof Quote> {
-  const { intent } = validateOrder({ ...query, side: "buy" }, undefined, deps.limits);
-  const event = deps.event(intent.eventId);
-  if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { market_id: intent.eventId });
-  if (event.status !== "open") throw new AppError("market_closed", `The event ${event.eventId} is ${event.status}.`, { status: event.status });
-  const result = deps.plan(
-    { amount: intent.amount, maxSlippage: intent.maxSlippage, strategy: intent.strategy, timeInForce: intent.timeInForce },
-    deps.quotes(event, intent.outcome),
-  );
-  if (result.kind === "refusal") throw new AppError(result.code, result.message, result.details);
+/** The JSON of a quote: the plan the router makes for the order on the books of `now`. */
+export function quoteView(intent: OrderIntent, result: Plan, now: number): Static<typeof Quote> {
   return {
     market_id: intent.eventId,
     outcome: intent.outcome,

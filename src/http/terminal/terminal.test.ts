@@ -9,7 +9,7 @@ import { AppError } from "../../domain/errors.ts";
 import { createApiKey } from "../../auth/keys.ts";
 import { encryptSecret } from "../../auth/secrets.ts";
 import type { UnifiedEvent } from "../../markets/catalog.ts";
-import type { OrderService } from "../../orders/service.ts";
+import { OrderService, type OrderDeps } from "../../orders/service.ts";
 import { plan } from "../../router/index.ts";
 import { openSqliteStore } from "../../store/sqlite/sqlite-store.ts";
 import type { Store } from "../../store/store.ts";
@@ -47,7 +47,24 @@ beforeEach(async () => {
     store,
     authenticate: (req, needs) => authenticate(req, needs, { store, master, clock }),
     account: async (id) => (await store.accountById(id))!,
-    orders: {} as OrderService,
+    // Only the quote path of the order service is used here.
+    orders: new OrderService({
+      event: (id) => (id === EVENT.eventId ? EVENT : undefined),
+      quotes: () => [
+        {
+          venue: "a",
+          venueMarketId: "m",
+          asks: [{ price: 500_000n, shares: 100_000_000n }],
+          feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
+          tickSize: 10_000n,
+          minOrderShares: 1_000_000n,
+          lotShares: 10_000n,
+          latencyMs: 10,
+        },
+      ],
+      plan,
+      limits: { maxOrder: 1_000_000_000n },
+    } as Partial<OrderDeps> as OrderDeps),
     prices: (eventId, outcome) => {
       if (eventId !== EVENT.eventId) throw new AppError("unknown_event");
       ticks++;
@@ -65,23 +82,6 @@ beforeEach(async () => {
       clock,
       encryptWalletKey: (k) => encryptSecret(master, k),
       createApiKey: (input) => createApiKey(store, master, input),
-      quote: {
-        event: (id) => (id === EVENT.eventId ? EVENT : undefined),
-        quotes: () => [
-          {
-            venue: "a",
-            venueMarketId: "m",
-            asks: [{ price: 500_000n, shares: 100_000_000n }],
-            feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
-            tickSize: 10_000n,
-            minOrderShares: 1_000_000n,
-            lotShares: 10_000n,
-            latencyMs: 10,
-          },
-        ],
-        plan,
-        limits: { maxOrder: 1_000_000_000n },
-      },
       assetsDir: assets,
       streamIntervalMs: 20,
     },
