@@ -1,4 +1,4 @@
-import { RateLimiter, sleep } from "./rate-limiter.ts";
+import { sleep, type Throttle } from "./rate-limiter.ts";
 
 /**
  * How a failed call to a venue ended, which decides what the caller may do next:
@@ -98,6 +98,8 @@ export interface RetryPolicy {
   baseDelayMs: number;
   /** Give up retrying once this long has passed since the first attempt. */
   budgetMs: number;
+  /** A Retry-After longer than this is neither waited for nor paused for: the failure is returned at once. */
+  maxRetryAfterMs?: number;
 }
 
 /**
@@ -106,7 +108,7 @@ export interface RetryPolicy {
  */
 export async function sendWithRetry(
   attempt: () => Promise<HttpResult>,
-  limiter: RateLimiter,
+  limiter: Throttle,
   policy: RetryPolicy,
   retryUnknown: (failure: HttpResult & { ok: false }) => boolean,
 ): Promise<HttpResult> {
@@ -116,6 +118,7 @@ export async function sendWithRetry(
     await limiter.acquire();
     result = await attempt();
     if (result.ok || result.kind === "rejected" || (result.kind === "unknown" && !retryUnknown(result))) return result;
+    if (result.retryAfterMs !== undefined && result.retryAfterMs > (policy.maxRetryAfterMs ?? Infinity)) return result;
     const wait = result.retryAfterMs ?? policy.baseDelayMs * 2 ** i;
     if (result.retryAfterMs !== undefined) limiter.pause(result.retryAfterMs);
     if (i + 1 >= policy.attempts || performance.now() - started + wait > policy.budgetMs) break;

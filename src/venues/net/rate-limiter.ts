@@ -1,9 +1,15 @@
+/** What a request waits on before it is sent: one RateLimiter, or several at once (allOf). */
+export interface Throttle {
+  acquire(): Promise<void>;
+  pause(ms: number): void;
+}
+
 /**
  * A token bucket for one of a venue's documented request budgets (Kalshi: 20 reads and 10 writes a
  * second on the Basic tier). Callers wait their turn instead of being refused, and a 429 pauses the
  * whole bucket for the venue's Retry-After so the other callers do not hammer it meanwhile.
  */
-export class RateLimiter {
+export class RateLimiter implements Throttle {
   private tokens: number;
   private refilledAt = performance.now();
   private pausedUntil = 0;
@@ -45,6 +51,21 @@ export class RateLimiter {
       await sleep(((1 - this.tokens) / this.perSecond) * 1000);
     }
   }
+}
+
+/**
+ * Several budgets one request counts against (Polymarket: its general limit and its endpoint's);
+ * a 429 pauses them all, since the venue did not say which one was exceeded.
+ */
+export function allOf(limiters: readonly RateLimiter[]): Throttle {
+  return {
+    acquire: async () => {
+      for (const l of limiters) await l.acquire();
+    },
+    pause: (ms) => {
+      for (const l of limiters) l.pause(ms);
+    },
+  };
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -16,7 +16,8 @@ export interface ReconnectingSocketOptions {
 /**
  * A WebSocket that comes back: after any close or failed handshake it reconnects with exponential
  * back-off (with jitter, so many clients do not return in step), resetting the back-off once a
- * connection has opened. The owner resubscribes in onOpen.
+ * connection has carried a message: one the venue accepts and drops at once still backs off.
+ * The owner resubscribes in onOpen.
  */
 export class ReconnectingSocket {
   private ws: WebSocket | undefined;
@@ -76,12 +77,14 @@ export class ReconnectingSocket {
     }
     this.ws = ws;
     ws.on("open", () => {
-      this.failures = 0;
       this.connections++;
       this.state_ = "open";
       this.opts.onOpen();
     });
-    ws.on("message", (data) => this.opts.onMessage(data.toString()));
+    ws.on("message", (data) => {
+      this.failures = 0;
+      this.opts.onMessage(data.toString());
+    });
     ws.on("error", () => undefined);
     ws.on("unexpected-response", (_req, res) => {
       this.scheduleReconnect(`handshake refused: HTTP ${res.statusCode}`);

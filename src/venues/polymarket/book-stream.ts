@@ -1,5 +1,5 @@
-import WebSocket from "ws";
 import type { Clock } from "../../domain/types.ts";
+import { ReconnectingSocket, type StreamState } from "../net/reconnecting-socket.ts";
 import { parseStreamFrame, type StreamEvent } from "./wire.ts";
 
 export interface BookStreamOptions {
@@ -14,111 +14,78 @@ export interface BookStreamOptions {
   onEvents(events: StreamEvent[]): void;
 }
 
-export type StreamState = "idle" | "connecting" | "open" | "waiting";
-
 /**
- * The market channel of one set of tokens: subscribes, hands every event on, answers silence
- * and disconnection by reconnecting with exponential back-off, and re-subscribes each time so the
- * venue sends fresh snapshots.
+ * The market channel of one set of tokens: hands every event on, and re-subscribes on each
+ * (re)connection so the venue sends fresh snapshots. A connection that goes silent, or keeps
+ * answering PINGs but never sends the snapshots, is replaced.
  */
 export class BookStream {
-  private socket: WebSocket | undefined;
+  private readonly socket: ReconnectingSocket;
   private assetIds: string[] = [];
-  private attempt = 0;
-  private retryTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
-  private stopped = true;
-  private state_: StreamState = "idle";
-  /** When the current connection subscribed, until its snapshots arrive; a connection that keeps answering PINGs but never sends them is replaced. */
+  /** When the current connection subscribed, until its snapshots arrive. */
   private awaitingSnapshotSince: number | undefined;
   /** When anything (an event or a PONG) last arrived, ms since the epoch. */
   lastHeardAt: number | undefined;
-  /** Connections opened so far; the first is 1. */
-  connections = 0;
 
-  constructor(private readonly opts: BookStreamOptions) {}
+  constructor(private readonly opts: BookStreamOptions) {
+    this.socket = new ReconnectingSocket({
+      url: opts.url,
+      // the market channel is public
+      headers: () => ({}),
+      onOpen: () => this.opened(),
+      onMessage: (text) => this.received(text),
+      onClose: () => clearInterval(this.pingTimer),
+      minDelayMs: opts.backoff.initialMs,
+      maxDelayMs: opts.backoff.maxMs,
+    });
+  }
 
   get state(): StreamState {
-    return this.state_;
+    return this.socket.state;
+  }
+
+  /** Connections opened so far; the first is 1. */
+  get connections(): number {
+    return this.socket.connections;
   }
 
   start(assetIds: string[]): void {
     this.assetIds = assetIds;
-    this.stopped = false;
-    if (assetIds.length > 0) this.connect();
+    if (assetIds.length > 0) this.socket.start();
   }
 
   stop(): void {
-    this.stopped = true;
-    clearTimeout(this.retryTimer);
     clearInterval(this.pingTimer);
-    this.socket?.terminate();
-    this.socket = undefined;
-    this.state_ = "idle";
+    this.socket.stop();
   }
 
-  private connect(): void {
-    this.state_ = "connecting";
-    const socket = new WebSocket(this.opts.url, { handshakeTimeout: Math.max(this.opts.silenceMs, 1_000) });
-    this.socket = socket;
-    let heardSinceOpen = false;
-    socket.on("open", () => {
-      this.state_ = "open";
-      this.connections++;
-      this.lastHeardAt = this.opts.clock.now();
-      this.awaitingSnapshotSince = this.lastHeardAt;
-      socket.send(JSON.stringify({ assets_ids: this.assetIds, type: "market" }));
-      clearInterval(this.pingTimer);
-      this.pingTimer = setInterval(() => this.tickWatch(socket), this.opts.pingMs);
-    });
-    socket.on("message", (data, isBinary) => {
-      if (isBinary) return;
-      this.lastHeardAt = this.opts.clock.now();
-      if (!heardSinceOpen) {
-        heardSinceOpen = true;
-        // a connection that carries data is healthy: the next failure starts the back-off afresh
-        this.attempt = 0;
-      }
-      const text = data.toString();
-      if (text === "PONG") return;
-      let events: StreamEvent[];
-      try {
-        events = parseStreamFrame(text);
-      } catch {
-        // a frame we cannot read is dropped; the books it would have changed age until the next snapshot
-        return;
-      }
-      if (events.some((e) => e.type === "book")) this.awaitingSnapshotSince = undefined;
-      this.opts.onEvents(events);
-    });
-    socket.on("error", () => {
-      // 'close' follows every error and schedules the reconnection
-    });
-    socket.on("close", () => {
-      if (this.socket !== socket) return;
-      clearInterval(this.pingTimer);
-      this.socket = undefined;
-      if (!this.stopped) this.scheduleReconnect();
-    });
+  private opened(): void {
+    this.lastHeardAt = this.opts.clock.now();
+    this.awaitingSnapshotSince = this.lastHeardAt;
+    this.socket.send(JSON.stringify({ assets_ids: this.assetIds, type: "market" }));
+    clearInterval(this.pingTimer);
+    this.pingTimer = setInterval(() => this.watch(), this.opts.pingMs);
   }
 
-  private tickWatch(socket: WebSocket): void {
-    const now = this.opts.clock.now();
-    const unanswered = this.awaitingSnapshotSince !== undefined && now - this.awaitingSnapshotSince > this.opts.silenceMs;
-    if (now - (this.lastHeardAt ?? 0) > this.opts.silenceMs || unanswered) {
-      socket.terminate();
+  private received(text: string): void {
+    this.lastHeardAt = this.opts.clock.now();
+    if (text === "PONG") return;
+    let events: StreamEvent[];
+    try {
+      events = parseStreamFrame(text);
+    } catch {
+      // a frame we cannot read is dropped; the books it would have changed age until the next snapshot
       return;
     }
-    if (socket.readyState === WebSocket.OPEN) socket.send("PING");
+    if (events.some((e) => e.type === "book")) this.awaitingSnapshotSince = undefined;
+    this.opts.onEvents(events);
   }
 
-  private scheduleReconnect(): void {
-    this.state_ = "waiting";
-    const { initialMs, maxMs } = this.opts.backoff;
-    const delay = Math.min(maxMs, initialMs * 2 ** this.attempt);
-    this.attempt++;
-    this.retryTimer = setTimeout(() => {
-      if (!this.stopped) this.connect();
-    }, delay);
+  private watch(): void {
+    const now = this.opts.clock.now();
+    const unanswered = this.awaitingSnapshotSince !== undefined && now - this.awaitingSnapshotSince > this.opts.silenceMs;
+    if (now - (this.lastHeardAt ?? 0) > this.opts.silenceMs || unanswered) this.socket.restart();
+    else this.socket.send("PING");
   }
 }

@@ -1,10 +1,8 @@
-import { performance } from "node:perf_hooks";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
 import { PolymarketVenue, type PolymarketVenueOptions } from "./polymarket-venue.ts";
-import { RateLimiter } from "./rate-limiter.ts";
 import { startPolymarketSim, type PolymarketSim } from "./sim/index.ts";
 
 const catalog = MarketCatalog.load();
@@ -95,16 +93,5 @@ describe("PolymarketVenue", () => {
     expect((await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ nonsense: 1 }) })).status).toBe(400);
     await fetch(`${sim.url}/_sim/faults/reset`, { method: "POST" });
     expect(sim.faults.get().partialFills).toBe(false);
-  });
-});
-
-describe("RateLimiter", () => {
-  it("lets a burst through, then spaces requests at the published rate", async () => {
-    const limiter = new RateLimiter({ general: { requests: 3, windowMs: 300 } });
-    const started = performance.now();
-    for (let i = 0; i < 3; i++) await limiter.acquire(["general"]);
-    expect(performance.now() - started).toBeLessThan(50);
-    for (let i = 0; i < 3; i++) await limiter.acquire(["general", "unlisted"]);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(280);
   });
 });

@@ -19,10 +19,11 @@ import type {
 } from "../venue.ts";
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
-import { formatDecimal } from "./decimal.ts";
+import { formatMicro } from "../../domain/money.ts";
+import type { HttpResult, RetryPolicy } from "../net/http.ts";
+import { WireError } from "./decimal.ts";
 import { orderBody, orderHash, OrderSigner } from "./order-signing.ts";
-import { POLYMARKET_LIMITS, RateLimiter, type Limit } from "./rate-limiter.ts";
-import { READ_POLICY, RestClient, RestError, type RestFailure, type RetryPolicy } from "./rest.ts";
+import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
 import {
   applyLevel,
   END_CURSOR,
@@ -68,11 +69,15 @@ interface HeldBook {
   connection: number;
 }
 
-/** Reposting an order is safe: its hash is fixed by its client id, so the venue refuses a second copy as a duplicate. */
-const ORDER_POLICY: RetryPolicy = {
-  attempts: 4,
-  retryable: (f) => f.kind === "refused" || (f.kind === "http" && (f.status === 429 || f.status >= 500)),
-};
+type Failure = HttpResult & { ok: false };
+
+/** Reads change nothing on the venue: one that went unanswered is asked again, as is one answered 5xx. */
+const retryRead = (f: Failure) => f.status === undefined || f.status >= 500;
+/**
+ * Reposting an order answered 5xx is safe: its hash is fixed by its client id, so the venue refuses
+ * a second copy as a duplicate. One that went unanswered is not reposted: status() reconciles it.
+ */
+const retryOrder = (f: Failure) => f.status !== undefined && f.status >= 500;
 const BOOKS_PER_REQUEST = 50;
 
 /** Polymarket's CLOB behind the Venue port: REST for catalogue, orders and fills, the market WebSocket for books. */
@@ -82,6 +87,7 @@ export class PolymarketVenue implements Venue {
   private readonly clock: Clock;
   private readonly catalog: MarketCatalog;
   private readonly rest: RestClient;
+  private readonly retry: RetryPolicy;
   private readonly signer: OrderSigner;
   private readonly apiKey: string;
   private readonly stream: BookStream;
@@ -109,11 +115,11 @@ export class PolymarketVenue implements Venue {
       credentials: opts.credentials,
       address: this.signer.address,
       clock: this.clock,
-      limiter: new RateLimiter(opts.limits ?? POLYMARKET_LIMITS),
+      limits: opts.limits ?? POLYMARKET_LIMITS,
       timeoutMs: opts.requestTimeoutMs ?? 3_000,
-      backoffMs: opts.retryBackoffMs ?? 200,
-      maxRetryAfterMs: opts.maxRetryAfterMs ?? 5_000,
     });
+    // no time budget: the attempts and the longest Retry-After waited for bound a request
+    this.retry = { attempts: 4, baseDelayMs: opts.retryBackoffMs ?? 200, budgetMs: Infinity, maxRetryAfterMs: opts.maxRetryAfterMs ?? 5_000 };
     this.stream = new BookStream({
       url: opts.wsUrl,
       clock: this.clock,
@@ -132,7 +138,7 @@ export class PolymarketVenue implements Venue {
     for (let i = 0; i < tokenIds.length; i += BOOKS_PER_REQUEST) {
       const chunk = tokenIds.slice(i, i + BOOKS_PER_REQUEST);
       const raw = await this.read({ method: "POST", path: "/books", body: chunk.map((token_id) => ({ token_id })), limits: ["books"] });
-      if (!Array.isArray(raw)) throw new RestError({ kind: "http", status: 200, error: "POST /books did not answer an array", retryAfterMs: undefined });
+      if (!Array.isArray(raw)) throw new WireError("POST /books did not answer an array");
       for (const b of raw) this.hold(parseBook(b), 0);
     }
     this.stream.start(tokenIds);
@@ -166,12 +172,8 @@ export class PolymarketVenue implements Venue {
 
   /** The market's fee curve, or undefined where the venue does not serve one (the listing's taker_base_fee then stands). */
   private async feeCurve(conditionId: string): Promise<FeeModel | undefined> {
-    try {
-      return parseClobMarketFee(await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }));
-    } catch (err) {
-      if (err instanceof RestError && err.failure.kind === "http" && err.failure.status === 404) return undefined;
-      throw err;
-    }
+    const raw = await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }, true);
+    return raw === undefined ? undefined : parseClobMarketFee(raw);
   }
 
   market(venueMarketId: string): VenueMarket | undefined {
@@ -206,22 +208,22 @@ export class PolymarketVenue implements Venue {
       feeRateBps: m.feeRateBps,
       negRisk: m.negRisk,
     });
-    if (!struct) return { kind: "rejected", reason: `invalid_lot: ${formatDecimal(order.shares)} shares at ${formatDecimal(order.limitPrice)} is not a whole micro-USDC` };
+    if (!struct) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-USDC` };
     const orderId = orderHash(struct, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
     const body = orderBody(struct, await this.signer.sign(struct, m.negRisk), this.apiKey, "FAK");
     const started = performance.now();
+    const res = await this.request({ method: "POST", path: "/order", body, auth: true, limits: ["postOrderBurst", "postOrderSustained"] }, retryOrder);
+    if (!res.ok) return this.placeFailed(res, orderId, order);
+    this.recorder.record(performance.now() - started);
+    let ack: ReturnType<typeof parseOrderAck>;
     try {
-      const ack = parseOrderAck(
-        await this.rest.send({ method: "POST", path: "/order", body, auth: true, limits: ["postOrderBurst", "postOrderSustained"] }, ORDER_POLICY),
-      );
-      this.restFailures = 0;
-      this.recorder.record(performance.now() - started);
-      if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg)}: ${ack.errorMsg}` };
-      return await this.executed(orderId, order, `order ${ack.status}`);
+      ack = parseOrderAck(res.body);
     } catch (err) {
-      return this.placeFailed(err, orderId, order);
+      return { kind: "unknown", reason: `unreadable_answer: ${(err as Error).message}` };
     }
+    if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg)}: ${ack.errorMsg}` };
+    return this.executed(orderId, order, `order ${ack.status}`);
   }
 
   /**
@@ -287,24 +289,21 @@ export class PolymarketVenue implements Venue {
     return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId: orderId, fills: status.fills };
   }
 
-  private async placeFailed(err: unknown, orderId: string, order: ChildOrder): Promise<PlaceResult> {
-    if (!(err instanceof RestError)) return { kind: "unknown", reason: `unreadable_answer: ${(err as Error).message}` };
-    this.restFailures = err.failure.kind === "http" ? 0 : this.restFailures + 1;
-    const f: RestFailure = err.failure;
-    switch (f.kind) {
-      case "timeout":
-        return { kind: "unknown", reason: `timeout: ${f.detail}` };
-      case "lost":
-        return { kind: "unknown", reason: `connection_lost: ${f.detail}` };
-      case "refused":
-        return { kind: "rejected", reason: `venue_unreachable: ${f.detail}` };
-      case "http":
-        if (f.status === 400 && /duplicat/i.test(f.error)) return this.executed(orderId, order, "duplicate of an order already placed");
-        if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${f.error}` };
-        if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${f.error}` };
-        if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${f.error}` };
-        return { kind: "rejected", reason: `${rejectionReason(f.error)}: ${f.error}` };
+  /**
+   * Unanswered: refused before sending is a definite no, a timeout or a cut connection may have
+   * placed it. Answered: by status, a 5xx (503 included) leaving the order possibly placed.
+   */
+  private async placeFailed(f: Failure, orderId: string, order: ChildOrder): Promise<PlaceResult> {
+    if (f.status === undefined) {
+      return f.kind === "retryable" ? { kind: "rejected", reason: `venue_unreachable: ${f.reason}` } : { kind: "unknown", reason: f.reason };
     }
+    const error = typeof (f.body as { error?: unknown } | undefined)?.error === "string" ? (f.body as { error: string }).error : f.reason;
+    if (f.status < 400) return { kind: "unknown", reason: `unreadable_answer: ${f.reason}` };
+    if (f.status === 400 && /duplicat/i.test(error)) return this.executed(orderId, order, "duplicate of an order already placed");
+    if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${error}` };
+    if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${error}` };
+    if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${error}` };
+    return { kind: "rejected", reason: `${rejectionReason(error)}: ${error}` };
   }
 
   private rebuildOrderId(order: ChildOrder): string | undefined {
@@ -323,13 +322,7 @@ export class PolymarketVenue implements Venue {
 
   /** The order and its trades, with the order's fee split over them so that they add up to the fee of the whole order. */
   private async lookup(orderId: string, clientOrderId: string): Promise<ChildStatus> {
-    let raw: unknown;
-    try {
-      raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] });
-    } catch (err) {
-      if (err instanceof RestError && err.failure.kind === "http" && err.failure.status === 404) return { kind: "not_found" };
-      throw err;
-    }
+    const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
     if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
     const open = parseOpenOrder(raw);
     const trades = await Promise.all(open.associateTrades.map((id) => this.trade(id)));
@@ -350,15 +343,19 @@ export class PolymarketVenue implements Venue {
     return page.data.find((t) => t.id === id);
   }
 
-  private async read(req: Parameters<RestClient["send"]>[0]): Promise<unknown> {
-    try {
-      const out = await this.rest.send(req, READ_POLICY);
-      this.restFailures = 0;
-      return out;
-    } catch (err) {
-      if (err instanceof RestError && err.failure.kind !== "http") this.restFailures++;
-      throw err;
-    }
+  /** A read; with `missingOk`, a 404 answers undefined instead of failing. */
+  private async read(req: RestRequest, missingOk = false): Promise<unknown> {
+    const res = await this.request(req, retryRead);
+    if (res.ok) return res.body;
+    if (missingOk && res.status === 404) return undefined;
+    throw new AppError("venue_unavailable", `${this.id}: ${req.method} ${req.path} failed: ${res.reason}`, { venue: this.id });
+  }
+
+  /** Counts, for health, the requests in a row that the venue did not answer at all. */
+  private async request(req: RestRequest, retryUnknown: (f: Failure) => boolean): Promise<HttpResult> {
+    const res = await this.rest.send(req, this.retry, retryUnknown);
+    this.restFailures = res.ok || res.status !== undefined ? 0 : this.restFailures + 1;
+    return res;
   }
 
   private onStream(events: StreamEvent[]): void {

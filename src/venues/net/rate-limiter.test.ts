@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { allOf, RateLimiter } from "./rate-limiter.ts";
+
+describe("RateLimiter", () => {
+  it("lets a burst through, then spaces requests at the rate", async () => {
+    const limiter = new RateLimiter(10, 3);
+    const started = performance.now();
+    for (let i = 0; i < 3; i++) await limiter.acquire();
+    expect(performance.now() - started).toBeLessThan(50);
+    for (let i = 0; i < 3; i++) await limiter.acquire();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(280);
+  });
+
+  it("holds a request until every limit it counts against has room, and pauses them all", async () => {
+    const general = new RateLimiter(1_000, 100);
+    const endpoint = new RateLimiter(10, 1);
+    const both = allOf([general, endpoint]);
+    const started = performance.now();
+    await both.acquire();
+    await both.acquire();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    both.pause(100);
+    const paused = performance.now();
+    await general.acquire();
+    expect(performance.now() - paused).toBeGreaterThanOrEqual(90);
+  });
+});
