@@ -14,7 +14,7 @@ import { createApiKey } from "./auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/deps.ts";
-import { MarketCatalog } from "./markets/catalog.ts";
+import { loadCatalog } from "./markets/catalog-db.ts";
 import { mergeBooks, venueQuotes } from "./markets/merged-book.ts";
 import { presentMarket } from "./markets/present.ts";
 import { OrderService } from "./orders/service.ts";
@@ -62,7 +62,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   });
   const chain = vault.info();
 
-  const catalog = MarketCatalog.load();
+  const catalog = await loadCatalog(store);
   const venueSetup = await startVenues({
     names: config.venues,
     endpoints: config.venueEndpoints,

@@ -1,28 +1,13 @@
-import { join } from "node:path";
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
 import { createApiKey, parseScopes } from "../auth/keys.ts";
-import { encryptSecret, loadMasterKey } from "../auth/secrets.ts";
+import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
-import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
-import type { Store } from "../store/store.ts";
 import { startCrossfill } from "../main.ts";
-
-/** Opens the same store the server uses (DATA_DIR), whether or not a server is running on it. */
-async function withStore<T>(fn: (store: Store, master: Buffer) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  mkdirSync(config.dataDir, { recursive: true });
-  const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
-  const store = await openSqliteStore(join(config.dataDir, "crossfill.db"));
-  try {
-    await store.migrate();
-    return await fn(store, master);
-  } finally {
-    await store.close();
-  }
-}
+import { registerEventCommands } from "./events.ts";
+import { withStore } from "./with-store.ts";
 
 function fail(message: string): never {
   console.error(`crossfill: ${message}`);
@@ -117,5 +102,7 @@ keys
     else console.log(revoked ? `Revoked ${apiKey}.` : `No active key ${apiKey}.`);
     if (!revoked) process.exitCode = 1;
   });
+
+registerEventCommands(program, fail);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail(e instanceof AppError ? e.message : e instanceof Error ? e.message : String(e)));

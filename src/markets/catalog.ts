@@ -56,6 +56,11 @@ export const MAX_PAGE_LIMIT = 500;
 
 const KEBAB = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
+/** Event ids are kebab-case: they appear in URLs and on the terminal as they are. */
+export function isEventId(id: string): boolean {
+  return KEBAB.test(id);
+}
+
 /** The unified event catalog: every event crossfill trades, and where each venue lists it. */
 export class MarketCatalog {
   private readonly byId: Map<string, CatalogEvent>;
@@ -77,18 +82,26 @@ export class MarketCatalog {
     const events = array(field(record(doc, "catalog"), "events", "catalog"), "catalog.events").map((e, i) =>
       parseEvent(e, `events[${i}]`),
     );
+    return MarketCatalog.fromEvents(events);
+  }
+
+  /** A catalog of events already parsed (from the database): checks what holds across events, which no single row can. */
+  static fromEvents(events: readonly CatalogEvent[]): MarketCatalog {
     const ids = new Set<string>();
     const venueIds = new Set<string>();
     for (const e of events) {
+      if (!KEBAB.test(e.eventId)) throw new Error(`catalog: event_id ${e.eventId} is not kebab-case`);
       if (ids.has(e.eventId)) throw new Error(`catalog: duplicate event_id ${e.eventId}`);
       ids.add(e.eventId);
+      if (e.listings.length === 0) throw new Error(`catalog: ${e.eventId} is listed on no venue`);
+      if (new Set(e.listings.map((l) => l.venue)).size !== e.listings.length) throw new Error(`catalog: ${e.eventId} lists a venue twice`);
       for (const l of e.listings) {
         const key = `${l.venue}\u0000${l.venueMarketId}`;
         if (venueIds.has(key)) throw new Error(`catalog: ${l.venue} market ${l.venueMarketId} is listed under two events`);
         venueIds.add(key);
       }
     }
-    return new MarketCatalog(events);
+    return new MarketCatalog([...events]);
   }
 
   events(): readonly CatalogEvent[] {
@@ -134,6 +147,17 @@ export class MarketCatalog {
   }
 }
 
+/**
+ * The events a venue simulator lists: the catalog's, and the venue's own markets (`own`, its data
+ * file), which stand in for any catalog listing of the same market. A venue states its own markets
+ * (wording, close time, price) whatever crossfill's catalog calls them once they are matched.
+ */
+export function simulatedVenueEvents(catalog: MarketCatalog, own: MarketCatalog, venue: string): CatalogEvent[] {
+  const ownIds = new Set(own.events().flatMap((e) => e.listings.filter((l) => l.venue === venue).map((l) => l.venueMarketId)));
+  const listsOwnMarket = (e: CatalogEvent) => e.listings.some((l) => l.venue === venue && ownIds.has(l.venueMarketId));
+  return [...catalog.events().filter((e) => !listsOwnMarket(e)), ...own.events()];
+}
+
 function encodeCursor(afterId: string): string {
   return Buffer.from(JSON.stringify({ after: afterId }), "utf8").toString("base64url");
 }
@@ -170,8 +194,6 @@ function parseEvent(raw: unknown, at: string): CatalogEvent {
     throw new Error(`catalog: ${at}.resolution must be set exactly when the event is resolved`);
   }
   const listings = array(field(o, "listings", at), `${at}.listings`).map((l, i) => parseListing(l, `${at}.listings[${i}]`));
-  if (listings.length === 0) throw new Error(`catalog: ${at} is listed on no venue`);
-  if (new Set(listings.map((l) => l.venue)).size !== listings.length) throw new Error(`catalog: ${at} lists a venue twice`);
   return {
     eventId,
     title: text(field(o, "title", at), `${at}.title`),

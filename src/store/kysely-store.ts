@@ -1,4 +1,4 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
@@ -7,22 +7,33 @@ import {
   accountToRow,
   apiKeyFromRow,
   apiKeyToRow,
+  catalogEventFromRows,
+  catalogEventToRow,
+  catalogListingToRow,
   fillFromRow,
   fillToRow,
   orderFromRow,
   orderPatchToRow,
   orderToRow,
+  proposalFromRow,
   sessionFromRow,
   type Database,
 } from "./rows.ts";
 import type {
+  AcceptResult,
   AccountRecord,
   ApiKeyRecord,
+  CatalogChange,
+  CatalogEventRecord,
+  CatalogListingRecord,
   FillRecord,
+  NewProposal,
   OrderPatch,
   OrderRecord,
   OrderStatus,
   Page,
+  ProposalRecord,
+  ProposalStatus,
   SessionRecord,
   Store,
 } from "./store.ts";
@@ -213,6 +224,118 @@ export class KyselyStore implements Store {
     await this.db.deleteFrom("sessions").where("expires_at", "<=", before).execute();
   }
 
+  async seedCatalog(events: readonly CatalogEventRecord[]): Promise<number> {
+    const at = this.nowIso();
+    return this.db.transaction().execute(async (trx) => {
+      let inserted = 0;
+      for (const e of events) {
+        const row = await trx
+          .insertInto("catalog_events")
+          .values(catalogEventToRow(e, at))
+          .onConflict((oc) => oc.column("event_id").doNothing())
+          .returning("event_id")
+          .executeTakeFirst();
+        if (!row) continue;
+        inserted++;
+        await insertListings(trx, e.eventId, e.listings, 0n);
+      }
+      return inserted;
+    });
+  }
+
+  async catalogEvents(): Promise<CatalogEventRecord[]> {
+    const events = await this.db.selectFrom("catalog_events").selectAll().orderBy("event_id").execute();
+    const listings = await this.db.selectFrom("catalog_listings").selectAll().orderBy("event_id").orderBy("position").execute();
+    const byEvent = new Map<string, typeof listings>();
+    for (const l of listings) byEvent.set(l.event_id, [...(byEvent.get(l.event_id) ?? []), l]);
+    return events.map((e) => catalogEventFromRows(e, byEvent.get(e.event_id) ?? []));
+  }
+
+  async saveProposals(proposals: readonly NewProposal[]): Promise<ProposalRecord[]> {
+    if (proposals.length === 0) return [];
+    const at = this.nowIso();
+    await this.db.transaction().execute(async (trx) => {
+      for (const p of proposals) {
+        const fresh = {
+          kind: p.kind,
+          event_id: p.eventId,
+          title: p.title,
+          score_ppm: BigInt(Math.round(p.score * 1e6)),
+          reason: p.reason,
+          members: JSON.stringify(p.members),
+        };
+        await trx
+          .insertInto("proposals")
+          .values({ id: p.id, ...fresh, status: "proposed", created_at: at, decided_at: null })
+          .onConflict((oc) => oc.column("id").doUpdateSet(fresh).where("proposals.status", "=", "proposed"))
+          .execute();
+      }
+    });
+    const rows = await this.db.selectFrom("proposals").selectAll().where("id", "in", proposals.map((p) => p.id)).execute();
+    const byId = new Map(rows.map((r) => [r.id, proposalFromRow(r)]));
+    return proposals.map((p) => byId.get(p.id)!);
+  }
+
+  async proposal(id: string): Promise<ProposalRecord | undefined> {
+    const row = await this.db.selectFrom("proposals").selectAll().where("id", "=", id).executeTakeFirst();
+    return row && proposalFromRow(row);
+  }
+
+  async listProposals(status?: ProposalStatus): Promise<ProposalRecord[]> {
+    let query = this.db.selectFrom("proposals").selectAll();
+    if (status !== undefined) query = query.where("status", "=", status);
+    const rows = await query.orderBy("score_ppm", "desc").orderBy("id").execute();
+    return rows.map(proposalFromRow);
+  }
+
+  async acceptProposal(id: string, change: CatalogChange, at: string): Promise<AcceptResult> {
+    return this.db.transaction().execute(async (trx): Promise<AcceptResult> => {
+      const row = await trx.selectFrom("proposals").selectAll().where("id", "=", id).executeTakeFirst();
+      if (!row) return { kind: "not_found" };
+      if (row.status !== "proposed") return { kind: "already_decided", proposal: proposalFromRow(row) };
+      const eventId = change.kind === "new_event" ? change.event.eventId : change.eventId;
+      const listings = change.kind === "new_event" ? change.event.listings : change.listings;
+      const existing = await trx.selectFrom("catalog_listings").select(["venue", "position"]).where("event_id", "=", eventId).execute();
+      if (change.kind === "new_event") {
+        if (await trx.selectFrom("catalog_events").select("event_id").where("event_id", "=", eventId).executeTakeFirst()) {
+          return { kind: "conflict", reason: `the catalog already has an event ${eventId}` };
+        }
+      } else if (!(await trx.selectFrom("catalog_events").select("event_id").where("event_id", "=", eventId).executeTakeFirst())) {
+        return { kind: "conflict", reason: `the catalog has no event ${eventId}` };
+      }
+      for (const l of listings) {
+        if (existing.some((x) => x.venue === l.venue)) return { kind: "conflict", reason: `${eventId} is already listed on ${l.venue}` };
+        const taken = await trx
+          .selectFrom("catalog_listings")
+          .select("event_id")
+          .where("venue", "=", l.venue)
+          .where("venue_market_id", "=", l.venueMarketId)
+          .executeTakeFirst();
+        if (taken) return { kind: "conflict", reason: `${l.venue} market ${l.venueMarketId} is already listed under ${taken.event_id}` };
+      }
+      if (change.kind === "new_event") await trx.insertInto("catalog_events").values(catalogEventToRow(change.event, at)).execute();
+      const next = existing.reduce((max, x) => (BigInt(x.position) >= max ? BigInt(x.position) + 1n : max), 0n);
+      await insertListings(trx, eventId, listings, next);
+      const accepted = await trx
+        .updateTable("proposals")
+        .set({ status: "accepted", decided_at: at, ...(change.kind === "new_event" ? { event_id: eventId, title: change.event.title } : {}) })
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { kind: "accepted", proposal: proposalFromRow(accepted) };
+    });
+  }
+
+  async rejectProposal(id: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable("proposals")
+      .set({ status: "rejected", decided_at: at })
+      .where("id", "=", id)
+      .where("status", "=", "proposed")
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   async rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean> {
     // An expired row is not yet purged but no longer counts: the upsert takes it over. A live row
     // makes the WHERE false, so nothing is written and the count says "replay".
@@ -236,6 +359,14 @@ export class KyselyStore implements Store {
   private nowIso(): string {
     return new Date(this.clock.now()).toISOString();
   }
+}
+
+async function insertListings(trx: Transaction<Database>, eventId: string, listings: readonly CatalogListingRecord[], first: bigint): Promise<void> {
+  if (listings.length === 0) return;
+  await trx
+    .insertInto("catalog_listings")
+    .values(listings.map((l, i) => catalogListingToRow(eventId, l, first + BigInt(i))))
+    .execute();
 }
 
 interface OrderCursor {

@@ -1,6 +1,20 @@
 import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
-import type { Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
-import type { AccountRecord, ApiKeyRecord, FillRecord, OrderLeg, OrderPatch, OrderRecord, OrderStatus, SessionRecord } from "./store.ts";
+import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  CatalogEventRecord,
+  CatalogListingRecord,
+  FillRecord,
+  OrderLeg,
+  OrderPatch,
+  OrderRecord,
+  OrderStatus,
+  ProposalMember,
+  ProposalRecord,
+  ProposalStatus,
+  SessionRecord,
+} from "./store.ts";
 
 /**
  * A 64-bit integer column. SQLite hands it back as a bigint (safeIntegers) and PostgreSQL's int8 as a
@@ -88,6 +102,44 @@ export interface SessionsTable {
   expires_at: string;
 }
 
+export interface CatalogEventsTable {
+  event_id: string;
+  title: string;
+  description: string;
+  status: string;
+  close_time: string;
+  resolution: string | null;
+  base_price: Int64;
+  created_at: string;
+}
+
+export interface CatalogListingsTable {
+  venue: string;
+  venue_market_id: string;
+  event_id: string;
+  /** Order of the listing within its event, as it was added. */
+  position: Int64;
+  yes_id: string;
+  no_id: string;
+  tick_size: Int64 | null;
+  fee_rate_ppm: Int64 | null;
+}
+
+export interface ProposalsTable {
+  id: string;
+  kind: string;
+  event_id: string;
+  title: string;
+  /** In millionths, an integer, so that both backends store and sort it the same. */
+  score_ppm: Int64;
+  reason: string;
+  /** JSON array of the member markets. */
+  members: string;
+  status: string;
+  created_at: string;
+  decided_at: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -95,6 +147,9 @@ export interface Database {
   fills: FillsTable;
   replay_signatures: ReplaySignaturesTable;
   sessions: SessionsTable;
+  catalog_events: CatalogEventsTable;
+  catalog_listings: CatalogListingsTable;
+  proposals: ProposalsTable;
 }
 
 /** Reads a 64-bit integer column; a JS number here would mean precision may already have been lost. */
@@ -277,4 +332,64 @@ export function fillFromRow(r: Selectable<FillsTable>): FillRecord {
 
 export function sessionFromRow(r: Selectable<SessionsTable>): SessionRecord {
   return { idHash: r.id_hash, accountId: r.account_id, createdAt: r.created_at, expiresAt: r.expires_at };
+}
+
+export function catalogEventToRow(e: CatalogEventRecord, createdAt: string): Insertable<CatalogEventsTable> {
+  return {
+    event_id: e.eventId,
+    title: e.title,
+    description: e.description,
+    status: e.status,
+    close_time: e.closeTime,
+    resolution: e.resolution,
+    base_price: e.basePrice,
+    created_at: createdAt,
+  };
+}
+
+export function catalogListingToRow(eventId: string, l: CatalogListingRecord, position: bigint): Insertable<CatalogListingsTable> {
+  return {
+    venue: l.venue,
+    venue_market_id: l.venueMarketId,
+    event_id: eventId,
+    position,
+    yes_id: l.outcomeIds.YES,
+    no_id: l.outcomeIds.NO,
+    tick_size: l.tickSize,
+    fee_rate_ppm: l.feeRatePpm,
+  };
+}
+
+export function catalogEventFromRows(e: Selectable<CatalogEventsTable>, listings: Selectable<CatalogListingsTable>[]): CatalogEventRecord {
+  return {
+    eventId: e.event_id,
+    title: e.title,
+    description: e.description,
+    status: e.status as MarketStatus,
+    closeTime: e.close_time,
+    resolution: e.resolution as Outcome | null,
+    basePrice: int64(e.base_price, "base_price"),
+    listings: listings.map((l) => ({
+      venue: l.venue,
+      venueMarketId: l.venue_market_id,
+      outcomeIds: { YES: l.yes_id, NO: l.no_id },
+      tickSize: l.tick_size === null ? null : int64(l.tick_size, "tick_size"),
+      feeRatePpm: l.fee_rate_ppm === null ? null : int64(l.fee_rate_ppm, "fee_rate_ppm"),
+    })),
+  };
+}
+
+export function proposalFromRow(r: Selectable<ProposalsTable>): ProposalRecord {
+  return {
+    id: r.id,
+    kind: r.kind as ProposalRecord["kind"],
+    eventId: r.event_id,
+    title: r.title,
+    score: Number(int64(r.score_ppm, "score_ppm")) / 1e6,
+    reason: r.reason,
+    members: JSON.parse(r.members) as ProposalMember[],
+    status: r.status as ProposalStatus,
+    createdAt: r.created_at,
+    decidedAt: r.decided_at,
+  };
 }

@@ -1,5 +1,5 @@
 import type { Micro, Ppm, PriceMicro, ShareMicro } from "../domain/money.ts";
-import type { Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
+import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
 
 export interface AccountRecord {
   id: string;
@@ -94,6 +94,69 @@ export interface FillRecord {
 
 export type OrderPatch = Partial<Omit<OrderRecord, "id" | "accountId" | "createdAt">>;
 
+/** One venue's listing of a catalog event. Tick and fee are set only where they differ from the venue's usual ones. */
+export interface CatalogListingRecord {
+  venue: string;
+  venueMarketId: string;
+  outcomeIds: Record<Outcome, string>;
+  tickSize: PriceMicro | null;
+  feeRatePpm: Ppm | null;
+}
+
+/** A unified event of the catalog, with its listings in the order they were added. */
+export interface CatalogEventRecord {
+  eventId: string;
+  title: string;
+  description: string;
+  status: MarketStatus;
+  closeTime: string;
+  resolution: Outcome | null;
+  /** Where the simulators anchor the books of markets they take from the catalog. */
+  basePrice: PriceMicro;
+  listings: CatalogListingRecord[];
+}
+
+/** A venue market as a match proposal names it: enough to write its listing when a person accepts. */
+export interface ProposalMember {
+  venue: string;
+  venueMarketId: string;
+  title: string;
+  closeTime: string;
+  outcomeIds: Record<Outcome, string>;
+}
+
+export const PROPOSAL_STATUSES = ["proposed", "accepted", "rejected"] as const;
+export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
+
+/** A proposed cross-venue match: a new event from markets of several venues, or a new venue's listing of an existing event. */
+export interface ProposalRecord {
+  /** Derived from the kind, the target event and the members, so the same match proposed twice is one proposal. */
+  id: string;
+  kind: "new_event" | "add_listing";
+  /** The existing event (add_listing), or the id suggested for the new one (new_event). */
+  eventId: string;
+  /** The suggested title of a new event; the existing event's title otherwise. */
+  title: string;
+  score: number;
+  reason: string;
+  members: ProposalMember[];
+  status: ProposalStatus;
+  createdAt: string;
+  decidedAt: string | null;
+}
+
+export type NewProposal = Omit<ProposalRecord, "status" | "createdAt" | "decidedAt">;
+
+/** What accepting a proposal writes: a new event, or new listings on an existing one. */
+export type CatalogChange = { kind: "new_event"; event: CatalogEventRecord } | { kind: "add_listings"; eventId: string; listings: CatalogListingRecord[] };
+
+export type AcceptResult =
+  | { kind: "accepted"; proposal: ProposalRecord }
+  | { kind: "not_found" }
+  | { kind: "already_decided"; proposal: ProposalRecord }
+  /** The change conflicts with the catalog (the event id is taken, a market is already listed): nothing was written. */
+  | { kind: "conflict"; reason: string };
+
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
@@ -136,6 +199,27 @@ export interface Store {
   session(idHash: string, now: string): Promise<SessionRecord | undefined>;
   deleteSession(idHash: string): Promise<void>;
   purgeSessions(before: string): Promise<void>;
+
+  /**
+   * Inserts each seed event whose id the catalog does not hold yet, with its listings; events
+   * already there are left as they are, so seeding at every start is harmless. Returns how many were inserted.
+   */
+  seedCatalog(events: readonly CatalogEventRecord[]): Promise<number>;
+  /** Every catalog event with its listings, by event id. */
+  catalogEvents(): Promise<CatalogEventRecord[]>;
+
+  /**
+   * Stores proposals: new ones as `proposed`, and a still-undecided one proposed again gets the new
+   * score and reason. A decided proposal is not reopened. Returns the proposals as stored.
+   */
+  saveProposals(proposals: readonly NewProposal[]): Promise<ProposalRecord[]>;
+  proposal(id: string): Promise<ProposalRecord | undefined>;
+  /** Proposals, best score first. */
+  listProposals(status?: ProposalStatus): Promise<ProposalRecord[]>;
+  /** Marks the proposal accepted and writes its change to the catalog, in one transaction: both or neither. */
+  acceptProposal(id: string, change: CatalogChange, at: string): Promise<AcceptResult>;
+  /** Returns false when there is no undecided proposal of that id. */
+  rejectProposal(id: string, at: string): Promise<boolean>;
 
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;

@@ -99,7 +99,13 @@ export interface Venue {
   readonly freshnessMs: number;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** The catalog's markets on this venue, as the venue states them now: what crossfill trades. */
   markets(): Promise<VenueMarket[]>;
+  /**
+   * The venue's open markets that the catalog does not list: candidates for `crossfill events match`.
+   * Optional: an adapter that cannot list a venue's whole catalogue leaves it out.
+   */
+  discover?(): Promise<VenueMarket[]>;
   /** One market from the adapter's cached catalogue, without I/O: merged books and quotes need its fee model and trading rules on every read. */
   market(venueMarketId: string): VenueMarket | undefined;
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined;

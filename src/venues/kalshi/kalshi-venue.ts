@@ -145,6 +145,21 @@ export class KalshiVenue implements Venue {
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
+  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, with its series' fee schedule. */
+  async discover(): Promise<VenueMarket[]> {
+    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const found: KalshiMarket[] = [];
+    let cursor = "";
+    do {
+      const q = new URLSearchParams({ status: "open", limit: "1000", ...(cursor ? { cursor } : {}) });
+      const body = (await this.read(`/markets?${q}`)) as { markets: KalshiMarket[]; cursor: string };
+      found.push(...body.markets.filter((m) => !listed.has(m.ticker)));
+      cursor = body.cursor ?? "";
+    } while (cursor);
+    await Promise.all([...new Set(found.map((m) => seriesOf(m.ticker)))].map((s) => this.feeModel(s)));
+    return found.map((m) => toVenueMarket(m, this.feeBySeries.get(seriesOf(m.ticker))!));
+  }
+
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId);
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };

@@ -146,6 +146,12 @@ export class LimitlessVenue implements Venue {
     }
   }
 
+  /** The active markets the catalog does not list. */
+  async discover(): Promise<VenueMarket[]> {
+    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    return (await this.activeMarkets()).filter((m) => !listed.has(m.slug)).map((m) => toVenueMarket(m));
+  }
+
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId)?.market;
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };

@@ -170,6 +170,18 @@ export class PolymarketVenue implements Venue {
     return [...this.markets_.values()].map((m) => copyMarket(m.market));
   }
 
+  /** Every page of `GET /markets`: the open markets the catalog does not list, with the fee their listing states. */
+  async discover(): Promise<VenueMarket[]> {
+    const listed = new Set(this.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const out: VenueMarket[] = [];
+    for (let cursor = INITIAL_CURSOR; cursor !== END_CURSOR; ) {
+      const page = parseMarketsPage(await this.read({ method: "GET", path: "/markets", query: { next_cursor: cursor }, limits: [] }));
+      for (const m of page.data) if (m.market.status === "open" && !listed.has(m.market.venueMarketId)) out.push(copyMarket(m.market));
+      cursor = page.nextCursor;
+    }
+    return out;
+  }
+
   /** The market's fee curve, or undefined where the venue does not serve one (the listing's taker_base_fee then stands). */
   private async feeCurve(conditionId: string): Promise<FeeModel | undefined> {
     const raw = await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }, true);

@@ -3,7 +3,7 @@ import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
-import type { CatalogEvent, MarketCatalog } from "../../../markets/catalog.ts";
+import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { Rng, seedFor } from "../../simulated/prng.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
@@ -17,6 +17,8 @@ import { KalshiStream } from "./stream.ts";
 
 export const KALSHI_REST_PREFIX = "/trade-api/v2";
 export const KALSHI_WS_PATH = "/trade-api/ws/v2";
+/** Markets the simulated Kalshi lists beyond the catalog's: new questions for `crossfill events match` to place. */
+const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta.url));
 /** How far a request's signed timestamp may be from the simulator's clock. */
 const TIMESTAMP_WINDOW_MS = 60_000;
 
@@ -52,7 +54,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const clock = opts.clock ?? systemClock;
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
-  const events = opts.catalog.events();
+  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id);
   const exchange = new SimExchange({ profile: KALSHI_SIM, events, seed: opts.seed, clock });
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);

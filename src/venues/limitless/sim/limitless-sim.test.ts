@@ -33,7 +33,8 @@ describe("Limitless simulator", () => {
   });
 
   it("pages /markets/active 25 at a time and refuses bigger pages", async () => {
-    const open = catalog.events().filter((e) => e.status === "open" && e.listings.some((l) => l.venue === "limitless-sim")).length;
+    const own = MarketCatalog.load(new URL("./own-markets.json", import.meta.url)).events();
+    const open = [...catalog.events(), ...own].filter((e) => e.status === "open" && e.listings.some((l) => l.venue === "limitless-sim")).length;
     const active = await venue.activeMarkets();
     expect(active.length).toBe(open);
     expect(active.every((m) => m.status === "FUNDED" && m.tradeType === "clob")).toBe(true);

@@ -5,7 +5,7 @@ import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
-import type { CatalogEvent, MarketCatalog } from "../../../markets/catalog.ts";
+import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
 import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { Rng, seedFor } from "../../simulated/prng.ts";
@@ -20,6 +20,8 @@ import { LimitlessStream } from "./stream.ts";
 
 /** The CLOB exchange contract on Base that the official SDK signs for by default; every simulated market names it as its venue. */
 export const LIMITLESS_CLOB_EXCHANGE: Hex = "0xa4409D988CA2218d956BeEFD3874100F444f0DC3";
+/** Markets the simulated Limitless lists beyond the catalog's: new questions for `crossfill events match` to place. */
+const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta.url));
 /** How far a request's signed timestamp may be from the simulator's clock (assumed: Limitless documents none). */
 const TIMESTAMP_WINDOW_MS = 30_000;
 /** `/markets/active` serves at most this many markets a page. */
@@ -58,7 +60,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const clock = opts.clock ?? systemClock;
   const privateKey = generatePrivateKey();
   const credentials: LimitlessCredentials = { apiKey: randomUUID(), secret: randomBytes(32).toString("base64"), privateKey, ownerId: 1 + (opts.seed % 100_000) };
-  const events = opts.catalog.events();
+  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, LIMITLESS_SIM.id);
   const exchange = new SimExchange({ profile: LIMITLESS_SIM, events, seed: opts.seed, clock });
   const eventOf = new Map<string, CatalogEvent>();
   const ids = new Map<string, number>();

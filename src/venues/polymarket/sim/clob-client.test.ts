@@ -34,7 +34,8 @@ describe("@polymarket/clob-client against the simulator", () => {
       seen.push(...page.data.map((m: { condition_id: string }) => m.condition_id));
       cursor = page.next_cursor;
     } while (cursor !== "LTE=");
-    const expected = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "polymarket-sim").map((l) => l.venueMarketId));
+    const own = MarketCatalog.load(new URL("./own-markets.json", import.meta.url)).events();
+    const expected = [...catalog.events(), ...own].flatMap((e) => e.listings.filter((l) => l.venue === "polymarket-sim").map((l) => l.venueMarketId));
     expect(seen.sort()).toEqual(expected.sort());
   });
 
