@@ -68,23 +68,45 @@ export class SimFaults {
   }
 
   /** The failure to inject into the current REST request, if any; consumes it. */
-  takeInjected(): SimReply | undefined {
+  takeInjected(errorBody: ErrorBody): SimReply | undefined {
     const limit = this.s.rateLimit;
     if (limit && limit.count > 0) {
       limit.count--;
-      return {
-        status: 429,
-        headers: { "retry-after": String(limit.retryAfterSeconds) },
-        body: { error: { code: "too_many_requests", message: "rate limit exceeded" } },
-      };
+      return { status: 429, headers: { "retry-after": String(limit.retryAfterSeconds) }, body: errorBody(429, "too_many_requests", "rate limit exceeded") };
     }
     if (this.s.serverErrors > 0) {
       this.s.serverErrors--;
-      return { status: 500, body: { error: { code: "internal_server_error", message: "injected failure" } } };
+      return { status: 500, body: errorBody(500, "internal_server_error", "injected failure") };
     }
     if (this.s.timeout) return "hang";
     return undefined;
   }
+}
+
+/** An error answer in the venue's own shape. */
+export type ErrorBody = (status: number, code: string, message: string) => unknown;
+
+const codeAndMessage: ErrorBody = (_status, code, message) => ({ error: { code, message } });
+
+/** The simulator's own routes, outside the venue's API and untouched by its faults: the switches over HTTP, for a simulator in another process. */
+function adminRoute(faults: SimFaults, method: string, path: string, body: unknown, errorBody: ErrorBody): Exclude<SimReply, "hang" | "cut"> {
+  if (method === "GET" && path === "/_sim/faults") return { status: 200, body: faults.switches };
+  if (method === "POST" && path === "/_sim/faults") {
+    if (typeof body !== "object" || body === null) return { status: 400, body: errorBody(400, "bad_request", "send the switches to change as a JSON object") };
+    const unknown = Object.keys(body).filter((k) => !(k in OFF));
+    if (unknown.length > 0) return { status: 400, body: errorBody(400, "bad_request", `unknown switches: ${unknown.join(", ")}`) };
+    faults.set(body as Partial<SimFaultSwitches>);
+    return { status: 200, body: faults.switches };
+  }
+  if (method === "POST" && path === "/_sim/faults/reset") {
+    faults.reset();
+    return { status: 200, body: faults.switches };
+  }
+  if (method === "POST" && path === "/_sim/streams/drop") {
+    faults.dropStreams();
+    return { status: 200, body: { dropped: true } };
+  }
+  return { status: 404, body: errorBody(404, "not_found", "route not found") };
 }
 
 export interface SimRequest {
@@ -109,6 +131,8 @@ export interface SimServerOptions {
   latencyMs: () => number;
   handle: (req: SimRequest) => Promise<SimReply> | SimReply;
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** The venue's error shape, for the answers the server makes itself; Kalshi's `{ error: { code, message } }` by default. */
+  errorBody?: ErrorBody;
 }
 
 export interface SimServer {
@@ -118,10 +142,11 @@ export interface SimServer {
 
 /** A loopback HTTP server running every request through latency, injected faults and then the venue's handler. */
 export async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
+  const errorBody = opts.errorBody ?? codeAndMessage;
   const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => {
     void serve(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, { status: 500, body: { error: { code: "internal_server_error", message: String(err) } } });
+      if (!res.headersSent) reply(res, { status: 500, body: errorBody(500, "internal_server_error", String(err)) });
     });
   });
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -132,13 +157,14 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     try {
       body = rawBody === "" ? undefined : JSON.parse(rawBody);
     } catch {
-      reply(res, { status: 400, body: { error: { code: "bad_request", message: "body is not JSON" } } });
+      reply(res, { status: 400, body: errorBody(400, "bad_request", "body is not JSON") });
       return;
     }
     const url = new URL(req.url ?? "/", "http://sim");
+    if (url.pathname.startsWith("/_sim/")) return reply(res, adminRoute(opts.faults, req.method ?? "GET", url.pathname, body, errorBody));
     await sleep(opts.latencyMs() + opts.faults.switches.latencyMs);
     const answer =
-      opts.faults.takeInjected() ??
+      opts.faults.takeInjected(errorBody) ??
       (await opts.handle({
         method: req.method ?? "GET",
         path: url.pathname,

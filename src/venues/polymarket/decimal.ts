@@ -1,4 +1,4 @@
-import { formatMicro, ONE } from "../../domain/money.ts";
+import { ONE } from "../../domain/money.ts";
 
 /** Polymarket writes decimals as strings, sometimes without the leading zero (".48" in its WebSocket docs). */
 const DECIMAL = /^(\d*)(?:\.(\d*))?$/;
@@ -19,11 +19,6 @@ export function parseDecimal(text: unknown, field: string, floor = false): bigin
     frac = frac.slice(0, 6);
   }
   return BigInt(m[1] || "0") * ONE + BigInt(frac.padEnd(6, "0"));
-}
-
-/** 10^-6 units as the decimal string Polymarket writes ("0.57", "100", "0.001"). */
-export function formatDecimal(micro: bigint): string {
-  return formatMicro(micro);
 }
 
 /** A response the adapter cannot read: the venue changed its shape, or this is not Polymarket. */

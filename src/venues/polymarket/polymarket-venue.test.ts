@@ -92,6 +92,6 @@ describe("PolymarketVenue", () => {
     expect(await res.json()).toMatchObject({ latencyMs: 5, partialFills: true, timeout: false });
     expect((await fetch(`${sim.url}/_sim/faults`, { method: "POST", body: JSON.stringify({ nonsense: 1 }) })).status).toBe(400);
     await fetch(`${sim.url}/_sim/faults/reset`, { method: "POST" });
-    expect(sim.faults.get().partialFills).toBe(false);
+    expect(sim.faults.switches.partialFills).toBe(false);
   });
 });

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 import { recoverTypedDataAddress, type Hex } from "viem";
-import { ONE } from "../../../domain/money.ts";
+import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock, Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { VenueFill } from "../../venue.ts";
-import { formatDecimal } from "../decimal.ts";
 import { orderDomain, orderHash, ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../order-signing.ts";
 
 export interface SimMarketRef {
@@ -97,7 +96,7 @@ export class SimOrderBook {
       return bad(`invalid fee rate (${struct.feeRateBps}), current market's taker fee: ${ref.feeRateBps}`);
     }
     const shares = struct.takerAmount;
-    if (shares <= 0n || (struct.makerAmount * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatDecimal(ref.tickSize)}`);
+    if (shares <= 0n || (struct.makerAmount * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
     const price = (struct.makerAmount * ONE) / shares;
     const id = orderHash(struct, false);
     if (this.orders.has(id)) return bad(DUPLICATED);
@@ -130,8 +129,8 @@ export class SimOrderBook {
         orderID: id,
         transactionsHashes: record.fills.map((f) => `0x${createHash("sha256").update(`tx:${f.tradeId}`).digest("hex")}`),
         status: "matched",
-        takingAmount: formatDecimal(filled),
-        makingAmount: formatDecimal(spent),
+        takingAmount: formatMicro(filled),
+        makingAmount: formatMicro(spent),
       },
     };
   }
@@ -150,9 +149,9 @@ export class SimOrderBook {
         market: r.market,
         asset_id: r.assetId,
         side: "BUY",
-        original_size: formatDecimal(r.originalSize),
-        size_matched: formatDecimal(r.fills.reduce((s, f) => s + f.shares, 0n)),
-        price: formatDecimal(r.price),
+        original_size: formatMicro(r.originalSize),
+        size_matched: formatMicro(r.fills.reduce((s, f) => s + f.shares, 0n)),
+        price: formatMicro(r.price),
         outcome: r.outcome === "YES" ? "Yes" : "No",
         expiration: "0",
         order_type: "FAK",
@@ -190,9 +189,9 @@ function renderTrade(t: VenueFill, o: OrderRecord, index: number) {
     market: o.market,
     asset_id: o.assetId,
     side: "BUY",
-    size: formatDecimal(t.shares),
+    size: formatMicro(t.shares),
     fee_rate_bps: "0",
-    price: formatDecimal(t.price),
+    price: formatMicro(t.price),
     status: "MATCHED",
     match_time: at,
     last_update: at,
@@ -213,9 +212,9 @@ function venueMessage(reason: string, price: bigint, shares: bigint, ref: SimMar
     case "no_match":
       return FAK_NO_MATCH;
     case "invalid_tick":
-      return `order is invalid. Price (${formatDecimal(price)}) breaks minimum tick size rule: ${formatDecimal(ref.tickSize)}`;
+      return `order is invalid. Price (${formatMicro(price)}) breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`;
     case "below_min_size":
-      return `order is invalid. Size (${formatDecimal(shares)}) lower than the minimum: ${formatDecimal(ref.minOrderShares)}`;
+      return `order is invalid. Size (${formatMicro(shares)}) lower than the minimum: ${formatMicro(ref.minOrderShares)}`;
     case "market_closed":
       return "the market is not yet ready to process new orders";
     default:

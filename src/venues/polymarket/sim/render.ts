@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import { ONE } from "../../../domain/money.ts";
+import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Level } from "../../../domain/types.ts";
 import type { CatalogEvent, CatalogListing } from "../../../markets/catalog.ts";
 import type { BookSnapshot, VenueMarket } from "../../venue.ts";
-import { formatDecimal } from "../decimal.ts";
 
 /** A market as `GET /markets` lists it: the CLOB's field names and types (numbers where Polymarket sends numbers). */
 export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: VenueMarket, feeRateBps: bigint, mid: bigint | undefined) {
@@ -11,7 +10,7 @@ export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: Ve
   const price = (outcome: "YES" | "NO") => {
     if (event.resolution) return event.resolution === outcome ? 1 : 0;
     if (mid === undefined) return 0;
-    return Number(formatDecimal(outcome === "YES" ? mid : ONE - mid));
+    return Number(formatMicro(outcome === "YES" ? mid : ONE - mid));
   };
   return {
     enable_order_book: true,
@@ -20,8 +19,8 @@ export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: Ve
     archived: false,
     accepting_orders: open,
     accepting_order_timestamp: null,
-    minimum_order_size: Number(formatDecimal(m.minOrderShares)),
-    minimum_tick_size: Number(formatDecimal(m.tickSize)),
+    minimum_order_size: Number(formatMicro(m.minOrderShares)),
+    minimum_tick_size: Number(formatMicro(m.tickSize)),
     condition_id: listing.venueMarketId,
     question_id: `0x${createHash("sha256").update(`question:${listing.venueMarketId}`).digest("hex")}`,
     question: event.title,
@@ -67,17 +66,17 @@ export function renderBook(book: BookSnapshot, assetId: string, m: VenueMarket, 
     hash: "",
     bids: [...book.bids].reverse().map(wireLevel),
     asks: [...book.asks].reverse().map(wireLevel),
-    min_order_size: formatDecimal(m.minOrderShares),
-    tick_size: formatDecimal(m.tickSize),
+    min_order_size: formatMicro(m.minOrderShares),
+    tick_size: formatMicro(m.tickSize),
     neg_risk: false,
-    last_trade_price: lastTradePrice === undefined ? "" : formatDecimal(lastTradePrice),
+    last_trade_price: lastTradePrice === undefined ? "" : formatMicro(lastTradePrice),
   };
   summary.hash = createHash("sha1").update(JSON.stringify(summary)).digest("hex");
   return summary;
 }
 
 function wireLevel(l: Level): WireLevel {
-  return { price: formatDecimal(l.price), size: formatDecimal(l.shares) };
+  return { price: formatMicro(l.price), size: formatMicro(l.shares) };
 }
 
 /** The `book` event of the market channel for one token. */

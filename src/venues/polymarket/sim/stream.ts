@@ -1,8 +1,8 @@
-import type { Server } from "node:http";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
+import { formatMicro } from "../../../domain/money.ts";
 import type { Clock, Level } from "../../../domain/types.ts";
-import { formatDecimal } from "../decimal.ts";
-import type { PolymarketSimFaultSwitches } from "./faults.ts";
 import { bookEvent, type renderBook } from "./render.ts";
 
 type Summary = ReturnType<typeof renderBook>;
@@ -15,27 +15,34 @@ interface Subscriber {
 }
 
 export interface MarketChannelOptions {
-  server: Server;
   clock: Clock;
-  faults: PolymarketSimFaultSwitches;
+  /** The silent fault of the simulator's switches. */
+  silent: () => boolean;
   /** The current book of a token, with its levels (best first) and its summary. */
   book(assetId: string): { summary: Summary; bids: Level[]; asks: Level[] } | undefined;
 }
 
 /** Polymarket's market channel (`/ws/market`): subscribe with `assets_ids`, get `book` snapshots, then `price_change` deltas. */
 export class MarketChannel {
-  private readonly wss: WebSocketServer;
+  private readonly wss = new WebSocketServer({ noServer: true });
   private readonly subscribers = new Set<Subscriber>();
-  connections = 0;
+  private accepted = 0;
 
-  constructor(private readonly opts: MarketChannelOptions) {
-    this.wss = new WebSocketServer({ server: opts.server, path: "/ws/market" });
-    this.wss.on("connection", (socket) => this.accept(socket));
+  constructor(private readonly opts: MarketChannelOptions) {}
+
+  /** Completes an upgrade to the channel's path. */
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.subscribe(ws));
+  }
+
+  /** Connections accepted since start. */
+  connections(): number {
+    return this.accepted;
   }
 
   /** Sends every subscriber what changed in these tokens' books since it was last told: snapshots after a trade, deltas otherwise. */
   publish(assetIds: string[], snapshot: boolean): void {
-    if (this.opts.faults.streamSilent) return;
+    if (this.opts.silent()) return;
     for (const sub of this.subscribers) {
       const mine = assetIds.filter((a) => sub.assets.has(a));
       if (mine.length === 0) continue;
@@ -59,14 +66,14 @@ export class MarketChannel {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
-  private accept(socket: WebSocket): void {
-    this.connections++;
+  private subscribe(socket: WebSocket): void {
+    this.accepted++;
     const sub: Subscriber = { socket, assets: new Set(), sent: new Map() };
     this.subscribers.add(sub);
     socket.on("close", () => this.subscribers.delete(sub));
     socket.on("error", () => socket.terminate());
     socket.on("message", (data) => {
-      if (this.opts.faults.streamSilent) return;
+      if (this.opts.silent()) return;
       const text = data.toString();
       if (text === "PING") {
         socket.send("PONG");
@@ -106,8 +113,8 @@ export class MarketChannel {
     if (!b || !before) return [];
     const now = { bids: toMap(b.bids), asks: toMap(b.asks) };
     sub.sent.set(assetId, now);
-    const bestBid = b.bids[0] ? formatDecimal(b.bids[0].price) : "0";
-    const bestAsk = b.asks[0] ? formatDecimal(b.asks[0].price) : "1";
+    const bestBid = b.bids[0] ? formatMicro(b.bids[0].price) : "0";
+    const bestAsk = b.asks[0] ? formatMicro(b.asks[0].price) : "1";
     const out = [];
     for (const side of ["bids", "asks"] as const) {
       for (const price of new Set([...before[side].keys(), ...now[side].keys()])) {
@@ -115,8 +122,8 @@ export class MarketChannel {
         if (size === (before[side].get(price) ?? 0n)) continue;
         out.push({
           asset_id: assetId,
-          price: formatDecimal(price),
-          size: formatDecimal(size),
+          price: formatMicro(price),
+          size: formatMicro(size),
           side: side === "bids" ? "BUY" : "SELL",
           hash: b.summary.hash,
           best_bid: bestBid,
