@@ -1,16 +1,16 @@
 import { createHash } from "node:crypto";
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import { keccak256, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
+import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
+import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { Rng, seedFor } from "../../simulated/prng.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { l2Signature, sameSignature, type PolymarketCredentials } from "../auth.ts";
-import { formatDecimal } from "../decimal.ts";
-import { faultFor, noFaults, type PolymarketSimFaults } from "./faults.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
 import { renderBook, renderMarket } from "./render.ts";
 import { MarketChannel } from "./stream.ts";
@@ -36,7 +36,7 @@ export interface PolymarketSim {
   wsUrl: string;
   /** The one account the simulator knows: its API key and the wallet that signs its orders. */
   credentials: PolymarketCredentials;
-  faults: PolymarketSimFaults;
+  faults: SimFaults;
   stop(): Promise<void>;
 }
 
@@ -54,7 +54,6 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, VENUE);
   const exchange = new SimExchange({ profile: POLYMARKET_SIM, events, seed: opts.seed, clock });
   const latencyRng = new Rng(seedFor(opts.seed, VENUE, "wire-latency"));
-  const switches = noFaults();
 
   const listed: { event: CatalogEvent; listing: CatalogListing }[] = [];
   const tokens = new Map<string, SimMarketRef & { listing: CatalogListing }>();
@@ -77,11 +76,8 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   };
   const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id));
 
-  const held = new Set<ServerResponse>();
-  const server = createServer((req, res) => {
-    void handle(req, res).catch(() => send(res, { status: 500, body: { error: "Internal Server Error" } }));
-  });
-  const channel = new MarketChannel({ server, clock, faults: switches, book: tokenBook });
+  const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
+  const faults: SimFaults = new SimFaults(exchange, channel);
   // Polymarket sends deltas as the book changes, and whole snapshots after a trade
   const publish = (venueMarketId: string, snapshot: boolean) => {
     const l = listed.find((x) => x.listing.venueMarketId === venueMarketId)?.listing;
@@ -89,105 +85,52 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   };
   exchange.onBook(({ venueMarketId }) => publish(venueMarketId, false));
 
-  const faults: PolymarketSimFaults = {
-    get: () => ({ ...switches, rateLimit: switches.rateLimit && { ...switches.rateLimit } }),
-    set(change) {
-      Object.assign(switches, change);
-      exchange.faults.partial = switches.partialFills;
-    },
-    reset() {
-      Object.assign(switches, noFaults());
-      exchange.faults.partial = false;
-      for (const res of held) res.destroy();
-    },
-    dropStreams: () => channel.dropAll(),
-    streamConnections: () => channel.connections,
-  };
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
-    // the admin routes are the simulator's own, outside Polymarket's API and untouched by its faults
-    if (req.url?.startsWith("/_sim/")) return send(res, admin(req.method ?? "GET", req.url, body.json));
-    const fault = faultFor(switches);
-    if (fault?.kind === "hold") {
-      held.add(res);
-      res.on("close", () => held.delete(res));
-      return;
-    }
-    const wait = switches.latencyMs + Math.max(0, POLYMARKET_SIM.latency.meanMs + POLYMARKET_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale;
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    if (fault) return send(res, fault, fault.headers);
-    const url = new URL(req.url ?? "/", "http://sim");
-    const path = url.pathname;
-    const method = req.method ?? "GET";
-    const token = url.searchParams.get("token_id") ?? "";
-    if (method === "GET" && path === "/") return send(res, { status: 200, body: "OK" });
-    if (method === "GET" && path === "/time") return send(res, { status: 200, body: Math.floor(clock.now() / 1000) });
-    if (method === "GET" && path === "/markets") return send(res, marketsPage(url.searchParams.get("next_cursor") ?? "MA=="));
+  async function handle(req: SimRequest): Promise<SimReply> {
+    const { method, path } = req;
+    const token = req.query.get("token_id") ?? "";
+    if (method === "GET" && path === "/") return { status: 200, body: "OK" };
+    if (method === "GET" && path === "/time") return { status: 200, body: Math.floor(clock.now() / 1000) };
+    if (method === "GET" && path === "/markets") return marketsPage(req.query.get("next_cursor") ?? "MA==");
     if (method === "GET" && path.startsWith("/markets/")) {
       const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/markets/".length));
-      return send(res, entry ? { status: 200, body: marketJson(entry) } : { status: 404, body: { error: "market not found" } });
+      return entry ? { status: 200, body: marketJson(entry) } : { status: 404, body: { error: "market not found" } };
     }
     if (method === "GET" && path.startsWith("/clob-markets/")) {
       const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/clob-markets/".length));
-      return send(res, entry ? { status: 200, body: clobMarketInfo(entry.listing) } : { status: 404, body: { error: "market not found" } });
+      return entry ? { status: 200, body: clobMarketInfo(entry.listing) } : { status: 404, body: { error: "market not found" } };
     }
-    if (method === "GET" && path === "/book") return send(res, bookAnswer(token));
+    if (method === "GET" && path === "/book") return bookAnswer(token);
     if (method === "POST" && path === "/books") {
-      const ids = Array.isArray(body.json) ? body.json.map((x: { token_id?: unknown }) => x?.token_id) : undefined;
-      if (!ids || ids.some((x) => typeof x !== "string")) return send(res, { status: 400, body: { error: "Invalid payload" } });
-      return send(res, { status: 200, body: ids.map((id) => tokenBook(id as string)?.summary).filter(Boolean) });
+      const ids = Array.isArray(req.body) ? req.body.map((x: { token_id?: unknown }) => x?.token_id) : undefined;
+      if (!ids || ids.some((x) => typeof x !== "string")) return { status: 400, body: { error: "Invalid payload" } };
+      return { status: 200, body: ids.map((id) => tokenBook(id as string)?.summary).filter(Boolean) };
     }
     if (method === "GET" && (path === "/tick-size" || path === "/neg-risk" || path === "/fee-rate")) {
       const ref = tokens.get(token);
-      if (!ref) return send(res, { status: 400, body: { error: "Invalid token id" } });
-      if (path === "/tick-size") return send(res, { status: 200, body: { minimum_tick_size: Number(ref.tickSize) / 1e6 } });
-      if (path === "/neg-risk") return send(res, { status: 200, body: { neg_risk: false } });
-      return send(res, { status: 200, body: { base_fee: Number(ref.feeRateBps) } });
+      if (!ref) return { status: 400, body: { error: "Invalid token id" } };
+      if (path === "/tick-size") return { status: 200, body: { minimum_tick_size: Number(ref.tickSize) / 1e6 } };
+      if (path === "/neg-risk") return { status: 200, body: { neg_risk: false } };
+      return { status: 200, body: { base_fee: Number(ref.feeRateBps) } };
     }
     const authed = (method === "POST" && path === "/order") || path.startsWith("/data/") || path.startsWith("/order/");
-    if (!authed) return send(res, { status: 404, body: { error: "not found" } });
-    if (!authorized(req, method, path, body.text)) return send(res, UNAUTHORIZED);
+    if (!authed) return { status: 404, body: { error: "not found" } };
+    if (!authorized(req)) return UNAUTHORIZED;
     if (method === "POST" && path === "/order") {
-      const answer = await orders.post(body.json, { apiKey: credentials.apiKey, address }, (conditionId) => publish(conditionId, true));
-      if (answer.status === 200 && switches.ackLost) {
-        req.socket.destroy();
-        return;
-      }
-      return send(res, answer);
+      const answer = await orders.post(req.body, { apiKey: credentials.apiKey, address }, (conditionId) => publish(conditionId, true));
+      return answer.status === 200 && faults.switches.ackLost ? "cut" : answer;
     }
     if (method === "GET" && (path.startsWith("/data/order/") || path.startsWith("/order/"))) {
-      return send(res, orders.order(path.slice(path.lastIndexOf("/") + 1), credentials.apiKey));
+      return orders.order(path.slice(path.lastIndexOf("/") + 1), credentials.apiKey);
     }
-    if (method === "GET" && path === "/data/trades") return send(res, orders.tradesPage(url.searchParams, credentials.apiKey));
-    return send(res, { status: 404, body: { error: "not found" } });
-  }
-
-  function admin(method: string, path: string, change: unknown): Answer {
-    if (method === "GET" && path === "/_sim/faults") return { status: 200, body: faults.get() };
-    if (method === "POST" && path === "/_sim/faults") {
-      if (typeof change !== "object" || change === null) return { status: 400, body: { error: "send the switches to change as a JSON object" } };
-      const unknown = Object.keys(change).filter((k) => !(k in noFaults()));
-      if (unknown.length > 0) return { status: 400, body: { error: `unknown switches: ${unknown.join(", ")}` } };
-      faults.set(change);
-      return { status: 200, body: faults.get() };
-    }
-    if (method === "POST" && path === "/_sim/faults/reset") {
-      faults.reset();
-      return { status: 200, body: faults.get() };
-    }
-    if (method === "POST" && path === "/_sim/streams/drop") {
-      faults.dropStreams();
-      return { status: 200, body: { dropped: true } };
-    }
+    if (method === "GET" && path === "/data/trades") return orders.tradesPage(req.query, credentials.apiKey);
     return { status: 404, body: { error: "not found" } };
   }
 
-  function authorized(req: IncomingMessage, method: string, path: string, body: string): boolean {
+  function authorized(req: SimRequest): boolean {
     const h = (name: string) => String(req.headers[name.toLowerCase()] ?? "");
     if (h("POLY_API_KEY") !== credentials.apiKey || h("POLY_PASSPHRASE") !== credentials.passphrase) return false;
     if (h("POLY_ADDRESS").toLowerCase() !== address.toLowerCase() || !/^\d+$/.test(h("POLY_TIMESTAMP"))) return false;
-    return sameSignature(h("POLY_SIGNATURE"), l2Signature(credentials.secret, h("POLY_TIMESTAMP"), method, path, body));
+    return sameSignature(h("POLY_SIGNATURE"), l2Signature(credentials.secret, h("POLY_TIMESTAMP"), req.method, req.path, req.rawBody));
   }
 
   function marketJson({ event, listing }: (typeof listed)[number]) {
@@ -207,13 +150,13 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
         { t: listing.outcomeIds.YES, o: "Yes" },
         { t: listing.outcomeIds.NO, o: "No" },
       ],
-      mos: Number(formatDecimal(m.minOrderShares)),
-      mts: Number(formatDecimal(m.tickSize)),
+      mos: Number(formatMicro(m.minOrderShares)),
+      mts: Number(formatMicro(m.tickSize)),
       mbf: 0,
       tbf: Number(m.feeModel.ratePpm / 100n),
       rfqe: false,
       ibce: false,
-      fd: { r: Number(formatDecimal(m.feeModel.ratePpm)), e: m.feeModel.kind === "polymarket" ? m.feeModel.exponent : 1, to: true },
+      fd: { r: Number(formatMicro(m.feeModel.ratePpm)), e: m.feeModel.kind === "polymarket" ? m.feeModel.exponent : 1, to: true },
       oas: 0,
     };
   }
@@ -233,10 +176,23 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     return b ? { status: 200, body: b.summary } : { status: 404, body: { error: "No orderbook exists for the requested token id" } };
   }
 
+  const server = await startSimServer({
+    port: opts.port,
+    faults,
+    latencyMs: () => Math.max(0, POLYMARKET_SIM.latency.meanMs + POLYMARKET_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    handle,
+    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (new URL(req.url ?? "/", "http://sim").pathname !== "/ws/market") {
+        socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+        return;
+      }
+      channel.accept(req, socket, head);
+    },
+    errorBody: (_status, _code, message) => ({ error: message }),
+  });
   const timer = setInterval(() => exchange.step(), opts.tickMs ?? 150);
   timer.unref();
-  await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = server.port;
 
   return {
     url: `http://127.0.0.1:${port}`,
@@ -245,10 +201,8 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     faults,
     async stop() {
       clearInterval(timer);
-      for (const res of held) res.destroy();
       await channel.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
     },
   };
 }
@@ -263,23 +217,4 @@ export function simCredentials(seed: number): PolymarketCredentials {
     passphrase: bytes("passphrase").toString("hex"),
     privateKey: keccak256(toHex(`polymarket-sim:${seed}:wallet`)),
   };
-}
-
-async function readBody(req: IncomingMessage): Promise<{ text: string; json: unknown }> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { text, json };
-}
-
-function send(res: ServerResponse, a: Answer, headers: Record<string, string> = {}): void {
-  if (res.headersSent || res.destroyed) return;
-  res.writeHead(a.status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify(a.body));
 }
