@@ -67,7 +67,7 @@ async function reconcileOne(svc: OrderService, d: ReconcileDeps, order: OrderRec
   const stored = await d.store.fills(order.id);
 
   if (lock.kind === "locked") {
-    await svc.settle(order, stored, null);
+    await svc.settle(order, stored, true);
   } else {
     // The settle or release transaction landed but its result was not persisted: record what the chain did.
     const shares = stored.reduce((s, f) => s + f.shares, 0n);

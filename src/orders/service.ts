@@ -38,9 +38,17 @@ export function chainOrderId(orderId: string): Hex32 {
   return keccak256(toHex(orderId));
 }
 
-/** The id of an order's child order on one venue; deterministic so that a retry or a reconciliation finds it. */
-export function childOrderId(orderId: string, venue: string): string {
-  return `${orderId}-${venue}`;
+/** Routing rounds of one order: the first plan, and re-routes of what the books no longer held when its legs arrived. */
+const ROUTING_ROUNDS = 3;
+
+/** The id of an order's child order on one venue in one routing round; deterministic so that a retry or a reconciliation finds it. */
+export function childOrderId(orderId: string, venue: string, round = 1): string {
+  return round === 1 ? `${orderId}-${venue}` : `${orderId}-${venue}-${round}`;
+}
+
+/** What fills cost, fees included, in micro-USDC. */
+function costOf(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
+  return fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
 }
 
 /**
@@ -144,34 +152,67 @@ export class OrderService {
       const release = await this.d.vault.release(chainId);
       return this.finish(order.id, { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
     }
+    // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
+    // the time it arrives. What is left of the budget is routed again on the books as they are then,
+    // within the limit price of the first routing, for a few rounds.
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
-    const legs: OrderLeg[] = routed.legs.map((leg) => ({
-      venue: leg.venue,
-      clientOrderId: childOrderId(order.id, leg.venue),
-      venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
-      limitPrice: leg.limitPrice,
-      shares: leg.shares,
-    }));
-    order = await this.update(order.id, { status: "routing", legs, sotTokenId: this.d.tokenId(order.eventId, order.outcome).toString() });
-    const results = await Promise.all(legs.map(async (leg) => ({ venue: leg.venue, result: await this.placeAndConfirm(leg.venue, childOrder(order, leg)) })));
-
+    const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
     const fills: FillRecord[] = [];
+    let legs: OrderLeg[] = [];
+    let plan: Plan = routed;
+    let complete = false;
+    for (let round = 1; ; round++) {
+      const sent = plan.legs.map((leg) => ({
+        venue: leg.venue,
+        clientOrderId: childOrderId(order.id, leg.venue, round),
+        venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
+        limitPrice: leg.limitPrice,
+        shares: leg.shares,
+      }));
+      legs = [...legs, ...sent];
+      order = await this.update(order.id, { status: "routing", legs, sotTokenId });
+      const { filled, unknown } = await this.placeRound(order, sent);
+      fills.push(...filled);
+      if (unknown.length > 0) {
+        // Never guess: the order stays `routing` until reconciliation learns what the venues did.
+        this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to reconciliation");
+        return order;
+      }
+      if (filled.reduce((n, f) => n + f.shares, 0n) >= plan.shares) {
+        complete = true;
+        break;
+      }
+      if (round === ROUTING_ROUNDS) break;
+      const next = this.d.plan(
+        { ...planRequest(order), amount: order.amount - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
+        this.d.quotes(event, order.outcome),
+      );
+      if (next.kind === "refusal") {
+        // What is left is too little for any venue's minimum: the order took all it could.
+        complete = next.code === "order_too_small";
+        break;
+      }
+      plan = next;
+    }
+    return this.settle(order, fills, complete);
+  }
+
+  /** Sends one round of child orders at once and stores what they filled. */
+  private async placeRound(order: OrderRecord, legs: readonly OrderLeg[]): Promise<{ filled: FillRecord[]; unknown: string[] }> {
+    const results = await Promise.all(legs.map(async (leg) => ({ venue: leg.venue, result: await this.placeAndConfirm(leg.venue, childOrder(order, leg)) })));
+    const filled: FillRecord[] = [];
     const unknown: string[] = [];
     for (const { venue, result } of results) {
       if (result.kind === "unknown") unknown.push(venue);
-      else if (result.kind !== "rejected") fills.push(...result.fills.map((f) => fillRecord(order.id, venue, f, this.d.clock)));
+      else if (result.kind === "rejected") this.d.log.warn({ order_id: order.id, venue, reason: result.reason }, "venue refused a child order");
+      else filled.push(...result.fills.map((f) => fillRecord(order.id, venue, f, this.d.clock)));
     }
-    await this.d.store.insertFills(fills);
-    if (unknown.length > 0) {
-      // Never guess: the order stays `routing` until reconciliation learns what the venues did.
-      this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to reconciliation");
-      return order;
-    }
-    return this.settle(order, fills, routed.shares);
+    await this.d.store.insertFills(filled);
+    return { filled, unknown };
   }
 
   /** Settles what filled (minting the SOT) and releases the rest; or releases everything when nothing filled. */
-  async settle(order: OrderRecord, fills: readonly FillRecord[], plannedShares: bigint | null): Promise<OrderRecord> {
+  async settle(order: OrderRecord, fills: readonly FillRecord[], complete: boolean): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
     if (shares === 0n) {
@@ -184,11 +225,11 @@ export class OrderService {
       });
     }
     const fees = fills.reduce((s, f) => s + f.fee, 0n);
-    const spent = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + fees;
+    const spent = costOf(fills);
     const tokenId = this.d.tokenId(order.eventId, order.outcome);
     const tx = await this.d.vault.settle(chainId, spent, { tokenId, shares });
     return this.finish(order.id, {
-      status: plannedShares === null || shares >= plannedShares ? "filled" : "partially_filled",
+      status: complete ? "filled" : "partially_filled",
       spent,
       fees,
       filledShares: shares,

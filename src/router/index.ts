@@ -20,7 +20,7 @@ export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Re
   if (reference === undefined) {
     return refuse("insufficient_liquidity", "No venue has any ask for this outcome.", {});
   }
-  const limit = (reference * (ONE + req.maxSlippage)) / ONE;
+  const limit = req.limitPrice ?? (reference * (ONE + req.maxSlippage)) / ONE;
   const ctx: Context = {
     req,
     quotes,

@@ -22,6 +22,11 @@ export interface PlanRequest {
   maxSlippage: Ppm;
   strategy: Strategy;
   timeInForce: TimeInForce;
+  /**
+   * A fee-adjusted limit fixed earlier, instead of reference × (1 + maxSlippage): re-routing the rest
+   * of an order keeps the slippage bound taken when the order was first routed.
+   */
+  limitPrice?: PriceMicro;
 }
 
 /** One child order: the levels it takes on one venue, priced as that venue charges one order. */
