@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { verifyTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { LIMITLESS_CLOB_EXCHANGE } from "./sim/limitless-sim.ts";
-import { buyOrder, limitlessAuthHeaders, orderDomain, orderFromWire, orderSigner, ORDER_TYPES, saltFor, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
+import { ORDER_TYPES } from "../ctf-order.ts";
+import { buyOrder, limitlessAuthHeaders, orderDomain, orderFromWire, orderSigner, saltFor, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
 
 const TOKEN = "19633204485790857949828516737993423758628930235371629943999544859324645414627";
 

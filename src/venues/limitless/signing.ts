@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { recoverTypedDataAddress, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { ORDER_TYPES, SIDE_BUY, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { parseRaw, rawNumber } from "./wire.ts";
 
 /**
@@ -24,10 +25,6 @@ export const LIMITLESS_HEADERS = {
 
 /** Base mainnet: the chain Limitless settles on. */
 export const LIMITLESS_CHAIN_ID = 8453;
-export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as const;
-export const SIDE_BUY = 0;
-/** An order signed by the maker's own key (no proxy, no safe). */
-export const SIGNATURE_EOA = 0;
 
 /** The text a request's HMAC covers: ISO timestamp, method, path with its query string, and the exact body sent. */
 export function limitlessSigningText(timestamp: string, method: string, pathWithQuery: string, body: string): string {
@@ -53,39 +50,6 @@ export function limitlessAuthHeaders(apiKey: string, secret: string, nowMs: numb
     [LIMITLESS_HEADERS.timestamp]: timestamp,
     [LIMITLESS_HEADERS.signature]: signLimitless(secret, timestamp, method, pathWithQuery, body),
   };
-}
-
-/** The EIP-712 Order of the Limitless CTF exchange, field for field as the official SDK signs it. */
-export const ORDER_TYPES = {
-  Order: [
-    { name: "salt", type: "uint256" },
-    { name: "maker", type: "address" },
-    { name: "signer", type: "address" },
-    { name: "taker", type: "address" },
-    { name: "tokenId", type: "uint256" },
-    { name: "makerAmount", type: "uint256" },
-    { name: "takerAmount", type: "uint256" },
-    { name: "expiration", type: "uint256" },
-    { name: "nonce", type: "uint256" },
-    { name: "feeRateBps", type: "uint256" },
-    { name: "side", type: "uint8" },
-    { name: "signatureType", type: "uint8" },
-  ],
-} as const;
-
-export interface OrderStruct {
-  salt: bigint;
-  maker: Hex;
-  signer: Hex;
-  taker: Hex;
-  tokenId: bigint;
-  makerAmount: bigint;
-  takerAmount: bigint;
-  expiration: bigint;
-  nonce: bigint;
-  feeRateBps: bigint;
-  side: number;
-  signatureType: number;
 }
 
 /** Each market names its exchange contract (`venue.exchange`): orders are signed for that contract. */

@@ -2,48 +2,12 @@ import { createHash } from "node:crypto";
 import { hashTypedData, type Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { ORDER_TYPES, SIDE_BUY, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 
 /** Polygon mainnet: the chain and the CTF exchanges that settle Polymarket orders (clob-client's MATIC_CONTRACTS). */
 export const POLYGON_CHAIN_ID = 137;
 export const CTF_EXCHANGE = "0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E" as const;
 export const NEG_RISK_CTF_EXCHANGE = "0xC5d563A36AE78145C45a50134d48A1215220f80a" as const;
-const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000" as const;
-
-/** The EIP-712 Order of the CTF exchange, field for field as the contract and clob-client define it. */
-export const ORDER_TYPES = {
-  Order: [
-    { name: "salt", type: "uint256" },
-    { name: "maker", type: "address" },
-    { name: "signer", type: "address" },
-    { name: "taker", type: "address" },
-    { name: "tokenId", type: "uint256" },
-    { name: "makerAmount", type: "uint256" },
-    { name: "takerAmount", type: "uint256" },
-    { name: "expiration", type: "uint256" },
-    { name: "nonce", type: "uint256" },
-    { name: "feeRateBps", type: "uint256" },
-    { name: "side", type: "uint8" },
-    { name: "signatureType", type: "uint8" },
-  ],
-} as const;
-
-export const SIDE_BUY = 0;
-export const SIDE_SELL = 1;
-
-export interface OrderStruct {
-  salt: bigint;
-  maker: Hex;
-  signer: Hex;
-  taker: Hex;
-  tokenId: bigint;
-  makerAmount: bigint;
-  takerAmount: bigint;
-  expiration: bigint;
-  nonce: bigint;
-  feeRateBps: bigint;
-  side: number;
-  signatureType: number;
-}
 
 export function orderDomain(negRisk: boolean) {
   return {
@@ -116,7 +80,7 @@ export class OrderSigner {
       nonce: 0n,
       feeRateBps: p.feeRateBps,
       side: SIDE_BUY,
-      signatureType: 0,
+      signatureType: SIGNATURE_EOA,
     };
   }
 

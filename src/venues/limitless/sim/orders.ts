@@ -4,7 +4,8 @@ import { ceilDiv, formatMicro, ONE } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { ChildOrder } from "../../venue.ts";
-import { orderFromWire, orderSigner, SIDE_BUY, SIGNATURE_EOA, wireOrder, type OrderStruct } from "../signing.ts";
+import { SIDE_BUY, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
+import { orderFromWire, orderSigner, wireOrder } from "../signing.ts";
 import { parsePrice, type LimitlessMatch } from "../wire.ts";
 
 /** An order as the simulator keeps and returns it: the posted order, its signature and the venue's own fields. */

@@ -4,7 +4,8 @@ import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock, Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { VenueFill } from "../../venue.ts";
-import { orderDomain, orderHash, ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../order-signing.ts";
+import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../../ctf-order.ts";
+import { orderDomain, orderHash } from "../order-signing.ts";
 
 export interface SimMarketRef {
   conditionId: string;
