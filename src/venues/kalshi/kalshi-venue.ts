@@ -10,6 +10,7 @@ import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { repeatResult, takenResult } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 
@@ -208,12 +209,12 @@ export class KalshiVenue implements Venue {
         return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return this.result(order, created.order_id, await this.fills(created.order_id, order.clientOrderId));
+        return takenResult(order, created.order_id, await this.fills(created.order_id, order.clientOrderId));
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
     }
-    if (res.kind === "rejected" && res.status === 409) return this.fromStatus(order, `duplicate client_order_id ${order.clientOrderId}`);
+    if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate client_order_id ${order.clientOrderId}`, () => this.status(order.clientOrderId));
     if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
     if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
     return { kind: "unknown", reason: res.reason };
@@ -247,24 +248,6 @@ export class KalshiVenue implements Venue {
   /** Stream state for health pages and tests: connection, subscription, connections opened, resyncs after gaps. */
   streamInfo(): { state: string; live: boolean; connections: number; resyncs: number; lastError: string | undefined } {
     return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
-  }
-
-  /** The venue already has this client order id: answer with that order, as a repeated placement must. */
-  private async fromStatus(order: ChildOrder, why: string): Promise<PlaceResult> {
-    let status: ChildStatus;
-    try {
-      status = await this.status(order.clientOrderId);
-    } catch (err) {
-      return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
-    }
-    if (status.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
-    if (status.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${status.venueOrderId} still rests` };
-    return this.result(order, status.venueOrderId, status.fills);
-  }
-
-  private result(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
-    const filled = fills.reduce((s, f) => s + f.shares, 0n);
-    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
   }
 
   private async findOrder(clientOrderId: string): Promise<KalshiOrder | undefined> {

@@ -8,6 +8,7 @@ import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { repeatResult, takenResult } from "../placement.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
@@ -199,9 +200,9 @@ export class LimitlessVenue implements Venue {
         return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches are unreadable: ${String(err)}` };
       }
       if (fills.length === 0) return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
-      return this.result(order, answer.order.id, fills);
+      return takenResult(order, answer.order.id, fills);
     }
-    if (res.kind === "rejected" && res.status === 409) return this.fromStatus(order, `duplicate order (salt of ${order.clientOrderId})`);
+    if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
     if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
     if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
     return { kind: "unknown", reason: res.reason };
@@ -261,24 +262,6 @@ export class LimitlessVenue implements Venue {
     });
     const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
     return { order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) }, orderType: "FAK", marketSlug: order.venueMarketId, ownerId: this.opts.credentials.ownerId };
-  }
-
-  /** The venue already holds this signed order: answer with it, as a repeated placement must. */
-  private async fromStatus(order: ChildOrder, why: string): Promise<PlaceResult> {
-    let status: ChildStatus;
-    try {
-      status = await this.status(order.clientOrderId, order);
-    } catch (err) {
-      return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
-    }
-    if (status.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
-    if (status.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${status.venueOrderId} still rests` };
-    return this.result(order, status.venueOrderId, status.fills);
-  }
-
-  private result(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
-    const filled = fills.reduce((s, f) => s + f.shares, 0n);
-    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
   }
 
   private async findBySalt(slug: string, salt: bigint): Promise<string | undefined> {

@@ -1,6 +1,7 @@
-import { orderFee, type FeeModel } from "../../domain/fees.ts";
-import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import type { FeeModel } from "../../domain/fees.ts";
+import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
+import { feesPerFill } from "../placement.ts";
 import type { BookSnapshot, VenueFill, VenueMarket } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
@@ -154,18 +155,9 @@ function sorted(levels: LevelMap, dir: 1n | -1n): Level[] {
     .map(([price, shares]) => ({ price, shares }));
 }
 
-/**
- * The fills of one taker order from its matches. Limitless states no fee per match, so each fill
- * carries its share of the order's fee under the market's model: the fees add up to exactly what
- * the whole order is charged.
- */
+/** The fills of one taker order from its matches. Limitless states no fee per match: see feesPerFill. */
 export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
   const levels: Level[] = matches.map((m, i) => ({ price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) }));
-  let charged: Micro = 0n;
-  return matches.map((m, i) => {
-    const upTo = orderFee(model, levels.slice(0, i + 1));
-    const fee = upTo - charged;
-    charged = upTo;
-    return { tradeId: m.id, venueOrderId, clientOrderId, price: levels[i]!.price, shares: levels[i]!.shares, fee };
-  });
+  const fees = feesPerFill(model, levels);
+  return matches.map((m, i) => ({ tradeId: m.id, venueOrderId, clientOrderId, price: levels[i]!.price, shares: levels[i]!.shares, fee: fees[i]! }));
 }

@@ -1,9 +1,10 @@
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../domain/errors.ts";
-import { orderFee, type FeeModel } from "../../domain/fees.ts";
+import type { FeeModel } from "../../domain/fees.ts";
 import { systemClock, type Clock, type Level, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { LatencyRecorder } from "../latency.ts";
+import { feesPerFill, takenResult } from "../placement.ts";
 import type {
   BookSnapshot,
   BookUpdate,
@@ -297,8 +298,7 @@ export class PolymarketVenue implements Venue {
     if (status.kind === "not_found" || status.fills.length === 0) {
       return { kind: "unknown", reason: `unconfirmed: ${what}, but the venue shows no trade of it yet` };
     }
-    const filled = status.fills.reduce((s, f) => s + f.shares, 0n);
-    return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId: orderId, fills: status.fills };
+    return takenResult(order, orderId, status.fills);
   }
 
   /**
@@ -340,13 +340,8 @@ export class PolymarketVenue implements Venue {
     const trades = await Promise.all(open.associateTrades.map((id) => this.trade(id)));
     const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
     const model = this.markets_.get(open.market)?.market.feeModel ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
-    let charged = 0n;
-    const fills: VenueFill[] = mine.map((t, i) => {
-      const upTo = orderFee(model, mine.slice(0, i + 1).map((x) => ({ price: x.price, shares: x.size })));
-      const fee = upTo - charged;
-      charged = upTo;
-      return { tradeId: t.id, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee };
-    });
+    const fees = feesPerFill(model, mine.map((t) => ({ price: t.price, shares: t.size })));
+    const fills: VenueFill[] = mine.map((t, i) => ({ tradeId: t.id, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee: fees[i]! }));
     return { kind: open.status, venueOrderId: orderId, fills };
   }
 

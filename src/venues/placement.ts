@@ -1,0 +1,43 @@
+import { orderFee, type FeeModel } from "../domain/fees.ts";
+import type { Micro } from "../domain/money.ts";
+import type { Level } from "../domain/types.ts";
+import type { ChildOrder, ChildStatus, PlaceResult, VenueFill } from "./venue.ts";
+
+/** An order that took something: filled when it took all it asked for. */
+export function takenResult(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
+  const filled = fills.reduce((s, f) => s + f.shares, 0n);
+  return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
+}
+
+/**
+ * The answer to a placement the venue refused as a repeat of an order it already holds (same
+ * client order id, same signed order): that order's outcome, as a repeated placement must report.
+ * An immediate-or-cancel order that took nothing left no fill, so it was never placed as far as
+ * the port is concerned.
+ */
+export async function repeatResult(order: ChildOrder, why: string, status: () => Promise<ChildStatus>): Promise<PlaceResult> {
+  let st: ChildStatus;
+  try {
+    st = await status();
+  } catch (err) {
+    return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
+  }
+  if (st.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
+  if (st.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${st.venueOrderId} still rests` };
+  return takenResult(order, st.venueOrderId, st.fills);
+}
+
+/**
+ * Each fill's part of its order's fee, for venues that state no fee per fill: fill i carries the
+ * fee of the fills up to it less that of the fills before it, so the parts add up to exactly what
+ * the whole order is charged (a fee rounded per fill would not).
+ */
+export function feesPerFill(model: FeeModel, fills: readonly Level[]): Micro[] {
+  let charged: Micro = 0n;
+  return fills.map((_, i) => {
+    const upTo = orderFee(model, fills.slice(0, i + 1));
+    const fee = upTo - charged;
+    charged = upTo;
+    return fee;
+  });
+}
