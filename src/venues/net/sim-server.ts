@@ -1,7 +1,30 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import type { Clock } from "../../domain/types.ts";
+import type { MarketCatalog } from "../../markets/catalog.ts";
 import type { SimExchange } from "../simulated/exchange.ts";
+import { Rng, seedFor } from "../simulated/prng.ts";
+import type { VenueProfile } from "../simulated/profiles.ts";
 import { sleep } from "./rate-limiter.ts";
+
+/** What every venue simulator is started with. */
+export interface VenueSimOptions {
+  catalog: MarketCatalog;
+  seed: number;
+  /** Multiplies the venue's latency profile: 1 is realistic, 0 answers at once. */
+  latencyScale: number;
+  clock?: Clock;
+  /** 0 or absent: any free loopback port. */
+  port?: number;
+  /** Books move every this many ms. */
+  tickMs?: number;
+}
+
+/** Each answer's latency under the venue's profile, drawn from a stream of its own so it does not disturb the books' randomness. */
+export function profileLatency(profile: VenueProfile, seed: number, scale: number): () => number {
+  const rng = new Rng(seedFor(seed, profile.id, "wire-latency"));
+  return () => Math.max(0, profile.latency.meanMs + profile.latency.sdMs * rng.normal()) * scale;
+}
 
 /** Faults a simulator injects on the wire (the conformance suite's venue-neutral switches), plus outright refusals. */
 export interface SimFaultSwitches {

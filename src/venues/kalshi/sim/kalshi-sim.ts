@@ -5,11 +5,10 @@ import { formatMicro, ONE } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
-import { Rng, seedFor } from "../../simulated/prng.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
-import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
 import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
@@ -22,16 +21,7 @@ const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta
 /** How far a request's signed timestamp may be from the simulator's clock. */
 const TIMESTAMP_WINDOW_MS = 60_000;
 
-export interface KalshiSimOptions {
-  catalog: MarketCatalog;
-  seed: number;
-  /** Multiplies the kalshi-sim latency profile: 1 is realistic, 0 answers at once. */
-  latencyScale: number;
-  clock?: Clock;
-  port?: number;
-  /** Books move every this many ms. */
-  tickMs?: number;
-}
+export type KalshiSimOptions = VenueSimOptions;
 
 export interface KalshiSim {
   /** REST base URL, ending in /trade-api/v2 as Kalshi's does. */
@@ -61,7 +51,6 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream);
   const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now());
-  const latencyRng = new Rng(seedFor(opts.seed, KALSHI_SIM.id, "wire-latency"));
   const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
 
   const handle = (req: SimRequest): SimReply => {
@@ -206,7 +195,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const server = await startSimServer({
     port: opts.port,
     faults,
-    latencyMs: () => Math.max(0, KALSHI_SIM.latency.meanMs + KALSHI_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    latencyMs: profileLatency(KALSHI_SIM, opts.seed, opts.latencyScale),
     handle,
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = new URL(req.url ?? "/", "http://sim").pathname;

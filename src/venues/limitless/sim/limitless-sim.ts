@@ -6,9 +6,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
-import { Rng, seedFor } from "../../simulated/prng.ts";
 import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
@@ -27,16 +26,7 @@ const TIMESTAMP_WINDOW_MS = 30_000;
 /** `/markets/active` serves at most this many markets a page. */
 const MAX_PAGE = 25;
 
-export interface LimitlessSimOptions {
-  catalog: MarketCatalog;
-  seed: number;
-  /** Multiplies the limitless-sim latency profile: 1 is realistic, 0 answers at once. */
-  latencyScale: number;
-  clock?: Clock;
-  port?: number;
-  /** Books move every this many ms. */
-  tickMs?: number;
-}
+export type LimitlessSimOptions = VenueSimOptions;
 
 export interface LimitlessSim {
   /** REST base URL, as https://api.limitless.exchange. */
@@ -82,7 +72,6 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream);
   const desk = new LimitlessOrderDesk(exchange, { address: privateKeyToAccount(privateKey).address, ownerId: credentials.ownerId }, deskMarket, () => clock.now());
-  const latencyRng = new Rng(seedFor(opts.seed, LIMITLESS_SIM.id, "wire-latency"));
 
   const handle = async (req: SimRequest): Promise<SimReply> => {
     const route = req.path;
@@ -175,7 +164,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const server = await startSimServer({
     port: opts.port,
     faults,
-    latencyMs: () => Math.max(0, LIMITLESS_SIM.latency.meanMs + LIMITLESS_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    latencyMs: profileLatency(LIMITLESS_SIM, opts.seed, opts.latencyScale),
     handle,
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const url = new URL(req.url ?? "/", "http://sim");

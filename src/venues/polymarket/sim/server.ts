@@ -4,27 +4,18 @@ import type { Duplex } from "node:stream";
 import { keccak256, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
-import { systemClock, type Clock, type Outcome } from "../../../domain/types.ts";
+import { systemClock, type Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
-import { SimFaults, startSimServer, type SimReply, type SimRequest } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
-import { Rng, seedFor } from "../../simulated/prng.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
+import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import { l2Signature, sameSignature, type PolymarketCredentials } from "../auth.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
 import { renderBook, renderMarket } from "./render.ts";
 import { MarketChannel } from "./stream.ts";
 
-export interface PolymarketSimOptions {
-  catalog: MarketCatalog;
-  seed: number;
-  /** Multiplies the venue's latency profile: 1 is realistic, 0 answers at once. */
-  latencyScale: number;
-  clock?: Clock;
-  /** 0 or absent: any free loopback port. */
-  port?: number;
-  /** Books move every this many ms. */
-  tickMs?: number;
+export interface PolymarketSimOptions extends VenueSimOptions {
   /** Markets per page of `GET /markets` (Polymarket pages by the thousand; small pages exercise the cursor). */
   pageSize?: number;
 }
@@ -53,7 +44,6 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const address = privateKeyToAccount(credentials.privateKey).address;
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, VENUE);
   const exchange = new SimExchange({ profile: POLYMARKET_SIM, events, seed: opts.seed, clock });
-  const latencyRng = new Rng(seedFor(opts.seed, VENUE, "wire-latency"));
 
   const listed: { event: CatalogEvent; listing: CatalogListing }[] = [];
   const tokens = new Map<string, SimMarketRef & { listing: CatalogListing }>();
@@ -179,7 +169,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const server = await startSimServer({
     port: opts.port,
     faults,
-    latencyMs: () => Math.max(0, POLYMARKET_SIM.latency.meanMs + POLYMARKET_SIM.latency.sdMs * latencyRng.normal()) * opts.latencyScale,
+    latencyMs: profileLatency(POLYMARKET_SIM, opts.seed, opts.latencyScale),
     handle,
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       if (new URL(req.url ?? "/", "http://sim").pathname !== "/ws/market") {
@@ -190,7 +180,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     },
     errorBody: (_status, _code, message) => ({ error: message }),
   });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? 150);
+  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
   timer.unref();
   const port = server.port;
 
