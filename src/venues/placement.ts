@@ -1,12 +1,20 @@
 import { orderFee, type FeeModel } from "../domain/fees.ts";
 import type { Micro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
+import type { HttpResult } from "./net/http.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, VenueFill } from "./venue.ts";
 
 /** An order that took something: filled when it took all it asked for. */
 export function takenResult(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
   const filled = fills.reduce((s, f) => s + f.shares, 0n);
   return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
+}
+
+/** A placement that failed, as its classification says: refused or never sent is a definite no, anything else may have been placed. */
+export function failedResult(f: HttpResult & { ok: false }): PlaceResult {
+  if (f.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${f.reason}` };
+  if (f.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${f.reason}` };
+  return { kind: "unknown", reason: f.reason };
 }
 
 /**

@@ -10,7 +10,7 @@ import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
-import { repeatResult, takenResult } from "../placement.ts";
+import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 
@@ -215,9 +215,7 @@ export class KalshiVenue implements Venue {
       }
     }
     if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate client_order_id ${order.clientOrderId}`, () => this.status(order.clientOrderId));
-    if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
-    if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
-    return { kind: "unknown", reason: res.reason };
+    return failedResult(res);
   }
 
   /** An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed. */

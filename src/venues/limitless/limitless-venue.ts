@@ -8,7 +8,7 @@ import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
-import { repeatResult, takenResult } from "../placement.ts";
+import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
@@ -203,9 +203,7 @@ export class LimitlessVenue implements Venue {
       return takenResult(order, answer.order.id, fills);
     }
     if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
-    if (res.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${res.reason}` };
-    if (res.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${res.reason}` };
-    return { kind: "unknown", reason: res.reason };
+    return failedResult(res);
   }
 
   /**

@@ -21,6 +21,7 @@ import type {
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
 import { formatMicro } from "../../domain/money.ts";
+import type { OrderStruct } from "../ctf-order.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
 import { orderBody, orderHash, OrderSigner } from "./order-signing.ts";
@@ -213,14 +214,7 @@ export class PolymarketVenue implements Venue {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
-    const struct = this.signer.buyOrder({
-      clientOrderId: order.clientOrderId,
-      tokenId: m.market.outcomeIds[order.outcome],
-      limitPrice: order.limitPrice,
-      shares: order.shares,
-      feeRateBps: m.feeRateBps,
-      negRisk: m.negRisk,
-    });
+    const struct = this.buyOrder(order, m);
     if (!struct) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-USDC` };
     const orderId = orderHash(struct, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
@@ -321,7 +315,13 @@ export class PolymarketVenue implements Venue {
   private rebuildOrderId(order: ChildOrder): string | undefined {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return undefined;
-    const struct = this.signer.buyOrder({
+    const struct = this.buyOrder(order, m);
+    return struct && orderHash(struct, m.negRisk);
+  }
+
+  /** The signed struct of a child order: the same child always makes the same struct, hence the same order id. */
+  private buyOrder(order: ChildOrder, m: ClobMarket): OrderStruct | undefined {
+    return this.signer.buyOrder({
       clientOrderId: order.clientOrderId,
       tokenId: m.market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
@@ -329,7 +329,6 @@ export class PolymarketVenue implements Venue {
       feeRateBps: m.feeRateBps,
       negRisk: m.negRisk,
     });
-    return struct && orderHash(struct, m.negRisk);
   }
 
   /** The order and its trades, with the order's fee split over them so that they add up to the fee of the whole order. */
