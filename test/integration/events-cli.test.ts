@@ -1,0 +1,107 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findOrCreateAccount } from "../../src/accounts/service.ts";
+import { createApiKey } from "../../src/auth/keys.ts";
+import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startCrossfill, type Crossfill } from "../../src/main.ts";
+import { MarketCatalog } from "../../src/markets/catalog.ts";
+import { CrossfillClient } from "../../src/sdk/client.ts";
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
+
+interface ProposalJson {
+  id: string;
+  kind: "new_event" | "add_listing";
+  status: string;
+  event_id: string;
+  score: number;
+  reason: string;
+  members: { venue: string; venue_market_id: string; title: string }[];
+}
+
+/**
+ * The whole loop a person runs: `events match` proposes from the simulators' unlisted markets and
+ * writes nothing to the catalog; `events accept` writes; the next server start trades the new event
+ * on every venue of the match, in one merged book.
+ */
+describe("crossfill events match → accept → next start", () => {
+  let dataDir: string;
+  let server: Crossfill | undefined;
+  const env = () => ({ ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0", LOG_LEVEL: "silent" });
+  const cli = async (...args: string[]) => (await run(process.execPath, [BIN, ...args], { env: env(), timeout: 30_000 })).stdout;
+  const cliJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await cli(...args)) as T;
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "crossfill-events-"));
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  let proposals: ProposalJson[];
+
+  it("match proposes cross-venue events and new listings, with scores and reasons, and writes nothing to the catalog", async () => {
+    const out = await cliJson<{ proposals: ProposalJson[]; near_misses: { reason: string }[] }>("events", "match", "--json", "--verbose");
+    proposals = out.proposals;
+    const fedMarch = proposals.find((p) => p.kind === "new_event" && p.members.some((m) => m.venue_market_id === "KXFEDCUT-27MAR-T25"));
+    expect(fedMarch?.members.map((m) => m.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+    expect(fedMarch?.status).toBe("proposed");
+    expect(proposals.find((p) => p.kind === "add_listing" && p.event_id === "fed-cut-2027-01")?.members).toEqual([
+      expect.objectContaining({ venue: "limitless-sim", venue_market_id: "fed-rate-cut-in-january-2027" }),
+    ]);
+    for (const p of proposals) {
+      expect(p.score).toBeGreaterThanOrEqual(0.6);
+      expect(p.score).toBeLessThanOrEqual(1);
+      expect(p.reason).toMatch(/same numbers and dates/);
+    }
+    // the $250k market is the $200k one's near-duplicate: refused, never proposed
+    expect(proposals.flatMap((p) => p.members).some((m) => m.venue_market_id === "KXBTCD-27JUN30-T250000")).toBe(false);
+    expect(out.near_misses.some((n) => /250000 vs 200000|200000 vs 250000/.test(n.reason))).toBe(true);
+    const catalog = await cliJson<{ event_id: string }[]>("events", "list", "--json");
+    expect(catalog.map((e) => e.event_id).sort()).toEqual(MarketCatalog.load().events().map((e) => e.eventId).sort());
+  });
+
+  it("accept writes the new event and the new listing, and says they take effect at the next start", async () => {
+    const fedMarch = proposals.find((p) => p.members.some((m) => m.venue_market_id === "KXFEDCUT-27MAR-T25"))!;
+    const addJanuary = proposals.find((p) => p.event_id === "fed-cut-2027-01")!;
+    const accepted = await cliJson<ProposalJson & { takes_effect: string }>("events", "accept", fedMarch.id, "--event-id", "fed-cut-2027-03", "--title", "Fed rate cut in March 2027?", "--json");
+    expect(accepted).toMatchObject({ status: "accepted", event_id: "fed-cut-2027-03", takes_effect: "next_start" });
+    expect(await cli("events", "accept", addJanuary.id)).toMatch(/fed-cut-2027-01 is now also listed on limitless-sim[\s\S]*restart the server/);
+    await expect(cli("events", "accept", addJanuary.id)).rejects.toThrow(/already accepted/);
+
+    const listed = await cliJson<{ event_id: string; listings: { venue: string }[] }[]>("events", "list", "--json");
+    expect(listed.find((e) => e.event_id === "fed-cut-2027-03")?.listings.map((l) => l.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+    expect(listed.find((e) => e.event_id === "fed-cut-2027-01")?.listings.map((l) => l.venue)).toEqual(["polymarket-sim", "kalshi-sim", "limitless-sim"]);
+
+    const again = await cliJson<{ proposals: ProposalJson[] }>("events", "match", "--json");
+    expect(again.proposals.some((p) => p.id === fedMarch.id || p.id === addJanuary.id)).toBe(false);
+  });
+
+  it("the server started next lists the new event and merges its venues' books", async () => {
+    server = await startCrossfill(loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0" }), { logger: false });
+    const master = await loadMasterKey({ env: undefined, dataDir });
+    const { account } = await findOrCreateAccount(server.store, "events@example.com", (k) => encryptSecret(master, k));
+    const { apiKey, apiSecret } = await createApiKey(server.store, master, { accountId: account.id, name: "events", scopes: ["read"], ipAllowlist: null });
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey, apiSecret });
+
+    const page = await client.markets({ q: "march 2027" });
+    const market = page.data.find((m) => m.event_id === "fed-cut-2027-03");
+    expect(market?.title).toBe("Fed rate cut in March 2027?");
+    expect(market?.venues.map((v) => v.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+
+    const prices = await client.prices("fed-cut-2027-03", { depth: 200 });
+    expect(new Set(prices.orderbook.asks.map(([, , venue]) => venue))).toEqual(new Set(["kalshi-sim", "limitless-sim", "polymarket-sim"]));
+    expect(prices.stale_venues).toEqual([]);
+    const january = await client.prices("fed-cut-2027-01", { depth: 200 });
+    expect(new Set(january.orderbook.asks.map(([, , venue]) => venue))).toContain("limitless-sim");
+  });
+});
