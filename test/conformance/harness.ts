@@ -9,12 +9,8 @@
  *   import { runConformance } from "./suite.ts";
  *   runConformance("kalshi", async () => {
  *     const sim = await startKalshiSim({ catalog, seed: 7, latencyScale: 0, tickMs: 40 });
- *     const venue = createKalshiVenue({ baseUrl: sim.url, ..., requestTimeoutMs: 400, freshnessMs: 600 });
- *     await venue.start();
- *     return { venue, catalog, faults: <the sim's switches, adapted to FaultControl>, timing: {...},
- *              withWrongCredentials: () => createKalshiVenue({ ...same, but a key the sim refuses }),
- *              examples: { fees: [...], signing: [...] },
- *              stop: async () => { await venue.stop(); await sim.stop(); } };
+ *     return simHarness(sim, catalog, (options) => createKalshiVenue(options),
+ *                       (credentials) => <credentials the sim refuses>, { fees: [...], signing: [...] });
  *   });
  *
  * `makeHarness` is called once per case (a fresh simulator and adapter each time, so a fault
@@ -98,3 +94,51 @@ export interface ConformanceHarness {
 }
 
 export type MakeHarness = () => Promise<ConformanceHarness>;
+
+/** What the harness needs of a venue simulator: where it listens, the credentials it accepts, its fault switches. */
+export interface SimUnderTest<C> {
+  url: string;
+  wsUrl: string;
+  credentials: C;
+  faults: FaultControl;
+  stop(): Promise<void>;
+}
+
+/** The options every adapter is created with, pointed at the simulator with the suite's timing. */
+export interface AdapterOptions<C> {
+  baseUrl: string;
+  wsUrl: string;
+  credentials: C;
+  catalog: MarketCatalog;
+  requestTimeoutMs: number;
+  freshnessMs: number;
+}
+
+/**
+ * The harness of an adapter started against `sim`: `create` makes the adapter from the common
+ * options (adding its own), `spoil` turns the simulator's credentials into ones it must refuse.
+ */
+export async function simHarness<C>(
+  sim: SimUnderTest<C>,
+  catalog: MarketCatalog,
+  create: (options: AdapterOptions<C>) => Venue,
+  spoil: (credentials: C) => C,
+  examples: ConformanceHarness["examples"],
+): Promise<ConformanceHarness> {
+  const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
+  const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, ...timing };
+  const venue = create(options);
+  await venue.start();
+  return {
+    venue,
+    catalog,
+    faults: sim.faults,
+    timing,
+    withWrongCredentials: () => create({ ...options, credentials: spoil(sim.credentials) }),
+    examples,
+    stop: async () => {
+      await venue.stop();
+      await sim.stop();
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { parseMicro } from "../../src/domain/money.ts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { createKalshiVenue, startKalshiSim } from "../../src/venues/kalshi/index.ts";
 import { kalshiSigningText, verifyKalshi } from "../../src/venues/kalshi/signing.ts";
-import type { FeeExample, SigningExample } from "./harness.ts";
+import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
 
 const catalog = MarketCatalog.load();
@@ -55,20 +55,5 @@ let seed = 200;
 
 runConformance("kalshi", async () => {
   const sim = await startKalshiSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
-  const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
-  const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, ...timing, startTimeoutMs: 300 };
-  const venue = createKalshiVenue(options);
-  await venue.start();
-  return {
-    venue,
-    catalog,
-    faults: sim.faults,
-    timing,
-    withWrongCredentials: () => createKalshiVenue({ ...options, credentials: { keyId: sim.credentials.keyId, privateKeyPem: wrongKey } }),
-    examples: { fees, signing },
-    stop: async () => {
-      await venue.stop();
-      await sim.stop();
-    },
-  };
+  return simHarness(sim, catalog, (options) => createKalshiVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, privateKeyPem: wrongKey }), { fees, signing });
 });

@@ -4,7 +4,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { createLimitlessVenue, LIMITLESS_CLOB_EXCHANGE, startLimitlessSim } from "../../src/venues/limitless/index.ts";
 import { buyOrder, LIMITLESS_CHAIN_ID, limitlessSigningText, signLimitless, signOrder } from "../../src/venues/limitless/signing.ts";
-import type { FeeExample, SigningExample } from "./harness.ts";
+import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
 
 const catalog = MarketCatalog.load();
@@ -83,20 +83,5 @@ let seed = 300;
 
 runConformance("limitless", async () => {
   const sim = await startLimitlessSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
-  const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
-  const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, ...timing, startTimeoutMs: 300 };
-  const venue = createLimitlessVenue(options);
-  await venue.start();
-  return {
-    venue,
-    catalog,
-    faults: sim.faults,
-    timing,
-    withWrongCredentials: () => createLimitlessVenue({ ...options, credentials: { ...sim.credentials, secret: Buffer.alloc(32, 1).toString("base64") } }),
-    examples: { fees, signing },
-    stop: async () => {
-      await venue.stop();
-      await sim.stop();
-    },
-  };
+  return simHarness(sim, catalog, (options) => createLimitlessVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, secret: Buffer.alloc(32, 1).toString("base64") }), { fees, signing });
 });

@@ -9,7 +9,7 @@ import { l2Signature } from "../../src/venues/polymarket/auth.ts";
 import { createPolymarketVenue } from "../../src/venues/polymarket/index.ts";
 import { CTF_EXCHANGE, OrderSigner, orderHash, POLYGON_CHAIN_ID } from "../../src/venues/polymarket/order-signing.ts";
 import { startPolymarketSim } from "../../src/venues/polymarket/sim/index.ts";
-import type { FeeExample, SigningExample } from "./harness.ts";
+import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
 
 const catalog = MarketCatalog.load();
@@ -95,29 +95,11 @@ let seed = 100;
 
 runConformance("polymarket", async () => {
   const sim = await startPolymarketSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
-  const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
-  const options = {
-    baseUrl: sim.url,
-    wsUrl: sim.wsUrl,
-    credentials: sim.credentials,
+  return simHarness(
+    sim,
     catalog,
-    freshnessMs: timing.freshnessMs,
-    requestTimeoutMs: timing.requestTimeoutMs,
-    reconnect: { initialMs: 50, maxMs: 400 },
-    retryBackoffMs: 30,
-  };
-  const venue = createPolymarketVenue(options);
-  await venue.start();
-  return {
-    venue,
-    catalog,
-    faults: sim.faults,
-    timing,
-    withWrongCredentials: () => createPolymarketVenue({ ...options, credentials: { ...sim.credentials, secret: Buffer.alloc(32, 7).toString("base64") } }),
-    examples: { fees, signing },
-    stop: async () => {
-      await venue.stop();
-      await sim.stop();
-    },
-  };
+    (options) => createPolymarketVenue({ ...options, reconnect: { initialMs: 50, maxMs: 400 }, retryBackoffMs: 30 }),
+    (c) => ({ ...c, secret: Buffer.alloc(32, 7).toString("base64") }),
+    { fees, signing },
+  );
 });
