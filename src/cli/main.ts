@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 import { Command } from "commander";
+import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from "../accounts/password.ts";
 import { loadConfig } from "../config.ts";
 import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
 import { createApiKey, parseScopes } from "../auth/keys.ts";
@@ -8,6 +10,11 @@ import { AppError } from "../domain/errors.ts";
 import { startCrossfill } from "../main.ts";
 import { registerEventCommands } from "./events.ts";
 import { withStore } from "./with-store.ts";
+
+async function firstLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
+  for await (const line of createInterface({ input })) return line;
+  return undefined;
+}
 
 function fail(message: string): never {
   console.error(`crossfill: ${message}`);
@@ -101,6 +108,25 @@ keys
     if (o.json) console.log(JSON.stringify({ api_key: apiKey, revoked }));
     else console.log(revoked ? `Revoked ${apiKey}.` : `No active key ${apiKey}.`);
     if (!revoked) process.exitCode = 1;
+  });
+
+const accounts = program.command("accounts").description("Manage accounts");
+
+accounts
+  .command("password")
+  .description("Set the password that signs an account in to the web terminal; read from standard input (e.g. piped)")
+  .option("--account <email>", "the account (made if it does not exist yet)", LOCAL_ACCOUNT)
+  .action(async (o: { account: string }) => {
+    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
+    if (process.stdin.isTTY) process.stderr.write("New password (shown as typed; pipe it in to avoid that): ");
+    const password = (await firstLine(process.stdin)) ?? "";
+    if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) fail(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    const email = await withStore(async (store, master) => {
+      const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
+      await store.setPasswordHash(account.id, await hashPassword(password));
+      return account.email;
+    });
+    console.log(`${email} can now sign in to the web terminal with that password.`);
   });
 
 registerEventCommands(program, fail);

@@ -80,6 +80,11 @@ export class KyselyStore implements Store {
     return accountFromRow(row);
   }
 
+  async setPasswordHash(id: string, hash: string): Promise<void> {
+    const r = await this.db.updateTable("accounts").set({ password_hash: hash }).where("id", "=", id).executeTakeFirst();
+    if (r.numUpdatedRows === 0n) throw new Error(`account ${id} does not exist`);
+  }
+
   async insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord> {
     const key: ApiKeyRecord = { ...k, createdAt: this.nowIso(), lastUsedAt: null, revokedAt: null };
     await this.db.insertInto("api_keys").values(apiKeyToRow(key)).execute();

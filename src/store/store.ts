@@ -171,6 +171,8 @@ export interface Store {
   accountById(id: string): Promise<AccountRecord | undefined>;
   accountByEmail(email: string): Promise<AccountRecord | undefined>;
   markAccountFunded(id: string, at: string): Promise<AccountRecord>;
+  /** Sets the hash of the password that signs the account in to the web terminal. */
+  setPasswordHash(id: string, hash: string): Promise<void>;
 
   insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord>;
   apiKey(apiKey: string): Promise<ApiKeyRecord | undefined>;

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { PASSWORD_MAX, PASSWORD_MIN } from "./password.ts";
+import { PASSWORD_MAX, PASSWORD_MIN } from "../../accounts/password.ts";
 
 export const Credentials = Type.Object(
   {

@@ -4,7 +4,7 @@ import { findOrCreateAccount, isEmail } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { AccountRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
-import { DECOY_HASH, hashPassword, verifyPassword } from "./password.ts";
+import { DECOY_HASH, hashPassword, verifyPassword } from "../../accounts/password.ts";
 import { Credentials, SessionInfo } from "./schemas.ts";
 import type { ActiveSession, Sessions } from "./session.ts";
 

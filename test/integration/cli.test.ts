@@ -1,0 +1,94 @@
+import { execFile, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config.ts";
+import { startCrossfill, type Crossfill } from "../../src/main.ts";
+import { CrossfillClient } from "../../src/sdk/client.ts";
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
+
+let dataDir: string;
+let server: Crossfill | undefined;
+const env = () => ({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+const cli = async (...args: string[]) => (await run(process.execPath, [BIN, ...args], { env: env(), timeout: 30_000 })).stdout;
+const start = async () => (server = await startCrossfill(loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05" }), { logger: false }));
+
+function withStdin(input: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: env() });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (code) => resolve({ code, out }));
+    child.stdin.end(input);
+  });
+}
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), "crossfill-cli-"));
+});
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("crossfill keys", () => {
+  it("makes a key with the server stopped that the server accepts once started, funded from the faucet", async () => {
+    const made = JSON.parse(await cli("keys", "create", "--name", "bot", "--scopes", "read,trade", "--json")) as { api_key: string; api_secret: string };
+    expect(Object.keys(made).sort()).toEqual(["api_key", "api_secret"]);
+    expect(made.api_key).toMatch(/^ck_live_[0-9A-Za-z]{24}$/);
+    expect(made.api_secret).toMatch(/^cs_live_[\w-]{43}$/);
+    await start();
+    const client = new CrossfillClient({ baseUrl: server!.url, apiKey: made.api_key, apiSecret: made.api_secret });
+    expect(await client.account()).toMatchObject({ email: "local@localhost", available_usdc: 10_000, locked_usdc: 0 });
+  });
+
+  it("makes a key on a running server's data that works at once, lists it without its secret, and revokes it", async () => {
+    const made = JSON.parse(await cli("keys", "create", "--name", "second", "--scopes", "read", "--account", "desk@example.com", "--json")) as { api_key: string; api_secret: string };
+    const client = new CrossfillClient({ baseUrl: server!.url, apiKey: made.api_key });
+    expect((await client.account()).email).toBe("desk@example.com");
+
+    const listed = JSON.parse(await cli("keys", "list", "--account", "desk@example.com", "--json")) as { api_key: string; scopes: string[]; revoked_at: string | null }[];
+    expect(listed).toEqual([expect.objectContaining({ api_key: made.api_key, scopes: ["read"], revoked_at: null })]);
+    expect(JSON.stringify(listed)).not.toContain(made.api_secret);
+    expect(await cli("keys", "list", "--account", "desk@example.com")).toContain(made.api_key);
+
+    expect(JSON.parse(await cli("keys", "revoke", made.api_key, "--json"))).toEqual({ api_key: made.api_key, revoked: true });
+    const refused = await client.request("GET", "/v1/account");
+    expect([refused.status, (refused.body as { error: { code: string } }).error.code]).toEqual([403, "key_revoked"]);
+  });
+
+  it("prints the secret once in human form too, and refuses unknown scopes in words", async () => {
+    const human = await cli("keys", "create", "--name", "human");
+    expect(human).toMatch(/API_SECRET\s+cs_live_/);
+    expect(human).toMatch(/shown only this once/);
+    const bad = await run(process.execPath, [BIN, "keys", "create", "--name", "x", "--scopes", "read,admin"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toMatch(/admin/);
+  });
+});
+
+describe("crossfill accounts password", () => {
+  it("lets the CLI's account sign in to the web terminal", async () => {
+    const set = await withStdin("correct horse battery\n", "accounts", "password");
+    expect(set).toMatchObject({ code: 0 });
+    const signin = await fetch(`${server!.url}/v1/session/signin`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "local@localhost", password: "correct horse battery" }),
+    });
+    expect(signin.status).toBe(200);
+    expect(((await signin.json()) as { email: string }).email).toBe("local@localhost");
+  });
+
+  it("refuses a password that is too short, and changes nothing", async () => {
+    const set = await withStdin("short\n", "accounts", "password");
+    expect(set.code).toBe(2);
+    expect(set.out).toMatch(/8 to 256 characters/);
+  });
+});
