@@ -4,6 +4,7 @@ import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
+import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
@@ -232,11 +233,9 @@ export class KalshiVenue implements Venue {
   }
 
   health(): VenueHealth {
-    const oldest = this.sync.oldestAt();
-    const bookAgeMs = oldest === undefined ? undefined : this.clock.now() - oldest;
     const streamUp = this.socket.state === "open" && this.sync.live;
-    const state = !streamUp && this.lastRestFailure ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
-    return { state, latency: this.latency(), bookAgeMs };
+    const unreachable = !streamUp && this.lastRestFailure !== undefined;
+    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.sync.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
   }
 
   describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {

@@ -4,6 +4,7 @@ import { AppError } from "../../domain/errors.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
+import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
@@ -237,11 +238,9 @@ export class LimitlessVenue implements Venue {
   }
 
   health(): VenueHealth {
-    const oldest = this.stream.oldestAt();
-    const bookAgeMs = oldest === undefined ? undefined : this.clock.now() - oldest;
     const streamUp = this.socket.state === "open" && this.stream.live;
-    const state = !streamUp && this.lastRestFailure ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
-    return { state, latency: this.latency(), bookAgeMs };
+    const unreachable = !streamUp && this.lastRestFailure !== undefined;
+    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.stream.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
   }
 
   /** Stream state for health pages and tests. */

@@ -3,6 +3,7 @@ import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { systemClock, type Clock, type Level, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
+import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import { feesPerFill, takenResult } from "../placement.ts";
 import type {
@@ -264,12 +265,10 @@ export class PolymarketVenue implements Venue {
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
       }
     }
-    const bookAgeMs = oldest === undefined ? undefined : now - oldest;
     const streamUp = this.stream.state === "open";
     // unreachable over REST and no stream either: nothing this venue shows can be acted on
-    const down = this.restFailures >= 3 || (!streamUp && this.restFailures > 0);
-    const state = down ? "down" : !streamUp || (bookAgeMs ?? 0) > this.freshnessMs ? "degraded" : "up";
-    return { state, latency: this.latency(), bookAgeMs };
+    const unreachable = this.restFailures >= 3 || (!streamUp && this.restFailures > 0);
+    return streamedHealth({ now, oldestBookAt: oldest, streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
   }
 
   /** What `GET /v1/health` shows of this adapter besides the port's health: where it points and how its stream is. */
