@@ -20,6 +20,20 @@ export interface VenueSimOptions {
   tickMs?: number;
 }
 
+/** A venue simulator running on loopback. */
+export interface VenueSim<Credentials> {
+  /** REST base URL, shaped as the venue's (Kalshi's ends in /trade-api/v2). */
+  url: string;
+  /** The stream's URL, shaped as the venue's. */
+  wsUrl: string;
+  /** The one account the simulator knows: hand it to the adapter. */
+  credentials: Credentials;
+  faults: SimFaults;
+  /** The engine behind the simulator, for tests that move books or inspect state. */
+  exchange: SimExchange;
+  stop(): Promise<void>;
+}
+
 /** Each answer's latency under the venue's profile, drawn from a stream of its own so it does not disturb the books' randomness. */
 export function profileLatency(profile: VenueProfile, seed: number, scale: number): () => number {
   const rng = new Rng(seedFor(seed, profile.id, "wire-latency"));

@@ -8,7 +8,7 @@ import { SimExchange } from "../../simulated/exchange.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
 import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
@@ -23,17 +23,7 @@ const TIMESTAMP_WINDOW_MS = 60_000;
 
 export type KalshiSimOptions = VenueSimOptions;
 
-export interface KalshiSim {
-  /** REST base URL, ending in /trade-api/v2 as Kalshi's does. */
-  url: string;
-  wsUrl: string;
-  /** An API key the simulator accepts: hand it to the adapter. */
-  credentials: KalshiCredentials;
-  faults: SimFaults;
-  /** The engine behind the simulator, for tests that move books or inspect state. */
-  exchange: SimExchange;
-  stop(): Promise<void>;
-}
+export type KalshiSim = VenueSim<KalshiCredentials>;
 
 /**
  * Kalshi's trade API v2 on a loopback port: markets, series, orderbooks, V2 order creation, orders,

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
@@ -28,18 +28,7 @@ const MAX_PAGE = 25;
 
 export type LimitlessSimOptions = VenueSimOptions;
 
-export interface LimitlessSim {
-  /** REST base URL, as https://api.limitless.exchange. */
-  url: string;
-  /** Socket.IO server URL, as wss://ws.limitless.exchange. */
-  wsUrl: string;
-  /** An API token, wallet and profile the simulator accepts: hand them to the adapter. */
-  credentials: LimitlessCredentials;
-  faults: SimFaults;
-  /** The engine behind the simulator, for tests that move books or inspect state. */
-  exchange: SimExchange;
-  stop(): Promise<void>;
-}
+export type LimitlessSim = VenueSim<LimitlessCredentials>;
 
 /**
  * Limitless's public API on a loopback port: markets (by slug and the active list), orderbooks,

@@ -6,7 +6,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
@@ -20,16 +20,7 @@ export interface PolymarketSimOptions extends VenueSimOptions {
   pageSize?: number;
 }
 
-export interface PolymarketSim {
-  /** REST base URL, e.g. http://127.0.0.1:40123. */
-  url: string;
-  /** The market channel, e.g. ws://127.0.0.1:40123/ws/market. */
-  wsUrl: string;
-  /** The one account the simulator knows: its API key and the wallet that signs its orders. */
-  credentials: PolymarketCredentials;
-  faults: SimFaults;
-  stop(): Promise<void>;
-}
+export type PolymarketSim = VenueSim<PolymarketCredentials>;
 
 const VENUE = POLYMARKET_SIM.id;
 /** Markets the simulated Polymarket lists beyond the catalog's: new questions for `crossfill events match` to place. */
@@ -189,6 +180,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     wsUrl: `ws://127.0.0.1:${port}/ws/market`,
     credentials,
     faults,
+    exchange,
     async stop() {
       clearInterval(timer);
       await channel.close();
