@@ -50,17 +50,21 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       ids.set(l.venueMarketId, 1_000 + ids.size);
     }
   }
-  const feeBps = (m: VenueMarket): number => {
-    if (m.feeModel.ratePpm % 100n !== 0n) throw new Error(`${m.venueMarketId}: a fee rate of ${m.feeModel.ratePpm} ppm is not a whole number of basis points`);
-    return Number(m.feeModel.ratePpm / 100n);
+  const bps = (ratePpm: bigint, what: string): number => {
+    if (ratePpm % 100n !== 0n) throw new Error(`${what}: a fee rate of ${ratePpm} ppm is not a whole number of basis points`);
+    return Number(ratePpm / 100n);
   };
+  const feeBps = (m: VenueMarket): number => bps(m.feeModel.ratePpm, m.venueMarketId);
+  const wallet = privateKeyToAccount(privateKey).address;
+  /** The account's rank fee rate, which the official SDK signs into every order: the profile's default rate (markets without a rate of their own charge it). */
+  const rankFeeBps = bps(LIMITLESS_SIM.feeModel(undefined).ratePpm, "rank");
   const deskMarket = (slug: string): DeskMarket | undefined => {
     const m = exchange.market(slug);
     return m && { id: ids.get(slug)!, slug, tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
   };
   const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream);
-  const desk = new LimitlessOrderDesk(exchange, { address: privateKeyToAccount(privateKey).address, ownerId: credentials.ownerId }, deskMarket, () => clock.now());
+  const desk = new LimitlessOrderDesk(exchange, { address: wallet, ownerId: credentials.ownerId }, deskMarket, () => clock.now());
 
   const handle = async (req: SimRequest): Promise<SimReply> => {
     const route = req.path;
@@ -84,6 +88,12 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/user-orders$/.exec(route))) {
       const slug = decodeURIComponent(m[1]!);
       return exchange.market(slug) ? ok({ orders: desk.inMarket(slug) }) : error(404, `Market ${slug} not found`);
+    }
+    if (req.method === "GET" && (m = /^\/profiles\/([^/]+)$/.exec(route))) {
+      // the official SDK's OrderClient reads ownerId (`id`) and the fee rate (`rank.feeRateBps`) from here before its first order
+      const account = decodeURIComponent(m[1]!);
+      if (account.toLowerCase() !== wallet.toLowerCase()) return error(404, `Profile ${account} not found`);
+      return ok({ id: credentials.ownerId, account: wallet, rank: { feeRateBps: rankFeeBps } });
     }
     if (req.method === "POST" && route === "/orders") {
       const out = await desk.create(req.body);

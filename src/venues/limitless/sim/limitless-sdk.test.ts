@@ -1,0 +1,124 @@
+/**
+ * The Limitless simulator checked with Limitless's own published client, `@limitless-exchange/sdk`
+ * (1.1.0): its HttpClient (HMAC-signing every request with the simulator's API token), MarketFetcher,
+ * OrderClient (EIP-712 signing with an ethers wallet) and WebSocketClient (socket.io-client) are
+ * pointed at the simulator's URLs and must parse what it serves and be served what they ask for.
+ *
+ * Covered: a market by slug (tokens, venue exchange that the SDK signs for), the active-market list,
+ * the orderbook, the `/markets` Socket.IO stream (`subscribe_market_prices` → `orderbookUpdate`), a
+ * FAK buy built, signed and posted by the SDK's OrderClient that fills (its matches, the order listed
+ * under the market's user orders), and refusals the SDK reports as its own typed errors: a wrong API
+ * secret (AuthenticationError, 401), and orders signed for another exchange contract or by another
+ * wallet (ValidationError, 400).
+ *
+ * Not covered, and why: the SDK's GTC/FOK orders, sells, cancels and cancel-replace (the simulator,
+ * like the adapter, only executes FAK buys); `OrderClient` fetches `GET /profiles/{address}` for the
+ * ownerId and the rank's fee rate before its first order, which the simulator serves for its one
+ * account only (the real endpoint's other fields are not reproduced); portfolio, AMM, partner-account,
+ * API-token derivation and authenticated stream channels are not simulated.
+ */
+import { Wallet } from "ethers";
+import { AuthenticationError, HttpClient, MarketFetcher, OrderBuilder, OrderClient, OrderSigner, OrderType, Side, ValidationError, WebSocketClient, type OrderbookUpdate } from "@limitless-exchange/sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MarketCatalog } from "../../../markets/catalog.ts";
+import { LIMITLESS_CLOB_EXCHANGE, startLimitlessSim, type LimitlessSim } from "../index.ts";
+
+const catalog = MarketCatalog.load();
+const slug = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "limitless-sim" && e.status === "open"))[0]!.venueMarketId;
+
+describe("Limitless simulator with the official @limitless-exchange/sdk", () => {
+  let sim: LimitlessSim;
+  let http: HttpClient;
+  let markets: MarketFetcher;
+
+  beforeAll(async () => {
+    sim = await startLimitlessSim({ catalog, seed: 43, latencyScale: 0, tickMs: 40 });
+    http = new HttpClient({ baseURL: sim.url, hmacCredentials: { tokenId: sim.credentials.apiKey, secret: sim.credentials.secret }, timeout: 3_000, keepAlive: false });
+    markets = new MarketFetcher(http);
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  it("fetches a market, the active list and the orderbook as the SDK types them", async () => {
+    const market = await markets.getMarket(slug);
+    const venueMarket = sim.exchange.market(slug)!;
+    expect(market.slug).toBe(slug);
+    expect(market.title).toBe(venueMarket.title);
+    expect(market.tokens).toEqual({ yes: venueMarket.outcomeIds.YES, no: venueMarket.outcomeIds.NO });
+    expect(market.venue?.exchange).toBe(LIMITLESS_CLOB_EXCHANGE);
+    expect(markets.getVenue(slug)?.exchange).toBe(LIMITLESS_CLOB_EXCHANGE);
+
+    const active = await markets.getActiveMarkets({ limit: 25, page: 1 });
+    expect(active.data.map((m) => m.slug)).toContain(slug);
+    expect(active.totalMarketsCount).toBeGreaterThanOrEqual(active.data.length);
+
+    const book = await markets.getOrderBook(slug);
+    expect(book.tokenId).toBe(market.tokens!.yes);
+    expect(book.bids.length).toBeGreaterThan(0);
+    expect(book.asks.length).toBeGreaterThan(0);
+    const bestBid = Math.max(...book.bids.map((l) => Number(l.price)));
+    const bestAsk = Math.min(...book.asks.map((l) => Number(l.price)));
+    expect(bestBid).toBeLessThan(bestAsk);
+    expect(bestAsk).toBeLessThan(1);
+  });
+
+  it("streams the market's book to the SDK's WebSocketClient", async () => {
+    const ws = new WebSocketClient({ url: sim.wsUrl, autoReconnect: false, timeout: 3_000 });
+    try {
+      const update = new Promise<OrderbookUpdate>((resolve) => ws.on("orderbookUpdate", (u: OrderbookUpdate) => u.marketSlug === slug && resolve(u)));
+      await ws.connect();
+      await ws.subscribe("subscribe_market_prices", { marketSlugs: [slug] });
+      const u = await update;
+      expect(u.orderbook.tokenId).toBe(sim.exchange.market(slug)!.outcomeIds.YES);
+      expect(u.orderbook.asks.length).toBeGreaterThan(0);
+    } finally {
+      await ws.disconnect();
+    }
+  });
+
+  it("fills a FAK buy built, signed and posted by the SDK's OrderClient", async () => {
+    const market = await markets.getMarket(slug);
+    const orders = new OrderClient({ httpClient: http, wallet: new Wallet(sim.credentials.privateKey), marketFetcher: markets });
+    const book = await markets.getOrderBook(slug);
+    const bestAsk = Math.min(...book.asks.map((l) => Number(l.price)));
+    const price = Math.min(0.999, Math.round((bestAsk + 0.01) * 1000) / 1000);
+    const size = Number(sim.exchange.market(slug)!.minOrderShares) / 1e6;
+    const placed = await orders.createOrder({ tokenId: market.tokens!.yes, price, size, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug });
+    expect(placed.order.id).toEqual(expect.any(String));
+    expect(placed.makerMatches?.length ?? 0).toBeGreaterThan(0);
+    const matched = placed.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n);
+    expect(matched).toBeGreaterThan(0n);
+    expect(matched).toBeLessThanOrEqual(BigInt(placed.order.takerAmount));
+    const listed = await market.getUserOrders();
+    expect(listed.map((o: { id: string }) => o.id)).toContain(placed.order.id);
+  });
+
+  it("refuses the SDK's requests under a wrong API secret (401) and orders signed for another contract or by another wallet (400)", async () => {
+    const market = await markets.getMarket(slug);
+    const wrongSecret = new HttpClient({ baseURL: sim.url, hmacCredentials: { tokenId: sim.credentials.apiKey, secret: Buffer.from("not the secret").toString("base64") }, keepAlive: false });
+    const orders = new OrderClient({ httpClient: wrongSecret, wallet: new Wallet(sim.credentials.privateKey), marketFetcher: markets });
+    const feeRateBps = Number(sim.exchange.market(slug)!.feeModel.ratePpm / 100n);
+    const args = { tokenId: market.tokens!.yes, price: 0.99, size: Number(sim.exchange.market(slug)!.minOrderShares) / 1e6, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug } as const;
+    const refused = orders.createOrder(args);
+    await expect(refused).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(refused).rejects.toMatchObject({ status: 401 });
+
+    // the token's wallet signing for another exchange contract than the market's venue.exchange
+    const owner = new Wallet(sim.credentials.privateKey);
+    const post = (order: object) => http.post("/orders", { order, orderType: OrderType.FAK, marketSlug: slug, ownerId: sim.credentials.ownerId });
+    const unsigned = new OrderBuilder(owner.address, feeRateBps).buildOrder(args);
+    const elsewhere = await new OrderSigner(owner).signOrder(unsigned, { chainId: 8453, contractAddress: Wallet.createRandom().address });
+    const misdirected = post({ ...unsigned, signature: elsewhere });
+    await expect(misdirected).rejects.toBeInstanceOf(ValidationError);
+    await expect(misdirected).rejects.toMatchObject({ status: 400, message: "invalid order signature" });
+
+    // a stranger's wallet signing its own order under this API token
+    const stranger = Wallet.createRandom();
+    const theirs = new OrderBuilder(stranger.address, feeRateBps).buildOrder(args);
+    const signature = await new OrderSigner(stranger).signOrder(theirs, { chainId: 8453, contractAddress: LIMITLESS_CLOB_EXCHANGE });
+    const foreign = post({ ...theirs, signature });
+    await expect(foreign).rejects.toBeInstanceOf(ValidationError);
+    await expect(foreign).rejects.toMatchObject({ status: 400, message: "maker and signer must be the API token's wallet" });
+  });
+});
