@@ -105,18 +105,12 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     account: (id) => accounts.get(id),
     accountView: async (account) => {
       const balance = await vault.balanceOf(account.address as `0x${string}`);
-      const held = new Map<string, { event_id: string; outcome: string; tokenId: string }>();
-      for (let cursor: string | null = null, first = true; first || cursor !== null; first = false) {
-        const page = await store.listOrders(account.id, { limit: 500, cursor });
-        for (const o of page.data) if (o.sotTokenId && o.filledShares > 0n) held.set(o.sotTokenId, { event_id: o.eventId, outcome: o.outcome, tokenId: o.sotTokenId });
-        cursor = page.nextCursor;
-      }
       const positions = await Promise.all(
-        [...held.values()].map(async (p) => ({
-          event_id: p.event_id,
+        (await store.positionTokens(account.id)).map(async (p) => ({
+          event_id: p.eventId,
           outcome: p.outcome,
-          sot: asset(p.tokenId),
-          shares: microToNumber(await vault.sotBalance(account.address as `0x${string}`, BigInt(p.tokenId))),
+          sot: asset(p.sotTokenId),
+          shares: microToNumber(await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId))),
         })),
       );
       return {
@@ -138,16 +132,16 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       return mergeBooks(event, outcome, venues, { depth, now: clock.now() });
     },
     health: async () => {
-      const states = venues.map((v) => ({ v, h: v.health() }));
+      const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
       return {
         status: states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
         version: VERSION,
         chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts },
-        venues: states.map(({ v, h }) => ({
+        venues: states.map(({ v, h, d }) => ({
           venue: v.id,
-          adapter: v.describe().adapter,
-          base_url: v.describe().baseUrl,
-          stream_state: v.describe().stream?.state ?? null,
+          adapter: d.adapter,
+          base_url: d.baseUrl,
+          stream_state: d.stream?.state ?? null,
           state: h.state,
           latency_p50_ms: h.latency.p50Ms ?? null,
           latency_p99_ms: h.latency.p99Ms ?? null,

@@ -2,14 +2,14 @@ import type { Clock } from "../domain/types.ts";
 import type { OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
-import { chainOrderId, childOrder, fillRecord, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, settlement, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
   vault: Vault;
   venues: ReadonlyMap<string, Venue>;
   clock: Clock;
-  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void };
+  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
@@ -70,13 +70,12 @@ async function reconcileOne(svc: OrderService, d: ReconcileDeps, order: OrderRec
     await svc.settle(order, stored, true);
   } else {
     // The settle or release transaction landed but its result was not persisted: record what the chain did.
-    const shares = stored.reduce((s, f) => s + f.shares, 0n);
-    await d.store.updateOrder(order.id, {
-      status: lock.kind === "settled" ? "partially_filled" : "failed",
-      filledShares: lock.kind === "settled" ? shares : 0n,
-      errorCode: lock.kind === "settled" ? null : "order_interrupted",
-      errorMessage: lock.kind === "settled" ? null : INTERRUPTED,
-    });
+    await d.store.updateOrder(
+      order.id,
+      lock.kind === "settled"
+        ? { ...settlement(order, stored, d.log), status: "partially_filled" }
+        : { status: "failed", errorCode: "order_interrupted", errorMessage: INTERRUPTED },
+    );
   }
   d.log.info({ order_id: order.id, lock: lock.kind, fills: stored.length }, "routing order reconciled");
   return true;

@@ -7,7 +7,7 @@ import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { ChildOrder, PlaceResult, Venue, VenueFill } from "../venues/venue.ts";
-import type { Address, Hex32, Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type Hex32, type Vault } from "../vault/vault.ts";
 import { validateOrder, type OrderLimits } from "./validate.ts";
 import { largestVenue } from "./view.ts";
 
@@ -44,6 +44,26 @@ const ROUTING_ROUNDS = 3;
 /** The id of an order's child order on one venue in one routing round; deterministic so that a retry or a reconciliation finds it. */
 export function childOrderId(orderId: string, venue: string, round = 1): string {
   return round === 1 ? `${orderId}-${venue}` : `${orderId}-${venue}-${round}`;
+}
+
+/**
+ * What an order's fills come to. The client is charged what the fills cost, never more than it locked:
+ * the vault refuses a larger settlement, which would leave the order unsettled for good. Plans never
+ * exceed the lock; should a venue's rounding ever do so, the operator carries the excess, and says so.
+ */
+export function settlement(
+  order: Pick<OrderRecord, "id" | "locked">,
+  fills: readonly FillRecord[],
+  log: Pick<OrderDeps["log"], "error">,
+): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> {
+  const cost = costOf(fills);
+  if (cost > order.locked) log.error({ order_id: order.id, cost: cost.toString(), locked: order.locked.toString() }, "fills cost more than the lock; charging the lock");
+  return {
+    spent: cost > order.locked ? order.locked : cost,
+    fees: fills.reduce((s, f) => s + f.fee, 0n),
+    filledShares: fills.reduce((s, f) => s + f.shares, 0n),
+    routedTo: largestVenue(fills),
+  };
 }
 
 /** What fills cost, fees included, in micro-USDC. */
@@ -128,21 +148,21 @@ export class OrderService {
     const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
     if (first.kind === "refusal") return this.reject(order, first.code, first.message);
 
-    const balance = await this.d.vault.balanceOf(address);
-    if (balance.available < order.amount) {
-      return this.reject(order, "insufficient_funds", `The vault holds ${formatMicro(balance.available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
-    }
-
     const chainId = chainOrderId(order.id);
     try {
       const lock = await this.d.vault.lock(chainId, address, order.amount);
       order = await this.update(order.id, { status: "locked", locked: order.amount, lockTx: lock.txHash });
     } catch (e) {
-      const state = await this.d.vault.lockState(chainId);
-      if (state.kind !== "locked") {
-        this.d.log.warn({ order_id: order.id, err: String(e) }, "lock refused");
-        return this.reject(order, "insufficient_funds", "The vault refused to lock the amount: not enough available balance.");
+      // The vault dry-runs every transaction, so a lock beyond the available balance is refused by name
+      // and nothing is sent: no balance read is needed before it.
+      if (e instanceof VaultTxError && e.reason === "InsufficientAvailable") {
+        const { available } = await this.d.vault.balanceOf(address);
+        return this.reject(order, "insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
       }
+      // Any other failure may still have locked (or may yet): the order stays `pending` until the chain
+      // says, here or in reconciliation.
+      const state = await this.d.vault.lockState(chainId);
+      if (state.kind !== "locked") throw e;
       order = await this.update(order.id, { status: "locked", locked: state.amount });
     }
 
@@ -224,19 +244,10 @@ export class OrderService {
         errorMessage: "No venue filled any part of the order; the locked USDC was released.",
       });
     }
-    const fees = fills.reduce((s, f) => s + f.fee, 0n);
-    const spent = costOf(fills);
+    const settled = settlement(order, fills, this.d.log);
     const tokenId = this.d.tokenId(order.eventId, order.outcome);
-    const tx = await this.d.vault.settle(chainId, spent, { tokenId, shares });
-    return this.finish(order.id, {
-      status: complete ? "filled" : "partially_filled",
-      spent,
-      fees,
-      filledShares: shares,
-      routedTo: largestVenue(fills),
-      sotTokenId: tokenId.toString(),
-      settleTx: tx.txHash,
-    });
+    const tx = await this.d.vault.settle(chainId, settled.spent, { tokenId, shares });
+    return this.finish(order.id, { ...settled, status: complete ? "filled" : "partially_filled", sotTokenId: tokenId.toString(), settleTx: tx.txHash });
   }
 
   /** Places a child order; an unknown outcome is asked about a few times before it is left to reconciliation. */

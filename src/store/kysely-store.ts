@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import { AppError } from "../domain/errors.ts";
-import type { Clock } from "../domain/types.ts";
+import type { Clock, Outcome } from "../domain/types.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
 import {
   accountFromRow,
@@ -174,6 +174,20 @@ export class KyselyStore implements Store {
     const data = rows.slice(0, opts.limit).map(orderFromRow);
     const last = data[data.length - 1];
     return { data, nextCursor: rows.length > opts.limit && last ? encodeCursor(last) : null };
+  }
+
+  async positionTokens(accountId: string): Promise<{ eventId: string; outcome: Outcome; sotTokenId: string }[]> {
+    const rows = await this.db
+      .selectFrom("orders")
+      .select(["event_id", "outcome", "sot_token_id"])
+      .distinct()
+      .where("account_id", "=", accountId)
+      .where("filled_shares", ">", 0n)
+      .where("sot_token_id", "is not", null)
+      .orderBy("event_id")
+      .orderBy("outcome")
+      .execute();
+    return rows.map((r) => ({ eventId: r.event_id, outcome: r.outcome as Outcome, sotTokenId: r.sot_token_id! }));
   }
 
   async ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {

@@ -191,6 +191,8 @@ export interface Store {
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
   ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]>;
+  /** The position tokens the account's orders minted: one row per token. */
+  positionTokens(accountId: string): Promise<{ eventId: string; outcome: Outcome; sotTokenId: string }[]>;
 
   /** Inserts fills, ignoring any whose (venue, tradeId) is already stored. */
   insertFills(fills: FillRecord[]): Promise<void>;

@@ -52,7 +52,7 @@ async function interrupted(status: OrderRecord["status"], amount = 20_000_000n):
 
 function reconcile() {
   const c = s.crossfill;
-  return reconcileOrders(c.orders, { store: c.store, vault: c.vault, venues: new Map(c.venues.map((v) => [v.id, v])), clock: systemClock, log: { info() {}, warn() {} } }, 0);
+  return reconcileOrders(c.orders, { store: c.store, vault: c.vault, venues: new Map(c.venues.map((v) => [v.id, v])), clock: systemClock, log: { info() {}, warn() {}, error() {} } }, 0);
 }
 
 const marketIds = new Map<string, string>();
