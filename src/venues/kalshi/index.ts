@@ -1,13 +1,8 @@
-import type { Clock } from "../../domain/types.ts";
-import type { MarketCatalog } from "../../markets/catalog.ts";
 import type { Venue } from "../venue.ts";
 import { KalshiVenue, type KalshiVenueOptions } from "./kalshi-venue.ts";
-import type { KalshiCredentials } from "./signing.ts";
 
 /** The Kalshi adapter, pointed at the real venue or at the simulator by its URLs and credentials. */
-export function createKalshiVenue(
-  opts: { baseUrl: string; wsUrl: string; credentials: KalshiCredentials; catalog: MarketCatalog; clock?: Clock } & Partial<KalshiVenueOptions>,
-): Venue {
+export function createKalshiVenue(opts: KalshiVenueOptions): Venue {
   return new KalshiVenue(opts);
 }
 

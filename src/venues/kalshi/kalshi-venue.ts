@@ -3,34 +3,20 @@ import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
-import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
+import type { AdapterOptions } from "../net/adapter-options.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 
-export interface KalshiVenueOptions {
-  baseUrl: string;
-  wsUrl: string;
-  credentials: KalshiCredentials;
-  catalog: MarketCatalog;
-  clock?: Clock;
-  /** The venue name the catalog lists this venue's markets under. */
-  venueId?: string;
-  freshnessMs?: number;
-  /** How long a request may go unanswered before its outcome is unknown. */
-  requestTimeoutMs?: number;
-  /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
-  rateLimits?: { readsPerSecond: number; writesPerSecond: number };
-  /** Longest wait for the stream's first snapshots in start(). */
-  startTimeoutMs?: number;
-}
+/** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
+export type KalshiVenueOptions = AdapterOptions<KalshiCredentials>;
 
 const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };

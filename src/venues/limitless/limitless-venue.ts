@@ -3,10 +3,10 @@ import { privateKeyToAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
-import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
+import type { AdapterOptions } from "../net/adapter-options.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
@@ -16,23 +16,11 @@ import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type Lim
 import { engineIoUrl } from "./socketio.ts";
 import { fillsFromMatches, parseOrderbook, toVenueMarket, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 
-export interface LimitlessVenueOptions {
-  baseUrl: string;
-  /** The Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it. */
-  wsUrl: string;
-  credentials: LimitlessCredentials;
-  catalog: MarketCatalog;
-  clock?: Clock;
-  /** The venue name the catalog lists this venue's markets under. */
-  venueId?: string;
-  freshnessMs?: number;
-  /** How long a request may go unanswered before its outcome is unknown. */
-  requestTimeoutMs?: number;
-  /** Limitless publishes no limits: these are assumed, and a 429's Retry-After is honoured on top. */
-  rateLimits?: { readsPerSecond: number; writesPerSecond: number };
-  /** Longest wait for the stream's first books in start(). */
-  startTimeoutMs?: number;
-}
+/**
+ * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
+ * Limitless publishes no rate limits: the defaults (20 reads, 10 writes a second) are assumed.
+ */
+export type LimitlessVenueOptions = AdapterOptions<LimitlessCredentials>;
 
 const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };

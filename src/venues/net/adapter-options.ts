@@ -1,0 +1,20 @@
+import type { Clock } from "../../domain/types.ts";
+import type { MarketCatalog } from "../../markets/catalog.ts";
+
+/** What a wire-protocol adapter is given: where the venue is, how to sign, and its timing and rate limits. */
+export interface AdapterOptions<Credentials> {
+  baseUrl: string;
+  wsUrl: string;
+  credentials: Credentials;
+  catalog: MarketCatalog;
+  clock?: Clock;
+  /** The venue name the catalog lists this venue's markets under. */
+  venueId?: string;
+  freshnessMs?: number;
+  /** How long a request may go unanswered before its outcome is unknown. */
+  requestTimeoutMs?: number;
+  /** Client-side token buckets; a 429's Retry-After is honoured on top. */
+  rateLimits?: { readsPerSecond: number; writesPerSecond: number };
+  /** Longest wait for the stream's first books in start(). */
+  startTimeoutMs?: number;
+}
