@@ -55,6 +55,12 @@ class FixedVenue implements Venue {
   async status() {
     return { kind: "not_found" as const };
   }
+  async cancel() {
+    return { kind: "not_found" as const };
+  }
+  async trades() {
+    return [];
+  }
   latency(): LatencyStats {
     return { p50Ms: this.p50, p99Ms: this.p50, samples: this.p50 === undefined ? 0 : 1 };
   }

@@ -4,10 +4,21 @@ import type { Level } from "../domain/types.ts";
 import type { HttpResult } from "./net/http.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, VenueFill } from "./venue.ts";
 
-/** An order that took something: filled when it took all it asked for. */
-export function takenResult(order: ChildOrder, venueOrderId: string, fills: VenueFill[]): PlaceResult {
-  const filled = fills.reduce((s, f) => s + f.shares, 0n);
-  return { kind: filled >= order.shares ? "filled" : "partial", venueOrderId, fills };
+/**
+ * An order that took something: filled when it took all it asked for, open when the venue says the
+ * rest still rests. Fills are taken once per trade id, however often the venue repeats one.
+ */
+export function takenResult(order: ChildOrder, venueOrderId: string, fills: VenueFill[], rests = false): PlaceResult {
+  const unique = uniqueTrades(fills);
+  const filled = unique.reduce((s, f) => s + f.shares, 0n);
+  if (filled >= order.shares) return { kind: "filled", venueOrderId, fills: unique };
+  return { kind: rests ? "open" : "partial", venueOrderId, fills: unique };
+}
+
+/** Each trade once, the first time it appears: venues may repeat a trade message. */
+export function uniqueTrades<T extends { tradeId: string }>(fills: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return fills.filter((f) => !seen.has(f.tradeId) && seen.add(f.tradeId) !== undefined);
 }
 
 /** A placement that failed, as its classification says: refused or never sent is a definite no, anything else may have been placed. */

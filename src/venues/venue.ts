@@ -44,12 +44,19 @@ export interface ChildOrder {
   side: "buy";
   limitPrice: PriceMicro;
   shares: ShareMicro;
+  /**
+   * When the order expires, ms since the epoch, sent in the venue's own expiry field: the venue refuses
+   * it if it arrives later. Until then a venue that does not know the order may still receive it, so
+   * "not found" means "never placed" only once this has passed.
+   */
+  expiresAt: number;
 }
 
 export interface VenueFill {
   /** The venue's trade id: fills are keyed by it, so a fill is never counted twice. */
   tradeId: string;
   venueOrderId: string;
+  /** The child order's client id; "" in a trade list of a venue that does not echo it (Polymarket). */
   clientOrderId: string;
   price: PriceMicro;
   shares: ShareMicro;
@@ -58,6 +65,8 @@ export interface VenueFill {
 
 export type PlaceResult =
   | { kind: "filled" | "partial"; venueOrderId: string; fills: VenueFill[] }
+  /** The venue holds part of the order open (it rests on the book): cancel it, then settle on what the cancel reports. */
+  | { kind: "open"; venueOrderId: string; fills: VenueFill[] }
   /** Definite: nothing happened on the venue. */
   | { kind: "rejected"; reason: string }
   /** Timeout and the like: the order may or may not exist. Reconcile with status(); never guess. */
@@ -117,6 +126,14 @@ export interface Venue {
    * find an order placed before a restart. Adapters that key by client id ignore it.
    */
   status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus>;
+  /**
+   * Cancels what is left of a child order, in the venue's own protocol, and answers its final state:
+   * `done` with every fill it had, or `not_found` when the venue does not hold it (not placed, or not
+   * arrived yet: see ChildOrder.expiresAt). Never `open`; throws when the venue cannot be asked.
+   */
+  cancel(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus>;
+  /** Every trade of the adapter's account on the venue, oldest first: what the audit compares the stored fills with. */
+  trades(): Promise<VenueFill[]>;
   latency(): LatencyStats;
   health(): VenueHealth;
   describe(): VenueDescription;

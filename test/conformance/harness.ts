@@ -46,6 +46,10 @@ export interface FaultSwitches {
   partialFills: boolean;
   /** Stream connections stay open but carry nothing (not even heartbeats), so books go stale. */
   streamSilent: boolean;
+  /** Orders take half of what they ask and the rest stays open on the book until cancelled. */
+  resting: boolean;
+  /** Every trade the venue reports is reported twice, with the same trade id. */
+  duplicateTrades: boolean;
 }
 
 export interface FaultControl {

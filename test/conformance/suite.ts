@@ -44,7 +44,16 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       const best = h.venue.book(m.venueMarketId, outcome)!.asks[0]!;
       const wanted = best.shares < 4n * m.minOrderShares ? best.shares : 4n * m.minOrderShares;
       const shares = ((wanted < m.minOrderShares ? m.minOrderShares : wanted) / m.lotShares) * m.lotShares;
-      return { clientOrderId: `conf-${process.pid}-${Date.now()}-${++seq}`, venueMarketId: m.venueMarketId, outcome, side: "buy", limitPrice: best.price + 2n * m.tickSize, shares, ...extra };
+      return {
+        clientOrderId: `conf-${process.pid}-${Date.now()}-${++seq}`,
+        venueMarketId: m.venueMarketId,
+        outcome,
+        side: "buy",
+        limitPrice: best.price + 2n * m.tickSize,
+        shares,
+        expiresAt: Date.now() + 60_000,
+        ...extra,
+      };
     };
     const filledShares = (fills: { shares: bigint }[]) => fills.reduce((s, f) => s + f.shares, 0n);
 
@@ -209,6 +218,71 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       if (r.kind !== "partial") return;
       expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
       expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: r.fills });
+    });
+
+    it("refuses, definitely, an order that arrives after its expiry, and never fills it", async () => {
+      const order = takingOrder(openMarket(), "YES", { expiresAt: Date.now() - 1_000 });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("rejected");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+    });
+
+    it("fault delayed order: an order held on the way past its expiry is refused when it arrives, so not found after expiry means never placed", async () => {
+      const order = takingOrder(openMarket(), "YES", { expiresAt: Date.now() + 1_500 });
+      h.faults.set({ latencyMs: 2_500 });
+      const placing = h.venue.place(order);
+      await sleep(200);
+      h.faults.set({ latencyMs: 0 });
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+      const r = await placing;
+      expect(r.kind).not.toBe("filled");
+      expect(r.kind).not.toBe("partial");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+      expect((await h.venue.trades()).some((t) => t.venueOrderId !== "" && t.clientOrderId === order.clientOrderId)).toBe(false);
+    });
+
+    it("fault resting: reports an order left open, which cancel closes with the fills it had", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ resting: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("open");
+      if (r.kind !== "open") return;
+      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "open", venueOrderId: r.venueOrderId, fills: r.fills });
+      const cancelled = await h.venue.cancel(order.clientOrderId, order);
+      expect(cancelled).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+      expect(await h.venue.cancel(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+    });
+
+    it("cancel of an order the venue does not hold answers not found", async () => {
+      const order = takingOrder(openMarket());
+      expect(await h.venue.cancel(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+    });
+
+    it("fault duplicate trades: each trade is reported once by place, status and cancel", async () => {
+      const order = takingOrder(openMarket());
+      h.faults.set({ duplicateTrades: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      if (r.kind !== "filled") return;
+      expect(new Set(r.fills.map((f) => f.tradeId)).size).toBe(r.fills.length);
+      expect(filledShares(r.fills)).toBe(order.shares);
+      const st = await h.venue.status(order.clientOrderId, order);
+      expect(st).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+    });
+
+    it("lists the account's trades: every fill placed, once each", async () => {
+      const order = takingOrder(openMarket());
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      if (r.kind !== "filled") return;
+      const trades = await h.venue.trades();
+      for (const f of r.fills) {
+        const t = trades.filter((x) => x.tradeId === f.tradeId);
+        expect(t).toHaveLength(1);
+        expect(t[0]).toMatchObject({ tradeId: f.tradeId, venueOrderId: f.venueOrderId, price: f.price, shares: f.shares });
+      }
     });
 
     it("fault dropped stream: reconnects by itself and its books move again", async () => {

@@ -58,6 +58,10 @@ export interface SimFaultSwitches {
   streamSilent: boolean;
   /** Every new order is refused as the venue refuses an invalid one. */
   reject: boolean;
+  /** Orders take half of what they ask and the rest stays open on the book until cancelled. */
+  resting: boolean;
+  /** Every trade the venue reports is reported twice, with the same trade id. */
+  duplicateTrades: boolean;
 }
 
 const OFF: SimFaultSwitches = {
@@ -69,6 +73,8 @@ const OFF: SimFaultSwitches = {
   partialFills: false,
   streamSilent: false,
   reject: false,
+  resting: false,
+  duplicateTrades: false,
 };
 
 /** The switches of one simulator, flipped by tests at run time; order-level ones reach the shared exchange. */
@@ -88,6 +94,8 @@ export class SimFaults {
     this.s = { ...this.s, ...change, rateLimit: change.rateLimit === undefined ? this.s.rateLimit : change.rateLimit && { ...change.rateLimit } };
     this.exchange.faults.partial = this.s.partialFills;
     this.exchange.faults.reject = this.s.reject;
+    this.exchange.faults.resting = this.s.resting;
+    this.exchange.faults.duplicateTrades = this.s.duplicateTrades;
   }
 
   reset(): void {

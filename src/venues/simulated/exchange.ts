@@ -18,6 +18,10 @@ export interface SimFaults {
   down: boolean;
   /** The caller never hears back: `ack_lost` after the order executed, `request_lost` before it reached the venue. */
   timeout: false | "ack_lost" | "request_lost";
+  /** Orders take half of what they ask and rest with the rest, open until cancelled. */
+  resting: boolean;
+  /** The wire repeats every trade it reports (same trade id), as a venue's retried message would. */
+  duplicateTrades: boolean;
 }
 
 export interface SimExchangeOptions {
@@ -39,6 +43,8 @@ interface OrderRecord {
   venueOrderId: string;
   fills: VenueFill[];
   result: PlaceResult;
+  /** Shares still resting on the book (the `resting` fault); 0 once filled, killed or cancelled. */
+  resting: bigint;
 }
 
 /** How far (at p = 0.5; less toward 0 or 1) a venue's mid may settle from the event's shared base price. */
@@ -51,7 +57,7 @@ const MAX_VENUE_OFFSET = 6_000;
  */
 export class SimExchange {
   readonly venue: string;
-  readonly faults: SimFaults = { reject: false, partial: false, down: false, timeout: false };
+  readonly faults: SimFaults = { reject: false, partial: false, down: false, timeout: false, resting: false, duplicateTrades: false };
   private readonly profile: VenueProfile;
   private readonly clock: Clock;
   private readonly markets_ = new Map<string, SimMarket>();
@@ -134,16 +140,19 @@ export class SimExchange {
   /**
    * Executes an immediate-or-cancel buy. A repeated client order id gets the first answer back and
    * nothing more is filled. An order that finds nothing to take is refused, as Polymarket refuses
-   * an unmatched FAK order: nothing happened, and a retry under the same id may still fill.
+   * an unmatched FAK order: nothing happened, and a retry under the same id may still fill. An order
+   * that arrives after its expiry is refused and never trades.
    */
   place(order: ChildOrder): PlaceResult {
     const known = this.orders.get(order.clientOrderId);
     if (known) return known.result;
     if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
+    if (order.expiresAt <= this.clock.now()) return { kind: "rejected", reason: `order_expired: the order expired at ${new Date(order.expiresAt).toISOString()}` };
     const checked = this.validate(order);
     if (typeof checked === "string") return { kind: "rejected", reason: checked };
     const { market: m, engine } = checked;
-    const wanted = this.faults.partial ? (order.shares / 2n / m.market.lotShares) * m.market.lotShares : order.shares;
+    const halve = this.faults.partial || this.faults.resting;
+    const wanted = halve ? (order.shares / 2n / m.market.lotShares) * m.market.lotShares : order.shares;
     const taken = engine.take(order.outcome, order.limitPrice, wanted);
     if (taken.length === 0) {
       return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
@@ -152,17 +161,39 @@ export class SimExchange {
     const fills = this.toFills(order, venueOrderId, taken, m.market);
     const filled = taken.reduce((s, l) => s + l.shares, 0n);
     const result: PlaceResult = { kind: filled === order.shares ? "filled" : "partial", venueOrderId, fills };
-    this.orders.set(order.clientOrderId, { venueOrderId, fills, result });
+    this.orders.set(order.clientOrderId, { venueOrderId, fills, result, resting: this.faults.resting ? order.shares - filled : 0n });
     m.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
     m.updatedAt = this.clock.now();
     this.emit(order.venueMarketId);
     return result;
   }
 
-  /** An IOC order is done the moment it is answered; only orders that traded are remembered, as on the venues. */
+  /**
+   * An IOC order is done the moment it is answered, unless the `resting` fault left part of it open;
+   * only orders that traded are remembered, as on the venues.
+   */
   status(clientOrderId: string): ChildStatus {
     const o = this.orders.get(clientOrderId);
-    return o ? { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills } : { kind: "not_found" };
+    if (!o) return { kind: "not_found" };
+    return { kind: o.resting > 0n ? "open" : "done", venueOrderId: o.venueOrderId, fills: o.fills };
+  }
+
+  /** Cancels what rests of an order and answers its final state; an order the venue does not hold stays unknown to it. */
+  cancel(clientOrderId: string): ChildStatus {
+    const o = this.orders.get(clientOrderId);
+    if (!o) return { kind: "not_found" };
+    o.resting = 0n;
+    return { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills };
+  }
+
+  /** Whether an order rests (the `resting` fault), as the venues' order views report it. */
+  resting(clientOrderId: string): bigint {
+    return this.orders.get(clientOrderId)?.resting ?? 0n;
+  }
+
+  /** Every trade the exchange made, oldest first. */
+  trades(): VenueFill[] {
+    return [...this.orders.values()].flatMap((o) => o.fills);
   }
 
   /** The market and its book when the order may trade, or why it may not. */

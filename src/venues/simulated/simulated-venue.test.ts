@@ -34,6 +34,7 @@ function order(venue: SimulatedVenue, eventId: string, o: Partial<ChildOrder> & 
     side: "buy",
     limitPrice: best + 30_000n,
     shares: 50n * ONE,
+    expiresAt: Number.MAX_SAFE_INTEGER,
     ...o,
   };
 }

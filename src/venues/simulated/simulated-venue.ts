@@ -12,7 +12,9 @@ import type {
   PlaceResult,
   Unsubscribe,
   Venue,
-  VenueDescription, VenueHealth,
+  VenueDescription,
+  VenueFill,
+  VenueHealth,
   VenueMarket,
 } from "../venue.ts";
 import { SimExchange, type SimFaults } from "./exchange.ts";
@@ -128,6 +130,15 @@ export class SimulatedVenue implements Venue {
   async status(clientOrderId: string): Promise<ChildStatus> {
     if (this.exchange.faults.down) throw new AppError("venue_unavailable", `${this.id} is down; ask again later.`, { venue: this.id });
     return this.exchange.status(clientOrderId);
+  }
+
+  async cancel(clientOrderId: string): Promise<ChildStatus> {
+    if (this.exchange.faults.down) throw new AppError("venue_unavailable", `${this.id} is down; ask again later.`, { venue: this.id });
+    return this.exchange.cancel(clientOrderId);
+  }
+
+  async trades(): Promise<VenueFill[]> {
+    return this.exchange.trades();
   }
 
   latency(): LatencyStats {
