@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { LosslessNumber } from "lossless-json";
 import { formatMicro, microToNumber, parseMicro } from "./money.ts";
 import { AppError } from "./errors.ts";
 
@@ -12,6 +13,13 @@ describe("parseMicro", () => {
   });
   it.each([NaN, Infinity, -1, 1e21, 1e-7, "1e3", "abc", "", "1.0000001", null, true, {}])("refuses %p", (v) => {
     expect(() => parseMicro(v, "amount_usdc")).toThrow(AppError);
+  });
+  it("reads a request body's number from its source text, never through a double", () => {
+    expect(parseMicro(new LosslessNumber("100.50"), "amount_usdc")).toBe(100_500_000n);
+    expect(parseMicro(new LosslessNumber("123456789012345.000001"), "amount_usdc")).toBe(123_456_789_012_345_000_001n);
+    for (const text of ["1.0000000000000001", "0.0100000000000000001", "1.0000000", "1e2", "-1", "-0"]) {
+      expect(() => parseMicro(new LosslessNumber(text), "amount_usdc"), text).toThrow(AppError);
+    }
   });
   it("gives the number its decimal string parses to, for every amount", () => {
     fc.assert(fc.property(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), (m) => microToNumber(m) === Number(formatMicro(m))));

@@ -1,3 +1,4 @@
+import { isLosslessNumber } from "lossless-json";
 import { AppError } from "./errors.ts";
 
 /** Micro-USDC: integer amounts of 10^-6 USDC. Every amount of money inside crossfill is one of these. */
@@ -15,12 +16,17 @@ const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
 
 /**
  * Parses a decimal given as a JSON number or a decimal string into an integer of 10^-6 units.
- * A number is read through its shortest round-trip decimal form, so 100.5 is exactly 100.500000.
- * Exponents, signs, more than 6 decimals, NaN and Infinity are refused: money is never guessed.
+ * A request body's number arrives as a LosslessNumber (see http/json-body.ts) and is read from its
+ * source text, so `1.0000000000000001` is refused for its decimals rather than rounded to 1. A number
+ * parsed elsewhere (config, venue feeds) is read through its shortest round-trip decimal form, so 100.5
+ * is exactly 100.500000. Exponents, signs, more than 6 decimals, NaN and Infinity are refused: money
+ * is never guessed.
  */
 export function parseMicro(value: unknown, field: string): bigint {
   let text: string;
-  if (typeof value === "number") {
+  if (isLosslessNumber(value)) {
+    text = value.value;
+  } else if (typeof value === "number") {
     if (!Number.isFinite(value)) throw invalid(field, "must be a finite decimal number");
     text = String(value);
   } else if (typeof value === "string") {

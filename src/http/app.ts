@@ -13,6 +13,7 @@ import { marketRoutes } from "./routes/markets.ts";
 import { orderRoutes } from "./routes/orders.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
+import { parseJsonBody } from "./json-body.ts";
 import { SESSION_COOKIE, Sessions } from "./terminal/session.ts";
 
 declare module "fastify" {
@@ -57,7 +58,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     req.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     try {
-      done(null, JSON.parse(body.toString("utf8")));
+      done(null, parseJsonBody(body));
     } catch {
       req.jsonError = true;
       done(null, undefined);

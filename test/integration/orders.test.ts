@@ -46,9 +46,14 @@ describe("invalid orders are refused with a code and change nothing", () => {
     ["amount as a boolean", JSON.stringify({ ...valid, amount_usdc: true })],
     ["amount above the per-order cap", JSON.stringify({ ...valid, amount_usdc: 100_000_000 })],
     ["amount that overflows", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1e400}'],
+    ["amount as a number with 16 decimals (a double rounds it to 1)", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1.0000000000000001}'],
+    ["amount as a number with 7 decimals, all zero", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1.0000000}'],
+    ["amount as a number in exponent form", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1e2}'],
+    ["amount given twice", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1,"amount_usdc":1000}'],
     ["negative slippage", JSON.stringify({ ...valid, max_slippage: -0.01 })],
     ["slippage above 0.5", JSON.stringify({ ...valid, max_slippage: 0.6 })],
     ["slippage not a number", JSON.stringify({ ...valid, max_slippage: "lots" })],
+    ["slippage as a number with 19 decimals (a double rounds it to 0.01)", '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1,"max_slippage":0.0100000000000000001}'],
     ["unknown strategy", JSON.stringify({ ...valid, strategy: "yolo" })],
     ["unknown time_in_force", JSON.stringify({ ...valid, time_in_force: "GTC" })],
     ["unknown field", JSON.stringify({ ...valid, leverage: 10 })],
@@ -91,6 +96,12 @@ describe("invalid orders are refused with a code and change nothing", () => {
 });
 
 describe("a filled order", () => {
+  it("reads a number in the body exactly as written", async () => {
+    const r = await post('{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":2.500000,"max_slippage":0.050}');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ amount_usdc: 2.5, status: "filled" });
+  });
+
   it("settles on chain: the tx_hash has a successful receipt and the SOT sits at the client's address", async () => {
     const k = await s.newKey();
     const before = await k.client.account();

@@ -224,6 +224,16 @@ describe("the API from the terminal's session", () => {
     expect([forged.statusCode, forged.json().error.code]).toEqual([403, "csrf_failed"]);
   });
 
+  it("reads the ticket's amounts from the JSON text, so a number past 6 decimals is refused rather than rounded", async () => {
+    const { cookie, csrf } = await signUp();
+    for (const amounts of ['"amount_usdc":1.0000000000000001', '"amount_usdc":1,"max_slippage":0.0100000000000000001']) {
+      const payload = `{"market_id":"evt_test","outcome":"YES","side":"buy",${amounts}}`;
+      const res = await app.inject({ method: "POST", url: "/v1/order", headers: { ...json, cookie, "x-csrf-token": csrf }, payload });
+      expect([res.statusCode, res.json().error.code]).toEqual([400, "invalid_request"]);
+      expect(res.json().error.details.fields).toHaveProperty(amounts.includes("slippage") ? "max_slippage" : "amount_usdc");
+    }
+  });
+
   it("lets a key decide when one is sent, even beside a session cookie", async () => {
     const { cookie } = await signUp();
     const res = await app.inject({ method: "GET", url: `/v1/prices/${EVENT.eventId}`, headers: { cookie, "x-api-key": "ck_live_000000000000000000000000" } });
