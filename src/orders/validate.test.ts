@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../domain/errors.ts";
+import { parseJsonBody } from "../http/json-body.ts";
 import { validateOrder } from "./validate.ts";
 
 const limits = { maxOrder: 100_000_000_000n };
@@ -44,6 +45,20 @@ describe("validateOrder", () => {
       "outcome",
       "side",
     ]);
+  });
+
+  it.each(["__proto__", "constructor", "prototype", "hasOwnProperty", "toString"])("refuses %s as an unknown field, however the body was parsed", (key) => {
+    const text = JSON.stringify(base).replace("{", `{"${key}":{"market_id":"other"},`);
+    for (const body of [JSON.parse(text), parseJsonBody(Buffer.from(text))]) {
+      const refused = fields(body);
+      expect(Object.keys(refused)).toEqual([key]);
+      expect(refused[key]).toBe("is not a known field");
+    }
+  });
+
+  it("reads only the body's own properties, never inherited ones", () => {
+    const inherited = Object.assign(Object.create({ max_slippage: 0.4, client_order_id: "theirs" }) as object, base);
+    expect(validateOrder(inherited, undefined, limits)).toMatchObject({ intent: { maxSlippage: 10_000n }, clientOrderId: null });
   });
 
   it("enforces the per-order cap", () => {

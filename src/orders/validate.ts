@@ -24,8 +24,11 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new AppError("invalid_request", "The body must be a JSON object.", { fields: { body: "must be a JSON object" } });
   }
-  const b = body as Record<string, unknown>;
-  const fields: Record<string, string> = {};
+  // Own properties only, into a record without a prototype: on a plain {} the key "__proto__" would
+  // hit the prototype setter, which drops a string, so an unknown "__proto__" field would go unreported,
+  // and an inherited property would be read as if the client had sent it.
+  const b = Object.assign(Object.create(null) as Record<string, unknown>, body);
+  const fields = Object.create(null) as Record<string, string>;
   const check = <T>(name: string, parse: () => T): T | undefined => {
     try {
       return parse();

@@ -82,6 +82,13 @@ describe("invalid orders are refused with a code and change nothing", () => {
     expect(Object.keys(fields).sort()).toEqual(["amount_usdc", "outcome", "side"]);
   });
 
+  it.each(["__proto__", "constructor", "prototype"])("names %s as an unknown field", async (key) => {
+    const r = await post(JSON.stringify(valid).replace("{", `{"${key}":{"amount_usdc":1},`));
+    const err = (r.body as { error: { code: string; details: { fields: Record<string, string> } } }).error;
+    expect([r.status, err.code]).toEqual([400, "invalid_request"]);
+    expect(Object.entries(err.details.fields)).toEqual([[key, "is not a known field"]]);
+  });
+
   it("an unknown event is 404 unknown_event; a non-JSON content type is 415", async () => {
     const r = await post(JSON.stringify({ ...valid, market_id: "no-such-event" }));
     expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([404, "unknown_event"]);
