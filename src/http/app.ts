@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
@@ -44,6 +44,9 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.trustProxy,
+    // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
+    // hook, so the request id header the onSend hook adds is set here.
+    frameworkErrors: (err, req, reply) => sendError(err, req, reply.header("x-request-id", req.id)),
   });
 
   app.decorateRequest("rawBody", undefined);
@@ -89,12 +92,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     if (req.jsonError) throw new AppError("invalid_json");
   });
 
-  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
-    const e = toAppError(err);
-    if (e.status >= 500) req.log.error({ err, request_id: req.id }, "request failed");
-    const body = { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: req.id } };
-    return reply.status(e.status).headers(e.headers ?? {}).send(body);
-  });
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
     reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${req.url.split("?")[0]}.`, request_id: req.id } });
   });
@@ -141,6 +139,13 @@ function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
 }
 
+function sendError(err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const e = toAppError(err);
+  if (e.status >= 500) req.log.error({ err, request_id: req.id }, "request failed");
+  const body = { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: req.id } };
+  return reply.status(e.status).headers(e.headers ?? {}).send(body);
+}
+
 function toAppError(err: FastifyError | AppError): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError;
@@ -158,6 +163,8 @@ function toAppError(err: FastifyError | AppError): AppError {
       return new AppError("payload_too_large", `The body exceeds ${BODY_LIMIT} bytes.`);
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new AppError("unsupported_media_type");
+    case "FST_ERR_BAD_URL":
+      return new AppError("invalid_request", "The path holds a malformed percent-encoding.", { fields: { path: "is not valid percent-encoded UTF-8" } });
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new AppError("invalid_request", fe.message);

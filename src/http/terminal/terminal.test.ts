@@ -287,6 +287,15 @@ describe("price stream", () => {
   });
 });
 
+describe("malformed URLs", () => {
+  it.each(["/v1/prices/%", "/v1/orders/%E0%A4%A", "/v1/keys/%ZZ"])("answers %s with our error body, its request id and X-Request-Id", async (url) => {
+    const res = await app.inject({ method: "GET", url, headers: { "x-request-id": "req-bad-url" } });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers["x-request-id"]).toBe("req-bad-url");
+    expect(res.json()).toEqual({ error: { code: "invalid_request", message: expect.any(String), details: { fields: { path: expect.any(String) } }, request_id: "req-bad-url" } });
+  });
+});
+
 describe("static terminal", () => {
   it("serves index.html for client routes with a strict CSP, but never for /v1", async () => {
     const page = await app.inject({ method: "GET", url: "/settings/keys" });
