@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import axios from "axios";
-import { Configuration, MarketApi, OrdersApi, PortfolioApi } from "kalshi-typescript";
+import { Configuration, MarketApi, OrdersApi, PortfolioApi, type CreateOrderV2Request } from "kalshi-typescript";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { KalshiVenue } from "../kalshi-venue.ts";
@@ -31,6 +31,17 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
   // each client gets its own axios: the SDK installs its signing interceptor on the instance it is given
   // any: the SDK types its axios parameter from its own copy of axios
   const client = <T>(Api: new (...args: any[]) => T, c = config()) => new Api(c, undefined, axios.create());
+  /** An immediate-or-cancel bid for YES at the best ask, in the SDK's own request type. */
+  const iocBid = (clientOrderId: string, count: string, extra: Partial<CreateOrderV2Request> = {}): CreateOrderV2Request => ({
+    ticker: TICKER,
+    client_order_id: clientOrderId,
+    side: "bid",
+    count,
+    price: (Number(sim.exchange.book(TICKER, "YES")!.asks[0]!.price) / 1e6).toFixed(2),
+    time_in_force: "immediate_or_cancel",
+    self_trade_prevention_type: "taker_at_cross",
+    ...extra,
+  });
 
   it("lists markets with cursor pagination and reads an orderbook", async () => {
     const markets = client(MarketApi);
@@ -46,22 +57,38 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
   });
 
   it("places a V2 order, then reads it back with its fills", async () => {
-    const ask = sim.exchange.book(TICKER, "YES")!.asks[0]!;
-    const created = await client(OrdersApi).createOrderV2({
-      ticker: TICKER,
-      client_order_id: "sdk-order-1",
-      side: "bid",
-      count: "2",
-      price: (Number(ask.price) / 1e6).toFixed(2),
-      time_in_force: "immediate_or_cancel",
-      self_trade_prevention_type: "taker_at_cross",
-    });
+    const created = await client(OrdersApi).createOrderV2(iocBid("sdk-order-1", "2"));
     expect(created.status).toBe(201);
     expect(created.data.fill_count).toBe("2.00");
     const order = await client(OrdersApi).getOrder(created.data.order_id);
     expect(order.data.order.client_order_id).toBe("sdk-order-1");
     const fills = await client(PortfolioApi).getFills(undefined, created.data.order_id);
     expect(fills.data.fills.reduce((s, f) => s + Number(f.count_fp), 0)).toBe(2);
+  });
+
+  it("leaves a V2 order resting under the resting fault, cancels it with Cancel Order (V2), and reads it back cancelled", async () => {
+    sim.faults.set({ resting: true });
+    const orders = client(OrdersApi);
+    const created = await orders.createOrderV2(iocBid("sdk-order-2", "2"));
+    expect(created.data).toMatchObject({ fill_count: "1.00", remaining_count: "1.00" });
+    expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "resting", remaining_count_fp: "1.00" });
+    const cancelled = await orders.cancelOrderV2(created.data.order_id);
+    expect(cancelled.data).toMatchObject({ order_id: created.data.order_id, client_order_id: "sdk-order-2", reduced_by: "1.00" });
+    expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "canceled", fill_count_fp: "1.00", remaining_count_fp: "0.00" });
+    await expect(orders.cancelOrderV2(created.data.order_id)).rejects.toMatchObject({ response: { status: 404 } });
+  });
+
+  it("refuses, as an invalid order, a V2 order processed after its expiration_time", async () => {
+    const late = client(OrdersApi).createOrderV2(iocBid("sdk-order-3", "1", { expiration_time: Math.floor(Date.now() / 1000) - 1 }));
+    await expect(late).rejects.toMatchObject({ response: { status: 400, data: { error: { code: "invalid_order" } } } });
+    expect((await client(OrdersApi).getOrders(TICKER)).data.orders.some((o) => o.client_order_id === "sdk-order-3")).toBe(false);
+  });
+
+  it("lists every fill twice, under the same trade id, under the duplicate-trades fault", async () => {
+    const once = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
+    sim.faults.set({ duplicateTrades: true });
+    const twice = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
+    expect(twice.data.fills.map((f) => f.trade_id).sort()).toEqual(once.data.fills.flatMap((f) => [f.trade_id, f.trade_id]).sort());
   });
 
   it("refuses a request signed with another key with 401", async () => {
@@ -77,7 +104,7 @@ describe("KalshiVenue against the simulator", () => {
   const id = () => `t-${++n}-${Date.now()}`;
   const order = (shares = 3_000_000n) => {
     const ask = venue.book(TICKER, "YES")!.asks;
-    return { clientOrderId: id(), venueMarketId: TICKER, outcome: "YES" as const, side: "buy" as const, limitPrice: ask[ask.length - 1]!.price, shares };
+    return { clientOrderId: id(), venueMarketId: TICKER, outcome: "YES" as const, side: "buy" as const, limitPrice: ask[ask.length - 1]!.price, shares, expiresAt: Date.now() + 60_000 };
   };
 
   beforeAll(async () => {

@@ -26,9 +26,9 @@ export type KalshiSimOptions = VenueSimOptions;
 export type KalshiSim = VenueSim<KalshiCredentials>;
 
 /**
- * Kalshi's trade API v2 on a loopback port: markets, series, orderbooks, V2 order creation, orders,
- * fills and the orderbook_delta WebSocket channel, all RSA-PSS authenticated with a key pair made at
- * start, backed by the shared simulated exchange with the kalshi-sim profile.
+ * Kalshi's trade API v2 on a loopback port: markets, series, orderbooks, V2 order creation and
+ * cancellation, orders, fills and the orderbook_delta WebSocket channel, all RSA-PSS authenticated
+ * with a key pair made at start, backed by the shared simulated exchange with the kalshi-sim profile.
  */
 export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim> {
   const clock = opts.clock ?? systemClock;
@@ -72,7 +72,11 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     if (req.method === "POST" && route === "/portfolio/events/orders") {
       const out = orders.create(req.body);
       if (faults.switches.ackLost) return "cut";
-      return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message);
+      return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message, out.details);
+    }
+    if (req.method === "DELETE" && (m = /^\/portfolio\/events\/orders\/([^/]+)$/.exec(route))) {
+      const out = orders.cancel(decodeURIComponent(m[1]!));
+      return out.kind === "cancelled" ? ok(out.body) : error(out.status, out.code, out.message, out.details);
     }
     if (req.method === "GET" && route === "/portfolio/orders") {
       const minTs = req.query.get("min_ts");
@@ -89,7 +93,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     }
     if (req.method === "GET" && route === "/portfolio/fills") {
       const list = orders.listFills({ orderId: req.query.get("order_id") ?? undefined, ticker: req.query.get("ticker") ?? undefined });
-      return page("fills", list, req.query);
+      return page("fills", faults.switches.duplicateTrades ? list.flatMap((f) => [f, f]) : list, req.query);
     }
     return notFound();
   };
@@ -250,8 +254,9 @@ function ok(body: unknown): SimReply {
   return { status: 200, body };
 }
 
-function error(status: number, code: string, message: string): Exclude<SimReply, "hang" | "cut"> {
-  return { status, body: { error: { code, message } } };
+/** Kalshi's error body: `details` only where there is something to add, as Kalshi leaves it out otherwise. */
+function error(status: number, code: string, message: string, details?: string): Exclude<SimReply, "hang" | "cut"> {
+  return { status, body: { error: { code, message, ...(details === undefined ? {} : { details }) } } };
 }
 
 function notFound(what = "route"): Exclude<SimReply, "hang" | "cut"> {

@@ -26,6 +26,7 @@ export interface KalshiOrderRecord {
   maker_fill_cost_dollars: string;
   taker_fees_dollars: string;
   maker_fees_dollars: string;
+  expiration_time: string | null;
   created_time: string;
   last_update_time: string;
 }
@@ -33,6 +34,8 @@ export interface KalshiOrderRecord {
 /** Kalshi's Fill object, as GET /portfolio/fills returns it. */
 export interface KalshiFillRecord {
   fill_id: string;
+  exchange_index: number;
+  /** Kalshi's legacy name of `fill_id`, the same value. */
   trade_id: string;
   order_id: string;
   ticker: string;
@@ -50,18 +53,34 @@ export interface KalshiFillRecord {
   ts: number;
 }
 
-export type CreateOutcome =
-  | { kind: "created"; status: 201; body: Record<string, unknown> }
-  | { kind: "refused"; status: number; code: string; message: string };
+/** A refusal in Kalshi's error shape: `{ error: { code, message, details? } }` with this HTTP status. */
+export interface KalshiRefusal {
+  kind: "refused";
+  status: number;
+  code: string;
+  message: string;
+  details?: string;
+}
+
+export type CreateOutcome = { kind: "created"; status: 201; body: Record<string, unknown> } | KalshiRefusal;
+
+export type CancelOutcome = { kind: "cancelled"; body: Record<string, unknown> } | KalshiRefusal;
+
+interface StoredOrder {
+  /** As created, but for its status and remaining count: those are read from the exchange on every view, as a resting order may have been cancelled since. */
+  record: Omit<KalshiOrderRecord, "status" | "remaining_count_fp">;
+  filled: ShareMicro;
+  count: ShareMicro;
+}
 
 /**
  * The portfolio side of the Kalshi simulator: turns V2 create-order requests (one YES book, `bid` /
- * `ask`) into IOC buys on the shared exchange and keeps Kalshi's order and fill records for the
- * status and fills endpoints.
+ * `ask`) into IOC buys on the shared exchange, cancels what rests of them, and keeps Kalshi's order
+ * and fill records for the order and fills endpoints.
  */
 export class KalshiOrderBook {
-  private readonly orders: KalshiOrderRecord[] = [];
-  private readonly byClientId = new Map<string, KalshiOrderRecord>();
+  private readonly orders: StoredOrder[] = [];
+  private readonly byClientId = new Map<string, StoredOrder>();
   private readonly fills: KalshiFillRecord[] = [];
 
   constructor(
@@ -72,33 +91,46 @@ export class KalshiOrderBook {
 
   create(body: unknown): CreateOutcome {
     const req = parseCreate(body);
-    if ("message" in req) return { kind: "refused", status: 400, code: "invalid_parameters", message: req.message };
+    if ("message" in req) return refused(400, "invalid_parameters", req.message);
     if (this.byClientId.has(req.clientOrderId)) {
-      return { kind: "refused", status: 409, code: "order_already_exists", message: `client_order_id ${req.clientOrderId} was already used` };
+      return refused(409, "order_already_exists", `client_order_id ${req.clientOrderId} was already used`);
     }
     // selling YES at p or better is buying NO at 1 − p or better: one $1 contract between the two sides
     const outcome: Outcome = req.side === "bid" ? "YES" : "NO";
     const limitPrice = req.side === "bid" ? req.price : ONE - req.price;
-    const child: ChildOrder = { clientOrderId: req.clientOrderId, venueMarketId: req.ticker, outcome, side: "buy", limitPrice, shares: req.count };
+    const child: ChildOrder = {
+      clientOrderId: req.clientOrderId,
+      venueMarketId: req.ticker,
+      outcome,
+      side: "buy",
+      limitPrice,
+      shares: req.count,
+      expiresAt: req.expirationTime === undefined ? Number.POSITIVE_INFINITY : req.expirationTime * 1000,
+    };
     const result = this.exchange.place(child);
+    if (result.kind === "rejected" && result.reason.startsWith("order_expired")) {
+      // the simulator's gateway deadline (docs/venues/kalshi.md): an order processed after its expiration_time never reaches the book
+      return refused(400, "invalid_order", "invalid order", `expiration_time ${req.expirationTime} passed before the order reached the exchange`);
+    }
     if (result.kind === "rejected" && !result.reason.startsWith("no_match")) {
       const code = result.reason.split(":")[0]!;
-      return { kind: "refused", status: code === "unknown_market" ? 404 : 400, code, message: result.reason };
+      return refused(code === "unknown_market" ? 404 : 400, code, result.reason);
     }
+    const took = result.kind === "rejected" || result.kind === "unknown" ? undefined : result;
     const at = this.now();
-    const orderId = result.kind === "filled" || result.kind === "partial" ? result.venueOrderId : randomUUID();
-    const taken = result.kind === "filled" || result.kind === "partial" ? result.fills : [];
+    const orderId = took?.venueOrderId ?? randomUUID();
     const side = outcome === "YES" ? "yes" : "no";
     let filled = 0n;
     let cost = 0n;
     let fees = 0n;
-    for (const f of taken) {
+    for (const f of took?.fills ?? []) {
       filled += f.shares;
       cost += (f.price * f.shares) / ONE;
       fees += f.fee;
       const yesPrice = outcome === "YES" ? f.price : ONE - f.price;
       this.fills.push({
-        fill_id: randomUUID(),
+        fill_id: f.tradeId,
+        exchange_index: 0,
         trade_id: f.tradeId,
         order_id: orderId,
         ticker: req.ticker,
@@ -116,31 +148,34 @@ export class KalshiOrderBook {
         ts: Math.floor(at / 1000),
       });
     }
-    const record: KalshiOrderRecord = {
-      order_id: orderId,
-      user_id: this.userId,
-      client_order_id: req.clientOrderId,
-      ticker: req.ticker,
-      side,
-      action: "buy",
-      outcome_side: side,
-      book_side: req.side,
-      type: "limit",
-      status: filled === req.count ? "executed" : "canceled",
-      yes_price_dollars: formatDollars(req.price),
-      no_price_dollars: formatDollars(ONE - req.price),
-      fill_count_fp: formatCount(filled),
-      remaining_count_fp: "0.00",
-      initial_count_fp: formatCount(req.count),
-      taker_fill_cost_dollars: formatMicroDollars(cost),
-      maker_fill_cost_dollars: "0.0000",
-      taker_fees_dollars: formatDollars(fees),
-      maker_fees_dollars: "0.0000",
-      created_time: new Date(at).toISOString(),
-      last_update_time: new Date(at).toISOString(),
+    const stored: StoredOrder = {
+      filled,
+      count: req.count,
+      record: {
+        order_id: orderId,
+        user_id: this.userId,
+        client_order_id: req.clientOrderId,
+        ticker: req.ticker,
+        side,
+        action: "buy",
+        outcome_side: side,
+        book_side: req.side,
+        type: "limit",
+        yes_price_dollars: formatDollars(req.price),
+        no_price_dollars: formatDollars(ONE - req.price),
+        fill_count_fp: formatCount(filled),
+        initial_count_fp: formatCount(req.count),
+        taker_fill_cost_dollars: formatMicroDollars(cost),
+        maker_fill_cost_dollars: "0.0000",
+        taker_fees_dollars: formatDollars(fees),
+        maker_fees_dollars: "0.0000",
+        expiration_time: req.expirationTime === undefined ? null : new Date(req.expirationTime * 1000).toISOString(),
+        created_time: new Date(at).toISOString(),
+        last_update_time: new Date(at).toISOString(),
+      },
     };
-    this.orders.push(record);
-    this.byClientId.set(req.clientOrderId, record);
+    this.orders.push(stored);
+    this.byClientId.set(req.clientOrderId, stored);
     const avgYes = filled === 0n ? undefined : req.side === "bid" ? (cost * ONE) / filled : ONE - (cost * ONE) / filled;
     return {
       kind: "created",
@@ -149,20 +184,36 @@ export class KalshiOrderBook {
         order_id: orderId,
         client_order_id: req.clientOrderId,
         fill_count: formatCount(filled),
-        remaining_count: "0.00",
+        remaining_count: this.view(stored).remaining_count_fp,
         ...(avgYes === undefined ? {} : { average_fill_price: formatMicroDollars(avgYes), average_fee_paid: formatMicroDollars((fees * ONE) / filled) }),
         ts_ms: at,
       },
     };
   }
 
+  /**
+   * Cancel Order (V2): zeroes what rests of the order and answers `{order_id, client_order_id, reduced_by, ts_ms}`.
+   * An order with nothing resting (executed, cancelled, or an IOC remainder already killed) cannot be cancelled: 404.
+   */
+  cancel(orderId: string): CancelOutcome {
+    const o = this.orders.find((x) => x.record.order_id === orderId);
+    const resting = o ? this.exchange.resting(o.record.client_order_id) : 0n;
+    if (!o || resting === 0n) return refused(404, "not_found", "order not found");
+    this.exchange.cancel(o.record.client_order_id);
+    const at = this.now();
+    o.record.last_update_time = new Date(at).toISOString();
+    return { kind: "cancelled", body: { order_id: orderId, client_order_id: o.record.client_order_id, reduced_by: formatCount(resting), ts_ms: at } };
+  }
+
   order(orderId: string): KalshiOrderRecord | undefined {
-    return this.orders.find((o) => o.order_id === orderId);
+    const o = this.orders.find((x) => x.record.order_id === orderId);
+    return o && this.view(o);
   }
 
   /** Newest first, as Kalshi lists them. */
   listOrders(filter: { ticker?: string; status?: string; minTs?: number }): KalshiOrderRecord[] {
     return this.orders
+      .map((o) => this.view(o))
       .filter(
         (o) =>
           (filter.ticker === undefined || o.ticker === filter.ticker) &&
@@ -172,10 +223,18 @@ export class KalshiOrderBook {
       .reverse();
   }
 
+  /** Newest first, as Kalshi lists them. */
   listFills(filter: { orderId?: string; ticker?: string }): KalshiFillRecord[] {
     return this.fills
       .filter((f) => (filter.orderId === undefined || f.order_id === filter.orderId) && (filter.ticker === undefined || f.ticker === filter.ticker))
       .reverse();
+  }
+
+  /** The order as Kalshi shows it now: `resting` with its remaining count while part of it rests on the book (the `resting` fault). */
+  private view(o: StoredOrder): KalshiOrderRecord {
+    const resting = this.exchange.resting(o.record.client_order_id);
+    const status = resting > 0n ? "resting" : o.filled === o.count ? "executed" : "canceled";
+    return { ...o.record, status, remaining_count_fp: formatCount(resting) };
   }
 }
 
@@ -185,6 +244,8 @@ interface CreateRequest {
   side: "bid" | "ask";
   price: PriceMicro;
   count: ShareMicro;
+  /** Unix seconds; absent: the order does not expire. */
+  expirationTime: number | undefined;
 }
 
 function parseCreate(body: unknown): CreateRequest | { message: string } {
@@ -196,14 +257,28 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
   if (b.client_order_id !== undefined && (typeof b.client_order_id !== "string" || !/^[-\w:+=/]{1,64}$/.test(b.client_order_id))) {
     return { message: "client_order_id must be 1-64 characters of [A-Za-z0-9_-:+=/]" };
   }
+  if (b.expiration_time !== undefined && !(Number.isSafeInteger(b.expiration_time) && (b.expiration_time as number) > 0)) {
+    return { message: "expiration_time must be a Unix timestamp in seconds" };
+  }
   try {
     const price = parseDollars(b.price, "price");
     const count = parseCount(b.count, "count");
     if (price <= 0n || price >= ONE) return { message: "price must be strictly between 0 and 1" };
-    return { ticker: b.ticker, clientOrderId: (b.client_order_id as string | undefined) ?? randomUUID(), side: b.side, price, count };
+    return {
+      ticker: b.ticker,
+      clientOrderId: (b.client_order_id as string | undefined) ?? randomUUID(),
+      side: b.side,
+      price,
+      count,
+      expirationTime: b.expiration_time as number | undefined,
+    };
   } catch (err) {
     return { message: err instanceof Error ? err.message : String(err) };
   }
+}
+
+function refused(status: number, code: string, message: string, details?: string): KalshiRefusal {
+  return { kind: "refused", status, code, message, ...(details === undefined ? {} : { details }) };
 }
 
 /** Dollars with up to 6 decimals, as Kalshi's responses emit averages and costs. */
