@@ -11,7 +11,7 @@ import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
-import { failedResult, repeatResult, takenResult } from "../placement.ts";
+import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 
@@ -42,9 +42,9 @@ interface KalshiFill {
 
 /**
  * Kalshi's trade API v2 behind the Venue port: RSA-PSS signed REST for markets, series fees, books,
- * orders and fills, and the orderbook_delta WebSocket channel for live books. Only the catalog's
- * markets are loaded and streamed. Orders are immediate-or-cancel V2 orders keyed by the child's
- * client order id, so a retried placement can never fill twice.
+ * orders, cancels and fills, and the orderbook_delta WebSocket channel for live books. Only the
+ * catalog's markets are loaded and streamed. Orders are immediate-or-cancel V2 orders keyed by the
+ * child's client order id, so a retried placement can never fill twice.
  */
 export class KalshiVenue implements Venue {
   readonly id: string;
@@ -182,6 +182,8 @@ export class KalshiVenue implements Venue {
       price: formatDollars(order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice),
       count: formatCount(order.shares),
       time_in_force: "immediate_or_cancel",
+      // whole seconds, rounded down: the venue's deadline never falls after the child's own
+      expiration_time: Math.floor(order.expiresAt / 1000),
       self_trade_prevention_type: "taker_at_cross",
     };
     const started = performance.now();
@@ -190,13 +192,14 @@ export class KalshiVenue implements Venue {
     const res = await sendWithRetry(() => this.send("POST", "/portfolio/events/orders", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
     if (res.ok) {
       this.recorder.record(performance.now() - started);
-      const created = res.body as { order_id: string; fill_count: string };
+      const created = res.body as { order_id: string; fill_count: string; remaining_count: string };
       this.orderIds.set(order.clientOrderId, created.order_id);
-      if (parseCount(created.fill_count, "fill_count") === 0n) {
+      const rests = parseCount(created.remaining_count, "remaining_count") > 0n;
+      if (!rests && parseCount(created.fill_count, "fill_count") === 0n) {
         return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills(created.order_id, order.clientOrderId));
+        return takenResult(order, created.order_id, await this.fills(created.order_id, order.clientOrderId), rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -212,6 +215,24 @@ export class KalshiVenue implements Venue {
     const fills = await this.fills(order.order_id, clientOrderId);
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
+  }
+
+  /**
+   * Cancel Order (V2), `DELETE /portfolio/events/orders/{order_id}`, when the order still rests, then
+   * its fills: read after the cancel, so a fill that raced it is counted. As in status(), an order
+   * that ends without a fill was never placed as far as the port is concerned.
+   */
+  async cancel(clientOrderId: string): Promise<ChildStatus> {
+    const order = await this.findOrder(clientOrderId);
+    if (!order) return { kind: "not_found" };
+    if (order.status === "resting") await this.cancelResting(order.order_id);
+    const fills = await this.fills(order.order_id, clientOrderId);
+    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
+  }
+
+  /** Every fill of the account (`GET /portfolio/fills`, every cursor page), oldest first; Kalshi's fills carry no client order id. */
+  async trades(): Promise<VenueFill[]> {
+    return this.listFills(new URLSearchParams(), "");
   }
 
   latency(): LatencyStats {
@@ -252,27 +273,30 @@ export class KalshiVenue implements Venue {
     return undefined;
   }
 
+  /** Zeroes what rests of an order. A 404 means nothing rests any more (it filled or was cancelled meanwhile): the fills read next tell which. */
+  private async cancelResting(orderId: string): Promise<void> {
+    const path = `/portfolio/events/orders/${encodeURIComponent(orderId)}`;
+    // a cancel is safe to repeat, so even an unknown outcome is retried
+    const res = await sendWithRetry(() => this.send("DELETE", path), this.writes, WRITE_RETRY, () => true);
+    if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
+  }
+
   /** Every fill of one order (`GET /portfolio/fills?order_id=…`), in the bought outcome's prices. */
   private async fills(orderId: string, clientOrderId: string): Promise<VenueFill[]> {
-    const out: VenueFill[] = [];
+    return this.listFills(new URLSearchParams({ order_id: orderId }), clientOrderId);
+  }
+
+  /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first. */
+  private async listFills(filter: URLSearchParams, clientOrderId: string): Promise<VenueFill[]> {
+    const newestFirst: VenueFill[] = [];
     let cursor = "";
     do {
-      const q = new URLSearchParams({ order_id: orderId, limit: "200", ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`/portfolio/fills?${q}`)) as { fills: KalshiFill[]; cursor: string };
-      for (const f of page.fills) {
-        const no = (f.outcome_side ?? f.side) === "no";
-        out.push({
-          tradeId: f.trade_id,
-          venueOrderId: f.order_id,
-          clientOrderId,
-          price: parseDollars(no ? f.no_price_dollars : f.yes_price_dollars, "fill price"),
-          shares: parseCount(f.count_fp, "count_fp"),
-          fee: parseDollars(f.fee_cost, "fee_cost"),
-        });
-      }
+      newestFirst.push(...page.fills.map((f) => toVenueFill(f, clientOrderId)));
       cursor = page.cursor ?? "";
     } while (cursor);
-    return out;
+    return uniqueTrades(newestFirst).reverse();
   }
 
   private async feeModel(series: string): Promise<FeeModel> {
@@ -305,7 +329,7 @@ export class KalshiVenue implements Venue {
   }
 
   /** Market data is public on Kalshi and sent unsigned, so a bad key shows on trading, not on start-up. */
-  private send(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResult> {
+  private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<HttpResult> {
     const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
   }
@@ -314,4 +338,17 @@ export class KalshiVenue implements Venue {
     const update: BookUpdate = { venue: this.id, venueMarketId: ticker };
     for (const l of this.listeners) l(update);
   }
+}
+
+/** A Kalshi fill in the Venue port's terms: the price is the bought outcome's. */
+function toVenueFill(f: KalshiFill, clientOrderId: string): VenueFill {
+  const no = (f.outcome_side ?? f.side) === "no";
+  return {
+    tradeId: f.trade_id,
+    venueOrderId: f.order_id,
+    clientOrderId,
+    price: parseDollars(no ? f.no_price_dollars : f.yes_price_dollars, "fill price"),
+    shares: parseCount(f.count_fp, "count_fp"),
+    fee: parseDollars(f.fee_cost, "fee_cost"),
+  };
 }
