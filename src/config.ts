@@ -19,6 +19,14 @@ export interface Config {
   trustProxy: boolean;
   venues: VenueName[];
   venueEndpoints: VenueEndpoints;
+  /** How long a child order stays valid at its venue. */
+  childOrderTtlMs: number;
+  /** How far a venue's clock may trail ours before a child order it does not know counts as never placed. */
+  expirySkewMs: number;
+  /** Shifts the server's clock (ms, either way): the fault suite's clock jumps. */
+  clockSkewMs: number;
+  /** `<checkpoint>:<n>`: the process kills itself with SIGKILL the n-th time the order flow passes that checkpoint. For the fault suite. */
+  killAt: string | undefined;
 }
 
 /** Reads the configuration from the environment; a bad value stops start-up with a sentence that names it. */
@@ -41,6 +49,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     venues: venueNames(env.VENUES),
     venueEndpoints: venueEndpoints(env),
+    childOrderTtlMs: int(env, "CHILD_ORDER_TTL_MS", 30_000, 1_000, 3_600_000),
+    expirySkewMs: int(env, "EXPIRY_SKEW_MS", 20_000, 0, 3_600_000),
+    clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
+    killAt: env.CROSSFILL_KILL_AT || undefined,
   };
 }
 

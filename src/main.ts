@@ -7,7 +7,7 @@ import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "./config.ts";
 import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
-import { systemClock, type Clock } from "./domain/types.ts";
+import { skewed, systemClock, type Clock } from "./domain/types.ts";
 import { AccountDirectory } from "./accounts/service.ts";
 import { authenticate, SecretCache } from "./auth/authenticate.ts";
 import { createApiKey } from "./auth/keys.ts";
@@ -18,13 +18,15 @@ import { loadCatalog } from "./markets/catalog-db.ts";
 import { mergeBooks, venueQuotes } from "./markets/merged-book.ts";
 import { presentMarket } from "./markets/present.ts";
 import { OrderService } from "./orders/service.ts";
-import { reconcileOrders } from "./orders/reconcile.ts";
+import { Reconciler } from "./orders/reconcile.ts";
+import { killSwitch } from "./orders/kill-switch.ts";
 import { plan } from "./router/index.ts";
 import { openSqliteStore } from "./store/sqlite/sqlite-store.ts";
 import type { Store } from "./store/store.ts";
 import { startVenues } from "./venues/start.ts";
 import type { Venue } from "./venues/venue.ts";
 import { startDevChain } from "./vault/devnode/index.ts";
+import { announceDevChain } from "./vault/devnode/running.ts";
 import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
 import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
 import type { Vault } from "./vault/vault.ts";
@@ -38,12 +40,14 @@ export interface Crossfill {
   vault: Vault;
   venues: Venue[];
   orders: OrderService;
+  reconciler: Reconciler;
   stop(): Promise<void>;
 }
 
 /** The composition root: reads config, wires adapters to ports, recovers interrupted orders, then serves. */
 export async function startCrossfill(config: Config, opts: { clock?: Clock; logger?: Logger | false } = {}): Promise<Crossfill> {
-  const clock = opts.clock ?? systemClock;
+  const clock = opts.clock ?? skewed(systemClock, config.clockSkewMs);
+  const checkpoint = killSwitch(config.killAt);
   const log = opts.logger === undefined ? pino({ level: config.logLevel }) : opts.logger === false ? pino({ level: "silent" }) : opts.logger;
   mkdirSync(config.dataDir, { recursive: true });
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
@@ -52,6 +56,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   await store.migrate();
 
   const devChain = config.chainRpcUrl ? undefined : await startDevChain({ dataDir: join(config.dataDir, "chain") });
+  const withdrawDevChain = devChain && announceDevChain(join(config.dataDir, "chain"), devChain.rpcUrl);
   const vault = await openEvmVault({
     rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
@@ -86,9 +91,12 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     newOrderId: () => `ord_${clock.now().toString(36)}${randomBytes(10).toString("hex")}`,
     limits: { maxOrder: config.maxOrder },
     log,
+    childOrderTtlMs: config.childOrderTtlMs,
+    expirySkewMs: config.expirySkewMs,
+    checkpoint,
   });
-  const reconcileDeps = { store, vault, venues: venueById, clock, log };
-  const recovered = await reconcileOrders(orders, reconcileDeps, 0);
+  const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint });
+  const recovered = await reconciler.pass(0);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
 
   const secretCache = new SecretCache();
@@ -165,8 +173,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
 
   const timer = setInterval(() => {
-    reconcileOrders(orders, reconcileDeps, 5_000).catch((e) => log.error({ err: String(e) }, "reconciliation pass failed"));
-    store.purgeSignatures(clock.now()).catch((e) => log.error({ err: String(e) }, "replay cache purge failed"));
+    reconciler.pass(5_000).catch((err: unknown) => log.error({ err }, "reconciliation pass failed"));
+    store.purgeSignatures(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
   }, 5_000);
   timer.unref();
 
@@ -178,11 +186,14 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     vault,
     venues,
     orders,
+    reconciler,
     stop: async () => {
       clearInterval(timer);
       await app.close();
+      await reconciler.idle();
       await venueSetup.stop();
       await vault.close();
+      withdrawDevChain?.();
       await devChain?.stop();
       await store.close();
     },

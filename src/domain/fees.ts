@@ -1,4 +1,4 @@
-import { ceilDiv, ONE, type Micro } from "./money.ts";
+import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "./money.ts";
 import type { Level } from "./types.ts";
 
 /**
@@ -60,4 +60,15 @@ export function describeFeeModel(model: FeeModel): Record<string, unknown> {
 /** Price per share of taking the whole level, fees included, rounded up to the micro-USDC. */
 export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
   return level.price + ceilDiv(orderFee(model, [level]) * ONE, level.shares);
+}
+
+/**
+ * The most one taker order for `shares` at no worse than `limit` can cost, fees included: every
+ * share filled at the limit. A share's price plus its fee grows with the price under every model
+ * here (the fee's slope is below 1), so no fill at a better price costs more; and on the venues'
+ * grids (prices on ticks, sizes in lots) each fill's notional is a whole micro-USDC, so splitting
+ * the order over several fills adds no rounding.
+ */
+export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
+  return notional(limit, shares) + orderFee(model, [{ price: limit, shares }]);
 }

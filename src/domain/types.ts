@@ -36,3 +36,8 @@ export interface Clock {
   now(): number;
 }
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock `offsetMs` ahead of (or, negative, behind) another. */
+export function skewed(clock: Clock, offsetMs: number): Clock {
+  return offsetMs === 0 ? clock : { now: () => clock.now() + offsetMs };
+}

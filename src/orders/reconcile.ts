@@ -1,82 +1,148 @@
 import type { Clock } from "../domain/types.ts";
-import type { OrderRecord, Store } from "../store/store.ts";
+import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
-import { chainOrderId, childOrder, fillRecord, settlement, type OrderService } from "./service.ts";
+import { learnOutcome } from "./child-outcome.ts";
+import { chainOrderId, childOrder, fillRecord, settlement, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
   vault: Vault;
   venues: ReadonlyMap<string, Venue>;
   clock: Clock;
-  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  log: Log;
+  checkpoint?: (step: Checkpoint) => void;
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
 
 /**
- * Finishes every order not in a terminal state that no one is executing: the crash-recovery path,
- * run at start-up and then periodically. The chain and the venues are asked what happened; nothing
- * is guessed, and an order whose venue cannot answer yet is left for the next pass.
- * Returns how many orders were finished.
+ * Finishes every order not in a terminal state that no one is executing: the recovery path, run at
+ * start-up and then periodically. The chain and the venues are asked what happened; nothing is
+ * guessed, and an order they cannot answer for yet is left for the next pass. One pass at a time:
+ * a pass asked for while one runs joins it.
  */
-export async function reconcileOrders(svc: OrderService, d: ReconcileDeps, minAgeMs: number): Promise<number> {
-  const open = await d.store.ordersInStatus(["pending", "locked", "routing"]);
-  let finished = 0;
-  for (const order of open) {
-    if (svc.inFlight.has(order.id)) continue;
-    if (d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
-    try {
-      if (await reconcileOne(svc, d, order)) finished++;
-    } catch (e) {
-      d.log.warn({ order_id: order.id, err: String(e) }, "reconciliation failed; will retry");
-    }
+export class Reconciler {
+  private running: Promise<number> | undefined;
+
+  constructor(
+    private readonly svc: OrderService,
+    private readonly d: ReconcileDeps,
+  ) {}
+
+  /** Runs a pass over the open orders last updated at least `minAgeMs` ago; resolves to how many it finished. */
+  pass(minAgeMs: number): Promise<number> {
+    this.running ??= this.run(minAgeMs).finally(() => (this.running = undefined));
+    return this.running;
   }
-  return finished;
-}
 
-async function reconcileOne(svc: OrderService, d: ReconcileDeps, order: OrderRecord): Promise<boolean> {
-  const chainId = chainOrderId(order.id);
-  const lock = await d.vault.lockState(chainId);
+  /** Resolves once no pass is running: what shutdown awaits. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
 
-  if (order.status !== "routing") {
-    // No child order is placed before `routing` is persisted, so the venues hold nothing of this order.
-    if (lock.kind === "locked") {
-      const tx = await d.vault.release(chainId);
-      await d.store.updateOrder(order.id, { status: "failed", locked: lock.amount, releaseTx: tx.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
-    } else {
-      await d.store.updateOrder(order.id, {
-        status: "rejected",
-        errorCode: "order_interrupted",
-        errorMessage: "The server stopped before the order's funds were locked; nothing was locked.",
-      });
+  private async run(minAgeMs: number): Promise<number> {
+    const open = await this.d.store.ordersInStatus(["pending", "locked", "routing"]);
+    let finished = 0;
+    for (const order of open) {
+      if (this.svc.inFlight.has(order.id)) continue;
+      if (this.d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
+      try {
+        if (await this.reconcileOne(order)) finished++;
+      } catch (e) {
+        this.d.log.warn({ order_id: order.id, err: e }, "reconciliation failed; will retry");
+      }
     }
-    d.log.info({ order_id: order.id, lock: lock.kind }, "interrupted order closed");
+    return finished;
+  }
+
+  private async reconcileOne(order: OrderRecord): Promise<boolean> {
+    return order.status === "routing" ? this.reconcileRouting(order) : this.reconcileUnrouted(order);
+  }
+
+  /** No child order is sent before `routing` is persisted, so the venues hold nothing of a pending or locked order. */
+  private async reconcileUnrouted(order: OrderRecord): Promise<boolean> {
+    const { vault, log } = this.d;
+    const chainId = chainOrderId(order.id);
+    const lock = await vault.lockState(chainId);
+    const from = ["pending", "locked"] as const;
+    switch (lock.kind) {
+      case "locked": {
+        const tx = await vault.release(chainId);
+        await this.finish(order, from, { status: "failed", locked: lock.amount, releaseTx: tx.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+        break;
+      }
+      case "released":
+        await this.finish(order, from, { status: "failed", locked: order.amount, releaseTx: lock.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+        break;
+      case "none":
+        // A lock whose answer was lost may still be on its way: only when no operator transaction is
+        // pending can it no longer land. The lock is read again after that, for one that landed meanwhile.
+        if ((await vault.pendingTransactions()) > 0 || (await vault.lockState(chainId)).kind !== "none") return false;
+        await this.finish(order, from, {
+          status: "rejected",
+          errorCode: "order_interrupted",
+          errorMessage: "The server stopped before the order's funds were locked; nothing was locked.",
+        });
+        break;
+      case "settled":
+        log.error({ order_id: order.id, status: order.status }, "an order never routed was settled on chain; left for an operator");
+        return false;
+    }
+    log.info({ order_id: order.id, lock: lock.kind }, "interrupted order closed");
     return true;
   }
 
-  const fills = [];
-  for (const leg of order.legs) {
-    const venue = d.venues.get(leg.venue);
-    if (!venue) throw new Error(`venue ${leg.venue} of order ${order.id} is not configured`);
-    const status = await venue.status(leg.clientOrderId, childOrder(order, leg));
-    if (status.kind === "open") return false;
-    if (status.kind === "done") fills.push(...status.fills.map((f) => fillRecord(order.id, leg.venue, f, d.clock)));
-  }
-  await d.store.insertFills(fills);
-  const stored = await d.store.fills(order.id);
+  /**
+   * Learns the outcome of every child order (cancelling what is still open), stores the fills, then
+   * settles on them, or records the settlement or release the chain already made.
+   */
+  private async reconcileRouting(order: OrderRecord): Promise<boolean> {
+    const { store, vault, venues, clock, log } = this.d;
+    const fills: FillRecord[] = [];
+    for (const leg of order.legs) {
+      const venue = venues.get(leg.venue);
+      if (!venue) {
+        log.warn({ order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
+        return false;
+      }
+      const outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
+      if (!outcome.final) return false;
+      fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, clock)));
+    }
+    this.d.checkpoint?.("reconcile.outcomes");
+    await store.insertFills(fills);
+    this.d.checkpoint?.("reconcile.fills.stored");
 
-  if (lock.kind === "locked") {
-    await svc.settle(order, stored, true);
-  } else {
-    // The settle or release transaction landed but its result was not persisted: record what the chain did.
-    await d.store.updateOrder(
-      order.id,
-      lock.kind === "settled"
-        ? { ...settlement(order, stored, d.log), status: "partially_filled" }
-        : { status: "failed", errorCode: "order_interrupted", errorMessage: INTERRUPTED },
-    );
+    const chainId = chainOrderId(order.id);
+    const lock = await vault.lockState(chainId);
+    switch (lock.kind) {
+      case "locked":
+        this.d.checkpoint?.("reconcile.settle.sent");
+        await this.svc.settle(order);
+        break;
+      case "settled": {
+        // The settlement landed but was not recorded: record what the chain did, with its transaction.
+        const { status, ...settled } = settlement(order, await store.fills(order.id), log);
+        await this.finish(order, ["routing"], { ...settled, status, sotTokenId: lock.tokenId.toString(), settleTx: lock.txHash });
+        break;
+      }
+      case "released": {
+        const stored = await store.fills(order.id);
+        if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length }, "the lock was released although venues filled; the operator carries the fills");
+        await this.finish(order, ["routing"], { status: "failed", releaseTx: lock.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+        break;
+      }
+      case "none":
+        log.error({ order_id: order.id }, "a routing order has no lock on chain; left for an operator");
+        return false;
+    }
+    log.info({ order_id: order.id, lock: lock.kind, fills: fills.length }, "routing order reconciled");
+    return true;
   }
-  d.log.info({ order_id: order.id, lock: lock.kind, fills: stored.length }, "routing order reconciled");
-  return true;
+
+  private async finish(order: OrderRecord, from: readonly OrderRecord["status"][], patch: OrderPatch): Promise<void> {
+    const done = await this.d.store.updateOrder(order.id, from, patch);
+    if (!done) this.d.log.warn({ order_id: order.id }, "the order moved on while being reconciled");
+  }
 }

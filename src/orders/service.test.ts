@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { OrderService, childOrderId } from "./service.ts";
+import { OrderService, childOrderId, type OrderDeps } from "./service.ts";
 import { plan } from "../router/index.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { VenueQuote } from "../router/index.ts";
-import type { ChildOrder, PlaceResult, Venue } from "../venues/venue.ts";
-import type { LockState, Vault } from "../vault/vault.ts";
+import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
+import { VaultTxError, type LockState, type Vault } from "../vault/vault.ts";
 
 // The use-case over a real store, a venue that answers from a script, and a vault that records what it
 // was asked to do: what a trader would see of an order whose first legs arrive after their levels are gone.
@@ -21,19 +21,32 @@ const EVENT: UnifiedEvent = {
   listings: [{ venue: "v", venueMarketId: "m" }],
 };
 
+const HASH = `0x${"ab".repeat(32)}` as const;
+
 class Ledger {
   locks = new Map<string, { amount: bigint; state: LockState["kind"]; spent?: bigint }>();
+  /** Makes the next vault call of this name throw, as a chain that went away mid-call would. */
+  failNext: { settle?: Error; lock?: Error } = {};
   vault(): Vault {
-    const tx = () => Promise.resolve({ txHash: `0x${"ab".repeat(32)}` as `0x${string}`, blockNumber: 1n });
+    const tx = () => Promise.resolve({ txHash: HASH, blockNumber: 1n });
+    const fail = (name: "settle" | "lock") => {
+      const e = this.failNext[name];
+      delete this.failNext[name];
+      if (e) throw e;
+    };
     return {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
-      lock: async (id, _a, amount) => (this.locks.set(id, { amount, state: "locked" }), tx()),
-      settle: async (id, spent) => (this.locks.set(id, { ...this.locks.get(id)!, state: "settled", spent }), tx()),
+      lock: async (id, _a, amount) => (fail("lock"), this.locks.set(id, { amount, state: "locked" }), tx()),
+      settle: async (id, spent) => (fail("settle"), this.locks.set(id, { ...this.locks.get(id)!, state: "settled", spent }), tx()),
       release: async (id) => (this.locks.set(id, { ...this.locks.get(id)!, state: "released" }), tx()),
-      lockState: async (id) => {
+      lockState: async (id): Promise<LockState> => {
         const l = this.locks.get(id);
-        return !l ? { kind: "none" } : l.state === "locked" ? { kind: "locked", amount: l.amount } : { kind: l.state } as LockState;
+        if (!l) return { kind: "none" };
+        if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: 0 };
+        if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: 0n, tokenId: 7n };
+        return { kind: "released", txHash: HASH, expired: false };
       },
+      pendingTransactions: async () => 0,
     } as Partial<Vault> as Vault;
   }
 }
@@ -44,11 +57,23 @@ let asks: { price: bigint; shares: bigint }[];
 let script: ((o: ChildOrder) => PlaceResult)[];
 const sent: ChildOrder[] = [];
 
-function service(): OrderService {
+/** What the venue answers to status and cancel, by client order id; not_found when absent. */
+let known: Map<string, ChildStatus>;
+const cancelled: string[] = [];
+
+function service(over: Partial<OrderDeps> = {}): OrderService {
   const venue = {
     id: "v",
     place: async (o: ChildOrder) => (sent.push(o), script.shift()!(o)),
-    status: async () => ({ kind: "not_found" as const }),
+    status: async (id: string) => known.get(id) ?? { kind: "not_found" as const },
+    cancel: async (id: string) => {
+      cancelled.push(id);
+      const st = known.get(id);
+      if (!st || st.kind === "not_found") return { kind: "not_found" as const };
+      const done = { ...st, kind: "done" as const };
+      known.set(id, done);
+      return done;
+    },
   } as Partial<Venue> as Venue;
   const quote = (): VenueQuote => ({
     venue: "v",
@@ -73,6 +98,7 @@ function service(): OrderService {
     limits: { maxOrder: 1_000_000_000n },
     log: { info() {}, warn() {}, error() {} },
     reconcileDelayMs: 0,
+    ...over,
   });
 }
 
@@ -89,6 +115,8 @@ beforeEach(async () => {
   await store.createAccount({ id: "acc", email: "a@example.com", address: "0x00000000000000000000000000000000000000aa", walletKeyEnc: null, passwordHash: null, fundedAt: null });
   ledger = new Ledger();
   sent.length = 0;
+  cancelled.length = 0;
+  known = new Map();
   asks = [{ price: 500_000n, shares: 100_000_000n }];
 });
 
@@ -125,5 +153,65 @@ describe("routing rounds", () => {
     const order = await service().submit(who, body, undefined);
     expect(order).toMatchObject({ status: "failed", errorCode: "all_venues_failed", spent: 0n });
     expect([...ledger.locks.values()][0]!.state).toBe("released");
+  });
+});
+
+describe("money after the lock", () => {
+  it("charges a trade the venue reported twice once", async () => {
+    script = [
+      (o) => {
+        const f = fill(o, o.shares);
+        return f.kind === "filled" ? { ...f, fills: [...f.fills, ...f.fills] } : f;
+      },
+    ];
+    const order = await service().submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n });
+    expect(await store.fills(order.id)).toHaveLength(1);
+  });
+
+  it("cancels a child order the venue left open, and settles on what it had filled", async () => {
+    script = [
+      (o) => {
+        const { fills } = fill(o, 4_000_000n) as Extract<PlaceResult, { kind: "filled" }>;
+        known.set(o.clientOrderId, { kind: "open", venueOrderId: `vo-${o.clientOrderId}`, fills });
+        return { kind: "open", venueOrderId: `vo-${o.clientOrderId}`, fills };
+      },
+      nothing,
+      nothing,
+    ];
+    const order = await service().submit(who, body, undefined);
+    expect(cancelled).toEqual([childOrderId(order.id, "v")]);
+    expect(order).toMatchObject({ status: "partially_filled", filledShares: 4_000_000n, spent: 2_000_000n });
+  });
+
+  it("leaves an order routing, its funds locked, while a child order whose answer was lost may still arrive", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const order = await service().submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    expect([...ledger.locks.values()][0]!.state).toBe("locked");
+    expect(order.legs[0]!.expiresAt).toBeGreaterThan(Date.now());
+  });
+
+  it("counts a lost child order as never placed once its expiry has passed at the venue", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" }), nothing, nothing];
+    const order = await service({ childOrderTtlMs: 1_000, expirySkewMs: 0, reconcileAttempts: 2, reconcileDelayMs: 600 }).submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "failed", errorCode: "all_venues_failed" });
+    expect([...ledger.locks.values()][0]!.state).toBe("released");
+  });
+
+  it("answers the order, still routing, when the settlement's outcome is unknown: recovery finishes it", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new Error("connection reset");
+    const order = await service().submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    expect(await store.fills(order.id)).toHaveLength(1);
+  });
+
+  it("answers the order, still pending, when the lock's outcome is unknown and the chain holds no lock", async () => {
+    script = [];
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    const order = await service().submit(who, body, undefined);
+    expect(order.status).toBe("pending");
+    expect(sent).toHaveLength(0);
   });
 });

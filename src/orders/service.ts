@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { keccak256, toHex } from "viem";
-import { AppError, type ErrorCode } from "../domain/errors.ts";
+import { AppError } from "../domain/errors.ts";
 import { formatMicro, notional } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
-import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
-import type { ChildOrder, PlaceResult, Venue, VenueFill } from "../venues/venue.ts";
+import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
+import type { ChildOrder, Venue, VenueFill } from "../venues/venue.ts";
+import { learnOutcome, outcomeOfPlacement, type ChildOutcome, type OutcomeRules } from "./child-outcome.ts";
 import { VaultTxError, type Address, type Hex32, type Vault } from "../vault/vault.ts";
 import { validateOrder, type OrderLimits } from "./validate.ts";
 import { largestVenue } from "./view.ts";
@@ -22,11 +23,39 @@ export interface OrderDeps {
   clock: Clock;
   newOrderId(): string;
   limits: OrderLimits;
-  log: { info(o: object, msg: string): void; warn(o: object, msg: string): void; error(o: object, msg: string): void };
+  log: Log;
+  /** How long a child order stays valid at its venue (its expiry); default 30 s. */
+  childOrderTtlMs?: number;
+  /** See OutcomeRules.expirySkewMs; default 20 s. */
+  expirySkewMs?: number;
   /** How often, and how long, to ask a venue about a child order whose outcome is unknown before leaving it to reconciliation. */
   reconcileAttempts?: number;
   reconcileDelayMs?: number;
+  /** Called as the order flow passes each step boundary: the fault suite's switch to kill the process there. */
+  checkpoint?: (step: Checkpoint) => void;
 }
+
+export interface Log {
+  info(o: object, msg: string): void;
+  warn(o: object, msg: string): void;
+  error(o: object, msg: string): void;
+}
+
+/** The step boundaries of the order flow and of its recovery, in the order an order passes them. */
+export const CHECKPOINTS = [
+  "order.inserted",
+  "order.lock.sent",
+  "order.locked",
+  "order.routing",
+  "order.placed",
+  "order.fills.stored",
+  "order.settle.sent",
+  "order.finished",
+  "reconcile.outcomes",
+  "reconcile.fills.stored",
+  "reconcile.settle.sent",
+] as const;
+export type Checkpoint = (typeof CHECKPOINTS)[number];
 
 export interface Submitter {
   accountId: string;
@@ -47,40 +76,60 @@ export function childOrderId(orderId: string, venue: string, round = 1): string 
 }
 
 /**
- * What an order's fills come to. The client is charged what the fills cost, never more than it locked:
- * the vault refuses a larger settlement, which would leave the order unsettled for good. Plans never
- * exceed the lock; should a venue's rounding ever do so, the operator carries the excess, and says so.
+ * What an order's fills come to. The client is charged exactly what the fills cost. Plans keep the
+ * worst case of every child order within the lock, so the cost never exceeds it; were it ever to, the
+ * vault would refuse the larger settlement for good, so the lock is charged, the operator carries the
+ * excess, it is logged as an error and `crossfill audit` reports the order.
  */
 export function settlement(
-  order: Pick<OrderRecord, "id" | "locked">,
+  order: Pick<OrderRecord, "id" | "locked" | "legs">,
   fills: readonly FillRecord[],
-  log: Pick<OrderDeps["log"], "error">,
-): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> {
+  log: Pick<Log, "error">,
+): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
   const cost = costOf(fills);
   if (cost > order.locked) log.error({ order_id: order.id, cost: cost.toString(), locked: order.locked.toString() }, "fills cost more than the lock; charging the lock");
+  const filledShares = fills.reduce((s, f) => s + f.shares, 0n);
   return {
     spent: cost > order.locked ? order.locked : cost,
     fees: fills.reduce((s, f) => s + f.fee, 0n),
-    filledShares: fills.reduce((s, f) => s + f.shares, 0n),
+    filledShares,
     routedTo: largestVenue(fills),
+    status: filledShares >= plannedShares(order) ? "filled" : "partially_filled",
   };
 }
 
+/** The shares the order was routed for: its first round's child orders. Later rounds only re-route what those missed. */
+function plannedShares(order: Pick<OrderRecord, "legs">): bigint {
+  return order.legs.filter((l) => l.round === 1).reduce((s, l) => s + l.shares, 0n);
+}
+
 /** What fills cost, fees included, in micro-USDC. */
-function costOf(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
+export function costOf(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
   return fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
+}
+
+/** A write that found the order already moved on by another writer: this one stops and leaves the order to it. */
+class OrderMovedOn extends Error {
+  constructor(id: string, from: readonly string[]) {
+    super(`order ${id} is no longer ${from.join(" or ")}`);
+  }
 }
 
 /**
  * The order use-case: validate → idempotency → plan → lock → route → execute → settle or release.
- * Each transition is persisted before the next step starts, so that start-up can finish any order
- * a crash interrupted (see reconcile.ts).
+ * Each transition is persisted, as a compare-and-set from the states it may leave, before the next
+ * step starts, so that recovery (reconcile.ts) can finish any order a crash or a fault interrupted.
+ * Once funds may have moved, a failure answers the order as it stands, for recovery to finish, never an error.
  */
 export class OrderService {
   /** Orders this process is executing right now; the reconciler leaves them alone. */
   readonly inFlight = new Set<string>();
 
   constructor(private readonly d: OrderDeps) {}
+
+  get outcomeRules(): OutcomeRules {
+    return { clock: this.d.clock, expirySkewMs: this.d.expirySkewMs ?? 20_000 };
+  }
 
   async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined): Promise<OrderRecord> {
     const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
@@ -120,7 +169,11 @@ export class OrderService {
     }
     this.inFlight.add(record.id);
     try {
+      this.d.checkpoint?.("order.inserted");
       return await this.execute(record, event, who.address);
+    } catch (e) {
+      this.d.log.error({ err: e, order_id: record.id }, "order interrupted; recovery will finish it");
+      return (await this.d.store.order(record.id))!;
     } finally {
       this.inFlight.delete(record.id);
     }
@@ -146,98 +199,104 @@ export class OrderService {
 
   private async execute(order: OrderRecord, event: UnifiedEvent, address: Address): Promise<OrderRecord> {
     const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
-    if (first.kind === "refusal") return this.reject(order, first.code, first.message);
+    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message });
 
     const chainId = chainOrderId(order.id);
     try {
+      this.d.checkpoint?.("order.lock.sent");
       const lock = await this.d.vault.lock(chainId, address, order.amount);
-      order = await this.update(order.id, { status: "locked", locked: order.amount, lockTx: lock.txHash });
+      this.d.checkpoint?.("order.locked");
+      order = await this.update(order.id, ["pending"], { status: "locked", locked: order.amount, lockTx: lock.txHash });
     } catch (e) {
+      if (!(e instanceof VaultTxError)) throw e;
       // The vault dry-runs every transaction, so a lock beyond the available balance is refused by name
       // and nothing is sent: no balance read is needed before it.
-      if (e instanceof VaultTxError && e.reason === "InsufficientAvailable") {
+      if (e.reason === "InsufficientAvailable") {
         const { available } = await this.d.vault.balanceOf(address);
-        return this.reject(order, "insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
+        return this.finish(order.id, ["pending"], {
+          status: "rejected",
+          errorCode: "insufficient_funds",
+          errorMessage: `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`,
+        });
       }
-      // Any other failure may still have locked (or may yet): the order stays `pending` until the chain
-      // says, here or in reconciliation.
+      if (e.outcome === "reverted") {
+        return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was locked: ${e.message}` });
+      }
+      // The lock may have landed, or may yet: the chain decides, here or in recovery, never a timer.
       const state = await this.d.vault.lockState(chainId);
-      if (state.kind !== "locked") throw e;
-      order = await this.update(order.id, { status: "locked", locked: state.amount });
+      if (state.kind !== "locked") {
+        this.d.log.warn({ order_id: order.id, err: e.message }, "lock outcome unknown; left to recovery");
+        return order;
+      }
+      order = await this.update(order.id, ["pending"], { status: "locked", locked: state.amount });
     }
 
     // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
     const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
     if (routed.kind === "refusal") {
       const release = await this.d.vault.release(chainId);
-      return this.finish(order.id, { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
+      return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
     }
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
-    // within the limit price of the first routing, for a few rounds.
+    // within the limit price of the first routing, for a few rounds; each round's worst case stays
+    // within what the fills so far left of the lock.
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
     const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
-    const fills: FillRecord[] = [];
-    let legs: OrderLeg[] = [];
     let plan: Plan = routed;
-    let complete = false;
     for (let round = 1; ; round++) {
-      const sent = plan.legs.map((leg) => ({
+      const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
+      const sent: OrderLeg[] = plan.legs.map((leg) => ({
         venue: leg.venue,
         clientOrderId: childOrderId(order.id, leg.venue, round),
         venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
         limitPrice: leg.limitPrice,
         shares: leg.shares,
+        round,
+        expiresAt,
       }));
-      legs = [...legs, ...sent];
-      order = await this.update(order.id, { status: "routing", legs, sotTokenId });
-      const { filled, unknown } = await this.placeRound(order, sent);
-      fills.push(...filled);
+      order = await this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
+      this.d.checkpoint?.("order.routing");
+      const unknown = await this.placeRound(order, sent);
       if (unknown.length > 0) {
-        // Never guess: the order stays `routing` until reconciliation learns what the venues did.
-        this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to reconciliation");
+        // Never guess: the order stays `routing` until recovery learns what the venues did.
+        this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to recovery");
         return order;
       }
-      if (filled.reduce((n, f) => n + f.shares, 0n) >= plan.shares) {
-        complete = true;
-        break;
-      }
-      if (round === ROUTING_ROUNDS) break;
+      const fills = await this.d.store.fills(order.id);
+      if (fills.reduce((n, f) => n + f.shares, 0n) >= plannedShares(order) || round === ROUTING_ROUNDS) break;
       const next = this.d.plan(
-        { ...planRequest(order), amount: order.amount - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
+        { ...planRequest(order), amount: order.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
         this.d.quotes(event, order.outcome),
       );
-      if (next.kind === "refusal") {
-        // What is left is too little for any venue's minimum: the order took all it could.
-        complete = next.code === "order_too_small";
-        break;
-      }
+      if (next.kind === "refusal") break;
       plan = next;
     }
-    return this.settle(order, fills, complete);
+    return this.settle(order);
   }
 
-  /** Sends one round of child orders at once and stores what they filled. */
-  private async placeRound(order: OrderRecord, legs: readonly OrderLeg[]): Promise<{ filled: FillRecord[]; unknown: string[] }> {
-    const results = await Promise.all(legs.map(async (leg) => ({ venue: leg.venue, result: await this.placeAndConfirm(leg.venue, childOrder(order, leg)) })));
-    const filled: FillRecord[] = [];
-    const unknown: string[] = [];
-    for (const { venue, result } of results) {
-      if (result.kind === "unknown") unknown.push(venue);
-      else if (result.kind === "rejected") this.d.log.warn({ order_id: order.id, venue, reason: result.reason }, "venue refused a child order");
-      else filled.push(...result.fills.map((f) => fillRecord(order.id, venue, f, this.d.clock)));
-    }
-    await this.d.store.insertFills(filled);
-    return { filled, unknown };
+  /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */
+  private async placeRound(order: OrderRecord, legs: readonly OrderLeg[]): Promise<string[]> {
+    const outcomes = await Promise.all(legs.map(async (leg) => ({ leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg)) })));
+    this.d.checkpoint?.("order.placed");
+    await this.d.store.insertFills(outcomes.flatMap(({ leg, outcome }) => (outcome.final ? outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, this.d.clock)) : [])));
+    this.d.checkpoint?.("order.fills.stored");
+    return outcomes.filter(({ outcome }) => !outcome.final).map(({ leg }) => leg.venue);
   }
 
-  /** Settles what filled (minting the SOT) and releases the rest; or releases everything when nothing filled. */
-  async settle(order: OrderRecord, fills: readonly FillRecord[], complete: boolean): Promise<OrderRecord> {
+  /**
+   * Settles the order on its stored fills, each venue trade counted once: spends what they cost,
+   * releases the rest and mints the SOT, in one transaction; or releases everything when nothing filled.
+   * Recovery calls it too, for a routing order whose lock is still open.
+   */
+  async settle(order: OrderRecord): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
+    const fills = await this.d.store.fills(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
+    this.d.checkpoint?.("order.settle.sent");
     if (shares === 0n) {
       const release = await this.d.vault.release(chainId);
-      return this.finish(order.id, {
+      return this.finish(order.id, ["routing"], {
         status: "failed",
         releaseTx: release.txHash,
         errorCode: "all_venues_failed",
@@ -247,49 +306,45 @@ export class OrderService {
     const settled = settlement(order, fills, this.d.log);
     const tokenId = this.d.tokenId(order.eventId, order.outcome);
     const tx = await this.d.vault.settle(chainId, settled.spent, { tokenId, shares });
-    return this.finish(order.id, { ...settled, status: complete ? "filled" : "partially_filled", sotTokenId: tokenId.toString(), settleTx: tx.txHash });
+    return this.finish(order.id, ["routing"], { ...settled, sotTokenId: tokenId.toString(), settleTx: tx.txHash });
   }
 
-  /** Places a child order; an unknown outcome is asked about a few times before it is left to reconciliation. */
-  private async placeAndConfirm(venueId: string, child: ChildOrder): Promise<PlaceResult> {
+  /** Places a child order and learns its outcome; an unknown one is asked about a few times before it is left to recovery. */
+  private async placeAndLearn(venueId: string, child: ChildOrder): Promise<ChildOutcome> {
     const venue = this.d.venues.get(venueId);
-    if (!venue) return { kind: "rejected", reason: `venue ${venueId} is not configured` };
-    let result: PlaceResult;
+    if (!venue) return { final: true, fills: [] };
+    const rules = this.outcomeRules;
+    let outcome: ChildOutcome;
     try {
-      result = await venue.place(child);
+      const result = await venue.place(child);
+      if (result.kind === "rejected") this.d.log.warn({ client_order_id: child.clientOrderId, venue: venueId, reason: result.reason }, "venue refused a child order");
+      outcome = await outcomeOfPlacement(venue, child, result, rules);
     } catch (e) {
-      result = { kind: "unknown", reason: String(e) };
+      outcome = { final: false, why: String(e) };
     }
     const attempts = this.d.reconcileAttempts ?? 3;
-    for (let i = 0; i < attempts && result.kind === "unknown"; i++) {
+    for (let i = 0; i < attempts && !outcome.final; i++) {
       await sleep(this.d.reconcileDelayMs ?? 200);
       try {
-        const status = await venue.status(child.clientOrderId, child);
-        if (status.kind === "not_found") result = { kind: "rejected", reason: "the venue has no such order" };
-        else if (status.kind === "done") {
-          result = status.fills.length > 0
-            ? { kind: "filled", venueOrderId: status.venueOrderId, fills: status.fills }
-            : { kind: "rejected", reason: "the venue filled nothing" };
-        }
+        outcome = await learnOutcome(venue, child, rules);
       } catch (e) {
-        this.d.log.warn({ venue: venueId, err: String(e) }, "venue status failed");
+        this.d.log.warn({ venue: venueId, err: e }, "venue status failed");
       }
     }
-    return result;
+    return outcome;
   }
 
-  private async reject(order: OrderRecord, code: ErrorCode | string, message: string): Promise<OrderRecord> {
-    return this.finish(order.id, { status: "rejected", errorCode: code, errorMessage: message });
-  }
-
-  private async finish(id: string, patch: OrderPatch): Promise<OrderRecord> {
-    const o = await this.update(id, patch);
+  private async finish(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord> {
+    const o = await this.update(id, from, patch);
+    this.d.checkpoint?.("order.finished");
     this.d.log.info({ order_id: id, status: o.status, spent: o.spent.toString(), error: o.errorCode }, "order finished");
     return o;
   }
 
-  private update(id: string, patch: OrderPatch): Promise<OrderRecord> {
-    return this.d.store.updateOrder(id, patch);
+  private async update(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord> {
+    const o = await this.d.store.updateOrder(id, from, patch);
+    if (!o) throw new OrderMovedOn(id, from);
+    return o;
   }
 }
 
@@ -305,7 +360,15 @@ function requestHash(i: OrderIntent): string {
 
 /** The order a leg sends to its venue. */
 export function childOrder(order: Pick<OrderRecord, "outcome">, leg: OrderLeg): ChildOrder {
-  return { clientOrderId: leg.clientOrderId, venueMarketId: leg.venueMarketId, outcome: order.outcome, side: "buy", limitPrice: leg.limitPrice, shares: leg.shares };
+  return {
+    clientOrderId: leg.clientOrderId,
+    venueMarketId: leg.venueMarketId,
+    outcome: order.outcome,
+    side: "buy",
+    limitPrice: leg.limitPrice,
+    shares: leg.shares,
+    expiresAt: leg.expiresAt,
+  };
 }
 
 export function fillRecord(orderId: string, venue: string, f: VenueFill, clock: Clock): FillRecord {

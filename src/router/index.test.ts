@@ -32,6 +32,16 @@ describe("optimize_price", () => {
     expect(p.legs[0]).toMatchObject({ limitPrice: 500_000n, notional: usdc(10), levels: [{ price: 500_000n, shares: 20n * S }] });
   });
 
+  it("never sends a leg that could cost more than the amount were all of it filled at its limit", () => {
+    // 100 at 0.50 and 50 at 0.51 cost 75.50; the same 150 shares all at 0.51 would cost 76.50.
+    const quotes = [quote("poly", [[0.5, 100], [0.51, 100]], { lotShares: S / 100n })];
+    const p = planned(req(75.5, { maxSlippage: 50_000n }), quotes);
+    expect(p.worstCost).toBeLessThanOrEqual(usdc(75.5));
+    expect(p.legs[0]!.limitPrice).toBe(510_000n);
+    expect(p.shares).toBe(14_803n * (S / 100n));
+    expect(p.cost).toBeLessThan(usdc(75.5));
+  });
+
   it("splits across venues when that buys more", () => {
     const quotes = [quote("a", [[0.5, 10], [0.6, 100]]), quote("b", [[0.51, 10], [0.6, 100]])];
     const p = planned(req(10.1, { maxSlippage: 200_000n }), quotes);

@@ -1,5 +1,5 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, orderFee } from "../domain/fees.ts";
+import { feeAdjustedPrice, orderFee, worstOrderCost } from "../domain/fees.ts";
 import { bestAllocation, better, exhausted, type Allocation, type Limits } from "./allocate.ts";
 import { Curve } from "./curve.ts";
 import type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
@@ -16,6 +16,19 @@ export type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from ".
  * could have filled it, else `insufficient_liquidity`. IOC refuses only when nothing can be bought.
  */
 export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
+  // A venue fills a child order at any price up to its limit, so books that move between planning
+  // and arrival can make a leg cost more than planned, up to all of it at the limit. The plan keeps
+  // that worst case within the amount: while it does not, the budget gives up the excess and the
+  // books are planned again. The worst case only shrinks with the budget, so this ends within a few rounds.
+  let budget = req.amount;
+  for (;;) {
+    const p = planWithin({ ...req, amount: budget }, quotes);
+    if (p.kind === "refusal" || p.worstCost <= req.amount) return p;
+    budget -= p.worstCost - req.amount;
+  }
+}
+
+function planWithin(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
   const reference = referencePrice(quotes);
   if (reference === undefined) {
     return refuse("insufficient_liquidity", "No venue has any ask for this outcome.", {});
@@ -152,13 +165,19 @@ function toPlan(ctx: Context, a: Allocation): Plan {
     const k = a.lots[v]!;
     if (k === 0n) continue;
     const levels = c.fills(k);
+    const limitPrice = levels[levels.length - 1]!.price;
+    const legNotional = levels.reduce((sum, l) => sum + notional(l.price, l.shares), 0n);
+    const fee = orderFee(c.quote.feeModel, levels);
+    // Off the venues' grids, per-level rounding can make the planned fills dearer than one fill at the limit.
+    const atLimit = worstOrderCost(c.quote.feeModel, limitPrice, k * c.lot);
     legs.push({
       venue: c.quote.venue,
       venueMarketId: c.quote.venueMarketId,
-      limitPrice: levels[levels.length - 1]!.price,
+      limitPrice,
       shares: k * c.lot,
-      notional: levels.reduce((sum, l) => sum + notional(l.price, l.shares), 0n),
-      fee: orderFee(c.quote.feeModel, levels),
+      notional: legNotional,
+      fee,
+      worstCost: atLimit > legNotional + fee ? atLimit : legNotional + fee,
       levels,
     });
   }
@@ -172,6 +191,7 @@ function toPlan(ctx: Context, a: Allocation): Plan {
     notional: notionalTotal,
     fees,
     cost: notionalTotal + fees,
+    worstCost: sum((l) => l.worstCost),
     referencePrice: ctx.reference,
     limitPrice: ctx.limit,
   };

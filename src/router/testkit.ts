@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, orderFee, type FeeModel } from "../domain/fees.ts";
+import { feeAdjustedPrice, orderFee, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { Plan, PlanRequest, VenueQuote } from "./types.ts";
 
@@ -143,6 +143,7 @@ function walkCost(model: FeeModel, levels: readonly Level[], shares: ShareMicro)
 /** Every property a plan must have whatever the strategy; returns the first one broken. */
 export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p: Plan): string | undefined {
   if (p.cost > req.amount) return "cost over amount";
+  if (p.worstCost > req.amount) return "worst-case cost over amount";
   if (p.cost * ONE > p.limitPrice * p.shares) return "average fee-adjusted price over the limit";
   let shares = 0n;
   let cost = 0n;
@@ -160,6 +161,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
       if (feeAdjustedPrice(q.feeModel, book) > p.limitPrice) return `${leg.venue}: takes a level over the limit`;
     }
     if (leg.limitPrice !== leg.levels[leg.levels.length - 1]!.price) return `${leg.venue}: limit price`;
+    if (leg.worstCost < worstOrderCost(q.feeModel, leg.limitPrice, leg.shares) || leg.worstCost < leg.notional + leg.fee) return `${leg.venue}: worst-case cost`;
     shares += leg.shares;
     cost += leg.notional + leg.fee;
   }

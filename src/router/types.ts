@@ -38,6 +38,8 @@ export interface Leg {
   shares: ShareMicro;
   notional: Micro;
   fee: Micro;
+  /** What the child order can cost at most: all of it at its limit (worstOrderCost). */
+  worstCost: Micro;
   levels: Level[];
 }
 
@@ -50,6 +52,8 @@ export interface Plan {
   fees: Micro;
   /** notional + fees, never more than the amount. */
   cost: Micro;
+  /** What the legs can cost at most if the books move before they arrive; never more than the amount. */
+  worstCost: Micro;
   /** Best fee-adjusted ask across venues. */
   referencePrice: PriceMicro;
   /** reference * (1 + maxSlippage), rounded down: no level above it is taken, nor is the average above it. */

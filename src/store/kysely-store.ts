@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import { AppError } from "../domain/errors.ts";
+import { ENTERED_FROM } from "../domain/order-status.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
 import {
@@ -80,6 +81,11 @@ export class KyselyStore implements Store {
     return accountFromRow(row);
   }
 
+  async accounts(): Promise<AccountRecord[]> {
+    const rows = await this.db.selectFrom("accounts").selectAll().orderBy("created_at").orderBy("id").execute();
+    return rows.map(accountFromRow);
+  }
+
   async setPasswordHash(id: string, hash: string): Promise<void> {
     const r = await this.db.updateTable("accounts").set({ password_hash: hash }).where("id", "=", id).executeTakeFirst();
     if (r.numUpdatedRows === 0n) throw new Error(`account ${id} does not exist`);
@@ -146,15 +152,21 @@ export class KyselyStore implements Store {
     return { created: false, order: orderFromRow(existing) };
   }
 
-  async updateOrder(id: string, patch: OrderPatch): Promise<OrderRecord> {
+  async updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord | undefined> {
+    if (patch.status !== undefined) {
+      const allowed = ENTERED_FROM[patch.status];
+      const wrong = from.filter((f) => !allowed.includes(f));
+      if (wrong.length > 0) throw new Error(`order ${id}: no transition from ${wrong.join(", ")} to ${patch.status}`);
+    }
+    if (from.length === 0) return undefined;
     const row = await this.db
       .updateTable("orders")
       .set({ ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() })
       .where("id", "=", id)
+      .where("status", "in", [...from])
       .returningAll()
       .executeTakeFirst();
-    if (!row) throw new AppError("order_not_found", `No order ${id}.`);
-    return orderFromRow(row);
+    return row && orderFromRow(row);
   }
 
   async order(id: string): Promise<OrderRecord | undefined> {
@@ -220,6 +232,11 @@ export class KyselyStore implements Store {
       .orderBy("venue")
       .orderBy("trade_id")
       .execute();
+    return rows.map(fillFromRow);
+  }
+
+  async allFills(): Promise<FillRecord[]> {
+    const rows = await this.db.selectFrom("fills").selectAll().orderBy("order_id").orderBy("venue").orderBy("trade_id").execute();
     return rows.map(fillFromRow);
   }
 

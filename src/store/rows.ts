@@ -255,11 +255,15 @@ function encodeLegs(legs: readonly OrderLeg[]): string {
   return JSON.stringify(legs.map((l) => ({ ...l, limitPrice: l.limitPrice.toString(), shares: l.shares.toString() })));
 }
 
+/** Legs stored before rounds and expiries were recorded read as round 1, long expired: their venues' answers are final. */
 function decodeLegs(text: string): OrderLeg[] {
-  return (JSON.parse(text) as (Omit<OrderLeg, "limitPrice" | "shares"> & { limitPrice: string; shares: string })[]).map((l) => ({
+  type Stored = Omit<OrderLeg, "limitPrice" | "shares" | "round" | "expiresAt"> & { limitPrice: string; shares: string; round?: number; expiresAt?: number };
+  return (JSON.parse(text) as Stored[]).map((l) => ({
     ...l,
     limitPrice: BigInt(l.limitPrice),
     shares: BigInt(l.shares),
+    round: l.round ?? 1,
+    expiresAt: l.expiresAt ?? 0,
   }));
 }
 

@@ -178,10 +178,11 @@ describe("SQLite store: round trips", () => {
     await seedAccount(store);
     await store.insertOrder(order());
     const legs = [
-      { venue: "kalshi-sim", clientOrderId: "ord_1-kalshi-sim", venueMarketId: "KX-1", limitPrice: 620_000n, shares: 2n ** 60n },
-      { venue: "polymarket-sim", clientOrderId: "ord_1-polymarket-sim", venueMarketId: "0xabc", limitPrice: 1n, shares: 5_000_000n },
+      { venue: "kalshi-sim", clientOrderId: "ord_1-kalshi-sim", venueMarketId: "KX-1", limitPrice: 620_000n, shares: 2n ** 60n, round: 1, expiresAt: 1_800_000_030_000 },
+      { venue: "polymarket-sim", clientOrderId: "ord_1-polymarket-sim-2", venueMarketId: "0xabc", limitPrice: 1n, shares: 5_000_000n, round: 2, expiresAt: 1_800_000_031_000 },
     ];
-    await store.updateOrder("ord_1", { status: "routing", legs });
+    await store.updateOrder("ord_1", ["pending"], { status: "locked" });
+    await store.updateOrder("ord_1", ["locked"], { status: "routing", legs });
     expect((await store.order("ord_1"))?.legs).toEqual(legs);
   });
 
@@ -190,13 +191,32 @@ describe("SQLite store: round trips", () => {
     await seedAccount(store);
     const placed = (await store.insertOrder(order())).order;
     clock.ms += 5_000;
-    const updated = await store.updateOrder("ord_1", { status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", errorCode: null });
+    const updated = await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", errorCode: null });
     expect(updated).toEqual({ ...placed, status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", updatedAt: clock.iso() });
     expect(await store.order("ord_1")).toEqual(updated);
     expect((await store.ordersInStatus(["locked", "routing"])).map((o) => o.id)).toEqual(["ord_1"]);
     expect(await store.ordersInStatus(["pending"])).toEqual([]);
     expect(await store.ordersInStatus([])).toEqual([]);
-    await expect(store.updateOrder("ord_missing", { status: "failed" })).rejects.toMatchObject({ code: "order_not_found" });
+    expect(await store.updateOrder("ord_missing", ["pending"], { status: "failed" })).toBeUndefined();
+  });
+
+  it("moves an order only from the states it may leave: a second writer finds it moved on and writes nothing", async () => {
+    const store = await openStore();
+    await seedAccount(store);
+    await store.insertOrder(order());
+    await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: 5n });
+    const racing = await Promise.all([
+      store.updateOrder("ord_1", ["locked"], { status: "rejected", errorCode: "a" }),
+      store.updateOrder("ord_1", ["locked"], { status: "failed", errorCode: "b" }),
+    ]);
+    expect(racing.filter((o) => o !== undefined)).toHaveLength(1);
+    const settled = (await store.order("ord_1"))!;
+    expect(["rejected", "failed"]).toContain(settled.status);
+    // A terminal order is never moved again, backwards or sideways.
+    expect(await store.updateOrder("ord_1", ["locked", "routing"], { status: "routing" })).toBeUndefined();
+    expect(await store.order("ord_1")).toEqual(settled);
+    // The store refuses a transition the state machine does not have, whatever the row holds.
+    await expect(store.updateOrder("ord_1", ["filled"], { status: "pending" })).rejects.toThrow(/no transition/);
   });
 });
 

@@ -36,9 +36,8 @@ export interface SessionRecord {
   expiresAt: string;
 }
 
-export const ORDER_STATUSES = ["pending", "locked", "routing", "filled", "partially_filled", "rejected", "failed"] as const;
-export type OrderStatus = (typeof ORDER_STATUSES)[number];
-export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_filled", "rejected", "failed"];
+import type { OrderStatus } from "../domain/order-status.ts";
+export type { OrderStatus } from "../domain/order-status.ts";
 
 /** A child order as sent to a venue. Stored before it is sent, so that after a crash the venue can be asked about it. */
 export interface OrderLeg {
@@ -47,6 +46,10 @@ export interface OrderLeg {
   venueMarketId: string;
   limitPrice: PriceMicro;
   shares: ShareMicro;
+  /** The routing round that sent it: the first round's legs are the plan the order is filled against. */
+  round: number;
+  /** The child order's expiry at its venue, ms since the epoch (ChildOrder.expiresAt). */
+  expiresAt: number;
 }
 
 export interface OrderRecord {
@@ -171,6 +174,8 @@ export interface Store {
   accountById(id: string): Promise<AccountRecord | undefined>;
   accountByEmail(email: string): Promise<AccountRecord | undefined>;
   markAccountFunded(id: string, at: string): Promise<AccountRecord>;
+  /** Every account, oldest first: for the audit. */
+  accounts(): Promise<AccountRecord[]>;
   /** Sets the hash of the password that signs the account in to the web terminal. */
   setPasswordHash(id: string, hash: string): Promise<void>;
 
@@ -186,7 +191,12 @@ export interface Store {
    * returns that one instead, so that a retried request never creates a second order.
    */
   insertOrder(o: OrderRecord): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }>;
-  updateOrder(id: string, patch: OrderPatch): Promise<OrderRecord>;
+  /**
+   * Applies the patch only while the order is in one of `from` (a compare-and-set): answers the
+   * updated order, or undefined when the order had already moved on, and nothing is written.
+   * A patch that sets `status` must come from the states ENTERED_FROM allows for it.
+   */
+  updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord | undefined>;
   order(id: string): Promise<OrderRecord | undefined>;
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
@@ -197,6 +207,8 @@ export interface Store {
   /** Inserts fills, ignoring any whose (venue, tradeId) is already stored. */
   insertFills(fills: FillRecord[]): Promise<void>;
   fills(orderId: string): Promise<FillRecord[]>;
+  /** Every stored fill of every order: for the audit. */
+  allFills(): Promise<FillRecord[]>;
 
   insertSession(s: SessionRecord): Promise<void>;
   /** The session with this hash, unless it expired before `now` (ISO-8601). */

@@ -42,7 +42,7 @@ export async function repeatResult(order: ChildOrder, why: string, status: () =>
     return { kind: "unknown", reason: `${why}; looking it up failed: ${String(err)}` };
   }
   if (st.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
-  if (st.fills.length === 0) return { kind: "unknown", reason: `${why}: order ${st.venueOrderId} still rests` };
+  if (st.kind === "open") return { kind: "open", venueOrderId: st.venueOrderId, fills: uniqueTrades(st.fills) };
   return takenResult(order, st.venueOrderId, st.fills);
 }
 

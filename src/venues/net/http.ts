@@ -83,7 +83,7 @@ function errorText(body: unknown): string {
   if (typeof body !== "object" || body === null) return "";
   const o = body as Record<string, unknown>;
   const e = (typeof o.error === "object" && o.error !== null ? o.error : o) as Record<string, unknown>;
-  const parts = [e.code, e.message].filter((x) => typeof x === "string" && x !== "");
+  const parts = [e.code, e.message, e.details].filter((x) => typeof x === "string" && x !== "");
   if (parts.length === 0 && typeof o.error === "string") parts.push(o.error);
   return parts.length ? `: ${parts.join(" ")}` : "";
 }

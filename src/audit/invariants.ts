@@ -1,0 +1,188 @@
+import { formatMicro, notional } from "../domain/money.ts";
+import { isTerminal } from "../domain/order-status.ts";
+import type { AccountRecord, FillRecord, OrderRecord } from "../store/store.ts";
+import type { Hex32, Ledger } from "../vault/vault.ts";
+import type { VenueFill } from "../venues/venue.ts";
+
+/** What the audit reads: the store's orders, fills and accounts, the chain's ledger, and each venue's own trades. */
+export interface AuditInput {
+  orders: readonly OrderRecord[];
+  fills: readonly FillRecord[];
+  accounts: readonly AccountRecord[];
+  ledger: Ledger;
+  /** The on-chain id of an order (keccak256 of its id). */
+  chainId(orderId: string): Hex32;
+  /** Each venue's trades, by venue id; undefined when the venues' history cannot be read (their simulators ran inside a stopped server). */
+  venueTrades: ReadonlyMap<string, readonly VenueFill[]> | undefined;
+}
+
+export interface InvariantResult {
+  name: string;
+  description: string;
+  /** Null when the invariant could not be checked (see `skipped`). */
+  violations: number | null;
+  /** A few of the violations, in words. */
+  examples: string[];
+  skipped?: string;
+}
+
+const EXAMPLES = 5;
+
+/**
+ * Checks the invariants of the order path (issue "Trust with money") against the store, the chain
+ * and the venues. Each invariant is checked on its own and counts its violations; none stops the others.
+ */
+export function checkInvariants(input: AuditInput): InvariantResult[] {
+  const { orders, ledger } = input;
+  const byChainId = new Map(orders.map((o) => [input.chainId(o.id).toLowerCase(), o]));
+  const fillsOf = groupBy(input.fills, (f) => f.orderId);
+  const endingsOf = groupBy(ledger.endings, (e) => e.orderId.toLowerCase());
+  const locksOf = groupBy(ledger.locks, (l) => l.orderId.toLowerCase());
+  const results: InvariantResult[] = [];
+  const check = (name: string, description: string, run: (bad: (what: string) => void) => void) => {
+    const examples: string[] = [];
+    let violations = 0;
+    run((what) => {
+      violations++;
+      if (examples.length < EXAMPLES) examples.push(what);
+    });
+    results.push({ name, description, violations, examples });
+  };
+
+  check("orders_terminal", "every order reached a terminal state", (bad) => {
+    for (const o of orders) if (!isTerminal(o.status)) bad(`${o.id} is ${o.status}`);
+  });
+
+  check("locks_ended_once", "each lock was settled or released exactly once, and only for an order of the store", (bad) => {
+    for (const [chainId, locks] of locksOf) {
+      const order = byChainId.get(chainId);
+      const endings = endingsOf.get(chainId) ?? [];
+      if (!order) bad(`lock ${chainId} belongs to no order`);
+      if (locks.length !== 1) bad(`${order?.id ?? chainId} was locked ${locks.length} times`);
+      if (endings.length !== 1) bad(`${order?.id ?? chainId} was ended ${endings.length} times`);
+    }
+    for (const chainId of endingsOf.keys()) if (!locksOf.has(chainId)) bad(`${chainId} was ended but never locked`);
+  });
+
+  check("nothing_locked", "nothing is locked in the vault when the service is quiet", (bad) => {
+    for (const b of ledger.balances) if (b.locked !== 0n) bad(`${b.client} has ${formatMicro(b.locked)} USDC locked`);
+  });
+
+  check("usdc_supply", "the USDC supply equals what the faucet minted", (bad) => {
+    if (ledger.drips.length === 0) return;
+    const minted = sum(ledger.drips, (d) => d.amount);
+    if (ledger.usdcTotalSupply !== minted) bad(`supply ${formatMicro(ledger.usdcTotalSupply)} against ${formatMicro(minted)} minted by the faucet`);
+  });
+
+  check("vault_balances", "each account's vault balance equals its deposits less its charges and withdrawals", (bad) => {
+    const deposits = sumBy(ledger.deposits, (d) => d.client, (d) => d.amount);
+    const withdrawals = sumBy(ledger.withdrawals, (w) => w.client, (w) => w.amount);
+    const charges = sumBy(
+      ledger.endings.flatMap((e) => (e.kind === "settled" ? [e] : [])),
+      (e) => e.client,
+      (e) => e.spent,
+    );
+    for (const b of ledger.balances) {
+      const key = b.client.toLowerCase();
+      const expected = (deposits.get(key) ?? 0n) - (charges.get(key) ?? 0n) - (withdrawals.get(key) ?? 0n);
+      if (b.available + b.locked !== expected) bad(`${b.client} holds ${formatMicro(b.available + b.locked)} USDC, expected ${formatMicro(expected)}`);
+    }
+  });
+
+  check("charge_equals_fills", "each finished order was charged exactly what its fills cost, on chain and in the store", (bad) => {
+    for (const o of orders) {
+      if (!isTerminal(o.status)) continue;
+      const fills = fillsOf.get(o.id) ?? [];
+      const cost = fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
+      const settled = (endingsOf.get(input.chainId(o.id).toLowerCase()) ?? []).find((e) => e.kind === "settled");
+      const charged = settled?.kind === "settled" ? settled.spent : 0n;
+      if (charged !== cost) bad(`${o.id} (${o.status}) was charged ${formatMicro(charged)} on chain for fills costing ${formatMicro(cost)}`);
+      if (o.spent !== cost) bad(`${o.id} records ${formatMicro(o.spent)} spent for fills costing ${formatMicro(cost)}`);
+    }
+  });
+
+  const trades = input.venueTrades;
+  if (trades === undefined) {
+    results.push({
+      name: "fills_match_venues",
+      description: "the stored fills are exactly the venues' trades",
+      violations: null,
+      examples: [],
+      skipped: "the venues are simulators that ran inside the server, and their history ended with it; run them apart (crossfill sim) to compare",
+    });
+  } else {
+    check("fills_match_venues", "the stored fills are exactly the venues' trades", (bad) => {
+      const stored = new Map(input.fills.map((f) => [`${f.venue}/${f.tradeId}`, f]));
+      const seen = new Set<string>();
+      for (const [venue, list] of trades) {
+        for (const t of list) {
+          const key = `${venue}/${t.tradeId}`;
+          seen.add(key);
+          const f = stored.get(key);
+          if (!f) bad(`${venue} trade ${t.tradeId} (${formatMicro(t.shares)} shares at ${formatMicro(t.price)}) is not a stored fill`);
+          else if (f.shares !== t.shares || f.price !== t.price) bad(`${venue} trade ${t.tradeId} differs from its stored fill`);
+        }
+      }
+      for (const [key, f] of stored) if (trades.has(f.venue) && !seen.has(key)) bad(`stored fill ${key} of ${f.orderId} is not a trade of its venue`);
+    });
+  }
+
+  check("one_mint_per_fill", "one SOT mint per filled order, with its shares", (bad) => {
+    const mintsByTx = groupBy(ledger.sotMints, (m) => m.txHash.toLowerCase());
+    for (const e of ledger.endings) {
+      if (e.kind !== "settled") continue;
+      const mints = (mintsByTx.get(e.txHash.toLowerCase()) ?? []).filter((m) => m.tokenId === e.tokenId && m.to.toLowerCase() === e.client.toLowerCase());
+      const expected = e.shares > 0n ? 1 : 0;
+      if (mints.length !== expected || (expected === 1 && mints[0]!.amount !== e.shares)) bad(`settlement ${e.txHash} minted ${mints.length} times for ${formatMicro(e.shares)} shares`);
+      const order = byChainId.get(e.orderId.toLowerCase());
+      if (order && isTerminal(order.status) && order.filledShares !== e.shares) bad(`${order.id} records ${formatMicro(order.filledShares)} shares, its settlement minted ${formatMicro(e.shares)}`);
+    }
+    const settleTxs = new Set(ledger.endings.filter((e) => e.kind === "settled").map((e) => e.txHash.toLowerCase()));
+    for (const m of ledger.sotMints) if (!settleTxs.has(m.txHash.toLowerCase())) bad(`SOT minted outside a settlement in ${m.txHash}`);
+  });
+
+  check("one_order_per_client_id", "one order per client_order_id of an account", (bad) => {
+    const byKey = groupBy(
+      orders.filter((o) => o.clientOrderId !== null),
+      (o) => `${o.accountId}/${o.clientOrderId}`,
+    );
+    for (const [key, list] of byKey) if (list.length > 1) bad(`${key} names ${list.length} orders`);
+  });
+
+  check("settled_tx_hash", "every settled order carries the hash of the successful transaction that settled it", (bad) => {
+    for (const o of orders) {
+      if (o.status !== "filled" && o.status !== "partially_filled") continue;
+      const settled = (endingsOf.get(input.chainId(o.id).toLowerCase()) ?? []).find((e) => e.kind === "settled");
+      if (o.settleTx === null) bad(`${o.id} is ${o.status} without a tx_hash`);
+      else if (!settled || settled.txHash.toLowerCase() !== o.settleTx.toLowerCase()) bad(`${o.id}'s tx_hash ${o.settleTx} is not the transaction that settled it`);
+    }
+  });
+
+  check("accounts_known", "every vault client is an account of the store", (bad) => {
+    const known = new Set(input.accounts.map((a) => a.address.toLowerCase()));
+    for (const b of ledger.balances) if (!known.has(b.client.toLowerCase())) bad(`${b.client} holds a vault balance but is no account`);
+  });
+
+  return results;
+}
+
+function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = out.get(k);
+    if (list) list.push(item);
+    else out.set(k, [item]);
+  }
+  return out;
+}
+
+function sum<T>(items: readonly T[], value: (t: T) => bigint): bigint {
+  return items.reduce((s, t) => s + value(t), 0n);
+}
+
+function sumBy<T>(items: readonly T[], key: (t: T) => string, value: (t: T) => bigint): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  for (const t of items) out.set(key(t).toLowerCase(), (out.get(key(t).toLowerCase()) ?? 0n) + value(t));
+  return out;
+}

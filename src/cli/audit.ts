@@ -1,0 +1,85 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Command } from "commander";
+import type { Hex } from "viem";
+import { audit, formatAudit } from "../audit/run.ts";
+import { loadConfig, type Config } from "../config.ts";
+import { loadCatalog } from "../markets/catalog-db.ts";
+import type { Store } from "../store/store.ts";
+import { runningDevChain } from "../vault/devnode/running.ts";
+import { startDevChain } from "../vault/devnode/index.ts";
+import { contractsFromEnv, openEvmVault } from "../vault/evm/index.ts";
+import type { Vault } from "../vault/vault.ts";
+import { startVenues } from "../venues/start.ts";
+import { withStore } from "./with-store.ts";
+
+/**
+ * `crossfill audit`: checks every invariant of the order path against the store, the chain and the
+ * venues, prints each with its count of violations, and exits 1 if any is violated.
+ */
+export function registerAuditCommand(program: Command): void {
+  program
+    .command("audit")
+    .description("Check the order path's invariants against the store, the chain and the venues; exit 1 on any violation")
+    .option("--json", "print JSON for scripts")
+    .action(async (o: { json?: boolean }) => {
+      const config = loadConfig();
+      const report = await withStore(async (store) => {
+        const chain = await openChain(config);
+        try {
+          const venues = await openVenues(config, store);
+          try {
+            return await audit(store, chain.vault, venues?.venues, new Date());
+          } finally {
+            await venues?.stop();
+          }
+        } finally {
+          await chain.close();
+        }
+      });
+      console.log(o.json ? JSON.stringify(report, null, 2) : formatAudit(report));
+      process.exit(report.ok ? 0 : 1);
+    });
+}
+
+/**
+ * The chain the server uses: CHAIN_RPC_URL, else the embedded dev chain of DATA_DIR — the running
+ * server's (it leaves its address in the data directory), or started here from its state when no server runs.
+ */
+async function openChain(config: Config): Promise<{ vault: Vault; close(): Promise<void> }> {
+  const open = (rpcUrl: string, operatorKey: Hex, faucet: boolean) =>
+    openEvmVault({ rpcUrl, operatorKey, dataDir: config.dataDir, faucet, contracts: contractsFromEnv(process.env) });
+  if (config.chainRpcUrl) {
+    const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, false);
+    return { vault, close: () => vault.close() };
+  }
+  const chainDir = join(config.dataDir, "chain");
+  const running = runningDevChain(chainDir);
+  if (running) {
+    const vault = await open(running.rpcUrl, readFileSync(join(chainDir, "operator.key"), "utf8").trim() as Hex, true);
+    return { vault, close: () => vault.close() };
+  }
+  const devChain = await startDevChain({ dataDir: chainDir });
+  const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, dataDir: config.dataDir, faucet: true, devChain });
+  return {
+    vault,
+    close: async () => {
+      await vault.close();
+      await devChain.stop();
+    },
+  };
+}
+
+/** The venues, when their history outlives the server: every configured venue points at an endpoint of its own (the real venue, or `crossfill sim`). */
+async function openVenues(config: Config, store: Store) {
+  const external = config.venues.every((name) => config.venueEndpoints[name] !== undefined);
+  if (!external) return undefined;
+  return startVenues({
+    names: config.venues,
+    endpoints: config.venueEndpoints,
+    catalog: await loadCatalog(store),
+    seed: config.simSeed,
+    latencyScale: config.simLatencyScale,
+    clock: { now: () => Date.now() },
+  });
+}

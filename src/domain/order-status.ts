@@ -1,0 +1,28 @@
+/**
+ * The order state machine of DESIGN §6. Every transition is a compare-and-set from the states an
+ * order may leave for the next one, so no writer (a request, the reconciler, another instance) can
+ * move an order backwards or sideways.
+ */
+export const ORDER_STATUSES = ["pending", "locked", "routing", "filled", "partially_filled", "rejected", "failed"] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_filled", "rejected", "failed"];
+export const OPEN_STATUSES: readonly OrderStatus[] = ["pending", "locked", "routing"];
+
+/** The states an order may be in just before it moves to each state. */
+export const ENTERED_FROM: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  pending: [],
+  // The lock landed.
+  locked: ["pending"],
+  // Child orders are stored before they are sent; a later round adds its own.
+  routing: ["locked", "routing"],
+  filled: ["routing"],
+  partially_filled: ["routing"],
+  // Refused before anything was placed: nothing locked, or the lock released.
+  rejected: ["pending", "locked"],
+  // Interrupted with its funds released, or nothing filled.
+  failed: ["pending", "locked", "routing"],
+};
+
+export function isTerminal(s: OrderStatus): boolean {
+  return TERMINAL_STATUSES.includes(s);
+}
