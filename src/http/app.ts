@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
@@ -32,6 +33,25 @@ declare module "fastify" {
 export const BODY_LIMIT = 64 * 1024;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+type AjvServerOptions = { customOptions: Record<string, unknown>; plugins: unknown[] };
+type RouteCompiler = (route: { schema: unknown; httpPart?: string }) => unknown;
+
+/**
+ * Fastify's Ajv coerces types and removes unknown properties. Query strings and paths are text, so
+ * `?limit=5` must be read as 5; a JSON body is typed as sent, and reshaping it would turn
+ * `"scopes":"read"` into `["read"]` and silently drop `"admin":true`. Bodies are refused instead.
+ */
+function validators(): ValidatorFactory {
+  // The package declares its pool as Ajv's compile(schema); what it returns, and Fastify calls, takes the route.
+  const pool = AjvCompiler() as unknown as (externalSchemas: unknown, options: AjvServerOptions) => RouteCompiler;
+  const build = (externalSchemas: unknown, options: AjvServerOptions): RouteCompiler => {
+    const coercing = pool(externalSchemas, options);
+    const asSent = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false, removeAdditional: false } });
+    return (route) => (route.httpPart === "body" ? asSent : coercing)(route);
+  };
+  return build as unknown as ValidatorFactory;
+}
+
 export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<FastifyInstance> {
   const app = Fastify({
     ...(logger === false ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
@@ -44,6 +64,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.trustProxy,
+    schemaController: { compilersFactory: { buildValidator: validators() } },
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply.header("x-request-id", req.id)),
@@ -150,10 +171,14 @@ function toAppError(err: FastifyError | AppError): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError;
   if (fe.validation) {
-    const fields: Record<string, string> = {};
+    // No prototype: an unknown "__proto__" field must be named like any other, not hit the __proto__ setter.
+    const fields = Object.create(null) as Record<string, string>;
     for (const v of fe.validation) {
-      const name = (v.instancePath || "/" + String((v.params as { missingProperty?: string }).missingProperty ?? "")).slice(1).replaceAll("/", ".");
-      fields[name || fe.validationContext || "request"] = v.message ?? "is invalid";
+      const { missingProperty, additionalProperty } = v.params as { missingProperty?: string; additionalProperty?: string };
+      const name = (additionalProperty !== undefined ? `${v.instancePath}/${additionalProperty}` : v.instancePath || "/" + String(missingProperty ?? ""))
+        .slice(1)
+        .replaceAll("/", ".");
+      fields[name || fe.validationContext || "request"] = additionalProperty !== undefined ? "is not a known field" : (v.message ?? "is invalid");
     }
     const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
     return new AppError("invalid_request", `Invalid ${fe.validationContext ?? "request"}: ${list}.`, { fields });

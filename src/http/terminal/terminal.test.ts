@@ -287,6 +287,42 @@ describe("price stream", () => {
   });
 });
 
+describe("request schemas refuse what they do not describe, and coerce only text", () => {
+  const refusal = (res: { statusCode: number; json: () => { error: { code: string; details?: { fields?: Record<string, string> } } } }) => [
+    res.statusCode,
+    res.json().error.code,
+    res.json().error.details?.fields,
+  ];
+
+  it.each([
+    ["an extra field", { admin: true }, { admin: "is not a known field" }],
+    ["__proto__", JSON.parse('{"__proto__":{"admin":true}}') as object, Object.fromEntries([["__proto__", "is not a known field"]])],
+    ["a password sent as a number", { password: 1234567890 }, { password: "must be string" }],
+  ])("sign-up with %s is 400 invalid_request and makes no account", async (_name, extra, fields) => {
+    const payload = JSON.stringify({ email: "eve@example.com", password: "correct horse battery", ...extra });
+    const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
+    expect(refusal(res)).toEqual([400, "invalid_request", fields]);
+    expect(await store.accountByEmail("eve@example.com")).toBeUndefined();
+  });
+
+  it.each([
+    ["scopes as a string", { name: "bot", scopes: "read" }, { scopes: "must be array" }],
+    ["an extra field", { name: "bot", scopes: ["read"], account_id: "acc_other" }, { account_id: "is not a known field" }],
+    ["a name sent as a number", { name: 7, scopes: ["read"] }, { name: "must be string" }],
+  ])("key creation with %s is 400 invalid_request and makes no key", async (_name, payload, fields) => {
+    const { cookie, csrf, res: signup } = await signUp();
+    const res = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload });
+    expect(refusal(res)).toEqual([400, "invalid_request", fields]);
+    expect(await store.listApiKeys(signup.json().account_id)).toEqual([]);
+  });
+
+  it("still reads a query string's numbers from their text, and refuses one that is not a number", async () => {
+    const { cookie } = await signUp();
+    expect((await app.inject({ method: "GET", url: "/v1/orders?limit=2", headers: { cookie } })).json()).toEqual({ data: [], next_cursor: null });
+    expect(refusal(await app.inject({ method: "GET", url: "/v1/orders?limit=two", headers: { cookie } }))).toEqual([400, "invalid_request", { limit: "must be integer" }]);
+  });
+});
+
 describe("malformed URLs", () => {
   it.each(["/v1/prices/%", "/v1/orders/%E0%A4%A", "/v1/keys/%ZZ"])("answers %s with our error body, its request id and X-Request-Id", async (url) => {
     const res = await app.inject({ method: "GET", url, headers: { "x-request-id": "req-bad-url" } });
