@@ -46,7 +46,8 @@ const DOCS_TOKEN = "713210456792522125946263855327069127503327285719425322896313
  */
 async function signingExamples(): Promise<SigningExample[]> {
   const signer = new OrderSigner(WALLET);
-  const order = signer.buyOrder({ clientOrderId: "ord_1:leg_0", tokenId: DOCS_TOKEN, limitPrice: 570_000n, shares: 10_000_000n, feeRateBps: 0n, negRisk: false })!;
+  // an expiry off the whole second: the signed expiration is rounded up to 1764000060
+  const order = signer.buyOrder({ clientOrderId: "ord_1:leg_0", tokenId: DOCS_TOKEN, limitPrice: 570_000n, shares: 10_000_000n, feeRateBps: 0n, negRisk: false, expiresAt: 1_764_000_059_500 })!;
   const wallet = createWalletClient({ account: privateKeyToAccount(WALLET), chain: polygon, transport: http("http://127.0.0.1:9") });
   const official = new ExchangeOrderBuilder(CTF_EXCHANGE, POLYGON_CHAIN_ID, wallet);
   const decimal = (x: bigint) => x.toString();
@@ -75,7 +76,7 @@ async function signingExamples(): Promise<SigningExample[]> {
       expected: await buildPolyHmacSignature(HMAC_SECRET, 1_764_000_000, "POST", "/order", '{"order":{"salt":1}}'),
     },
     {
-      what: "EIP-712 order hash (the order id)",
+      what: "EIP-712 order hash (the order id), the child's expiry signed as its expiration",
       source: `${CLIENT} ExchangeOrderBuilder.buildOrderHash`,
       actual: () => orderHash(order, false),
       expected: official.buildOrderHash(typed),

@@ -44,6 +44,18 @@ function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: 
   return { makerAmount: usdc / ONE, takerAmount: shares };
 }
 
+/**
+ * The order's `expiration` (unix seconds) for a child order's `expiresAt` (ms), rounded up to the
+ * whole second the field counts. It is signed, so it is part of the order hash: the same child order
+ * always carries the same expiration. It is the child's expiry as it is, without the one-minute
+ * "security threshold" the docs describe for GTD orders: a venue that applied the threshold to our
+ * FAK orders too would refuse them up to a minute early, never late, whereas adding the minute would
+ * let a venue that does not apply it take an order a minute after its child expired.
+ */
+export function expirationFor(expiresAt: number): bigint {
+  return BigInt(Math.ceil(expiresAt / 1000));
+}
+
 export interface BuyOrderParams {
   clientOrderId: string;
   tokenId: string;
@@ -51,6 +63,8 @@ export interface BuyOrderParams {
   shares: ShareMicro;
   feeRateBps: bigint;
   negRisk: boolean;
+  /** The child order's expiry, ms since the epoch. */
+  expiresAt: number;
 }
 
 /** Signs orders for one EOA (signature type 0: the signer is the maker and holds the funds). */
@@ -76,7 +90,7 @@ export class OrderSigner {
       taker: ZERO_ADDRESS,
       tokenId: BigInt(p.tokenId),
       ...amounts,
-      expiration: 0n,
+      expiration: expirationFor(p.expiresAt),
       nonce: 0n,
       feeRateBps: p.feeRateBps,
       side: SIDE_BUY,

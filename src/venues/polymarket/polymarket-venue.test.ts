@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
+import { expirationFor } from "./order-signing.ts";
 import { PolymarketVenue, type PolymarketVenueOptions } from "./polymarket-venue.ts";
 import { startPolymarketSim, type PolymarketSim } from "./sim/index.ts";
 
@@ -32,11 +33,11 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}) {
 }
 
 let seq = 0;
-function buy(venue: PolymarketVenue): ChildOrder {
+function buy(venue: PolymarketVenue, expiresAt = Date.now() + 60_000): ChildOrder {
   const listing = catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === venue.id))!.listings.find((l) => l.venue === venue.id)!;
   const m = venue.market(listing.venueMarketId)!;
   const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
-  return { clientOrderId: `pm-test-${++seq}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares };
+  return { clientOrderId: `pm-test-${++seq}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt };
 }
 
 describe("PolymarketVenue", () => {
@@ -60,6 +61,58 @@ describe("PolymarketVenue", () => {
     const again = await venue.place(order);
     expect(again.kind).toBe("filled");
     expect(await venue.status(order.clientOrderId)).toMatchObject({ kind: "done", fills: again.kind === "filled" ? again.fills : [] });
+  });
+
+  it("signs the child's expiry in whole seconds, rounded up so that the order never expires before the child", () => {
+    expect(expirationFor(1_764_000_000_000)).toBe(1_764_000_000n);
+    expect(expirationFor(1_764_000_000_001)).toBe(1_764_000_001n);
+  });
+
+  it("is refused, definitely, when the venue processes it after its expiry, however long it took to arrive, and never trades", async () => {
+    const { sim, venue } = await setup({ requestTimeoutMs: 5_000 });
+    // the expiry rounds up to at most 1.1 s from now; the order reaches the engine 1.2 s after it was sent
+    sim.faults.set({ latencyMs: 1_200 });
+    const late = buy(venue, Date.now() + 100);
+    expect(await venue.place(late)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^order_expired: invalid expiration/) });
+    sim.faults.reset();
+    expect(await venue.status(late.clientOrderId, late)).toEqual({ kind: "not_found" });
+    expect(sim.exchange.trades()).toEqual([]);
+  });
+
+  it("cancels a resting order found from the child order after a restart, and throws rather than answer when the venue cannot be asked", async () => {
+    const { sim, venue, options } = await setup();
+    const order = buy(venue);
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(order);
+    expect(placed.kind).toBe("open");
+    const restarted = new PolymarketVenue(options);
+    await restarted.markets();
+    await expect(restarted.cancel(order.clientOrderId)).rejects.toBeInstanceOf(AppError);
+    sim.faults.set({ timeout: true });
+    await expect(restarted.cancel(order.clientOrderId, order)).rejects.toBeInstanceOf(AppError);
+    sim.faults.set({ timeout: false });
+    expect(await restarted.cancel(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: placed.kind === "open" ? placed.venueOrderId : "", fills: placed.kind === "open" ? placed.fills : [] });
+    expect(sim.exchange.resting(placed.kind === "open" ? placed.venueOrderId : "")).toBe(0n);
+  });
+
+  it("lists every trade across the trade listing's pages once, oldest first, with the fees status reports", async () => {
+    const { sim, venue, options } = await setup();
+    const placed = [];
+    for (let i = 0; i < 3; i++) {
+      const order = buy(venue);
+      const r = await venue.place(order);
+      if (r.kind !== "filled") throw new Error(`order ${i} did not fill: ${r.kind}`);
+      placed.push({ order, fills: r.fills });
+    }
+    sim.faults.set({ duplicateTrades: true });
+    const all = placed.flatMap((p) => p.fills);
+    // the simulator pages by 4 and repeats each trade, so the listing spans pages
+    expect(all.length * 2).toBeGreaterThan(4);
+    expect(await venue.trades()).toEqual(all);
+    for (const p of placed) expect(await venue.status(p.order.clientOrderId)).toEqual({ kind: "done", venueOrderId: p.fills[0]!.venueOrderId, fills: p.fills });
+    const restarted = new PolymarketVenue(options);
+    await restarted.markets();
+    expect(await restarted.trades()).toEqual(all.map((f) => ({ ...f, clientOrderId: "" })));
   });
 
   it("does not call a persistent server error a rejection: the order may have been taken", async () => {

@@ -5,7 +5,7 @@ import { systemClock, type Clock, type Level, type Outcome } from "../../domain/
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
-import { feesPerFill, takenResult } from "../placement.ts";
+import { feesPerFill, takenResult, uniqueTrades } from "../placement.ts";
 import type {
   BookSnapshot,
   BookUpdate,
@@ -32,6 +32,7 @@ import {
   END_CURSOR,
   INITIAL_CURSOR,
   parseBook,
+  parseCancelResult,
   parseClobMarketFee,
   parseMarketsPage,
   parseOpenOrder,
@@ -74,8 +75,11 @@ interface HeldBook {
 
 type Failure = HttpResult & { ok: false };
 
-/** Reads change nothing on the venue: one that went unanswered is asked again, as is one answered 5xx. */
-const retryRead = (f: Failure) => f.status === undefined || f.status >= 500;
+/**
+ * Reads change nothing on the venue, and a cancel sent again cancels nothing more: one that went
+ * unanswered is asked again, as is one answered 5xx.
+ */
+const retryIdempotent = (f: Failure) => f.status === undefined || f.status >= 500;
 /**
  * Reposting an order answered 5xx is safe: its hash is fixed by its client id, so the venue refuses
  * a second copy as a duplicate. One that went unanswered is not reposted: status() reconciles it.
@@ -239,16 +243,65 @@ export class PolymarketVenue implements Venue {
    * remembers for the orders it placed; after a restart it rebuilds the hash from `order`.
    */
   async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
-    let orderId = this.orders.get(clientOrderId);
-    if (orderId === undefined && order) orderId = this.rebuildOrderId(order);
-    if (orderId === undefined) {
-      throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to status() after a restart.`, { venue: this.id });
-    }
+    const orderId = this.orderIdOf(clientOrderId, order, "status");
     try {
       return await this.lookup(orderId, clientOrderId);
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id} could not be asked about order ${orderId}: ${(err as Error).message}`, { venue: this.id });
     }
+  }
+
+  /**
+   * `DELETE /order` for what rests of the order, then the order as the venue now shows it. The
+   * order's own view decides, not the cancel's answer: the docs leave the `not_canceled` reasons
+   * unspecified, and an order the venue never received and one already matched are both "not cancelled".
+   */
+  async cancel(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    const orderId = this.orderIdOf(clientOrderId, order, "cancel");
+    const res = await this.request(
+      { method: "DELETE", path: "/order", body: { orderID: orderId }, auth: true, limits: ["cancelBurst", "cancelSustained"] },
+      retryIdempotent,
+    );
+    if (!res.ok && (res.kind !== "rejected" || res.status === 401 || res.status === 403)) {
+      throw new AppError("venue_unavailable", `${this.id} could not cancel order ${orderId}: ${res.reason}`, { venue: this.id });
+    }
+    let why: string | undefined;
+    let after: ChildStatus;
+    try {
+      why = res.ok ? parseCancelResult(res.body).notCanceled[orderId] : res.reason;
+      after = await this.lookup(orderId, clientOrderId);
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id} could not cancel order ${orderId}: ${(err as Error).message}`, { venue: this.id });
+    }
+    if (after.kind === "open") {
+      throw new AppError("venue_unavailable", `${this.id}: order ${orderId} still rests after the cancel (${why ?? "reported cancelled"})`, { venue: this.id });
+    }
+    return after;
+  }
+
+  /**
+   * Every page of `GET /data/trades`, each trade once, oldest first. The account only takes, so its
+   * trades are the rows where it is the TAKER; the client order id is known for the orders this
+   * adapter placed since it started, "" for the others.
+   */
+  async trades(): Promise<VenueFill[]> {
+    const rows: ClobTrade[] = [];
+    for (let cursor = INITIAL_CURSOR; cursor !== END_CURSOR; ) {
+      const page = parseTradesPage(await this.read({ method: "GET", path: "/data/trades", query: { next_cursor: cursor }, auth: true, limits: ["trades"] }));
+      rows.push(...page.data);
+      cursor = page.nextCursor;
+    }
+    const taken = uniqueTrades(rows)
+      .filter((t) => t.traderSide === "TAKER")
+      .sort((a, b) => a.matchTime - b.matchTime);
+    const clientIds = new Map([...this.orders].map(([clientOrderId, orderId]) => [orderId, clientOrderId]));
+    const byOrder = new Map<string, ClobTrade[]>();
+    for (const t of taken) byOrder.set(t.takerOrderId, [...(byOrder.get(t.takerOrderId) ?? []), t]);
+    const fills = new Map<string, VenueFill>();
+    for (const [orderId, trades] of byOrder) {
+      for (const f of this.toFills(trades, orderId, clientIds.get(orderId) ?? "")) fills.set(f.tradeId, f);
+    }
+    return taken.map((t) => fills.get(t.tradeId)!);
   }
 
   latency(): LatencyStats {
@@ -291,7 +344,7 @@ export class PolymarketVenue implements Venue {
     if (status.kind === "not_found" || status.fills.length === 0) {
       return { kind: "unknown", reason: `unconfirmed: ${what}, but the venue shows no trade of it yet` };
     }
-    return takenResult(order, orderId, status.fills);
+    return takenResult(order, orderId, status.fills, status.kind === "open");
   }
 
   /**
@@ -311,11 +364,14 @@ export class PolymarketVenue implements Venue {
     return { kind: "rejected", reason: `${rejectionReason(error)}: ${error}` };
   }
 
-  private rebuildOrderId(order: ChildOrder): string | undefined {
-    const m = this.markets_.get(order.venueMarketId);
-    if (!m) return undefined;
-    const struct = this.buyOrder(order, m);
-    return struct && orderHash(struct, m.negRisk);
+  /** The order id (hash) of a child order: remembered if this adapter placed it, else rebuilt from the child order. */
+  private orderIdOf(clientOrderId: string, order: ChildOrder | undefined, what: string): string {
+    const known = this.orders.get(clientOrderId);
+    if (known !== undefined) return known;
+    const m = order && this.markets_.get(order.venueMarketId);
+    const struct = m && this.buyOrder(order, m);
+    if (!struct) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
+    return orderHash(struct, m.negRisk);
   }
 
   /** The signed struct of a child order: the same child always makes the same struct, hence the same order id. */
@@ -327,30 +383,35 @@ export class PolymarketVenue implements Venue {
       shares: order.shares,
       feeRateBps: m.feeRateBps,
       negRisk: m.negRisk,
+      expiresAt: order.expiresAt,
     });
   }
 
-  /** The order and its trades, with the order's fee split over them so that they add up to the fee of the whole order. */
+  /** The order and its trades, each once however often the venue lists it. */
   private async lookup(orderId: string, clientOrderId: string): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
     if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
     const open = parseOpenOrder(raw);
-    const trades = await Promise.all(open.associateTrades.map((id) => this.trade(id)));
+    const trades = await Promise.all([...new Set(open.associateTrades)].map((id) => this.trade(id)));
     const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
-    const model = this.markets_.get(open.market)?.market.feeModel ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
-    const fees = feesPerFill(model, mine.map((t) => ({ price: t.price, shares: t.size })));
-    const fills: VenueFill[] = mine.map((t, i) => ({ tradeId: t.id, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee: fees[i]! }));
-    return { kind: open.status, venueOrderId: orderId, fills };
+    return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
+  }
+
+  /** One order's trades as fills, with the order's fee split over them so that they add up to the fee of the whole order. */
+  private toFills(trades: ClobTrade[], orderId: string, clientOrderId: string): VenueFill[] {
+    const model = (trades[0] && this.markets_.get(trades[0].market)?.market.feeModel) ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
+    const fees = feesPerFill(model, trades.map((t) => ({ price: t.price, shares: t.size })));
+    return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee: fees[i]! }));
   }
 
   private async trade(id: string): Promise<ClobTrade | undefined> {
     const page = parseTradesPage(await this.read({ method: "GET", path: "/data/trades", query: { id }, auth: true, limits: ["trades"] }));
-    return page.data.find((t) => t.id === id);
+    return page.data.find((t) => t.tradeId === id);
   }
 
   /** A read; with `missingOk`, a 404 answers undefined instead of failing. */
   private async read(req: RestRequest, missingOk = false): Promise<unknown> {
-    const res = await this.request(req, retryRead);
+    const res = await this.request(req, retryIdempotent);
     if (res.ok) return res.body;
     if (missingOk && res.status === 404) return undefined;
     throw new AppError("venue_unavailable", `${this.id}: ${req.method} ${req.path} failed: ${res.reason}`, { venue: this.id });

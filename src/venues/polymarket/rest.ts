@@ -25,10 +25,12 @@ export const POLYMARKET_LIMITS: Record<string, Limit> = {
   trades: { requests: 500, windowMs: TEN_SECONDS },
   postOrderBurst: { requests: 3_500, windowMs: TEN_SECONDS },
   postOrderSustained: { requests: 36_000, windowMs: 600_000 },
+  cancelBurst: { requests: 3_000, windowMs: TEN_SECONDS },
+  cancelSustained: { requests: 30_000, windowMs: 600_000 },
 };
 
 export interface RestRequest {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   path: string;
   query?: Record<string, string>;
   body?: unknown;

@@ -2,7 +2,18 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { ONE } from "../../domain/money.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
-import { END_CURSOR, parseBook, parseClobMarketFee, parseMarketsPage, parseOpenOrder, parseOrderAck, parseStreamFrame, parseTradesPage, rejectionReason } from "./wire.ts";
+import {
+  END_CURSOR,
+  parseBook,
+  parseCancelResult,
+  parseClobMarketFee,
+  parseMarketsPage,
+  parseOpenOrder,
+  parseOrderAck,
+  parseStreamFrame,
+  parseTradesPage,
+  rejectionReason,
+} from "./wire.ts";
 
 /** A response recorded from Polymarket's public documentation (test/fixtures/polymarket). */
 function fixture(name: string): { source: string; body: unknown } {
@@ -74,13 +85,27 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     const trades = parseTradesPage(fixture("trades-page").body);
     expect(trades.nextCursor).toBe("MTAw");
     // the docs' example writes this size unscaled next to a price of 0.5; it is read as written
-    expect(trades.data[0]).toMatchObject({ id: "trade-123", takerOrderId: "0xabcdef1234567890abcdef1234567890abcdef12", price: 500_000n, size: 100_000_000n * ONE });
+    expect(trades.data[0]).toMatchObject({
+      tradeId: "trade-123",
+      takerOrderId: "0xabcdef1234567890abcdef1234567890abcdef12",
+      price: 500_000n,
+      size: 100_000_000n * ONE,
+      traderSide: "TAKER",
+      matchTime: 1_700_000_000,
+    });
+  });
+
+  it("reads a cancel's answer: the ids cancelled and why the others were not", () => {
+    expect(parseCancelResult(fixture("cancel-response").body)).toEqual({ canceled: ["0xabcdef1234567890abcdef1234567890abcdef12"], notCanceled: {} });
+    expect(parseCancelResult({ canceled: [], not_canceled: { "0x01": "order not found" } })).toEqual({ canceled: [], notCanceled: { "0x01": "order not found" } });
   });
 
   it("names a documented rejection", () => {
     expect(rejectionReason((fixture("error-fak").body as { error: string }).error)).toBe("no_match");
     expect(rejectionReason("order is invalid. Price (0.555) breaks minimum tick size rule: 0.01")).toBe("invalid_tick");
     expect(rejectionReason("order is invalid. Size (1) lower than the minimum: 5")).toBe("below_min_size");
+    // INVALID_ORDER_EXPIRATION, docs.polymarket.com/developers/CLOB/orders/create-order
+    expect(rejectionReason("invalid expiration")).toBe("order_expired");
   });
 });
 

@@ -48,12 +48,22 @@ export interface OpenOrder {
 }
 
 export interface ClobTrade {
-  id: string;
+  tradeId: string;
   takerOrderId: string;
   market: string;
   assetId: string;
   price: PriceMicro;
   size: ShareMicro;
+  /** Which side of the trade the authenticated account was on: its order is `taker_order_id` only when "TAKER". */
+  traderSide: "TAKER" | "MAKER";
+  /** Unix seconds. */
+  matchTime: number;
+}
+
+/** The answer of `DELETE /order`: the ids it cancelled, and why it did not cancel the others. */
+export interface CancelResult {
+  canceled: string[];
+  notCanceled: Record<string, string>;
 }
 
 export type StreamEvent =
@@ -159,12 +169,23 @@ export function parseTradesPage(raw: unknown): Page<ClobTrade> {
 function parseTrade(raw: unknown, at = "trade"): ClobTrade {
   const o = obj(raw, at);
   return {
-    id: str(o["id"], `${at}.id`),
+    tradeId: str(o["id"], `${at}.id`),
     takerOrderId: str(o["taker_order_id"], `${at}.taker_order_id`),
     market: str(o["market"], `${at}.market`),
     assetId: str(o["asset_id"], `${at}.asset_id`),
     price: parseDecimal(o["price"], `${at}.price`),
     size: parseDecimal(o["size"], `${at}.size`),
+    traderSide: str(o["trader_side"], `${at}.trader_side`).toUpperCase() === "MAKER" ? "MAKER" : "TAKER",
+    matchTime: unixSeconds(o["match_time"], `${at}.match_time`),
+  };
+}
+
+export function parseCancelResult(raw: unknown): CancelResult {
+  const o = obj(raw, "cancel response");
+  const notCanceled = obj(o["not_canceled"] ?? {}, "cancel response.not_canceled");
+  return {
+    canceled: arr(o["canceled"] ?? [], "cancel response.canceled").map((id) => str(id, "canceled order id")),
+    notCanceled: Object.fromEntries(Object.entries(notCanceled).map(([id, why]) => [id, String(why)])),
   };
 }
 
@@ -204,6 +225,7 @@ function parseStreamEvent(raw: unknown): StreamEvent {
 /** Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the router logs. */
 export function rejectionReason(error: string): string {
   const e = error.toLowerCase();
+  if (e.includes("expiration")) return "order_expired";
   if (e.includes("fak") || e.includes("no orders found to match")) return "no_match";
   if (e.includes("fully filled") || e.includes("fok")) return "not_filled";
   if (e.includes("tick size")) return "invalid_tick";
@@ -236,6 +258,12 @@ function levels(raw: unknown, at: string, order: "asc" | "desc"): Level[] {
 
 function sortLevels(levels: Level[], order: "asc" | "desc"): Level[] {
   return levels.sort((a, b) => (a.price === b.price ? 0 : (a.price < b.price) === (order === "asc") ? -1 : 1));
+}
+
+function unixSeconds(raw: unknown, at: string): number {
+  const text = str(raw, at);
+  if (!/^\d+$/.test(text)) throw new WireError(`${at}: expected unix seconds, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 function tokenId(t: Record<string, unknown>, at: string): string {

@@ -19,7 +19,8 @@ describe("@polymarket/clob-client against the simulator", () => {
   const openListing = () => catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === "polymarket-sim"))!.listings.find((l) => l.venue === "polymarket-sim")!;
 
   beforeAll(async () => {
-    sim = await startPolymarketSim({ catalog, seed: 42, latencyScale: 0, tickMs: 1_000_000 });
+    // one item a page, so that every listing takes the client through the cursor
+    sim = await startPolymarketSim({ catalog, seed: 42, latencyScale: 0, tickMs: 1_000_000, pageSize: 1 });
     client = new ClobClient(sim.url, 137, wallet(), creds());
   });
   afterAll(async () => {
@@ -66,6 +67,34 @@ describe("@polymarket/clob-client against the simulator", () => {
     const trades = await client.getTrades({ asset_id: token });
     expect(trades.map((t) => t.taker_order_id)).toContain(res.orderID);
     expect(trades.reduce((s, t) => s + Number(t.size), 0)).toBe(5);
+  });
+
+  it("shows a resting order as LIVE, cancels it by DELETE /order, and lists every trade over the trade cursor's pages", async () => {
+    const token = openListing().outcomeIds.YES;
+    const book: OrderBookSummary = await client.getOrderBook(token);
+    const bestAsk = book.asks[book.asks.length - 1]!;
+    sim.faults.set({ resting: true });
+    try {
+      const signed = await client.createOrder({ tokenID: token, price: Number(bestAsk.price), size: 10, side: Side.BUY }, { tickSize: "0.01" });
+      const res = await client.postOrder(signed, OrderType.FAK);
+      expect(res).toMatchObject({ success: true, status: "live", takingAmount: "5" });
+      expect(await client.getOrder(res.orderID)).toMatchObject({ status: "LIVE", original_size: "10", size_matched: "5" });
+      expect(await client.cancelOrder({ orderID: res.orderID })).toEqual({ canceled: [res.orderID], not_canceled: {} });
+      expect(await client.getOrder(res.orderID)).toMatchObject({ status: "CANCELED", size_matched: "5" });
+      expect(await client.cancelOrder({ orderID: res.orderID })).toMatchObject({ canceled: [], not_canceled: { [res.orderID]: expect.any(String) } });
+    } finally {
+      sim.faults.reset();
+    }
+    const trades = await client.getTrades();
+    expect(trades.length).toBeGreaterThan(1);
+    expect(new Set(trades.map((t) => t.id)).size).toBe(trades.length);
+    expect(trades.map((t) => t.id).sort()).toEqual(sim.exchange.trades().map((t) => t.tradeId).sort());
+  });
+
+  it("refuses an order whose signed expiration has passed when it arrives, in the venue's words", async () => {
+    const token = openListing().outcomeIds.YES;
+    const signed = await client.createOrder({ tokenID: token, price: 0.99, size: 5, side: Side.BUY, expiration: Math.floor(Date.now() / 1000) - 1 }, { tickSize: "0.01" });
+    expect(await client.postOrder(signed, OrderType.FAK)).toMatchObject({ status: 400, error: "invalid expiration" });
   });
 
   it("refuses an order signed with another API secret, as the venue does", async () => {

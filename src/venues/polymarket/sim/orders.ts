@@ -6,6 +6,7 @@ import type { SimExchange } from "../../simulated/exchange.ts";
 import type { VenueFill } from "../../venue.ts";
 import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../../ctf-order.ts";
 import { orderDomain, orderHash } from "../order-signing.ts";
+import { cursorPage } from "./render.ts";
 
 export interface SimMarketRef {
   conditionId: string;
@@ -26,6 +27,11 @@ interface OrderRecord {
   createdAt: number;
   maker: string;
   owner: string;
+  orderType: "FAK" | "FOK";
+  /** As signed: unix seconds, 0 for none. */
+  expiration: bigint;
+  /** Cancelled by `DELETE /order` while part of it rested. */
+  canceled: boolean;
 }
 
 /** The answer of one request: HTTP status and JSON body. */
@@ -37,11 +43,17 @@ export interface Answer {
 const DUPLICATED = "order is invalid. Duplicated. Same order has already been placed, can't be placed again";
 const FAK_NO_MATCH = "no orders found to match with FAK order. FAK orders are partially filled or killed if no match is found.";
 const FOK_NOT_FILLED = "order couldn't be fully filled. FOK orders are fully filled or killed.";
+/** INVALID_ORDER_EXPIRATION of docs.polymarket.com/developers/CLOB/orders/create-order: "expiration field expresses a time before now". */
+const EXPIRED = "invalid expiration";
+/** `not_canceled` reasons: the docs name the map but none of its words, so these are the simulator's own. */
+const NOT_FOUND = "order not found";
+const NOT_RESTING = "order is not open: already matched or canceled";
 
 /**
  * Polymarket's order endpoints over the shared matching engine: checks a posted order as the
- * venue does (owner, EIP-712 signature, token, tick, size, fee rate, duplicate hash), fills it
- * immediately (FAK or FOK) and keeps the order and its trades for `/data/order` and `/data/trades`.
+ * venue does (owner, EIP-712 signature, token, tick, size, fee rate, duplicate hash, expiration),
+ * fills it immediately (FAK or FOK), keeps the order and its trades for `/data/order` and
+ * `/data/trades`, and cancels what the `resting` fault left open (`DELETE /order`).
  */
 export class SimOrderBook {
   private readonly orders = new Map<string, OrderRecord>();
@@ -51,6 +63,8 @@ export class SimOrderBook {
     private readonly exchange: SimExchange,
     private readonly clock: Clock,
     private readonly tokenRef: (tokenId: string) => SimMarketRef | undefined,
+    /** Trades per page of `GET /data/trades`. */
+    private readonly pageSize: number,
   ) {}
 
   /** Handles `POST /order` from an authenticated caller; `executed` is told the market the order traded on. */
@@ -102,7 +116,9 @@ export class SimOrderBook {
     const id = orderHash(struct, false);
     if (this.orders.has(id)) return bad(DUPLICATED);
     if (orderType === "FOK" && this.available(ref, price) < shares) return bad(FOK_NOT_FILLED);
-    const result = this.exchange.place({ clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side: "buy", limitPrice: price, shares });
+    // checked now, as the order is processed, however long it took to arrive; 0 signs no expiry
+    const expiresAt = struct.expiration === 0n ? Number.POSITIVE_INFINITY : Number(struct.expiration) * 1000;
+    const result = this.exchange.place({ clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side: "buy", limitPrice: price, shares, expiresAt });
     if (result.kind === "rejected") return bad(venueMessage(result.reason, price, shares, ref));
     if (result.kind === "unknown") return { status: 500, body: { error: "Internal Server Error" } };
     const record: OrderRecord = {
@@ -116,6 +132,9 @@ export class SimOrderBook {
       createdAt: Math.floor(this.clock.now() / 1000),
       maker: struct.maker,
       owner: caller.apiKey,
+      orderType,
+      expiration: struct.expiration,
+      canceled: false,
     };
     this.orders.set(id, record);
     for (const trade of record.fills) this.trades.set(trade.tradeId, { trade, order: record });
@@ -129,7 +148,7 @@ export class SimOrderBook {
         errorMsg: "",
         orderID: id,
         transactionsHashes: record.fills.map((f) => `0x${createHash("sha256").update(`tx:${f.tradeId}`).digest("hex")}`),
-        status: "matched",
+        status: this.exchange.resting(id) > 0n ? "live" : "matched",
         takingAmount: formatMicro(filled),
         makingAmount: formatMicro(spent),
       },
@@ -144,7 +163,7 @@ export class SimOrderBook {
       status: 200,
       body: {
         id: r.id,
-        status: "MATCHED",
+        status: this.exchange.resting(id) > 0n ? "LIVE" : r.canceled ? "CANCELED" : "MATCHED",
         owner: r.owner,
         maker_address: r.maker,
         market: r.market,
@@ -154,26 +173,46 @@ export class SimOrderBook {
         size_matched: formatMicro(r.fills.reduce((s, f) => s + f.shares, 0n)),
         price: formatMicro(r.price),
         outcome: r.outcome === "YES" ? "Yes" : "No",
-        expiration: "0",
-        order_type: "FAK",
-        associate_trades: r.fills.map((f) => f.tradeId),
+        expiration: r.expiration.toString(),
+        order_type: r.orderType,
+        associate_trades: this.repeated(r.fills).map((f) => f.tradeId),
         created_at: r.createdAt,
       },
     };
   }
 
-  /** `GET /data/trades`: the caller's trades, filtered by id, market or asset. One page: the simulator's history is short. */
+  /**
+   * `DELETE /order`: cancels what rests of one of the caller's orders. Answered 200 either way, as
+   * the docs show: the id in `canceled`, or in `not_canceled` with the reason.
+   */
+  cancel(body: unknown, apiKey: string): Answer {
+    const id = (body as { orderID?: unknown } | undefined)?.orderID;
+    if (typeof id !== "string") return bad("Invalid order payload");
+    const r = this.orders.get(id);
+    const refused = (why: string): Answer => ({ status: 200, body: { canceled: [], not_canceled: { [id]: why } } });
+    if (!r || r.owner !== apiKey) return refused(NOT_FOUND);
+    if (this.exchange.resting(id) === 0n) return refused(NOT_RESTING);
+    this.exchange.cancel(id);
+    r.canceled = true;
+    return { status: 200, body: { canceled: [id], not_canceled: {} } };
+  }
+
+  /** `GET /data/trades`: the caller's trades, oldest first, filtered by id, market or asset, paged by `next_cursor`. */
   tradesPage(query: URLSearchParams, apiKey: string): Answer {
-    const data = [...this.trades.values()]
-      .filter(({ order }) => order.owner === apiKey)
-      .filter(({ trade, order }) => {
-        const id = query.get("id");
-        const market = query.get("market");
-        const asset = query.get("asset_id");
-        return (!id || trade.tradeId === id) && (!market || order.market === market) && (!asset || order.assetId === asset);
-      })
-      .map(({ trade, order }) => renderTrade(trade, order, order.fills.indexOf(trade)));
-    return { status: 200, body: { limit: 500, count: data.length, next_cursor: "LTE=", data } };
+    const id = query.get("id");
+    const market = query.get("market");
+    const asset = query.get("asset_id");
+    const mine = [...this.trades.values()].filter(
+      ({ trade, order }) => order.owner === apiKey && (!id || trade.tradeId === id) && (!market || order.market === market) && (!asset || order.assetId === asset),
+    );
+    const page = cursorPage(this.repeated(mine), query.get("next_cursor") ?? "MA==", this.pageSize);
+    if (!page) return bad("invalid next_cursor");
+    return { status: 200, body: { ...page, data: page.data.map(({ trade, order }) => renderTrade(trade, order, order.fills.indexOf(trade))) } };
+  }
+
+  /** A list of trades as the wire carries it: each twice under the `duplicateTrades` fault. */
+  private repeated<T>(trades: T[]): T[] {
+    return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
   }
 
   private available(ref: SimMarketRef, limit: bigint): bigint {
@@ -212,6 +251,8 @@ function venueMessage(reason: string, price: bigint, shares: bigint, ref: SimMar
   switch (code) {
     case "no_match":
       return FAK_NO_MATCH;
+    case "order_expired":
+      return EXPIRED;
     case "invalid_tick":
       return `order is invalid. Price (${formatMicro(price)}) breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`;
     case "below_min_size":

@@ -4,6 +4,19 @@ import type { Level } from "../../../domain/types.ts";
 import type { CatalogEvent, CatalogListing } from "../../../markets/catalog.ts";
 import type { BookSnapshot, VenueMarket } from "../../venue.ts";
 
+/**
+ * One page of a listing as Polymarket pages them (`GET /markets`, `GET /data/trades`): the cursor is
+ * the base64 of the offset, "MA==" the first page and "LTE=" (base64 of -1) past the last; undefined
+ * for a cursor that is not one.
+ */
+export function cursorPage<T>(items: readonly T[], cursor: string, pageSize: number) {
+  const offset = Number(Buffer.from(cursor, "base64").toString("utf8"));
+  if (!Number.isInteger(offset) || offset < 0) return undefined;
+  const data = items.slice(offset, offset + pageSize);
+  const next = offset + pageSize < items.length ? String(offset + pageSize) : "-1";
+  return { limit: pageSize, count: data.length, next_cursor: Buffer.from(next).toString("base64"), data };
+}
+
 /** A market as `GET /markets` lists it: the CLOB's field names and types (numbers where Polymarket sends numbers). */
 export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: VenueMarket, feeRateBps: bigint, mid: bigint | undefined) {
   const open = m.status === "open";

@@ -12,11 +12,11 @@ import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import { l2Signature, sameSignature, type PolymarketCredentials } from "../auth.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
-import { renderBook, renderMarket } from "./render.ts";
+import { cursorPage, renderBook, renderMarket } from "./render.ts";
 import { MarketChannel } from "./stream.ts";
 
 export interface PolymarketSimOptions extends VenueSimOptions {
-  /** Markets per page of `GET /markets` (Polymarket pages by the thousand; small pages exercise the cursor). */
+  /** Items per page of `GET /markets` and `GET /data/trades` (Polymarket pages by the hundred or more; small pages exercise the cursor). */
   pageSize?: number;
 }
 
@@ -55,7 +55,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     if (!ref || !book) return undefined;
     return { summary: renderBook(book, assetId, exchange.market(ref.conditionId)!, lastTrade.get(assetId)), bids: book.bids, asks: book.asks };
   };
-  const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id));
+  const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize);
 
   const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
   const faults: SimFaults = new SimFaults(exchange, channel);
@@ -93,13 +93,14 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       if (path === "/neg-risk") return { status: 200, body: { neg_risk: false } };
       return { status: 200, body: { base_fee: Number(ref.feeRateBps) } };
     }
-    const authed = (method === "POST" && path === "/order") || path.startsWith("/data/") || path.startsWith("/order/");
+    const authed = ((method === "POST" || method === "DELETE") && path === "/order") || path.startsWith("/data/") || path.startsWith("/order/");
     if (!authed) return { status: 404, body: { error: "not found" } };
     if (!authorized(req)) return UNAUTHORIZED;
     if (method === "POST" && path === "/order") {
       const answer = await orders.post(req.body, { apiKey: credentials.apiKey, address }, (conditionId) => publish(conditionId, true));
       return answer.status === 200 && faults.switches.ackLost ? "cut" : answer;
     }
+    if (method === "DELETE" && path === "/order") return orders.cancel(req.body, credentials.apiKey);
     if (method === "GET" && (path.startsWith("/data/order/") || path.startsWith("/order/"))) {
       return orders.order(path.slice(path.lastIndexOf("/") + 1), credentials.apiKey);
     }
@@ -142,13 +143,9 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     };
   }
 
-  /** Polymarket's cursor is the base64 of the offset; "LTE=" (base64 of -1) marks the end. */
   function marketsPage(cursor: string): Answer {
-    const offset = Number(Buffer.from(cursor, "base64").toString("utf8"));
-    if (!Number.isInteger(offset) || offset < 0) return { status: 400, body: { error: "invalid next_cursor" } };
-    const data = listed.slice(offset, offset + pageSize).map(marketJson);
-    const next = offset + pageSize < listed.length ? String(offset + pageSize) : "-1";
-    return { status: 200, body: { limit: pageSize, count: data.length, next_cursor: Buffer.from(next).toString("base64"), data } };
+    const page = cursorPage(listed, cursor, pageSize);
+    return page ? { status: 200, body: { ...page, data: page.data.map(marketJson) } } : { status: 400, body: { error: "invalid next_cursor" } };
   }
 
   function bookAnswer(token: string): Answer {
