@@ -1,5 +1,6 @@
 import type { Clock } from "../domain/types.ts";
 import type { MarketCatalog } from "../markets/catalog.ts";
+import type { VenueSim, VenueSimOptions } from "./net/sim-server.ts";
 import type { Venue } from "./venue.ts";
 import { createKalshiVenue, startKalshiSim, type KalshiCredentials } from "./kalshi/index.ts";
 import { createPolymarketVenue, startPolymarketSim, type PolymarketCredentials } from "./polymarket/index.ts";
@@ -8,11 +9,82 @@ import { createLimitlessVenue, startLimitlessSim, type LimitlessCredentials } fr
 export const VENUE_NAMES = ["polymarket", "kalshi", "limitless"] as const;
 export type VenueName = (typeof VENUE_NAMES)[number];
 
-/** Where a venue adapter points: the real venue's endpoints and credentials, or (unset) its local simulator. */
-export interface VenueEndpoints {
-  polymarket?: { baseUrl: string; wsUrl: string; credentials: PolymarketCredentials };
-  kalshi?: { baseUrl: string; wsUrl: string; credentials: KalshiCredentials };
-  limitless?: { baseUrl: string; wsUrl: string; credentials: LimitlessCredentials };
+interface CredentialsOf {
+  polymarket: PolymarketCredentials;
+  kalshi: KalshiCredentials;
+  limitless: LimitlessCredentials;
+}
+
+/** Where one venue's adapter points: the real venue, or a simulator of it, with the account to sign as. */
+export interface VenueEndpoint<N extends VenueName = VenueName> {
+  baseUrl: string;
+  wsUrl: string;
+  credentials: CredentialsOf[N];
+}
+
+/** Where each venue adapter points: the real venue's endpoints and credentials, or (unset) its local simulator. */
+export type VenueEndpoints = { [N in VenueName]?: VenueEndpoint<N> };
+
+// Tables keyed by venue name (mapped types), so one generic function serves every venue with its own credential type.
+const SIMULATORS: { [N in VenueName]: (opts: VenueSimOptions) => Promise<VenueSim<CredentialsOf[N]>> } = {
+  polymarket: startPolymarketSim,
+  kalshi: startKalshiSim,
+  limitless: startLimitlessSim,
+};
+
+const ADAPTERS: { [N in VenueName]: (at: VenueEndpoint<N>, catalog: MarketCatalog, clock: Clock) => Venue } = {
+  polymarket: (at, catalog, clock) => createPolymarketVenue({ ...at, catalog, clock }),
+  kalshi: (at, catalog, clock) => createKalshiVenue({ ...at, catalog, clock }),
+  limitless: (at, catalog, clock) => createLimitlessVenue({ ...at, catalog, clock }),
+};
+
+function adapter<N extends VenueName>(name: N, at: VenueEndpoint<N>, catalog: MarketCatalog, clock: Clock): Venue {
+  return ADAPTERS[name](at, catalog, clock);
+}
+
+async function startSim<N extends VenueName>(name: N, opts: VenueSimOptions): Promise<{ endpoint: VenueEndpoint<N>; stop(): Promise<void> }> {
+  const sim = await SIMULATORS[name](opts);
+  return { endpoint: { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials }, stop: () => sim.stop() };
+}
+
+export interface VenueSims {
+  /** Each started simulator's endpoint, as an adapter (or `crossfill sim`'s printed settings) takes it. */
+  endpoints: VenueEndpoints;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the named venues' wire-protocol simulators on loopback: the one way to run them, whether inside
+ * the server (startVenues) or as a process of their own (`crossfill sim`). With portBase, venue i of
+ * VENUE_NAMES listens on portBase + i, so a venue keeps its port whichever others run; otherwise on free ports.
+ */
+export async function startVenueSims(opts: {
+  names: readonly VenueName[];
+  catalog: MarketCatalog;
+  seed: number;
+  latencyScale: number;
+  clock: Clock;
+  portBase?: number;
+}): Promise<VenueSims> {
+  const { names, portBase, ...simOpts } = opts;
+  const endpoints: VenueEndpoints = {};
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const s of stops) await s();
+  };
+  try {
+    for (const name of names) {
+      const port = portBase === undefined ? undefined : portBase + VENUE_NAMES.indexOf(name);
+      const sim = await startSim(name, { ...simOpts, port });
+      stops.push(sim.stop);
+      // assigned whole: `endpoints[name] =` cannot tie a name of the union to its own credential type
+      Object.assign(endpoints, { [name]: sim.endpoint });
+    }
+  } catch (e) {
+    await stop().catch(() => undefined);
+    throw e;
+  }
+  return { endpoints, stop };
 }
 
 export interface VenueSetup {
@@ -34,37 +106,12 @@ export async function startVenues(opts: {
   latencyScale: number;
   clock: Clock;
 }): Promise<VenueSetup> {
-  const { catalog, seed, latencyScale, clock } = opts;
+  const { names, endpoints, catalog, seed, latencyScale, clock } = opts;
+  const sims = await startVenueSims({ names: names.filter((n) => !endpoints[n]), catalog, seed, latencyScale, clock });
+  const stops: (() => Promise<void>)[] = [sims.stop];
   const venues: Venue[] = [];
-  const stops: (() => Promise<void>)[] = [];
   try {
-    for (const name of opts.names) {
-      if (name === "polymarket") {
-        let at = opts.endpoints.polymarket;
-        if (!at) {
-          const sim = await startPolymarketSim({ catalog, seed, latencyScale, clock });
-          stops.push(() => sim.stop());
-          at = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials };
-        }
-        venues.push(createPolymarketVenue({ ...at, catalog, clock }));
-      } else if (name === "kalshi") {
-        let at = opts.endpoints.kalshi;
-        if (!at) {
-          const sim = await startKalshiSim({ catalog, seed, latencyScale, clock });
-          stops.push(() => sim.stop());
-          at = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials };
-        }
-        venues.push(createKalshiVenue({ ...at, catalog, clock }));
-      } else {
-        let at = opts.endpoints.limitless;
-        if (!at) {
-          const sim = await startLimitlessSim({ catalog, seed, latencyScale, clock });
-          stops.push(() => sim.stop());
-          at = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials };
-        }
-        venues.push(createLimitlessVenue({ ...at, catalog, clock }));
-      }
-    }
+    for (const name of names) venues.push(adapter(name, (endpoints[name] ?? sims.endpoints[name])!, catalog, clock));
     for (const v of venues) {
       await v.start();
       stops.unshift(() => v.stop());
