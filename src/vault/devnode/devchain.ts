@@ -9,7 +9,7 @@ import { gunzipSync } from "node:zlib";
 import { keccak256, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import type { SubmitResult } from "../evm/sender.ts";
-import { JsonRpc, type RpcError } from "../rpc.ts";
+import { JsonRpc, type RpcError, type RpcResult } from "../rpc.ts";
 import { writeFileDurably } from "../durable.ts";
 import { TxJournal, readJournal } from "./journal.ts";
 
@@ -81,6 +81,12 @@ class DevNode {
   private readonly idleMiner: NodeJS.Timeout;
   private stopped = false;
   private lastSubmit = 0;
+  /**
+   * Set when a batch may be in the journal but not in anvil (a failed append or send). The journal then
+   * holds nonces the live node may not: a later batch would take them here, while the next start's replay
+   * would give them to the journaled one. So nothing more is sent until a restart replays the journal.
+   */
+  private broken: Error | undefined;
 
   constructor(
     private readonly dir: string,
@@ -97,9 +103,16 @@ class DevNode {
   submit(raws: readonly Hex[]): Promise<SubmitResult[]> {
     return this.serial(async () => {
       if (this.stopped) throw new Error("dev chain stopped");
+      if (this.broken) throw new Error(`dev chain needs a restart to replay its journal: ${this.broken.message}`);
       this.lastSubmit = Date.now();
-      this.journal.appendBatch(raws);
-      const sent = await this.rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
+      let sent: RpcResult[];
+      try {
+        this.journal.appendBatch(raws);
+        sent = await this.rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
+      } catch (e) {
+        this.broken = e as Error;
+        throw e;
+      }
       const results: SubmitResult[] = [];
       const refused: Hex[] = [];
       for (const [i, s] of sent.entries()) {

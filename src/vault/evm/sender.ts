@@ -55,6 +55,8 @@ export class TxSender {
   private queue: Pending[] = [];
   private running: Promise<void> | undefined;
   private nonce: number | undefined;
+  /** One past the highest nonce handed to `submit`: a transaction below it may still land until the chain's count passes it. */
+  private handedOut = 0;
 
   constructor(private readonly o: SenderOptions) {}
 
@@ -63,6 +65,20 @@ export class TxSender {
       this.queue.push({ ...req, resolve, reject });
       this.running ??= this.drain();
     });
+  }
+
+  /**
+   * How many of the operator's transactions may still land: the nonces handed out (by the node's pending
+   * count, or by this sender for a batch whose submit failed before the node had it) past those mined.
+   * 0 means none can: whatever is not on chain now never will be. The mined count is read first: both
+   * counts only grow and pending >= mined at any moment, so a transaction mined between the two reads is
+   * counted as still pending (a safe over-count), never missed. Read the chain's state after a 0, not before.
+   */
+  async pendingCount(): Promise<number> {
+    const from = this.o.account.address;
+    const latest = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "latest"]));
+    const pending = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "pending"]));
+    return Math.max(0, Math.max(pending, this.handedOut) - latest);
   }
 
   /** Resolves once every call made so far has its answer. */
@@ -137,17 +153,29 @@ export class TxSender {
       ),
     );
     this.nonce = next;
+    const handedBefore = this.handedOut;
+    this.handedOut = Math.max(handedBefore, next);
     stage.submitted = true;
     const results = await this.o.submit(raws);
     const sent: { p: Pending; hash: Hex }[] = [];
+    let lastSent = -1;
     results.forEach((r, i) => {
       const p = go[i]!.p;
-      if (r.ok) sent.push({ p, hash: r.hash });
-      else {
-        this.nonce = undefined;
+      if (r.ok) {
+        sent.push({ p, hash: r.hash });
+        lastSent = i;
+      } else {
         p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
       }
     });
+    if (sent.length < results.length) {
+      // The node's count says where the next batch starts; a refused nonce below an accepted one is a gap
+      // that would hold the accepted ones back for ever, so it is taken now by a transfer of nothing.
+      this.nonce = undefined;
+      const gaps = results.flatMap((r, i) => (!r.ok && i < lastSent ? [nonce + i] : []));
+      if (gaps.length > 0) await this.fillGaps(gaps, { maxFeePerGas, maxPriorityFeePerGas });
+      this.handedOut = Math.max(handedBefore, nonce + lastSent + 1);
+    }
     const receipts = await this.receipts(sent.map((s) => s.hash));
     await Promise.all(
       sent.map(async ({ p, hash }, i) => {
@@ -159,6 +187,15 @@ export class TxSender {
         }
       }),
     );
+  }
+
+  private async fillGaps(nonces: number[], fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<void> {
+    const { account, chainId } = this.o;
+    const raws = await Promise.all(
+      nonces.map((nonce) => account.signTransaction({ chainId, type: "eip1559", nonce, to: account.address, value: 0n, gas: 21_000n, ...fees })),
+    );
+    const refused = (await this.o.submit(raws)).find((r) => !r.ok);
+    if (refused) throw new Error(`a refused transaction left a nonce gap that could not be filled: ${refused.error}`);
   }
 
   private async receipts(hashes: Hex[]): Promise<Receipt[]> {
