@@ -55,7 +55,7 @@ async function signingExamples(): Promise<SigningExample[]> {
   const body = '{"orderType":"FAK"}';
   const key = generatePrivateKey();
   const maker = privateKeyToAccount(key).address;
-  const order = buyOrder({ maker, tokenId: "19633204485790857949828516737993423758628930235371629943999544859324645414627", limitPrice: 650_000n, shares: 100_000_000n, feeRateBps: 300n, salt: 1234567890n });
+  const order = buyOrder({ maker, tokenId: "19633204485790857949828516737993423758628930235371629943999544859324645414627", limitPrice: 650_000n, shares: 100_000_000n, feeRateBps: 300n, salt: 1234567890n, expiration: 0n });
   return [
     {
       what: "the HMAC text: ISO timestamp, method, path with its query, body, newline-separated",

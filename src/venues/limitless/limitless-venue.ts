@@ -1,6 +1,7 @@
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
+import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import { streamedHealth } from "../health.ts";
@@ -12,9 +13,9 @@ import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
-import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
+import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, parseOrderbook, toVenueMarket, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { fillsFromMatches, parseOrderbook, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 
 /**
  * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
@@ -24,12 +25,16 @@ export type LimitlessVenueOptions = AdapterOptions<LimitlessCredentials>;
 
 const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
+/** Trades per `/portfolio/history` page (assumed to be within the venue's limit; the SDK asks for 20 by default). */
+const HISTORY_PAGE = 100;
 
 /** An order as Limitless echoes it (`POST /orders`, `GET /orders/{id}`, `/markets/{slug}/user-orders`). */
 interface LimitlessOrder {
   id: string;
   salt: number | string;
+  /** LIVE while part of it rests on the book; MATCHED, CANCELED or UNMATCHED otherwise. */
   status?: string;
+  marketSlug?: string;
 }
 
 interface OrderAnswer {
@@ -40,9 +45,9 @@ interface OrderAnswer {
 /**
  * Limitless's CLOB behind the Venue port: public REST for markets and books, the `/markets`
  * Socket.IO namespace for live books, and EIP-712 signed FAK buys posted with lmts-* HMAC headers.
- * Limitless has no client order id: the order's salt is derived from the child's client order id,
- * so a retry is the same signed order (the venue refuses it as a duplicate) and a restart can find
- * the order again among the market's orders.
+ * Orders are found by their salt, derived from the child's client order id: a retry is the same
+ * signed order (the venue refuses it as a duplicate) and a restart can find the order again among the
+ * market's orders. The child's expiry is signed into the order, so the venue refuses it once passed.
  */
 export class LimitlessVenue implements Venue {
   readonly id: string;
@@ -188,8 +193,9 @@ export class LimitlessVenue implements Venue {
       } catch (err) {
         return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches are unreadable: ${String(err)}` };
       }
-      if (fills.length === 0) return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
-      return takenResult(order, answer.order.id, fills);
+      const rests = answer.order.status === "LIVE";
+      if (fills.length === 0 && !rests) return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      return takenResult(order, answer.order.id, fills, rests);
     }
     if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
     return failedResult(res);
@@ -201,20 +207,40 @@ export class LimitlessVenue implements Venue {
    * the port is concerned, never placed.
    */
   async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
-    let orderId = this.orderIds.get(clientOrderId);
-    if (orderId === undefined) {
-      if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their salt: pass the child order to status() after a restart.`, { venue: this.id });
-      orderId = await this.findBySalt(order.venueMarketId, saltFor(clientOrderId));
-      if (orderId === undefined) return { kind: "not_found" };
-      this.orderIds.set(clientOrderId, orderId);
+    const orderId = await this.orderId(clientOrderId, order);
+    return orderId === undefined ? { kind: "not_found" } : this.orderState(orderId, clientOrderId, order);
+  }
+
+  /**
+   * `DELETE /orders/{orderId}` cancels what rests of the order; the venue answers 404 for an order
+   * with nothing open (matched, killed or already cancelled), which leaves nothing to cancel. Either
+   * way the order's final state is then read back with its matches.
+   */
+  async cancel(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    const orderId = await this.orderId(clientOrderId, order);
+    if (orderId === undefined) return { kind: "not_found" };
+    const path = `/orders/${encodeURIComponent(orderId)}`;
+    // cancelling twice is harmless, so even an unknown outcome is retried
+    const res = await sendWithRetry(() => this.send("DELETE", path), this.writes, WRITE_RETRY, () => true);
+    if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
+    const st = await this.orderState(orderId, clientOrderId, order);
+    if (st.kind === "open") throw new AppError("venue_unavailable", `${this.id}: order ${orderId} still rests after its cancel`, { venue: this.id });
+    return st;
+  }
+
+  /**
+   * Every trade of the account from `GET /portfolio/history`, page by page behind its cursor, each
+   * once. The history lists newest first (assumed), so the whole of it, reversed, is oldest first.
+   */
+  async trades(): Promise<VenueFill[]> {
+    const entries: LimitlessHistoryPage["data"] = [];
+    for (let cursor = ""; ; ) {
+      const page = (await this.read(`/portfolio/history?${new URLSearchParams({ cursor, limit: String(HISTORY_PAGE) })}`, true)) as LimitlessHistoryPage;
+      entries.push(...page.data);
+      if (!page.nextCursor || page.data.length === 0) break;
+      cursor = page.nextCursor;
     }
-    const answer = (await this.read(`/orders/${encodeURIComponent(orderId)}`, true)) as OrderAnswer & { order: { marketSlug?: string } };
-    const slug = order?.venueMarketId ?? answer.order.marketSlug;
-    const model = slug === undefined ? undefined : this.cache.get(slug)?.market.feeModel;
-    if (!model) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is in a market this adapter has not loaded`, { venue: this.id });
-    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, model);
-    if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
-    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+    return tradesFromHistory(entries.reverse(), (slug) => this.feeModel(slug, "a trade"));
   }
 
   latency(): LatencyStats {
@@ -244,14 +270,39 @@ export class LimitlessVenue implements Venue {
       shares: order.shares,
       feeRateBps: market.feeModel.ratePpm / 100n,
       salt: saltFor(order.clientOrderId),
+      expiration: orderExpiration(order.expiresAt),
     });
     const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
     return { order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) }, orderType: "FAK", marketSlug: order.venueMarketId, ownerId: this.opts.credentials.ownerId };
   }
 
-  private async findBySalt(slug: string, salt: bigint): Promise<string | undefined> {
-    const body = (await this.read(`/markets/${encodeURIComponent(slug)}/user-orders`, true)) as { orders: LimitlessOrder[] };
-    return body.orders.find((o) => BigInt(o.salt) === salt)?.id;
+  /** The venue's id of a child order: known since it was placed, or found by its salt among the market's orders. */
+  private async orderId(clientOrderId: string, order: ChildOrder | undefined): Promise<string | undefined> {
+    const known = this.orderIds.get(clientOrderId);
+    if (known !== undefined) return known;
+    if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their salt: pass the child order after a restart.`, { venue: this.id });
+    const salt = saltFor(clientOrderId);
+    const body = (await this.read(`/markets/${encodeURIComponent(order.venueMarketId)}/user-orders`, true)) as { orders: LimitlessOrder[] };
+    const found = body.orders.find((o) => BigInt(o.salt) === salt)?.id;
+    if (found !== undefined) this.orderIds.set(clientOrderId, found);
+    return found;
+  }
+
+  /** `GET /orders/{id}`: open while part of it rests, done with its matches, or never placed if it took nothing. */
+  private async orderState(orderId: string, clientOrderId: string, order: ChildOrder | undefined): Promise<ChildStatus> {
+    const answer = (await this.read(`/orders/${encodeURIComponent(orderId)}`, true)) as OrderAnswer;
+    const slug = order?.venueMarketId ?? answer.order.marketSlug;
+    if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
+    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, this.feeModel(slug, `order ${orderId}`));
+    if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
+    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+  }
+
+  /** The fee model of a catalog market, which the order views and the history do not carry. */
+  private feeModel(slug: string, what: string): FeeModel {
+    const model = this.cache.get(slug)?.market.feeModel;
+    if (!model) throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${slug}, which this adapter has not loaded`, { venue: this.id });
+    return model;
   }
 
   private async seedBook(slug: string): Promise<void> {
@@ -275,7 +326,7 @@ export class LimitlessVenue implements Venue {
   }
 
   /** Market data is public and sent unsigned, so a bad token shows on trading, not on start-up. */
-  private send(method: "GET" | "POST", path: string, body?: unknown, signed = method !== "GET"): Promise<HttpResult> {
+  private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, signed = method !== "GET"): Promise<HttpResult> {
     // the HMAC covers the exact body text: JSON.stringify of the same object is the text sendRequest sends
     const text = body === undefined ? "" : JSON.stringify(body);
     const { apiKey, secret } = this.opts.credentials;

@@ -3,20 +3,31 @@ import { verifyTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { LIMITLESS_CLOB_EXCHANGE } from "./sim/limitless-sim.ts";
 import { ORDER_TYPES } from "../ctf-order.ts";
-import { buyOrder, limitlessAuthHeaders, orderDomain, orderFromWire, orderSigner, saltFor, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
+import { buyOrder, limitlessAuthHeaders, orderDomain, orderExpiration, orderFromWire, orderSigner, saltFor, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
 
 const TOKEN = "19633204485790857949828516737993423758628930235371629943999544859324645414627";
 
 describe("Limitless order signing (EIP-712, Limitless CTF Exchange v1 on Base)", () => {
   const key = generatePrivateKey();
   const maker = privateKeyToAccount(key).address;
-  const order = buyOrder({ maker, tokenId: TOKEN, limitPrice: 650_000n, shares: 100_000_000n, feeRateBps: 300n, salt: saltFor("child-1") });
+  const order = buyOrder({ maker, tokenId: TOKEN, limitPrice: 650_000n, shares: 100_000_000n, feeRateBps: 300n, salt: saltFor("child-1"), expiration: 0n });
 
   it("builds a buy as the documented example: 65 USDC offered for 100 shares, any taker, no expiry, EOA", () => {
     expect(order).toMatchObject({ maker, signer: maker, taker: "0x0000000000000000000000000000000000000000", makerAmount: 65_000_000n, takerAmount: 100_000_000n, expiration: 0n, nonce: 0n, side: 0, signatureType: 0 });
     // USDC offered is rounded up to the micro, so the limit price is always covered: 0.01 share at 0.333333 is 0.00333333, offered as 0.003334
-    expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_000n, shares: 10_000n, feeRateBps: 0n, salt: 1n }).makerAmount).toBe(3_330n);
-    expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_333n, shares: 10_000n, feeRateBps: 0n, salt: 1n }).makerAmount).toBe(3_334n);
+    expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_000n, shares: 10_000n, feeRateBps: 0n, salt: 1n, expiration: 0n }).makerAmount).toBe(3_330n);
+    expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_333n, shares: 10_000n, feeRateBps: 0n, salt: 1n, expiration: 0n }).makerAmount).toBe(3_334n);
+  });
+
+  it("signs a child's expiry as unix seconds, rounded down so the venue never holds it longer, and never as 0 (no expiry)", async () => {
+    expect(orderExpiration(Date.UTC(2026, 10, 23, 12, 0, 0, 999))).toBe(BigInt(Date.UTC(2026, 10, 23, 12) / 1000));
+    expect(orderExpiration(999)).toBe(1n);
+    expect(() => orderExpiration(Number.POSITIVE_INFINITY)).toThrow(/not a time/);
+    const expiring = { ...order, expiration: orderExpiration(Date.UTC(2026, 10, 23, 12)) };
+    const signature = await signOrder(key, expiring, LIMITLESS_CLOB_EXCHANGE);
+    expect(await orderSigner(expiring, LIMITLESS_CLOB_EXCHANGE, signature)).toBe(maker);
+    expect(await orderSigner(order, LIMITLESS_CLOB_EXCHANGE, signature)).not.toBe(maker);
+    expect(wireOrder(expiring).expiration).toBe(String(Date.UTC(2026, 10, 23, 12) / 1000));
   });
 
   it("signs so that viem recovers the wallet, for that exchange contract only", async () => {

@@ -66,8 +66,22 @@ export function saltFor(clientOrderId: string): bigint {
   return BigInt("0x" + createHash("sha256").update(clientOrderId).digest("hex").slice(0, 13));
 }
 
-/** A buy of `shares` of `tokenId` paying at most `limitPrice` each: USDC offered (rounded up, as the SDK does), shares wanted. */
-export function buyOrder(args: { maker: Hex; tokenId: string; limitPrice: PriceMicro; shares: ShareMicro; feeRateBps: bigint; salt: bigint }): OrderStruct {
+/**
+ * The signed `expiration` (unix seconds, as the CTF exchange compares it with block time) of a child
+ * order that expires at `expiresAt` (ms): rounded down, so the venue refuses the order no later than
+ * the child's expiry, and never 0, which the venue reads as "no expiration".
+ */
+export function orderExpiration(expiresAt: number): bigint {
+  if (!Number.isFinite(expiresAt)) throw new RangeError(`expiresAt ${expiresAt} is not a time`);
+  const seconds = BigInt(Math.floor(expiresAt / 1000));
+  return seconds < 1n ? 1n : seconds;
+}
+
+/**
+ * A buy of `shares` of `tokenId` paying at most `limitPrice` each: USDC offered (rounded up, as the
+ * SDK does), shares wanted, refused by the venue once `expiration` (unix seconds) has passed.
+ */
+export function buyOrder(args: { maker: Hex; tokenId: string; limitPrice: PriceMicro; shares: ShareMicro; feeRateBps: bigint; salt: bigint; expiration: bigint }): OrderStruct {
   return {
     salt: args.salt,
     maker: args.maker,
@@ -76,7 +90,7 @@ export function buyOrder(args: { maker: Hex; tokenId: string; limitPrice: PriceM
     tokenId: BigInt(args.tokenId),
     makerAmount: ceilDiv(args.limitPrice * args.shares, ONE),
     takerAmount: args.shares,
-    expiration: 0n,
+    expiration: args.expiration,
     nonce: 0n,
     feeRateBps: args.feeRateBps,
     side: SIDE_BUY,

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
-import { booksFromLevels, fillsFromMatches, limitlessFeeModel, marketStatus, parseOrderbook, parsePrice, parseRaw, toVenueMarket, type LimitlessMarket } from "./wire.ts";
+import { booksFromLevels, fillsFromMatches, limitlessFeeModel, marketStatus, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/limitless/${name}`, import.meta.url), "utf8"));
 
@@ -63,6 +63,26 @@ describe("Limitless wire: the documented shapes", () => {
     expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(1_932_000n);
     expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, fills));
     expect(fills.every((f) => f.venueOrderId === answer.order.id && f.clientOrderId === "child-1")).toBe(true);
+  });
+
+  it("takes a repeated match once, so the fees split over the fills are those of the order", () => {
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    const repeated = answer.makerMatches.flatMap((m: unknown) => [m, m]);
+    expect(fillsFromMatches(repeated, answer.order.id, "child-1", model)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", model));
+  });
+
+  it("reads the account's trades from its history: trades only, each once, with the fees their fills carry and no client order id", () => {
+    const page = fixture("history.json") as LimitlessHistoryPage;
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    const oldestFirst = page.data.flatMap((e) => [e, e]).reverse();
+    const trades = tradesFromHistory(oldestFirst, (slug) => {
+      expect(slug).toBe("btc-100k-2024");
+      return model;
+    });
+    expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", model));
+    expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model)).toThrow(/orderId/);
   });
 
   it("refuses amounts that are not exact: fractional or unsafe raw numbers, prices outside (0, 1), more than 6 decimals", () => {

@@ -1,7 +1,7 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
-import { feesPerFill } from "../placement.ts";
+import { feesPerFill, uniqueTrades } from "../placement.ts";
 import type { BookSnapshot, VenueFill, VenueMarket } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
@@ -155,9 +155,68 @@ function sorted(levels: LevelMap, dir: 1n | -1n): Level[] {
     .map(([price, shares]) => ({ price, shares }));
 }
 
-/** The fills of one taker order from its matches. Limitless states no fee per match: see feesPerFill. */
+/**
+ * The fills of one taker order from its matches, each match once however often the venue repeats it.
+ * Limitless states no fee per match: see feesPerFill, which must see each match once.
+ */
 export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
-  const levels: Level[] = matches.map((m, i) => ({ price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) }));
-  const fees = feesPerFill(model, levels);
-  return matches.map((m, i) => ({ tradeId: m.id, venueOrderId, clientOrderId, price: levels[i]!.price, shares: levels[i]!.shares, fee: fees[i]! }));
+  const trades = uniqueTrades(
+    matches.map((m, i) => ({ tradeId: m.id, price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) })),
+  );
+  const fees = feesPerFill(model, trades);
+  return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, price: t.price, shares: t.shares, fee: fees[i]! }));
+}
+
+/**
+ * One entry of the account's history (`GET /portfolio/history`, the SDK's `HistoryEntry`): trades,
+ * but also splits, merges, conversions and claims. `matchId` and `orderId` are **assumed** fields: the
+ * documented entry names neither the match nor the order a trade belongs to.
+ */
+export interface LimitlessHistoryEntry {
+  /** Unix seconds. */
+  blockTimestamp: number;
+  market?: { slug: string; [field: string]: unknown };
+  outcomeIndex?: number;
+  /** Shares traded, raw 6-decimal units. */
+  outcomeTokenAmount?: string;
+  outcomeTokenAmounts?: string[];
+  outcomeTokenPrice?: number | string;
+  /** USDC traded, raw 6-decimal units. */
+  collateralAmount?: string;
+  /** Buy, Sell, Limit Buy, Limit Sell, Market Buy, Market Sell, Split, Merge, Convert, Claim. */
+  strategy?: string;
+  transactionHash?: string;
+  /** The match, as `makerMatches[].id` names it when the order is placed. */
+  matchId?: string;
+  /** The account's order the match filled. */
+  orderId?: string;
+}
+
+/** A page of `GET /portfolio/history?cursor=&limit=`; `nextCursor` is null on the last page. */
+export interface LimitlessHistoryPage {
+  data: LimitlessHistoryEntry[];
+  nextCursor: string | null;
+}
+
+/**
+ * The account's order book trades from its history entries, in the order given, each once. The
+ * listing names no fee: each order's fee is split over its trades as over its fills (feesPerFill), so
+ * a trade carries the fee its fill did. The listing does not carry the client order id.
+ */
+export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], feeModel: (slug: string) => FeeModel): VenueFill[] {
+  const trades = uniqueTrades(
+    entries.flatMap((e, i) => {
+      if (e.matchId === undefined) return [];
+      if (e.orderId === undefined || e.market === undefined) throw new TypeError(`history[${i}]: a trade needs its orderId and market`);
+      return [{ tradeId: e.matchId, venueOrderId: e.orderId, slug: e.market.slug, price: parsePrice(e.outcomeTokenPrice, `history[${i}].outcomeTokenPrice`), shares: parseRaw(e.outcomeTokenAmount, `history[${i}].outcomeTokenAmount`) }];
+    }),
+  );
+  const byOrder = new Map<string, typeof trades>();
+  for (const t of trades) byOrder.set(t.venueOrderId, [...(byOrder.get(t.venueOrderId) ?? []), t]);
+  const fees = new Map<string, bigint>();
+  for (const group of byOrder.values()) {
+    const split = feesPerFill(feeModel(group[0]!.slug), group);
+    group.forEach((t, i) => fees.set(t.tradeId, split[i]!));
+  }
+  return trades.map((t) => ({ tradeId: t.tradeId, venueOrderId: t.venueOrderId, clientOrderId: "", price: t.price, shares: t.shares, fee: fees.get(t.tradeId)! }));
 }

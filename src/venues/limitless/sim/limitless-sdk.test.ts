@@ -9,16 +9,20 @@
  * FAK buy built, signed and posted by the SDK's OrderClient that fills (its matches, the order listed
  * under the market's user orders), and refusals the SDK reports as its own typed errors: a wrong API
  * secret (AuthenticationError, 401), and orders signed for another exchange contract or by another
- * wallet (ValidationError, 400).
+ * wallet (ValidationError, 400). `OrderClient.cancel` (`DELETE /orders/{orderId}`) of an order left
+ * resting by the simulator's `resting` fault, `PortfolioFetcher.getUserHistory` (`GET
+ * /portfolio/history`, cursor pages) listing the account's trades, and an order signed with a passed
+ * `expiration` refused as a ValidationError.
  *
- * Not covered, and why: the SDK's GTC/FOK orders, sells, cancels and cancel-replace (the simulator,
- * like the adapter, only executes FAK buys); `OrderClient` fetches `GET /profiles/{address}` for the
- * ownerId and the rank's fee rate before its first order, which the simulator serves for its one
- * account only (the real endpoint's other fields are not reproduced); portfolio, AMM, partner-account,
- * API-token derivation and authenticated stream channels are not simulated.
+ * Not covered, and why: the SDK's GTC/FOK orders, sells, cancel-all and cancel-replace (the simulator,
+ * like the adapter, only executes FAK buys and cancels one order by id); `OrderClient` fetches `GET
+ * /profiles/{address}` for the ownerId and the rank's fee rate before its first order, which the
+ * simulator serves for its one account only (the real endpoint's other fields are not reproduced);
+ * positions, AMM, partner-account, API-token derivation and authenticated stream channels are not
+ * simulated.
  */
 import { Wallet } from "ethers";
-import { AuthenticationError, HttpClient, MarketFetcher, OrderBuilder, OrderClient, OrderSigner, OrderType, Side, ValidationError, WebSocketClient, type OrderbookUpdate } from "@limitless-exchange/sdk";
+import { APIError, AuthenticationError, HttpClient, MarketFetcher, OrderBuilder, OrderClient, OrderSigner, OrderType, PortfolioFetcher, Side, ValidationError, WebSocketClient, type OrderbookUpdate } from "@limitless-exchange/sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { LIMITLESS_CLOB_EXCHANGE, startLimitlessSim, type LimitlessSim } from "../index.ts";
@@ -92,6 +96,34 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     expect(matched).toBeLessThanOrEqual(BigInt(placed.order.takerAmount));
     const listed = await market.getUserOrders();
     expect(listed.map((o: { id: string }) => o.id)).toContain(placed.order.id);
+  });
+
+  it("cancels a resting order with OrderClient.cancel, lists its trades with getUserHistory, and refuses an expired order", async () => {
+    const market = await markets.getMarket(slug);
+    const orders = new OrderClient({ httpClient: http, wallet: new Wallet(sim.credentials.privateKey), marketFetcher: markets });
+    const book = await markets.getOrderBook(slug);
+    const price = Math.min(0.999, Math.round((Math.min(...book.asks.map((l) => Number(l.price))) + 0.01) * 1000) / 1000);
+    const args = { tokenId: market.tokens!.yes, price, size: 2 * Number(sim.exchange.market(slug)!.minOrderShares) / 1e6, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug } as const;
+    sim.faults.set({ resting: true });
+    const placed = await orders.createOrder(args);
+    sim.faults.reset();
+    expect(placed.makerMatches?.length ?? 0).toBeGreaterThan(0);
+    await expect(orders.cancel(placed.order.id)).resolves.toEqual({ message: "Order canceled successfully" });
+    await expect(orders.cancel(placed.order.id)).rejects.toMatchObject({ constructor: APIError, status: 404 });
+
+    const portfolio = new PortfolioFetcher(http);
+    const entries = [];
+    for (let page = await portfolio.getUserHistory(undefined, 1); ; page = await portfolio.getUserHistory(page.nextCursor, 1)) {
+      expect(page.data).toHaveLength(1);
+      entries.push(...page.data);
+      if (page.nextCursor === null) break;
+    }
+    expect(entries.length).toBeGreaterThanOrEqual(placed.makerMatches!.length);
+    expect(entries[0]).toMatchObject({ market: { slug }, outcomeIndex: 0, strategy: "Buy", outcomeTokenAmount: placed.makerMatches!.at(-1)!.matchedSize });
+
+    const expired = orders.createOrder({ ...args, expiration: String(Math.floor(Date.now() / 1000) - 1) });
+    await expect(expired).rejects.toBeInstanceOf(ValidationError);
+    await expect(expired).rejects.toMatchObject({ status: 400, message: "Order expired" });
   });
 
   it("refuses the SDK's requests under a wrong API secret (401) and orders signed for another contract or by another wallet (400)", async () => {

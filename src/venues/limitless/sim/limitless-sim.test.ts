@@ -19,7 +19,7 @@ describe("Limitless simulator", () => {
   const taking = (): ChildOrder => {
     const m = venue.market(slug)!;
     const best = venue.book(slug, "YES")!.asks[0]!;
-    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares };
+    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
   };
 
   beforeEach(async () => {
@@ -54,7 +54,7 @@ describe("Limitless simulator", () => {
 
   it("refuses an order for the right wallet signed by another key, and one signed for another exchange contract", async () => {
     const m = venue.market(slug)!;
-    const order = buyOrder({ maker: privateKeyToAccount(sim.credentials.privateKey).address, tokenId: m.outcomeIds.YES, limitPrice: 990_000n, shares: m.minOrderShares, feeRateBps: m.feeModel.ratePpm / 100n, salt: saltFor(`forged-${++n}`) });
+    const order = buyOrder({ maker: privateKeyToAccount(sim.credentials.privateKey).address, tokenId: m.outcomeIds.YES, limitPrice: 990_000n, shares: m.minOrderShares, feeRateBps: m.feeModel.ratePpm / 100n, salt: saltFor(`forged-${++n}`), expiration: 0n });
     const post = async (signature: string) => {
       const body = JSON.stringify({ order: { ...wireOrder(order), signature, price: 0.99 }, orderType: "FAK", marketSlug: slug, ownerId: sim.credentials.ownerId });
       const headers = { "content-type": "application/json", ...limitlessAuthHeaders(sim.credentials.apiKey, sim.credentials.secret, Date.now(), "POST", "/orders", body) };
@@ -83,6 +83,61 @@ describe("Limitless simulator", () => {
     await expect(restarted.status(order.clientOrderId)).rejects.toThrow(/pass the child order/);
     const st = await restarted.status(order.clientOrderId, order);
     expect(st).toEqual({ kind: "done", venueOrderId: placed.kind === "filled" ? placed.venueOrderId : "", fills: placed.kind === "filled" ? placed.fills : [] });
+  });
+
+  /** A signed request of the account straight to the simulator, answered with its status and body. */
+  const call = async (method: "GET" | "DELETE", path: string) => {
+    const res = await fetch(sim.url + path, { method, headers: limitlessAuthHeaders(sim.credentials.apiKey, sim.credentials.secret, Date.now(), method, path, "") });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+
+  it("refuses, with the venue's 400, an order whose signed expiration has passed, and keeps nothing of it", async () => {
+    const order = { ...taking(), expiresAt: Date.now() - 1_000 };
+    expect(await venue.place(order)).toEqual({ kind: "rejected", reason: "venue_rejected: HTTP 400: Order expired" });
+    expect(await venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+    expect(sim.exchange.trades()).toEqual([]);
+  });
+
+  it("shows a resting order LIVE with what rests, cancels it with DELETE /orders/{id}, and answers 404 to a second cancel", async () => {
+    sim.faults.set({ resting: true });
+    const order = taking();
+    const placed = await venue.place(order);
+    expect(placed.kind).toBe("open");
+    if (placed.kind !== "open") return;
+    const path = `/orders/${placed.venueOrderId}`;
+    const rests = order.shares - placed.fills.reduce((sum, f) => sum + f.shares, 0n);
+    expect(await call("GET", path)).toMatchObject({ status: 200, body: { order: { status: "LIVE", remainingSize: rests.toString() } } });
+    expect(await call("DELETE", path)).toEqual({ status: 200, body: { message: "Order canceled successfully" } });
+    expect(await call("GET", path)).toMatchObject({ status: 200, body: { order: { status: "CANCELED", remainingSize: "0" } } });
+    expect(await call("DELETE", path)).toEqual({ status: 404, body: { message: "Order not found or already canceled", error: "Not Found", statusCode: 404 } });
+  });
+
+  it("repeats every match of every listing under the duplicate fault, and the adapter reports each once", async () => {
+    sim.faults.set({ duplicateTrades: true });
+    const placed = await venue.place(taking());
+    expect(placed.kind).toBe("filled");
+    if (placed.kind !== "filled") return;
+    const view = (await call("GET", `/orders/${placed.venueOrderId}`)).body as { makerMatches: { id: string }[] };
+    expect(view.makerMatches.map((m) => m.id)).toEqual(placed.fills.flatMap((f) => [f.tradeId, f.tradeId]));
+    const history = (await call("GET", "/portfolio/history?cursor=&limit=100")).body as { data: { matchId: string }[] };
+    expect(history.data.map((e) => e.matchId).sort()).toEqual(placed.fills.flatMap((f) => [f.tradeId, f.tradeId]).sort());
+    expect(await venue.trades()).toEqual(placed.fills.map((f) => ({ ...f, clientOrderId: "" })));
+  });
+
+  it("pages the account's history behind an opaque cursor, newest first, and the adapter reads every page oldest first", async () => {
+    const fills = [];
+    for (let i = 0; i < 3; i++) {
+      const placed = await venue.place(taking());
+      if (placed.kind !== "filled") throw new Error(`order ${i} did not fill: ${placed.kind}`);
+      fills.push(...placed.fills);
+    }
+    const first = (await call("GET", "/portfolio/history?cursor=&limit=1")).body as { data: { matchId: string }[]; nextCursor: string };
+    expect(first.data.map((e) => e.matchId)).toEqual([fills.at(-1)!.tradeId]);
+    const second = (await call("GET", `/portfolio/history?cursor=${first.nextCursor}&limit=100`)).body as { data: unknown[]; nextCursor: string | null };
+    expect(second).toMatchObject({ data: expect.any(Array), nextCursor: null });
+    expect(second.data).toHaveLength(fills.length - 1);
+    expect(await venue.trades()).toEqual(fills.map((f) => ({ ...f, clientOrderId: "" })));
+    expect((await call("GET", "/portfolio/history?cursor=&limit=101")).status).toBe(400);
   });
 
   it("speaks Engine.IO 4: handshake, namespace join, subscription, pings answered", async () => {

@@ -25,6 +25,9 @@ const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta
 const TIMESTAMP_WINDOW_MS = 30_000;
 /** `/markets/active` serves at most this many markets a page. */
 const MAX_PAGE = 25;
+/** `/portfolio/history` pages: 20 unless asked (the SDK's default), at most 100 (assumed: Limitless documents no maximum). */
+const DEFAULT_HISTORY_PAGE = 20;
+const MAX_HISTORY_PAGE = 100;
 
 export type LimitlessSimOptions = VenueSimOptions;
 
@@ -32,8 +35,9 @@ export type LimitlessSim = VenueSim<LimitlessCredentials>;
 
 /**
  * Limitless's public API on a loopback port: markets (by slug and the active list), orderbooks,
- * HMAC-authenticated EIP-712 order posting and order lookup, and the `/markets` Socket.IO stream,
- * backed by the shared simulated exchange with the limitless-sim profile.
+ * HMAC-authenticated EIP-712 order posting, lookup and cancelling, the account's trade history, and
+ * the `/markets` Socket.IO stream, backed by the shared simulated exchange with the limitless-sim
+ * profile.
  */
 export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<LimitlessSim> {
   const clock = opts.clock ?? systemClock;
@@ -60,7 +64,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const rankFeeBps = bps(LIMITLESS_SIM.feeModel(undefined).ratePpm, "rank");
   const deskMarket = (slug: string): DeskMarket | undefined => {
     const m = exchange.market(slug);
-    return m && { id: ids.get(slug)!, slug, tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
+    return m && { id: ids.get(slug)!, slug, title: m.title, closed: m.status !== "open", tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
   };
   const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream);
@@ -69,7 +73,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const handle = async (req: SimRequest): Promise<SimReply> => {
     const route = req.path;
     const signed = req.headers[LIMITLESS_HEADERS.key] !== undefined;
-    const isPrivate = route === "/orders" || route.startsWith("/orders/") || route.endsWith("/user-orders");
+    const isPrivate = route === "/orders" || route.startsWith("/orders/") || route.endsWith("/user-orders") || route.startsWith("/portfolio/");
     // market data is public, but a request that carries a signature must carry a good one
     if (isPrivate || signed) {
       const refusal = checkAuth(credentials, clock, req);
@@ -104,6 +108,11 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       const answer = desk.order(decodeURIComponent(m[1]!));
       return answer ? ok(answer) : error(404, "Order not found");
     }
+    if (req.method === "DELETE" && (m = /^\/orders\/([^/]+)$/.exec(route))) {
+      // the batch cancel's documented failure: an order that is not open is "not found or already canceled"
+      return desk.cancel(decodeURIComponent(m[1]!)) ? ok({ message: "Order canceled successfully" }) : error(404, "Order not found or already canceled");
+    }
+    if (req.method === "GET" && route === "/portfolio/history") return history(req.query);
     return error(404, `Cannot ${req.method} ${route}`);
   };
 
@@ -138,6 +147,18 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     }
     const active = exchange.markets().filter((mk) => mk.status === "open");
     return ok({ data: active.slice((page - 1) * limit, page * limit).map(limitlessMarket), totalMarketsCount: active.length });
+  }
+
+  /** `GET /portfolio/history?cursor=&limit=`: the account's trades, newest first, a page at a time behind an opaque cursor. */
+  function history(q: URLSearchParams): SimReply {
+    const cursor = q.get("cursor") ?? "";
+    const limit = Number(q.get("limit") ?? String(DEFAULT_HISTORY_PAGE));
+    const offset = cursor === "" ? 0 : Number(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (!Number.isInteger(offset) || offset < 0) return error(400, "Invalid cursor");
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE) return error(400, `limit must be between 1 and ${MAX_HISTORY_PAGE}`);
+    const entries = desk.history();
+    const next = offset + limit;
+    return ok({ data: entries.slice(offset, next), nextCursor: next < entries.length ? Buffer.from(String(next)).toString("base64url") : null });
   }
 
   /** The YES token's book as Limitless serves it; sizes are raw numbers over REST and raw strings on the stream, as each is documented. */

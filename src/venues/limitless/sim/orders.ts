@@ -1,25 +1,35 @@
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Hex } from "viem";
-import { ceilDiv, formatMicro, ONE } from "../../../domain/money.ts";
+import { ceilDiv, formatMicro, notional, ONE } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { SIDE_BUY, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
 import { orderFromWire, orderSigner, wireOrder } from "../signing.ts";
-import { parsePrice, type LimitlessMatch } from "../wire.ts";
+import { parsePrice, type LimitlessHistoryEntry, type LimitlessMatch } from "../wire.ts";
 
-/** An order as the simulator keeps and returns it: the posted order, its signature and the venue's own fields. */
-export interface LimitlessOrderRecord {
+/** What never changes of an order: the posted order, its signature and the venue's own fields. */
+interface OrderFields {
   id: string;
   createdAt: string;
   marketSlug: string;
   marketId: number;
   orderType: "FAK";
-  /** MATCHED when it took something, CANCELLED when a FAK order found nothing (the rest of a FAK order is always cancelled). */
-  status: "MATCHED" | "CANCELLED";
   price: number;
   signature: string;
   [field: string]: unknown;
+}
+
+/** An order as the simulator returns it. */
+export interface LimitlessOrderRecord extends OrderFields {
+  /**
+   * The documented order statuses: MATCHED once it took something and nothing of it rests, CANCELED
+   * when a FAK order found nothing or its rest was cancelled, LIVE while part of it rests (the
+   * `resting` fault; a FAK order never rests on the venue).
+   */
+  status: "LIVE" | "MATCHED" | "CANCELED";
+  /** Shares still resting, raw 6-decimal units (assumed field, named after the SDK's order events). */
+  remainingSize: string;
 }
 
 export interface OrderAnswer {
@@ -27,11 +37,25 @@ export interface OrderAnswer {
   makerMatches: LimitlessMatch[];
 }
 
+/** What the desk keeps of an order; its status and what rests are read from the exchange when asked. */
+interface DeskOrder {
+  fields: OrderFields;
+  /** The order's client order id on the shared exchange. */
+  key: string;
+  matches: LimitlessMatch[];
+  outcomeIndex: number;
+  /** One settlement transaction per taker order. */
+  transactionHash: string;
+  cancelled: boolean;
+}
+
 export type CreateOutcome = { kind: "created"; answer: OrderAnswer } | { kind: "refused"; status: number; message: string };
 
 export interface DeskMarket {
   id: number;
   slug: string;
+  title: string;
+  closed: boolean;
   tokens: Record<Outcome, string>;
   exchange: Hex;
   feeRateBps: number;
@@ -39,11 +63,12 @@ export interface DeskMarket {
 
 /**
  * The trading side of the Limitless simulator: checks a posted order as the venue would (owner,
- * EIP-712 signature by the account's wallet for the market's exchange, fee rate, amounts), runs it
- * as an immediate-or-cancel buy on the shared exchange, and keeps the order with its matches.
+ * EIP-712 signature by the account's wallet for the market's exchange, fee rate, amounts, expiry),
+ * runs it as an immediate-or-cancel buy on the shared exchange, and keeps the order with its matches.
+ * Every answer that lists matches lists each twice while the `duplicateTrades` fault is on.
  */
 export class LimitlessOrderDesk {
-  private readonly orders = new Map<string, OrderAnswer>();
+  private readonly orders = new Map<string, DeskOrder>();
   private readonly bySalt = new Map<string, string>();
 
   constructor(
@@ -91,8 +116,9 @@ export class LimitlessOrderDesk {
     const key = `${order.maker.toLowerCase()}:${order.salt}`;
     if (this.bySalt.has(key)) return refused(409, "an order with this salt already exists");
 
-    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares: order.takerAmount };
+    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares: order.takerAmount, expiresAt: expiresAt(order.expiration) };
     const result = this.exchange.place(child);
+    if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused(400, "Order expired");
     if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(400, result.reason);
     const at = new Date(this.now()).toISOString();
     const id = randomUUID();
@@ -100,31 +126,77 @@ export class LimitlessOrderDesk {
       result.kind === "filled" || result.kind === "partial"
         ? result.fills.map((f) => ({ id: f.tradeId, createdAt: at, matchedSize: f.shares.toString(), orderId: randomUUID(), price: Number(formatMicro(f.price)) }))
         : [];
-    const answer: OrderAnswer = {
-      order: {
-        ...wireOrder(order),
-        id,
-        createdAt: at,
-        marketSlug: market.slug,
-        marketId: market.id,
-        orderType: "FAK",
-        status: matches.length > 0 ? "MATCHED" : "CANCELLED",
-        price: Number(formatMicro(price)),
-        signature,
-      },
-      makerMatches: matches,
+    const placed: DeskOrder = {
+      fields: { ...wireOrder(order), id, createdAt: at, marketSlug: market.slug, marketId: market.id, orderType: "FAK", price: Number(formatMicro(price)), signature },
+      key,
+      matches,
+      outcomeIndex: outcome === "YES" ? 0 : 1,
+      transactionHash: `0x${randomBytes(32).toString("hex")}`,
+      cancelled: false,
     };
-    this.orders.set(id, answer);
+    this.orders.set(id, placed);
     this.bySalt.set(key, id);
-    return { kind: "created", answer };
+    return { kind: "created", answer: this.view(placed) };
   }
 
   order(id: string): OrderAnswer | undefined {
-    return this.orders.get(id);
+    const o = this.orders.get(id);
+    return o && this.view(o);
   }
 
   /** The account's orders in one market, newest first. */
   inMarket(slug: string): LimitlessOrderRecord[] {
-    return [...this.orders.values()].filter((a) => a.order.marketSlug === slug).map((a) => a.order).reverse();
+    return [...this.orders.values()].filter((o) => o.fields.marketSlug === slug).map((o) => this.view(o).order).reverse();
   }
+
+  /** Cancels what rests of an order; false when nothing of it rests (unknown, matched, killed or already cancelled). */
+  cancel(id: string): boolean {
+    const o = this.orders.get(id);
+    if (!o || this.exchange.resting(o.key) === 0n) return false;
+    this.exchange.cancel(o.key);
+    o.cancelled = true;
+    return true;
+  }
+
+  /** The account's trades as its history lists them, newest first: one entry per match. */
+  history(): LimitlessHistoryEntry[] {
+    const entries = [...this.orders.values()].flatMap((o) => {
+      const m = this.market(o.fields.marketSlug)!;
+      return o.matches.map((match): LimitlessHistoryEntry => {
+        const shares = BigInt(match.matchedSize);
+        const amounts = ["0", "0"];
+        amounts[o.outcomeIndex] = shares.toString();
+        return {
+          blockTimestamp: Math.floor(Date.parse(match.createdAt) / 1000),
+          collateralAmount: notional(parsePrice(match.price, "price"), shares).toString(),
+          market: { id: String(m.id), slug: m.slug, title: m.title, closed: m.closed },
+          outcomeIndex: o.outcomeIndex,
+          outcomeTokenAmount: shares.toString(),
+          outcomeTokenAmounts: amounts,
+          outcomeTokenPrice: match.price,
+          strategy: "Buy",
+          transactionHash: o.transactionHash,
+          matchId: match.id,
+          orderId: o.fields.id,
+        };
+      });
+    });
+    return this.reported(entries.reverse());
+  }
+
+  private view(o: DeskOrder): OrderAnswer {
+    const rests = this.exchange.resting(o.key);
+    const status = rests > 0n ? "LIVE" : o.cancelled || o.matches.length === 0 ? "CANCELED" : "MATCHED";
+    return { order: { ...o.fields, status, remainingSize: rests.toString() }, makerMatches: this.reported(o.matches) };
+  }
+
+  /** What the venue reports of a list of trades: each twice, same id, while the duplicate fault is on. */
+  private reported<T>(trades: T[]): T[] {
+    return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
+  }
+}
+
+/** The expiry of a signed order in ms: `expiration` is unix seconds, 0 for none. */
+function expiresAt(expiration: bigint): number {
+  return expiration === 0n ? Number.POSITIVE_INFINITY : Number(expiration) * 1000;
 }
