@@ -235,6 +235,16 @@ describe("authenticate: signature checks", () => {
     }
   });
 
+  it("a repeated signature reaches the route only when the route's idempotentReplay says so, given the signed body", async () => {
+    const seen: (string | undefined)[] = [];
+    const needs = (answer: boolean) => ({ ...TRADE, idempotentReplay: (raw: Buffer | undefined) => (seen.push(raw?.toString("utf8")), answer) });
+    await authenticate(vectorRequest(), needs(false), deps);
+    expect(seen).toEqual([]);
+    await expect(authenticate(vectorRequest(), needs(true), deps)).resolves.toMatchObject({ apiKey: KEY });
+    await expectCode(authenticate(vectorRequest(), needs(false), deps), "replayed_request");
+    expect(seen).toEqual([post.body, post.body]);
+  });
+
   it("replay protection is per key and per signature", async () => {
     const other = await addKey({ apiKey: "ck_live_" + "B".repeat(24) });
     await authenticate(vectorRequest(), TRADE, deps);

@@ -18,6 +18,12 @@ export interface AuthRequest {
 export interface AuthNeeds {
   scope: Scope;
   signed: boolean;
+  /**
+   * Whether a signature already seen may still reach the route, given the raw body it signs. A route
+   * supplies it when it answers a repeat of those bytes with what the first copy got (an idempotent
+   * retry): refusing the repeat would only keep a client's quick retry from its own result.
+   */
+  idempotentReplay?: (rawBody: Buffer | undefined) => boolean;
 }
 
 export interface Principal {
@@ -107,12 +113,12 @@ export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: Aut
   }
 
   const now = deps.clock.now();
-  if (needs.signed) await verifySignedRequest(req, record, now, deps);
+  if (needs.signed) await verifySignedRequest(req, needs, record, now, deps);
   touch(record, now, deps);
   return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes };
 }
 
-async function verifySignedRequest(req: AuthRequest, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {
+async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {
   const tsHeader = header(req.headers, "x-timestamp");
   const sigHeader = header(req.headers, "x-signature");
   if (tsHeader.kind === "absent" || sigHeader.kind === "absent") throw new AppError("missing_signature");
@@ -144,7 +150,7 @@ async function verifySignedRequest(req: AuthRequest, record: ApiKeyRecord, now: 
 
   // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
   const fresh = await deps.store.rememberSignature(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
-  if (!fresh) throw new AppError("replayed_request");
+  if (!fresh && !needs.idempotentReplay?.(req.rawBody)) throw new AppError("replayed_request");
 }
 
 function touch(record: ApiKeyRecord, now: number, deps: AuthDeps): void {

@@ -5,7 +5,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import { AppError } from "../domain/errors.ts";
-import type { Scope } from "../domain/types.ts";
+import type { AuthNeeds } from "../auth/authenticate.ts";
 import { Account, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord } from "./schemas.ts";
 import cookie from "@fastify/cookie";
 import type { HttpDeps } from "./deps.ts";
@@ -25,8 +25,8 @@ declare module "fastify" {
     principal: { accountId: string } | undefined;
   }
   interface FastifyContextConfig {
-    /** Who may call the route: the scope a key needs, and whether the request must be signed. */
-    auth?: { scope: Scope; signed: boolean };
+    /** Who may call the route: the scope a key needs, whether the request must be signed, and whether a repeat of a signature may pass. */
+    auth?: AuthNeeds;
   }
 }
 

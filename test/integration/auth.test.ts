@@ -90,6 +90,28 @@ describe("signed requests", () => {
     const asBase64 = await send("POST", "/v1/order", { ...h, "x-signature": b64 }, body);
     expect([asBase64.status, asBase64.body.error?.code]).toEqual([401, "replayed_request"]);
   });
+  it("answers a replay that names its client_order_id as the idempotent retry, sent again or at once", async () => {
+    const k = await s.newKey();
+    const before = await k.client.account();
+    for (const [n, at] of [["sequence", false], ["parallel", true]] as const) {
+      const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 1, max_slippage: 0.05, client_order_id: `retry-${n}` });
+      const h = signed(k, { body });
+      const answers = at ? await Promise.all([send("POST", "/v1/order", h, body), send("POST", "/v1/order", h, body)]) : [await send("POST", "/v1/order", h, body), await send("POST", "/v1/order", h, body)];
+      for (const a of answers) expect([200, 202]).toContain(a.status);
+      const ids = answers.map((a) => (a.body as { order_id?: string }).order_id);
+      expect(ids[0]).toMatch(/^ord_/);
+      expect(ids[1]).toBe(ids[0]);
+    }
+    expect((await k.client.orders()).data).toHaveLength(2);
+    expect((await k.client.account()).available_usdc).toBeGreaterThanOrEqual(before.available_usdc - 2);
+  });
+  it("still refuses a replay whose client_order_id is only in the unsigned Idempotency-Key header", async () => {
+    const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "NO", side: "buy", amount_usdc: 3, max_slippage: 0.05 });
+    const h = signed(s.key, { body });
+    expect((await send("POST", "/v1/order", h, body)).status).toBe(200);
+    const again = await send("POST", "/v1/order", { ...h, "idempotency-key": "added-by-whoever-replays" }, body);
+    expect([again.status, again.body.error?.code]).toEqual([401, "replayed_request"]);
+  });
   it("accepts base64url signatures", async () => {
     const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "NO", side: "buy", amount_usdc: 1, max_slippage: 0.05 });
     const h = signed(s.key, { body });

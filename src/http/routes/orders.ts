@@ -4,6 +4,7 @@ import { AppError, type ErrorCode, ERRORS } from "../../domain/errors.ts";
 import { orderView } from "../../orders/view.ts";
 import type { OrderRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
+import { parseJsonBody } from "../json-body.ts";
 import { ListQuery, Page } from "../schemas.ts";
 
 const OrdersQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
@@ -17,13 +18,13 @@ export const orderRoutes =
     app.post<{ Headers: { "idempotency-key"?: string } }>(
       "/v1/order",
       {
-        config: { auth: { scope: "trade", signed: true } },
+        config: { auth: { scope: "trade", signed: true, idempotentReplay: namesClientOrderId } },
         // The body is validated by validateOrder, which reads amounts exactly; a schema validator would coerce them through floats.
         validatorCompiler: () => () => true,
         schema: {
           summary: "Submit an order: lock USDC in the vault, route across venues, settle and mint the position token",
           description:
-            "Signed request (from the web terminal: its session, with the session's X-CSRF-Token instead of a signature). Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details.",
+            "Signed request (from the web terminal: its session, with the session's X-CSRF-Token instead of a signature). Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details. A signed request sent again answers replayed_request, unless its body names a client_order_id: then it is the idempotent retry and answers that order.",
           tags: ["orders"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "OrderRequest#" },
@@ -82,3 +83,20 @@ export const orderRoutes =
       },
     );
   };
+
+/**
+ * A repeated signature covers the very bytes of the first request. When those name a client_order_id,
+ * the order service answers the copy with the order the first placed (insertOrder keeps one order per
+ * account and client_order_id), so a client's quick retry gets its order back rather than
+ * replayed_request. The Idempotency-Key header does not count: it is not signed, so whoever replays a
+ * captured request could add a fresh one and place the order a second time.
+ */
+function namesClientOrderId(rawBody: Buffer | undefined): boolean {
+  if (rawBody === undefined) return false;
+  try {
+    const body = parseJsonBody(rawBody) as { client_order_id?: unknown } | null;
+    return typeof body === "object" && body !== null && Object.hasOwn(body, "client_order_id") && typeof body.client_order_id === "string";
+  } catch {
+    return false;
+  }
+}
