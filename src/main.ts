@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
@@ -30,6 +30,7 @@ import { announceDevChain } from "./vault/devnode/running.ts";
 import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
 import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
 import type { Vault } from "./vault/vault.ts";
+import { privateDir } from "./private-files.ts";
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 
@@ -49,7 +50,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const clock = opts.clock ?? skewed(systemClock, config.clockSkewMs);
   const checkpoint = killSwitch(config.killAt);
   const log = opts.logger === undefined ? pino({ level: config.logLevel }) : opts.logger === false ? pino({ level: "silent" }) : opts.logger;
-  mkdirSync(config.dataDir, { recursive: true });
+  privateDir(config.dataDir);
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
 
   const store = await openSqliteStore(join(config.dataDir, "crossfill.db"), clock);

@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { link, readFile, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { AppError } from "../domain/errors.ts";
+import { narrowFile, PRIVATE_FILE, privateDir } from "../private-files.ts";
 
 // Generic sealed-box for anything stored at rest: API secrets and account wallet keys alike.
 
@@ -71,12 +72,15 @@ export async function loadMasterKey(opts: { env: string | undefined; dataDir: st
   if (opts.env !== undefined && opts.env.trim() !== "") return parseMasterKey(opts.env, "MASTER_KEY");
   const file = join(opts.dataDir, MASTER_KEY_FILE);
   const existing = await readIfExists(file);
-  if (existing !== undefined) return parseMasterKey(existing, file);
+  if (existing !== undefined) {
+    narrowFile(file);
+    return parseMasterKey(existing, file);
+  }
 
-  await mkdir(opts.dataDir, { recursive: true, mode: 0o700 });
+  privateDir(opts.dataDir);
   const key = randomBytes(KEY_BYTES);
   const temp = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
-  await writeFile(temp, key.toString("hex") + "\n", { mode: 0o600, flag: "wx", flush: true });
+  await writeFile(temp, key.toString("hex") + "\n", { mode: PRIVATE_FILE, flag: "wx", flush: true });
   try {
     // link, not rename: it publishes the complete file atomically *and* fails if another process
     // created the key meanwhile, in which case that key wins and ours is discarded.

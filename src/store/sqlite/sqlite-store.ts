@@ -1,9 +1,11 @@
+import { closeSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { systemClock, type Clock } from "../../domain/types.ts";
 import { KyselyStore } from "../kysely-store.ts";
 import type { Database } from "../rows.ts";
 import type { Store } from "../store.ts";
+import { narrowFile, openPrivate } from "../../private-files.ts";
 
 /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -13,6 +15,12 @@ const BUSY_TIMEOUT_MS = 5_000;
  * The schema is brought up to date by `migrate()`, which the caller runs before first use.
  */
 export async function openSqliteStore(file: string, clock: Clock = systemClock): Promise<Store> {
+  if (file !== ":memory:") {
+    // SQLite would create the database 0644, and it gives the -wal and -shm files the database's mode:
+    // creating the database owner-only first keeps all three private. Ones made earlier are narrowed.
+    closeSync(openPrivate(file, "a"));
+    for (const suffix of ["-wal", "-shm"]) narrowFile(file + suffix);
+  }
   const sqlite = new BetterSqlite3(file);
   // Every INTEGER comes back as a bigint: amounts beyond 2^53 must never pass through a double.
   sqlite.defaultSafeIntegers(true);

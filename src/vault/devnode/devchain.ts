@@ -1,7 +1,7 @@
 // The embedded dev chain: anvil (from npm) as a child process on loopback, made durable by our own
 // snapshots plus a write-ahead journal of the signed transactions sent since (see docs/chain.md).
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
@@ -11,6 +11,7 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import type { SubmitResult } from "../evm/sender.ts";
 import { JsonRpc, type RpcError, type RpcResult } from "../rpc.ts";
 import { writeFileDurably } from "../durable.ts";
+import { PRIVATE_FILE, privateDir, privateTree } from "../../private-files.ts";
 import { TxJournal, readJournal } from "./journal.ts";
 
 export const DEV_CHAIN_ID = 31337;
@@ -45,7 +46,10 @@ const IDLE_SNAPSHOT_MS = 10_000;
 
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const dir = opts.dataDir;
-  mkdirSync(join(dir, "home"), { recursive: true });
+  // Everything here is the dev chain's own (snapshot, journal, operator key, anvil's home): owner-only,
+  // including what a version that left it world-readable wrote.
+  privateTree(dir);
+  privateDir(join(dir, "home"));
   const operatorKey = loadOrCreateKey(join(dir, "operator.key"));
   const port = opts.port ?? (await freePort());
   const loadFrom = unpackSnapshot(dir);
@@ -236,7 +240,7 @@ function unpackSnapshot(dir: string): string | undefined {
   const snapshot = join(dir, SNAPSHOT);
   if (!existsSync(snapshot)) return undefined;
   const plain = join(dir, "home", "load-state.json");
-  writeFileSync(plain, gunzipSync(readFileSync(snapshot)));
+  writeFileSync(plain, gunzipSync(readFileSync(snapshot)), { mode: PRIVATE_FILE });
   return plain;
 }
 

@@ -1,8 +1,9 @@
 // Write-ahead journal of the signed transactions sent to the dev node since its last snapshot.
 // A batch is appended and fsynced before any of it is sent, so whatever the node may have executed
 // is on disk; at start the journal is replayed on top of the snapshot.
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, readFileSync, writeSync } from "node:fs";
 import type { Hex } from "viem";
+import { openPrivate } from "../../private-files.ts";
 
 /** One line per record. `drop` names transactions the node refused, so a replay does not resurrect them. */
 type Record = { batch: Hex[] } | { drop: Hex[] };
@@ -12,7 +13,7 @@ export class TxJournal {
   private count = 0;
 
   constructor(private readonly path: string) {
-    this.fd = openSync(path, "a");
+    this.fd = openPrivate(path, "a");
   }
 
   /** Transactions appended since the journal was last emptied. */
@@ -32,7 +33,7 @@ export class TxJournal {
   /** Called once a snapshot holding every journaled transaction is durably on disk. */
   clear(): void {
     closeSync(this.fd);
-    this.fd = openSync(this.path, "w");
+    this.fd = openPrivate(this.path, "w");
     fsyncSync(this.fd);
     this.count = 0;
   }
