@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
+import { keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import type { Micro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
-import type { Address, Vault } from "../vault/vault.ts";
+import type { Address, Hex32, Vault } from "../vault/vault.ts";
 
 /** The account the CLI's keys belong to unless --account names another. */
 export const LOCAL_ACCOUNT = "local@localhost";
@@ -64,17 +65,28 @@ export class AccountDirectory {
     return ready;
   }
 
-  /** Funds the account once from the dev faucet; concurrent callers share the one funding. */
+  /**
+   * Funds the account from the dev faucet, once: the faucet itself refuses a second drip under the account's
+   * key, so a retry after a crash or a concurrent caller in another process mints nothing. It is asked on
+   * each first sight in a process, not skipped for an account marked funded, so that a dev chain whose
+   * contracts were redeployed funds the account again in the new Vault.
+   */
   ensureFunded(account: AccountRecord): Promise<AccountRecord> {
-    if (account.fundedAt !== null || !this.vault.info().faucet || this.faucet === 0n) return Promise.resolve(account);
+    if (!this.vault.info().faucet || this.faucet === 0n) return Promise.resolve(account);
     let pending = this.funding.get(account.id);
     if (!pending) {
       pending = (async () => {
-        await this.vault.fund(account.address as Address, this.faucet);
+        await this.vault.fund(account.address as Address, this.faucet, faucetKey(account.id));
+        if (account.fundedAt !== null) return account;
         return this.store.markAccountFunded(account.id, new Date(this.clock.now()).toISOString());
       })().finally(() => this.funding.delete(account.id));
       this.funding.set(account.id, pending);
     }
     return pending;
   }
+}
+
+/** The faucet's idempotency key of an account: one drip per account id, for good. */
+export function faucetKey(accountId: string): Hex32 {
+  return keccak256(toHex(accountId));
 }

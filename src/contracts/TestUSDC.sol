@@ -4,15 +4,33 @@ pragma solidity ^0.8.24;
 import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 
+interface IDepositFor {
+    function depositFor(address client, uint256 amount) external;
+}
+
 /// @notice A 6-decimal stand-in for USDC. Deployed on the embedded dev chain only: a real chain uses real USDC.
+/// Tokens come into being only through `drip`, the dev faucet: mint and deposit into a client's vault balance in
+/// one transaction, at most once per key. A crash can then neither leave minted tokens undeposited nor fund an
+/// account twice, and the total supply is always the sum of the Dripped events.
 contract TestUSDC is ERC20, Ownable {
+    error AlreadyDripped(bytes32 key);
+
+    event Dripped(bytes32 indexed key, address indexed client, uint256 amount);
+
+    mapping(bytes32 key => bool) public dripped;
+
     constructor(address owner_) ERC20("Test USD Coin", "USDC") Ownable(owner_) {}
 
     function decimals() public pure override returns (uint8) {
         return 6;
     }
 
-    function mint(address to, uint256 amount) external onlyOwner {
-        _mint(to, amount);
+    function drip(bytes32 key, IDepositFor vault, address client, uint256 amount) external onlyOwner {
+        if (dripped[key]) revert AlreadyDripped(key);
+        dripped[key] = true;
+        _mint(address(this), amount);
+        _approve(address(this), address(vault), amount);
+        vault.depositFor(client, amount);
+        emit Dripped(key, client, amount);
     }
 }

@@ -10,7 +10,9 @@ import {PositionToken} from "./PositionToken.sol";
 /// (pay the venue side from the lock, mint the position) or release. The rules here are the ones
 /// the service must never break even with a bug: a lock never exceeds what is available, an order
 /// id is locked once and then settled or released once, settle never spends more than was locked,
-/// and only the operator moves locked funds.
+/// and only the operator moves locked funds. Every lock also has a deadline: once it has passed, anyone
+/// may `expire` the lock and give the whole amount back to the client, so no lock the service forgets
+/// (a crash, a lost key) holds a client's money for ever.
 contract Vault {
     using SafeERC20 for IERC20;
 
@@ -21,22 +23,26 @@ contract Vault {
         Released
     }
 
-    /// Packed in one slot: an order's lock is read and written once per settle.
+    /// Packed in one slot (160 + 56 + 32 + 8 bits): an order's lock is read and written once per settle.
+    /// uint56 holds 72 billion USDC in micro-units; uint32 seconds last until 2106.
     struct Lock {
         address client;
-        uint88 amount;
+        uint56 amount;
+        uint32 deadline;
         LockState state;
     }
 
     error OnlyOperator(address caller);
     error ZeroAmount();
     error ZeroAddress();
+    error ZeroTtl();
     error InsufficientAvailable(address client, uint256 requested, uint256 available);
     error AlreadyLocked(bytes32 orderId);
     error UnknownOrder(bytes32 orderId);
     error AlreadySettled(bytes32 orderId);
     error AlreadyReleased(bytes32 orderId);
     error SpendExceedsLock(bytes32 orderId, uint256 spent, uint256 locked);
+    error NotExpired(bytes32 orderId, uint256 deadline);
 
     event Deposited(address indexed client, address indexed from, uint256 amount);
     event Withdrawn(address indexed client, uint256 amount);
@@ -50,12 +56,16 @@ contract Vault {
         uint256 shares
     );
     event Released(bytes32 indexed orderId, address indexed client, uint256 amount);
+    /// A lock released by `expire` after its deadline. Each lock ends with exactly one of Settled, Released, Expired.
+    event Expired(bytes32 indexed orderId, address indexed client, uint256 amount);
 
     IERC20 public immutable usdc;
     PositionToken public immutable sot;
     address public immutable operator;
     /// Receives what settle spends: the operator pays the venues off-chain from it.
     address public immutable treasury;
+    /// Seconds from a lock to its deadline. Long enough for any settle the service will ever make.
+    uint32 public immutable lockTtl;
 
     mapping(address client => uint256) private _available;
     mapping(address client => uint256) private _locked;
@@ -66,11 +76,13 @@ contract Vault {
         _;
     }
 
-    constructor(IERC20 usdc_, address operator_, address treasury_, string memory sotUri) {
+    constructor(IERC20 usdc_, address operator_, address treasury_, uint32 lockTtl_, string memory sotUri) {
         if (address(usdc_) == address(0) || operator_ == address(0) || treasury_ == address(0)) revert ZeroAddress();
+        if (lockTtl_ == 0) revert ZeroTtl();
         usdc = usdc_;
         operator = operator_;
         treasury = treasury_;
+        lockTtl = lockTtl_;
         sot = new PositionToken(sotUri);
     }
 
@@ -100,7 +112,8 @@ contract Vault {
         if (amount > avail) revert InsufficientAvailable(client, amount, avail);
         _available[client] = avail - amount;
         _locked[client] += amount;
-        _locks[orderId] = Lock(client, SafeCast.toUint88(amount), LockState.Locked);
+        uint32 deadline = SafeCast.toUint32(block.timestamp + lockTtl);
+        _locks[orderId] = Lock(client, SafeCast.toUint56(amount), deadline, LockState.Locked);
         emit Locked(orderId, client, amount);
     }
 
@@ -118,12 +131,19 @@ contract Vault {
         if (shares > 0) sot.mint(l.client, tokenId, shares);
     }
 
+    /// The operator may settle or release an open lock after its deadline too (a late fill) until someone expires it.
     function release(bytes32 orderId) external onlyOperator {
         Lock memory l = _openLock(orderId);
-        _locks[orderId].state = LockState.Released;
-        _locked[l.client] -= l.amount;
-        _available[l.client] += l.amount;
+        _unlock(orderId, l);
         emit Released(orderId, l.client, l.amount);
+    }
+
+    /// Anyone may end a lock whose deadline has passed: the whole amount goes back to the client.
+    function expire(bytes32 orderId) external {
+        Lock memory l = _openLock(orderId);
+        if (block.timestamp <= l.deadline) revert NotExpired(orderId, l.deadline);
+        _unlock(orderId, l);
+        emit Expired(orderId, l.client, l.amount);
     }
 
     function available(address client) external view returns (uint256) {
@@ -134,9 +154,13 @@ contract Vault {
         return _locked[client];
     }
 
-    function lockOf(bytes32 orderId) external view returns (address client, uint256 amount, LockState state) {
+    function lockOf(bytes32 orderId)
+        external
+        view
+        returns (address client, uint256 amount, uint256 deadline, LockState state)
+    {
         Lock memory l = _locks[orderId];
-        return (l.client, l.amount, l.state);
+        return (l.client, l.amount, l.deadline, l.state);
     }
 
     function _deposit(address client, uint256 amount) private {
@@ -144,6 +168,13 @@ contract Vault {
         _available[client] += amount;
         emit Deposited(client, msg.sender, amount);
         usdc.safeTransferFrom(msg.sender, address(this), amount);
+    }
+
+    /// Gives an open lock back to its client whole; a lock ended this way reads as Released.
+    function _unlock(bytes32 orderId, Lock memory l) private {
+        _locks[orderId].state = LockState.Released;
+        _locked[l.client] -= l.amount;
+        _available[l.client] += l.amount;
     }
 
     function _openLock(bytes32 orderId) private view returns (Lock memory l) {

@@ -5,7 +5,7 @@ import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { keccak256, toHex } from "viem";
 import { sotTokenId } from "../contracts/sot.ts";
-import { openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { keyOf, openTestChain, tempDir, type TestChain } from "./testkit.ts";
 
 const total = Number(process.argv[2] ?? 10_000);
 const workers = Number(process.argv[3] ?? 500);
@@ -60,9 +60,9 @@ async function load(t: TestChain, txs: number, tag: string): Promise<void> {
 }
 
 const dir = tempDir();
-const [t1, startMs] = await timed(() => openTestChain(dir, 1_000_000));
+const [t1, startMs] = await timed(() => openTestChain(dir, { snapshotEvery: 1_000_000 }));
 console.log(`fresh start + deploy: ${startMs.toFixed(0)} ms`);
-await t1.vault.fund(client, 10n ** 15n);
+await t1.vault.fund(client, 10n ** 15n, keyOf("bench"));
 console.log(`lock+settle, ${workers} orders in flight:`);
 const [, loadMs] = await timed(() => load(t1, total, "a"));
 console.log(`overall ${(total / (loadMs / 1000)).toFixed(0)} tx/s; anvil RSS ${rssMb(t1.chain.pid)} MB, node RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`);
@@ -74,14 +74,14 @@ await t1.vault.close();
 const [, stopMs] = await timed(() => t1.chain.stop());
 console.log(`clean stop (final snapshot): ${stopMs.toFixed(0)} ms`);
 
-const [t2, restartMs] = await timed(() => openTestChain(dir, 1_000_000));
+const [t2, restartMs] = await timed(() => openTestChain(dir, { snapshotEvery: 1_000_000 }));
 console.log(`restart from snapshot: ${restartMs.toFixed(0)} ms`);
 await load(t2, 2000, "b");
 process.kill(t2.chain.pid, "SIGKILL");
 await t2.vault.close().catch(() => undefined);
 await new Promise((r) => setTimeout(r, 200));
 
-const [t3, replayMs] = await timed(() => openTestChain(dir, 1_000_000));
+const [t3, replayMs] = await timed(() => openTestChain(dir, { snapshotEvery: 1_000_000 }));
 console.log(`restart after SIGKILL, replaying 2000 journaled tx: ${replayMs.toFixed(0)} ms`);
 const bal = await t3.vault.balanceOf(client);
 console.log(`balance after replay: available ${bal.available}, locked ${bal.locked}`);

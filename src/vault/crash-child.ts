@@ -2,12 +2,12 @@
 // some orders, prints what it did as one JSON line, then waits to be killed with SIGKILL.
 import { keccak256, toHex } from "viem";
 import { sotTokenId } from "../contracts/sot.ts";
-import { openTestChain } from "./testkit.ts";
+import { keyOf, openTestChain } from "./testkit.ts";
 
 const dir = process.argv[2]!;
 const client = process.argv[3] as `0x${string}`;
-const t = await openTestChain(dir, 1_000_000);
-await t.vault.fund(client, 100_000_000n);
+const t = await openTestChain(dir, { snapshotEvery: 1_000_000 });
+await t.vault.fund(client, 100_000_000n, keyOf("crash"));
 const refs = await Promise.all(
   Array.from({ length: 20 }, async (_, i) => {
     const o = keccak256(toHex(`crash-${i}`));

@@ -5,14 +5,14 @@ import { keccak256, toHex, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { sotTokenId } from "../contracts/sot.ts";
 import { readJournal } from "./devnode/journal.ts";
-import { openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { keyOf, openTestChain, tempDir, type TestChain } from "./testkit.ts";
 
 const tokenId = sotTokenId("restart", "YES");
 const client = "0x00000000000000000000000000000000000c11e7" as const;
 
 /** Fund, then lock+settle `n` orders; returns their settle tx hashes. */
 async function trade(t: TestChain, n: number, tag: string): Promise<Hex[]> {
-  await t.vault.fund(client, BigInt(n) * 1_000_000n);
+  await t.vault.fund(client, BigInt(n) * 1_000_000n, keyOf(`fund-${tag}`));
   const refs = await Promise.all(
     Array.from({ length: n }, async (_, i) => {
       const o = keccak256(toHex(`${tag}-${i}`));
@@ -74,7 +74,7 @@ describe("dev chain persistence", () => {
 
   it("replays the journal after anvil is killed with SIGKILL before any snapshot", async () => {
     const dir = tempDir();
-    const t1 = await openTestChain(dir, 1_000_000);
+    const t1 = await openTestChain(dir, { snapshotEvery: 1_000_000 });
     const hashes = await trade(t1, 40, "kill");
     expect(readJournal(join(dir, "node", "journal.jsonl")).batches.length).toBeGreaterThan(0);
     process.kill(t1.chain.pid, "SIGKILL");

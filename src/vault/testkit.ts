@@ -3,13 +3,13 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPublicClient, createWalletClient, defineChain, http, type Hex } from "viem";
+import { createPublicClient, createWalletClient, defineChain, http, keccak256, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { startDevChain, type DevChain } from "./devnode/devchain.ts";
-import { openEvmVault } from "./evm/evm-vault.ts";
+import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
 import { JsonRpc } from "./rpc.ts";
-import type { Address, Vault } from "./vault.ts";
+import type { Address, Hex32, Vault } from "./vault.ts";
 
 export interface TestChain {
   dir: string;
@@ -18,11 +18,20 @@ export interface TestChain {
   rpc: JsonRpc;
 }
 
+/** A 32-byte key (order id, faucet key) named by a label. */
+export function keyOf(label: string): Hex32 {
+  return keccak256(toHex(label));
+}
+
 export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "crossfill-chain-"));
 }
 
-export async function openTestChain(dir: string, snapshotEvery?: number): Promise<TestChain> {
+export async function openTestChain(
+  dir: string,
+  opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks"> = {},
+): Promise<TestChain> {
+  const { snapshotEvery, ...vaultOpts } = opts;
   const chain = await startDevChain({ dataDir: join(dir, "node"), ...(snapshotEvery ? { snapshotEvery } : {}) });
   const vault = await openEvmVault({
     rpcUrl: chain.rpcUrl,
@@ -30,6 +39,7 @@ export async function openTestChain(dir: string, snapshotEvery?: number): Promis
     dataDir: dir,
     faucet: true,
     devChain: chain,
+    ...vaultOpts,
   });
   return { dir, chain, vault, rpc: new JsonRpc(chain.rpcUrl) };
 }
@@ -57,6 +67,8 @@ export async function newClient(t: TestChain) {
   return {
     address: account.address as Address,
     reader,
+    /** Anyone may expire a lock past its deadline: here a client does. */
+    expire: (orderId: Hex32) => mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "expire", args: [orderId] })),
     withdraw: (amount: bigint) =>
       mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "withdraw", args: [amount] })),
     deposit: async (amount: bigint) => {

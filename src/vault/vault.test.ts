@@ -1,47 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BaseError, ContractFunctionRevertedError, keccak256, toHex } from "viem";
+import { describe, expect, it } from "vitest";
+import { keccak256, toHex } from "viem";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { sotAssetId, sotTokenId } from "../contracts/sot.ts";
-import { newClient, openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { keyOf, newClient } from "./testkit.ts";
+import { refusedOnChain, reverts, testChainPerFile } from "./vitest-kit.ts";
 import { VaultTxError } from "./vault.ts";
 
 const USDC = 1_000_000n;
 const oid = (s: string) => keccak256(toHex(`${s}-${Math.random()}`));
 
-let t: TestChain;
-beforeAll(async () => {
-  t = await openTestChain(tempDir());
-});
-afterAll(async () => {
-  await t.vault.close();
-  await t.chain.stop();
-});
-
-async function reverts(p: Promise<unknown>, reason: string): Promise<void> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(VaultTxError);
-  expect((e as VaultTxError).outcome).toBe("reverted");
-  expect((e as VaultTxError).reason).toBe(reason);
-}
-
-/** Calls the contract as someone other than the operator: the chain itself must refuse. */
-async function refusedOnChain(p: Promise<unknown>, errorName: string): Promise<void> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(BaseError);
-  const revert = (e as BaseError).walk((x) => x instanceof ContractFunctionRevertedError);
-  expect((revert as ContractFunctionRevertedError).data?.errorName).toBe(errorName);
-}
+const t = testChainPerFile();
 
 describe("EvmVault on the dev chain", () => {
   it("deposits and withdraws", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 100n * USDC);
+    await t.vault.fund(c.address, 100n * USDC, keyOf(c.address));
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 100n * USDC, locked: 0n });
     await c.withdraw(40n * USDC);
     expect(await c.usdcBalance()).toBe(40n * USDC);
@@ -52,7 +25,7 @@ describe("EvmVault on the dev chain", () => {
 
   it("locks, settles with the position minted in the same transaction, and releases", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 50n * USDC);
+    await t.vault.fund(c.address, 50n * USDC, keyOf(c.address));
     const { operator, contracts } = t.vault.info();
     const treasuryBefore = await c.reader.readContract({
       address: contracts.usdc,
@@ -61,15 +34,17 @@ describe("EvmVault on the dev chain", () => {
       args: [operator],
     });
     const a = oid("a");
-    await t.vault.lock(a, c.address, 30n * USDC);
+    const locked = await t.vault.lock(a, c.address, 30n * USDC);
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 20n * USDC, locked: 30n * USDC });
-    expect(await t.vault.lockState(a)).toEqual({ kind: "locked", amount: 30n * USDC });
+    const lockBlock = await c.reader.getBlock({ blockNumber: locked.blockNumber });
+    expect(t.vault.info().lockTtlSeconds).toBe(86_400);
+    expect(await t.vault.lockState(a)).toEqual({ kind: "locked", amount: 30n * USDC, deadline: Number(lockBlock.timestamp) + 86_400 });
 
     const tokenId = sotTokenId("fed-cut-2026-06", "YES");
     const ref = await t.vault.settle(a, 18_500_000n, { tokenId, shares: 25_000_000n });
     expect(ref.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 31_500_000n, locked: 0n });
-    expect(await t.vault.lockState(a)).toEqual({ kind: "settled" });
+    expect(await t.vault.lockState(a)).toEqual({ kind: "settled", txHash: ref.txHash, spent: 18_500_000n, shares: 25_000_000n, tokenId });
     expect(await t.vault.sotBalance(c.address, tokenId)).toBe(25_000_000n);
     const receipt = await c.reader.getTransactionReceipt({ hash: ref.txHash });
     expect(receipt.blockNumber).toBe(ref.blockNumber);
@@ -83,15 +58,15 @@ describe("EvmVault on the dev chain", () => {
 
     const b = oid("b");
     await t.vault.lock(b, c.address, 10n * USDC);
-    await t.vault.release(b);
-    expect(await t.vault.lockState(b)).toEqual({ kind: "released" });
+    const released = await t.vault.release(b);
+    expect(await t.vault.lockState(b)).toEqual({ kind: "released", txHash: released.txHash, expired: false });
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 31_500_000n, locked: 0n });
     expect(await t.vault.lockState(oid("never"))).toEqual({ kind: "none" });
   });
 
   it("enforces the lock rules in the contract", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 10n * USDC);
+    await t.vault.fund(c.address, 10n * USDC, keyOf(c.address));
     await reverts(t.vault.lock(oid("big"), c.address, 10n * USDC + 1n), "InsufficientAvailable");
 
     const s = oid("s");
@@ -113,7 +88,7 @@ describe("EvmVault on the dev chain", () => {
 
   it("lets only the operator lock, settle and release, and a client withdraw only what is not locked", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 5n * USDC);
+    await t.vault.fund(c.address, 5n * USDC, keyOf(c.address));
     const o = oid("op");
     await t.vault.lock(o, c.address, 5n * USDC);
     const vault = t.vault.info().contracts.vault;
@@ -139,7 +114,7 @@ describe("EvmVault on the dev chain", () => {
 
   it("commits 200 concurrent lock+settle pairs in a few blocks with exact balances", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 1000n * USDC);
+    await t.vault.fund(c.address, 1000n * USDC, keyOf(c.address));
     const tokenId = sotTokenId("concurrent", "YES");
     const start = await c.reader.getBlockNumber();
     const refs = await Promise.all(
@@ -158,7 +133,7 @@ describe("EvmVault on the dev chain", () => {
 
   it("tells which of two locks in one block lost the race for the same funds", async () => {
     const c = await newClient(t);
-    await t.vault.fund(c.address, 3n * USDC);
+    await t.vault.fund(c.address, 3n * USDC, keyOf(c.address));
     const results = await Promise.allSettled([t.vault.lock(oid("p"), c.address, 2n * USDC), t.vault.lock(oid("q"), c.address, 2n * USDC)]);
     expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(1);
     const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;

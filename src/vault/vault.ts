@@ -17,6 +17,8 @@ export interface ChainInfo {
   operator: Address;
   /** True on the embedded dev chain, where new accounts get test USDC. */
   faucet: boolean;
+  /** Seconds from a lock to the deadline after which anyone may expire it. */
+  lockTtlSeconds: number;
 }
 
 /**
@@ -36,12 +38,51 @@ export class VaultTxError extends Error {
   }
 }
 
-/** The state of one order's lock in the Vault contract. */
+/**
+ * The state of one order's lock in the Vault contract. An ended lock carries the transaction that ended
+ * it, read from the Vault's own event log (each lock has exactly one ending event), so a settle or release
+ * that landed before a crash is recorded with its real tx hash.
+ */
 export type LockState =
   | { kind: "none" }
-  | { kind: "locked"; amount: Micro }
-  | { kind: "settled" }
-  | { kind: "released" };
+  /** `deadline`: unix seconds after which anyone may expire the lock (docs/chain.md). */
+  | { kind: "locked"; amount: Micro; deadline: number }
+  | { kind: "settled"; txHash: Hex32; spent: Micro; shares: ShareMicro; tokenId: bigint }
+  /** `expired`: ended by `expire` after its deadline, not by the operator's release. */
+  | { kind: "released"; txHash: Hex32; expired: boolean };
+
+/** Where an event was logged. Logs exist only for transactions that succeeded: a reverted one leaves none. */
+export interface LoggedAt {
+  txHash: Hex32;
+  blockNumber: bigint;
+}
+
+/**
+ * Everything the contracts did, read from their own event logs between `fromBlock` (the Vault's deployment)
+ * and `toBlock`, oldest first, with the balances as they stood at `toBlock`. For the audit: every lock
+ * ends at most once and the ending names its order, settle spends come back out of deposits, the USDC
+ * supply is what the faucet dripped, one SOT mint per settle with shares. A stored tx hash that appears
+ * here as its order's `settled` ending is a successful transaction carrying that order's Settled event.
+ */
+export interface Ledger {
+  fromBlock: bigint;
+  toBlock: bigint;
+  locks: ({ orderId: Hex32; client: Address; amount: Micro } & LoggedAt)[];
+  endings: ((
+    | { kind: "settled"; spent: Micro; released: Micro; tokenId: bigint; shares: ShareMicro }
+    | { kind: "released"; amount: Micro; expired: boolean }
+  ) & { orderId: Hex32; client: Address } & LoggedAt)[];
+  /** `from` paid the tokens in: the client itself, the faucet (the USDC contract) or anyone else. */
+  deposits: ({ client: Address; from: Address; amount: Micro } & LoggedAt)[];
+  withdrawals: ({ client: Address; amount: Micro } & LoggedAt)[];
+  /** The dev faucet's mints (each also deposited, so also in `deposits`). Empty on a chain without the faucet. */
+  drips: ({ key: Hex32; client: Address; amount: Micro } & LoggedAt)[];
+  /** SOT minted (ERC-1155 TransferSingle from the zero address). */
+  sotMints: ({ to: Address; tokenId: bigint; amount: ShareMicro } & LoggedAt)[];
+  usdcTotalSupply: Micro;
+  /** Every client of a lock, deposit or withdrawal above. */
+  balances: { client: Address; available: Micro; locked: Micro }[];
+}
 
 /** The chain behind a port: the Vault, the USDC token and the position token (SOT). */
 export interface Vault {
@@ -54,8 +95,19 @@ export interface Vault {
   /** Releases the whole lock back to the account. */
   release(orderId: Hex32): Promise<TxRef>;
   lockState(orderId: Hex32): Promise<LockState>;
+  /**
+   * How many operator transactions may still land. 0 means none can: a lock whose outcome was unknown and
+   * whose `lockState` read *after* this returned 0 is `none` will never lock. A batch the node never
+   * received keeps this above 0 until the operator's next transactions take its nonces.
+   */
+  pendingTransactions(): Promise<number>;
   sotBalance(account: Address, tokenId: bigint): Promise<bigint>;
-  /** Dev chain only: mints test USDC and deposits it into the account's vault balance. */
-  fund(account: Address, amount: Micro): Promise<TxRef>;
+  /**
+   * Dev chain only: mints test USDC into the account's vault balance, in one transaction, once per `key`.
+   * A repeated key (a retry, a crash after the first landed) mints nothing and resolves with the first funding.
+   */
+  fund(account: Address, amount: Micro, key: Hex32): Promise<TxRef>;
+  /** The contracts' whole history from their event logs, for the audit. */
+  ledger(): Promise<Ledger>;
   close(): Promise<void>;
 }

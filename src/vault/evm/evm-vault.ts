@@ -1,12 +1,14 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { createPublicClient, encodeFunctionData, http, type Abi, type Hex, type PublicClient } from "viem";
+import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, type Abi, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
 import { JsonRpc } from "../rpc.ts";
-import type { Address, ChainInfo, Hex32, LockState, TxRef, Vault } from "../vault.ts";
+import { VaultTxError, type Address, type ChainInfo, type Hex32, type Ledger, type LockState, type TxRef, type Vault } from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
+import { loggedAt, readLedger } from "./ledger.ts";
+import { LogReader } from "./logs.ts";
 import { TxSender, rpcSubmit, type Submit } from "./sender.ts";
 
 export interface EvmVaultOptions {
@@ -24,10 +26,20 @@ export interface EvmVaultOptions {
   contracts?: ContractOverrides;
   /** How often to look for receipts on a chain that mines by itself (ms, default 250: viem's 4 s is far too slow here). */
   receiptPollMs?: number;
+  /**
+   * Seconds from a lock to the deadline after which anyone may expire it (default one day). Built into a
+   * Vault when it is deployed: an existing deployment keeps its own, which `info().lockTtlSeconds` tells.
+   */
+  lockTtlSeconds?: number;
+  /** Blocks per eth_getLogs range (default 10 000): providers refuse larger ranges. */
+  logRangeBlocks?: number;
 }
 
 /** Gas limits, about twice what each call was measured to use (docs/chain.md), room for an ERC-1155 receiver hook on settle. */
-const GAS = { lock: 150_000n, settle: 300_000n, release: 100_000n, depositFor: 150_000n, mint: 100_000n } as const;
+const GAS = { lock: 150_000n, settle: 300_000n, release: 100_000n, drip: 250_000n } as const;
+const DAY = 86_400;
+/** topic0 of the events that end a lock. */
+const ENDINGS = (["Settled", "Released", "Expired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 const LOCK_STATES = ["none", "locked", "settled", "released"] as const;
 const ERROR_ABI = [...vaultAbi, ...testUSDCAbi, ...positionTokenAbi] as Abi;
 
@@ -43,14 +55,15 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     errorAbi: ERROR_ABI,
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
   });
-  const contracts = await ensureContracts(
-    { rpc, sender, chainId, operator: account.address, dataDir: opts.dataDir, faucet: opts.faucet },
+  const { contracts, fromBlock, lockTtlSeconds } = await ensureContracts(
+    { rpc, sender, chainId, operator: account.address, dataDir: opts.dataDir, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },
     opts.contracts ?? {},
   );
   // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.
   const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 } }) });
-  const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet };
-  return new EvmVault(info, client, sender);
+  const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds };
+  const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
+  return new EvmVault(info, client, sender, logs);
 }
 
 class EvmVault implements Vault {
@@ -61,6 +74,7 @@ class EvmVault implements Vault {
     private readonly chain: ChainInfo,
     private readonly client: PublicClient,
     private readonly sender: TxSender,
+    private readonly logs: LogReader,
   ) {
     this.c = chain.contracts;
   }
@@ -91,7 +105,7 @@ class EvmVault implements Vault {
   }
 
   async lockState(orderId: Hex32): Promise<LockState> {
-    const [, amount, state] = await this.client.readContract({
+    const [, amount, deadline, state] = await this.client.readContract({
       address: this.c.vault,
       abi: vaultAbi,
       functionName: "lockOf",
@@ -99,7 +113,20 @@ class EvmVault implements Vault {
     });
     const kind = LOCK_STATES[state];
     if (kind === undefined) throw new Error(`Vault.lockOf returned unknown state ${state}`);
-    return kind === "locked" ? { kind, amount } : { kind };
+    if (kind === "none") return { kind };
+    if (kind === "locked") return { kind, amount, deadline: Number(deadline) };
+    // Ended: the one Settled, Released or Expired event of this order says by which transaction.
+    const log = await this.logs.newest({ address: this.c.vault, topics: [ENDINGS, orderId] });
+    if (!log) throw new Error(`Vault says order ${orderId} is ${kind} but logged no ending for it`);
+    const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
+    if (e.eventName === "Settled") {
+      return { kind: "settled", txHash: log.transactionHash, spent: e.args.spent, shares: e.args.shares, tokenId: e.args.tokenId };
+    }
+    return { kind: "released", txHash: log.transactionHash, expired: e.eventName === "Expired" };
+  }
+
+  pendingTransactions(): Promise<number> {
+    return this.sender.pendingCount();
   }
 
   sotBalance(account: Address, tokenId: bigint): Promise<bigint> {
@@ -111,14 +138,21 @@ class EvmVault implements Vault {
     });
   }
 
-  async fund(account: Address, amount: Micro): Promise<TxRef> {
+  async fund(account: Address, amount: Micro, key: Hex32): Promise<TxRef> {
     if (!this.chain.faucet) throw new Error("fund is only available on the dev chain (faucet)");
-    await this.tx("TestUSDC.mint", this.c.usdc, GAS.mint, encodeFunctionData({
-      abi: testUSDCAbi,
-      functionName: "mint",
-      args: [this.chain.operator, amount],
-    }));
-    return this.vaultTx("depositFor", GAS.depositFor, encodeFunctionData({ abi: vaultAbi, functionName: "depositFor", args: [account, amount] }));
+    const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "drip", args: [key, this.c.vault, account, amount] });
+    try {
+      return await this.tx("TestUSDC.drip", this.c.usdc, GAS.drip, data);
+    } catch (e) {
+      if (!(e instanceof VaultTxError && e.reason === "AlreadyDripped")) throw e;
+      const log = await this.logs.newest({ address: this.c.usdc, topics: encodeEventTopics({ abi: testUSDCAbi, eventName: "Dripped", args: { key } }) });
+      if (!log) throw new Error(`the faucet says key ${key} was dripped but logged no Dripped for it`);
+      return loggedAt(log);
+    }
+  }
+
+  ledger(): Promise<Ledger> {
+    return readLedger(this.chain, this.client, this.logs);
   }
 
   async close(): Promise<void> {

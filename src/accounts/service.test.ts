@@ -1,0 +1,65 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../domain/types.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+import { openEvmVault } from "../vault/evm/evm-vault.ts";
+import { openTestChain, tempDir, type TestChain } from "../vault/testkit.ts";
+import type { Address } from "../vault/vault.ts";
+import { AccountDirectory, findOrCreateAccount } from "./service.ts";
+
+const FAUCET = 10_000_000_000n;
+let t: TestChain;
+let store: Store;
+beforeAll(async () => {
+  t = await openTestChain(tempDir());
+  store = await openSqliteStore(join(t.dir, "crossfill.db"));
+  await store.migrate();
+});
+afterAll(async () => {
+  await t.vault.close();
+  await t.chain.stop();
+});
+
+const directory = (s: Store = store) => new AccountDirectory(s, t.vault, FAUCET, systemClock);
+
+async function newAccount(email: string) {
+  return (await findOrCreateAccount(store, email, (k) => k)).account;
+}
+
+describe("the dev faucet's funding of an account", () => {
+  it("happens once when two servers meet a new account at the same moment", async () => {
+    const before = (await t.vault.ledger()).usdcTotalSupply;
+    const account = await newAccount("twice@example.com");
+    const [a, b] = await Promise.all([directory().get(account.id), directory().get(account.id)]);
+    expect(a.fundedAt ?? b.fundedAt).not.toBeNull();
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
+    expect((await t.vault.ledger()).usdcTotalSupply - before).toBe(FAUCET);
+  });
+
+  it("is not repeated after a crash between the funding and the account being marked funded", async () => {
+    const account = await newAccount("crash@example.com");
+    const crashing: Store = Object.assign(Object.create(store) as Store, {
+      markAccountFunded: () => Promise.reject(new Error("killed before the store was written")),
+    });
+    await expect(directory(crashing).get(account.id)).rejects.toThrow(/killed/);
+    expect((await store.accountById(account.id))?.fundedAt).toBeNull();
+
+    const again = await directory().get(account.id);
+    expect(again.fundedAt).not.toBeNull();
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
+  });
+
+  it("is made again in a new Vault after the dev chain's contracts were redeployed", async () => {
+    const account = await directory().get((await newAccount("redeployed@example.com")).id);
+    expect(account.fundedAt).not.toBeNull();
+    // Another deployment on the same chain, as an upgrade of the contracts makes (runs last: t.vault's nonce goes stale).
+    const redeployed = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, dataDir: tempDir(), faucet: true, devChain: t.chain });
+    try {
+      await new AccountDirectory(store, redeployed, FAUCET, systemClock).get(account.id);
+      expect(await redeployed.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
+    } finally {
+      await redeployed.close();
+    }
+  });
+});

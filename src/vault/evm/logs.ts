@@ -1,0 +1,57 @@
+// The contracts' own event logs, read in block ranges small enough for a node's eth_getLogs limits
+// (public RPC providers refuse ranges of more than some thousands of blocks).
+import { toHex, type Hex } from "viem";
+import type { JsonRpc } from "../rpc.ts";
+import type { Address } from "../vault.ts";
+
+export interface LogFilter {
+  address: Address;
+  /** Per position: one topic, any of several, or null for any. */
+  topics: (Hex | Hex[] | null)[];
+}
+
+export interface RawLog {
+  topics: [Hex, ...Hex[]];
+  data: Hex;
+  blockNumber: Hex;
+  transactionHash: Hex;
+}
+
+export class LogReader {
+  constructor(
+    private readonly rpc: JsonRpc,
+    /** No log of ours is older: the Vault's deployment block. */
+    readonly fromBlock: bigint,
+    private readonly rangeBlocks: bigint,
+  ) {}
+
+  /** Every log of each filter up to `toBlock`, oldest first; one JSON-RPC batch per block range. */
+  async all(filters: readonly LogFilter[], toBlock: bigint): Promise<RawLog[][]> {
+    const out = filters.map((): RawLog[] => []);
+    for (let from = this.fromBlock; from <= toBlock; from += this.rangeBlocks) {
+      const to = from + this.rangeBlocks - 1n < toBlock ? from + this.rangeBlocks - 1n : toBlock;
+      const got = await this.rpc.batch(filters.map((f) => this.query(f, from, to)));
+      got.forEach((g, i) => {
+        if (!g.ok) throw g.error;
+        out[i]!.push(...(g.result as RawLog[]));
+      });
+    }
+    return out;
+  }
+
+  /** The newest log of the filter, searching back from the latest block: what is looked up is usually recent. */
+  async newest(filter: LogFilter): Promise<RawLog | undefined> {
+    const latest = BigInt(await this.rpc.call<Hex>("eth_blockNumber"));
+    for (let to = latest; to >= this.fromBlock; to -= this.rangeBlocks) {
+      const from = to - this.rangeBlocks + 1n > this.fromBlock ? to - this.rangeBlocks + 1n : this.fromBlock;
+      const { method, params } = this.query(filter, from, to);
+      const logs = await this.rpc.call<RawLog[]>(method, params);
+      if (logs.length > 0) return logs[logs.length - 1];
+    }
+    return undefined;
+  }
+
+  private query(f: LogFilter, from: bigint, to: bigint): { method: string; params: unknown[] } {
+    return { method: "eth_getLogs", params: [{ address: f.address, topics: f.topics, fromBlock: toHex(from), toBlock: toHex(to) }] };
+  }
+}

@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { testUSDCAbi } from "../contracts/artifacts.ts";
+import { sotTokenId } from "../contracts/sot.ts";
+import { openEvmVault } from "./evm/evm-vault.ts";
+import { keyOf, newClient } from "./testkit.ts";
+import { testChainPerFile } from "./vitest-kit.ts";
+
+const USDC = 1_000_000n;
+const TTL = 60;
+
+// Two blocks per eth_getLogs range: the ledger is read across many ranges, as on a node with a low limit.
+const t = testChainPerFile({ lockTtlSeconds: TTL, logRangeBlocks: 2 });
+
+async function usdcSupply(): Promise<bigint> {
+  const c = await newClient(t);
+  return c.reader.readContract({ address: t.vault.info().contracts.usdc, abi: testUSDCAbi, functionName: "totalSupply" });
+}
+
+describe("the dev faucet", () => {
+  it("funds an account once per key, whether asked again later or twice at once", async () => {
+    const before = await usdcSupply();
+    const a = await newClient(t);
+    const first = await t.vault.fund(a.address, 100n * USDC, keyOf(`faucet-${a.address}`));
+    // A retry after a crash that came after the funding landed: nothing more is minted, the first funding is named.
+    expect(await t.vault.fund(a.address, 100n * USDC, keyOf(`faucet-${a.address}`))).toEqual(first);
+    expect(await t.vault.balanceOf(a.address)).toEqual({ available: 100n * USDC, locked: 0n });
+
+    const b = await newClient(t);
+    const twice = await Promise.all([1, 2].map(() => t.vault.fund(b.address, 50n * USDC, keyOf(`faucet-${b.address}`))));
+    expect(twice[0]).toEqual(twice[1]);
+    expect(await t.vault.balanceOf(b.address)).toEqual({ available: 50n * USDC, locked: 0n });
+    expect((await usdcSupply()) - before).toBe(150n * USDC);
+  });
+});
+
+describe("the ledger", () => {
+  it("tells every lock, ending, deposit, withdrawal, drip and SOT mint, with balances that add up", async () => {
+    const a = await newClient(t);
+    const b = await newClient(t);
+    const dripA = await t.vault.fund(a.address, 100n * USDC, keyOf(`ledger-${a.address}`));
+    const dripB = await t.vault.fund(b.address, 50n * USDC, keyOf(`ledger-${b.address}`));
+    const tokenId = sotTokenId("ledger", "YES");
+    const [o1, o2, o3, o4, o5] = [1, 2, 3, 4, 5].map((i) => keyOf(`ledger-order-${i}-${a.address}`)) as [`0x${string}`, `0x${string}`, `0x${string}`, `0x${string}`, `0x${string}`];
+
+    const lock1 = await t.vault.lock(o1, a.address, 30n * USDC);
+    const settle1 = await t.vault.settle(o1, 10n * USDC, { tokenId, shares: 20n * USDC });
+    await t.vault.lock(o2, a.address, 5n * USDC);
+    const settle2 = await t.vault.settle(o2, 0n, { tokenId, shares: 0n });
+    await t.vault.lock(o3, a.address, 7n * USDC);
+    const release3 = await t.vault.release(o3);
+    await t.vault.lock(o4, b.address, 8n * USDC);
+    await t.rpc.call("evm_increaseTime", [TTL + 1]);
+    await t.rpc.call("evm_mine");
+    await b.expire(o4);
+    const expired4 = await t.vault.lockState(o4);
+    await a.withdraw(20n * USDC);
+    await b.withdraw(10n * USDC);
+    await b.deposit(5n * USDC);
+    await t.vault.lock(o5, b.address, 2n * USDC);
+
+    const ledger = await t.vault.ledger();
+    const mine = <T extends { orderId: string }>(xs: T[]) => xs.filter((x) => [o1, o2, o3, o4, o5].includes(x.orderId as `0x${string}`));
+    const ofClients = <T extends { client: string }>(xs: T[]) => xs.filter((x) => x.client === a.address || x.client === b.address);
+
+    expect(mine(ledger.locks).map((l) => [l.orderId, l.client, l.amount])).toEqual([
+      [o1, a.address, 30n * USDC],
+      [o2, a.address, 5n * USDC],
+      [o3, a.address, 7n * USDC],
+      [o4, b.address, 8n * USDC],
+      [o5, b.address, 2n * USDC],
+    ]);
+    expect(mine(ledger.locks)[0]!.txHash).toBe(lock1.txHash);
+    expect(mine(ledger.endings).map(({ blockNumber: _, ...e }) => e)).toEqual([
+      { kind: "settled", orderId: o1, client: a.address, spent: 10n * USDC, released: 20n * USDC, tokenId, shares: 20n * USDC, txHash: settle1.txHash },
+      { kind: "settled", orderId: o2, client: a.address, spent: 0n, released: 5n * USDC, tokenId, shares: 0n, txHash: settle2.txHash },
+      { kind: "released", orderId: o3, client: a.address, amount: 7n * USDC, expired: false, txHash: release3.txHash },
+      { kind: "released", orderId: o4, client: b.address, amount: 8n * USDC, expired: true, txHash: (expired4 as { txHash: string }).txHash },
+    ]);
+    // One SOT mint, by the settle that had shares, in that settle's transaction.
+    expect(ledger.sotMints.filter((m) => m.to === a.address || m.to === b.address)).toEqual([
+      { to: a.address, tokenId, amount: 20n * USDC, txHash: settle1.txHash, blockNumber: settle1.blockNumber },
+    ]);
+    expect(ofClients(ledger.drips).map((d) => [d.client, d.amount, d.txHash])).toEqual([
+      [a.address, 100n * USDC, dripA.txHash],
+      [b.address, 50n * USDC, dripB.txHash],
+    ]);
+    const usdc = t.vault.info().contracts.usdc;
+    expect(ofClients(ledger.deposits).map((d) => [d.client, d.from, d.amount])).toEqual([
+      [a.address, usdc, 100n * USDC],
+      [b.address, usdc, 50n * USDC],
+      [b.address, b.address, 5n * USDC],
+    ]);
+    expect(ofClients(ledger.withdrawals).map((w) => [w.client, w.amount])).toEqual([
+      [a.address, 20n * USDC],
+      [b.address, 10n * USDC],
+    ]);
+    // Balances at the ledger's block: deposits - settle spends - withdrawals, with what is still locked.
+    expect(ofClients(ledger.balances)).toEqual([
+      { client: a.address, available: 70n * USDC, locked: 0n },
+      { client: b.address, available: 43n * USDC, locked: 2n * USDC },
+    ]);
+    // Every token in existence came from a drip.
+    expect(ledger.usdcTotalSupply).toBe(ledger.drips.reduce((s, d) => s + d.amount, 0n));
+
+    // The same history read in ranges of 10 000 blocks.
+    const wide = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, dataDir: t.dir, faucet: true });
+    try {
+      expect(await wide.ledger()).toEqual(ledger);
+    } finally {
+      await wide.close();
+    }
+  });
+});

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { openEvmVault } from "./evm/evm-vault.ts";
+import { startFaultyNode, type FaultyNode } from "./faulty-rpc.ts";
+import { keyOf, tempDir } from "./testkit.ts";
+import { VaultTxError, type Vault } from "./vault.ts";
+
+const client = "0x00000000000000000000000000000000000c11e7" as const;
+let node: FaultyNode;
+let vault: Vault;
+beforeAll(async () => {
+  node = await startFaultyNode();
+  const operatorKey = generatePrivateKey();
+  await node.rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), "0x3635c9adc5dea00000"]);
+  // A chain reached over the network: transactions go out with eth_sendRawTransaction, as on any other chain.
+  vault = await openEvmVault({ rpcUrl: node.url, operatorKey, dataDir: tempDir(), faucet: true, receiptPollMs: 20 });
+  await vault.fund(client, 100_000_000n, keyOf("unknown-outcome"));
+});
+afterAll(async () => {
+  await vault.close();
+  await node.stop();
+});
+
+async function unknownLock(orderId: `0x${string}`): Promise<void> {
+  const e = await vault.lock(orderId, client, 1_000_000n).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(VaultTxError);
+  expect((e as VaultTxError).outcome).toBe("unknown");
+}
+
+describe("a lock whose outcome is unknown", () => {
+  it("is told by the chain once nothing of the operator's is pending: it locked after all", async () => {
+    const o = keyOf("unanswered");
+    node.onSend = () => ({ kind: "unanswered" });
+    await unknownLock(o);
+    // Not on chain yet, but it may still land: `none` means nothing while a transaction is pending.
+    expect(await vault.lockState(o)).toEqual({ kind: "none" });
+    expect(await vault.pendingTransactions()).toBe(1);
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    expect(await vault.lockState(o)).toMatchObject({ kind: "locked", amount: 1_000_000n });
+    node.onSend = () => ({ kind: "pass" });
+  });
+
+  it("is told by the chain once its nonce is taken: it never locked and never will", async () => {
+    const lost = keyOf("lost");
+    node.onSend = () => ({ kind: "lost" });
+    await unknownLock(lost);
+    expect(await vault.pendingTransactions()).toBe(1);
+    node.onSend = () => ({ kind: "pass" });
+    // The next operator transaction takes the nonce the lost lock held.
+    await vault.lock(keyOf("next order"), client, 1_000_000n);
+    expect(await vault.pendingTransactions()).toBe(0);
+    expect(await vault.lockState(lost)).toEqual({ kind: "none" });
+    expect(await vault.balanceOf(client)).toEqual({ available: 98_000_000n, locked: 2_000_000n });
+  });
+});
