@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // The fault suite runs after this one, with its own config (vitest.faults.config.ts).
+    exclude: ["test/faults/**", "node_modules/**"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
+import { toHex } from "viem";
 import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "./config.ts";
 import { AppError } from "./domain/errors.ts";
@@ -25,7 +26,8 @@ import { openSqliteStore } from "./store/sqlite/sqlite-store.ts";
 import type { Store } from "./store/store.ts";
 import { startVenues } from "./venues/start.ts";
 import type { Venue } from "./venues/venue.ts";
-import { startDevChain } from "./vault/devnode/index.ts";
+import { DEV_CHAIN_ID, startDevChain } from "./vault/devnode/index.ts";
+import { JsonRpc } from "./vault/rpc.ts";
 import { announceDevChain } from "./vault/devnode/running.ts";
 import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
 import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
@@ -62,7 +64,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
     dataDir: config.dataDir,
-    faucet: devChain !== undefined,
+    // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
+    faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
     devChain,
     contracts: contractsFromEnv(process.env),
   });

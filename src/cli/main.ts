@@ -8,6 +8,7 @@ import { createApiKey, parseScopes } from "../auth/keys.ts";
 import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
 import { startCrossfill } from "../main.ts";
+import { registerAuditCommand } from "./audit.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
@@ -131,6 +132,7 @@ accounts
   });
 
 registerEventCommands(program, fail);
+registerAuditCommand(program);
 registerSimCommand(program, fail);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail(e instanceof AppError ? e.message : e instanceof Error ? e.message : String(e)));

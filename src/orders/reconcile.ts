@@ -43,6 +43,7 @@ export class Reconciler {
 
   private async run(minAgeMs: number): Promise<number> {
     const open = await this.d.store.ordersInStatus(["pending", "locked", "routing"]);
+    this.d.log.debug({ open: open.length }, "reconciliation pass");
     let finished = 0;
     for (const order of open) {
       if (this.svc.inFlight.has(order.id)) continue;
@@ -107,7 +108,10 @@ export class Reconciler {
         return false;
       }
       const outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
-      if (!outcome.final) return false;
+      if (!outcome.final) {
+        log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
+        return false;
+      }
       fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, clock)));
     }
     this.d.checkpoint?.("reconcile.outcomes");

@@ -96,7 +96,7 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
     clock: { now: () => Date.now() },
     newOrderId: () => `ord_${sent.length}_${Math.random().toString(36).slice(2)}`,
     limits: { maxOrder: 1_000_000_000n },
-    log: { info() {}, warn() {}, error() {} },
+    log: { debug() {}, info() {}, warn() {}, error() {} },
     reconcileDelayMs: 0,
     ...over,
   });
@@ -157,6 +157,22 @@ describe("routing rounds", () => {
 });
 
 describe("money after the lock", () => {
+  it("never charges more than the lock, even when the books moved and every share filled at its leg's limit", async () => {
+    // Planned: 100 shares at 0.50 and 50 at 0.51; had all of them filled at 0.51 the lock would not have covered it.
+    asks = [
+      { price: 500_000n, shares: 100_000_000n },
+      { price: 510_000n, shares: 100_000_000n },
+    ];
+    script = [(o) => fill(o, o.shares)];
+    const order = await service().submit(who, { ...body, amount_usdc: "75.5", max_slippage: 0.05 }, undefined);
+    expect(sent[0]!.limitPrice).toBe(510_000n);
+    expect(order.status).toBe("filled");
+    const cost = (sent[0]!.limitPrice * sent[0]!.shares) / 1_000_000n;
+    expect(order.spent).toBe(cost);
+    expect(order.spent).toBeLessThanOrEqual(order.locked);
+    expect([...ledger.locks.values()][0]).toMatchObject({ state: "settled", spent: cost });
+  });
+
   it("charges a trade the venue reported twice once", async () => {
     script = [
       (o) => {

@@ -36,6 +36,7 @@ export interface OrderDeps {
 }
 
 export interface Log {
+  debug(o: object, msg: string): void;
   info(o: object, msg: string): void;
   warn(o: object, msg: string): void;
   error(o: object, msg: string): void;

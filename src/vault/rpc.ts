@@ -21,8 +21,14 @@ interface Reply {
   error?: { code: number; message: string; data?: unknown };
 }
 
+/** A node that takes longer than this is taken for gone: the caller then treats the call's outcome as unknown. */
+const DEFAULT_TIMEOUT_MS = 15_000;
+
 export class JsonRpc {
-  constructor(readonly url: string) {}
+  constructor(
+    readonly url: string,
+    private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
+  ) {}
 
   async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
     const [r] = await this.batch([{ method, params }]);
@@ -38,6 +44,7 @@ export class JsonRpc {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
     });
     if (!res.ok) throw new Error(`JSON-RPC ${this.url}: HTTP ${res.status}`);
     const replies = (await res.json()) as Reply[];

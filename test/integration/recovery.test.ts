@@ -152,4 +152,63 @@ describe("start-up reconciliation", () => {
     await reconcile();
     expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "filled", settleTx: settleTx.txHash, spent, filledShares: 2_000_000n, sotTokenId: "11" });
   });
+
+  /** Flips a fault switch of a venue's simulator over its admin route. */
+  async function simFaults(venueId: string, switches: Record<string, unknown>): Promise<void> {
+    const venue = s.crossfill.venues.find((v) => v.id === venueId)!;
+    const res = await fetch(new URL("/_sim/faults", venue.describe().baseUrl!), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(switches) });
+    expect(res.status).toBe(200);
+  }
+
+  it("an order whose venue filled only part of its plan is settled as partially filled, never as filled", async () => {
+    const { order, address } = await interrupted("routing");
+    await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
+    const venue = s.crossfill.venues.find((v) => v.id === "kalshi-sim")!;
+    const best = venue.book(marketIds.get("kalshi-sim")!, "YES")!.asks[0]!;
+    const leg = legOf(order, venue.id, best.price, 4_000_000n, 30_000);
+    await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
+    await simFaults("kalshi-sim", { partialFills: true });
+    try {
+      expect((await venue.place(childOrder(order, leg))).kind).toBe("partial");
+    } finally {
+      await simFaults("kalshi-sim", { partialFills: false });
+    }
+    await reconcile();
+    expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: 2_000_000n, settleTx: expect.stringMatching(/^0x/) });
+  });
+
+  it("a child order the venue left open is cancelled there, then the order is settled on what it filled", async () => {
+    const { order, address } = await interrupted("routing");
+    await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
+    const venue = s.crossfill.venues.find((v) => v.id === "polymarket-sim")!;
+    const best = venue.book(marketIds.get("polymarket-sim")!, "YES")!.asks[0]!;
+    const leg = legOf(order, venue.id, best.price, 10_000_000n, 30_000);
+    await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
+    await simFaults("polymarket-sim", { resting: true });
+    try {
+      expect((await venue.place(childOrder(order, leg))).kind).toBe("open");
+    } finally {
+      await simFaults("polymarket-sim", { resting: false });
+    }
+    expect((await venue.status(leg.clientOrderId, childOrder(order, leg))).kind).toBe("open");
+    await reconcile();
+    expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: 5_000_000n });
+    expect((await venue.status(leg.clientOrderId, childOrder(order, leg))).kind).toBe("done");
+  });
+
+  it("an order on a venue no longer configured waits for it, and every other order is still reconciled", async () => {
+    const waiting = await interrupted("routing");
+    await s.crossfill.vault.lock(chainOrderId(waiting.order.id), waiting.address, waiting.order.amount);
+    await s.crossfill.store.updateOrder(waiting.order.id, ["routing"], { legs: [{ ...legOf(waiting.order, "kalshi-sim", 10_000n, 1_000_000n), venue: "gone-venue" }] });
+    const other = await interrupted("pending");
+    await reconcile();
+    expect(await s.crossfill.store.order(waiting.order.id)).toMatchObject({ status: "routing" });
+    expect(await s.crossfill.store.order(other.order.id)).toMatchObject({ status: "rejected" });
+  });
+
+  it("runs one pass at a time: a pass asked for while one runs joins it", async () => {
+    const first = s.crossfill.reconciler.pass(0);
+    expect(s.crossfill.reconciler.pass(0)).toBe(first);
+    await first;
+  });
 });

@@ -45,15 +45,16 @@ function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: 
 }
 
 /**
- * The order's `expiration` (unix seconds) for a child order's `expiresAt` (ms), rounded up to the
- * whole second the field counts. It is signed, so it is part of the order hash: the same child order
+ * The order's `expiration` (unix seconds) for a child order's `expiresAt` (ms), rounded down to the
+ * whole second the field counts: the venue then refuses the order no later than the child expires,
+ * which is what lets recovery call a child it does not find never placed once its expiry has passed. It is signed, so it is part of the order hash: the same child order
  * always carries the same expiration. It is the child's expiry as it is, without the one-minute
  * "security threshold" the docs describe for GTD orders: a venue that applied the threshold to our
  * FAK orders too would refuse them up to a minute early, never late, whereas adding the minute would
  * let a venue that does not apply it take an order a minute after its child expired.
  */
 export function expirationFor(expiresAt: number): bigint {
-  return BigInt(Math.ceil(expiresAt / 1000));
+  return BigInt(Math.floor(expiresAt / 1000));
 }
 
 export interface BuyOrderParams {

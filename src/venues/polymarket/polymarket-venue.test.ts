@@ -63,9 +63,9 @@ describe("PolymarketVenue", () => {
     expect(await venue.status(order.clientOrderId)).toMatchObject({ kind: "done", fills: again.kind === "filled" ? again.fills : [] });
   });
 
-  it("signs the child's expiry in whole seconds, rounded up so that the order never expires before the child", () => {
+  it("signs the child's expiry in whole seconds, rounded down so that the venue never takes the order after the child expired", () => {
     expect(expirationFor(1_764_000_000_000)).toBe(1_764_000_000n);
-    expect(expirationFor(1_764_000_000_001)).toBe(1_764_000_001n);
+    expect(expirationFor(1_764_000_000_999)).toBe(1_764_000_000n);
   });
 
   it("is refused, definitely, when the venue processes it after its expiry, however long it took to arrive, and never trades", async () => {

@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { keccak256, toHex } from "viem";
+import type { AccountRecord, FillRecord, OrderRecord } from "../store/store.ts";
+import type { Hex32, Ledger } from "../vault/vault.ts";
+import type { VenueFill } from "../venues/venue.ts";
+import { checkInvariants, type AuditInput } from "./invariants.ts";
+
+// A small history that keeps every invariant, then each invariant broken on its own: the audit must
+// find exactly the breach it is about, and nothing else.
+const ALICE = "0x00000000000000000000000000000000000000a1" as const;
+const TX = (n: number) => `0x${n.toString(16).padStart(64, "0")}` as Hex32;
+const chainId = (id: string) => keccak256(toHex(id));
+const at = (n: number) => ({ txHash: TX(n), blockNumber: BigInt(n) });
+
+function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
+  return {
+    id,
+    accountId: "acc",
+    clientOrderId: null,
+    requestHash: "h",
+    eventId: "e",
+    outcome: "YES",
+    side: "buy",
+    amount: 10_000_000n,
+    maxSlippage: 10_000n,
+    strategy: "optimize_price",
+    timeInForce: "IOC",
+    status: "filled",
+    locked: 10_000_000n,
+    spent: 5_000_000n,
+    fees: 0n,
+    filledShares: 10_000_000n,
+    routedTo: "v",
+    legs: [],
+    sotTokenId: "7",
+    lockTx: TX(1),
+    settleTx: TX(2),
+    releaseTx: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: "2026-11-23T00:00:00.000Z",
+    updatedAt: "2026-11-23T00:00:00.000Z",
+    ...over,
+  };
+}
+
+const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
+const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", price: 500_000n, shares: 10_000_000n, fee: 0n };
+
+function healthy(): AuditInput {
+  const ledger: Ledger = {
+    fromBlock: 0n,
+    toBlock: 9n,
+    locks: [{ orderId: chainId("o1"), client: ALICE, amount: 10_000_000n, ...at(1) }],
+    endings: [{ kind: "settled", orderId: chainId("o1"), client: ALICE, spent: 5_000_000n, released: 5_000_000n, tokenId: 7n, shares: 10_000_000n, ...at(2) }],
+    deposits: [{ client: ALICE, from: "0x00000000000000000000000000000000000000f0", amount: 100_000_000n, ...at(0) }],
+    withdrawals: [],
+    drips: [{ key: TX(99), client: ALICE, amount: 100_000_000n, ...at(0) }],
+    sotMints: [{ to: ALICE, tokenId: 7n, amount: 10_000_000n, ...at(2) }],
+    usdcTotalSupply: 100_000_000n,
+    balances: [{ client: ALICE, available: 95_000_000n, locked: 0n }],
+  };
+  const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
+  return { orders: [order("o1")], fills: [fill], accounts: [account], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
+}
+
+function broken(input: AuditInput): Record<string, number> {
+  return Object.fromEntries(checkInvariants(input).filter((r) => r.violations !== 0).map((r) => [r.name, r.violations ?? -1]));
+}
+
+describe("the audit's invariants", () => {
+  it("all hold on a consistent history", () => {
+    expect(broken(healthy())).toEqual({});
+  });
+
+  it("finds an order left open", () => {
+    const i = healthy();
+    expect(broken({ ...i, orders: [...i.orders, order("o2", { status: "routing", settleTx: null, spent: 0n, filledShares: 0n })] })).toEqual({ orders_terminal: 1 });
+  });
+
+  it("finds a lock settled twice, and one never ended that is still locked", () => {
+    const i = healthy();
+    i.ledger.endings.push({ ...i.ledger.endings[0]!, ...at(3) });
+    expect(broken(i)).toMatchObject({ locks_ended_once: 1 });
+    const j = healthy();
+    j.ledger.endings = [];
+    j.ledger.balances[0] = { client: ALICE, available: 90_000_000n, locked: 10_000_000n };
+    j.ledger.sotMints = [];
+    expect(broken(j)).toMatchObject({ locks_ended_once: 1, nothing_locked: 1 });
+  });
+
+  it("finds USDC minted outside the faucet, and a balance that does not add up", () => {
+    const i = healthy();
+    i.ledger.usdcTotalSupply += 1n;
+    i.ledger.balances[0]!.available += 1n;
+    expect(broken(i)).toEqual({ usdc_supply: 1, vault_balances: 1 });
+  });
+
+  it("finds an order charged more than its fills cost", () => {
+    const i = healthy();
+    const e = i.ledger.endings[0]!;
+    if (e.kind === "settled") e.spent += 1n;
+    i.ledger.balances[0]!.available -= 1n;
+    expect(broken(i)).toEqual({ charge_equals_fills: 1 });
+  });
+
+  it("finds a venue trade no fill records, and a fill no venue traded", () => {
+    const i = healthy();
+    expect(broken({ ...i, venueTrades: new Map([["v", [trade, { ...trade, tradeId: "t9" }]]]) })).toEqual({ fills_match_venues: 1 });
+    expect(broken({ ...i, venueTrades: new Map([["v", []]]) })).toEqual({ fills_match_venues: 1 });
+    const skipped = checkInvariants({ ...i, venueTrades: undefined }).find((r) => r.name === "fills_match_venues")!;
+    expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("crossfill sim") });
+  });
+
+  it("finds a settlement minted twice, and a mint outside any settlement", () => {
+    const i = healthy();
+    i.ledger.sotMints.push(i.ledger.sotMints[0]!);
+    expect(broken(i)).toEqual({ one_mint_per_fill: 1 });
+    const j = healthy();
+    j.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 1n, ...at(5) });
+    expect(broken(j)).toEqual({ one_mint_per_fill: 1 });
+  });
+
+  it("finds two orders under one client_order_id", () => {
+    const i = healthy();
+    i.orders = [order("o1", { clientOrderId: "c" }), order("o2", { clientOrderId: "c", status: "rejected", settleTx: null, spent: 0n, filledShares: 0n })];
+    expect(broken(i)).toEqual({ one_order_per_client_id: 1 });
+  });
+
+  it("finds a filled order without its tx_hash, or with another transaction's", () => {
+    const i = healthy();
+    expect(broken({ ...i, orders: [order("o1", { settleTx: null })] })).toEqual({ settled_tx_hash: 1 });
+    expect(broken({ ...i, orders: [order("o1", { settleTx: TX(42) })] })).toEqual({ settled_tx_hash: 1 });
+  });
+});
