@@ -102,6 +102,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint });
   const recovered = await reconciler.pass(0);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
+  await reconciler.sweepLocks();
 
   const secretCache = new SecretCache();
   const accounts = new AccountDirectory(store, vault, config.faucet, clock);

@@ -1,3 +1,4 @@
+import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
@@ -36,13 +37,40 @@ export class Reconciler {
     return this.running;
   }
 
+  /**
+   * Releases every lock still open on chain whose order is finished, or unknown to the store: the
+   * operator's way out for a lock that landed after its order was closed. Open orders are read after
+   * the chain, so an order whose lock the chain shows was already stored, and is left to its own path.
+   * Returns how many locks it released.
+   */
+  async sweepLocks(): Promise<number> {
+    const { store, vault, log } = this.d;
+    const ledger = await vault.ledger();
+    const ended = new Set(ledger.endings.map((e) => e.orderId.toLowerCase()));
+    const stranded = ledger.locks.filter((l) => !ended.has(l.orderId.toLowerCase()));
+    if (stranded.length === 0) return 0;
+    const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
+    let released = 0;
+    for (const lock of stranded) {
+      if (open.has(lock.orderId.toLowerCase())) continue;
+      try {
+        const tx = await vault.release(lock.orderId);
+        released++;
+        log.warn({ chain_order_id: lock.orderId, client: lock.client, amount: lock.amount.toString(), release_tx: tx.txHash }, "released a lock whose order is not open");
+      } catch (err) {
+        log.warn({ chain_order_id: lock.orderId, err }, "could not release a stranded lock; will retry at the next start");
+      }
+    }
+    return released;
+  }
+
   /** Resolves once no pass is running: what shutdown awaits. */
   async idle(): Promise<void> {
     while (this.running) await this.running.catch(() => undefined);
   }
 
   private async run(minAgeMs: number): Promise<number> {
-    const open = await this.d.store.ordersInStatus(["pending", "locked", "routing"]);
+    const open = await this.d.store.ordersInStatus(OPEN_STATUSES);
     this.d.log.debug({ open: open.length }, "reconciliation pass");
     let finished = 0;
     for (const order of open) {

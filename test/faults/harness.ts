@@ -148,14 +148,17 @@ export interface Trader {
   client: (url: string) => CrossfillClient;
 }
 
-/** Accounts and keys made straight in the store before the first start, as `crossfill keys create` would. */
-export async function makeTraders(dataDir: string, n: number): Promise<Trader[]> {
+/**
+ * Accounts and keys made straight in the store, as `crossfill keys create` would, numbered from `first`.
+ * The dev faucet funds each on its first request, so a trader made while the server runs puts the faucet under the same kills.
+ */
+export async function makeTraders(dataDir: string, n: number, first = 0): Promise<Trader[]> {
   const store = await openSqliteStore(join(dataDir, "crossfill.db"));
   try {
     await store.migrate();
     const master = await loadMasterKey({ env: undefined, dataDir });
     const traders: Trader[] = [];
-    for (let i = 0; i < n; i++) {
+    for (let i = first; i < first + n; i++) {
       const email = `trader${i}@faults.example`;
       const { account } = await findOrCreateAccount(store, email, (k) => encryptSecret(master, k));
       const { apiKey, apiSecret } = await createApiKey(store, master, { accountId: account.id, name: "fault-suite", scopes: ["read", "trade"], ipAllowlist: null });

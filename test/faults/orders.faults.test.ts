@@ -44,10 +44,12 @@ interface Tally {
   venueFaults: Record<string, number>;
   clockJumps: number;
   duplicateSubmissions: number;
+  /** Traders made while the server runs, whose first request the dev faucet funds under the same faults. */
+  newAccounts: number;
   audits: number;
 }
 
-const tally: Tally = { runs: 0, orders: 0, killPoints: 0, checkpointKills: {}, venueFaults: {}, clockJumps: 0, duplicateSubmissions: 0, audits: 0 };
+const tally: Tally = { runs: 0, orders: 0, killPoints: 0, checkpointKills: {}, venueFaults: {}, clockJumps: 0, duplicateSubmissions: 0, newAccounts: 0, audits: 0 };
 const fail = (what: string) => new Error(`${what} (FAULT_SEED=${SEED})`);
 
 let dataDir: string;
@@ -190,6 +192,10 @@ async function run(i: number): Promise<void> {
   const killAt: Env = checkpoint ? { CROSSFILL_KILL_AT: `${checkpoint}:${rng.int(1, Math.max(1, Math.floor(n / 2)))}` } : {};
   if (server) await server.stop();
   const s = await start({ ...killAt, ...jumpEnv });
+  if (rng.chance(0.25)) {
+    traders.push(...(await makeTraders(dataDir, 1, traders.length)));
+    tally.newAccounts++;
+  }
   if (kind >= 6) await withVenueFaults();
   const randomKill = kind === 4 || kind === 5 || (kind >= 6 && rng.chance(0.3));
   const killer = randomKill

@@ -206,6 +206,20 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.store.order(other.order.id)).toMatchObject({ status: "rejected" });
   });
 
+  it("releases a lock that landed after its order was closed, and leaves the locks of open orders alone", async () => {
+    const closed = await interrupted("pending");
+    await s.crossfill.store.updateOrder(closed.order.id, ["pending"], { status: "rejected", errorCode: "order_interrupted" });
+    const before = await s.crossfill.vault.balanceOf(closed.address);
+    await s.crossfill.vault.lock(chainOrderId(closed.order.id), closed.address, closed.order.amount);
+    const open = await interrupted("locked");
+    await s.crossfill.vault.lock(chainOrderId(open.order.id), open.address, open.order.amount);
+    expect(await s.crossfill.reconciler.sweepLocks()).toBeGreaterThanOrEqual(1);
+    expect(await s.crossfill.vault.lockState(chainOrderId(closed.order.id))).toMatchObject({ kind: "released" });
+    expect(await s.crossfill.vault.lockState(chainOrderId(open.order.id))).toMatchObject({ kind: "locked" });
+    expect((await s.crossfill.vault.balanceOf(closed.address)).available).toBe(before.available - open.order.amount);
+    await reconcile();
+  });
+
   it("runs one pass at a time: a pass asked for while one runs joins it", async () => {
     const first = s.crossfill.reconciler.pass(0);
     expect(s.crossfill.reconciler.pass(0)).toBe(first);
