@@ -10,6 +10,8 @@ export interface Config {
   /** An external EVM chain; unset = the embedded dev chain in dataDir. */
   chainRpcUrl: string | undefined;
   operatorPrivateKey: `0x${string}` | undefined;
+  /** How long a JSON-RPC call to the chain may take before its outcome counts as unknown. */
+  chainRpcTimeoutMs: number;
   faucet: Micro;
   maxOrder: Micro;
   simSeed: number;
@@ -23,6 +25,8 @@ export interface Config {
   childOrderTtlMs: number;
   /** How far a venue's clock may trail ours before a child order it does not know counts as never placed. */
   expirySkewMs: number;
+  /** How often recovery looks at open orders, and how long an order must have been untouched before it does. */
+  reconcileIntervalMs: number;
   /** Shifts the server's clock (ms, either way): the fault suite's clock jumps. */
   clockSkewMs: number;
   /** `<checkpoint>:<n>`: the process kills itself with SIGKILL the n-th time the order flow passes that checkpoint. For the fault suite. */
@@ -41,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(env.DATA_DIR || "./data"),
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
+    chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),
     faucet: usdc(env, "DEV_FAUCET_USDC", "10000"),
     maxOrder: usdc(env, "MAX_ORDER_USDC", "100000"),
     simSeed: int(env, "SIM_SEED", 42, 0, 2 ** 31 - 1),
@@ -51,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     venueEndpoints: venueEndpoints(env),
     childOrderTtlMs: int(env, "CHILD_ORDER_TTL_MS", 30_000, 1_000, 3_600_000),
     expirySkewMs: int(env, "EXPIRY_SKEW_MS", 20_000, 0, 3_600_000),
+    reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 5_000, 100, 3_600_000),
     clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
     killAt: env.CROSSFILL_KILL_AT || undefined,
   };

@@ -65,8 +65,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
     dataDir: config.dataDir,
     // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
-    faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
+    faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!, config.chainRpcTimeoutMs).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
     devChain,
+    rpcTimeoutMs: config.chainRpcTimeoutMs,
     contracts: contractsFromEnv(process.env),
   });
   const chain = vault.info();
@@ -178,9 +179,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
 
   const timer = setInterval(() => {
-    reconciler.pass(5_000).catch((err: unknown) => log.error({ err }, "reconciliation pass failed"));
+    reconciler.pass(config.reconcileIntervalMs).catch((err: unknown) => log.error({ err }, "reconciliation pass failed"));
     store.purgeSignatures(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
-  }, 5_000);
+  }, config.reconcileIntervalMs);
   timer.unref();
 
   log.info({ url, chain_id: chain.chainId, rpc_url: chain.rpcUrl, venues: venues.map((v) => v.id) }, "crossfill is serving");
