@@ -22,12 +22,12 @@ interface Reply {
 }
 
 /** A node that takes longer than this is taken for gone: the caller then treats the call's outcome as unknown. */
-const DEFAULT_TIMEOUT_MS = 15_000;
+export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
 export class JsonRpc {
   constructor(
     readonly url: string,
-    private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
+    private readonly timeoutMs = DEFAULT_RPC_TIMEOUT_MS,
   ) {}
 
   async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {

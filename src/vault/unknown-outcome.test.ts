@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { openEvmVault } from "./evm/evm-vault.ts";
-import { startFaultyNode, type FaultyNode } from "./faulty-rpc.ts";
+import { startFaultyNode, type FaultyNode } from "../../test/helpers/rpc-proxy.ts";
 import { keyOf, tempDir } from "./testkit.ts";
 import { VaultTxError, type Vault } from "./vault.ts";
 
@@ -33,7 +33,7 @@ async function unknownLock(orderId: `0x${string}`): Promise<void> {
 describe("a lock whose outcome is unknown", () => {
   it("is told by the chain once nothing of the operator's is pending: it locked after all", async () => {
     const o = keyOf("unanswered");
-    node.onSend = () => ({ kind: "unanswered" });
+    node.onSend = () => ({ kind: "drop" });
     await unknownLock(o);
     // Not on chain yet, but it may still land: `none` means nothing while a transaction is pending.
     expect(await vault.lockState(o)).toEqual({ kind: "none" });
@@ -46,7 +46,7 @@ describe("a lock whose outcome is unknown", () => {
 
   it("is told by the chain once its nonce is taken: it never locked and never will", async () => {
     const lost = keyOf("lost");
-    node.onSend = () => ({ kind: "lost" });
+    node.onSend = () => ({ kind: "refuse" });
     await unknownLock(lost);
     expect(await vault.pendingTransactions()).toBe(1);
     node.onSend = () => ({ kind: "pass" });

@@ -4,7 +4,7 @@ import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionDa
 import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
-import { JsonRpc } from "../rpc.ts";
+import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc } from "../rpc.ts";
 import { VaultTxError, type Address, type ChainInfo, type Hex32, type Ledger, type LockState, type TxRef, type Vault } from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
 import { loggedAt, readLedger } from "./ledger.ts";
@@ -33,6 +33,8 @@ export interface EvmVaultOptions {
   lockTtlSeconds?: number;
   /** Blocks per eth_getLogs range (default 10 000): providers refuse larger ranges. */
   logRangeBlocks?: number;
+  /** How long one JSON-RPC request may take before its outcome counts as unknown (default 15 s), for reads and writes alike. */
+  rpcTimeoutMs?: number;
 }
 
 /** Gas limits, about twice what each call was measured to use (docs/chain.md), room for an ERC-1155 receiver hook on settle. */
@@ -44,7 +46,8 @@ const LOCK_STATES = ["none", "locked", "settled", "released"] as const;
 const ERROR_ABI = [...vaultAbi, ...testUSDCAbi, ...positionTokenAbi] as Abi;
 
 export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
-  const rpc = new JsonRpc(opts.rpcUrl);
+  const timeout = opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
+  const rpc = new JsonRpc(opts.rpcUrl, timeout);
   const chainId = Number(await rpc.call<Hex>("eth_chainId"));
   const account = privateKeyToAccount(opts.operatorKey);
   const sender = new TxSender({
@@ -60,7 +63,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     opts.contracts ?? {},
   );
   // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.
-  const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 } }) });
+  const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 }, timeout }) });
   const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
   return new EvmVault(info, client, sender, logs);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startFaultyNode, type FaultyNode } from "../faulty-rpc.ts";
+import { startFaultyNode, type FaultyNode } from "../../../test/helpers/rpc-proxy.ts";
 import { JsonRpc } from "../rpc.ts";
 import { VaultTxError } from "../vault.ts";
 import { TxSender, rpcSubmit, type Mined } from "./sender.ts";
@@ -42,7 +42,7 @@ function unknown(e: unknown): boolean {
 
 describe("TxSender against a node that fails", () => {
   it("counts a batch the node took without answering as pending until mined, and carries on after it", async () => {
-    node.onSend = () => ({ kind: "unanswered" });
+    node.onSend = () => ({ kind: "drop" });
     const lost = await Promise.allSettled([call(1n), call(2n)]);
     expect(lost.every((r) => r.status === "rejected" && unknown(r.reason))).toBe(true);
     // In the node's mempool, not mined: those transactions can still land.
@@ -58,7 +58,7 @@ describe("TxSender against a node that fails", () => {
   });
 
   it("counts a batch lost on the way as pending until later transactions take its nonces", async () => {
-    node.onSend = () => ({ kind: "lost" });
+    node.onSend = () => ({ kind: "refuse" });
     const lost = await Promise.allSettled([call(1n), call(2n), call(3n)]);
     expect(lost.every((r) => r.status === "rejected" && unknown(r.reason))).toBe(true);
     // The node never saw them, but this sender handed out nonces 0 and 1 (the second batch started again
@@ -78,7 +78,7 @@ describe("TxSender against a node that fails", () => {
 
   it("fills the nonce of a refused transaction so that the accepted ones after it are mined", async () => {
     // The first call goes alone; the three after it form the next batch, whose middle one the node refuses.
-    node.onSend = (raws) => (raws.length === 3 ? { kind: "refuse", indexes: [1] } : { kind: "pass" });
+    node.onSend = (raws) => (raws.length === 3 ? { kind: "refuseTxs", indexes: [1] } : { kind: "pass" });
     const results = await Promise.allSettled([call(1n), call(2n), call(3n), call(4n)]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     const refused = (results[2] as PromiseRejectedResult).reason as VaultTxError;
