@@ -56,4 +56,15 @@ describe("a lock whose outcome is unknown", () => {
     expect(await vault.lockState(lost)).toEqual({ kind: "none" });
     expect(await vault.balanceOf(client)).toEqual({ available: 98_000_000n, locked: 2_000_000n });
   });
+
+  it("is told by the chain when nothing else is sent either: the lost nonce is taken by a transfer of nothing", async () => {
+    const lost = keyOf("lost, and nothing after it");
+    node.onSend = () => ({ kind: "refuse" });
+    await unknownLock(lost);
+    node.onSend = () => ({ kind: "pass" });
+    // No order sends anything after it (recovery waits on this very count), yet the count comes down to 0.
+    expect(await vault.pendingTransactions()).toBe(0);
+    expect(await vault.lockState(lost)).toEqual({ kind: "none" });
+    expect(await vault.balanceOf(client)).toEqual({ available: 98_000_000n, locked: 2_000_000n });
+  });
 });

@@ -73,12 +73,29 @@ export class TxSender {
    * 0 means none can: whatever is not on chain now never will be. The mined count is read first: both
    * counts only grow and pending >= mined at any moment, so a transaction mined between the two reads is
    * counted as still pending (a safe over-count), never missed. Read the chain's state after a 0, not before.
+   *
+   * Nonces handed to a submit the node never got would keep the count above 0 until later transactions
+   * take them, and when nothing else is sent (the orders waiting on that count are all there is) none
+   * would. So they are taken here, between batches, by transfers of nothing: either the lost transaction
+   * still reaches the node first and the filler is refused, or the filler is mined and the lost one never can be.
    */
   async pendingCount(): Promise<number> {
+    let { latest, pending } = await this.counts();
+    const lost = this.handedOut - pending;
+    if (lost > 0 && !this.running) {
+      const self = this.o.account.address;
+      // A filler that fails leaves its nonce lost, and the count says so.
+      await Promise.allSettled(Array.from({ length: lost }, () => this.send({ label: "nonce filler", to: self, data: "0x", gas: 21_000n })));
+      ({ latest, pending } = await this.counts());
+    }
+    return Math.max(0, Math.max(pending, this.handedOut) - latest);
+  }
+
+  private async counts(): Promise<{ latest: number; pending: number }> {
     const from = this.o.account.address;
     const latest = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "latest"]));
     const pending = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "pending"]));
-    return Math.max(0, Math.max(pending, this.handedOut) - latest);
+    return { latest, pending };
   }
 
   /** Resolves once every call made so far has its answer. */
