@@ -1,11 +1,12 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../domain/errors.ts";
 import { systemClock } from "../domain/types.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { openTestChain, tempDir, type TestChain } from "../vault/testkit.ts";
-import type { Address } from "../vault/vault.ts";
+import { VaultTxError, type Address, type Vault } from "../vault/vault.ts";
 import { AccountDirectory, findOrCreateAccount } from "./service.ts";
 
 const FAUCET = 10_000_000_000n;
@@ -47,6 +48,20 @@ describe("the dev faucet's funding of an account", () => {
 
     const again = await directory().get(account.id);
     expect(again.fundedAt).not.toBeNull();
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
+  });
+
+  it("answers chain_unavailable, not an internal error, when the chain fails it, and is asked again at the next request", async () => {
+    const account = await newAccount("chain-down@example.com");
+    const down: Vault = Object.assign(Object.create(t.vault) as Vault, {
+      fund: () => Promise.reject(new VaultTxError("reverted", "NotSent", "TestUSDC.drip: not sent (fetch failed)")),
+    });
+    const failed = await new AccountDirectory(store, down, FAUCET, systemClock).get(account.id).catch((e: unknown) => e);
+    expect(failed).toBeInstanceOf(AppError);
+    expect((failed as AppError).code).toBe("chain_unavailable");
+    expect((await store.accountById(account.id))?.fundedAt).toBeNull();
+
+    expect((await directory().get(account.id)).fundedAt).not.toBeNull();
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
   });
 

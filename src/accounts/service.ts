@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { keccak256, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { AppError } from "../domain/errors.ts";
 import type { Micro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
@@ -76,7 +77,13 @@ export class AccountDirectory {
     let pending = this.funding.get(account.id);
     if (!pending) {
       pending = (async () => {
-        await this.vault.fund(account.address as Address, this.faucet, faucetKey(account.id));
+        try {
+          await this.vault.fund(account.address as Address, this.faucet, faucetKey(account.id));
+        } catch (err) {
+          // The chain failed, not the request: nothing is cached, so the next request asks the faucet again
+          // (a drip that landed after all is then found, not repeated).
+          throw new AppError("chain_unavailable", `The chain did not answer while the dev faucet funded the account; nothing was locked. Try again. (${(err as Error).message})`);
+        }
         if (account.fundedAt !== null) return account;
         return this.store.markAccountFunded(account.id, new Date(this.clock.now()).toISOString());
       })().finally(() => this.funding.delete(account.id));
