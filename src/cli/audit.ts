@@ -1,14 +1,15 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
-import type { Hex } from "viem";
+import { toHex, type Hex } from "viem";
 import { audit, formatAudit } from "../audit/run.ts";
 import { loadConfig, type Config } from "../config.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
 import type { Store } from "../store/store.ts";
 import { runningDevChain } from "../vault/devnode/running.ts";
-import { startDevChain } from "../vault/devnode/index.ts";
+import { DEV_CHAIN_ID, startDevChain } from "../vault/devnode/index.ts";
 import { contractsFromEnv, openEvmVault } from "../vault/evm/index.ts";
+import { JsonRpc } from "../vault/rpc.ts";
 import type { Vault } from "../vault/vault.ts";
 import { startVenues } from "../venues/start.ts";
 import { withStore } from "./with-store.ts";
@@ -50,7 +51,10 @@ async function openChain(config: Config): Promise<{ vault: Vault; close(): Promi
   const open = (rpcUrl: string, operatorKey: Hex, faucet: boolean) =>
     openEvmVault({ rpcUrl, operatorKey, dataDir: config.dataDir, faucet, contracts: contractsFromEnv(process.env) });
   if (config.chainRpcUrl) {
-    const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, false);
+    // As for the server (src/main.ts), the dev chain's id marks a chain of test USDC: its deployment was
+    // recorded as the faucet's build, which a vault opened without the faucet refuses as another build.
+    const faucet = (await new JsonRpc(config.chainRpcUrl).call<Hex>("eth_chainId")) === toHex(DEV_CHAIN_ID);
+    const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, faucet);
     return { vault, close: () => vault.close() };
   }
   const chainDir = join(config.dataDir, "chain");

@@ -1,0 +1,44 @@
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditReport } from "../../src/audit/run.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startCrossfill } from "../../src/main.ts";
+import { startDevChain, type DevChain } from "../../src/vault/devnode/index.ts";
+import { JsonRpc } from "../../src/vault/rpc.ts";
+
+const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
+
+let dataDir: string;
+let chainDir: string;
+let chain: DevChain;
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "crossfill-audit-"));
+  chainDir = mkdtempSync(join(tmpdir(), "crossfill-audit-chain-"));
+  chain = await startDevChain({ dataDir: chainDir });
+  // Over plain RPC the server's transactions are mined as they arrive (the embedded chain mines per batch itself).
+  await new JsonRpc(chain.rpcUrl).call("evm_setAutomine", [true]);
+});
+afterAll(async () => {
+  await chain.stop();
+  for (const dir of [dataDir, chainDir]) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("crossfill audit with CHAIN_RPC_URL", () => {
+  it("reads a dev chain run apart from the server, whose contracts the server deployed with the faucet", async () => {
+    const env = { DATA_DIR: dataDir, CHAIN_RPC_URL: chain.rpcUrl, OPERATOR_PRIVATE_KEY: chain.operatorKey, SIM_LATENCY_SCALE: "0.05" };
+    const server = await startCrossfill(loadConfig({ ...env, PORT: "0" }), { logger: false });
+    await server.stop();
+    const { code, out } = await new Promise<{ code: number | null; out: string }>((resolve) =>
+      execFile(process.execPath, [BIN, "audit", "--json"], { env: { ...process.env, ...env, LOG_LEVEL: "silent" }, timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, out: stdout + stderr }),
+      ),
+    );
+    expect(out).not.toMatch(/another build/);
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as AuditReport).ok).toBe(true);
+  });
+});
