@@ -8,12 +8,15 @@ import { VaultTxError, type Vault } from "./vault.ts";
 const client = "0x00000000000000000000000000000000000c11e7" as const;
 let node: FaultyNode;
 let vault: Vault;
+const operatorKey = generatePrivateKey();
+const dataDir = tempDir();
+/** The server's vault, as a process opens it: a chain reached over the network, transactions sent with eth_sendRawTransaction. */
+const open = (rpcTimeoutMs?: number) =>
+  openEvmVault({ rpcUrl: node.url, operatorKey, dataDir, faucet: true, receiptPollMs: 20, ...(rpcTimeoutMs ? { rpcTimeoutMs } : {}) });
 beforeAll(async () => {
   node = await startFaultyNode();
-  const operatorKey = generatePrivateKey();
   await node.rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), "0x3635c9adc5dea00000"]);
-  // A chain reached over the network: transactions go out with eth_sendRawTransaction, as on any other chain.
-  vault = await openEvmVault({ rpcUrl: node.url, operatorKey, dataDir: tempDir(), faucet: true, receiptPollMs: 20 });
+  vault = await open();
   await vault.fund(client, 100_000_000n, keyOf("unknown-outcome"));
 });
 afterAll(async () => {
@@ -21,8 +24,8 @@ afterAll(async () => {
   await node.stop();
 });
 
-async function unknownLock(orderId: `0x${string}`): Promise<void> {
-  const e = await vault.lock(orderId, client, 1_000_000n).then(
+async function unknownLock(orderId: `0x${string}`, by: Vault = vault): Promise<void> {
+  const e = await by.lock(orderId, client, 1_000_000n).then(
     () => undefined,
     (err: unknown) => err,
   );
@@ -66,5 +69,24 @@ describe("a lock whose outcome is unknown", () => {
     expect(await vault.pendingTransactions()).toBe(0);
     expect(await vault.lockState(lost)).toEqual({ kind: "none" });
     expect(await vault.balanceOf(client)).toEqual({ available: 98_000_000n, locked: 2_000_000n });
+  });
+
+  it("is told by the chain after a restart too, while the lock the process before sent is still on its way", async () => {
+    const late = keyOf("held past the timeout, then the process died");
+    const before = await open(300);
+    // The node gets the lock only after the sender gave up on it, and after the process that sent it is gone.
+    node.onSend = () => ({ kind: "delay", ms: 1_500 });
+    await unknownLock(late, before);
+    node.onSend = () => ({ kind: "pass" });
+    const after = await open();
+    try {
+      expect(await after.pendingTransactions()).toBe(0);
+      const told = await after.lockState(late);
+      await node.settled();
+      // Whatever the count's 0 let the chain say stays true once the held lock has reached the node.
+      expect(await after.lockState(late)).toEqual(told);
+    } finally {
+      await after.close();
+    }
   });
 });

@@ -112,6 +112,8 @@ export interface FaultyNode {
   rpc: JsonRpc;
   /** Decides the fate of each request that sends raw transactions (default: pass); every other request passes. */
   onSend: (raws: Hex[]) => ProxyFault;
+  /** See RpcProxy.settled. */
+  settled(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -123,6 +125,7 @@ export async function startFaultyNode(): Promise<FaultyNode> {
     url: proxy.url,
     rpc: anvil.rpc,
     onSend: () => ({ kind: "pass" }),
+    settled: () => proxy.settled(),
     stop: async () => {
       await proxy.stop();
       anvil.child.kill("SIGKILL");

@@ -1,5 +1,6 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
+import { join } from "node:path";
 import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, type Abi, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
@@ -57,6 +58,9 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     submit: opts.devChain?.submit ?? rpcSubmit(rpc),
     errorAbi: ERROR_ABI,
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
+    // The embedded chain needs no such record: its journal holds every batch before it is sent, and dies
+    // with this process, and the next start replays the journal onto the node before anything reads a count.
+    ...(opts.devChain ? {} : { handedOutFile: join(opts.dataDir, "chain", `nonces-${chainId}-${account.address}.json`) }),
   });
   const { contracts, fromBlock, lockTtlSeconds } = await ensureContracts(
     { rpc, sender, chainId, operator: account.address, dataDir: opts.dataDir, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },

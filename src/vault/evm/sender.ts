@@ -1,7 +1,9 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
 // then go together as the next batch (nonces assigned here, signed locally, one submit, one block on
 // the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
+import { readFileSync } from "node:fs";
 import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { writeFileDurably } from "../durable.ts";
 import { VaultTxError, type Address } from "../vault.ts";
 import { JsonRpc, RpcError } from "../rpc.ts";
 
@@ -49,6 +51,12 @@ export interface SenderOptions {
   maxBatch?: number;
   receiptPollMs?: number;
   receiptTimeoutMs?: number;
+  /**
+   * Where `handedOut` is kept, written durably before each submit. A transaction this process sent may still
+   * reach the node after the process is gone (a request held on the way, a provider that forwards late), and
+   * the next process must count it as pending until its nonce is taken, not tell recovery that nothing can land.
+   */
+  handedOutFile?: string;
 }
 
 export class TxSender {
@@ -56,9 +64,13 @@ export class TxSender {
   private running: Promise<void> | undefined;
   private nonce: number | undefined;
   /** One past the highest nonce handed to `submit`: a transaction below it may still land until the chain's count passes it. */
-  private handedOut = 0;
+  private handedOut: number;
+  /** What `handedOutFile` holds. */
+  private kept: number;
 
-  constructor(private readonly o: SenderOptions) {}
+  constructor(private readonly o: SenderOptions) {
+    this.handedOut = this.kept = o.handedOutFile ? readHandedOut(o.handedOutFile) : 0;
+  }
 
   send(req: TxRequest): Promise<Mined> {
     return new Promise((resolve, reject) => {
@@ -171,7 +183,7 @@ export class TxSender {
     );
     this.nonce = next;
     const handedBefore = this.handedOut;
-    this.handedOut = Math.max(handedBefore, next);
+    this.handOut(Math.max(handedBefore, next));
     stage.submitted = true;
     const results = await this.o.submit(raws);
     const sent: { p: Pending; hash: Hex }[] = [];
@@ -191,7 +203,7 @@ export class TxSender {
       this.nonce = undefined;
       const gaps = results.flatMap((r, i) => (!r.ok && i < lastSent ? [nonce + i] : []));
       if (gaps.length > 0) await this.fillGaps(gaps, { maxFeePerGas, maxPriorityFeePerGas });
-      this.handedOut = Math.max(handedBefore, nonce + lastSent + 1);
+      this.handOut(Math.max(handedBefore, nonce + lastSent + 1));
     }
     const receipts = await this.receipts(sent.map((s) => s.hash));
     await Promise.all(
@@ -204,6 +216,15 @@ export class TxSender {
         }
       }),
     );
+  }
+
+  /** Records how far nonces are handed out, durably first where a file keeps it: a failed write sends nothing. */
+  private handOut(next: number): void {
+    if (this.o.handedOutFile && next !== this.kept) {
+      writeFileDurably(this.o.handedOutFile, JSON.stringify({ handedOut: next }) + "\n");
+      this.kept = next;
+    }
+    this.handedOut = next;
   }
 
   private async fillGaps(nonces: number[], fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<void> {
@@ -256,6 +277,15 @@ export class TxSender {
     } catch {
       return new VaultTxError("reverted", "Reverted", `${label} reverted${where} with data ${data}`);
     }
+  }
+}
+
+function readHandedOut(file: string): number {
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as { handedOut: number }).handedOut;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
+    throw e;
   }
 }
 
