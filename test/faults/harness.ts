@@ -7,10 +7,12 @@ import { findOrCreateAccount } from "../../src/accounts/service.ts";
 import type { AuditReport } from "../../src/audit/run.ts";
 import { createApiKey } from "../../src/auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
-import { OPEN_STATUSES } from "../../src/domain/order-status.ts";
-import { CrossfillClient } from "../../src/sdk/client.ts";
+import { OPEN_STATUSES, ORDER_STATUSES, type OrderStatus } from "../../src/domain/order-status.ts";
+import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
+import type { OrderRequest } from "../../src/sdk/types.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
+import type { Rng } from "../../src/venues/simulated/prng.ts";
 import { join } from "node:path";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -170,18 +172,28 @@ export async function makeTraders(dataDir: string, n: number, first = 0): Promis
   }
 }
 
-/** Open orders in the store: recovery is done when there are none. */
-export async function openOrders(dataDir: string): Promise<OrderRecord[]> {
+/** The store's orders in these states. */
+async function ordersIn(dataDir: string, statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {
   const store = await openSqliteStore(join(dataDir, "crossfill.db"));
   try {
-    return await store.ordersInStatus(OPEN_STATUSES);
+    return await store.ordersInStatus(statuses);
   } finally {
     await store.close();
   }
 }
 
+/** How the stored orders ended, counted by status and error code: a run's figures. */
+export async function outcomes(dataDir: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const o of await ordersIn(dataDir, ORDER_STATUSES)) {
+    const key = o.errorCode ? `${o.status}/${o.errorCode}` : o.status;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
 /** `crossfill audit --json` on the data directory, with the same settings the server ran with. */
-export function runAudit(env: Env): Promise<{ code: number | null; report: AuditReport | undefined; output: string }> {
+function runAudit(env: Env): Promise<{ code: number | null; report: AuditReport | undefined; output: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, "audit", "--json"], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env } });
     let out = "";
@@ -198,4 +210,124 @@ export function runAudit(env: Env): Promise<{ code: number | null; report: Audit
       resolve({ code, report, output: out + err });
     });
   });
+}
+
+/** `crossfill audit --json` must find every invariant intact, the stored fills compared with the venues' own trades. */
+export async function expectAuditOk(env: Env, fail: (what: string) => Error): Promise<void> {
+  const { code, report, output } = await runAudit(env);
+  if (code !== 0 || !report?.ok) throw fail(`crossfill audit found violations:\n${output}`);
+  const venues = report.invariants.find((i) => i.name === "fills_match_venues");
+  if (venues?.violations !== 0) throw fail(`crossfill audit did not compare the fills with the venues' trades:\n${output}`);
+}
+
+const EVENTS = ["fed-cut-2026-12", "spx-above-7500-2026-12-31", "btc-above-150k-2026-12-31"];
+
+/** One order a trader sent, and what became of it as the trader saw it. */
+export interface Sent {
+  trader: Trader;
+  body: OrderRequest;
+  /** The order id the trader learnt, if any answer came back. */
+  orderId?: string;
+  /** No answer: the server died under it. */
+  interrupted: boolean;
+}
+
+/**
+ * The traders of a seeded run and what they send: random orders in concurrent bursts, the check that no
+ * answer is ever a 500 and that a client_order_id names one order, re-sends after a restart, and the
+ * wait for recovery to finish every order.
+ */
+export class Traffic {
+  /** Orders sent in bursts, and copies sent at once with the same client_order_id. */
+  readonly counts = { orders: 0, duplicateSubmissions: 0 };
+
+  constructor(
+    private readonly o: {
+      seed: number;
+      rng: Rng;
+      traders: readonly Trader[];
+      dataDir: string;
+      /** The running server's last log lines, for a failure's message. */
+      serverLog: () => string | undefined;
+    },
+  ) {}
+
+  /** A failure that names the seed that reproduces it. */
+  fail(what: string): Error {
+    return new Error(`${what} (FAULT_SEED=${this.o.seed})`);
+  }
+
+  /** An order as a bot would send it: amounts with up to 6 decimals (as strings), both strategies and times in force, half with a client id. */
+  randomOrder(run: number, i: number): OrderRequest {
+    const { rng } = this.o;
+    const amount = (rng.int(1, 400) + rng.int(0, 999_999) / 1e6).toFixed(6);
+    return {
+      market_id: EVENTS[rng.int(0, EVENTS.length - 1)]!,
+      outcome: rng.chance(0.5) ? "YES" : "NO",
+      side: "buy",
+      amount_usdc: amount,
+      max_slippage: (rng.int(5, 60) / 1000).toFixed(3),
+      strategy: rng.chance(0.7) ? "optimize_price" : "optimize_speed",
+      time_in_force: rng.chance(0.5) ? "IOC" : "FOK",
+      ...(rng.chance(0.5) ? { client_order_id: `f${this.o.seed}-${run}-${i}` } : {}),
+    };
+  }
+
+  /** Sends one order; a server that dies under it leaves the trader without an answer. No answer may ever be a 500. */
+  async send(client: CrossfillClient, s: Sent): Promise<void> {
+    try {
+      s.orderId = (await client.order(s.body)).order_id;
+    } catch (e) {
+      if (e instanceof CrossfillError) {
+        if (e.code === "internal" || e.status === 500) {
+          throw this.fail(`a 500 answered ${JSON.stringify(s.body)}: ${e.message}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`);
+        }
+        const id = e.details?.order_id;
+        if (typeof id === "string") s.orderId = id;
+        return;
+      }
+      s.interrupted = true;
+    }
+  }
+
+  /** A burst of concurrent orders from every trader; with `duplicates`, each order with a client id is also sent again at once. */
+  async burst(url: string, run: number, n: number, duplicates: boolean): Promise<Sent[]> {
+    const { rng, traders } = this.o;
+    const sent: Sent[] = Array.from({ length: n }, (_, i) => ({ trader: traders[rng.int(0, traders.length - 1)]!, body: this.randomOrder(run, i), interrupted: false }));
+    const copies = duplicates ? sent.filter((s) => s.body.client_order_id).map((s) => ({ ...s, interrupted: false })) : [];
+    this.counts.duplicateSubmissions += copies.length;
+    await Promise.all([...sent, ...copies].map((s) => this.send(s.trader.client(url), s)));
+    for (const c of copies) {
+      const first = sent.find((s) => s.body.client_order_id === c.body.client_order_id)!;
+      if (first.orderId && c.orderId && first.orderId !== c.orderId) throw this.fail(`client_order_id ${c.body.client_order_id} gave two orders`);
+    }
+    this.counts.orders += n;
+    return sent;
+  }
+
+  /** After a restart a trader re-sends every order it got no answer for and has a client id for: it must get that one order back, never a second. */
+  async resend(url: string, sent: readonly Sent[]): Promise<void> {
+    for (const s of sent.filter((x) => x.body.client_order_id !== undefined)) {
+      const before = s.orderId;
+      const again: Sent = { ...s, interrupted: false };
+      delete again.orderId;
+      await this.send(s.trader.client(url), again);
+      if (again.interrupted) throw this.fail(`the restarted server gave no answer to ${s.body.client_order_id}`);
+      if (before && again.orderId && before !== again.orderId) throw this.fail(`client_order_id ${s.body.client_order_id} answered ${before} then ${again.orderId}`);
+    }
+  }
+
+  /** Waits until recovery has finished every order (the store holds no open order). */
+  async quiet(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const open = await ordersIn(this.o.dataDir, OPEN_STATUSES);
+      if (open.length === 0) return;
+      if (Date.now() > deadline) {
+        const shown = JSON.stringify(open.slice(0, 3), (_k, v) => (typeof v === "bigint" ? v.toString() : v), 1);
+        throw this.fail(`${open.length} orders still open ${timeoutMs} ms after recovery started: ${shown}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`);
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
