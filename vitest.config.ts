@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ["default"],
+    // The CLI the tests spawn (bin/crossfill.mjs) runs src/ through tsx, not a dist/ built from other sources.
+    env: { CROSSFILL_FROM_SOURCE: "1" },
   },
 });

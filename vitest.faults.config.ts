@@ -9,5 +9,7 @@ export default defineConfig({
     testTimeout: 60 * 60_000,
     hookTimeout: 300_000,
     reporters: ["default"],
+    // As in vitest.config.ts: the CLI the suite spawns runs src/, not dist/.
+    env: { CROSSFILL_FROM_SOURCE: "1" },
   },
 });

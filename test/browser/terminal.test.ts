@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { chromiumPath } from "./chromium.ts";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SHOTS = `${ROOT}test-results/terminal`;
 // Without the background-networking switches Chromium keeps dialling Google services, which on an
@@ -29,15 +29,13 @@ async function shot(name: string, p: Page = page): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install -y chromium, as .ci/run does).`);
-  }
+  const executablePath = await chromiumPath(`${ROOT}node_modules/.cache/chromium`);
   // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
   execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit" });
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  browser = await chromium.launch({ executablePath, args: ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on("pageerror", (err) => pageErrors.push(err));

@@ -35,7 +35,7 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
       return reply.sendFile(path.slice(1), { maxAge: immutable ? "365d" : 0, immutable });
     }
     if (!existsSync(join(assetsDir, "index.html"))) {
-      return reply.status(503).type("text/plain; charset=utf-8").send("The web terminal is not built yet: run `npm run build:terminal` (npm start does it).");
+      return reply.status(503).type("text/plain; charset=utf-8").send("The web terminal is not built yet: run `npm run build:terminal` (npm ci does it).");
     }
     reply.header("content-security-policy", CSP);
     reply.header("cache-control", "no-cache");
