@@ -7,6 +7,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** The PostgreSQL database of the store; unset = SQLite in dataDir. */
+  databaseUrl: string | undefined;
   /** An external EVM chain; unset = the embedded dev chain in dataDir. */
   chainRpcUrl: string | undefined;
   operatorPrivateKey: `0x${string}` | undefined;
@@ -43,6 +45,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int(env, "PORT", 8080, 0, 65535),
     host: env.HOST || "127.0.0.1",
     dataDir: resolve(env.DATA_DIR || "./data"),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
     chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),
@@ -60,6 +63,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
     killAt: env.CROSSFILL_KILL_AT || undefined,
   };
+}
+
+/** Only PostgreSQL is reached by URL: any other scheme is a mistake to report, not to read as SQLite. */
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL (unset, the store is SQLite in DATA_DIR).");
+  return raw;
 }
 
 function venueNames(raw: string | undefined): VenueName[] {

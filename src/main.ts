@@ -22,7 +22,7 @@ import { OrderService } from "./orders/service.ts";
 import { Reconciler } from "./orders/reconcile.ts";
 import { killSwitch } from "./orders/kill-switch.ts";
 import { plan } from "./router/index.ts";
-import { openSqliteStore } from "./store/sqlite/sqlite-store.ts";
+import { openStore } from "./store/open-store.ts";
 import type { Store } from "./store/store.ts";
 import { startVenues } from "./venues/start.ts";
 import type { Venue } from "./venues/venue.ts";
@@ -55,7 +55,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   privateDir(config.dataDir);
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
 
-  const store = await openSqliteStore(join(config.dataDir, "crossfill.db"), clock);
+  const store = await openStore(config, { clock, onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool opens another") });
   await store.migrate();
 
   const devChain = config.chainRpcUrl ? undefined : await startDevChain({ dataDir: join(config.dataDir, "chain") });

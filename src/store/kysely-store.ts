@@ -350,7 +350,7 @@ export class KyselyStore implements Store {
         if (taken) return { kind: "conflict", reason: `${l.venue} market ${l.venueMarketId} is already listed under ${taken.event_id}` };
       }
       if (change.kind === "new_event") await trx.insertInto("catalog_events").values(catalogEventToRow(change.event, at)).execute();
-      const next = existing.reduce((max, x) => (BigInt(x.position) >= max ? BigInt(x.position) + 1n : max), 0n);
+      const next = existing.reduce((max, x) => (x.position >= max ? x.position + 1n : max), 0n);
       await insertListings(trx, eventId, listings, next);
       const accepted = await trx
         .updateTable("proposals")

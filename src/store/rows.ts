@@ -17,10 +17,10 @@ import type {
 } from "./store.ts";
 
 /**
- * A 64-bit integer column. SQLite hands it back as a bigint (safeIntegers) and PostgreSQL's int8 as a
- * decimal string; neither path ever goes through a JS number, so amounts beyond 2^53 stay exact.
+ * A 64-bit integer column. SQLite (safe integers) and PostgreSQL (the store's int8 parser) both hand it
+ * back as a bigint, never through a JS number, so amounts beyond 2^53 stay exact.
  */
-type Int64 = ColumnType<bigint | string, bigint, bigint>;
+type Int64 = ColumnType<bigint, bigint, bigint>;
 
 export interface AccountsTable {
   id: string;
@@ -152,10 +152,12 @@ export interface Database {
   proposals: ProposalsTable;
 }
 
-/** Reads a 64-bit integer column; a JS number here would mean precision may already have been lost. */
+/**
+ * Reads a 64-bit integer column. Anything but a bigint means a driver was opened without the store's
+ * integer settings: a JS number may already have lost precision, so the read fails rather than guess.
+ */
 export function int64(value: unknown, column: string): bigint {
   if (typeof value === "bigint") return value;
-  if (typeof value === "string" && /^-?\d+$/.test(value)) return BigInt(value);
   throw new TypeError(`column ${column} must come back as a 64-bit integer, got ${typeof value}`);
 }
 

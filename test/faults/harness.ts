@@ -10,7 +10,8 @@ import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
 import { OPEN_STATUSES, ORDER_STATUSES, type OrderStatus } from "../../src/domain/order-status.ts";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
 import type { OrderRequest } from "../../src/sdk/types.ts";
-import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
+import { loadConfig } from "../../src/config.ts";
+import { openStore } from "../../src/store/open-store.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
 import type { Rng } from "../../src/venues/simulated/prng.ts";
 import { join } from "node:path";
@@ -150,12 +151,15 @@ export interface Trader {
   client: (url: string) => CrossfillClient;
 }
 
+/** The store the suite's servers open on this data directory: they inherit this environment, DATABASE_URL included. */
+const storeOf = (dataDir: string) => openStore(loadConfig({ ...process.env, DATA_DIR: dataDir }));
+
 /**
  * Accounts and keys made straight in the store, as `crossfill keys create` would, numbered from `first`.
  * The dev faucet funds each on its first request, so a trader made while the server runs puts the faucet under the same kills.
  */
 export async function makeTraders(dataDir: string, n: number, first = 0): Promise<Trader[]> {
-  const store = await openSqliteStore(join(dataDir, "crossfill.db"));
+  const store = await storeOf(dataDir);
   try {
     await store.migrate();
     const master = await loadMasterKey({ env: undefined, dataDir });
@@ -174,7 +178,7 @@ export async function makeTraders(dataDir: string, n: number, first = 0): Promis
 
 /** The store's orders in these states. */
 async function ordersIn(dataDir: string, statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {
-  const store = await openSqliteStore(join(dataDir, "crossfill.db"));
+  const store = await storeOf(dataDir);
   try {
     return await store.ordersInStatus(statuses);
   } finally {

@@ -8,6 +8,7 @@ import { createApiKey } from "../../src/auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
 import type { Scope } from "../../src/domain/types.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
+import { createTestDatabase } from "./postgres.ts";
 
 export interface TestServer {
   crossfill: Crossfill;
@@ -23,10 +24,15 @@ export interface TestServer {
 
 let accounts = 0;
 
-/** Starts the real server on its embedded defaults (SQLite, dev chain, simulators) in a fresh data directory. */
+/**
+ * Starts the real server on its embedded defaults (SQLite, dev chain, simulators) in a fresh data directory;
+ * with CROSSFILL_TEST_STORE=postgres (vitest.postgres.config.ts), on a fresh PostgreSQL database instead,
+ * dropped when the server stops, so that the same integration tests run on both stores.
+ */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = testStore() === "postgres" ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "crossfill-it-"));
-  const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", ...env });
+  const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", ...(database && { DATABASE_URL: database.url }), ...env });
   let crossfill = await startCrossfill(config(), { logger: false });
   const master = await loadMasterKey({ env: undefined, dataDir });
 
@@ -51,6 +57,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     },
     async stop() {
       await crossfill.stop();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -58,4 +65,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
   server.key = { apiKey: first.apiKey, apiSecret: first.apiSecret, accountId: first.accountId };
   server.client = first.client;
   return server;
+}
+
+/** The store the test servers run on; a misspelt value must not quietly test SQLite twice. */
+function testStore(): "sqlite" | "postgres" {
+  const store = process.env.CROSSFILL_TEST_STORE || "sqlite";
+  if (store !== "sqlite" && store !== "postgres") throw new Error(`CROSSFILL_TEST_STORE must be sqlite or postgres (got ${JSON.stringify(store)}).`);
+  return store;
 }

@@ -5,7 +5,7 @@ import { orderLegs } from "./003_order_legs.ts";
 import { catalog } from "./004_catalog.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   "001_initial": initial,
   "002_sessions": sessions,
   "003_order_legs": orderLegs,
@@ -17,7 +17,10 @@ export async function migrateToLatest(db: Kysely<any>): Promise<void> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => MIGRATIONS } });
   const { error, results } = await migrator.migrateToLatest();
   if (error !== undefined) {
+    // No failed migration means none ran: the database could not be reached or locked. The cause's own
+    // sentence goes in the message, since start-up and the CLI print only the message.
     const failed = results?.find((r) => r.status === "Error")?.migrationName;
-    throw new Error(`database migration ${failed ?? "(unknown)"} failed`, { cause: error });
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(failed ? `database migration ${failed} failed: ${why}` : `database migrations could not run: ${why}`, { cause: error });
   }
 }

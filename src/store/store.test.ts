@@ -1,0 +1,387 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
+import { AppError } from "../domain/errors.ts";
+import type { Clock } from "../domain/types.ts";
+import type { FillRecord, OrderRecord, Store } from "./store.ts";
+
+const BEYOND_DOUBLE = 2n ** 53n + 1n;
+const INT64_MAX = 2n ** 63n - 1n;
+
+class TestClock implements Clock {
+  constructor(public ms = Date.parse("2025-03-01T12:00:00.000Z")) {}
+  now(): number {
+    return this.ms;
+  }
+  iso(): string {
+    return new Date(this.ms).toISOString();
+  }
+}
+
+let db: TestStoreDatabase;
+let clock: TestClock;
+const open: Store[] = [];
+
+async function openStore(): Promise<Store> {
+  const store = await db.open(clock);
+  open.push(store);
+  await store.migrate();
+  return store;
+}
+
+async function closeStore(store: Store): Promise<void> {
+  open.splice(open.indexOf(store), 1);
+  await store.close();
+}
+
+async function seedAccount(store: Store, id = "acc_1") {
+  return store.createAccount({
+    id,
+    email: `${id}@example.com`,
+    address: "0x00000000000000000000000000000000000000aa",
+    walletKeyEnc: "enc:wallet",
+    passwordHash: null,
+    fundedAt: null,
+  });
+}
+
+function order(over: Partial<OrderRecord> = {}): OrderRecord {
+  return {
+    id: "ord_1",
+    accountId: "acc_1",
+    clientOrderId: "client-1",
+    requestHash: "hash-1",
+    eventId: "evt_election",
+    outcome: "YES",
+    side: "buy",
+    amount: BEYOND_DOUBLE,
+    maxSlippage: 10_000n,
+    strategy: "optimize_price",
+    timeInForce: "FOK",
+    status: "pending",
+    locked: 0n,
+    spent: 0n,
+    fees: 0n,
+    filledShares: 0n,
+    routedTo: null,
+    legs: [],
+    sotTokenId: null,
+    lockTx: null,
+    settleTx: null,
+    releaseTx: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: clock.iso(),
+    updatedAt: clock.iso(),
+    ...over,
+  };
+}
+
+function fill(over: Partial<FillRecord> = {}): FillRecord {
+  return {
+    orderId: "ord_1",
+    venue: "polymarket",
+    venueOrderId: "v-1",
+    tradeId: "t-1",
+    clientOrderId: "client-1",
+    price: 550_000n,
+    shares: BEYOND_DOUBLE,
+    fee: INT64_MAX,
+    createdAt: clock.iso(),
+    ...over,
+  };
+}
+
+// One body for every backend: the same Kysely queries must give the same answers on each.
+describe.each(STORE_BACKENDS)("$name store", (backend) => {
+  beforeEach(async () => {
+    db = await backend.create();
+    clock = new TestClock();
+  });
+
+  afterEach(async () => {
+    for (const store of open.splice(0)) await store.close();
+    await db.drop();
+  });
+
+  describe("schema", () => {
+    it("re-running migrations on an existing database keeps its data", async () => {
+      const first = await openStore();
+      await seedAccount(first);
+      await first.migrate();
+      await closeStore(first);
+
+      const again = await openStore();
+      expect((await again.accountById("acc_1"))?.email).toBe("acc_1@example.com");
+    });
+
+    it("keeps every record across a restart", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
+      await store.insertOrder(order());
+      await store.insertFills([fill()]);
+      expect(await store.rememberSignature("ck_1", "sig", clock.now() + 30_000)).toBe(true);
+      await closeStore(store);
+
+      const reopened = await openStore();
+      expect(await reopened.apiKey("ck_1")).toMatchObject({ name: "bot" });
+      expect(await reopened.order("ord_1")).toEqual(order());
+      expect(await reopened.fills("ord_1")).toEqual([fill()]);
+      expect(await reopened.rememberSignature("ck_1", "sig", clock.now() + 30_000)).toBe(false);
+    });
+
+    it("refuses an order for an account that does not exist", async () => {
+      const store = await openStore();
+      await expect(store.insertOrder(order({ accountId: "nobody" }))).rejects.toThrow(/foreign key/i);
+    });
+  });
+
+  describe("round trips", () => {
+    it("returns accounts as created, found by id and by email", async () => {
+      const store = await openStore();
+      const created = await seedAccount(store);
+      expect(created.createdAt).toBe(clock.iso());
+      expect(await store.accountById("acc_1")).toEqual(created);
+      expect(await store.accountByEmail("acc_1@example.com")).toEqual(created);
+      expect(await store.accountById("missing")).toBeUndefined();
+      expect(await store.accountByEmail("missing@example.com")).toBeUndefined();
+    });
+
+    it("returns API keys with their scopes and allowlist", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const open = await store.insertApiKey({ apiKey: "ck_a", accountId: "acc_1", name: "a", scopes: ["read", "trade"], secretEnc: "s1", ipAllowlist: null });
+      clock.ms += 1;
+      const fenced = await store.insertApiKey({ apiKey: "ck_b", accountId: "acc_1", name: "b", scopes: ["read"], secretEnc: "s2", ipAllowlist: ["10.0.0.1", "::1"] });
+      expect(open).toMatchObject({ lastUsedAt: null, revokedAt: null, createdAt: "2025-03-01T12:00:00.000Z" });
+      expect(await store.apiKey("ck_b")).toEqual(fenced);
+      expect(await store.listApiKeys("acc_1")).toEqual([open, fenced]);
+      expect(await store.listApiKeys("acc_other")).toEqual([]);
+    });
+
+    it("keeps every integer column of orders and fills exact beyond 2^53, up to the largest 64-bit integer", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const big = order({
+        amount: INT64_MAX,
+        maxSlippage: BEYOND_DOUBLE + 4n,
+        locked: BEYOND_DOUBLE,
+        spent: BEYOND_DOUBLE - 2n,
+        fees: 2n ** 60n + 7n,
+        filledShares: BEYOND_DOUBLE + 2n,
+      });
+      expect((await store.insertOrder(big)).order).toEqual(big);
+      expect(await store.order("ord_1")).toEqual(big);
+      expect(await store.ordersInStatus(["pending"])).toEqual([big]);
+      const f = fill({ price: BEYOND_DOUBLE + 6n, shares: INT64_MAX, fee: BEYOND_DOUBLE });
+      await store.insertFills([f]);
+      expect(await store.fills("ord_1")).toEqual([f]);
+    });
+
+    it("keeps an order's child orders, with amounts beyond 2^53 exact", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(order());
+      const legs = [
+        { venue: "kalshi-sim", clientOrderId: "ord_1-kalshi-sim", venueMarketId: "KX-1", limitPrice: 620_000n, shares: 2n ** 60n, round: 1, expiresAt: 1_800_000_030_000 },
+        { venue: "polymarket-sim", clientOrderId: "ord_1-polymarket-sim-2", venueMarketId: "0xabc", limitPrice: 1n, shares: 5_000_000n, round: 2, expiresAt: 1_800_000_031_000 },
+      ];
+      await store.updateOrder("ord_1", ["pending"], { status: "locked" });
+      await store.updateOrder("ord_1", ["locked"], { status: "routing", legs });
+      expect((await store.order("ord_1"))?.legs).toEqual(legs);
+    });
+
+    it("updates an order, stamps updatedAt, and finds it by status", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const placed = (await store.insertOrder(order())).order;
+      clock.ms += 5_000;
+      const updated = await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", errorCode: null });
+      expect(updated).toEqual({ ...placed, status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", updatedAt: clock.iso() });
+      expect(await store.order("ord_1")).toEqual(updated);
+      expect((await store.ordersInStatus(["locked", "routing"])).map((o) => o.id)).toEqual(["ord_1"]);
+      expect(await store.ordersInStatus(["pending"])).toEqual([]);
+      expect(await store.ordersInStatus([])).toEqual([]);
+      expect(await store.updateOrder("ord_missing", ["pending"], { status: "failed" })).toBeUndefined();
+    });
+
+    it("moves an order only from the states it may leave: a second writer finds it moved on and writes nothing", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(order());
+      await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: 5n });
+      const racing = await Promise.all([
+        store.updateOrder("ord_1", ["locked"], { status: "rejected", errorCode: "a" }),
+        store.updateOrder("ord_1", ["locked"], { status: "failed", errorCode: "b" }),
+      ]);
+      expect(racing.filter((o) => o !== undefined)).toHaveLength(1);
+      const settled = (await store.order("ord_1"))!;
+      expect(["rejected", "failed"]).toContain(settled.status);
+      // A terminal order is never moved again, backwards or sideways.
+      expect(await store.updateOrder("ord_1", ["locked", "routing"], { status: "routing" })).toBeUndefined();
+      expect(await store.order("ord_1")).toEqual(settled);
+      // The store refuses a transition the state machine does not have, whatever the row holds.
+      await expect(store.updateOrder("ord_1", ["filled"], { status: "pending" })).rejects.toThrow(/no transition/);
+    });
+  });
+
+  describe("accounts", () => {
+    it("records once an account was funded, and keeps it across a restart", async () => {
+      const store = await openStore();
+      const created = await seedAccount(store);
+      expect(created.fundedAt).toBeNull();
+      const funded = await store.markAccountFunded(created.id, "2026-11-22T10:00:00.000Z");
+      expect(funded).toEqual({ ...created, fundedAt: "2026-11-22T10:00:00.000Z" });
+      await closeStore(store);
+      const again = await openStore();
+      expect((await again.accountById(created.id))?.fundedAt).toBe("2026-11-22T10:00:00.000Z");
+    });
+  });
+
+  describe("idempotent orders", () => {
+    it("a retried clientOrderId returns the stored order instead of a second one", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const first = await store.insertOrder(order());
+      const retry = await store.insertOrder(order({ id: "ord_2", requestHash: "hash-other", amount: 5n }));
+      expect(first).toEqual({ created: true, order: order() });
+      expect(retry).toEqual({ created: false, order: order() });
+      expect(await store.order("ord_2")).toBeUndefined();
+    });
+
+    it("orders without a clientOrderId, or from another account, never collide", async () => {
+      const store = await openStore();
+      await seedAccount(store, "acc_1");
+      await seedAccount(store, "acc_2");
+      expect((await store.insertOrder(order({ id: "a", clientOrderId: null }))).created).toBe(true);
+      expect((await store.insertOrder(order({ id: "b", clientOrderId: null }))).created).toBe(true);
+      expect((await store.insertOrder(order({ id: "c" }))).created).toBe(true);
+      expect((await store.insertOrder(order({ id: "d", accountId: "acc_2" }))).created).toBe(true);
+    });
+
+    it("concurrent attempts from two connections create exactly one order", async () => {
+      const a = await openStore();
+      const b = await openStore();
+      await seedAccount(a);
+      const attempts = Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).insertOrder(order({ id: `ord_${i}` })));
+      const results = await Promise.all(attempts);
+      const created = results.filter((r) => r.created);
+      expect(created).toHaveLength(1);
+      const winner = created[0]!.order.id;
+      expect(results.every((r) => r.order.id === winner)).toBe(true);
+      const page = await a.listOrders("acc_1", { limit: 100, cursor: null });
+      expect(page.data.map((o) => o.id)).toEqual([winner]);
+    });
+  });
+
+  describe("listing orders", () => {
+    it("walks every order exactly once, newest first, across pages", async () => {
+      const store = await openStore();
+      await seedAccount(store, "acc_1");
+      await seedAccount(store, "acc_2");
+      // Several orders share a timestamp, and they are inserted out of order, so the id tie-break matters.
+      const expected: OrderRecord[] = [];
+      for (let i = 0; i < 23; i++) {
+        const createdAt = new Date(clock.ms + ((i * 7) % 9) * 1000).toISOString();
+        expected.push(order({ id: `ord_${String((i * 5) % 23).padStart(2, "0")}`, clientOrderId: null, createdAt }));
+      }
+      for (const o of expected) await store.insertOrder(o);
+      await store.insertOrder(order({ id: "other", accountId: "acc_2" }));
+      expected.sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1));
+
+      for (const limit of [1, 5, 23, 50]) {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        let pages = 0;
+        do {
+          const page = await store.listOrders("acc_1", { limit, cursor });
+          expect(page.data.length).toBeLessThanOrEqual(limit);
+          expect(page.data.length).toBeGreaterThan(0);
+          seen.push(...page.data.map((o) => o.id));
+          cursor = page.nextCursor;
+          pages++;
+        } while (cursor !== null);
+        expect(seen).toEqual(expected.map((o) => o.id));
+        expect(pages).toBe(Math.ceil(23 / limit));
+      }
+    });
+
+    it("an account without orders gets an empty last page", async () => {
+      const store = await openStore();
+      expect(await store.listOrders("acc_1", { limit: 10, cursor: null })).toEqual({ data: [], nextCursor: null });
+    });
+
+    it("refuses a cursor it did not issue", async () => {
+      const store = await openStore();
+      for (const cursor of ["not-a-cursor", Buffer.from('{"a":1}').toString("base64url")]) {
+        const failure = await store.listOrders("acc_1", { limit: 10, cursor }).catch((e: unknown) => e);
+        expect(failure).toBeInstanceOf(AppError);
+        expect(failure).toMatchObject({ code: "invalid_request" });
+      }
+    });
+  });
+
+  describe("API keys", () => {
+    it("revocation happens once and shows on the key", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["trade"], secretEnc: "enc", ipAllowlist: null });
+      expect(await store.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z")).toBe(true);
+      expect(await store.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z")).toBe(false);
+      expect(await store.revokeApiKey("ck_unknown", "2025-03-03T00:00:00.000Z")).toBe(false);
+      expect((await store.apiKey("ck_1"))?.revokedAt).toBe("2025-03-02T00:00:00.000Z");
+    });
+
+    it("touch records the latest use and never moves it backwards", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
+      await store.touchApiKey("ck_1", "2025-03-01T12:00:05.000Z");
+      expect((await store.apiKey("ck_1"))?.lastUsedAt).toBe("2025-03-01T12:00:05.000Z");
+      await store.touchApiKey("ck_1", "2025-03-01T12:00:01.000Z");
+      expect((await store.apiKey("ck_1"))?.lastUsedAt).toBe("2025-03-01T12:00:05.000Z");
+      await store.touchApiKey("ck_missing", "2025-03-01T12:00:09.000Z");
+      expect(await store.apiKey("ck_missing")).toBeUndefined();
+    });
+  });
+
+  describe("replay memory", () => {
+    it("accepts a signature once per key until it expires", async () => {
+      const store = await openStore();
+      const expires = clock.now() + 30_000;
+      expect(await store.rememberSignature("ck_1", "sig-a", expires)).toBe(true);
+      expect(await store.rememberSignature("ck_1", "sig-a", expires)).toBe(false);
+      expect(await store.rememberSignature("ck_1", "sig-b", expires)).toBe(true);
+      expect(await store.rememberSignature("ck_2", "sig-a", expires)).toBe(true);
+
+      clock.ms = expires;
+      expect(await store.rememberSignature("ck_1", "sig-a", clock.now() + 30_000)).toBe(true);
+      expect(await store.rememberSignature("ck_1", "sig-a", clock.now() + 30_000)).toBe(false);
+    });
+
+    it("purge forgets signatures that expire before the given time, and only those", async () => {
+      const store = await openStore();
+      await store.rememberSignature("ck_1", "early", clock.now() + 10_000);
+      await store.rememberSignature("ck_1", "late", clock.now() + 60_000);
+      await store.purgeSignatures(clock.now() + 20_000);
+      expect(await store.rememberSignature("ck_1", "early", clock.now() + 10_000)).toBe(true);
+      expect(await store.rememberSignature("ck_1", "late", clock.now() + 60_000)).toBe(false);
+    });
+  });
+
+  describe("fills", () => {
+    it("a fill reported twice by a venue is stored once, with its first values", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(order());
+      const first = [fill({ tradeId: "t-1" }), fill({ tradeId: "t-2" })];
+      await store.insertFills(first);
+      await store.insertFills([fill({ tradeId: "t-2", shares: 1n }), fill({ tradeId: "t-3" }), fill({ tradeId: "t-1", venue: "kalshi" })]);
+      await store.insertFills([]);
+      const stored = await store.fills("ord_1");
+      expect(stored).toHaveLength(4);
+      expect(stored.find((f) => f.tradeId === "t-2" && f.venue === "polymarket")?.shares).toBe(BEYOND_DOUBLE);
+      expect(await store.fills("ord_other")).toEqual([]);
+    });
+  });
+});

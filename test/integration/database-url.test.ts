@@ -1,0 +1,53 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuditReport } from "../../src/audit/run.ts";
+import { loadConfig } from "../../src/config.ts";
+import { startCrossfill } from "../../src/main.ts";
+import { CrossfillClient } from "../../src/sdk/client.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
+
+// The server's run on PostgreSQL is the integration suite's second run (vitest.postgres.config.ts); this
+// file is the CLI's: its commands open the store DATABASE_URL names, not the SQLite file in DATA_DIR.
+
+const run = promisify(execFile);
+const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
+
+let dataDir: string;
+let db: TestDatabase;
+const settings = () => ({ DATA_DIR: dataDir, DATABASE_URL: db.url, SIM_LATENCY_SCALE: "0.05" });
+const cli = async (...args: string[]) => (await run(process.execPath, [BIN, ...args], { env: { ...process.env, ...settings(), LOG_LEVEL: "silent" }, timeout: 60_000 })).stdout;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), "crossfill-database-url-"));
+  db = await createTestDatabase();
+});
+afterAll(async () => {
+  await db?.drop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe("DATABASE_URL", () => {
+  it("crossfill keys create writes to PostgreSQL, the server on it accepts the key, and crossfill audit reads its orders there", async () => {
+    const made = JSON.parse(await cli("keys", "create", "--name", "bot", "--scopes", "read,trade", "--json")) as { api_key: string; api_secret: string };
+    const server = await startCrossfill(loadConfig({ ...settings(), PORT: "0" }), { logger: false });
+    try {
+      const client = new CrossfillClient({ baseUrl: server.url, apiKey: made.api_key, apiSecret: made.api_secret });
+      expect(await client.account()).toMatchObject({ email: "local@localhost", available_usdc: 10_000 });
+      const order = await client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 25, max_slippage: 0.05, strategy: "optimize_price" });
+      expect(order.status).toBe("filled");
+
+      const listed = JSON.parse(await cli("keys", "list", "--json")) as { api_key: string }[];
+      expect(listed.map((k) => k.api_key)).toEqual([made.api_key]);
+      const report = JSON.parse(await cli("audit", "--json")) as AuditReport;
+      expect(report.ok).toBe(true);
+    } finally {
+      await server.stop();
+    }
+    expect(existsSync(join(dataDir, "crossfill.db"))).toBe(false);
+  });
+});
