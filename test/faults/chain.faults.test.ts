@@ -37,6 +37,8 @@ interface Tally {
   rpcRequests: number;
   faults: Record<FaultKind, number>;
   kills: number;
+  /** Transactions held past the timeout of a server killed before the proxy let them through: the next process must count them as pending. */
+  sendsOutlivingTheirServer: number;
   /** Starts of the server while the faults were on (its start-up recovery meets them), and how many of those failed. */
   startsUnderFaults: number;
   failedStarts: number;
@@ -50,6 +52,7 @@ const tally: Tally = {
   rpcRequests: 0,
   faults: { error500: 0, refused: 0, dropped: 0, held: 0, delayed: 0 },
   kills: 0,
+  sendsOutlivingTheirServer: 0,
   startsUnderFaults: 0,
   failedStarts: 0,
   newAccounts: 0,
@@ -93,9 +96,14 @@ afterAll(async () => {
   else for (const dir of [dataDir, chainDir]) rmSync(dir, { recursive: true, force: true });
 });
 
+/** When each held request carrying transactions reaches the node. */
+const heldSends: number[] = [];
+/** Called when the proxy holds a request carrying transactions: a run may kill its server right then. */
+let onHeldSend: (() => void) | undefined;
+
 /** Each request's fate under a run's odds, counted by kind. */
 function faulty(odds: Record<FaultKind, number>): RpcProxy["decide"] {
-  return () => {
+  return (calls) => {
     tally.rpcRequests++;
     let draw = rng.next();
     for (const kind of FAULT_KINDS) {
@@ -109,8 +117,14 @@ function faulty(odds: Record<FaultKind, number>): RpcProxy["decide"] {
           return { kind: "refuse" };
         case "dropped":
           return { kind: "drop" };
-        case "held":
-          return { kind: "delay", ms: RPC_TIMEOUT_MS + rng.int(200, 3_000) };
+        case "held": {
+          const ms = RPC_TIMEOUT_MS + rng.int(200, 8_000);
+          if (calls.some((c) => c.method === "eth_sendRawTransaction")) {
+            heldSends.push(Date.now() + ms);
+            onHeldSend?.();
+          }
+          return { kind: "delay", ms };
+        }
         case "delayed":
           return { kind: "delay", ms: rng.int(20, 600) };
       }
@@ -131,7 +145,11 @@ function faultsOff(): void {
   proxy.decide = () => ({ kind: "pass" });
 }
 
-/** Starts the server; under faults its start may fail (it cannot read the chain) and is tried again. */
+/**
+ * Starts the server. Under faults its start may fail: it reads the chain without retrying and exits at
+ * the first failure, having done nothing. After a few such failures it is started on a clean chain, and
+ * the faults come back for the burst.
+ */
 async function start(underFaults: boolean): Promise<ServerProcess> {
   if (underFaults) tally.startsUnderFaults++;
   for (let attempt = 1; ; attempt++) {
@@ -139,8 +157,16 @@ async function start(underFaults: boolean): Promise<ServerProcess> {
       server = await ServerProcess.start(serverEnv);
       return server;
     } catch (e) {
-      if (!underFaults || attempt === 10) throw traffic.fail(`the server did not start: ${(e as Error).message.slice(-4_000)}`);
+      if (!underFaults) throw traffic.fail(`the server did not start: ${(e as Error).message.slice(-4_000)}`);
       tally.failedStarts++;
+      if (attempt < 4) continue;
+      const faults = proxy.decide;
+      faultsOff();
+      try {
+        return await start(false);
+      } finally {
+        proxy.decide = faults;
+      }
     }
   }
 }
@@ -169,18 +195,40 @@ function answered(s: ServerProcess, sent: Sent[]): Sent[] {
 async function run(): Promise<void> {
   tally.runs++;
   const n = rng.int(8, 24);
-  proxy.decide = faulty(drawOdds());
+  const kill = rng.chance(0.3);
+  // Half the kills come as the proxy holds the server's transactions, which reach the chain once it is gone.
+  const killOnHold = kill && rng.chance(0.5);
+  const odds = drawOdds();
+  if (killOnHold) odds.held = Math.max(odds.held, 0.1);
+  const faults = faulty(odds);
   if (!server || rng.chance(0.2)) {
     await server?.stop();
-    await start(true);
+    // The first start deploys the contracts on a clean chain, as an operator would; later ones meet the faults.
+    const first = tally.runs === 1;
+    if (!first) proxy.decide = faults;
+    await start(!first);
   }
+  proxy.decide = faults;
   const s = server!;
   if (rng.chance(0.25)) {
     traders.push(...(await makeTraders(dataDir, 1, traders.length)));
     tally.newAccounts++;
   }
-  const kill = rng.chance(0.3);
-  const killer = kill ? new Promise<void>((resolve) => setTimeout(() => void s.kill().then(resolve), rng.int(15, 4_000))) : Promise.resolve();
+  const killNow = async () => {
+    await s.kill();
+    tally.sendsOutlivingTheirServer += heldSends.filter((at) => at > Date.now()).length;
+  };
+  const killer = kill
+    ? new Promise<void>((resolve) => {
+        const now = () => {
+          clearTimeout(timer);
+          onHeldSend = undefined;
+          void killNow().then(resolve);
+        };
+        const timer = setTimeout(now, rng.int(15, 4_000));
+        if (killOnHold) onHeldSend = now;
+      })
+    : Promise.resolve();
   const sent: Sent[] = await traffic.burst(s.url, bursts++, n, rng.chance(0.2));
   await killer;
   if (kill) {
