@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { readFileSync } from "node:fs";
 import { parseMicro, type Micro } from "./domain/money.ts";
@@ -27,6 +28,11 @@ export interface Config {
   childOrderTtlMs: number;
   /** How far a venue's clock may trail ours before a child order it does not know counts as never placed. */
   expirySkewMs: number;
+  /**
+   * This instance among those sharing a store: it leases the orders it works on. The same instance
+   * started again (same host and port) takes its own leases back at once; another waits for them to run out.
+   */
+  instanceId: string;
   /** How often recovery looks at open orders, and how long an order must have been untouched before it does. */
   reconcileIntervalMs: number;
   /** Shifts the server's clock (ms, either way): the fault suite's clock jumps. */
@@ -41,10 +47,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const operator = env.OPERATOR_PRIVATE_KEY || undefined;
   if (chainRpcUrl && !operator) throw new Error("CHAIN_RPC_URL is set but OPERATOR_PRIVATE_KEY is not: the router needs the operator key of that chain.");
   if (operator && !/^0x[0-9a-fA-F]{64}$/.test(operator)) throw new Error("OPERATOR_PRIVATE_KEY must be 0x followed by 64 hex digits.");
+  const port = int(env, "PORT", 8080, 0, 65535);
+  const dataDir = resolve(env.DATA_DIR || "./data");
   return {
-    port: int(env, "PORT", 8080, 0, 65535),
+    port,
     host: env.HOST || "127.0.0.1",
-    dataDir: resolve(env.DATA_DIR || "./data"),
+    dataDir,
     databaseUrl: databaseUrl(env.DATABASE_URL),
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
@@ -59,6 +67,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     venueEndpoints: venueEndpoints(env),
     childOrderTtlMs: int(env, "CHILD_ORDER_TTL_MS", 30_000, 1_000, 3_600_000),
     expirySkewMs: int(env, "EXPIRY_SKEW_MS", 20_000, 0, 3_600_000),
+    // A port chosen by the system differs at each start, so such an instance is named by its data directory.
+    instanceId: env.INSTANCE_ID || `${hostname()}:${port === 0 ? dataDir : port}`,
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 5_000, 100, 3_600_000),
     clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
     killAt: env.CROSSFILL_KILL_AT || undefined,

@@ -99,6 +99,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     childOrderTtlMs: config.childOrderTtlMs,
     expirySkewMs: config.expirySkewMs,
     checkpoint,
+    instanceId: config.instanceId,
+    // Renewed at every recovery tick: a lease outlives several of them.
+    leaseMs: Math.max(30_000, 3 * config.reconcileIntervalMs),
   });
   const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint });
   const recovered = await reconciler.pass(0);
@@ -179,6 +182,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
 
   const timer = setInterval(() => {
+    orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
     reconciler.pass(config.reconcileIntervalMs).catch((err: unknown) => log.error({ err }, "reconciliation pass failed"));
     store.purgeSignatures(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
   }, config.reconcileIntervalMs);

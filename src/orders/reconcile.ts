@@ -73,13 +73,19 @@ export class Reconciler {
     const open = await this.d.store.ordersInStatus(OPEN_STATUSES);
     this.d.log.debug({ open: open.length }, "reconciliation pass");
     let finished = 0;
+    const owner = this.svc.lease().owner;
     for (const order of open) {
       if (this.svc.inFlight.has(order.id)) continue;
-      if (this.d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
+      const now = this.d.clock.now();
+      if (now - Date.parse(order.updatedAt) < minAgeMs) continue;
+      // Another instance executing or recovering the order holds its lease: it is theirs until it runs out.
+      if (!(await this.d.store.claimOrder(order.id, this.svc.lease(), new Date(now).toISOString()))) continue;
       try {
         if (await this.reconcileOne(order)) finished++;
       } catch (e) {
         this.d.log.warn({ order_id: order.id, err: e }, "reconciliation failed; will retry");
+      } finally {
+        await this.d.store.releaseOrder(order.id, owner);
       }
     }
     return finished;
@@ -174,7 +180,7 @@ export class Reconciler {
   }
 
   private async finish(order: OrderRecord, from: readonly OrderRecord["status"][], patch: OrderPatch): Promise<void> {
-    const done = await this.d.store.updateOrder(order.id, from, patch);
+    const done = await this.d.store.updateOrder(order.id, from, patch, this.svc.lease().owner);
     if (!done) this.d.log.warn({ order_id: order.id }, "the order moved on while being reconciled");
   }
 }

@@ -98,6 +98,7 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
     limits: { maxOrder: 1_000_000_000n },
     log: { debug() {}, info() {}, warn() {}, error() {} },
     reconcileDelayMs: 0,
+    instanceId: "test",
     ...over,
   });
 }

@@ -5,7 +5,7 @@ import { formatMicro, notional } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
-import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
+import type { FillRecord, Lease, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
 import type { ChildOrder, Venue, VenueFill } from "../venues/venue.ts";
 import { learnOutcome, outcomeOfPlacement, type ChildOutcome, type OutcomeRules } from "./child-outcome.ts";
 import { VaultTxError, type Address, type Hex32, type Vault } from "../vault/vault.ts";
@@ -31,6 +31,10 @@ export interface OrderDeps {
   /** How often, and how long, to ask a venue about a child order whose outcome is unknown before leaving it to reconciliation. */
   reconcileAttempts?: number;
   reconcileDelayMs?: number;
+  /** This process among the instances sharing the store: it holds the lease of each order it executes or recovers. */
+  instanceId: string;
+  /** How long a lease lasts unless renewed (default 30 s): how soon another instance recovers the orders of one that died. */
+  leaseMs?: number;
   /** Called as the order flow passes each step boundary: the fault suite's switch to kill the process there. */
   checkpoint?: (step: Checkpoint) => void;
 }
@@ -159,7 +163,7 @@ export class OrderService {
       createdAt: now,
       updatedAt: now,
     };
-    const inserted = await this.d.store.insertOrder(record);
+    const inserted = await this.d.store.insertOrder(record, this.lease());
     if (!inserted.created) {
       if (inserted.order.requestHash !== record.requestHash) {
         throw new AppError("idempotency_conflict", `client_order_id ${JSON.stringify(clientOrderId)} was already used for a different order.`, {
@@ -178,6 +182,16 @@ export class OrderService {
     } finally {
       this.inFlight.delete(record.id);
     }
+  }
+
+  /** A lease of this instance starting now. */
+  lease(): Lease {
+    return { owner: this.d.instanceId, until: new Date(this.d.clock.now() + (this.d.leaseMs ?? 30_000)).toISOString() };
+  }
+
+  /** Extends the leases of the orders this process is executing: called more often than a lease lasts. */
+  renewLeases(): Promise<void> {
+    return this.d.store.renewLeases([...this.inFlight], this.lease());
   }
 
   /** Plans an order on the books as they are now, exactly as submit() would, storing, locking and sending nothing. */
@@ -343,7 +357,7 @@ export class OrderService {
   }
 
   private async update(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord> {
-    const o = await this.d.store.updateOrder(id, from, patch);
+    const o = await this.d.store.updateOrder(id, from, patch, this.d.instanceId);
     if (!o) throw new OrderMovedOn(id, from);
     return o;
   }

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import { AppError } from "../domain/errors.ts";
-import { ENTERED_FROM } from "../domain/order-status.ts";
+import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
 import {
@@ -28,6 +28,7 @@ import type {
   CatalogEventRecord,
   CatalogListingRecord,
   FillRecord,
+  Lease,
   NewProposal,
   OrderPatch,
   OrderRecord,
@@ -133,12 +134,12 @@ export class KyselyStore implements Store {
       .execute();
   }
 
-  async insertOrder(o: OrderRecord): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }> {
+  async insertOrder(o: OrderRecord, lease?: Lease): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }> {
     // Insert-then-select rather than select-then-insert: the unique index arbitrates concurrent
     // retries, across connections and server instances alike.
     const inserted = await this.db
       .insertInto("orders")
-      .values(orderToRow(o))
+      .values({ ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null })
       .onConflict((oc) => oc.columns(["account_id", "client_order_id"]).where("client_order_id", "is not", null).doNothing())
       .returningAll()
       .executeTakeFirst();
@@ -152,21 +153,41 @@ export class KyselyStore implements Store {
     return { created: false, order: orderFromRow(existing) };
   }
 
-  async updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord | undefined> {
+  async updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined> {
     if (patch.status !== undefined) {
       const allowed = ENTERED_FROM[patch.status];
       const wrong = from.filter((f) => !allowed.includes(f));
       if (wrong.length > 0) throw new Error(`order ${id}: no transition from ${wrong.join(", ")} to ${patch.status}`);
     }
     if (from.length === 0) return undefined;
-    const row = await this.db
+    let query = this.db
       .updateTable("orders")
       .set({ ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() })
       .where("id", "=", id)
-      .where("status", "in", [...from])
-      .returningAll()
-      .executeTakeFirst();
+      .where("status", "in", [...from]);
+    if (owner !== undefined) query = query.where("lease_owner", "=", owner);
+    const row = await query.returningAll().executeTakeFirst();
     return row && orderFromRow(row);
+  }
+
+  async claimOrder(id: string, lease: Lease, now: string): Promise<boolean> {
+    const r = await this.db
+      .updateTable("orders")
+      .set({ lease_owner: lease.owner, lease_until: lease.until })
+      .where("id", "=", id)
+      .where("status", "in", [...OPEN_STATUSES])
+      .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_owner", "=", lease.owner), eb("lease_until", "<", now)]))
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  async renewLeases(ids: readonly string[], lease: Lease): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable("orders").set({ lease_until: lease.until }).where("id", "in", [...ids]).where("lease_owner", "=", lease.owner).execute();
+  }
+
+  async releaseOrder(id: string, owner: string): Promise<void> {
+    await this.db.updateTable("orders").set({ lease_owner: null, lease_until: null }).where("id", "=", id).where("lease_owner", "=", owner).execute();
   }
 
   async order(id: string): Promise<OrderRecord | undefined> {

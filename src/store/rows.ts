@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable, Updateable } from "kysely";
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
 import type {
   AccountRecord,
@@ -74,6 +74,9 @@ export interface OrdersTable {
   error_message: string | null;
   created_at: string;
   updated_at: string;
+  /** The instance working on the order, and until when (ISO-8601); null when none is. */
+  lease_owner: Generated<string | null>;
+  lease_until: Generated<string | null>;
 }
 
 export interface FillsTable {

@@ -223,6 +223,28 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       // The store refuses a transition the state machine does not have, whatever the row holds.
       await expect(store.updateOrder("ord_1", ["filled"], { status: "pending" })).rejects.toThrow(/no transition/);
     });
+
+    it("leases an order to one instance at a time: another takes it only once the lease ran out, and the holder's writes stop when it lost it", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const at = (s: number) => new Date(clock.ms + s * 1000).toISOString();
+      await store.insertOrder(order(), { owner: "a", until: at(30) });
+      expect(await store.claimOrder("ord_1", { owner: "b", until: at(60) }, at(10))).toBe(false);
+      expect(await store.claimOrder("ord_1", { owner: "a", until: at(60) }, at(10))).toBe(true);
+      await store.renewLeases(["ord_1"], { owner: "a", until: at(90) });
+      expect(await store.claimOrder("ord_1", { owner: "b", until: at(120) }, at(80))).toBe(false);
+      // The lease ran out: b takes the order, and a's next write finds it gone.
+      expect(await store.claimOrder("ord_1", { owner: "b", until: at(120) }, at(91))).toBe(true);
+      expect(await store.updateOrder("ord_1", ["pending"], { status: "locked" }, "a")).toBeUndefined();
+      expect(await store.updateOrder("ord_1", ["pending"], { status: "locked" }, "b")).toMatchObject({ status: "locked" });
+      await store.renewLeases(["ord_1"], { owner: "a", until: at(500) });
+      expect(await store.claimOrder("ord_1", { owner: "c", until: at(200) }, at(121))).toBe(true);
+      await store.releaseOrder("ord_1", "c");
+      expect(await store.claimOrder("ord_1", { owner: "d", until: at(200) }, at(122))).toBe(true);
+      // A finished order is nobody's to take.
+      await store.updateOrder("ord_1", ["locked"], { status: "failed" });
+      expect(await store.claimOrder("ord_1", { owner: "e", until: at(999) }, at(998))).toBe(false);
+    });
   });
 
   describe("accounts", () => {

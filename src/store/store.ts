@@ -95,6 +95,12 @@ export interface FillRecord {
   createdAt: string;
 }
 
+/** An instance's hold on an order: it alone executes or recovers the order until `until` (ISO-8601). */
+export interface Lease {
+  owner: string;
+  until: string;
+}
+
 export type OrderPatch = Partial<Omit<OrderRecord, "id" | "accountId" | "createdAt">>;
 
 /** One venue's listing of a catalog event. Tick and fee are set only where they differ from the venue's usual ones. */
@@ -187,16 +193,29 @@ export interface Store {
   touchApiKey(apiKey: string, at: string): Promise<void>;
 
   /**
-   * Inserts a new order, or — when the account already has an order with the same clientOrderId —
-   * returns that one instead, so that a retried request never creates a second order.
+   * Inserts a new order, leased to the instance that will execute it (without a lease any instance's
+   * recovery may take it), or — when the account already
+   * has an order with the same clientOrderId — returns that one instead, so that a retried request
+   * never creates a second order.
    */
-  insertOrder(o: OrderRecord): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }>;
+  insertOrder(o: OrderRecord, lease?: Lease): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }>;
+  /**
+   * Takes an open order for `lease.owner`, unless another owner's lease runs past `now` (ISO-8601):
+   * true when taken. What recovery does before it touches an order, so two instances never both do.
+   */
+  claimOrder(id: string, lease: Lease, now: string): Promise<boolean>;
+  /** Extends the owner's leases of these orders (those it still holds). */
+  renewLeases(ids: readonly string[], lease: Lease): Promise<void>;
+  /** Gives up the owner's lease of the order, if it still holds it. */
+  releaseOrder(id: string, owner: string): Promise<void>;
   /**
    * Applies the patch only while the order is in one of `from` (a compare-and-set): answers the
    * updated order, or undefined when the order had already moved on, and nothing is written.
-   * A patch that sets `status` must come from the states ENTERED_FROM allows for it.
+   * A patch that sets `status` must come from the states ENTERED_FROM allows for it. With `owner`,
+   * the write also needs that instance to hold the order's lease: an instance whose lease was taken
+   * over stops at its next step instead of acting beside the new owner.
    */
-  updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord | undefined>;
+  updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
   order(id: string): Promise<OrderRecord | undefined>;
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;

@@ -3,6 +3,7 @@ import { initial } from "./001_initial.ts";
 import { sessions } from "./002_sessions.ts";
 import { orderLegs } from "./003_order_legs.ts";
 import { catalog } from "./004_catalog.ts";
+import { orderLeases } from "./005_order_leases.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "002_sessions": sessions,
   "003_order_legs": orderLegs,
   "004_catalog": catalog,
+  "005_order_leases": orderLeases,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */
