@@ -9,6 +9,7 @@ import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
 import { startCrossfill } from "../main.ts";
 import { registerAuditCommand } from "./audit.ts";
+import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
@@ -133,6 +134,7 @@ accounts
 
 registerEventCommands(program, fail);
 registerAuditCommand(program);
+registerChainCommand(program, fail);
 registerSimCommand(program, fail);
 
 program.parseAsync(process.argv).catch((e: unknown) => fail(e instanceof AppError ? e.message : e instanceof Error ? e.message : String(e)));
