@@ -12,7 +12,7 @@ export interface ReconcileDeps {
   venues: ReadonlyMap<string, Venue>;
   clock: Clock;
   log: Log;
-  checkpoint?: (step: Checkpoint) => void;
+  checkpoint?: (step: Checkpoint, orderId: string) => void;
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
@@ -148,20 +148,21 @@ export class Reconciler {
       }
       fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, clock)));
     }
-    this.d.checkpoint?.("reconcile.outcomes");
+    this.d.checkpoint?.("reconcile.outcomes", order.id);
     await store.insertFills(fills);
-    this.d.checkpoint?.("reconcile.fills.stored");
+    this.d.checkpoint?.("reconcile.fills.stored", order.id);
 
     const chainId = chainOrderId(order.id);
     const lock = await vault.lockState(chainId);
+    const orderLog = log.child({ order_id: order.id });
     switch (lock.kind) {
       case "locked":
-        this.d.checkpoint?.("reconcile.settle.sent");
-        await this.svc.settle(order);
+        this.d.checkpoint?.("reconcile.settle.sent", order.id);
+        await this.svc.settle(order, orderLog);
         break;
       case "settled": {
         // The settlement landed but was not recorded: record what the chain did, with its transaction.
-        const { status, ...settled } = settlement(order, await store.fills(order.id), log);
+        const { status, ...settled } = settlement(order, await store.fills(order.id), orderLog);
         await this.finish(order, ["routing"], { ...settled, status, sotTokenId: lock.tokenId.toString(), settleTx: lock.txHash });
         break;
       }

@@ -1,3 +1,4 @@
+import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
 import { OrderService, childOrderId, type OrderDeps } from "./service.ts";
 import { plan } from "../router/index.ts";
@@ -96,7 +97,7 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
     clock: { now: () => Date.now() },
     newOrderId: () => `ord_${sent.length}_${Math.random().toString(36).slice(2)}`,
     limits: { maxOrder: 1_000_000_000n },
-    log: { debug() {}, info() {}, warn() {}, error() {} },
+    log: pino({ level: "silent" }),
     reconcileDelayMs: 0,
     instanceId: "test",
     ...over,

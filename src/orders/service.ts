@@ -35,8 +35,11 @@ export interface OrderDeps {
   instanceId: string;
   /** How long a lease lasts unless renewed (default 30 s): how soon another instance recovers the orders of one that died. */
   leaseMs?: number;
-  /** Called as the order flow passes each step boundary: the fault suite's switch to kill the process there. */
-  checkpoint?: (step: Checkpoint) => void;
+  /**
+   * Told as the order flow, or its recovery, passes each step boundary, with the order's id: the fault
+   * suite's switch that kills the process there, and the step timers of /metrics. It only watches.
+   */
+  checkpoint?: (step: Checkpoint, orderId: string) => void;
 }
 
 export interface Log {
@@ -44,6 +47,8 @@ export interface Log {
   info(o: object, msg: string): void;
   warn(o: object, msg: string): void;
   error(o: object, msg: string): void;
+  /** A logger whose every line also carries `bindings`: one per order carries its order_id (and its request's request_id). */
+  child(bindings: Record<string, unknown>): Log;
 }
 
 /** The step boundaries of the order flow and of its recovery, in the order an order passes them. */
@@ -92,7 +97,7 @@ export function settlement(
   log: Pick<Log, "error">,
 ): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
   const cost = costOf(fills);
-  if (cost > order.locked) log.error({ order_id: order.id, cost: cost.toString(), locked: order.locked.toString() }, "fills cost more than the lock; charging the lock");
+  if (cost > order.locked) log.error({ cost: cost.toString(), locked: order.locked.toString() }, "fills cost more than the lock; charging the lock");
   const filledShares = fills.reduce((s, f) => s + f.shares, 0n);
   return {
     spent: cost > order.locked ? order.locked : cost,
@@ -136,7 +141,8 @@ export class OrderService {
     return { clock: this.d.clock, expirySkewMs: this.d.expirySkewMs ?? 20_000 };
   }
 
-  async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined): Promise<OrderRecord> {
+  /** `log` is the request's: the order's lines then carry its request_id as well as its order_id. */
+  async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined, log: Log = this.d.log): Promise<OrderRecord> {
     const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
     const event = this.tradableEvent(intent);
 
@@ -173,11 +179,12 @@ export class OrderService {
       return inserted.order;
     }
     this.inFlight.add(record.id);
+    const orderLog = log.child({ order_id: record.id });
     try {
-      this.d.checkpoint?.("order.inserted");
-      return await this.execute(record, event, who.address);
+      this.d.checkpoint?.("order.inserted", record.id);
+      return await this.execute(record, event, who.address, orderLog);
     } catch (e) {
-      this.d.log.error({ err: e, order_id: record.id }, "order interrupted; recovery will finish it");
+      orderLog.error({ err: e }, "order interrupted; recovery will finish it");
       return (await this.d.store.order(record.id))!;
     } finally {
       this.inFlight.delete(record.id);
@@ -212,15 +219,15 @@ export class OrderService {
     return event;
   }
 
-  private async execute(order: OrderRecord, event: UnifiedEvent, address: Address): Promise<OrderRecord> {
+  private async execute(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
     const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
-    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message });
+    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     const chainId = chainOrderId(order.id);
     try {
-      this.d.checkpoint?.("order.lock.sent");
+      this.d.checkpoint?.("order.lock.sent", order.id);
       const lock = await this.d.vault.lock(chainId, address, order.amount);
-      this.d.checkpoint?.("order.locked");
+      this.d.checkpoint?.("order.locked", order.id);
       order = await this.update(order.id, ["pending"], { status: "locked", locked: order.amount, lockTx: lock.txHash });
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
@@ -232,15 +239,15 @@ export class OrderService {
           status: "rejected",
           errorCode: "insufficient_funds",
           errorMessage: `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`,
-        });
+        }, log);
       }
       if (e.outcome === "reverted") {
-        return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was locked: ${e.message}` });
+        return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was locked: ${e.message}` }, log);
       }
       // The lock may have landed, or may yet: the chain decides, here or in recovery, never a timer.
       const state = await this.d.vault.lockState(chainId);
       if (state.kind !== "locked") {
-        this.d.log.warn({ order_id: order.id, err: e.message }, "lock outcome unknown; left to recovery");
+        log.warn({ err: e }, "lock outcome unknown; left to recovery");
         return order;
       }
       order = await this.update(order.id, ["pending"], { status: "locked", locked: state.amount });
@@ -250,7 +257,7 @@ export class OrderService {
     const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
     if (routed.kind === "refusal") {
       const release = await this.d.vault.release(chainId);
-      return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message });
+      return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message }, log);
     }
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
@@ -271,11 +278,11 @@ export class OrderService {
         expiresAt,
       }));
       order = await this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
-      this.d.checkpoint?.("order.routing");
-      const unknown = await this.placeRound(order, sent);
+      this.d.checkpoint?.("order.routing", order.id);
+      const unknown = await this.placeRound(order, sent, log);
       if (unknown.length > 0) {
         // Never guess: the order stays `routing` until recovery learns what the venues did.
-        this.d.log.warn({ order_id: order.id, venues: unknown }, "child order outcome unknown; left to recovery");
+        log.warn({ venues: unknown }, "child order outcome unknown; left to recovery");
         return order;
       }
       const fills = await this.d.store.fills(order.id);
@@ -287,28 +294,28 @@ export class OrderService {
       if (next.kind === "refusal") break;
       plan = next;
     }
-    return this.settle(order);
+    return this.settle(order, log);
   }
 
   /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */
-  private async placeRound(order: OrderRecord, legs: readonly OrderLeg[]): Promise<string[]> {
-    const outcomes = await Promise.all(legs.map(async (leg) => ({ leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg)) })));
-    this.d.checkpoint?.("order.placed");
+  private async placeRound(order: OrderRecord, legs: readonly OrderLeg[], log: Log): Promise<string[]> {
+    const outcomes = await Promise.all(legs.map(async (leg) => ({ leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg), log) })));
+    this.d.checkpoint?.("order.placed", order.id);
     await this.d.store.insertFills(outcomes.flatMap(({ leg, outcome }) => (outcome.final ? outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, this.d.clock)) : [])));
-    this.d.checkpoint?.("order.fills.stored");
+    this.d.checkpoint?.("order.fills.stored", order.id);
     return outcomes.filter(({ outcome }) => !outcome.final).map(({ leg }) => leg.venue);
   }
 
   /**
    * Settles the order on its stored fills, each venue trade counted once: spends what they cost,
    * releases the rest and mints the SOT, in one transaction; or releases everything when nothing filled.
-   * Recovery calls it too, for a routing order whose lock is still open.
+   * Recovery calls it too, for a routing order whose lock is still open. `log` carries the order's id.
    */
-  async settle(order: OrderRecord): Promise<OrderRecord> {
+  async settle(order: OrderRecord, log: Log): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
     const fills = await this.d.store.fills(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
-    this.d.checkpoint?.("order.settle.sent");
+    this.d.checkpoint?.("order.settle.sent", order.id);
     if (shares === 0n) {
       const release = await this.d.vault.release(chainId);
       return this.finish(order.id, ["routing"], {
@@ -316,26 +323,27 @@ export class OrderService {
         releaseTx: release.txHash,
         errorCode: "all_venues_failed",
         errorMessage: "No venue filled any part of the order; the locked USDC was released.",
-      });
+      }, log);
     }
-    const settled = settlement(order, fills, this.d.log);
+    const settled = settlement(order, fills, log);
     const tokenId = this.d.tokenId(order.eventId, order.outcome);
     const tx = await this.d.vault.settle(chainId, settled.spent, { tokenId, shares });
-    return this.finish(order.id, ["routing"], { ...settled, sotTokenId: tokenId.toString(), settleTx: tx.txHash });
+    return this.finish(order.id, ["routing"], { ...settled, sotTokenId: tokenId.toString(), settleTx: tx.txHash }, log);
   }
 
   /** Places a child order and learns its outcome; an unknown one is asked about a few times before it is left to recovery. */
-  private async placeAndLearn(venueId: string, child: ChildOrder): Promise<ChildOutcome> {
+  private async placeAndLearn(venueId: string, child: ChildOrder, log: Log): Promise<ChildOutcome> {
     const venue = this.d.venues.get(venueId);
     if (!venue) return { final: true, fills: [] };
     const rules = this.outcomeRules;
     let outcome: ChildOutcome;
     try {
       const result = await venue.place(child);
-      if (result.kind === "rejected") this.d.log.warn({ client_order_id: child.clientOrderId, venue: venueId, reason: result.reason }, "venue refused a child order");
+      if (result.kind === "rejected") log.warn({ client_order_id: child.clientOrderId, venue: venueId, reason: result.reason }, "venue refused a child order");
       outcome = await outcomeOfPlacement(venue, child, result, rules);
     } catch (e) {
-      outcome = { final: false, why: String(e) };
+      log.warn({ client_order_id: child.clientOrderId, venue: venueId, err: e }, "placing a child order failed; its outcome is unknown");
+      outcome = { final: false, why: e instanceof Error ? e.message : String(e) };
     }
     const attempts = this.d.reconcileAttempts ?? 3;
     for (let i = 0; i < attempts && !outcome.final; i++) {
@@ -343,16 +351,16 @@ export class OrderService {
       try {
         outcome = await learnOutcome(venue, child, rules);
       } catch (e) {
-        this.d.log.warn({ venue: venueId, err: e }, "venue status failed");
+        log.warn({ client_order_id: child.clientOrderId, venue: venueId, err: e }, "venue status failed");
       }
     }
     return outcome;
   }
 
-  private async finish(id: string, from: readonly OrderStatus[], patch: OrderPatch): Promise<OrderRecord> {
+  private async finish(id: string, from: readonly OrderStatus[], patch: OrderPatch, log: Log): Promise<OrderRecord> {
     const o = await this.update(id, from, patch);
-    this.d.checkpoint?.("order.finished");
-    this.d.log.info({ order_id: id, status: o.status, spent: o.spent.toString(), error: o.errorCode }, "order finished");
+    this.d.checkpoint?.("order.finished", id);
+    log.info({ status: o.status, spent: o.spent.toString(), error: o.errorCode }, "order finished");
     return o;
   }
 
