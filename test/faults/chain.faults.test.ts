@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDevChain, type DevChain } from "../../src/vault/devnode/index.ts";
-import { JsonRpc } from "../../src/vault/rpc.ts";
+import { startRpcFront } from "../../src/vault/devnode/rpc-front.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { startRpcProxy, type RpcProxy } from "../helpers/rpc-proxy.ts";
 import { expectAuditOk, makeTraders, outcomes, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
@@ -62,6 +62,7 @@ const tally: Tally = {
 let dataDir: string;
 let chainDir: string;
 let chain: DevChain;
+let front: { url: string; close(): Promise<void> };
 let proxy: RpcProxy;
 let sims: Simulators;
 let traders: Trader[];
@@ -75,10 +76,9 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-chain-faults-"));
   chainDir = mkdtempSync(join(tmpdir(), "crossfill-chain-faults-node-"));
   chain = await startDevChain({ dataDir: chainDir });
-  // The embedded chain mines one block per batch its own submit sends; over plain RPC, as here, the
-  // server's transactions are mined as they arrive.
-  await new JsonRpc(chain.rpcUrl).call("evm_setAutomine", [true]);
-  proxy = await startRpcProxy(chain.rpcUrl);
+  // As `crossfill chain` serves it: the operator's transactions journaled and mined a batch at a time.
+  front = await startRpcFront(chain);
+  proxy = await startRpcProxy(front.url);
   sims = await Simulators.start(dataDir, SEED % 1000);
   traders = await makeTraders(dataDir, 4);
   traffic = new Traffic({ seed: SEED, rng, traders, dataDir, serverLog: () => server?.log.tail });
@@ -89,6 +89,7 @@ afterAll(async () => {
   await server?.kill();
   await proxy?.stop();
   await sims?.stop();
+  await front?.close();
   await chain?.stop();
   const ended = traffic ? { ...traffic.counts, outcomes: await outcomes(dataDir) } : {};
   console.log(`chain fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...ended })}`);
@@ -176,7 +177,7 @@ async function audited(): Promise<void> {
   server = undefined;
   // A request the proxy still holds may yet act on the chain: the audit reads it once none can.
   await proxy.settled();
-  await expectAuditOk({ ...serverEnv, CHAIN_RPC_URL: chain.rpcUrl }, (what) => traffic.fail(what));
+  await expectAuditOk({ ...serverEnv, CHAIN_RPC_URL: front.url }, (what) => traffic.fail(what));
   tally.audits++;
 }
 
