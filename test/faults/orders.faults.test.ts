@@ -12,14 +12,14 @@ import { Rng } from "../../src/venues/simulated/prng.ts";
 import { expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const MINUTES = Number(process.env.FAULT_MINUTES ?? 12);
+const MINUTES = Number(process.env.FAULT_MINUTES ?? 18);
 const rng = new Rng(SEED);
 console.log(`fault suite: FAULT_SEED=${SEED} FAULT_MINUTES=${MINUTES}`);
 
 const ORDER_STEPS = CHECKPOINTS.filter((c) => c.startsWith("order."));
 const RECOVERY_STEPS = CHECKPOINTS.filter((c) => c.startsWith("reconcile."));
 /** Child orders expire fast, so recovery can call a lost one never placed within seconds. */
-const BASE_ENV: Env = { CHILD_ORDER_TTL_MS: "3000", EXPIRY_SKEW_MS: "2000", SIM_LATENCY_SCALE: "0.05" };
+const BASE_ENV: Env = { CHILD_ORDER_TTL_MS: "2000", EXPIRY_SKEW_MS: "1000", RECONCILE_INTERVAL_MS: "1000", SIM_LATENCY_SCALE: "0.05" };
 /** Clock jumps of ±10 s need the expiry margin to cover twice the jump. */
 const JUMP_ENV: Env = { CHILD_ORDER_TTL_MS: "15000", EXPIRY_SKEW_MS: "21000" };
 
