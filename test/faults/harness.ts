@@ -39,6 +39,51 @@ function exitOf(child: ChildProcess): Promise<number | null> {
   return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once("exit", (code) => resolve(code))));
 }
 
+/**
+ * A CLI command that runs until stopped and prints, on stdout, the KEY=value settings that point a
+ * server at what it runs (`crossfill sim`, `crossfill chain`); ready once it says it runs until a signal.
+ */
+async function startSettingsProcess(command: string, env: Env): Promise<{ child: ChildProcess; env: Env }> {
+  const child = spawn(process.execPath, [BIN, command], { env: { ...process.env, LOG_LEVEL: "warn", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const settings: Env = {};
+  let stderr = "";
+  lines(child.stdout!, (l) => {
+    const eq = l.indexOf("=");
+    if (eq > 0) settings[l.slice(0, eq)] = l.slice(eq + 1);
+  });
+  await new Promise<void>((resolve, reject) => {
+    lines(child.stderr!, (l) => {
+      stderr += l + "\n";
+      if (l.includes("running until")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`crossfill ${command} exited with ${code}: ${stderr}`)));
+  });
+  return { child, env: settings };
+}
+
+async function stopProcess(child: ChildProcess): Promise<void> {
+  child.kill("SIGTERM");
+  await exitOf(child);
+}
+
+/** `crossfill chain`: the dev chain in a process of its own, which several servers share and which outlives their kills. */
+export class Chain {
+  private constructor(
+    private readonly child: ChildProcess,
+    /** CHAIN_RPC_URL and OPERATOR_PRIVATE_KEY. */
+    readonly env: Env,
+  ) {}
+
+  static async start(dataDir: string): Promise<Chain> {
+    const { child, env } = await startSettingsProcess("chain", { DATA_DIR: dataDir });
+    return new Chain(child, env);
+  }
+
+  stop(): Promise<void> {
+    return stopProcess(this.child);
+  }
+}
+
 /** `crossfill sim`: the three venue simulators in a process of their own, which outlives every kill of the server. */
 export class Simulators {
   private constructor(
@@ -48,23 +93,7 @@ export class Simulators {
   ) {}
 
   static async start(dataDir: string, seed: number): Promise<Simulators> {
-    const child = spawn(process.execPath, [BIN, "sim"], {
-      env: { ...process.env, DATA_DIR: dataDir, SIM_SEED: String(seed), SIM_LATENCY_SCALE: "0.05", LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const env: Env = {};
-    let stderr = "";
-    lines(child.stdout!, (l) => {
-      const eq = l.indexOf("=");
-      if (eq > 0) env[l.slice(0, eq)] = l.slice(eq + 1);
-    });
-    await new Promise<void>((resolve, reject) => {
-      lines(child.stderr!, (l) => {
-        stderr += l + "\n";
-        if (l.includes("running until")) resolve();
-      });
-      child.once("exit", (code) => reject(new Error(`crossfill sim exited with ${code}: ${stderr}`)));
-    });
+    const { child, env } = await startSettingsProcess("sim", { DATA_DIR: dataDir, SIM_SEED: String(seed), SIM_LATENCY_SCALE: "0.05" });
     return new Simulators(child, env);
   }
 
@@ -83,9 +112,8 @@ export class Simulators {
     for (const url of Object.values(this.urls())) await fetch(new URL("/_sim/faults/reset", url), { method: "POST" });
   }
 
-  async stop(): Promise<void> {
-    this.child.kill("SIGTERM");
-    await exitOf(this.child);
+  stop(): Promise<void> {
+    return stopProcess(this.child);
   }
 }
 
@@ -148,7 +176,8 @@ export class ServerProcess {
 
 export interface Trader {
   email: string;
-  client: (url: string) => CrossfillClient;
+  /** A client signing with the trader's key; with `clock`, at the time it says. */
+  client: (url: string, clock?: () => number) => CrossfillClient;
 }
 
 /** The store the suite's servers open on this data directory: they inherit this environment, DATABASE_URL included. */
@@ -162,13 +191,13 @@ export async function makeTraders(dataDir: string, n: number, first = 0): Promis
   const store = await storeOf(dataDir);
   try {
     await store.migrate();
-    const master = await loadMasterKey({ env: undefined, dataDir });
+    const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir });
     const traders: Trader[] = [];
     for (let i = first; i < first + n; i++) {
       const email = `trader${i}@faults.example`;
       const { account } = await findOrCreateAccount(store, email, (k) => encryptSecret(master, k));
       const { apiKey, apiSecret } = await createApiKey(store, master, { accountId: account.id, name: "fault-suite", scopes: ["read", "trade"], ipAllowlist: null });
-      traders.push({ email, client: (url) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret }) });
+      traders.push({ email, client: (url, clock) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret, ...(clock ? { clock } : {}) }) });
     }
     return traders;
   } finally {
