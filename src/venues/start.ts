@@ -1,5 +1,6 @@
 import type { Clock } from "../domain/types.ts";
 import type { MarketCatalog } from "../markets/catalog.ts";
+import type { StreamLog } from "./net/reconnecting-socket.ts";
 import type { VenueSim, VenueSimOptions } from "./net/sim-server.ts";
 import type { Venue } from "./venue.ts";
 import { createKalshiVenue, startKalshiSim, type KalshiCredentials } from "./kalshi/index.ts";
@@ -32,14 +33,16 @@ const SIMULATORS: { [N in VenueName]: (opts: VenueSimOptions) => Promise<VenueSi
   limitless: startLimitlessSim,
 };
 
-const ADAPTERS: { [N in VenueName]: (at: VenueEndpoint<N>, catalog: MarketCatalog, clock: Clock) => Venue } = {
-  polymarket: (at, catalog, clock) => createPolymarketVenue({ ...at, catalog, clock }),
-  kalshi: (at, catalog, clock) => createKalshiVenue({ ...at, catalog, clock }),
-  limitless: (at, catalog, clock) => createLimitlessVenue({ ...at, catalog, clock }),
+type AdapterContext = { catalog: MarketCatalog; clock: Clock; log?: StreamLog };
+
+const ADAPTERS: { [N in VenueName]: (at: VenueEndpoint<N>, ctx: AdapterContext) => Venue } = {
+  polymarket: (at, ctx) => createPolymarketVenue({ ...at, ...ctx }),
+  kalshi: (at, ctx) => createKalshiVenue({ ...at, ...ctx }),
+  limitless: (at, ctx) => createLimitlessVenue({ ...at, ...ctx }),
 };
 
-function adapter<N extends VenueName>(name: N, at: VenueEndpoint<N>, catalog: MarketCatalog, clock: Clock): Venue {
-  return ADAPTERS[name](at, catalog, clock);
+function adapter<N extends VenueName>(name: N, at: VenueEndpoint<N>, ctx: AdapterContext): Venue {
+  return ADAPTERS[name](at, ctx);
 }
 
 async function startSim<N extends VenueName>(name: N, opts: VenueSimOptions): Promise<{ endpoint: VenueEndpoint<N>; stop(): Promise<void> }> {
@@ -105,13 +108,17 @@ export async function startVenues(opts: {
   seed: number;
   latencyScale: number;
   clock: Clock;
+  /** Where the adapters tell of their streams' reconnections and dropped frames, each bound to its venue. */
+  log?: { child(bindings: Record<string, unknown>): StreamLog };
 }): Promise<VenueSetup> {
-  const { names, endpoints, catalog, seed, latencyScale, clock } = opts;
+  const { names, endpoints, catalog, seed, latencyScale, clock, log } = opts;
   const sims = await startVenueSims({ names: names.filter((n) => !endpoints[n]), catalog, seed, latencyScale, clock });
   const stops: (() => Promise<void>)[] = [sims.stop];
   const venues: Venue[] = [];
   try {
-    for (const name of names) venues.push(adapter(name, (endpoints[name] ?? sims.endpoints[name])!, catalog, clock));
+    for (const name of names) {
+      venues.push(adapter(name, (endpoints[name] ?? sims.endpoints[name])!, { catalog, clock, ...(log ? { log: log.child({ venue: name }) } : {}) }));
+    }
     for (const v of venues) {
       await v.start();
       stops.unshift(() => v.stop());

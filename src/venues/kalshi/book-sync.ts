@@ -17,6 +17,8 @@ export interface BookSyncOptions {
   send: (text: string) => boolean;
   now: () => number;
   onBook: (ticker: string) => void;
+  /** A frame could not be used (unreadable, out of sequence, impossible): what the stream tells the logs. */
+  onDrop?: (why: string, frame: string) => void;
 }
 
 /**
@@ -88,6 +90,7 @@ export class KalshiBookSync {
       m = JSON.parse(text);
     } catch {
       this.lastError = "unparseable stream message";
+      this.opts.onDrop?.(this.lastError, text);
       return;
     }
     const msg = m.msg ?? {};
@@ -108,40 +111,40 @@ export class KalshiBookSync {
         return;
     }
     if (m.sid !== this.sid || this.sid === undefined) return;
-    if (m.seq !== this.lastSeq + 1) return this.resync(`sequence gap: expected ${this.lastSeq + 1}, got ${String(m.seq)}`);
+    if (m.seq !== this.lastSeq + 1) return this.resync(text, `sequence gap: expected ${this.lastSeq + 1}, got ${String(m.seq)}`);
     this.lastSeq = m.seq as number;
     const ticker = msg.market_ticker;
-    if (typeof ticker !== "string") return this.resync("message without market_ticker");
+    if (typeof ticker !== "string") return this.resync(text, "message without market_ticker");
     try {
       if (m.type === "orderbook_snapshot") {
         const yes = levelMap((msg.yes_dollars_fp as [string, string][] | undefined) ?? [], "yes_dollars_fp");
         const no = levelMap((msg.no_dollars_fp as [string, string][] | undefined) ?? [], "no_dollars_fp");
         this.books.set(ticker, { yes, no, sid: this.sid, asOf: this.opts.now() });
-      } else if (!this.applyDelta(ticker, msg)) {
+      } else if (!this.applyDelta(text, ticker, msg)) {
         return;
       }
     } catch (err) {
-      return this.resync(`malformed ${String(m.type)}: ${err instanceof Error ? err.message : String(err)}`);
+      return this.resync(text, `malformed ${String(m.type)}: ${err instanceof Error ? err.message : String(err)}`);
     }
     this.syncedAt = this.opts.now();
     this.opts.onBook(ticker);
   }
 
-  private applyDelta(ticker: string, msg: Record<string, unknown>): boolean {
+  private applyDelta(text: string, ticker: string, msg: Record<string, unknown>): boolean {
     const book = this.books.get(ticker);
     if (!book || book.sid !== this.sid) {
-      this.resync(`delta for ${ticker} before its snapshot`);
+      this.resync(text, `delta for ${ticker} before its snapshot`);
       return false;
     }
     const side = msg.side === "yes" ? book.yes : msg.side === "no" ? book.no : undefined;
     if (!side) {
-      this.resync(`delta with side ${String(msg.side)}`);
+      this.resync(text, `delta with side ${String(msg.side)}`);
       return false;
     }
     const price = parseDollars(msg.price_dollars, "price_dollars");
     const after = (side.get(price) ?? 0n) + parseSignedCount(msg.delta_fp, "delta_fp");
     if (after < 0n) {
-      this.resync(`delta leaves ${ticker} ${String(msg.side)} ${String(msg.price_dollars)} negative`);
+      this.resync(text, `delta leaves ${ticker} ${String(msg.side)} ${String(msg.price_dollars)} negative`);
       return false;
     }
     if (after === 0n) side.delete(price);
@@ -149,8 +152,9 @@ export class KalshiBookSync {
     return true;
   }
 
-  private resync(why: string): void {
+  private resync(frame: string, why: string): void {
     this.lastError = why;
+    this.opts.onDrop?.(`${why}; resubscribing for fresh snapshots`, frame);
     this.resyncs++;
     const old = this.sid;
     this.freeze();

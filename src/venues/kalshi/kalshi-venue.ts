@@ -87,6 +87,7 @@ export class KalshiVenue implements Venue {
       send: (text) => this.socket.send(text),
       now: () => this.clock.now(),
       onBook: (ticker) => this.emit(ticker),
+      onDrop: (why, frame) => this.socket.dropped(why, frame),
     });
     const wsPath = new URL(opts.wsUrl).pathname;
     this.socket = new ReconnectingSocket({
@@ -95,6 +96,7 @@ export class KalshiVenue implements Venue {
       onOpen: () => this.sync.subscribe(),
       onMessage: (text) => this.sync.onMessage(text),
       onClose: () => this.sync.disconnected(),
+      ...(opts.log ? { log: opts.log } : {}),
     });
   }
 

@@ -20,6 +20,8 @@ export interface BookStreamOptions {
   send: (text: string) => boolean;
   now: () => number;
   onBook: (slug: string) => void;
+  /** A frame could not be used (unreadable): what the stream tells the logs. */
+  onDrop?: (why: string, frame: string) => void;
 }
 
 /**
@@ -112,14 +114,14 @@ export class LimitlessBookStream {
         if (packet.nsp === MARKETS_NAMESPACE) this.disconnected();
         return;
       case "event":
-        if (packet.nsp === MARKETS_NAMESPACE && packet.name === "orderbookUpdate") this.update(packet.args[0]);
+        if (packet.nsp === MARKETS_NAMESPACE && packet.name === "orderbookUpdate") this.update(packet.args[0], text);
         return;
       default:
         return;
     }
   }
 
-  private update(payload: unknown): void {
+  private update(payload: unknown, frame: string): void {
     const p = payload as { marketSlug?: unknown; orderbook?: LimitlessOrderbook } | undefined;
     if (typeof p?.marketSlug !== "string" || !this.opts.slugs.includes(p.marketSlug)) return;
     try {
@@ -128,6 +130,7 @@ export class LimitlessBookStream {
     } catch (err) {
       // the last good book stays, and ages until a readable update comes
       this.lastError = `unreadable orderbookUpdate for ${p.marketSlug}: ${err instanceof Error ? err.message : String(err)}`;
+      this.opts.onDrop?.(this.lastError, frame);
       return;
     }
     this.opts.onBook(p.marketSlug);

@@ -87,6 +87,7 @@ export class LimitlessVenue implements Venue {
       send: (text) => this.socket.send(text),
       now: () => this.clock.now(),
       onBook: (slug) => this.emit(slug),
+      onDrop: (why, frame) => this.socket.dropped(why, frame),
     });
     this.socket = new ReconnectingSocket({
       url: engineIoUrl(opts.wsUrl),
@@ -95,6 +96,7 @@ export class LimitlessVenue implements Venue {
       onOpen: () => this.stream.opened(),
       onMessage: (text) => this.stream.onMessage(text),
       onClose: () => this.stream.disconnected(),
+      ...(opts.log ? { log: opts.log } : {}),
     });
   }
 

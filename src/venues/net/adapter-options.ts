@@ -1,5 +1,6 @@
 import type { Clock } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
+import type { StreamLog } from "./reconnecting-socket.ts";
 
 /** What a wire-protocol adapter is given: where the venue is, how to sign, and its timing and rate limits. */
 export interface AdapterOptions<Credentials> {
@@ -17,4 +18,6 @@ export interface AdapterOptions<Credentials> {
   rateLimits?: { readsPerSecond: number; writesPerSecond: number };
   /** Longest wait for the stream's first books in start(). */
   startTimeoutMs?: number;
+  /** Where the book stream tells of reconnections and dropped frames. */
+  log?: StreamLog;
 }

@@ -2,6 +2,15 @@ import WebSocket from "ws";
 
 export type StreamState = "connecting" | "open" | "closed";
 
+/** Where a venue's stream tells of its reconnections and dropped frames: a logger bound to the venue. */
+export interface StreamLog {
+  info(o: object, msg: string): void;
+  warn(o: object, msg: string): void;
+}
+
+/** A venue that sends frames we cannot read may send many: one line this often says how many. */
+const DROP_LOG_INTERVAL_MS = 10_000;
+
 export interface ReconnectingSocketOptions {
   url: string;
   /** Called for every connection attempt: signed handshakes need a fresh timestamp each time. */
@@ -11,6 +20,7 @@ export interface ReconnectingSocketOptions {
   onClose?: (reason: string) => void;
   minDelayMs?: number;
   maxDelayMs?: number;
+  log?: StreamLog;
 }
 
 /**
@@ -27,6 +37,10 @@ export class ReconnectingSocket {
   private state_: StreamState = "closed";
   /** Connections opened so far; tests and health read it to see reconnections. */
   connections = 0;
+  /** Frames the owner could not use (see dropped()). */
+  droppedFrames = 0;
+  private lastDropLogAt = -Infinity;
+  private unloggedDrops = 0;
 
   constructor(private readonly opts: ReconnectingSocketOptions) {}
 
@@ -60,6 +74,22 @@ export class ReconnectingSocket {
     return true;
   }
 
+  /**
+   * The owner could not use a frame (unreadable, or out of sequence): counted, and logged with the first
+   * bytes of the frame, at most once per interval with the number dropped since the line before.
+   */
+  dropped(why: string, frame: string): void {
+    this.droppedFrames++;
+    const now = performance.now();
+    if (now - this.lastDropLogAt < DROP_LOG_INTERVAL_MS) {
+      this.unloggedDrops++;
+      return;
+    }
+    this.opts.log?.warn({ url: this.opts.url, why, frame: frame.slice(0, 200), dropped_since_last_line: this.unloggedDrops }, "venue stream frame dropped");
+    this.lastDropLogAt = now;
+    this.unloggedDrops = 0;
+  }
+
   /** Drops the current connection (a protocol error, a stream that stopped talking) and reconnects after back-off. */
   restart(): void {
     this.ws?.terminate();
@@ -79,6 +109,7 @@ export class ReconnectingSocket {
     ws.on("open", () => {
       this.connections++;
       this.state_ = "open";
+      if (this.connections > 1) this.opts.log?.info({ url: this.opts.url, connections: this.connections }, "venue stream reconnected");
       this.opts.onOpen();
     });
     ws.on("message", (data) => {
@@ -106,6 +137,7 @@ export class ReconnectingSocket {
     const max = this.opts.maxDelayMs ?? 10_000;
     const delay = Math.min(max, min * 2 ** this.failures) * (0.5 + Math.random() / 2);
     this.failures++;
+    this.opts.log?.warn({ url: this.opts.url, reason, attempt: this.failures, retry_in_ms: Math.round(delay) }, "venue stream lost; reconnecting");
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.connect();

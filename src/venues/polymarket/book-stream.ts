@@ -1,5 +1,5 @@
 import type { Clock } from "../../domain/types.ts";
-import { ReconnectingSocket, type StreamState } from "../net/reconnecting-socket.ts";
+import { ReconnectingSocket, type StreamLog, type StreamState } from "../net/reconnecting-socket.ts";
 import { parseStreamFrame, type StreamEvent } from "./wire.ts";
 
 export interface BookStreamOptions {
@@ -12,6 +12,7 @@ export interface BookStreamOptions {
   pingMs: number;
   backoff: { initialMs: number; maxMs: number };
   onEvents(events: StreamEvent[]): void;
+  log?: StreamLog;
 }
 
 /**
@@ -38,6 +39,7 @@ export class BookStream {
       onClose: () => clearInterval(this.pingTimer),
       minDelayMs: opts.backoff.initialMs,
       maxDelayMs: opts.backoff.maxMs,
+      ...(opts.log ? { log: opts.log } : {}),
     });
   }
 
@@ -74,8 +76,9 @@ export class BookStream {
     let events: StreamEvent[];
     try {
       events = parseStreamFrame(text);
-    } catch {
+    } catch (err) {
       // a frame we cannot read is dropped; the books it would have changed age until the next snapshot
+      this.socket.dropped(`unreadable frame: ${err instanceof Error ? err.message : String(err)}`, text);
       return;
     }
     if (events.some((e) => e.type === "book")) this.awaitingSnapshotSince = undefined;

@@ -21,6 +21,7 @@ import type {
 } from "../venue.ts";
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
+import type { StreamLog } from "../net/reconnecting-socket.ts";
 import { formatMicro } from "../../domain/money.ts";
 import type { OrderStruct } from "../ctf-order.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
@@ -63,6 +64,8 @@ export interface PolymarketVenueOptions {
   retryBackoffMs?: number;
   maxRetryAfterMs?: number;
   limits?: Record<string, Limit>;
+  /** Where the book stream tells of reconnections and dropped frames. */
+  log?: StreamLog;
 }
 
 interface HeldBook {
@@ -134,6 +137,7 @@ export class PolymarketVenue implements Venue {
       pingMs: Math.min(10_000, Math.max(20, Math.floor(this.freshnessMs / 4))),
       backoff: opts.reconnect ?? { initialMs: 250, maxMs: 10_000 },
       onEvents: (events) => this.onStream(events),
+      ...(opts.log ? { log: opts.log } : {}),
     });
   }
 
