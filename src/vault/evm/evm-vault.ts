@@ -10,7 +10,7 @@ import { VaultTxError, type Address, type ChainInfo, type Hex32, type Ledger, ty
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
 import { loggedAt, readLedger } from "./ledger.ts";
 import { LogReader } from "./logs.ts";
-import { TxSender, rpcSubmit, type Submit } from "./sender.ts";
+import { TxSender, rpcSubmit, type Submit, type TxObserver } from "./sender.ts";
 
 export interface EvmVaultOptions {
   rpcUrl: string;
@@ -36,6 +36,8 @@ export interface EvmVaultOptions {
   logRangeBlocks?: number;
   /** How long one JSON-RPC request may take before its outcome counts as unknown (default 15 s), for reads and writes alike. */
   rpcTimeoutMs?: number;
+  /** Told of the operator's transactions and batches, for /metrics. */
+  txObserver?: TxObserver;
 }
 
 /** Gas limits, about twice what each call was measured to use (docs/chain.md), room for an ERC-1155 receiver hook on settle. */
@@ -58,6 +60,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     submit: opts.devChain?.submit ?? rpcSubmit(rpc),
     errorAbi: ERROR_ABI,
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
+    ...(opts.txObserver ? { observer: opts.txObserver } : {}),
     // The embedded chain needs no such record: its journal holds every batch before it is sent, and dies
     // with this process, and the next start replays the journal onto the node before anything reads a count.
     ...(opts.devChain ? {} : { handedOutFile: join(opts.dataDir, "chain", `nonces-${chainId}-${account.address}.json`) }),

@@ -57,6 +57,15 @@ export interface SenderOptions {
    * the next process must count it as pending until its nonce is taken, not tell recovery that nothing can land.
    */
   handedOutFile?: string;
+  /** Told of each transaction's answer and each batch, for /metrics. It only watches. */
+  observer?: TxObserver;
+}
+
+export interface TxObserver {
+  /** From send() to the answer: queue, batch, dry run, mining and receipt. `outcome` is "mined" or the VaultTxError's. */
+  transaction(label: string, seconds: number, outcome: "mined" | "reverted" | "unknown"): void;
+  /** A batch's size (transactions taken from the queue together) and the time it took, from its dry run to its last receipt. */
+  batch(size: number, seconds: number): void;
 }
 
 export class TxSender {
@@ -73,10 +82,21 @@ export class TxSender {
   }
 
   send(req: TxRequest): Promise<Mined> {
-    return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const mined = new Promise<Mined>((resolve, reject) => {
       this.queue.push({ ...req, resolve, reject });
       this.running ??= this.drain();
     });
+    const observer = this.o.observer;
+    if (observer) {
+      const seconds = () => (performance.now() - started) / 1000;
+      // A branch of its own: the caller still gets the rejection, and this one is handled.
+      mined.then(
+        () => observer.transaction(req.label, seconds(), "mined"),
+        (e: unknown) => observer.transaction(req.label, seconds(), e instanceof VaultTxError ? e.outcome : "unknown"),
+      );
+    }
+    return mined;
   }
 
   /**
@@ -121,6 +141,7 @@ export class TxSender {
       // Checked and cleared in one step: a call queued after this point starts a new drain.
       if (batch.length === 0) return void (this.running = undefined);
       const stage = { submitted: false };
+      const started = performance.now();
       try {
         await this.commit(batch, stage);
       } catch (e) {
@@ -135,6 +156,7 @@ export class TxSender {
           );
         }
       }
+      this.o.observer?.batch(batch.length, (performance.now() - started) / 1000);
     }
   }
 
