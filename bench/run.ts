@@ -62,7 +62,9 @@ async function main(): Promise<void> {
         return true;
       }),
     );
-    const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "info" };
+    // One key sends thousands of requests a second: a limit that never bites, so the bench measures
+    // the server with its rate limiter running, not the limiter's refusals.
+    const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "1000000000" };
     children.push(await startChild(["--import", "tsx", "src/main.ts"], env, (l) => l.includes("crossfill is serving")));
     const key = JSON.parse(
       execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {

@@ -10,6 +10,14 @@ export interface Config {
   dataDir: string;
   /** The PostgreSQL database of the store; unset = SQLite in dataDir. */
   databaseUrl: string | undefined;
+  /** Redis shared by every instance (replay cache, rate limits); unset = the store and this process. */
+  redisUrl: string | undefined;
+  /** Put before every Redis key, so that several deployments (or test servers) can share one Redis. */
+  redisPrefix: string;
+  /** Requests a minute per API key (or session, or address); 0 = no limit. */
+  rateLimitPerMinute: number;
+  /** How long a stop waits for in-flight requests (and so orders) and the reconciler before it leaves them to recovery. */
+  shutdownGraceMs: number;
   /** An external EVM chain; unset = the embedded dev chain in dataDir. */
   chainRpcUrl: string | undefined;
   operatorPrivateKey: `0x${string}` | undefined;
@@ -54,6 +62,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || "127.0.0.1",
     dataDir,
     databaseUrl: databaseUrl(env.DATABASE_URL),
+    redisUrl: redisUrl(env.REDIS_URL),
+    redisPrefix: env.REDIS_PREFIX || "crossfill:",
+    rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1_200, 0, 1_000_000_000),
+    shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 15_000, 0, 600_000),
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
     chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),
@@ -79,6 +91,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function databaseUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === "") return undefined;
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL (unset, the store is SQLite in DATA_DIR).");
+  return raw;
+}
+
+function redisUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^rediss?:\/\//.test(raw)) throw new Error("REDIS_URL must be a redis:// or rediss:// URL (unset, the replay cache lives in the store and rate limits in each process).");
   return raw;
 }
 

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { constants } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
@@ -11,6 +12,7 @@ import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock } from "./domain/types.ts";
 import { AccountDirectory } from "./accounts/service.ts";
 import { authenticate, SecretCache } from "./auth/authenticate.ts";
+import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
@@ -18,9 +20,11 @@ import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
 import { mergeBooks, venueQuotes } from "./markets/merged-book.ts";
 import { presentMarket } from "./markets/present.ts";
-import { OrderService } from "./orders/service.ts";
+import { Metrics, meteredVenue } from "./metrics/metrics.ts";
+import { OrderService, type Checkpoint } from "./orders/service.ts";
 import { Reconciler } from "./orders/reconcile.ts";
 import { killSwitch } from "./orders/kill-switch.ts";
+import { OPEN_STATUSES } from "./domain/order-status.ts";
 import { plan } from "./router/index.ts";
 import { openStore } from "./store/open-store.ts";
 import type { Store } from "./store/store.ts";
@@ -33,6 +37,7 @@ import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
 import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
 import type { Vault } from "./vault/vault.ts";
 import { privateDir } from "./private-files.ts";
+import { openRedis } from "./redis.ts";
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
 
@@ -44,21 +49,46 @@ export interface Crossfill {
   venues: Venue[];
   orders: OrderService;
   reconciler: Reconciler;
+  /**
+   * The graceful stop: stops accepting, lets the requests in flight (orders among them) and a running
+   * reconciliation pass finish, up to SHUTDOWN_GRACE_MS, then closes venues, chain, store and Redis.
+   * Orders still going at the bound are left to recovery, which the order state machine makes safe.
+   */
   stop(): Promise<void>;
 }
 
 /** The composition root: reads config, wires adapters to ports, recovers interrupted orders, then serves. */
 export async function startCrossfill(config: Config, opts: { clock?: Clock; logger?: Logger | false } = {}): Promise<Crossfill> {
   const clock = opts.clock ?? skewed(systemClock, config.clockSkewMs);
-  const checkpoint = killSwitch(config.killAt);
   const log = opts.logger === undefined ? pino({ level: config.logLevel }) : opts.logger === false ? pino({ level: "silent" }) : opts.logger;
+  // Read when scraped, by which time every part is built.
+  const metrics = new Metrics({
+    venues: (): readonly Venue[] => venues,
+    openOrders: async () => (await store.ordersInStatus(OPEN_STATUSES)).length,
+    inFlight: () => orders.inFlight.size,
+  });
+  const kill = killSwitch(config.killAt);
+  const checkpoint = (step: Checkpoint, orderId: string) => {
+    metrics.orderStep(step, orderId);
+    kill?.(step);
+  };
   privateDir(config.dataDir);
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
 
   const store = await openStore(config, { clock, onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool opens another") });
   await store.migrate();
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : await openRedis(config.redisUrl, { prefix: config.redisPrefix, onError: (err) => log.warn({ err }, "the Redis connection failed; reconnecting") });
+  const replay = redis ? redisReplayCache(redis, clock) : storeReplayCache(store);
 
-  const devChain = config.chainRpcUrl ? undefined : await startDevChain({ dataDir: join(config.dataDir, "chain") });
+  const devChain = config.chainRpcUrl
+    ? undefined
+    : await startDevChain({
+        dataDir: join(config.dataDir, "chain"),
+        onFinalSnapshotError: (err) => log.info({ err }, "the dev chain's final snapshot failed; the next start replays its journal instead"),
+      });
   const withdrawDevChain = devChain && announceDevChain(join(config.dataDir, "chain"), devChain.rpcUrl);
   const vault = await openEvmVault({
     rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
@@ -69,6 +99,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     devChain,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     contracts: contractsFromEnv(process.env),
+    txObserver: { transaction: (label, seconds, outcome) => metrics.chainTransaction(label, seconds, outcome), batch: (size, seconds) => metrics.chainBatch(size, seconds) },
   });
   const chain = vault.info();
 
@@ -80,8 +111,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     seed: config.simSeed,
     latencyScale: config.simLatencyScale,
     clock,
+    log,
   });
-  const venues = venueSetup.venues;
+  const venues: Venue[] = venueSetup.venues.map((v) => meteredVenue(v, metrics));
   const venueById = new Map(venues.map((v) => [v.id, v]));
 
   const orders = new OrderService({
@@ -105,6 +137,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   });
   const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint });
   const recovered = await reconciler.pass(0);
+  metrics.reconciledOrders(recovered);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
   await reconciler.sweepLocks();
 
@@ -116,7 +149,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     version: VERSION,
     trustProxy: config.trustProxy,
     authenticate: (req, needs) =>
-      authenticate(req, needs, { store, master, clock, secretCache, onBackgroundError: (err) => log.warn({ err: String(err) }, "recording key use failed") }),
+      authenticate(req, needs, { store, replay, master, clock, secretCache, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") }),
     store,
     orders,
     account: (id) => accounts.get(id),
@@ -167,6 +200,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       };
     },
     sotAssetId: asset,
+    metrics,
+    rateLimit: { perMinute: config.rateLimitPerMinute, redis },
     terminal: {
       clock,
       encryptWalletKey: (key) => encryptSecret(master, key),
@@ -183,8 +218,11 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
 
   const timer = setInterval(() => {
     orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
-    reconciler.pass(config.reconcileIntervalMs).catch((err: unknown) => log.error({ err }, "reconciliation pass failed"));
-    store.purgeSignatures(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
+    reconciler.pass(config.reconcileIntervalMs).then(
+      (n) => metrics.reconciledOrders(n),
+      (err: unknown) => log.error({ err }, "reconciliation pass failed"),
+    );
+    replay.purge(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
   }, config.reconcileIntervalMs);
   timer.unref();
 
@@ -199,39 +237,67 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     reconciler,
     stop: async () => {
       clearInterval(timer);
-      await app.close();
-      await reconciler.idle();
+      const deadline = performance.now() + config.shutdownGraceMs;
+      // Fastify's close stops listening, answers 503 to requests arriving on open connections, and
+      // resolves once the requests in flight have been answered.
+      if (!(await settlesBy(app.close(), deadline))) {
+        log.warn({ orders_in_flight: [...orders.inFlight] }, "requests still in flight at the shutdown bound; recovery will finish their orders");
+      }
+      if (!(await settlesBy(reconciler.idle(), deadline))) log.warn("a reconciliation pass still running at the shutdown bound; the next one finishes its orders");
       await venueSetup.stop();
       await vault.close();
       withdrawDevChain?.();
       await devChain?.stop();
       await store.close();
+      await redis?.quit();
     },
   };
 }
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  const server = await startCrossfill(config);
+/** Whether the promise settled before `deadline` (performance.now() time); it is left running if not. */
+async function settlesBy(p: Promise<unknown>, deadline: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, deadline - performance.now()))));
+  try {
+    return await Promise.race([p.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Serves until SIGTERM or SIGINT, then stops gracefully (Crossfill.stop) and exits 0, or 1 if the stop
+ * failed. A second signal exits at once (128 + its number, as a shell reports it): what was in flight
+ * is left to recovery. `npm start` and `crossfill serve` both run this.
+ */
+export async function serve(config: Config): Promise<void> {
+  const log = pino({ level: config.logLevel });
+  const server = await startCrossfill(config, { logger: log });
   let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      log.warn({ signal }, "second signal: exiting now; recovery will finish what was in flight");
+      process.exit(128 + constants.signals[signal]);
+    }
     stopping = true;
-    console.error(`${signal}: stopping crossfill`);
+    log.info({ signal, grace_ms: config.shutdownGraceMs }, "stopping: no new requests; those in flight finish first");
     server.stop().then(
-      () => process.exit(0),
-      (e) => {
-        console.error(e);
+      () => {
+        log.info("crossfill stopped");
+        process.exit(0);
+      },
+      (err: unknown) => {
+        log.error({ err }, "stopping crossfill failed");
         process.exit(1);
       },
     );
   };
-  process.on("SIGINT", () => shutdown("SIGINT"));
-  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((e) => {
+  serve(loadConfig()).catch((e) => {
     console.error(e instanceof Error ? e.message : e);
     process.exit(1);
   });

@@ -6,6 +6,7 @@ import type { Clock, Scope } from "../domain/types.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import { authenticate, SecretCache, type AuthDeps, type AuthRequest } from "./authenticate.ts";
+import { storeReplayCache } from "./replay-cache.ts";
 import { sign } from "./hmac.ts";
 import { encryptSecret } from "./secrets.ts";
 
@@ -37,7 +38,7 @@ beforeEach(async () => {
   await store.migrate();
   await store.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
   now = Number(post.timestamp) * 1000;
-  deps = { store, master, clock };
+  deps = { store, master, clock, replay: storeReplayCache(store) };
 });
 afterEach(async () => {
   await store.close();

@@ -4,6 +4,7 @@ import type { Clock, Scope } from "../domain/types.ts";
 import type { ApiKeyRecord, Store } from "../store/store.ts";
 import { canonicalString, decodeSignature, hmacBytes } from "./hmac.ts";
 import { ipAllowed } from "./ip.ts";
+import type { ReplayCache } from "./replay-cache.ts";
 import { decryptSecret } from "./secrets.ts";
 
 export interface AuthRequest {
@@ -34,6 +35,8 @@ export interface Principal {
 
 export interface AuthDeps {
   store: Store;
+  /** The signatures already accepted, shared by every instance. */
+  replay: ReplayCache;
   master: Buffer;
   clock: Clock;
   /** Largest accepted distance between X-Timestamp and the server clock, either way. */
@@ -149,7 +152,7 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   if (!timingSafeEqual(expected, provided)) throw new AppError("invalid_signature");
 
   // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
-  const fresh = await deps.store.rememberSignature(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
+  const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
   if (!fresh && !needs.idempotentReplay?.(req.rawBody)) throw new AppError("replayed_request");
 }
 

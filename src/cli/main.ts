@@ -7,7 +7,7 @@ import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service
 import { createApiKey, parseScopes } from "../auth/keys.ts";
 import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
-import { startCrossfill } from "../main.ts";
+import { serve } from "../main.ts";
 import { registerAuditCommand } from "./audit.ts";
 import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
@@ -33,12 +33,7 @@ const program = new Command("crossfill")
 program
   .command("serve")
   .description("Start the API server, web terminal, embedded chain and venue simulators (same as npm start)")
-  .action(async () => {
-    const server = await startCrossfill(loadConfig());
-    const stop = () => server.stop().then(() => process.exit(0));
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+  .action(() => serve(loadConfig()));
 
 const keys = program.command("keys").description("Manage API keys");
 

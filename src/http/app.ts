@@ -1,6 +1,7 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
@@ -15,7 +16,7 @@ import { orderRoutes } from "./routes/orders.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
-import { SESSION_COOKIE, Sessions } from "./terminal/session.ts";
+import { SESSION_COOKIE, Sessions, sessionIdHash } from "./terminal/session.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -62,7 +63,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
       return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : `req_${randomBytes(12).toString("base64url")}`;
     },
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     trustProxy: deps.trustProxy,
     schemaController: { compilersFactory: { buildValidator: validators() } },
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
@@ -89,11 +91,42 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     }
   });
 
+  // Closing waits for every connection to end, and a keep-alive connection whose request was in
+  // flight when it began would otherwise stay open, idle, until its timeout: answers sent while
+  // closing close their connection.
+  let closing = false;
+  app.addHook("preClose", async () => {
+    closing = true;
+  });
   app.addHook("onSend", async (req, reply) => {
     reply.header("x-request-id", req.id);
+    if (closing) reply.header("connection", "close");
+  });
+  // By route template, not path, so that every order id does not make a series of its own.
+  app.addHook("onResponse", async (req, reply) => {
+    deps.metrics.request(req.method, req.routeOptions.url ?? "(unmatched)", reply.statusCode, reply.elapsedTime / 1000);
   });
 
   await app.register(cookie);
+  // Registered here, before every route, so that each route gets the limit unless it says otherwise
+  // (health and metrics are exempt; sign-in has a tighter limit of its own, by address).
+  await app.register(rateLimit, {
+    global: deps.rateLimit.perMinute > 0,
+    max: deps.rateLimit.perMinute,
+    timeWindow: 60_000,
+    // On arrival, before the body is read and the signature checked: a refused request costs little,
+    // and a signed one refused here has not spent its signature in the replay cache.
+    hook: "onRequest",
+    keyGenerator: limitKey,
+    // Shared by every instance on one Redis; without it, each process counts its own.
+    ...(deps.rateLimit.redis ? { redis: deps.rateLimit.redis, nameSpace: "ratelimit:" } : {}),
+    // A Redis that is down lets requests through unlimited rather than refusing them all.
+    skipOnError: true,
+    errorResponseBuilder: (_req, ctx) =>
+      new AppError("rate_limited", `Too many requests: try again in ${ctx.after}.`, { retry_after_seconds: Math.ceil(ctx.ttl / 1000) }, {
+        "retry-after": String(Math.ceil(ctx.ttl / 1000)),
+      }),
+  });
   const sessions = new Sessions(deps.store, deps.terminal.clock);
 
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
@@ -146,6 +179,11 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     refResolver: { buildLocalReference: (json, _base, _frag, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: "/docs", uiConfig: { url: "/v1/openapi.json" } });
+  // For Prometheus, outside /v1: operational, not part of the API (and so exempt from its rate limit).
+  app.get("/metrics", { schema: { hide: true }, config: { rateLimit: false } }, async (_req, reply) => {
+    const { contentType, body } = await deps.metrics.scrape();
+    return reply.type(contentType).send(body);
+  });
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(deps));
@@ -156,13 +194,28 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   return app;
 }
 
+/**
+ * Whose budget a request spends, read from the request as it arrives: its API key, else its terminal
+ * session, else its address (an IPv6 address by its /64, which one host usually holds whole). Read
+ * before authentication, so a made-up key only spends a budget of its own; the API key is no secret
+ * (reads are made with it alone), so spending another's budget with it is no more than using it.
+ */
+function limitKey(req: FastifyRequest): string {
+  const key = req.headers["x-api-key"];
+  // Hashed when long: an arbitrary header is not made a Redis key as it is.
+  if (typeof key === "string" && key !== "") return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
+  const session = req.cookies[SESSION_COOKIE];
+  if (session !== undefined) return `session:${sessionIdHash(session)}`;
+  return `ip:${normalizeIP(req.ip)}`;
+}
+
 function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
 }
 
 function sendError(err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const e = toAppError(err);
-  if (e.status >= 500) req.log.error({ err, request_id: req.id }, "request failed");
+  if (e.status >= 500) req.log.error({ err }, "request failed");
   const body = { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), request_id: req.id } };
   return reply.status(e.status).headers(e.headers ?? {}).send(body);
 }

@@ -6,6 +6,7 @@ import type { Static } from "@sinclair/typebox";
 import type { Account, Health, Market, PriceRecord } from "./schemas.ts";
 import type { MarketStatus } from "../domain/types.ts";
 import type { TerminalDeps } from "./terminal/deps.ts";
+import type { Redis } from "../redis.ts";
 
 export interface MarketQuery {
   status?: MarketStatus;
@@ -31,4 +32,13 @@ export interface HttpDeps {
   health(): Promise<Static<typeof Health>>;
   sotAssetId(tokenId: string): string;
   terminal: TerminalDeps;
+  metrics: HttpMetrics;
+  /** The API-wide limit, per API key (or session, or address); on Redis when given, so that every instance spends one budget. */
+  rateLimit: { perMinute: number; redis: Redis | undefined };
+}
+
+/** Counts each answered request, and renders every metric for GET /metrics. */
+export interface HttpMetrics {
+  request(method: string, route: string, statusCode: number, seconds: number): void;
+  scrape(): Promise<{ contentType: string; body: string }>;
 }

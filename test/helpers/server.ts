@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Logger } from "pino";
 import { loadConfig } from "../../src/config.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
 import { findOrCreateAccount } from "../../src/accounts/service.ts";
@@ -29,11 +30,11 @@ let accounts = 0;
  * with CROSSFILL_TEST_STORE=postgres (vitest.postgres.config.ts), on a fresh PostgreSQL database instead,
  * dropped when the server stops, so that the same integration tests run on both stores.
  */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
   const database = testStore() === "postgres" ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "crossfill-it-"));
   const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", ...(database && { DATABASE_URL: database.url }), ...env });
-  let crossfill = await startCrossfill(config(), { logger: false });
+  let crossfill = await startCrossfill(config(), { logger: opts.logger ?? false });
   const master = await loadMasterKey({ env: undefined, dataDir });
 
   const server: TestServer = {
@@ -51,7 +52,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     async restart() {
       await crossfill.stop();
       // Same port, so clients made before the restart keep working.
-      crossfill = await startCrossfill({ ...config(), port: Number(new URL(server.url).port) }, { logger: false });
+      crossfill = await startCrossfill({ ...config(), port: Number(new URL(server.url).port) }, { logger: opts.logger ?? false });
       server.crossfill = crossfill;
       server.url = crossfill.url;
     },

@@ -6,7 +6,8 @@ export const healthRoutes =
   async (app) => {
     app.get(
       "/v1/health",
-      { schema: { summary: "Service, chain and venue health (no authentication)", tags: ["meta"], response: { 200: { $ref: "Health#" } } } },
+      // Exempt from the rate limit: load balancers and monitors poll it.
+      { config: { rateLimit: false }, schema: { summary: "Service, chain and venue health (no authentication)", tags: ["meta"], response: { 200: { $ref: "Health#" } } } },
       async () => deps.health(),
     );
   };

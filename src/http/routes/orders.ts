@@ -36,7 +36,8 @@ export const orderRoutes =
         const principal = req.principal!;
         const account = await deps.account(principal.accountId);
         const key = req.headers["idempotency-key"];
-        const order = await deps.orders.submit({ accountId: account.id, address: account.address as `0x${string}` }, req.body, typeof key === "string" ? key : undefined);
+        // The request's logger: the order's lines carry its request_id beside its order_id.
+        const order = await deps.orders.submit({ accountId: account.id, address: account.address as `0x${string}` }, req.body, typeof key === "string" ? key : undefined, req.log);
         const body = await view(order);
         if (order.status === "rejected" || order.status === "failed") {
           const code = (order.errorCode ?? "internal") in ERRORS ? (order.errorCode as ErrorCode) : "internal";

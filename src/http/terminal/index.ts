@@ -1,5 +1,4 @@
 import type { FastifyPluginAsync } from "fastify";
-import rateLimit from "@fastify/rate-limit";
 import type { Static } from "@sinclair/typebox";
 import { AppError } from "../../domain/errors.ts";
 import type { HttpDeps } from "../deps.ts";
@@ -28,14 +27,6 @@ declare module "fastify" {
 export const terminalRoutes =
   (deps: HttpDeps, sessions: Sessions): FastifyPluginAsync =>
   async (app) => {
-    await app.register(rateLimit, {
-      global: false,
-      errorResponseBuilder: (_req, ctx) =>
-        new AppError("rate_limited", `Too many attempts: try again in ${ctx.after}.`, { retry_after_seconds: Math.ceil(ctx.ttl / 1000) }, {
-          "retry-after": String(Math.ceil(ctx.ttl / 1000)),
-        }),
-    });
-
     app.decorateRequest("terminalSession", undefined);
     // onRequest, before the body is read: a request without a session or token is refused unparsed.
     app.addHook("onRequest", async (req) => {

@@ -1,4 +1,5 @@
-import type { FastifyInstance } from "fastify";
+import { normalizeIP } from "@fastify/rate-limit";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Static } from "@sinclair/typebox";
 import { findOrCreateAccount, isEmail } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
@@ -9,8 +10,11 @@ import { Credentials, SessionInfo } from "./schemas.ts";
 import type { ActiveSession, Sessions } from "./session.ts";
 
 const errors = { 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" } };
-/** Guesses per address per window; a person mistyping stays far below it, a password sprayer does not. */
-export const SIGN_IN_LIMIT = { max: 10, timeWindow: 60_000 };
+/**
+ * Guesses per address per window; a person mistyping stays far below it, a password sprayer does not.
+ * By address whatever the request carries: an API key header of its own choosing must not buy a fresh budget.
+ */
+export const SIGN_IN_LIMIT = { max: 10, timeWindow: 60_000, keyGenerator: (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}` };
 
 /** Sign up, sign in, the current session, sign out. */
 export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sessions: Sessions): void {

@@ -68,7 +68,7 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
           if (next !== last) res.write(`event: price\ndata: ${next}\n\n`);
           last = next;
         } catch (err) {
-          req.log.error({ err, request_id: req.id }, "price stream read failed");
+          req.log.error({ err }, "price stream read failed");
           end();
         }
       }, intervalMs);

@@ -5,6 +5,8 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { authenticate } from "../../auth/authenticate.ts";
+import { storeReplayCache } from "../../auth/replay-cache.ts";
+import { Metrics } from "../../metrics/metrics.ts";
 import { AppError } from "../../domain/errors.ts";
 import { createApiKey } from "../../auth/keys.ts";
 import { encryptSecret } from "../../auth/secrets.ts";
@@ -45,7 +47,9 @@ beforeEach(async () => {
     version: "test",
     trustProxy: false,
     store,
-    authenticate: (req, needs) => authenticate(req, needs, { store, master, clock }),
+    authenticate: (req, needs) => authenticate(req, needs, { store, master, clock, replay: storeReplayCache(store) }),
+    metrics: new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 }),
+    rateLimit: { perMinute: 0, redis: undefined },
     account: async (id) => (await store.accountById(id))!,
     // Only the quote path of the order service is used here.
     orders: new OrderService({

@@ -1,0 +1,181 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Checkpoint } from "../orders/service.ts";
+import type { Venue } from "../venues/venue.ts";
+
+/** What the gauges read at each scrape. */
+export interface MetricSources {
+  venues(): readonly Venue[];
+  /** Orders not in a terminal state, whoever executes them: what recovery has left to finish. */
+  openOrders(): Promise<number>;
+  /** Orders this instance is executing now. */
+  inFlight(): number;
+}
+
+/** Latency buckets in seconds, from a cached read to a chain transaction waiting on a slow block. */
+const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const BATCH_SIZES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
+const VENUE_STATES = ["up", "degraded", "down"] as const;
+/** Orders whose last step is remembered; an order left to recovery in another instance is never heard of again, so the oldest are let go. */
+const STEP_TIMERS = 10_000;
+
+/**
+ * The Prometheus metrics of one server (GET /metrics). A registry of its own, not prom-client's global
+ * one, so that several servers in one process (the tests) each count their own.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "route" | "status_code">;
+  private readonly requestSeconds: Histogram<"method" | "route" | "status_code">;
+  private readonly orderSteps: Histogram<"step">;
+  private readonly childOrders: Counter<"venue" | "result">;
+  private readonly placeSeconds: Histogram<"venue">;
+  private readonly chainTxSeconds: Histogram<"label" | "outcome">;
+  private readonly chainBatchSize: Histogram;
+  private readonly chainBatchSeconds: Histogram;
+  private readonly reconciled: Counter;
+  /** When each order last passed a checkpoint (performance.now()), in the order they started. */
+  private readonly lastStep = new Map<string, number>();
+
+  constructor(sources: MetricSources) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["method", "route", "status_code"], registers });
+    this.requestSeconds = new Histogram({
+      name: "http_request_duration_seconds",
+      help: "Time from a request's arrival to its answer, by route template and status",
+      labelNames: ["method", "route", "status_code"],
+      buckets: SECONDS,
+      registers,
+    });
+    this.orderSteps = new Histogram({
+      name: "crossfill_order_step_seconds",
+      help: "Time an order took to reach each checkpoint of the order flow from the one before (order.inserted starts the clock; reconcile.outcomes restarts it in recovery)",
+      labelNames: ["step"],
+      buckets: SECONDS,
+      registers,
+    });
+    this.childOrders = new Counter({
+      name: "crossfill_venue_child_orders_total",
+      help: "Child orders placed, by venue and what the venue answered: filled, partial, open (cancelled then), rejected, unknown (left to reconciliation)",
+      labelNames: ["venue", "result"],
+      registers,
+    });
+    this.placeSeconds = new Histogram({ name: "crossfill_venue_place_seconds", help: "Round trip of placing a child order, by venue", labelNames: ["venue"], buckets: SECONDS, registers });
+    new Gauge({
+      name: "crossfill_venue_book_age_seconds",
+      help: "Age of the oldest order book the venue's adapter holds",
+      labelNames: ["venue"],
+      registers,
+      collect() {
+        for (const v of sources.venues()) {
+          const age = v.health().bookAgeMs;
+          if (age !== undefined) this.set({ venue: v.id }, age / 1000);
+        }
+      },
+    });
+    new Gauge({
+      name: "crossfill_venue_state",
+      help: "1 for the state each venue is in (up, degraded, down), 0 for the others",
+      labelNames: ["venue", "state"],
+      registers,
+      collect() {
+        for (const v of sources.venues()) {
+          const now = v.health().state;
+          for (const state of VENUE_STATES) this.set({ venue: v.id, state }, state === now ? 1 : 0);
+        }
+      },
+    });
+    this.chainTxSeconds = new Histogram({
+      name: "crossfill_chain_tx_seconds",
+      help: "Time from handing an operator transaction to the sender to its answer (queue, batch, dry run, mining, receipt), by call and outcome",
+      labelNames: ["label", "outcome"],
+      buckets: SECONDS,
+      registers,
+    });
+    this.chainBatchSize = new Histogram({ name: "crossfill_chain_batch_size", help: "Operator transactions per batch sent together", buckets: BATCH_SIZES, registers });
+    this.chainBatchSeconds = new Histogram({ name: "crossfill_chain_batch_seconds", help: "Time one batch took, from its dry run to its last receipt", buckets: SECONDS, registers });
+    new Gauge({
+      name: "crossfill_orders_open",
+      help: "Orders not in a terminal state, over every instance: the reconciliation backlog",
+      registers,
+      async collect() {
+        this.set(await sources.openOrders());
+      },
+    });
+    new Gauge({
+      name: "crossfill_orders_in_flight",
+      help: "Orders this instance is executing now",
+      registers,
+      collect() {
+        this.set(sources.inFlight());
+      },
+    });
+    this.reconciled = new Counter({ name: "crossfill_reconciled_orders_total", help: "Orders finished by recovery (at start-up and in its periodic passes)", registers });
+  }
+
+  request(method: string, route: string, statusCode: number, seconds: number): void {
+    const labels = { method, route, status_code: String(statusCode) };
+    this.requests.inc(labels);
+    this.requestSeconds.observe(labels, seconds);
+  }
+
+  /** The order flow passed a checkpoint: the time since the order's previous one is that step's. */
+  orderStep(step: Checkpoint, orderId: string): void {
+    const now = performance.now();
+    const previous = this.lastStep.get(orderId);
+    this.lastStep.delete(orderId);
+    // A checkpoint that starts a flow has no step before it in this process worth timing.
+    if (step !== "order.inserted" && step !== "reconcile.outcomes" && previous !== undefined) this.orderSteps.observe({ step }, (now - previous) / 1000);
+    if (step === "order.finished") return;
+    this.lastStep.set(orderId, now);
+    if (this.lastStep.size > STEP_TIMERS) this.lastStep.delete(this.lastStep.keys().next().value!);
+  }
+
+  childOrder(venue: string, result: string, seconds: number): void {
+    this.childOrders.inc({ venue, result });
+    this.placeSeconds.observe({ venue }, seconds);
+  }
+
+  chainTransaction(label: string, seconds: number, outcome: string): void {
+    this.chainTxSeconds.observe({ label, outcome }, seconds);
+  }
+
+  chainBatch(size: number, seconds: number): void {
+    this.chainBatchSize.observe(size);
+    this.chainBatchSeconds.observe(seconds);
+  }
+
+  reconciledOrders(n: number): void {
+    this.reconciled.inc(n);
+  }
+
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/**
+ * The venue with its placements counted and timed. A proxy, so that every other member is the
+ * adapter's own, called on the adapter itself.
+ */
+export function meteredVenue(venue: Venue, metrics: Metrics): Venue {
+  const place: Venue["place"] = async (order) => {
+    const started = performance.now();
+    // Adapters answer "unknown" rather than throw; one that throws anyway is counted apart.
+    let result = "error";
+    try {
+      const answer = await venue.place(order);
+      result = answer.kind;
+      return answer;
+    } finally {
+      metrics.childOrder(venue.id, result, (performance.now() - started) / 1000);
+    }
+  };
+  return new Proxy(venue, {
+    get(target, prop) {
+      if (prop === "place") return place;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

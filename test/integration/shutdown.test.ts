@@ -1,0 +1,157 @@
+// Graceful shutdown of the real server process (src/main.ts): what SIGTERM and SIGINT do to orders in
+// flight, a second signal, Ctrl-C reaching the whole process group, and SIGKILL still taking anvil along.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { makeTraders } from "../faults/harness.ts";
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+const ORDER = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 5, max_slippage: 0.05, strategy: "optimize_price" } as const;
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  dataDir: string;
+  /** Everything it printed so far, stdout and stderr. */
+  output: () => string;
+  /** The exit code, or 128 + the signal's number when a signal ended it. */
+  exited: Promise<number>;
+}
+
+const started: Running[] = [];
+afterEach(async () => {
+  for (const r of started.splice(0)) {
+    if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill("SIGKILL");
+    await r.exited;
+    rmSync(r.dataDir, { recursive: true, force: true });
+  }
+});
+
+/** Starts the server in a process group of its own (as a terminal would), on a fresh data directory. */
+async function startServer(env: Record<string, string>, dataDir = mkdtempSync(join(tmpdir(), "crossfill-stop-"))): Promise<Running> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number>((resolve) => child.once("exit", (code, signal) => resolve(code ?? 128 + (signal === "SIGKILL" ? 9 : 15))));
+  const running: Running = { child, url: "", dataDir, output: () => out, exited };
+  started.push(running);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const line = out.split("\n").find((l) => l.includes("crossfill is serving"));
+    if (line) return { ...running, url: (JSON.parse(line) as { url: string }).url };
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the server did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Resolves with what the promise settles to, or rejects after `ms`. */
+function within<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Makes each embedded venue simulator hold every REST answer (orders, not the book streams) for `ms` more. */
+async function slowVenues(url: string, ms: number): Promise<void> {
+  const health = (await (await fetch(`${url}/v1/health`)).json()) as { venues: { base_url: string }[] };
+  for (const v of health.venues) {
+    const res = await fetch(new URL("/_sim/faults", v.base_url), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ latencyMs: ms }) });
+    expect(res.status).toBe(200);
+  }
+}
+
+/**
+ * A server with a funded trader whose order is out at venues that answer orders `venueDelayMs` late,
+ * `afterMs` after it was sent: the moment to signal. `order` settles to the answer, or to the error
+ * of a connection the server closed without one.
+ */
+async function orderInFlight(env: Record<string, string>, venueDelayMs: number, afterMs: number) {
+  const dataDir = mkdtempSync(join(tmpdir(), "crossfill-stop-"));
+  const [trader] = await makeTraders(dataDir, 1);
+  const s = await startServer(env, dataDir);
+  const client = trader!.client(s.url);
+  await client.account(); // funded before the order's clock starts
+  await slowVenues(s.url, venueDelayMs);
+  const order = client.request("POST", "/v1/order", { body: JSON.stringify(ORDER), signed: true }).catch((e: unknown) => e);
+  await sleep(afterMs);
+  return { s, order };
+}
+
+describe("stopping the server", () => {
+  it("SIGTERM: an order in flight finishes and is answered, new requests are refused, the server exits 0", async () => {
+    // Venues answer orders in about a second: long enough to signal while the order is out there.
+    const { s, order } = await orderInFlight({}, 1_000, 150);
+    s.child.kill("SIGTERM");
+    await sleep(50);
+    await expect(fetch(`${s.url}/v1/health`)).rejects.toThrow();
+
+    const res = (await order) as { status: number; body: { status: string } };
+    const answeredAt = Date.now();
+    expect(res.status).toBe(200);
+    expect(res.body.status).toMatch(/^(partially_)?filled$/);
+    expect(await within(s.exited, 30_000)).toBe(0);
+    // Once the last answer is out, not at the 15 s bound: the answer closed its keep-alive connection.
+    expect(Date.now() - answeredAt).toBeLessThan(5_000);
+    expect(s.output()).toContain('"msg":"stopping: no new requests; those in flight finish first"');
+    expect(s.output()).toContain('"msg":"crossfill stopped"');
+  });
+
+  it("an order still in flight at SHUTDOWN_GRACE_MS is left to recovery, and the server still exits 0", async () => {
+    // A bound of half a second, and venues that take many seconds to answer.
+    const { s, order } = await orderInFlight({ SHUTDOWN_GRACE_MS: "500" }, 8_000, 300);
+    const signalled = Date.now();
+    s.child.kill("SIGTERM");
+    expect(await within(s.exited, 20_000)).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(10_000);
+    expect(s.output()).toContain("requests still in flight at the shutdown bound; recovery will finish their orders");
+    await order;
+  });
+
+  it("a second signal exits at once", async () => {
+    const { s, order } = await orderInFlight({ SHUTDOWN_GRACE_MS: "60000" }, 8_000, 300);
+    s.child.kill("SIGTERM");
+    await sleep(200);
+    s.child.kill("SIGTERM");
+    const code = await within(s.exited, 5_000).catch((e: Error) => e.message);
+    expect(code, s.output().slice(-4_000)).toBe(143);
+    expect(s.output()).toContain("second signal: exiting now");
+    await order;
+  });
+
+  it("Ctrl-C reaches the whole process group, yet the dev chain takes its final snapshot and nothing fails", async () => {
+    const s = await startServer({});
+    process.kill(-s.child.pid!, "SIGINT");
+    expect(await within(s.exited, 30_000)).toBe(0);
+    expect(s.output()).not.toMatch(/fetch failed|final snapshot failed|"level":50/);
+    // The snapshot holds everything: the journal of batches since it is empty.
+    expect(statSync(join(s.dataDir, "chain", "state.json.gz")).size).toBeGreaterThan(0);
+    expect(statSync(join(s.dataDir, "chain", "journal.jsonl")).size).toBe(0);
+  });
+
+  it("SIGKILL of the server alone still ends its anvil", async () => {
+    const s = await startServer({});
+    const { rpcUrl } = JSON.parse(readFileSync(join(s.dataDir, "chain", "running.json"), "utf8")) as { rpcUrl: string };
+    const chainId = () => fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
+    expect((await chainId()).status).toBe(200);
+    s.child.kill("SIGKILL");
+    await s.exited;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      try {
+        await chainId();
+      } catch {
+        break; // refused: anvil is gone
+      }
+      if (Date.now() > deadline) throw new Error("anvil outlived the server");
+      await sleep(100);
+    }
+  });
+});
