@@ -24,10 +24,18 @@ interface Reply {
 /** A node that takes longer than this is taken for gone: the caller then treats the call's outcome as unknown. */
 export const DEFAULT_RPC_TIMEOUT_MS = 15_000;
 
+/** Methods that only read, so sending one again is harmless. eth_getFilterChanges is left out: it consumes what it returns. */
+const READ = /^(?:eth_(?:chainId|blockNumber|call|estimateGas|gasPrice|maxPriorityFeePerGas|get(?!FilterChanges)\w+)|debug_trace\w+|txpool_\w+)$/;
+/** A read is tried this many times in all by default, waiting 100, 200, 400 ms between tries. */
+const READ_ATTEMPTS = 4;
+const RETRY_DELAY_MS = 100;
+
 export class JsonRpc {
   constructor(
     readonly url: string,
     private readonly timeoutMs = DEFAULT_RPC_TIMEOUT_MS,
+    /** 1 for a caller that polls by itself (waiting for a node to come up) and wants each failure at once. */
+    private readonly readAttempts = READ_ATTEMPTS,
   ) {}
 
   async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
@@ -36,9 +44,26 @@ export class JsonRpc {
     return r!.result as T;
   }
 
-  /** One HTTP request for all calls; each item succeeds or fails on its own, in order. */
+  /**
+   * One HTTP request for all calls; each item succeeds or fails on its own, in order. A batch of reads only
+   * is sent again when the request fails on the way (no answer, a broken connection, HTTP 5xx): a node or
+   * provider that drops a request now and then must not fail a start-up or a recovery pass. A batch with a
+   * write never is: the node may have done it, and only the chain can tell.
+   */
   async batch(calls: readonly { method: string; params: unknown[] }[]): Promise<RpcResult[]> {
     if (calls.length === 0) return [];
+    const reads = calls.every((c) => READ.test(c.method));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.request(calls);
+      } catch (e) {
+        if (!reads || attempt >= this.readAttempts || (e instanceof HttpStatusError && e.status < 500)) throw e;
+        await new Promise((r) => setTimeout(r, RETRY_DELAY_MS * 2 ** (attempt - 1)));
+      }
+    }
+  }
+
+  private async request(calls: readonly { method: string; params: unknown[] }[]): Promise<RpcResult[]> {
     const body = calls.map((c, id) => ({ jsonrpc: "2.0", id, method: c.method, params: c.params }));
     const res = await fetch(this.url, {
       method: "POST",
@@ -46,7 +71,7 @@ export class JsonRpc {
       body: JSON.stringify(body),
       signal: AbortSignal.timeout(this.timeoutMs),
     });
-    if (!res.ok) throw new Error(`JSON-RPC ${this.url}: HTTP ${res.status}`);
+    if (!res.ok) throw new HttpStatusError(`JSON-RPC ${this.url}: HTTP ${res.status}`, res.status);
     const replies = (await res.json()) as Reply[];
     const byId = new Map(replies.map((r) => [r.id, r]));
     return calls.map((c, id): RpcResult => {
@@ -55,5 +80,14 @@ export class JsonRpc {
       if (r.error) return { ok: false, error: new RpcError(c.method, r.error.code, r.error.message, r.error.data) };
       return { ok: true, result: r.result };
     });
+  }
+}
+
+class HttpStatusError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
   }
 }

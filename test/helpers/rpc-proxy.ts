@@ -149,9 +149,11 @@ async function startAnvil(): Promise<{ url: string; rpc: JsonRpc; child: ChildPr
   const child = spawn(bin, ["--port", String(port), "--no-mining", "--silent"], { stdio: "ignore" });
   const url = `http://127.0.0.1:${port}`;
   const rpc = new JsonRpc(url);
+  // One try per call: this loop polls by itself, faster than JsonRpc's retries would.
+  const once = new JsonRpc(url, undefined, 1);
   for (let tries = 0; ; tries++) {
     try {
-      await rpc.call("eth_chainId");
+      await once.call("eth_chainId");
       return { url, rpc, child };
     } catch (e) {
       if (tries > 500) throw e;

@@ -59,7 +59,7 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const rpc = new JsonRpc(`http://127.0.0.1:${port}`);
   let replayed = 0;
   try {
-    await Promise.race([waitReady(rpc), exited]);
+    await Promise.race([waitReady(rpc.url), exited]);
     if (loadFrom) unlinkSync(loadFrom);
     await rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), OPERATOR_ETH]);
     replayed = await replay(rpc, join(dir, JOURNAL));
@@ -272,7 +272,9 @@ function anvilBinary(): string {
   }
 }
 
-async function waitReady(rpc: JsonRpc): Promise<void> {
+async function waitReady(url: string): Promise<void> {
+  // One try per call: this loop polls by itself, faster than JsonRpc's retries would.
+  const rpc = new JsonRpc(url, undefined, 1);
   const deadline = Date.now() + 15_000;
   for (;;) {
     try {
