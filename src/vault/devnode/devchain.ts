@@ -120,22 +120,10 @@ class DevNode {
         this.broken = e as Error;
         throw e;
       }
-      const results: SubmitResult[] = [];
-      const refused: Hex[] = [];
-      for (const [i, s] of sent.entries()) {
-        const hash = keccak256(raws[i]!);
-        if (refused.length > 0) {
-          // The operator's later nonces cannot be mined past a refused one: take them back out.
-          if (s.ok) await this.rpc.call("anvil_dropTransaction", [hash]);
-          refused.push(hash);
-          results.push({ ok: false, error: "not sent: an earlier transaction of its batch was refused" });
-        } else if (s.ok) {
-          results.push({ ok: true, hash });
-        } else {
-          refused.push(hash);
-          results.push({ ok: false, error: s.error.message });
-        }
-      }
+      // A transaction past a refused nonce stays, as on any node: it waits for that nonce, which the sender
+      // fills, as it waits for the nonces another instance sharing this chain is about to send.
+      const results = sent.map((s, i): SubmitResult => (s.ok ? { ok: true, hash: keccak256(raws[i]!) } : { ok: false, error: s.error.message }));
+      const refused = raws.filter((_, i) => !sent[i]!.ok).map((r) => keccak256(r));
       if (refused.length > 0) this.journal.appendDrop(refused);
       await this.rpc.call("evm_mine");
       if (this.journal.size >= this.snapshotEvery) await this.writeSnapshot();
@@ -175,6 +163,11 @@ class DevNode {
   }
 
   private async writeSnapshot(): Promise<void> {
+    // A dump holds the chain, not the mempool: a transaction waiting there for an earlier nonce (one that
+    // another instance is about to send, or that is lost until a filler takes it) would be in no file once
+    // the journal is emptied. So the journal keeps everything until nothing waits.
+    const pool = await this.rpc.call<{ pending: Hex; queued: Hex }>("txpool_status");
+    if (BigInt(pool.pending) + BigInt(pool.queued) > 0n) return;
     const state = await this.rpc.call<Hex>("anvil_dumpState");
     writeFileDurably(join(this.dir, SNAPSHOT), Buffer.from(state.slice(2), "hex"));
     this.journal.clear();
@@ -188,21 +181,21 @@ class DevNode {
 }
 
 /**
- * Re-sends each journaled batch and mines it as its own block, as it first was. A batch already in
- * the snapshot is refused as "nonce too low" and skipped: snapshots are only taken between batches.
+ * Re-sends each journaled batch and mines it as its own block, as it first was: a batch the node refused
+ * whole made an empty block too, and blocks must not come out fewer than they were, or the Vault's recorded
+ * deployment block would lie past its own events. A batch already in the snapshot is refused as "nonce too
+ * low" and skipped: snapshots are only taken between batches.
  */
 async function replay(rpc: JsonRpc, path: string): Promise<number> {
-  const { batches, dropped } = readJournal(path);
   let replayed = 0;
-  for (const batch of batches) {
-    const raws = batch.filter((r) => !dropped.has(keccak256(r)));
+  for (const raws of readJournal(path).batches) {
     const sent = await rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
     let accepted = 0;
     for (const s of sent) {
       if (s.ok) accepted++;
       else if (!isNonceTooLow(s.error)) throw new Error(`journal replay: ${s.error.message}`);
     }
-    if (accepted > 0) await rpc.call("evm_mine");
+    if (accepted > 0 || raws.length === 0) await rpc.call("evm_mine");
     replayed += accepted;
   }
   return replayed;

@@ -2,10 +2,14 @@
 // A batch is appended and fsynced before any of it is sent, so whatever the node may have executed
 // is on disk; at start the journal is replayed on top of the snapshot.
 import { closeSync, fsyncSync, readFileSync, writeSync } from "node:fs";
-import type { Hex } from "viem";
+import { keccak256, type Hex } from "viem";
 import { openPrivate } from "../../private-files.ts";
 
-/** One line per record. `drop` names transactions the node refused, so a replay does not resurrect them. */
+/**
+ * One line per record. `drop` names transactions the node refused from the batch just before it, so a
+ * replay does not resurrect them. Only from that batch: the same transaction may have been accepted in
+ * an earlier one and refused as "already imported" when sent again (two instances filling one nonce).
+ */
 type Record = { batch: Hex[] } | { drop: Hex[] };
 
 export class TxJournal {
@@ -50,20 +54,20 @@ export class TxJournal {
 }
 
 /**
- * The journaled batches in order, with dropped transactions removed. A torn last line is what a
- * crash during an append leaves: that batch was never sent (sending waits for the fsync), so it is ignored.
+ * The journaled batches in order, each without the transactions the node refused from it. A torn last
+ * line is what a crash during an append leaves: that batch was never sent (sending waits for the fsync),
+ * so it is ignored.
  */
-export function readJournal(path: string): { batches: Hex[][]; dropped: Set<Hex> } {
+export function readJournal(path: string): { batches: Hex[][] } {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { batches: [], dropped: new Set() };
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return { batches: [] };
     throw e;
   }
   const lines = text.split("\n");
   const batches: Hex[][] = [];
-  const dropped = new Set<Hex>();
   lines.forEach((line, i) => {
     if (line === "") return;
     let rec: Record;
@@ -75,7 +79,11 @@ export function readJournal(path: string): { batches: Hex[][]; dropped: Set<Hex>
       throw new Error(`${path}: corrupt journal line ${i + 1}`);
     }
     if ("batch" in rec) batches.push(rec.batch);
-    else for (const h of rec.drop) dropped.add(h);
+    else {
+      const dropped = new Set(rec.drop);
+      const last = batches.length - 1;
+      if (last >= 0) batches[last] = batches[last]!.filter((r) => !dropped.has(keccak256(r)));
+    }
   });
-  return { batches, dropped };
+  return { batches };
 }
