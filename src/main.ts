@@ -93,7 +93,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const vault = await openEvmVault({
     rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
-    dataDir: config.dataDir,
+    store,
     // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
     faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!, config.chainRpcTimeoutMs).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
     devChain,

@@ -1,11 +1,9 @@
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "../domain/errors.ts";
 import { systemClock } from "../domain/types.ts";
-import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import { openEvmVault } from "../vault/evm/evm-vault.ts";
-import { openTestChain, tempDir, type TestChain } from "../vault/testkit.ts";
+import { closeTestChain, openTestChain, openTestStore, tempDir, type TestChain } from "../vault/testkit.ts";
 import { VaultTxError, type Address, type Vault } from "../vault/vault.ts";
 import { AccountDirectory, findOrCreateAccount } from "./service.ts";
 
@@ -14,13 +12,9 @@ let t: TestChain;
 let store: Store;
 beforeAll(async () => {
   t = await openTestChain(tempDir());
-  store = await openSqliteStore(join(t.dir, "crossfill.db"));
-  await store.migrate();
+  store = t.store;
 });
-afterAll(async () => {
-  await t.vault.close();
-  await t.chain.stop();
-});
+afterAll(() => closeTestChain(t));
 
 const directory = (s: Store = store) => new AccountDirectory(s, t.vault, FAUCET, systemClock);
 
@@ -68,13 +62,15 @@ describe("the dev faucet's funding of an account", () => {
   it("is made again in a new Vault after the dev chain's contracts were redeployed", async () => {
     const account = await directory().get((await newAccount("redeployed@example.com")).id);
     expect(account.fundedAt).not.toBeNull();
-    // Another deployment on the same chain, as an upgrade of the contracts makes (runs last: t.vault's nonce goes stale).
-    const redeployed = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, dataDir: tempDir(), faucet: true, devChain: t.chain });
+    // Another deployment on the same chain, as an upgrade of the contracts makes: a store without this one's record.
+    const elsewhere = await openTestStore(tempDir());
+    const redeployed = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, store: elsewhere, faucet: true, devChain: t.chain });
     try {
       await new AccountDirectory(store, redeployed, FAUCET, systemClock).get(account.id);
       expect(await redeployed.balanceOf(account.address as Address)).toEqual({ available: FAUCET, locked: 0n });
     } finally {
       await redeployed.close();
+      await elsewhere.close();
     }
   });
 });

@@ -26,7 +26,7 @@ export function registerAuditCommand(program: Command): void {
     .action(async (o: { json?: boolean }) => {
       const config = loadConfig();
       const report = await withStore(async (store) => {
-        const chain = await openChain(config);
+        const chain = await openChain(config, store);
         try {
           const venues = await openVenues(config, store);
           try {
@@ -46,10 +46,11 @@ export function registerAuditCommand(program: Command): void {
 /**
  * The chain the server uses: CHAIN_RPC_URL, else the embedded dev chain of DATA_DIR — the running
  * server's (it leaves its address in the data directory), or started here from its state when no server runs.
+ * Its contracts are the ones the server recorded in the store.
  */
-async function openChain(config: Config): Promise<{ vault: Vault; close(): Promise<void> }> {
+async function openChain(config: Config, store: Store): Promise<{ vault: Vault; close(): Promise<void> }> {
   const open = (rpcUrl: string, operatorKey: Hex, faucet: boolean) =>
-    openEvmVault({ rpcUrl, operatorKey, dataDir: config.dataDir, faucet, contracts: contractsFromEnv(process.env) });
+    openEvmVault({ rpcUrl, operatorKey, store, faucet, contracts: contractsFromEnv(process.env) });
   if (config.chainRpcUrl) {
     // As for the server (src/main.ts), the dev chain's id marks a chain of test USDC: its deployment was
     // recorded as the faucet's build, which a vault opened without the faucet refuses as another build.
@@ -64,7 +65,7 @@ async function openChain(config: Config): Promise<{ vault: Vault; close(): Promi
     return { vault, close: () => vault.close() };
   }
   const devChain = await startDevChain({ dataDir: chainDir });
-  const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, dataDir: config.dataDir, faucet: true, devChain });
+  const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, store, faucet: true, devChain });
   return {
     vault,
     close: async () => {

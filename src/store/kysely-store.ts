@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import { AppError } from "../domain/errors.ts";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
@@ -13,6 +13,7 @@ import {
   catalogListingToRow,
   fillFromRow,
   fillToRow,
+  int64,
   orderFromRow,
   orderPatchToRow,
   orderToRow,
@@ -25,11 +26,13 @@ import type {
   AccountRecord,
   ApiKeyRecord,
   CatalogChange,
+  ChainDeploymentRecord,
   CatalogEventRecord,
   CatalogListingRecord,
   FillRecord,
   Lease,
   NewProposal,
+  NonceKey,
   OrderPatch,
   OrderRecord,
   OrderStatus,
@@ -411,6 +414,76 @@ export class KyselyStore implements Store {
 
   async purgeSignatures(before: number): Promise<void> {
     await this.db.deleteFrom("replay_signatures").where("expires_at", "<", BigInt(before)).execute();
+  }
+
+  async chainDeployment(chainId: number): Promise<{ deployment: ChainDeploymentRecord | undefined; claim: Lease | undefined }> {
+    const r = await this.db.selectFrom("chain_deployments").selectAll().where("chain_id", "=", BigInt(chainId)).executeTakeFirst();
+    const recorded = r && r.usdc !== null && r.vault !== null && r.sot !== null && r.block !== null && r.build !== null;
+    return {
+      deployment: recorded ? { usdc: r.usdc!, vault: r.vault!, sot: r.sot!, block: int64(r.block, "chain_deployments.block"), build: r.build! } : undefined,
+      claim: r?.claimed_by != null && r.claimed_until !== null ? { owner: r.claimed_by, until: r.claimed_until } : undefined,
+    };
+  }
+
+  async claimChainDeployment(chainId: number, replacing: string | null, claim: Lease, now: string): Promise<boolean> {
+    const id = BigInt(chainId);
+    if (replacing === null) {
+      // The first claim on a chain creates its row; the primary key lets one of several inserts through.
+      const inserted = await this.db
+        .insertInto("chain_deployments")
+        .values({ chain_id: id, claimed_by: claim.owner, claimed_until: claim.until })
+        .onConflict((oc) => oc.column("chain_id").doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows === 1n) return true;
+    }
+    const r = await this.db
+      .updateTable("chain_deployments")
+      .set({ claimed_by: claim.owner, claimed_until: claim.until })
+      .where("chain_id", "=", id)
+      .where("vault", replacing === null ? "is" : "=", replacing)
+      .where((eb) => eb.or([eb("claimed_by", "is", null), eb("claimed_by", "=", claim.owner), eb("claimed_until", "<", now)]))
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  async finishChainDeployment(chainId: number, owner: string, deployment?: ChainDeploymentRecord): Promise<boolean> {
+    const r = await this.db
+      .updateTable("chain_deployments")
+      .set({ ...(deployment ?? {}), claimed_by: null, claimed_until: null })
+      .where("chain_id", "=", BigInt(chainId))
+      .where("claimed_by", "=", owner)
+      .executeTakeFirst();
+    return r.numUpdatedRows > 0n;
+  }
+
+  async reserveNonces(key: NonceKey, floor: number, count: number, at: string): Promise<number> {
+    const from = BigInt(floor);
+    const n = BigInt(count);
+    // An upsert is one statement: PostgreSQL holds the row's lock from reading handed_out to writing it
+    // (a concurrent reservation waits, then reads the new value), SQLite its single writer's lock.
+    const row = await this.db
+      .insertInto("chain_nonces")
+      .values({ chain_id: BigInt(key.chainId), genesis: key.genesis, operator: key.operator, handed_out: from + n, reserved_at: at })
+      .onConflict((oc) =>
+        oc.columns(["chain_id", "genesis", "operator"]).doUpdateSet({
+          handed_out: sql<bigint>`CASE WHEN chain_nonces.handed_out > ${from} THEN chain_nonces.handed_out ELSE ${from} END + ${n}`,
+          reserved_at: at,
+        }),
+      )
+      .returning("handed_out")
+      .executeTakeFirstOrThrow();
+    return Number(int64(row.handed_out, "chain_nonces.handed_out") - n);
+  }
+
+  async noncesReserved(key: NonceKey): Promise<{ next: number; at: string } | undefined> {
+    const row = await this.db
+      .selectFrom("chain_nonces")
+      .select(["handed_out", "reserved_at"])
+      .where("chain_id", "=", BigInt(key.chainId))
+      .where("genesis", "=", key.genesis)
+      .where("operator", "=", key.operator)
+      .executeTakeFirst();
+    return row && { next: Number(int64(row.handed_out, "chain_nonces.handed_out")), at: row.reserved_at };
   }
 
   private nowIso(): string {

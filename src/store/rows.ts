@@ -143,6 +143,28 @@ export interface ProposalsTable {
   decided_at: string | null;
 }
 
+export interface ChainDeploymentsTable {
+  chain_id: Int64;
+  usdc: string | null;
+  vault: string | null;
+  sot: string | null;
+  block: Int64 | null;
+  build: string | null;
+  claimed_by: string | null;
+  /** ISO-8601. */
+  claimed_until: string | null;
+}
+
+export interface ChainNoncesTable {
+  chain_id: Int64;
+  genesis: string;
+  operator: string;
+  /** One past the highest nonce reserved. */
+  handed_out: Int64;
+  /** When the latest reservation was made (ISO-8601). */
+  reserved_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -153,6 +175,8 @@ export interface Database {
   catalog_events: CatalogEventsTable;
   catalog_listings: CatalogListingsTable;
   proposals: ProposalsTable;
+  chain_deployments: ChainDeploymentsTable;
+  chain_nonces: ChainNoncesTable;
 }
 
 /**

@@ -391,6 +391,64 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     });
   });
 
+  describe("chain records", () => {
+    const deployment = { usdc: "0xu", vault: "0xv1", sot: "0xs", block: INT64_MAX, build: "0xb" };
+    const until = (ms: number) => new Date(clock.now() + ms).toISOString();
+
+    it("one claim at a time deploys on a chain; a claim run out is taken over and its late record refused", async () => {
+      const store = await openStore();
+      expect(await store.chainDeployment(1)).toEqual({ deployment: undefined, claim: undefined });
+      expect(await store.claimChainDeployment(1, null, { owner: "a", until: until(60_000) }, clock.iso())).toBe(true);
+      expect(await store.claimChainDeployment(1, null, { owner: "b", until: until(60_000) }, clock.iso())).toBe(false);
+      expect(await store.chainDeployment(1)).toEqual({ deployment: undefined, claim: { owner: "a", until: until(60_000) } });
+      // Another chain is another row.
+      expect(await store.claimChainDeployment(2, null, { owner: "b", until: until(60_000) }, clock.iso())).toBe(true);
+
+      clock.ms += 61_000;
+      expect(await store.claimChainDeployment(1, null, { owner: "b", until: until(60_000) }, clock.iso())).toBe(true);
+      expect(await store.finishChainDeployment(1, "a", deployment)).toBe(false);
+      expect(await store.finishChainDeployment(1, "b", deployment)).toBe(true);
+      expect(await store.chainDeployment(1)).toEqual({ deployment, claim: undefined });
+      // Recorded: nobody claims a chain with nothing to replace any more.
+      expect(await store.claimChainDeployment(1, null, { owner: "c", until: until(60_000) }, clock.iso())).toBe(false);
+    });
+
+    it("a recorded deployment is replaced under a claim naming it, and a claim given up leaves it as it was", async () => {
+      const store = await openStore();
+      await store.claimChainDeployment(1, null, { owner: "a", until: until(60_000) }, clock.iso());
+      await store.finishChainDeployment(1, "a", deployment);
+      expect(await store.claimChainDeployment(1, "0xother", { owner: "b", until: until(60_000) }, clock.iso())).toBe(false);
+      expect(await store.claimChainDeployment(1, "0xv1", { owner: "b", until: until(60_000) }, clock.iso())).toBe(true);
+      expect(await store.claimChainDeployment(1, "0xv1", { owner: "c", until: until(60_000) }, clock.iso())).toBe(false);
+      expect(await store.finishChainDeployment(1, "b")).toBe(true);
+      expect(await store.chainDeployment(1)).toEqual({ deployment, claim: undefined });
+      expect(await store.claimChainDeployment(1, "0xv1", { owner: "c", until: until(60_000) }, clock.iso())).toBe(true);
+      expect(await store.finishChainDeployment(1, "c", { ...deployment, vault: "0xv2", block: 7n })).toBe(true);
+      expect((await store.chainDeployment(1)).deployment).toEqual({ ...deployment, vault: "0xv2", block: 7n });
+    });
+
+    it("nonces are reserved from the floor or past the last reservation, whichever is higher, per chain and operator", async () => {
+      const store = await openStore();
+      const key = { chainId: 31337, genesis: "0xg", operator: "0xop" };
+      expect(await store.noncesReserved(key)).toBeUndefined();
+      expect(await store.reserveNonces(key, 5, 3, clock.iso())).toBe(5);
+      expect(await store.reserveNonces(key, 0, 2, clock.iso())).toBe(8);
+      clock.ms += 1_000;
+      expect(await store.reserveNonces(key, 20, 1, clock.iso())).toBe(20);
+      expect(await store.noncesReserved(key)).toEqual({ next: 21, at: clock.iso() });
+      expect(await store.reserveNonces({ ...key, genesis: "0xother" }, 0, 1, clock.iso())).toBe(0);
+      expect(await store.reserveNonces({ ...key, operator: "0xother" }, 0, 1, clock.iso())).toBe(0);
+    });
+
+    it("reservations from several connections at once never overlap", async () => {
+      const stores = [await openStore(), await openStore(), await openStore()];
+      const key = { chainId: 1, genesis: "0xg", operator: "0xop" };
+      const starts = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % 3]!.reserveNonces(key, 0, 1 + (i % 4), clock.iso())));
+      const taken = starts.flatMap((start, i) => Array.from({ length: 1 + (i % 4) }, (_, k) => start + k)).sort((a, b) => a - b);
+      expect(taken).toEqual(Array.from({ length: taken.length }, (_, i) => i));
+    });
+  });
+
   describe("fills", () => {
     it("a fill reported twice by a venue is stored once, with its first values", async () => {
       const store = await openStore();

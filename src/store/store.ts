@@ -166,6 +166,24 @@ export type AcceptResult =
   /** The change conflicts with the catalog (the event id is taken, a market is already listed): nothing was written. */
   | { kind: "conflict"; reason: string };
 
+/** The contracts deployed on a chain, recorded so that every instance on this store uses the same ones. */
+export interface ChainDeploymentRecord {
+  usdc: string;
+  vault: string;
+  sot: string;
+  /** The block the Vault was deployed in: no event of ours is older. */
+  block: bigint;
+  /** What the contracts were built from (a hash of their creation code): another build's are not used as they are. */
+  build: string;
+}
+
+/** One operator's nonces on one chain: the chain is named by its id and its genesis block's hash. */
+export interface NonceKey {
+  chainId: number;
+  genesis: string;
+  operator: string;
+}
+
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
@@ -255,6 +273,28 @@ export interface Store {
   acceptProposal(id: string, change: CatalogChange, at: string): Promise<AcceptResult>;
   /** Returns false when there is no undecided proposal of that id. */
   rejectProposal(id: string, at: string): Promise<boolean>;
+
+  /** The chain's recorded deployment, if any, and the claim of the instance deploying on it, if one does. */
+  chainDeployment(chainId: number): Promise<{ deployment: ChainDeploymentRecord | undefined; claim: Lease | undefined }>;
+  /**
+   * Takes the right to deploy on the chain for `claim.owner` until `claim.until`, unless another owner's
+   * claim runs past `now`, and only while the recorded Vault is still `replacing` (null: none recorded):
+   * true when taken. So instances that find no usable deployment at the same moment deploy once.
+   */
+  claimChainDeployment(chainId: number, replacing: string | null, claim: Lease, now: string): Promise<boolean>;
+  /**
+   * Ends `owner`'s claim: records the deployment it made, or without one gives the claim up. False, and
+   * nothing written, when the claim is no longer its own (it ran out and another instance took it).
+   */
+  finishChainDeployment(chainId: number, owner: string, deployment?: ChainDeploymentRecord): Promise<boolean>;
+  /**
+   * Reserves `count` nonces from max(`floor`, one past the highest reserved before), stamped `at`, and
+   * answers the first. One statement that holds the row's lock (PostgreSQL) or the database's write lock
+   * (SQLite) while it reads and writes, committed before it answers: no two callers get the same nonce.
+   */
+  reserveNonces(key: NonceKey, floor: number, count: number, at: string): Promise<number>;
+  /** One past the highest nonce reserved, and when that reservation was made; undefined before the first. */
+  noncesReserved(key: NonceKey): Promise<{ next: number; at: string } | undefined>;
 
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;

@@ -103,7 +103,7 @@ describe("the ledger", () => {
     expect(ledger.usdcTotalSupply).toBe(ledger.drips.reduce((s, d) => s + d.amount, 0n));
 
     // The same history read in ranges of 10 000 blocks.
-    const wide = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, dataDir: t.dir, faucet: true });
+    const wide = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, store: t.store, faucet: true });
     try {
       expect(await wide.ledger()).toEqual(ledger);
     } finally {

@@ -5,7 +5,7 @@ import { keccak256, toHex, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
 import { sotTokenId } from "../contracts/sot.ts";
 import { readJournal } from "./devnode/journal.ts";
-import { keyOf, openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { closeTestChain, keyOf, openTestChain, tempDir, type TestChain } from "./testkit.ts";
 
 const tokenId = sotTokenId("restart", "YES");
 const client = "0x00000000000000000000000000000000000c11e7" as const;
@@ -55,8 +55,7 @@ describe("dev chain persistence", () => {
     const t1 = await openTestChain(dir);
     const hashes = await trade(t1, 30, "clean");
     const contracts = t1.vault.info().contracts;
-    await t1.vault.close();
-    await t1.chain.stop();
+    await closeTestChain(t1);
     expect(readJournal(join(dir, "node", "journal.jsonl")).batches).toHaveLength(0);
 
     const t2 = await openTestChain(dir);
@@ -67,8 +66,7 @@ describe("dev chain persistence", () => {
       await trade(t2, 5, "after");
       await expectSurvived(t2, [], 35);
     } finally {
-      await t2.vault.close();
-      await t2.chain.stop();
+      await closeTestChain(t2);
     }
   });
 
@@ -80,6 +78,7 @@ describe("dev chain persistence", () => {
     process.kill(t1.chain.pid, "SIGKILL");
     await waitDead(t1.chain.pid);
     await t1.vault.close();
+    await t1.store.close();
 
     const t2 = await openTestChain(dir);
     try {
@@ -87,8 +86,7 @@ describe("dev chain persistence", () => {
       await trade(t2, 5, "after-kill");
       await expectSurvived(t2, [], 45);
     } finally {
-      await t2.vault.close();
-      await t2.chain.stop();
+      await closeTestChain(t2);
     }
   });
 
@@ -114,8 +112,7 @@ describe("dev chain persistence", () => {
         expect(r?.status).toBe("0x1");
       }
     } finally {
-      await t.vault.close();
-      await t.chain.stop();
+      await closeTestChain(t);
     }
   });
 });

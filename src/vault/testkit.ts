@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { createPublicClient, createWalletClient, defineChain, http, keccak256, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
 import { startDevChain, type DevChain } from "./devnode/devchain.ts";
 import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
 import { JsonRpc } from "./rpc.ts";
@@ -16,6 +18,8 @@ export interface TestChain {
   chain: DevChain;
   vault: Vault;
   rpc: JsonRpc;
+  /** Where the vault records its deployment and nonces: SQLite in `dir`, as the embedded server keeps it. */
+  store: Store;
 }
 
 /** A 32-byte key (order id, faucet key) named by a label. */
@@ -27,21 +31,36 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), "crossfill-chain-"));
 }
 
+/** The store of a test chain's directory: the same database each time the directory is opened. */
+export async function openTestStore(dir: string): Promise<Store> {
+  const store = await openSqliteStore(join(dir, "crossfill.db"));
+  await store.migrate();
+  return store;
+}
+
 export async function openTestChain(
   dir: string,
   opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks"> = {},
 ): Promise<TestChain> {
   const { snapshotEvery, ...vaultOpts } = opts;
   const chain = await startDevChain({ dataDir: join(dir, "node"), ...(snapshotEvery ? { snapshotEvery } : {}) });
+  const store = await openTestStore(dir);
   const vault = await openEvmVault({
     rpcUrl: chain.rpcUrl,
     operatorKey: chain.operatorKey,
-    dataDir: dir,
+    store,
     faucet: true,
     devChain: chain,
     ...vaultOpts,
   });
-  return { dir, chain, vault, rpc: new JsonRpc(chain.rpcUrl) };
+  return { dir, chain, vault, rpc: new JsonRpc(chain.rpcUrl), store };
+}
+
+/** Closes what openTestChain opened: the vault, then the chain and the store. */
+export async function closeTestChain(t: TestChain): Promise<void> {
+  await t.vault.close();
+  await t.chain.stop();
+  await t.store.close();
 }
 
 /** A user's wallet on the dev chain: its own key, some ETH for gas, direct calls to the contracts. */

@@ -2,7 +2,7 @@
 // vault's dry run or by the contract itself. (testkit.ts stays free of vitest: plain scripts use it too.)
 import { BaseError, ContractFunctionRevertedError } from "viem";
 import { afterAll, beforeAll, expect } from "vitest";
-import { openTestChain, tempDir, type TestChain } from "./testkit.ts";
+import { closeTestChain, openTestChain, tempDir, type TestChain } from "./testkit.ts";
 import { VaultTxError } from "./vault.ts";
 
 /** One dev chain with the vault on it for the whole file: filled in before its tests, stopped after them. */
@@ -11,10 +11,7 @@ export function testChainPerFile(opts: Parameters<typeof openTestChain>[1] = {})
   beforeAll(async () => {
     Object.assign(t, await openTestChain(tempDir(), opts));
   });
-  afterAll(async () => {
-    await t.vault.close();
-    await t.chain.stop();
-  });
+  afterAll(() => closeTestChain(t));
   return t;
 }
 

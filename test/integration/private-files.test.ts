@@ -62,13 +62,13 @@ describe("the data directory is owner-only", () => {
     } finally {
       await server.stop();
     }
-    expectOwnerOnly(dataDir, ["chain/state.json.gz", "chain/deployment.json"]);
+    expectOwnerOnly(dataDir, ["chain/state.json.gz"]);
 
     // What a version that left everything world-readable would have left.
     for (const [path, m] of Object.entries(modes(dataDir))) chmodSync(join(dataDir, path), m.endsWith("dir") ? 0o755 : 0o644);
     server = await start(dataDir);
     try {
-      expectOwnerOnly(dataDir, ["master.key", "crossfill.db", "chain/state.json.gz", "chain/deployment.json"]);
+      expectOwnerOnly(dataDir, ["master.key", "crossfill.db", "chain/state.json.gz"]);
     } finally {
       await server.stop();
     }

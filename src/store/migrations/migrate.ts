@@ -4,6 +4,7 @@ import { sessions } from "./002_sessions.ts";
 import { orderLegs } from "./003_order_legs.ts";
 import { catalog } from "./004_catalog.ts";
 import { orderLeases } from "./005_order_leases.ts";
+import { chainRecords } from "./006_chain_records.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "003_order_legs": orderLegs,
   "004_catalog": catalog,
   "005_order_leases": orderLeases,
+  "006_chain_records": chainRecords,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { openEvmVault } from "../evm/evm-vault.ts";
-import { keyOf, openTestChain, tempDir } from "../testkit.ts";
+import { closeTestChain, keyOf, openTestChain, openTestStore, tempDir } from "../testkit.ts";
 import { startDevChain } from "./devchain.ts";
 import { readJournal } from "./journal.ts";
 
@@ -12,9 +12,11 @@ describe("the dev chain's final snapshot", () => {
     const dir = tempDir();
     const failures: unknown[] = [];
     const chain = await startDevChain({ dataDir: join(dir, "node"), snapshotEvery: 1_000_000, onFinalSnapshotError: (err) => failures.push(err) });
-    const vault = await openEvmVault({ rpcUrl: chain.rpcUrl, operatorKey: chain.operatorKey, dataDir: dir, faucet: true, devChain: chain });
+    const store = await openTestStore(dir);
+    const vault = await openEvmVault({ rpcUrl: chain.rpcUrl, operatorKey: chain.operatorKey, store, faucet: true, devChain: chain });
     await vault.fund(client, 5_000_000n, keyOf("final-snapshot"));
     await vault.close();
+    await store.close();
     // anvil gone before the server's stop: what a signal to the whole process group did before anvil had a group of its own
     process.kill(chain.pid, "SIGKILL");
     await new Promise((r) => setTimeout(r, 200));
@@ -26,8 +28,7 @@ describe("the dev chain's final snapshot", () => {
     try {
       expect(await again.vault.balanceOf(client)).toEqual({ available: 5_000_000n, locked: 0n });
     } finally {
-      await again.vault.close();
-      await again.chain.stop();
+      await closeTestChain(again);
     }
   });
 });

@@ -1,12 +1,11 @@
-// Where the contracts live on each chain: deployed on first use and recorded in
-// <dataDir>/chain/deployment.json keyed by chain id, so a restart finds them again.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { writeFileDurably } from "../durable.ts";
-import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, keccak256, toHex, type Hex } from "viem";
+// Where the contracts live on each chain: deployed by the first process that finds none and recorded in
+// the store, one row per chain id, so a restart and every other instance on the same store use them.
+import { randomUUID } from "node:crypto";
+import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, keccak256, type Hex } from "viem";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import type { JsonRpc } from "../rpc.ts";
+import type { ChainStore } from "./nonce-book.ts";
 import type { TxSender } from "./sender.ts";
 
 export interface Contracts {
@@ -35,7 +34,7 @@ interface Ctx {
   sender: TxSender;
   chainId: number;
   operator: Address;
-  dataDir: string;
+  store: ChainStore;
   faucet: boolean;
   lockTtlSeconds: number;
 }
@@ -48,32 +47,51 @@ export interface Deployment {
   lockTtlSeconds: number;
 }
 
-/** One chain's entry in deployment.json. */
-interface Recorded extends Contracts {
-  block: number;
-  /** What it was deployed from (see `buildOf`): a deployment of another build is not used. */
-  build: Hex;
-}
+/**
+ * How long a process deploying the contracts keeps the others waiting for its record. Deploying is two
+ * transactions, seconds even on a chain with slow blocks; a claim that runs out (its process died) is
+ * taken over, and should the first process record after all, its record is refused and it uses the other's.
+ */
+const CLAIM_MS = 120_000;
+/** How often a process waiting for another's deployment looks for its record. */
+const WAIT_MS = 200;
 
+/**
+ * The contracts recorded for this chain in the store, or, when none are usable, deployed and recorded by
+ * exactly one of the processes that find so at once (the one whose claim the store lets through); the
+ * others wait for its record and use it.
+ */
 export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): Promise<Deployment> {
   if (overrides.vault) return { ...(await fromVault(ctx.rpc, overrides.vault)), fromBlock: 0n };
-  const file = join(ctx.dataDir, "chain", "deployment.json");
-  const all = readDeployments(file);
-  const known = all[String(ctx.chainId)];
   const build = buildOf(ctx.faucet);
-  if (known) {
-    const usable = known.build === build && (await hasCode(ctx.rpc, known.vault));
-    if (usable) return { ...(await fromVault(ctx.rpc, known.vault)), fromBlock: BigInt(known.block) };
-    // The dev chain's contracts are ours to replace; on any other chain a silent redeploy would strand clients' funds.
-    if (!ctx.faucet) {
-      const why = known.build === build ? `there is no Vault code at ${known.vault}` : `the Vault at ${known.vault} was deployed from another build of the contracts`;
-      throw new Error(`chain ${ctx.chainId}: ${why} (see ${file}); set VAULT_ADDRESS, or remove the entry to deploy anew`);
+  const owner = randomUUID();
+  for (;;) {
+    const { deployment: known, claim } = await ctx.store.chainDeployment(ctx.chainId);
+    if (known) {
+      const usable = known.build === build && (await hasCode(ctx.rpc, getAddress(known.vault)));
+      if (usable) return { ...(await fromVault(ctx.rpc, getAddress(known.vault))), fromBlock: known.block };
+      // The dev chain's contracts are ours to replace; on any other chain a silent redeploy would strand clients' funds.
+      if (!ctx.faucet) {
+        const why = known.build === build ? `there is no Vault code at ${known.vault}` : `the Vault at ${known.vault} was deployed from another build of the contracts`;
+        throw new Error(`chain ${ctx.chainId}: ${why} (recorded in the database's chain_deployments); set VAULT_ADDRESS, or delete that row to deploy anew`);
+      }
     }
+    const now = Date.now();
+    if (claim === undefined || claim.until < new Date(now).toISOString()) {
+      const lease = { owner, until: new Date(now + CLAIM_MS).toISOString() };
+      if (await ctx.store.claimChainDeployment(ctx.chainId, known?.vault ?? null, lease, new Date(now).toISOString())) {
+        const deployed = await deploy(ctx, overrides.usdc).catch(async (e: unknown) => {
+          // Given back so that another process may try at once; if that fails too, the claim runs out by itself.
+          await ctx.store.finishChainDeployment(ctx.chainId, owner).catch(() => undefined);
+          throw e;
+        });
+        const record = { ...deployed.contracts, block: deployed.fromBlock, build };
+        if (await ctx.store.finishChainDeployment(ctx.chainId, owner, record)) return deployed;
+        // The claim ran out and another process took it over: the contracts it records are the ones in use.
+      }
+    }
+    await new Promise((r) => setTimeout(r, WAIT_MS));
   }
-  const deployed = await deploy(ctx, overrides.usdc);
-  all[String(ctx.chainId)] = { ...deployed.contracts, block: Number(deployed.fromBlock), build };
-  writeFileDurably(file, JSON.stringify(all, null, 2) + "\n");
-  return deployed;
 }
 
 /**
@@ -121,13 +139,4 @@ async function fromVault(rpc: JsonRpc, vault: Address): Promise<Omit<Deployment,
 async function hasCode(rpc: JsonRpc, address: Address): Promise<boolean> {
   const code = await rpc.call<Hex>("eth_getCode", [address, "latest"]);
   return code !== "0x";
-}
-
-function readDeployments(file: string): Record<string, Recorded> {
-  try {
-    return JSON.parse(readFileSync(file, "utf8")) as Record<string, Recorded>;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return {};
-    throw e;
-  }
 }

@@ -1,6 +1,5 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { join } from "node:path";
 import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, type Abi, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
@@ -10,13 +9,17 @@ import { VaultTxError, type Address, type ChainInfo, type Hex32, type Ledger, ty
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
 import { loggedAt, readLedger } from "./ledger.ts";
 import { LogReader } from "./logs.ts";
+import { storeNonceBook, type ChainStore } from "./nonce-book.ts";
 import { TxSender, rpcSubmit, type Submit, type TxObserver } from "./sender.ts";
 
 export interface EvmVaultOptions {
   rpcUrl: string;
   operatorKey: Hex;
-  /** The server's data directory: the deployment is recorded in `<dataDir>/chain/deployment.json`. */
-  dataDir: string;
+  /**
+   * Where the contracts' deployment and the operator's nonces are recorded: the server's store, so every
+   * instance on it uses the same contracts and never takes a nonce another one took.
+   */
+  store: ChainStore;
   /** The embedded dev chain: deploys a test USDC and lets `fund` mint it. */
   faucet: boolean;
   /**
@@ -52,6 +55,8 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   const timeout = opts.rpcTimeoutMs ?? DEFAULT_RPC_TIMEOUT_MS;
   const rpc = new JsonRpc(opts.rpcUrl, timeout);
   const chainId = Number(await rpc.call<Hex>("eth_chainId"));
+  // A dev chain started afresh keeps its id but not its genesis block: its nonces start again at 0.
+  const genesis = (await rpc.call<{ hash: Hex }>("eth_getBlockByNumber", ["0x0", false])).hash;
   const account = privateKeyToAccount(opts.operatorKey);
   const sender = new TxSender({
     rpc,
@@ -59,14 +64,14 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     chainId,
     submit: opts.devChain?.submit ?? rpcSubmit(rpc),
     errorAbi: ERROR_ABI,
+    // The embedded chain's journal would do for it alone (it holds every batch before it is sent and is
+    // replayed at start), but one way for every chain is simpler, and the reservation costs one row write.
+    nonces: storeNonceBook(opts.store, { chainId, genesis, operator: account.address }),
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
-    // The embedded chain needs no such record: its journal holds every batch before it is sent, and dies
-    // with this process, and the next start replays the journal onto the node before anything reads a count.
-    ...(opts.devChain ? {} : { handedOutFile: join(opts.dataDir, "chain", `nonces-${chainId}-${account.address}.json`) }),
   });
   const { contracts, fromBlock, lockTtlSeconds } = await ensureContracts(
-    { rpc, sender, chainId, operator: account.address, dataDir: opts.dataDir, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },
+    { rpc, sender, chainId, operator: account.address, store: opts.store, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },
     opts.contracts ?? {},
   );
   // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.

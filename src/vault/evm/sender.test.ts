@@ -2,45 +2,64 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startFaultyNode, type FaultyNode } from "../../../test/helpers/rpc-proxy.ts";
+import { openSqliteStore } from "../../store/sqlite/sqlite-store.ts";
+import type { Store } from "../../store/store.ts";
 import { JsonRpc } from "../rpc.ts";
 import { VaultTxError } from "../vault.ts";
-import { TxSender, rpcSubmit, type Mined } from "./sender.ts";
+import { storeNonceBook, type NonceBook } from "./nonce-book.ts";
+import { TxSender, rpcSubmit, type Mined, type SenderOptions } from "./sender.ts";
 
 let node: FaultyNode;
+let store: Store;
 beforeAll(async () => {
   node = await startFaultyNode();
+  store = await openSqliteStore(":memory:");
+  await store.migrate();
 });
-afterAll(() => node.stop());
+afterAll(async () => {
+  await node.stop();
+  await store.close();
+});
 
 let sender: TxSender;
 let operator: Hex;
+let book: NonceBook;
+let newSender: (o?: Partial<SenderOptions>) => TxSender;
 beforeEach(async () => {
   node.onSend = () => ({ kind: "pass" });
   const account = privateKeyToAccount(generatePrivateKey());
   operator = account.address;
   await node.rpc.call("anvil_setBalance", [operator, "0xde0b6b3a7640000"]);
   const rpc = new JsonRpc(node.url);
-  sender = new TxSender({ rpc, account, chainId: 31337, submit: rpcSubmit(rpc), errorAbi: [], receiptPollMs: 20 });
+  book = storeNonceBook(store, { chainId: 31337, genesis: "0x00", operator });
+  // Another instance sending as the same operator is another sender on the same book.
+  newSender = (o = {}) => new TxSender({ rpc, account, chainId: 31337, submit: rpcSubmit(rpc), errorAbi: [], receiptPollMs: 20, nonces: book, ...o });
+  sender = newSender();
 });
 
 /** A call with a mark in its data, to an address without code: it succeeds and changes nothing. */
-const call = (mark: bigint): Promise<Mined> =>
-  sender.send({ label: `call ${mark}`, to: "0x000000000000000000000000000000000000dEaD", data: toHex(mark, { size: 1 }), gas: 30_000n });
+const callBy = (by: TxSender, mark: bigint): Promise<Mined> =>
+  by.send({ label: `call ${mark}`, to: "0x000000000000000000000000000000000000dEaD", data: toHex(mark, { size: 1 }), gas: 30_000n });
+const call = (mark: bigint): Promise<Mined> => callBy(sender, mark);
 
 async function nonceOf(hash: Hex): Promise<number> {
   const tx = await node.rpc.call<{ nonce: Hex }>("eth_getTransactionByHash", [hash]);
   return Number(tx.nonce);
 }
 
-async function minedCount(): Promise<number> {
-  return Number(await node.rpc.call<Hex>("eth_getTransactionCount", [operator, "latest"]));
+/** The operator's mined transaction of this nonce, in any block, is a transfer of nothing to itself. */
+async function nothingIn(nonce: number): Promise<boolean> {
+  const latest = Number(await node.rpc.call<Hex>("eth_blockNumber"));
+  for (let n = latest; n >= 0; n--) {
+    const block = await node.rpc.call<{ transactions: { nonce: Hex; from: Hex; to: Hex; input: Hex; value: Hex }[] }>("eth_getBlockByNumber", [toHex(n), true]);
+    const tx = block.transactions.find((t) => t.from.toLowerCase() === operator.toLowerCase() && Number(t.nonce) === nonce);
+    if (tx) return tx.to.toLowerCase() === operator.toLowerCase() && tx.input === "0x" && BigInt(tx.value) === 0n;
+  }
+  return false;
 }
 
-/** The operator's transaction of this nonce, in the latest block, is a transfer of nothing to itself. */
-async function nothingAt(nonce: number): Promise<boolean> {
-  const block = await node.rpc.call<{ transactions: { nonce: Hex; from: Hex; to: Hex; input: Hex; value: Hex }[] }>("eth_getBlockByNumber", ["latest", true]);
-  const tx = block.transactions.find((t) => t.from.toLowerCase() === operator.toLowerCase() && Number(t.nonce) === nonce);
-  return tx !== undefined && tx.to.toLowerCase() === operator.toLowerCase() && tx.input === "0x" && BigInt(tx.value) === 0n;
+async function minedCount(): Promise<number> {
+  return Number(await node.rpc.call<Hex>("eth_getTransactionCount", [operator, "latest"]));
 }
 
 function unknown(e: unknown): boolean {
@@ -68,19 +87,27 @@ describe("TxSender against a node that fails", () => {
     node.onSend = () => ({ kind: "refuse" });
     const lost = await Promise.allSettled([call(1n), call(2n), call(3n)]);
     expect(lost.every((r) => r.status === "rejected" && unknown(r.reason))).toBe(true);
-    // The node never saw them, but this sender handed out nonces 0 and 1 (the second batch started again
-    // from the node's count): nothing may be concluded yet, and the fillers it tries are lost too.
-    expect(await sender.pendingCount()).toBe(2);
+    // The node never saw them, but the book holds nonces 0 to 2 as reserved (the first batch's, then the
+    // second's past it): nothing may be concluded yet, and the fillers this sender tries are lost too.
+    expect(await sender.pendingCount()).toBe(3);
 
     node.onSend = () => ({ kind: "pass" });
+    // The next batch first takes the lost nonces with transfers of nothing, then goes past them.
     const first = await call(4n);
-    expect(await nonceOf(first.txHash)).toBe(0);
-    // Nonce 1 is still the lost batch's, and nothing else is sent: the count takes it with a transfer of nothing.
+    expect(await nonceOf(first.txHash)).toBe(3);
     expect(await sender.pendingCount()).toBe(0);
-    expect(await minedCount()).toBe(2);
-    expect(await nothingAt(1)).toBe(true);
+    expect(await minedCount()).toBe(4);
+    for (const n of [0, 1, 2]) expect(await nothingIn(n)).toBe(true);
     const next = await call(5n);
-    expect(await nonceOf(next.txHash)).toBe(2);
+    expect(await nonceOf(next.txHash)).toBe(4);
+  });
+
+  it("counts its own lost nonces when nothing else is sent, and takes them itself at once", async () => {
+    node.onSend = () => ({ kind: "refuse" });
+    expect(unknown(await call(1n).catch((e: unknown) => e))).toBe(true);
+    node.onSend = () => ({ kind: "pass" });
+    expect(await sender.pendingCount()).toBe(0);
+    expect(await nothingIn(0)).toBe(true);
   });
 
   it("fills the nonce of a refused transaction so that the accepted ones after it are mined", async () => {
@@ -95,6 +122,52 @@ describe("TxSender against a node that fails", () => {
     expect(await minedCount()).toBe(4);
     expect(await sender.pendingCount()).toBe(0);
     // Nonce 2 went to a transfer of nothing to the operator itself: the refused call never happened.
-    expect(await nothingAt(2)).toBe(true);
+    expect(await nothingIn(2)).toBe(true);
+  });
+});
+
+describe("TxSenders of several instances sharing one nonce book", () => {
+  it("never take the same nonce, and every transaction lands", async () => {
+    const other = newSender();
+    const mined = await Promise.all(Array.from({ length: 40 }, (_, i) => callBy(i % 2 ? other : sender, BigInt(i))));
+    const nonces = await Promise.all(mined.map((m) => nonceOf(m.txHash)));
+    expect(new Set(nonces).size).toBe(40);
+    expect(await minedCount()).toBe(40);
+    expect(await sender.pendingCount()).toBe(0);
+    expect(await other.pendingCount()).toBe(0);
+  });
+
+  it("leave a batch that reaches the node before the earlier nonces it waits for until they come, within the grace", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const submit = rpcSubmit(new JsonRpc(node.url));
+    // The first instance reserves nonce 0, then its submit is held on the way; the second's nonce 1 arrives first.
+    const slow = newSender({ submit: async (raws) => (await held, submit(raws)) });
+    const first = callBy(slow, 1n);
+    await expect.poll(async () => (await book.handedOut()).next).toBe(1);
+    const second = callBy(newSender({ gapGraceMs: 2_000 }), 2n);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await minedCount()).toBe(0);
+    release();
+    const [a, b] = await Promise.all([first, second]);
+    expect([await nonceOf(a.txHash), await nonceOf(b.txHash)]).toEqual([0, 1]);
+  });
+
+  it("take the nonces of an instance that reserved them and died before sending, once they are older than the grace", async () => {
+    expect(await book.reserve(0, 2)).toBe(0);
+    const started = Date.now();
+    const mined = await callBy(newSender({ gapGraceMs: 300 }), 1n);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(await nonceOf(mined.txHash)).toBe(2);
+    expect([await nothingIn(0), await nothingIn(1)]).toEqual([true, true]);
+  });
+
+  it("count another instance's reserved nonce as pending until it is older than the grace, then take it", async () => {
+    const counting = newSender({ gapGraceMs: 300 });
+    await book.reserve(0, 1);
+    expect(await counting.pendingCount()).toBe(1);
+    await new Promise((r) => setTimeout(r, 350));
+    expect(await counting.pendingCount()).toBe(0);
+    expect(await nothingIn(0)).toBe(true);
   });
 });

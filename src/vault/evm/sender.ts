@@ -1,11 +1,10 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
-// then go together as the next batch (nonces assigned here, signed locally, one submit, one block on
-// the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
-import { readFileSync } from "node:fs";
+// then go together as the next batch (nonces reserved in the nonce book, signed locally, one submit, one
+// block on the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
 import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
-import { writeFileDurably } from "../durable.ts";
 import { VaultTxError, type Address } from "../vault.ts";
 import { JsonRpc, RpcError } from "../rpc.ts";
+import type { NonceBook } from "./nonce-book.ts";
 
 export type SubmitResult = { ok: true; hash: Hex } | { ok: false; error: string };
 /** Gets signed transactions onto the chain, in order. The dev chain's journals them and mines a block. */
@@ -52,11 +51,16 @@ export interface SenderOptions {
   receiptPollMs?: number;
   receiptTimeoutMs?: number;
   /**
-   * Where `handedOut` is kept, written durably before each submit. A transaction this process sent may still
-   * reach the node after the process is gone (a request held on the way, a provider that forwards late), and
-   * the next process must count it as pending until its nonce is taken, not tell recovery that nothing can land.
+   * Where the operator's nonces are reserved, before each submit, for every instance sending as the operator
+   * on this chain: two instances never take the same nonce, and a transaction sent by a process that is gone
+   * (a request held on the way, a provider that forwards late) still counts as pending until its nonce is taken.
    */
-  handedOutFile?: string;
+  nonces: NonceBook;
+  /**
+   * How long a nonce reserved by someone may stay missing at the node before it is taken for lost (ms, default
+   * 5000): another instance may be about to send it, and taking it then would make its transactions refused.
+   */
+  gapGraceMs?: number;
   /** Told of each transaction's answer and each batch, for /metrics. It only watches. */
   observer?: TxObserver;
 }
@@ -71,14 +75,18 @@ export interface TxObserver {
 export class TxSender {
   private queue: Pending[] = [];
   private running: Promise<void> | undefined;
-  private nonce: number | undefined;
-  /** One past the highest nonce handed to `submit`: a transaction below it may still land until the chain's count passes it. */
-  private handedOut: number;
-  /** What `handedOutFile` holds. */
-  private kept: number;
+  /**
+   * Nonces this sender reserved that the node may not have: their submit failed, or the node refused them.
+   * Every later nonce, this instance's and the others', waits behind them, and no one else is about to send
+   * them, so they are taken at once by transfers of nothing. Forgotten once the node's count passes them.
+   */
+  private readonly lost = new Set<number>();
+  private readonly grace: number;
+  private readonly maxBatch: number;
 
   constructor(private readonly o: SenderOptions) {
-    this.handedOut = this.kept = o.handedOutFile ? readHandedOut(o.handedOutFile) : 0;
+    this.grace = o.gapGraceMs ?? 5_000;
+    this.maxBatch = o.maxBatch ?? 1000;
   }
 
   send(req: TxRequest): Promise<Mined> {
@@ -100,34 +108,47 @@ export class TxSender {
   }
 
   /**
-   * How many of the operator's transactions may still land: the nonces handed out (by the node's pending
-   * count, or by this sender for a batch whose submit failed before the node had it) past those mined.
-   * 0 means none can: whatever is not on chain now never will be. The mined count is read first: both
-   * counts only grow and pending >= mined at any moment, so a transaction mined between the two reads is
-   * counted as still pending (a safe over-count), never missed. Read the chain's state after a 0, not before.
+   * How many of the operator's transactions may still land: the nonces handed out (the node's pending count,
+   * or the nonce book's, which also holds what any instance reserved for a submit the node never got) past
+   * those mined. 0 means none can: whatever is not on chain now never will be. The mined count is read first,
+   * the book last: all three only grow and pending >= mined at any moment, so a transaction mined between the
+   * reads is counted as still pending (a safe over-count), never missed. Read the chain's state after a 0, not before.
    *
-   * Nonces handed to a submit the node never got would keep the count above 0 until later transactions
+   * Nonces reserved for a submit the node never got would keep the count above 0 until later transactions
    * take them, and when nothing else is sent (the orders waiting on that count are all there is) none
    * would. So they are taken here, between batches, by transfers of nothing: either the lost transaction
-   * still reaches the node first and the filler is refused, or the filler is mined and the lost one never can be.
+   * still reaches the node first and the filler is refused, or the filler is mined and the lost one never can
+   * be. This sender's own lost nonces are taken at once; the others only once the latest reservation is older
+   * than the grace, since another instance may be about to send them.
    */
   async pendingCount(): Promise<number> {
     let { latest, pending } = await this.counts();
-    const lost = this.handedOut - pending;
-    if (lost > 0 && !this.running) {
-      const self = this.o.account.address;
-      // A filler that fails leaves its nonce lost, and the count says so.
-      await Promise.allSettled(Array.from({ length: lost }, () => this.send({ label: "nonce filler", to: self, data: "0x", gas: 21_000n })));
-      ({ latest, pending } = await this.counts());
+    const { next, at } = await this.o.nonces.handedOut();
+    if (pending < next && !this.running) {
+      const missing = Date.now() - at >= this.grace ? range(pending, next) : this.lostFrom(pending);
+      if (missing.length > 0) {
+        // A filler that fails leaves its nonce lost, and the count says so.
+        await this.fill(missing).catch(() => undefined);
+        ({ latest, pending } = await this.counts());
+      }
     }
-    return Math.max(0, Math.max(pending, this.handedOut) - latest);
+    return Math.max(0, Math.max(pending, next) - latest);
   }
 
   private async counts(): Promise<{ latest: number; pending: number }> {
-    const from = this.o.account.address;
-    const latest = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "latest"]));
-    const pending = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [from, "pending"]));
-    return { latest, pending };
+    const latest = Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [this.o.account.address, "latest"]));
+    return { latest, pending: await this.pendingNonce() };
+  }
+
+  /** The node's next nonce: past every transaction of the operator it has, mined or waiting, short of a gap. */
+  private async pendingNonce(): Promise<number> {
+    return Number(await this.o.rpc.call<Hex>("eth_getTransactionCount", [this.o.account.address, "pending"]));
+  }
+
+  /** This sender's lost nonces the node has not passed yet; the others are forgotten. */
+  private lostFrom(pending: number): number[] {
+    for (const n of this.lost) if (n < pending) this.lost.delete(n);
+    return [...this.lost].sort((a, b) => a - b);
   }
 
   /** Resolves once every call made so far has its answer. */
@@ -137,16 +158,17 @@ export class TxSender {
 
   private async drain(): Promise<void> {
     for (;;) {
-      const batch = this.queue.splice(0, this.o.maxBatch ?? 1000);
+      const batch = this.queue.splice(0, this.maxBatch);
       // Checked and cleared in one step: a call queued after this point starts a new drain.
       if (batch.length === 0) return void (this.running = undefined);
-      const stage = { submitted: false };
+      const stage = { submitted: false, nonces: [] as number[] };
       const started = performance.now();
       try {
         await this.commit(batch, stage);
       } catch (e) {
-        // Once submitted, the batch may be partly on chain: nonces must be read again, and callers must reconcile.
-        this.nonce = undefined;
+        // Once submitted, the batch may be partly on chain, or not at all: callers must reconcile, and its
+        // nonces count as lost until the node's count passes them.
+        if (stage.submitted) for (const n of stage.nonces) this.lost.add(n);
         const why = (e as Error).message;
         for (const p of batch) {
           p.reject(
@@ -164,14 +186,10 @@ export class TxSender {
    * One batch, start to end. Measured: overlapping the next batch's signing with this one's mining
    * made batches smaller and throughput lower on two cores (docs/chain.md), so batches go one at a time.
    */
-  private async commit(batch: Pending[], stage: { submitted: boolean }): Promise<void> {
+  private async commit(batch: Pending[], stage: { submitted: boolean; nonces: number[] }): Promise<void> {
     const { rpc, account } = this.o;
     const from = account.address;
-    const [gasPrice, tip, nonce] = await Promise.all([
-      rpc.call<Hex>("eth_gasPrice"),
-      rpc.call<Hex>("eth_maxPriorityFeePerGas"),
-      this.nonce ?? rpc.call<Hex>("eth_getTransactionCount", [from, "pending"]).then(Number),
-    ]);
+    const [fees, pending] = await Promise.all([this.fees(), this.pendingNonce()]);
     // The dry run: a call that would revert gets its reason now and costs no nonce.
     const dry = await rpc.batch(
       batch.map((p) => {
@@ -186,48 +204,39 @@ export class TxSender {
       else go.push({ p, gas: p.gas ?? (BigInt(res.result as Hex) * 6n) / 5n + 10_000n });
     });
     if (go.length === 0) return;
-    const maxFeePerGas = BigInt(gasPrice) * 2n;
-    const maxPriorityFeePerGas = BigInt(tip) < maxFeePerGas ? BigInt(tip) : maxFeePerGas;
-    let next = nonce;
+    // This sender's lost nonces first: the batch's own would wait behind them. One it cannot take now stays
+    // lost, and the wait for the batch's receipts takes it later.
+    const lost = this.lostFrom(pending);
+    if (lost.length > 0) await this.fill(lost).catch(() => undefined);
+    // Committed in the book before anything is signed with them: another instance takes the nonces after these.
+    const first = await this.o.nonces.reserve(pending, go.length);
     const raws = await Promise.all(
-      go.map(({ p, gas }) =>
-        account.signTransaction({
-          chainId: this.o.chainId,
-          type: "eip1559",
-          nonce: next++,
-          to: p.to ?? null,
-          data: p.data,
-          gas,
-          maxFeePerGas,
-          maxPriorityFeePerGas,
-        }),
+      go.map(({ p, gas }, i) =>
+        account.signTransaction({ chainId: this.o.chainId, type: "eip1559", nonce: first + i, to: p.to ?? null, data: p.data, gas, ...fees }),
       ),
     );
-    this.nonce = next;
-    const handedBefore = this.handedOut;
-    this.handOut(Math.max(handedBefore, next));
+    stage.nonces = go.map((_, i) => first + i);
     stage.submitted = true;
+    const submittedAt = Date.now();
     const results = await this.o.submit(raws);
-    const sent: { p: Pending; hash: Hex }[] = [];
-    let lastSent = -1;
+    const sent: { p: Pending; hash: Hex; nonce: number }[] = [];
+    const refused: number[] = [];
     results.forEach((r, i) => {
       const p = go[i]!.p;
       if (r.ok) {
-        sent.push({ p, hash: r.hash });
-        lastSent = i;
+        sent.push({ p, hash: r.hash, nonce: first + i });
       } else {
         p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
+        refused.push(first + i);
       }
     });
-    if (sent.length < results.length) {
-      // The node's count says where the next batch starts; a refused nonce below an accepted one is a gap
-      // that would hold the accepted ones back for ever, so it is taken now by a transfer of nothing.
-      this.nonce = undefined;
-      const gaps = results.flatMap((r, i) => (!r.ok && i < lastSent ? [nonce + i] : []));
-      if (gaps.length > 0) await this.fillGaps(gaps, { maxFeePerGas, maxPriorityFeePerGas });
-      this.handOut(Math.max(handedBefore, nonce + lastSent + 1));
+    if (refused.length > 0) {
+      // A refused nonce is a gap that holds back every later one, this batch's accepted transactions
+      // included: taken now by transfers of nothing, or, failing that, by the receipts' wait below.
+      for (const n of refused) this.lost.add(n);
+      await this.fill(refused).catch(() => undefined);
     }
-    const receipts = await this.receipts(sent.map((s) => s.hash));
+    const receipts = await this.receipts(sent, submittedAt);
     await Promise.all(
       sent.map(async ({ p, hash }, i) => {
         const r = receipts[i]!;
@@ -240,36 +249,57 @@ export class TxSender {
     );
   }
 
-  /** Records how far nonces are handed out, durably first where a file keeps it: a failed write sends nothing. */
-  private handOut(next: number): void {
-    if (this.o.handedOutFile && next !== this.kept) {
-      writeFileDurably(this.o.handedOutFile, JSON.stringify({ handedOut: next }) + "\n");
-      this.kept = next;
-    }
-    this.handedOut = next;
+  private async fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    const [gasPrice, tip] = await Promise.all([this.o.rpc.call<Hex>("eth_gasPrice"), this.o.rpc.call<Hex>("eth_maxPriorityFeePerGas")]);
+    const maxFeePerGas = BigInt(gasPrice) * 2n;
+    return { maxFeePerGas, maxPriorityFeePerGas: BigInt(tip) < maxFeePerGas ? BigInt(tip) : maxFeePerGas };
   }
 
-  private async fillGaps(nonces: number[], fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<void> {
+  /**
+   * Takes these nonces with transfers of nothing to the operator itself. What the node refuses is left as it
+   * was: a nonce already taken, one whose own transaction the node has, or one still lost, which the count says.
+   */
+  private async fill(nonces: readonly number[]): Promise<void> {
     const { account, chainId } = this.o;
-    const raws = await Promise.all(
-      nonces.map((nonce) => account.signTransaction({ chainId, type: "eip1559", nonce, to: account.address, value: 0n, gas: 21_000n, ...fees })),
-    );
-    const refused = (await this.o.submit(raws)).find((r) => !r.ok);
-    if (refused) throw new Error(`a refused transaction left a nonce gap that could not be filled: ${refused.error}`);
+    const fees = await this.fees();
+    for (let i = 0; i < nonces.length; i += this.maxBatch) {
+      const raws = await Promise.all(
+        nonces
+          .slice(i, i + this.maxBatch)
+          .map((nonce) => account.signTransaction({ chainId, type: "eip1559", nonce, to: account.address, value: 0n, gas: 21_000n, ...fees })),
+      );
+      await this.o.submit(raws);
+    }
   }
 
-  private async receipts(hashes: Hex[]): Promise<Receipt[]> {
+  /**
+   * Waits for the receipts of the batch's accepted transactions. One that waits past the grace may be held
+   * back by a gap below it: nonces reserved by an instance that died before sending them, or lost by this one.
+   * No one is about to send those any more (they were reserved before this batch's), and every later
+   * transaction waits behind them, so they are taken by transfers of nothing, once each grace.
+   */
+  private async receipts(sent: readonly { hash: Hex; nonce: number }[], submittedAt: number): Promise<Receipt[]> {
     const out = new Map<Hex, Receipt>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
+    let fillAt = submittedAt + this.grace;
     for (;;) {
-      const missing = hashes.filter((h) => !out.has(h));
-      if (missing.length === 0) return hashes.map((h) => out.get(h)!);
-      const got = await this.o.rpc.batch(missing.map((h) => ({ method: "eth_getTransactionReceipt", params: [h] })));
+      const missing = sent.filter((s) => !out.has(s.hash));
+      if (missing.length === 0) return sent.map((s) => out.get(s.hash)!);
+      const got = await this.o.rpc.batch(missing.map((s) => ({ method: "eth_getTransactionReceipt", params: [s.hash] })));
       got.forEach((g, i) => {
-        if (g.ok && g.result) out.set(missing[i]!, g.result as Receipt);
+        if (g.ok && g.result) out.set(missing[i]!.hash, g.result as Receipt);
       });
-      if (out.size === hashes.length) continue;
-      if (Date.now() > deadline) throw new Error(`no receipt for ${hashes.length - out.size} transaction(s)`);
+      if (out.size === sent.length) continue;
+      if (Date.now() > deadline) throw new Error(`no receipt for ${sent.length - out.size} transaction(s)`);
+      if (Date.now() >= fillAt) {
+        fillAt = Date.now() + this.grace;
+        const lowest = Math.min(...missing.filter((s) => !out.has(s.hash)).map((s) => s.nonce));
+        // A fill that fails is tried again after the next grace; the receipts' deadline decides the outcome.
+        await this.pendingNonce().then(
+          (pending) => (pending < lowest ? this.fill(range(pending, lowest)) : undefined),
+          () => undefined,
+        );
+      }
       await new Promise((r) => setTimeout(r, this.o.receiptPollMs ?? 250));
     }
   }
@@ -302,13 +332,9 @@ export class TxSender {
   }
 }
 
-function readHandedOut(file: string): number {
-  try {
-    return (JSON.parse(readFileSync(file, "utf8")) as { handedOut: number }).handedOut;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "ENOENT") return 0;
-    throw e;
-  }
+/** from, from + 1, ..., to - 1. */
+function range(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
 }
 
 /** The submit of an ordinary chain: send each transaction; its own blocks will include them. */
