@@ -139,7 +139,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const recovered = await reconciler.pass(0);
   metrics.reconciledOrders(recovered);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
-  await reconciler.sweepLocks();
+  // A chain that fails now only delays the sweep: the timer below runs it again.
+  const sweep = () => reconciler.sweepLocks().catch((err: unknown) => log.warn({ err }, "sweeping the chain for stranded locks failed; will retry"));
+  await sweep();
 
   const secretCache = new SecretCache();
   const accounts = new AccountDirectory(store, vault, config.faucet, clock);
@@ -154,7 +156,10 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     orders,
     account: (id) => accounts.get(id),
     accountView: async (account) => {
-      const balance = await vault.balanceOf(account.address as `0x${string}`);
+      const balance = await vault.balanceOf(account.address as `0x${string}`).catch((err: unknown) => {
+        log.warn({ err, account_id: account.id }, "reading a vault balance failed");
+        throw new AppError("chain_unavailable");
+      });
       const positions = await Promise.all(
         (await store.positionTokens(account.id)).map(async (p) => ({
           event_id: p.eventId,
@@ -216,7 +221,11 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const port = typeof address === "object" && address ? address.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
 
+  // The sweep reads the chain's whole history of locks, so it runs about once a minute, not at every tick.
+  const sweepEvery = Math.max(1, Math.round(60_000 / config.reconcileIntervalMs));
+  let ticks = 0;
   const timer = setInterval(() => {
+    if (++ticks % sweepEvery === 0) void sweep();
     orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
     reconciler.pass(config.reconcileIntervalMs).then(
       (n) => metrics.reconciledOrders(n),
