@@ -9,12 +9,13 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKPOINTS, type Checkpoint } from "../../src/orders/service.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
+import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
 import { expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES ?? 18);
 const rng = new Rng(SEED);
-console.log(`fault suite: FAULT_SEED=${SEED} FAULT_MINUTES=${MINUTES}`);
+console.log(`fault suite: FAULT_SEED=${SEED} FAULT_MINUTES=${MINUTES} on ${process.env.FAULT_STORE === "postgres" ? "PostgreSQL" : "SQLite"}`);
 
 const ORDER_STEPS = CHECKPOINTS.filter((c) => c.startsWith("order."));
 const RECOVERY_STEPS = CHECKPOINTS.filter((c) => c.startsWith("reconcile."));
@@ -43,7 +44,15 @@ let traffic: Traffic;
 let server: ServerProcess | undefined;
 let serverEnv: Env = {};
 
+/** FAULT_STORE=postgres runs the suite on a fresh PostgreSQL database of TEST_DATABASE_URL instead of SQLite. */
+let database: TestDatabase | undefined;
+
 beforeAll(async () => {
+  if (process.env.FAULT_STORE === "postgres") {
+    database = await createTestDatabase();
+    // The servers and the suite's own store helpers inherit it.
+    process.env.DATABASE_URL = database.url;
+  }
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-faults-"));
   sims = await Simulators.start(dataDir, SEED % 1000);
   traders = await makeTraders(dataDir, 4);
@@ -56,6 +65,10 @@ afterAll(async () => {
   console.log(`fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...traffic?.counts })}`);
   if (process.env.FAULT_KEEP) console.log(`fault suite data directory kept: ${dataDir}`);
   else rmSync(dataDir, { recursive: true, force: true });
+  if (database) {
+    delete process.env.DATABASE_URL;
+    await database.drop();
+  }
 });
 
 async function start(extra: Env = {}): Promise<ServerProcess> {
