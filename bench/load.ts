@@ -22,8 +22,13 @@ export interface RequestSpec {
  * (bounded in time and count, loopback only). `next()` builds each request, so signed requests can
  * carry a fresh timestamp and signature.
  */
-export async function load(baseUrl: string, next: () => RequestSpec, opts: { concurrency: number; seconds: number; maxRequests: number }): Promise<LoadResult> {
-  const url = new URL(baseUrl);
+export async function load(
+  baseUrl: string | readonly string[],
+  next: () => RequestSpec,
+  opts: { concurrency: number; seconds: number; maxRequests: number },
+): Promise<LoadResult> {
+  // Several servers (instances behind a load balancer): the workers take them in turn.
+  const urls = (typeof baseUrl === "string" ? [baseUrl] : baseUrl).map((u) => new URL(u));
   const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency });
   const latencies: number[] = [];
   const statuses: Record<number, number> = {};
@@ -32,7 +37,7 @@ export async function load(baseUrl: string, next: () => RequestSpec, opts: { con
   const started = performance.now();
   const deadline = started + opts.seconds * 1000;
 
-  const one = (spec: RequestSpec) =>
+  const one = (url: URL, spec: RequestSpec) =>
     new Promise<number>((resolve, reject) => {
       const req = request(
         { host: url.hostname, port: url.port, method: spec.method, path: spec.path, headers: spec.headers, agent },
@@ -46,12 +51,13 @@ export async function load(baseUrl: string, next: () => RequestSpec, opts: { con
       req.end(spec.body);
     });
 
-  const worker = async () => {
+  const worker = async (w: number) => {
+    const url = urls[w % urls.length]!;
     while (performance.now() < deadline && sent < opts.maxRequests) {
       sent++;
       const t0 = performance.now();
       try {
-        const status = await one(next());
+        const status = await one(url, next());
         statuses[status] = (statuses[status] ?? 0) + 1;
         if (status >= 400) errors++;
       } catch {
@@ -60,7 +66,7 @@ export async function load(baseUrl: string, next: () => RequestSpec, opts: { con
       latencies.push(performance.now() - t0);
     }
   };
-  await Promise.all(Array.from({ length: opts.concurrency }, worker));
+  await Promise.all(Array.from({ length: opts.concurrency }, (_, w) => worker(w)));
   const seconds = (performance.now() - started) / 1000;
   agent.destroy();
   latencies.sort((a, b) => a - b);

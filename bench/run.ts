@@ -1,42 +1,15 @@
 // One command, `npm run bench`: measures crossfill's GET /v1/prices and POST /v1/order on the embedded
 // default beside a bare node:http JSON server measured in the same run, and prints the ratios.
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { sign } from "../src/auth/hmac.ts";
 import { load, type LoadResult } from "./load.ts";
+import { freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const root = new URL("..", import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-/** Starts a child and resolves once a line of its stdout satisfies `ready`. */
-function startChild(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<ChildProcess> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
-    const lines = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => reject(new Error(`${args.join(" ")} did not start in 60 s`)), 60_000);
-    lines.on("line", (line) => {
-      if (ready(line)) {
-        clearTimeout(timer);
-        resolve(child);
-      }
-    });
-    child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
-  });
-}
 
 function row(name: string, r: LoadResult, base: LoadResult): string {
   return [
