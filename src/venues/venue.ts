@@ -46,8 +46,10 @@ export interface ChildOrder {
   shares: ShareMicro;
   /**
    * When the order expires, ms since the epoch, sent in the venue's own expiry field: the venue refuses
-   * it if it arrives later. Until then a venue that does not know the order may still receive it, so
-   * "not found" means "never placed" only once this has passed.
+   * it if it arrives later. A venue that takes no expiry for such an order (Kalshi's IOC) has the adapter
+   * keep it: nothing of the order is sent after it, and a request unanswered by then is given up. Until
+   * then a venue that does not know the order may still receive it, so "not found" means "never placed"
+   * only once this has passed.
    */
   expiresAt: number;
 }

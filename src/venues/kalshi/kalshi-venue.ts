@@ -26,14 +26,14 @@ const STATUS_LOOKBACK_S = 7 * 24 * 3600;
 interface KalshiOrder {
   order_id: string;
   client_order_id: string;
+  ticker: string;
   status: string;
 }
 
 interface KalshiFill {
   trade_id: string;
   order_id: string;
-  side?: string;
-  outcome_side?: string;
+  outcome_side: string;
   count_fp: string;
   yes_price_dollars: string;
   no_price_dollars: string;
@@ -183,15 +183,16 @@ export class KalshiVenue implements Venue {
       side: order.outcome === "YES" ? "bid" : "ask",
       price: formatDollars(order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice),
       count: formatCount(order.shares),
+      // Kalshi refuses expiration_time on an IOC order, so the child's expiry is kept by sending, below
       time_in_force: "immediate_or_cancel",
-      // whole seconds, rounded down: the venue's deadline never falls after the child's own
-      expiration_time: Math.floor(order.expiresAt / 1000),
       self_trade_prevention_type: "taker_at_cross",
     };
     const started = performance.now();
+    const attempts = { sent: 0 };
     // a 5xx is retried: the client_order_id makes a repeat harmless (409 if the first one executed);
     // a timeout is not, the caller reconciles it with status()
-    const res = await sendWithRetry(() => this.send("POST", "/portfolio/events/orders", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    const res = await sendWithRetry(() => this.sendBefore(order.expiresAt, attempts, body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    if (!res.ok && res.kind === "rejected" && res.status === undefined) return { kind: "rejected", reason: res.reason };
     if (res.ok) {
       this.recorder.record(performance.now() - started);
       const created = res.body as { order_id: string; fill_count: string; remaining_count: string };
@@ -211,8 +212,8 @@ export class KalshiVenue implements Venue {
   }
 
   /** An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed. */
-  async status(clientOrderId: string): Promise<ChildStatus> {
-    const order = await this.findOrder(clientOrderId);
+  async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
+    const order = await this.findOrder(clientOrderId, child?.venueMarketId);
     if (!order) return { kind: "not_found" };
     const fills = await this.fills(order.order_id, clientOrderId);
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
@@ -224,10 +225,10 @@ export class KalshiVenue implements Venue {
    * its fills: read after the cancel, so a fill that raced it is counted. As in status(), an order
    * that ends without a fill was never placed as far as the port is concerned.
    */
-  async cancel(clientOrderId: string): Promise<ChildStatus> {
-    const order = await this.findOrder(clientOrderId);
+  async cancel(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
+    const order = await this.findOrder(clientOrderId, child?.venueMarketId);
     if (!order) return { kind: "not_found" };
-    if (order.status === "resting") await this.cancelResting(order.order_id);
+    if (order.status === "resting") await this.cancelResting(order);
     const fills = await this.fills(order.order_id, clientOrderId);
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
@@ -256,14 +257,15 @@ export class KalshiVenue implements Venue {
     return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
   }
 
-  private async findOrder(clientOrderId: string): Promise<KalshiOrder | undefined> {
+  /** The order by its client id: by its order id when this process learnt it, else found among the recent orders (of its market, when known). */
+  private async findOrder(clientOrderId: string, ticker: string | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
     if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
     // Kalshi cannot look an order up by client id: scan the recent orders for it
     const minTs = String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S);
     let cursor = "";
     do {
-      const q = new URLSearchParams({ min_ts: minTs, limit: "200", ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ ...(ticker ? { ticker } : {}), min_ts: minTs, limit: "200", ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`/portfolio/orders?${q}`)) as { orders: KalshiOrder[]; cursor: string };
       const hit = page.orders.find((o) => o.client_order_id === clientOrderId);
       if (hit) {
@@ -275,9 +277,12 @@ export class KalshiVenue implements Venue {
     return undefined;
   }
 
-  /** Zeroes what rests of an order. A 404 means nothing rests any more (it filled or was cancelled meanwhile): the fills read next tell which. */
-  private async cancelResting(orderId: string): Promise<void> {
-    const path = `/portfolio/events/orders/${encodeURIComponent(orderId)}`;
+  /**
+   * Zeroes what rests of an order. A 404 means nothing rests any more (it filled or was cancelled meanwhile): the fills read next tell which.
+   * `market_ticker` routes the cancel to the order's exchange shard (without it Kalshi looks on shard 0).
+   */
+  private async cancelResting(order: KalshiOrder): Promise<void> {
+    const path = `/portfolio/events/orders/${encodeURIComponent(order.order_id)}?${new URLSearchParams({ market_ticker: order.ticker })}`;
     // a cancel is safe to repeat, so even an unknown outcome is retried
     const res = await sendWithRetry(() => this.send("DELETE", path), this.writes, WRITE_RETRY, () => true);
     if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
@@ -330,10 +335,26 @@ export class KalshiVenue implements Venue {
     throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
   }
 
+  /**
+   * One attempt at creating a child order, keeping its expiry on our side since Kalshi takes none for an
+   * IOC order: sent only before `expiresAt`, and given up (its connection closed) by then at the latest,
+   * so that no request of the order is outstanding after its expiry. Too late for a first attempt is a
+   * definite no, as nothing was sent; too late for a retry leaves the earlier attempts' outcome unknown.
+   */
+  private sendBefore(expiresAt: number, attempts: { sent: number }, body: unknown): Promise<HttpResult> {
+    const left = expiresAt - this.clock.now();
+    if (left <= 0) {
+      const why = `order_expired: its expiry passed before it could be sent to ${this.id}`;
+      return Promise.resolve(attempts.sent === 0 ? { ok: false, kind: "rejected", reason: why } : { ok: false, kind: "unknown", reason: `${why} again` });
+    }
+    attempts.sent++;
+    return this.send("POST", "/portfolio/events/orders", body, Math.min(this.timeoutMs, left));
+  }
+
   /** Market data is public on Kalshi and sent unsigned, so a bad key shows on trading, not on start-up. */
-  private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown): Promise<HttpResult> {
+  private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HttpResult> {
     const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
-    return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
+    return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs });
   }
 
   private emit(ticker: string): void {
@@ -344,7 +365,7 @@ export class KalshiVenue implements Venue {
 
 /** A Kalshi fill in the Venue port's terms: the price is the bought outcome's. */
 function toVenueFill(f: KalshiFill, clientOrderId: string): VenueFill {
-  const no = (f.outcome_side ?? f.side) === "no";
+  const no = f.outcome_side === "no";
   return {
     tradeId: f.trade_id,
     venueOrderId: f.order_id,

@@ -48,7 +48,7 @@ export interface SimFaultSwitches {
   timeout: boolean;
   /** The next n REST requests answer 500 and do nothing else. */
   serverErrors: number;
-  /** The next `count` REST requests answer 429 with `Retry-After: retryAfterSeconds` and do nothing else. */
+  /** The next `count` REST requests answer 429 with `Retry-After: retryAfterSeconds` (where the venue sends one) and do nothing else. */
   rateLimit: { count: number; retryAfterSeconds: number } | null;
   /** Orders execute, then the connection is cut before the answer is sent. */
   ackLost: boolean;
@@ -113,11 +113,12 @@ export class SimFaults {
   }
 
   /** The failure to inject into the current REST request, if any; consumes it. */
-  takeInjected(errorBody: ErrorBody): SimReply | undefined {
+  takeInjected(errorBody: ErrorBody, retryAfter = true): SimReply | undefined {
     const limit = this.s.rateLimit;
     if (limit && limit.count > 0) {
       limit.count--;
-      return { status: 429, headers: { "retry-after": String(limit.retryAfterSeconds) }, body: errorBody(429, "too_many_requests", "rate limit exceeded") };
+      const headers = retryAfter ? { "retry-after": String(limit.retryAfterSeconds) } : undefined;
+      return { status: 429, ...(headers ? { headers } : {}), body: errorBody(429, "too_many_requests", "rate limit exceeded") };
     }
     if (this.s.serverErrors > 0) {
       this.s.serverErrors--;
@@ -164,6 +165,8 @@ export interface SimRequest {
   headers: IncomingMessage["headers"];
   rawBody: string;
   body: unknown;
+  /** Whether the client has given the request up (its connection closed) before the handler runs: Kalshi's simulator drops such an order. */
+  connectionClosed: () => boolean;
 }
 
 /** An answer; "hang": never answered (a timeout as the client sees it); "cut": the connection is dropped unanswered. */
@@ -178,6 +181,8 @@ export interface SimServerOptions {
   upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** The venue's error shape, for the answers the server makes itself; Kalshi's `{ error: { code, message } }` by default. */
   errorBody?: ErrorBody;
+  /** Whether a 429 names its Retry-After (true unless the venue documents none, as Kalshi does). */
+  retryAfter?: boolean;
 }
 
 export interface SimServer {
@@ -195,6 +200,8 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     });
   });
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let closed = false;
+    res.once("close", () => (closed = true));
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const rawBody = Buffer.concat(chunks).toString("utf8");
@@ -209,7 +216,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     if (url.pathname.startsWith("/_sim/")) return reply(res, adminRoute(opts.faults, req.method ?? "GET", url.pathname, body, errorBody));
     await sleep(opts.latencyMs() + opts.faults.switches.latencyMs);
     const answer =
-      opts.faults.takeInjected(errorBody) ??
+      opts.faults.takeInjected(errorBody, opts.retryAfter ?? true) ??
       (await opts.handle({
         method: req.method ?? "GET",
         path: url.pathname,
@@ -218,6 +225,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         headers: req.headers,
         rawBody,
         body,
+        connectionClosed: () => closed,
       }));
     if (answer === "cut") {
       res.socket?.destroy();

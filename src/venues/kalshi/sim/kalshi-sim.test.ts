@@ -72,15 +72,18 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     const created = await orders.createOrderV2(iocBid("sdk-order-2", "2"));
     expect(created.data).toMatchObject({ fill_count: "1.00", remaining_count: "1.00" });
     expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "resting", remaining_count_fp: "1.00" });
-    const cancelled = await orders.cancelOrderV2(created.data.order_id);
+    // market_ticker: the client's auto-routing of the cancel to the order's exchange shard
+    const cancelled = await orders.cancelOrderV2(created.data.order_id, undefined, undefined, TICKER);
     expect(cancelled.data).toMatchObject({ order_id: created.data.order_id, client_order_id: "sdk-order-2", reduced_by: "1.00" });
     expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "canceled", fill_count_fp: "1.00", remaining_count_fp: "0.00" });
     await expect(orders.cancelOrderV2(created.data.order_id)).rejects.toMatchObject({ response: { status: 404 } });
   });
 
-  it("refuses, as an invalid order, a V2 order processed after its expiration_time", async () => {
-    const late = client(OrdersApi).createOrderV2(iocBid("sdk-order-3", "1", { expiration_time: Math.floor(Date.now() / 1000) - 1 }));
-    await expect(late).rejects.toMatchObject({ response: { status: 400, data: { error: { code: "invalid_order" } } } });
+  it("refuses an immediate-or-cancel V2 order that carries expiration_time, as Kalshi's Create Order (V2) says it cannot be combined, and keeps nothing of it", async () => {
+    const expiring = client(OrdersApi).createOrderV2(iocBid("sdk-order-3", "1", { expiration_time: Math.floor(Date.now() / 1000) + 60 }));
+    await expect(expiring).rejects.toMatchObject({
+      response: { status: 400, data: { error: { code: "invalid_parameters", message: "immediate_or_cancel cannot be combined with expiration_time" } } },
+    });
     expect((await client(OrdersApi).getOrders(TICKER)).data.orders.some((o) => o.client_order_id === "sdk-order-3")).toBe(false);
   });
 
@@ -89,6 +92,13 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     sim.faults.set({ duplicateTrades: true });
     const twice = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
     expect(twice.data.fills.map((f) => f.trade_id).sort()).toEqual(once.data.fills.flatMap((f) => [f.trade_id, f.trade_id]).sort());
+  });
+
+  it("answers a rate-limited request as Kalshi does: 429, `{\"error\": \"too many requests\"}`, no Retry-After", async () => {
+    sim.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 1 } });
+    const refused = await client(PortfolioApi).getFills().catch((err: { response: { status: number; data: unknown; headers: Record<string, string> } }) => err.response);
+    expect(refused).toMatchObject({ status: 429, data: { error: "too many requests" } });
+    expect(refused.headers).not.toHaveProperty("retry-after");
   });
 
   it("refuses a request signed with another key with 401", async () => {
@@ -125,12 +135,27 @@ describe("KalshiVenue against the simulator", () => {
     expect(venue.health().state).toBe("up");
   });
 
-  it("honours 429 with its Retry-After, then fills", async () => {
+  it("backs off on a 429, which Kalshi sends without Retry-After, then fills", async () => {
     sim.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 0.3 } });
     const t0 = performance.now();
     const r = await venue.place(order());
     expect(r.kind).toBe("filled");
     expect(performance.now() - t0).toBeGreaterThanOrEqual(250);
+  });
+
+  it("gives an order up at its expiry, and an order whose client gave up never executes when it reaches the simulator", async () => {
+    const late = { ...order(), expiresAt: Date.now() + 300 };
+    sim.faults.set({ latencyMs: 700 });
+    expect((await venue.place(late)).kind).toBe("unknown");
+    await new Promise((r) => setTimeout(r, 600));
+    sim.faults.reset();
+    expect(await venue.status(late.clientOrderId, late)).toEqual({ kind: "not_found" });
+  });
+
+  it("refuses, without sending it, an order whose expiry has passed", async () => {
+    const expired = { ...order(), expiresAt: Date.now() - 1 };
+    expect(await venue.place(expired)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^order_expired/) });
+    expect(await venue.status(expired.clientOrderId, expired)).toEqual({ kind: "not_found" });
   });
 
   it("retries a 500 under the same client order id and fills once", async () => {

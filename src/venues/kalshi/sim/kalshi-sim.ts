@@ -70,6 +70,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       return market ? ok({ series: series(market) }) : notFound("series");
     }
     if (req.method === "POST" && route === "/portfolio/events/orders") {
+      // an order whose client gave up before it reached the engine never executes (assumed of Kalshi: docs/venues/kalshi.md)
+      if (req.connectionClosed()) return "cut";
       const out = orders.create(req.body);
       if (faults.switches.ackLost) return "cut";
       return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message, out.details);
@@ -191,6 +193,9 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     faults,
     latencyMs: profileLatency(KALSHI_SIM, opts.seed, opts.latencyScale),
     handle,
+    // Rate limits (docs.kalshi.com): a 429 carries `{"error": "too many requests"}` and no Retry-After
+    retryAfter: false,
+    errorBody: (status, code, message) => (status === 429 ? { error: "too many requests" } : { error: { code, message } }),
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       const path = new URL(req.url ?? "/", "http://sim").pathname;
       const refusal = path === KALSHI_WS_PATH ? auth("GET", path, req.headers) : notFound();

@@ -98,6 +98,7 @@ export class KalshiOrderBook {
     // selling YES at p or better is buying NO at 1 − p or better: one $1 contract between the two sides
     const outcome: Outcome = req.side === "bid" ? "YES" : "NO";
     const limitPrice = req.side === "bid" ? req.price : ONE - req.price;
+    // an IOC order carries no expiry (Kalshi refuses one with expiration_time): it executes whenever it reaches the engine
     const child: ChildOrder = {
       clientOrderId: req.clientOrderId,
       venueMarketId: req.ticker,
@@ -105,13 +106,9 @@ export class KalshiOrderBook {
       side: "buy",
       limitPrice,
       shares: req.count,
-      expiresAt: req.expirationTime === undefined ? Number.POSITIVE_INFINITY : req.expirationTime * 1000,
+      expiresAt: Number.POSITIVE_INFINITY,
     };
     const result = this.exchange.place(child);
-    if (result.kind === "rejected" && result.reason.startsWith("order_expired")) {
-      // the simulator's gateway deadline (docs/venues/kalshi.md): an order processed after its expiration_time never reaches the book
-      return refused(400, "invalid_order", "invalid order", `expiration_time ${req.expirationTime} passed before the order reached the exchange`);
-    }
     if (result.kind === "rejected" && !result.reason.startsWith("no_match")) {
       const code = result.reason.split(":")[0]!;
       return refused(code === "unknown_market" ? 404 : 400, code, result.reason);
@@ -169,7 +166,7 @@ export class KalshiOrderBook {
         maker_fill_cost_dollars: "0.0000",
         taker_fees_dollars: formatDollars(fees),
         maker_fees_dollars: "0.0000",
-        expiration_time: req.expirationTime === undefined ? null : new Date(req.expirationTime * 1000).toISOString(),
+        expiration_time: null,
         created_time: new Date(at).toISOString(),
         last_update_time: new Date(at).toISOString(),
       },
@@ -244,8 +241,6 @@ interface CreateRequest {
   side: "bid" | "ask";
   price: PriceMicro;
   count: ShareMicro;
-  /** Unix seconds; absent: the order does not expire. */
-  expirationTime: number | undefined;
 }
 
 function parseCreate(body: unknown): CreateRequest | { message: string } {
@@ -257,9 +252,8 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
   if (b.client_order_id !== undefined && (typeof b.client_order_id !== "string" || !/^[-\w:+=/]{1,64}$/.test(b.client_order_id))) {
     return { message: "client_order_id must be 1-64 characters of [A-Za-z0-9_-:+=/]" };
   }
-  if (b.expiration_time !== undefined && !(Number.isSafeInteger(b.expiration_time) && (b.expiration_time as number) > 0)) {
-    return { message: "expiration_time must be a Unix timestamp in seconds" };
-  }
+  // Create Order (V2): "The immediate_or_cancel time-in-force value cannot be combined with expiration_time"
+  if (b.expiration_time !== undefined) return { message: "immediate_or_cancel cannot be combined with expiration_time" };
   try {
     const price = parseDollars(b.price, "price");
     const count = parseCount(b.count, "count");
@@ -270,7 +264,6 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
       side: b.side,
       price,
       count,
-      expirationTime: b.expiration_time as number | undefined,
     };
   } catch (err) {
     return { message: err instanceof Error ? err.message : String(err) };
