@@ -15,7 +15,7 @@ import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, P
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, parseOrderbook, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { fillsFromMatches, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 
 /**
  * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
@@ -24,6 +24,8 @@ import { fillsFromMatches, parseOrderbook, toVenueMarket, tradesFromHistory, typ
 export type LimitlessVenueOptions = AdapterOptions<LimitlessCredentials>;
 
 const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
+/** Every status `GET /markets/{slug}/user-orders` can filter on: a lookup by salt must see finished orders too. */
+const USER_ORDER_STATUSES = ["LIVE", "MATCHED", "CANCELED", "UNMATCHED"];
 const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
 /** Trades per `/portfolio/history` page (assumed to be within the venue's limit; the SDK asks for 20 by default). */
 const HISTORY_PAGE = 100;
@@ -40,6 +42,7 @@ interface LimitlessOrder {
 interface OrderAnswer {
   order: LimitlessOrder;
   makerMatches?: LimitlessMatch[];
+  execution?: LimitlessExecution;
 }
 
 /**
@@ -189,6 +192,9 @@ export class LimitlessVenue implements Venue {
       this.recorder.record(performance.now() - started);
       const answer = res.body as OrderAnswer;
       this.orderIds.set(order.clientOrderId, answer.order.id);
+      const held = takerDelayUntil(answer.execution);
+      // a held order may still match when released: what it took is not known yet, and never "nothing"
+      if (held !== undefined) return { kind: "unknown", reason: `order ${answer.order.id} is held by ${order.venueMarketId}'s taker delay until ${held || "an unnamed time"}` };
       let fills: VenueFill[];
       try {
         fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, market.feeModel);
@@ -284,7 +290,9 @@ export class LimitlessVenue implements Venue {
     if (known !== undefined) return known;
     if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their salt: pass the child order after a restart.`, { venue: this.id });
     const salt = saltFor(clientOrderId);
-    const body = (await this.read(`/markets/${encodeURIComponent(order.venueMarketId)}/user-orders`, true)) as { orders: LimitlessOrder[] };
+    // without `statuses` the venue lists LIVE orders only, and a FAK order has matched or been killed by now
+    const q = new URLSearchParams(USER_ORDER_STATUSES.map((st): [string, string] => ["statuses", st]));
+    const body = (await this.read(`/markets/${encodeURIComponent(order.venueMarketId)}/user-orders?${q}`, true)) as { orders: LimitlessOrder[] };
     const found = body.orders.find((o) => BigInt(o.salt) === salt)?.id;
     if (found !== undefined) this.orderIds.set(clientOrderId, found);
     return found;
@@ -293,6 +301,8 @@ export class LimitlessVenue implements Venue {
   /** `GET /orders/{id}`: open while part of it rests, done with its matches, or never placed if it took nothing. */
   private async orderState(orderId: string, clientOrderId: string, order: ChildOrder | undefined): Promise<ChildStatus> {
     const answer = (await this.read(`/orders/${encodeURIComponent(orderId)}`, true)) as OrderAnswer;
+    const held = takerDelayUntil(answer.execution);
+    if (held !== undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is held by a taker delay until ${held || "an unnamed time"}`, { venue: this.id });
     const slug = order?.venueMarketId ?? answer.order.marketSlug;
     if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
     const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, this.feeModel(slug, `order ${orderId}`));

@@ -168,6 +168,21 @@ export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderI
 }
 
 /**
+ * The `execution` summary Limitless returns with an order (SDK 1.1.0 `Execution`): only the taker-delay
+ * outcome is read. `DELAYED` means the venue accepted the order but holds it for the market's taker
+ * delay until `eligibleAt`, so it has not met the book yet.
+ */
+export interface LimitlessExecution {
+  settlementStatus: string;
+  eligibleAt?: string;
+}
+
+/** When an order the venue holds for a taker delay meets the book (`eligibleAt`, or "" if not named); undefined when it is not held. */
+export function takerDelayUntil(execution: LimitlessExecution | undefined): string | undefined {
+  return execution?.settlementStatus === "DELAYED" ? (execution.eligibleAt ?? "") : undefined;
+}
+
+/**
  * One entry of the account's history (`GET /portfolio/history`, the SDK's `HistoryEntry`): trades,
  * but also splits, merges, conversions and claims. `matchId` and `orderId` are **assumed** fields: the
  * documented entry names neither the match nor the order a trade belongs to.

@@ -167,3 +167,26 @@ describe("Limitless simulator", () => {
     expect(status).toBe(400);
   });
 });
+
+describe("Limitless simulator with a taker delay", () => {
+  it("answers a held order as unknown, never as taking nothing, and finds its fills once the delay has released it to the book", async () => {
+    const sim = await startLimitlessSim({ catalog, seed: 43, latencyScale: 0, tickMs: 40, takerDelayMs: 300 });
+    const venue = new LimitlessVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300 });
+    try {
+      await venue.start();
+      const m = venue.market(slug)!;
+      const order: ChildOrder = { clientOrderId: `delayed-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: 999_000n, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
+      const placed = await venue.place(order);
+      expect(placed).toMatchObject({ kind: "unknown", reason: expect.stringMatching(/taker delay/) });
+      await expect(venue.status(order.clientOrderId, order)).rejects.toThrow(/held by a taker delay/);
+      await new Promise((r) => setTimeout(r, 400));
+      const done = await venue.status(order.clientOrderId, order);
+      expect(done).toMatchObject({ kind: "done", fills: [expect.objectContaining({ clientOrderId: order.clientOrderId })] });
+      const fills = done.kind === "done" ? done.fills : [];
+      expect((await venue.trades()).map((t) => t.tradeId)).toEqual(expect.arrayContaining(fills.map((f) => f.tradeId)));
+    } finally {
+      await venue.stop();
+      await sim.stop();
+    }
+  });
+});

@@ -29,7 +29,10 @@ const MAX_PAGE = 25;
 const DEFAULT_HISTORY_PAGE = 20;
 const MAX_HISTORY_PAGE = 100;
 
-export type LimitlessSimOptions = VenueSimOptions;
+export interface LimitlessSimOptions extends VenueSimOptions {
+  /** A taker delay on every market, ms: a posted order is answered `DELAYED` and meets the book this much later (default 0: none). */
+  takerDelayMs?: number;
+}
 
 export type LimitlessSim = VenueSim<LimitlessCredentials>;
 
@@ -68,7 +71,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   };
   const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream);
-  const desk = new LimitlessOrderDesk(exchange, { address: wallet, ownerId: credentials.ownerId }, deskMarket, () => clock.now());
+  const desk = new LimitlessOrderDesk(exchange, { address: wallet, ownerId: credentials.ownerId }, deskMarket, () => clock.now(), opts.takerDelayMs);
 
   const handle = async (req: SimRequest): Promise<SimReply> => {
     const route = req.path;
@@ -91,7 +94,10 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     }
     if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/user-orders$/.exec(route))) {
       const slug = decodeURIComponent(m[1]!);
-      return exchange.market(slug) ? ok({ orders: desk.inMarket(slug) }) : error(404, `Market ${slug} not found`);
+      // `statuses` (repeated or comma-separated) filters; without it only LIVE orders are listed, as documented
+      const statuses = req.query.getAll("statuses").flatMap((v) => v.split(",")).filter(Boolean);
+      const wanted = new Set(statuses.length ? statuses : ["LIVE"]);
+      return exchange.market(slug) ? ok({ orders: desk.inMarket(slug).filter((o) => wanted.has(o.status)) }) : error(404, `Market ${slug} not found`);
     }
     if (req.method === "GET" && (m = /^\/profiles\/([^/]+)$/.exec(route))) {
       // the official SDK's OrderClient reads ownerId (`id`) and the fee rate (`rank.feeRateBps`) from here before its first order

@@ -3,7 +3,7 @@ import type { Hex } from "viem";
 import { ceilDiv, formatMicro, notional, ONE } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
-import type { ChildOrder } from "../../venue.ts";
+import type { ChildOrder, PlaceResult } from "../../venue.ts";
 import { SIDE_BUY, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
 import { orderFromWire, orderSigner, wireOrder } from "../signing.ts";
 import { parsePrice, type LimitlessHistoryEntry, type LimitlessMatch } from "../wire.ts";
@@ -35,6 +35,8 @@ export interface LimitlessOrderRecord extends OrderFields {
 export interface OrderAnswer {
   order: LimitlessOrderRecord;
   makerMatches: LimitlessMatch[];
+  /** Only while the order is held by a taker delay: SDK 1.1.0 `Execution` with `settlementStatus: "DELAYED"` and `eligibleAt`. */
+  execution?: { matched: false; settlementStatus: "DELAYED"; eligibleAt: string; feeRateBps: number; effectiveFeeBps: number };
 }
 
 /** What the desk keeps of an order; its status and what rests are read from the exchange when asked. */
@@ -47,6 +49,8 @@ interface DeskOrder {
   /** One settlement transaction per taker order. */
   transactionHash: string;
   cancelled: boolean;
+  /** While held by the market's taker delay: when the order meets the book (ms). */
+  heldUntil?: number;
 }
 
 export type CreateOutcome = { kind: "created"; answer: OrderAnswer } | { kind: "refused"; status: number; message: string };
@@ -76,6 +80,8 @@ export class LimitlessOrderDesk {
     private readonly account: { address: Hex; ownerId: number },
     private readonly market: (slug: string) => DeskMarket | undefined,
     private readonly now: () => number,
+    /** The taker delay of every market, ms: a posted order is held this long before it meets the book (0: none). */
+    private readonly takerDelayMs = 0,
   ) {}
 
   async create(body: unknown): Promise<CreateOutcome> {
@@ -117,15 +123,17 @@ export class LimitlessOrderDesk {
     if (this.bySalt.has(key)) return refused(409, "an order with this salt already exists");
 
     const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares: order.takerAmount, expiresAt: expiresAt(order.expiration) };
-    const result = this.exchange.place(child);
-    if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused(400, "Order expired");
-    if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(400, result.reason);
     const at = new Date(this.now()).toISOString();
     const id = randomUUID();
-    const matches: LimitlessMatch[] =
-      result.kind === "filled" || result.kind === "partial"
-        ? result.fills.map((f) => ({ id: f.tradeId, createdAt: at, matchedSize: f.shares.toString(), orderId: randomUUID(), price: Number(formatMicro(f.price)) }))
-        : [];
+    let matches: LimitlessMatch[] = [];
+    if (this.takerDelayMs === 0) {
+      const result = this.exchange.place(child);
+      if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused(400, "Order expired");
+      if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(400, result.reason);
+      matches = matchesOf(result, at);
+    } else if (child.expiresAt <= this.now()) {
+      return refused(400, "Order expired");
+    }
     const placed: DeskOrder = {
       fields: { ...wireOrder(order), id, createdAt: at, marketSlug: market.slug, marketId: market.id, orderType: "FAK", price: Number(formatMicro(price)), signature },
       key,
@@ -136,6 +144,14 @@ export class LimitlessOrderDesk {
     };
     this.orders.set(id, placed);
     this.bySalt.set(key, id);
+    if (this.takerDelayMs > 0) {
+      placed.heldUntil = this.now() + this.takerDelayMs;
+      // released to the book when the delay ends; one that expired meanwhile takes nothing
+      setTimeout(() => {
+        placed.heldUntil = undefined;
+        placed.matches = matchesOf(this.exchange.place(child), new Date(this.now()).toISOString());
+      }, this.takerDelayMs).unref();
+    }
     return { kind: "created", answer: this.view(placed) };
   }
 
@@ -185,6 +201,14 @@ export class LimitlessOrderDesk {
   }
 
   private view(o: DeskOrder): OrderAnswer {
+    if (o.heldUntil !== undefined) {
+      const feeRateBps = Number(o.fields.feeRateBps);
+      return {
+        order: { ...o.fields, status: "LIVE", remainingSize: "0" },
+        makerMatches: [],
+        execution: { matched: false, settlementStatus: "DELAYED", eligibleAt: new Date(o.heldUntil).toISOString(), feeRateBps, effectiveFeeBps: feeRateBps },
+      };
+    }
     const rests = this.exchange.resting(o.key);
     const status = rests > 0n ? "LIVE" : o.cancelled || o.matches.length === 0 ? "CANCELED" : "MATCHED";
     return { order: { ...o.fields, status, remainingSize: rests.toString() }, makerMatches: this.reported(o.matches) };
@@ -194,6 +218,13 @@ export class LimitlessOrderDesk {
   private reported<T>(trades: T[]): T[] {
     return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
   }
+}
+
+/** The venue's matches of what the exchange did with an order. */
+function matchesOf(result: PlaceResult, at: string): LimitlessMatch[] {
+  return result.kind === "filled" || result.kind === "partial"
+    ? result.fills.map((f) => ({ id: f.tradeId, createdAt: at, matchedSize: f.shares.toString(), orderId: randomUUID(), price: Number(formatMicro(f.price)) }))
+    : [];
 }
 
 /** The expiry of a signed order in ms: `expiration` is unix seconds, 0 for none. */
