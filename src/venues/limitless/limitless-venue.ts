@@ -281,7 +281,14 @@ export class LimitlessVenue implements Venue {
       expiration: orderExpiration(order.expiresAt),
     });
     const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
-    return { order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) }, orderType: "FAK", marketSlug: order.venueMarketId, ownerId: this.opts.credentials.ownerId };
+    // clientOrderId: the venue's idempotency key (409 on a repeat), besides the salt, which already makes a retry the same order
+    return {
+      order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) },
+      orderType: "FAK",
+      marketSlug: order.venueMarketId,
+      ownerId: this.opts.credentials.ownerId,
+      clientOrderId: order.clientOrderId,
+    };
   }
 
   /** The venue's id of a child order: known since it was placed, or found by its salt among the market's orders. */

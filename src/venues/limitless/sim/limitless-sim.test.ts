@@ -66,6 +66,21 @@ describe("Limitless simulator", () => {
     expect((await post(await signOrder(sim.credentials.privateKey, order, LIMITLESS_CLOB_EXCHANGE))).status).toBe(201);
   });
 
+  it("takes clientOrderId as an idempotency key: a second order under the same one is refused with 409, and the order shows it", async () => {
+    const m = venue.market(slug)!;
+    const post = async (salt: string, clientOrderId: string) => {
+      const order = buyOrder({ maker: privateKeyToAccount(sim.credentials.privateKey).address, tokenId: m.outcomeIds.YES, limitPrice: 990_000n, shares: m.minOrderShares, feeRateBps: m.feeModel.ratePpm / 100n, salt: saltFor(salt), expiration: 0n });
+      const signature = await signOrder(sim.credentials.privateKey, order, LIMITLESS_CLOB_EXCHANGE);
+      const body = JSON.stringify({ order: { ...wireOrder(order), signature, price: 0.99 }, orderType: "FAK", marketSlug: slug, ownerId: sim.credentials.ownerId, clientOrderId });
+      const headers = { "content-type": "application/json", ...limitlessAuthHeaders(sim.credentials.apiKey, sim.credentials.secret, Date.now(), "POST", "/orders", body) };
+      const res = await fetch(`${sim.url}/orders`, { method: "POST", headers, body });
+      return { status: res.status, body: (await res.json()) as { order?: { clientOrderId?: string } } };
+    };
+    const id = `idem-${process.pid}-${++n}`;
+    expect(await post(`${id}-a`, id)).toMatchObject({ status: 201, body: { order: { clientOrderId: id } } });
+    expect((await post(`${id}-b`, id)).status).toBe(409);
+  });
+
   it("reconnects its stream after the venue drops it, and counts the connections", async () => {
     expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 1 });
     sim.faults.dropStreams();

@@ -74,6 +74,7 @@ export interface DeskMarket {
 export class LimitlessOrderDesk {
   private readonly orders = new Map<string, DeskOrder>();
   private readonly bySalt = new Map<string, string>();
+  private readonly byClientOrderId = new Set<string>();
 
   constructor(
     private readonly exchange: SimExchange,
@@ -121,6 +122,12 @@ export class LimitlessOrderDesk {
     if (signer.toLowerCase() !== order.maker.toLowerCase()) return refused(400, "invalid order signature");
     const key = `${order.maker.toLowerCase()}:${order.salt}`;
     if (this.bySalt.has(key)) return refused(409, "an order with this salt already exists");
+    // Create Order: an optional `clientOrderId` (at most 128 characters) is an idempotency key, a repeat answers 409
+    const clientOrderId = b.clientOrderId;
+    if (clientOrderId !== undefined && (typeof clientOrderId !== "string" || clientOrderId === "" || clientOrderId.length > 128)) {
+      return refused(400, "clientOrderId must be a string of 1 to 128 characters");
+    }
+    if (clientOrderId !== undefined && this.byClientOrderId.has(clientOrderId)) return refused(409, "an order with this clientOrderId already exists");
 
     const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares: order.takerAmount, expiresAt: expiresAt(order.expiration) };
     const at = new Date(this.now()).toISOString();
@@ -135,7 +142,17 @@ export class LimitlessOrderDesk {
       return refused(400, "Order expired");
     }
     const placed: DeskOrder = {
-      fields: { ...wireOrder(order), id, createdAt: at, marketSlug: market.slug, marketId: market.id, orderType: "FAK", price: Number(formatMicro(price)), signature },
+      fields: {
+        ...wireOrder(order),
+        id,
+        createdAt: at,
+        marketSlug: market.slug,
+        marketId: market.id,
+        orderType: "FAK",
+        price: Number(formatMicro(price)),
+        signature,
+        ...(clientOrderId === undefined ? {} : { clientOrderId }),
+      },
       key,
       matches,
       outcomeIndex: outcome === "YES" ? 0 : 1,
@@ -144,6 +161,7 @@ export class LimitlessOrderDesk {
     };
     this.orders.set(id, placed);
     this.bySalt.set(key, id);
+    if (clientOrderId !== undefined) this.byClientOrderId.add(clientOrderId);
     if (this.takerDelayMs > 0) {
       placed.heldUntil = this.now() + this.takerDelayMs;
       // released to the book when the delay ends; one that expired meanwhile takes nothing
