@@ -72,7 +72,9 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     const created = await orders.createOrderV2(iocBid("sdk-order-2", "2"));
     expect(created.data).toMatchObject({ fill_count: "1.00", remaining_count: "1.00" });
     expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "resting", remaining_count_fp: "1.00" });
-    // market_ticker: the client's auto-routing of the cancel to the order's exchange shard
+    // market_ticker: the client's auto-routing of the cancel to the order's exchange shard; routed by another market's, it finds nothing
+    const other = sim.exchange.markets().find((m) => m.venueMarketId !== TICKER)!.venueMarketId;
+    await expect(orders.cancelOrderV2(created.data.order_id, undefined, undefined, other)).rejects.toMatchObject({ response: { status: 404 } });
     const cancelled = await orders.cancelOrderV2(created.data.order_id, undefined, undefined, TICKER);
     expect(cancelled.data).toMatchObject({ order_id: created.data.order_id, client_order_id: "sdk-order-2", reduced_by: "1.00" });
     expect((await orders.getOrder(created.data.order_id)).data.order).toMatchObject({ status: "canceled", fill_count_fp: "1.00", remaining_count_fp: "0.00" });

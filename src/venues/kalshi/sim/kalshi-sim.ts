@@ -77,7 +77,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       return out.kind === "created" ? { status: 201, body: out.body } : error(out.status, out.code, out.message, out.details);
     }
     if (req.method === "DELETE" && (m = /^\/portfolio\/events\/orders\/([^/]+)$/.exec(route))) {
-      const out = orders.cancel(decodeURIComponent(m[1]!));
+      const out = orders.cancel(decodeURIComponent(m[1]!), req.query.get("market_ticker") ?? undefined);
       return out.kind === "cancelled" ? ok(out.body) : error(out.status, out.code, out.message, out.details);
     }
     if (req.method === "GET" && route === "/portfolio/orders") {

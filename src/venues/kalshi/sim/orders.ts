@@ -190,10 +190,12 @@ export class KalshiOrderBook {
 
   /**
    * Cancel Order (V2): zeroes what rests of the order and answers `{order_id, client_order_id, reduced_by, ts_ms}`.
+   * The simulator is one shard, so a cancel without `market_ticker` (Kalshi: shard 0) finds any order.
    * An order with nothing resting (executed, cancelled, or an IOC remainder already killed) cannot be cancelled: 404.
    */
-  cancel(orderId: string): CancelOutcome {
-    const o = this.orders.find((x) => x.record.order_id === orderId);
+  cancel(orderId: string, marketTicker: string | undefined): CancelOutcome {
+    // `market_ticker` routes the cancel to that market's exchange shard: an order of another market is not there
+    const o = this.orders.find((x) => x.record.order_id === orderId && (marketTicker === undefined || x.record.ticker === marketTicker));
     const resting = o ? this.exchange.resting(o.record.client_order_id) : 0n;
     if (!o || resting === 0n) return refused(404, "not_found", "order not found");
     this.exchange.cancel(o.record.client_order_id);
