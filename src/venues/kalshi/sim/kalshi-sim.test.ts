@@ -154,6 +154,15 @@ describe("KalshiVenue against the simulator", () => {
     expect(await venue.status(late.clientOrderId, late)).toEqual({ kind: "not_found" });
   });
 
+  it("stops retrying an order at its expiry and calls it unknown, not refused, once an attempt may have reached the venue", async () => {
+    // attempts at about 0 and 100 ms answer 500; the third would start at about 300 ms, after the expiry
+    const o = { ...order(), expiresAt: Date.now() + 250 };
+    sim.faults.set({ serverErrors: 10 });
+    expect(await venue.place(o)).toMatchObject({ kind: "unknown", reason: expect.stringMatching(/^order_expired/) });
+    sim.faults.reset();
+    expect(await venue.status(o.clientOrderId, o)).toEqual({ kind: "not_found" });
+  });
+
   it("refuses, without sending it, an order whose expiry has passed", async () => {
     const expired = { ...order(), expiresAt: Date.now() - 1 };
     expect(await venue.place(expired)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^order_expired/) });
