@@ -6,8 +6,10 @@
  *
  * Covered: a market by slug (tokens, venue exchange that the SDK signs for), the active-market list,
  * the orderbook, the `/markets` Socket.IO stream (`subscribe_market_prices` → `orderbookUpdate`), a
- * FAK buy built, signed and posted by the SDK's OrderClient that fills (its matches, the order listed
- * under the market's user orders), and refusals the SDK reports as its own typed errors: a wrong API
+ * FAK buy built, signed and posted by the SDK's OrderClient that fills (its matches; the market's user
+ * orders, which the SDK asks without `statuses`, list LIVE orders only, so the resting order of the
+ * cancel test and not the matched one), a FAK buy held by a market's taker delay (`execution`
+ * `DELAYED` with `eligibleAt`, as the SDK's `Execution` types it), and refusals the SDK reports as its own typed errors: a wrong API
  * secret (AuthenticationError, 401), and orders signed for another exchange contract or by another
  * wallet (ValidationError, 400). `OrderClient.cancel` (`DELETE /orders/{orderId}`) of an order left
  * resting by the simulator's `resting` fault, `PortfolioFetcher.getUserHistory` (`GET
@@ -154,5 +156,22 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     const foreign = post({ ...theirs, signature });
     await expect(foreign).rejects.toBeInstanceOf(ValidationError);
     await expect(foreign).rejects.toMatchObject({ status: 400, message: "maker and signer must be the API token's wallet" });
+  });
+
+  it("reads an order held by a taker delay as the SDK types it: execution DELAYED, eligibleAt, no matches yet", async () => {
+    const delayed = await startLimitlessSim({ catalog, seed: 47, latencyScale: 0, tickMs: 40, takerDelayMs: 2_000 });
+    try {
+      const client = new HttpClient({ baseURL: delayed.url, hmacCredentials: { tokenId: delayed.credentials.apiKey, secret: delayed.credentials.secret }, timeout: 3_000, keepAlive: false });
+      const fetcher = new MarketFetcher(client);
+      const market = await fetcher.getMarket(slug);
+      const orders = new OrderClient({ httpClient: client, wallet: new Wallet(delayed.credentials.privateKey), marketFetcher: fetcher });
+      const size = Number(delayed.exchange.market(slug)!.minOrderShares) / 1e6;
+      const placed = await orders.createOrder({ tokenId: market.tokens!.yes, price: 0.99, size, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug });
+      expect(placed.execution).toMatchObject({ matched: false, settlementStatus: "DELAYED" });
+      expect(Date.parse(placed.execution!.eligibleAt!)).toBeGreaterThan(Date.now());
+      expect(placed.makerMatches ?? []).toHaveLength(0);
+    } finally {
+      await delayed.stop();
+    }
   });
 });

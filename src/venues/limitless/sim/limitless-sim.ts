@@ -211,6 +211,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     faults,
     exchange,
     stop: async () => {
+      desk.close();
       clearInterval(timer);
       stream.close();
       await server.close();

@@ -75,6 +75,8 @@ export class LimitlessOrderDesk {
   private readonly orders = new Map<string, DeskOrder>();
   private readonly bySalt = new Map<string, string>();
   private readonly byClientOrderId = new Set<string>();
+  /** Orders held by the taker delay, until their release. */
+  private readonly holds = new Set<ReturnType<typeof setTimeout>>();
 
   constructor(
     private readonly exchange: SimExchange,
@@ -165,12 +167,20 @@ export class LimitlessOrderDesk {
     if (this.takerDelayMs > 0) {
       placed.heldUntil = this.now() + this.takerDelayMs;
       // released to the book when the delay ends; one that expired meanwhile takes nothing
-      setTimeout(() => {
+      const hold = setTimeout(() => {
+        this.holds.delete(hold);
         placed.heldUntil = undefined;
         placed.matches = matchesOf(this.exchange.place(child), new Date(this.now()).toISOString());
-      }, this.takerDelayMs).unref();
+      }, this.takerDelayMs);
+      this.holds.add(hold);
     }
     return { kind: "created", answer: this.view(placed) };
+  }
+
+  /** Drops the orders still held: a stopped simulator releases nothing. */
+  close(): void {
+    for (const hold of this.holds) clearTimeout(hold);
+    this.holds.clear();
   }
 
   order(id: string): OrderAnswer | undefined {
