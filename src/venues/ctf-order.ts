@@ -1,8 +1,9 @@
 import type { Hex } from "viem";
 
 /**
- * The EIP-712 Order of Polymarket's CTF exchange, which Limitless's exchange keeps field for field:
- * both venues' orders are this struct, signed under each venue's own domain.
+ * The EIP-712 Order of Polymarket's V1 CTF exchange, which Limitless's exchange keeps field for field
+ * and signs under its own domain. Polymarket itself signs the V2 order since CLOB V2
+ * (polymarket/order-signing.ts); the side and signature-type codes below serve both.
  */
 export const ORDER_TYPES = {
   Order: [

@@ -1,13 +1,12 @@
-import { ExchangeOrderBuilder } from "@polymarket/clob-client";
-// the HMAC helper is not re-exported from the package root
-import { buildPolyHmacSignature } from "@polymarket/clob-client/dist/signing/hmac.js";
+import { createL2Headers, OrderBuilder, Side } from "@polymarket/clob-client-v2";
+import { vi } from "vitest";
 import { createWalletClient, http } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { polygon } from "viem/chains";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { l2Signature } from "../../src/venues/polymarket/auth.ts";
 import { createPolymarketVenue } from "../../src/venues/polymarket/index.ts";
-import { CTF_EXCHANGE, OrderSigner, orderHash, POLYGON_CHAIN_ID } from "../../src/venues/polymarket/order-signing.ts";
+import { OrderSigner } from "../../src/venues/polymarket/order-signing.ts";
 import { startPolymarketSim } from "../../src/venues/polymarket/sim/index.ts";
 import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
@@ -37,31 +36,32 @@ const fees: FeeExample[] = [
 const HMAC_SECRET = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=";
 const WALLET = "0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318" as const;
 /** A token id from Polymarket's documentation examples. */
+const POLYGON = 137;
 const DOCS_TOKEN = "71321045679252212594626385532706912750332728571942532289631379312455583992563";
 
 /**
- * The L2 vector is published with py-clob-client's tests; the order hash and signature are what
- * Polymarket's own TypeScript client computes for the same order, so the adapter's hand-built
- * EIP-712 (exact bigint amounts, salt derived from the client order id) is proven identical to it.
+ * The L2 vector is published with py-clob-client's tests; the order's fields and signature are what
+ * Polymarket's own V2 client makes of the same buy (its salt and timestamp, random and the clock's in
+ * the client, pinned to the adapter's), so the adapter's hand-built EIP-712 V2 order (exact bigint
+ * amounts, salt and timestamp derived from the child order) is proven identical to it.
  */
 async function signingExamples(): Promise<SigningExample[]> {
   const signer = new OrderSigner(WALLET);
-  // an expiry off the whole second: the signed expiration is rounded up to 1764000060
-  const order = signer.buyOrder({ clientOrderId: "ord_1:leg_0", tokenId: DOCS_TOKEN, limitPrice: 570_000n, shares: 10_000_000n, feeRateBps: 0n, negRisk: false, expiresAt: 1_764_000_059_500 })!;
+  const expiresAt = 1_764_000_059_500;
+  const { order, expiration } = signer.buyOrder({ clientOrderId: "ord_1:leg_0", tokenId: DOCS_TOKEN, limitPrice: 570_000n, shares: 10_000_000n, expiresAt })!;
   const wallet = createWalletClient({ account: privateKeyToAccount(WALLET), chain: polygon, transport: http("http://127.0.0.1:9") });
-  const official = new ExchangeOrderBuilder(CTF_EXCHANGE, POLYGON_CHAIN_ID, wallet);
+  vi.spyOn(Date, "now").mockReturnValue(expiresAt);
+  vi.spyOn(Math, "random").mockReturnValue(Number(order.salt) / expiresAt);
+  const official = await new OrderBuilder(wallet, POLYGON).buildOrder(
+    { tokenID: DOCS_TOKEN, price: 0.57, size: 10, side: Side.BUY, expiration: Number(expiration) },
+    { tickSize: "0.01", negRisk: false },
+    2,
+  );
+  vi.restoreAllMocks();
+  const creds = { key: "k", secret: HMAC_SECRET, passphrase: "p" };
+  const l2 = async (method: string, requestPath: string, body: string) => (await createL2Headers(wallet, creds, { method, requestPath, body }, 1_764_000_000)).POLY_SIGNATURE;
+  const CLIENT = "@polymarket/clob-client-v2 1.1.0";
   const decimal = (x: bigint) => x.toString();
-  const typed = official.buildOrderTypedData({
-    ...order,
-    salt: decimal(order.salt),
-    tokenId: decimal(order.tokenId),
-    makerAmount: decimal(order.makerAmount),
-    takerAmount: decimal(order.takerAmount),
-    expiration: decimal(order.expiration),
-    nonce: decimal(order.nonce),
-    feeRateBps: decimal(order.feeRateBps),
-  } as Parameters<ExchangeOrderBuilder["buildOrderTypedData"]>[0]);
-  const CLIENT = "@polymarket/clob-client 5.8.1";
   return [
     {
       what: "L2 HMAC of py-clob-client's test vector (timestamp 1000000, test-sign /orders)",
@@ -71,21 +71,48 @@ async function signingExamples(): Promise<SigningExample[]> {
     },
     {
       what: "L2 HMAC of a POST /order",
-      source: `${CLIENT} buildPolyHmacSignature`,
+      source: `${CLIENT} createL2Headers`,
       actual: () => l2Signature(HMAC_SECRET, 1_764_000_000, "POST", "/order", '{"order":{"salt":1}}'),
-      expected: await buildPolyHmacSignature(HMAC_SECRET, 1_764_000_000, "POST", "/order", '{"order":{"salt":1}}'),
+      expected: await l2("POST", "/order", '{"order":{"salt":1}}'),
     },
     {
-      what: "EIP-712 order hash (the order id), the child's expiry signed as its expiration",
-      source: `${CLIENT} ExchangeOrderBuilder.buildOrderHash`,
-      actual: () => orderHash(order, false),
-      expected: official.buildOrderHash(typed),
+      what: "the 11 signed fields of a V2 buy and its unsigned expiration, the child's expiry rounded down to 1764000059",
+      source: `${CLIENT} OrderBuilder.buildOrder (version 2)`,
+      actual: () =>
+        JSON.stringify({
+          salt: decimal(order.salt),
+          maker: order.maker,
+          signer: order.signer,
+          tokenId: decimal(order.tokenId),
+          makerAmount: decimal(order.makerAmount),
+          takerAmount: decimal(order.takerAmount),
+          side: "BUY",
+          signatureType: order.signatureType,
+          timestamp: decimal(order.timestamp),
+          metadata: order.metadata,
+          builder: order.builder,
+          expiration: decimal(expiration),
+        }),
+      expected: JSON.stringify({
+        salt: official.salt,
+        maker: official.maker,
+        signer: official.signer,
+        tokenId: official.tokenId,
+        makerAmount: official.makerAmount,
+        takerAmount: official.takerAmount,
+        side: official.side,
+        signatureType: official.signatureType,
+        timestamp: official.timestamp,
+        metadata: official.metadata,
+        builder: official.builder,
+        expiration: official.expiration,
+      }),
     },
     {
-      what: "EIP-712 order signature",
-      source: `${CLIENT} ExchangeOrderBuilder.buildOrderSignature`,
+      what: "EIP-712 V2 order signature (domain version 2, the V2 exchange)",
+      source: `${CLIENT} OrderBuilder.buildOrder (version 2)`,
       actual: () => signer.sign(order, false),
-      expected: await official.buildOrderSignature(typed),
+      expected: official.signature,
     },
   ];
 }

@@ -2,29 +2,69 @@ import { createHash } from "node:crypto";
 import { hashTypedData, type Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import { ORDER_TYPES, SIDE_BUY, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
+import { SIDE_BUY, SIGNATURE_EOA } from "../ctf-order.ts";
 
-/** Polygon mainnet: the chain and the CTF exchanges that settle Polymarket orders (clob-client's MATIC_CONTRACTS). */
+/** Polygon mainnet and the CLOB V2 exchanges that settle Polymarket orders (docs.polymarket.com/v2-migration, clob-client-v2's MATIC_CONTRACTS). */
 export const POLYGON_CHAIN_ID = 137;
-export const CTF_EXCHANGE = "0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E" as const;
-export const NEG_RISK_CTF_EXCHANGE = "0xC5d563A36AE78145C45a50134d48A1215220f80a" as const;
+export const CTF_EXCHANGE_V2 = "0xE111180000d2663C0091e4f400237545B87B996B" as const;
+export const NEG_RISK_CTF_EXCHANGE_V2 = "0xe2222d279d744050d28e00520010520000310F59" as const;
+/** The bytes32 of an order without metadata or builder code. */
+export const BYTES32_ZERO = `0x${"0".repeat(64)}` as const;
+
+/** The 11 signed fields of a CLOB V2 order. `expiration` travels beside them in the payload, unsigned. */
+export const ORDER_TYPES = {
+  Order: [
+    { name: "salt", type: "uint256" },
+    { name: "maker", type: "address" },
+    { name: "signer", type: "address" },
+    { name: "tokenId", type: "uint256" },
+    { name: "makerAmount", type: "uint256" },
+    { name: "takerAmount", type: "uint256" },
+    { name: "side", type: "uint8" },
+    { name: "signatureType", type: "uint8" },
+    { name: "timestamp", type: "uint256" },
+    { name: "metadata", type: "bytes32" },
+    { name: "builder", type: "bytes32" },
+  ],
+} as const;
+
+export interface OrderStruct {
+  salt: bigint;
+  maker: Hex;
+  signer: Hex;
+  tokenId: bigint;
+  makerAmount: bigint;
+  takerAmount: bigint;
+  side: number;
+  signatureType: number;
+  /** Milliseconds: what tells two otherwise equal orders of one address apart (V1's nonce). */
+  timestamp: bigint;
+  metadata: Hex;
+  builder: Hex;
+}
+
+/** A V2 order as posted: the signed struct and its unsigned `expiration` (unix seconds, 0 for none). */
+export interface PostedOrder {
+  order: OrderStruct;
+  expiration: bigint;
+}
 
 export function orderDomain(negRisk: boolean) {
   return {
     name: "Polymarket CTF Exchange",
-    version: "1",
+    version: "2",
     chainId: POLYGON_CHAIN_ID,
-    verifyingContract: negRisk ? NEG_RISK_CTF_EXCHANGE : CTF_EXCHANGE,
+    verifyingContract: negRisk ? NEG_RISK_CTF_EXCHANGE_V2 : CTF_EXCHANGE_V2,
   } as const;
 }
 
-/** The order hash: Polymarket's order id. */
+/** The order hash: Polymarket's order id. It does not cover `expiration`. */
 export function orderHash(order: OrderStruct, negRisk: boolean): Hex {
   return hashTypedData({ domain: orderDomain(negRisk), types: ORDER_TYPES, primaryType: "Order", message: order });
 }
 
 /**
- * The salt of our order with this client id. Derived rather than random (clob-client draws it
+ * The salt of our order with this client id. Derived rather than random (clob-client-v2 draws it
  * from Math.random) so that the same child order always hashes to the same order id: a retry is
  * recognised by the venue as a duplicate, and the order can be found again after a crash. 48
  * bits, because the wire carries the salt as a JSON number.
@@ -34,9 +74,9 @@ export function saltFor(clientOrderId: string): bigint {
 }
 
 /**
- * A buy of `shares` at `limitPrice` in the exchange's 6-decimal amounts: the maker gives USDC,
+ * A buy of `shares` at `limitPrice` in the exchange's 6-decimal amounts: the maker gives pUSD,
  * the taker side is the shares. Exact, or undefined when price × size is not a whole number of
- * micro-USDC (off the 0.01-share lot the venue enforces).
+ * micro-pUSD (off the 0.01-share lot the venue enforces).
  */
 function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
   const usdc = limitPrice * shares;
@@ -47,11 +87,11 @@ function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: 
 /**
  * The order's `expiration` (unix seconds) for a child order's `expiresAt` (ms), rounded down to the
  * whole second the field counts: the venue then refuses the order no later than the child expires,
- * which is what lets recovery call a child it does not find never placed once its expiry has passed. It is signed, so it is part of the order hash: the same child order
- * always carries the same expiration. It is the child's expiry as it is, without the one-minute
- * "security threshold" the docs describe for GTD orders: a venue that applied the threshold to our
- * FAK orders too would refuse them up to a minute early, never late, whereas adding the minute would
- * let a venue that does not apply it take an order a minute after its child expired.
+ * which is what lets recovery call a child it does not find never placed once its expiry has passed.
+ * It is the child's expiry as it is, without the one-minute "security threshold" the docs describe
+ * for GTD orders: a venue that applied the threshold to our FAK orders too would refuse them up to a
+ * minute early, never late, whereas adding the minute would let a venue that does not apply it take
+ * an order a minute after its child expired.
  */
 export function expirationFor(expiresAt: number): bigint {
   return BigInt(Math.floor(expiresAt / 1000));
@@ -62,13 +102,11 @@ export interface BuyOrderParams {
   tokenId: string;
   limitPrice: PriceMicro;
   shares: ShareMicro;
-  feeRateBps: bigint;
-  negRisk: boolean;
   /** The child order's expiry, ms since the epoch. */
   expiresAt: number;
 }
 
-/** Signs orders for one EOA (signature type 0: the signer is the maker and holds the funds). */
+/** Signs orders for one EOA (signature type 0: the signer is the maker and holds the pUSD). */
 export class OrderSigner {
   readonly account: PrivateKeyAccount;
 
@@ -80,22 +118,29 @@ export class OrderSigner {
     return this.account.address;
   }
 
-  /** The order struct of a buy; undefined when its amounts are not exact (see buyAmounts). */
-  buyOrder(p: BuyOrderParams): OrderStruct | undefined {
+  /**
+   * The order of a buy; undefined when its amounts are not exact (see buyAmounts). Every signed field
+   * comes from the child order, so the same child always makes the same order id: the salt from its
+   * client id, and the timestamp is its expiry in ms (a child is placed once, so the timestamp is only
+   * needed to be its own, and the expiry is the one instant the child order keeps).
+   */
+  buyOrder(p: BuyOrderParams): PostedOrder | undefined {
     const amounts = buyAmounts(p.limitPrice, p.shares);
     if (!amounts) return undefined;
     return {
-      salt: saltFor(p.clientOrderId),
-      maker: this.address,
-      signer: this.address,
-      taker: ZERO_ADDRESS,
-      tokenId: BigInt(p.tokenId),
-      ...amounts,
+      order: {
+        salt: saltFor(p.clientOrderId),
+        maker: this.address,
+        signer: this.address,
+        tokenId: BigInt(p.tokenId),
+        ...amounts,
+        side: SIDE_BUY,
+        signatureType: SIGNATURE_EOA,
+        timestamp: BigInt(p.expiresAt),
+        metadata: BYTES32_ZERO,
+        builder: BYTES32_ZERO,
+      },
       expiration: expirationFor(p.expiresAt),
-      nonce: 0n,
-      feeRateBps: p.feeRateBps,
-      side: SIDE_BUY,
-      signatureType: SIGNATURE_EOA,
     };
   }
 
@@ -104,23 +149,24 @@ export class OrderSigner {
   }
 }
 
-/** The JSON of `POST /order`, as clob-client's orderToJson writes it (salt as a number, amounts as strings). */
-export function orderBody(order: OrderStruct, signature: Hex, owner: string, orderType: "FAK" | "FOK" | "GTC" | "GTD") {
+/** The JSON of `POST /order`, as clob-client-v2's orderToJsonV2 writes it (salt as a number, amounts and timestamp as strings). */
+export function orderBody({ order, expiration }: PostedOrder, signature: Hex, owner: string, orderType: "FAK" | "FOK" | "GTC" | "GTD") {
   return {
     deferExec: false,
+    postOnly: false,
     order: {
       salt: Number(order.salt),
       maker: order.maker,
       signer: order.signer,
-      taker: order.taker,
       tokenId: order.tokenId.toString(),
       makerAmount: order.makerAmount.toString(),
       takerAmount: order.takerAmount.toString(),
       side: order.side === SIDE_BUY ? "BUY" : "SELL",
-      expiration: order.expiration.toString(),
-      nonce: order.nonce.toString(),
-      feeRateBps: order.feeRateBps.toString(),
       signatureType: order.signatureType,
+      timestamp: order.timestamp.toString(),
+      expiration: expiration.toString(),
+      metadata: order.metadata,
+      builder: order.builder,
       signature,
     },
     owner,

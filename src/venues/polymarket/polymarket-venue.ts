@@ -23,10 +23,9 @@ import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
 import type { StreamLog } from "../net/reconnecting-socket.ts";
 import { formatMicro } from "../../domain/money.ts";
-import type { OrderStruct } from "../ctf-order.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
-import { orderBody, orderHash, OrderSigner } from "./order-signing.ts";
+import { orderBody, orderHash, OrderSigner, type PostedOrder } from "./order-signing.ts";
 import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
 import {
   applyLevel,
@@ -89,6 +88,8 @@ const retryIdempotent = (f: Failure) => f.status === undefined || f.status >= 50
  */
 const retryOrder = (f: Failure) => f.status !== undefined && f.status >= 500;
 const BOOKS_PER_REQUEST = 50;
+/** The trade status of a match whose settlement failed for good (docs: user channel, trade statuses). */
+const FAILED = "FAILED";
 
 /** Polymarket's CLOB behind the Venue port: REST for catalogue, orders and fills, the market WebSocket for books. */
 export class PolymarketVenue implements Venue {
@@ -170,7 +171,12 @@ export class PolymarketVenue implements Venue {
       cursor = page.nextCursor;
     }
     const curves = await Promise.all([...found.keys()].map((id) => this.feeCurve(id)));
-    [...found.values()].forEach((m, i) => (m.market.feeModel = curves[i] ?? m.market.feeModel));
+    [...found.values()].forEach((m, i) => {
+      const curve = curves[i];
+      // a market whose fee the CLOB cannot state is not traded: the fee planned with must be the one charged
+      if (curve) m.market.feeModel = curve;
+      else found.delete(m.market.venueMarketId);
+    });
     for (const [id, m] of found) {
       const held = this.markets_.get(id);
       // a tick size change seen on the stream is newer than the listing
@@ -193,7 +199,7 @@ export class PolymarketVenue implements Venue {
     return out;
   }
 
-  /** The market's fee curve, or undefined where the venue does not serve one (the listing's taker_base_fee then stands). */
+  /** The market's fee curve, as the operator will charge it at match time; undefined when the CLOB does not know the market. */
   private async feeCurve(conditionId: string): Promise<FeeModel | undefined> {
     const raw = await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }, true);
     return raw === undefined ? undefined : parseClobMarketFee(raw);
@@ -223,11 +229,11 @@ export class PolymarketVenue implements Venue {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
-    const struct = this.buyOrder(order, m);
-    if (!struct) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-USDC` };
-    const orderId = orderHash(struct, m.negRisk);
+    const posted = this.buyOrder(order, m);
+    if (!posted) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-pUSD` };
+    const orderId = orderHash(posted.order, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
-    const body = orderBody(struct, await this.signer.sign(struct, m.negRisk), this.apiKey, "FAK");
+    const body = orderBody(posted, await this.signer.sign(posted.order, m.negRisk), this.apiKey, "FAK");
     const started = performance.now();
     const res = await this.request({ method: "POST", path: "/order", body, auth: true, limits: ["postOrderBurst", "postOrderSustained"] }, retryOrder);
     if (!res.ok) return this.placeFailed(res, orderId, order);
@@ -239,7 +245,7 @@ export class PolymarketVenue implements Venue {
       return { kind: "unknown", reason: `unreadable_answer: ${(err as Error).message}` };
     }
     if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg)}: ${ack.errorMsg}` };
-    return this.executed(orderId, order, `order ${ack.status}`);
+    return this.executed(orderId, order, `order ${ack.status}`, ack.tradeIds);
   }
 
   /**
@@ -285,8 +291,8 @@ export class PolymarketVenue implements Venue {
 
   /**
    * Every page of `GET /data/trades`, each trade once, oldest first. The account only takes, so its
-   * trades are the rows where it is the TAKER; the client order id is known for the orders this
-   * adapter placed since it started, "" for the others.
+   * trades are the rows where it is the TAKER; a FAILED trade never settled and is no fill. The
+   * client order id is known for the orders this adapter placed since it started, "" for the others.
    */
   async trades(): Promise<VenueFill[]> {
     const rows: ClobTrade[] = [];
@@ -296,7 +302,7 @@ export class PolymarketVenue implements Venue {
       cursor = page.nextCursor;
     }
     const taken = uniqueTrades(rows)
-      .filter((t) => t.traderSide === "TAKER")
+      .filter((t) => t.traderSide === "TAKER" && t.status !== FAILED)
       .sort((a, b) => a.matchTime - b.matchTime);
     const clientIds = new Map([...this.orders].map(([clientOrderId, orderId]) => [orderId, clientOrderId]));
     const byOrder = new Map<string, ClobTrade[]>();
@@ -338,10 +344,14 @@ export class PolymarketVenue implements Venue {
     };
   }
 
-  private async executed(orderId: string, order: ChildOrder, what: string): Promise<PlaceResult> {
+  /**
+   * The fills of an order the venue took. V2 answers with trade ids before their settlement
+   * transactions exist; the trades are read by id, each adopted once whatever its settlement stage.
+   */
+  private async executed(orderId: string, order: ChildOrder, what: string, tradeIds: string[] = []): Promise<PlaceResult> {
     let status: ChildStatus;
     try {
-      status = await this.lookup(orderId, order.clientOrderId);
+      status = await this.lookup(orderId, order.clientOrderId, tradeIds);
     } catch (err) {
       return { kind: "unknown", reason: `fills_unavailable: ${what}, but its trades could not be read (${(err as Error).message})` };
     }
@@ -373,31 +383,32 @@ export class PolymarketVenue implements Venue {
     const known = this.orders.get(clientOrderId);
     if (known !== undefined) return known;
     const m = order && this.markets_.get(order.venueMarketId);
-    const struct = m && this.buyOrder(order, m);
-    if (!struct) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
-    return orderHash(struct, m.negRisk);
+    const posted = m && this.buyOrder(order, m);
+    if (!posted) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
+    return orderHash(posted.order, m.negRisk);
   }
 
-  /** The signed struct of a child order: the same child always makes the same struct, hence the same order id. */
-  private buyOrder(order: ChildOrder, m: ClobMarket): OrderStruct | undefined {
+  /** The order of a child order: the same child always makes the same signed fields, hence the same order id. */
+  private buyOrder(order: ChildOrder, m: ClobMarket): PostedOrder | undefined {
     return this.signer.buyOrder({
       clientOrderId: order.clientOrderId,
       tokenId: m.market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
       shares: order.shares,
-      feeRateBps: m.feeRateBps,
-      negRisk: m.negRisk,
       expiresAt: order.expiresAt,
     });
   }
 
-  /** The order and its trades, each once however often the venue lists it. */
-  private async lookup(orderId: string, clientOrderId: string): Promise<ChildStatus> {
+  /**
+   * The order and its trades (those it lists and `tradeIds`, the placement's answer), each once
+   * however often the venue lists it; a FAILED trade never settled and is no fill.
+   */
+  private async lookup(orderId: string, clientOrderId: string, tradeIds: string[] = []): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
     if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
     const open = parseOpenOrder(raw);
-    const trades = await Promise.all([...new Set(open.associateTrades)].map((id) => this.trade(id)));
-    const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
+    const trades = await Promise.all([...new Set([...open.associateTrades, ...tradeIds])].map((id) => this.trade(id)));
+    const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId && t.status !== FAILED);
     return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
   }
 

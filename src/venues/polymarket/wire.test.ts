@@ -58,7 +58,6 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     expect(page.nextCursor).toBe(END_CURSOR);
     expect(page.data[0]).toMatchObject({
       negRisk: false,
-      feeRateBps: 0n,
       market: {
         venueMarketId: "0xbd31dc8a20211944f6b70f31557f1001557b59905b7738480ca09bd4532f84af",
         status: "open",
@@ -76,11 +75,17 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
 
   it("reads a market's fee curve from its CLOB market info", () => {
     expect(parseClobMarketFee(fixture("clob-market-info").body)).toEqual({ kind: "polymarket", ratePpm: 20_000n, exponent: 2 });
-    expect(parseClobMarketFee({ mts: 0.01 })).toBeUndefined();
+    expect(parseClobMarketFee({ mts: 0.01 })).toEqual({ kind: "polymarket", ratePpm: 0n, exponent: 1 });
   });
 
   it("reads an order acknowledgement, an order and a trades page", () => {
-    expect(parseOrderAck(fixture("order-response").body)).toEqual({ success: true, errorMsg: "", orderId: "0xabcdef1234567890abcdef1234567890abcdef12", status: "matched" });
+    expect(parseOrderAck(fixture("order-response").body)).toEqual({
+      success: true,
+      errorMsg: "",
+      orderId: "0xabcdef1234567890abcdef1234567890abcdef12",
+      status: "matched",
+      tradeIds: ["28c4d2eb-bbea-40e7-a9f0-b2fdb56b2c2e"],
+    });
     expect(parseOpenOrder(fixture("open-order").body)).toMatchObject({ status: "open", sizeMatched: 0n, associateTrades: [] });
     const trades = parseTradesPage(fixture("trades-page").body);
     expect(trades.nextCursor).toBe("MTAw");
@@ -91,6 +96,7 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
       price: 500_000n,
       size: 100_000_000n * ONE,
       traderSide: "TAKER",
+      status: "CONFIRMED",
       matchTime: 1_700_000_000,
     });
   });

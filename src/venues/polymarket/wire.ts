@@ -9,13 +9,12 @@ export const END_CURSOR = "LTE=";
 export const INITIAL_CURSOR = "MA==";
 /** Sizes on Polymarket are in hundredths of a share. */
 export const POLYMARKET_LOT: ShareMicro = 10_000n;
+const FEE_FREE: FeeModel = { kind: "polymarket", ratePpm: 0n, exponent: 1 };
 
 /** A market of the CLOB with what the adapter needs beyond the port's VenueMarket. */
 export interface ClobMarket {
   market: VenueMarket;
   negRisk: boolean;
-  /** The taker fee rate in basis points, which a signed order must carry when it is not zero. */
-  feeRateBps: bigint;
 }
 
 export interface Page<T> {
@@ -36,6 +35,8 @@ export interface OrderAck {
   errorMsg: string;
   orderId: string;
   status: string;
+  /** The trades the order made, named before they settle on chain (V2's asynchronous execution). */
+  tradeIds: string[];
 }
 
 export interface OpenOrder {
@@ -58,6 +59,8 @@ export interface ClobTrade {
   traderSide: "TAKER" | "MAKER";
   /** Unix seconds. */
   matchTime: number;
+  /** MATCHED, then MINED and CONFIRMED as it settles; RETRYING, or FAILED when its settlement failed for good. */
+  status: string;
 }
 
 /** The answer of `DELETE /order`: the ids it cancelled, and why it did not cancel the others. */
@@ -88,8 +91,6 @@ function parseMarket(raw: unknown, at = "market"): ClobMarket {
   const closed = o["closed"] === true;
   const resolved = closed && tokens.some((t) => t["winner"] === true);
   const status: MarketStatus = resolved ? "resolved" : closed || o["active"] === false || o["accepting_orders"] === false ? "closed" : "open";
-  const feeBps = parseDecimal(o["taker_base_fee"] ?? 0, `${at}.taker_base_fee`) / 1_000_000n;
-  const fee: FeeModel = { kind: "polymarket", ratePpm: feeBps * 100n, exponent: 1 };
   return {
     market: {
       venueMarketId: str(o["condition_id"], `${at}.condition_id`),
@@ -100,23 +101,23 @@ function parseMarket(raw: unknown, at = "market"): ClobMarket {
       tickSize: parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`),
       minOrderShares: parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`),
       lotShares: POLYMARKET_LOT,
-      feeModel: fee,
+      // the listing states no fee in V2: the market's fee info does (parseClobMarketFee)
+      feeModel: FEE_FREE,
       // the CLOB does not report volume (Gamma does); see docs/venues/polymarket.md
       volume: 0n as Micro,
     },
     negRisk: o["neg_risk"] === true,
-    feeRateBps: feeBps,
   };
 }
 
 /**
- * The fee curve of `GET /clob-markets/{condition_id}` (`fd`: rate, exponent, takers only), which
- * Polymarket's fee page names as the source of a market's fee parameters; undefined when the
- * market carries none.
+ * The fee curve of `GET /clob-markets/{condition_id}` (`fd`: rate, exponent, takers only): in CLOB V2
+ * the operator sets fees at match time from these parameters (no fee is signed into the order), and
+ * clob-client-v2 reads them from here alone. A market without `fd` is fee-free, as the client takes it.
  */
-export function parseClobMarketFee(raw: unknown): FeeModel | undefined {
+export function parseClobMarketFee(raw: unknown): FeeModel {
   const fd = obj(raw, "clob market info")["fd"];
-  if (fd === undefined || fd === null) return undefined;
+  if (fd === undefined || fd === null) return FEE_FREE;
   const f = obj(fd, "clob market info.fd");
   const exponent = Number(f["e"] ?? 1);
   if (exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 1 or 2`);
@@ -142,6 +143,7 @@ export function parseOrderAck(raw: unknown): OrderAck {
     errorMsg: typeof o["errorMsg"] === "string" ? o["errorMsg"] : "",
     orderId: typeof o["orderID"] === "string" ? o["orderID"] : "",
     status: typeof o["status"] === "string" ? o["status"].toLowerCase() : "",
+    tradeIds: o["tradeIDs"] == null ? [] : arr(o["tradeIDs"], "order response.tradeIDs").map((t) => str(t, "trade id")),
   };
 }
 
@@ -177,6 +179,8 @@ function parseTrade(raw: unknown, at = "trade"): ClobTrade {
     size: parseDecimal(o["size"], `${at}.size`),
     traderSide: str(o["trader_side"], `${at}.trader_side`).toUpperCase() === "MAKER" ? "MAKER" : "TAKER",
     matchTime: unixSeconds(o["match_time"], `${at}.match_time`),
+    // written both as CONFIRMED and as TRADE_STATUS_CONFIRMED (the get-trades example)
+    status: str(o["status"], `${at}.status`).toUpperCase().replace(/^TRADE_STATUS_/, ""),
   };
 }
 

@@ -4,13 +4,14 @@ import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock, Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { VenueFill } from "../../venue.ts";
-import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, type OrderStruct } from "../../ctf-order.ts";
-import { orderDomain, orderHash } from "../order-signing.ts";
+import { SIDE_BUY, SIDE_SELL } from "../../ctf-order.ts";
+import { ORDER_TYPES, orderDomain, orderHash, type OrderStruct } from "../order-signing.ts";
 import { cursorPage } from "./render.ts";
 
 export interface SimMarketRef {
   conditionId: string;
   outcome: Outcome;
+  /** The market's taker fee rate, which its trades report as `fee_rate_bps`. */
   feeRateBps: bigint;
   tickSize: bigint;
   minOrderShares: bigint;
@@ -28,10 +29,21 @@ interface OrderRecord {
   maker: string;
   owner: string;
   orderType: "FAK" | "FOK";
-  /** As signed: unix seconds, 0 for none. */
+  /** As posted (not signed in V2): unix seconds, 0 for none. */
   expiration: bigint;
+  feeRateBps: bigint;
+  /** When each trade matched, ms: its settlement follows (see SimOrderBook.settleMs). */
+  matchedAt: number;
   /** Cancelled by `DELETE /order` while part of it rested. */
   canceled: boolean;
+}
+
+/** An account of the simulator: its L2 credentials and the wallet they belong to. */
+export interface SimAccount {
+  apiKey: string;
+  secret: string;
+  passphrase: string;
+  address: string;
 }
 
 /** The answer of one request: HTTP status and JSON body. */
@@ -40,6 +52,8 @@ export interface Answer {
   body: unknown;
 }
 
+/** What Polymarket answers a V1-signed order since CLOB V2 (github.com/Polymarket/polymarket-cli/issues/69; clob-client-v2's ORDER_VERSION_MISMATCH_ERROR). */
+const VERSION_MISMATCH = "order_version_mismatch";
 const DUPLICATED = "order is invalid. Duplicated. Same order has already been placed, can't be placed again";
 const FAK_NO_MATCH = "no orders found to match with FAK order. FAK orders are partially filled or killed if no match is found.";
 const FOK_NOT_FILLED = "order couldn't be fully filled. FOK orders are fully filled or killed.";
@@ -50,10 +64,11 @@ const NOT_FOUND = "order not found";
 const NOT_RESTING = "order is not open: already matched or canceled";
 
 /**
- * Polymarket's order endpoints over the shared matching engine: checks a posted order as the
- * venue does (owner, EIP-712 signature, token, tick, size, fee rate, duplicate hash, expiration),
- * fills it immediately (FAK or FOK), keeps the order and its trades for `/data/order` and
- * `/data/trades`, and cancels what the `resting` fault left open (`DELETE /order`).
+ * Polymarket's CLOB V2 order endpoints over the shared matching engine: checks a posted order as the
+ * venue does (order version, owner, EIP-712 V2 signature, token, tick, size, duplicate hash,
+ * expiration), fills it immediately (FAK or FOK), keeps the order and its trades for `/data/order` and
+ * `/data/trades`, and cancels what the `resting` fault left open (`DELETE /order`). Execution is
+ * asynchronous as in V2: the answer names the trades, whose settlement transactions come later.
  */
 export class SimOrderBook {
   private readonly orders = new Map<string, OrderRecord>();
@@ -65,32 +80,37 @@ export class SimOrderBook {
     private readonly tokenRef: (tokenId: string) => SimMarketRef | undefined,
     /** Trades per page of `GET /data/trades`. */
     private readonly pageSize: number,
+    /** How long a trade's settlement takes: MATCHED, then MINED with its transaction hash, then CONFIRMED after as long again. */
+    private readonly settleMs: number,
   ) {}
 
   /** Handles `POST /order` from an authenticated caller; `executed` is told the market the order traded on. */
-  async post(body: unknown, caller: { apiKey: string; address: string }, executed: (conditionId: string) => void): Promise<Answer> {
+  async post(body: unknown, caller: SimAccount, executed: (conditionId: string) => void): Promise<Answer> {
     const b = body as { order?: Record<string, unknown>; owner?: unknown; orderType?: unknown } | undefined;
     const o = b?.order;
     if (!o || typeof o !== "object") return bad("Invalid order payload");
+    // a V1 order carries nonce, feeRateBps and taker instead of V2's timestamp, metadata and builder
+    if (o["timestamp"] === undefined || o["metadata"] === undefined || o["builder"] === undefined) return bad(VERSION_MISMATCH);
     if (b.owner !== caller.apiKey) return bad("the order owner has to be the owner of the API KEY");
     const ref = typeof o["tokenId"] === "string" ? this.tokenRef(o["tokenId"]) : undefined;
     if (!ref) return bad("Invalid token id");
     let struct: OrderStruct;
+    let expiration: bigint;
     try {
       struct = {
         salt: BigInt(o["salt"] as number),
         maker: o["maker"] as Hex,
         signer: o["signer"] as Hex,
-        taker: o["taker"] as Hex,
         tokenId: BigInt(o["tokenId"] as string),
         makerAmount: BigInt(o["makerAmount"] as string),
         takerAmount: BigInt(o["takerAmount"] as string),
-        expiration: BigInt(o["expiration"] as string),
-        nonce: BigInt(o["nonce"] as string),
-        feeRateBps: BigInt(o["feeRateBps"] as string),
         side: o["side"] === "BUY" ? SIDE_BUY : SIDE_SELL,
         signatureType: Number(o["signatureType"]),
+        timestamp: BigInt(o["timestamp"] as string),
+        metadata: o["metadata"] as Hex,
+        builder: o["builder"] as Hex,
       };
+      expiration = BigInt((o["expiration"] as string | undefined) ?? "0");
     } catch {
       return bad("Invalid order payload");
     }
@@ -107,9 +127,6 @@ export class SimOrderBook {
     if (struct.side !== SIDE_BUY) return bad("order is invalid. The simulator takes buy orders only");
     const orderType = b.orderType;
     if (orderType !== "FAK" && orderType !== "FOK") return bad(`order type ${String(orderType)} is not supported by the simulator: use FAK or FOK`);
-    if (ref.feeRateBps > 0n && struct.feeRateBps !== ref.feeRateBps) {
-      return bad(`invalid fee rate (${struct.feeRateBps}), current market's taker fee: ${ref.feeRateBps}`);
-    }
     const shares = struct.takerAmount;
     if (shares <= 0n || (struct.makerAmount * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
     const price = (struct.makerAmount * ONE) / shares;
@@ -117,7 +134,7 @@ export class SimOrderBook {
     if (this.orders.has(id)) return bad(DUPLICATED);
     if (orderType === "FOK" && this.available(ref, price) < shares) return bad(FOK_NOT_FILLED);
     // checked now, as the order is processed, however long it took to arrive; 0 signs no expiry
-    const expiresAt = struct.expiration === 0n ? Number.POSITIVE_INFINITY : Number(struct.expiration) * 1000;
+    const expiresAt = expiration === 0n ? Number.POSITIVE_INFINITY : Number(expiration) * 1000;
     const result = this.exchange.place({ clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side: "buy", limitPrice: price, shares, expiresAt });
     if (result.kind === "rejected") return bad(venueMessage(result.reason, price, shares, ref));
     if (result.kind === "unknown") return { status: 500, body: { error: "Internal Server Error" } };
@@ -133,7 +150,9 @@ export class SimOrderBook {
       maker: struct.maker,
       owner: caller.apiKey,
       orderType,
-      expiration: struct.expiration,
+      expiration,
+      feeRateBps: ref.feeRateBps,
+      matchedAt: this.clock.now(),
       canceled: false,
     };
     this.orders.set(id, record);
@@ -147,7 +166,9 @@ export class SimOrderBook {
         success: true,
         errorMsg: "",
         orderID: id,
-        transactionsHashes: record.fills.map((f) => `0x${createHash("sha256").update(`tx:${f.tradeId}`).digest("hex")}`),
+        tradeIDs: record.fills.map((f) => f.tradeId),
+        // settlement follows the match: the hashes are on the trades once mined
+        transactionsHashes: [],
         status: this.exchange.resting(id) > 0n ? "live" : "matched",
         takingAmount: formatMicro(filled),
         makingAmount: formatMicro(spent),
@@ -207,7 +228,8 @@ export class SimOrderBook {
     );
     const page = cursorPage(this.repeated(mine), query.get("next_cursor") ?? "MA==", this.pageSize);
     if (!page) return bad("invalid next_cursor");
-    return { status: 200, body: { ...page, data: page.data.map(({ trade, order }) => renderTrade(trade, order, order.fills.indexOf(trade))) } };
+    const now = this.clock.now();
+    return { status: 200, body: { ...page, data: page.data.map(({ trade, order }) => this.renderTrade(trade, order, now)) } };
   }
 
   /** A list of trades as the wire carries it: each twice under the `duplicateTrades` fault. */
@@ -219,31 +241,36 @@ export class SimOrderBook {
     const book = this.exchange.book(ref.conditionId, ref.outcome);
     return (book?.asks ?? []).filter((l) => l.price <= limit).reduce((s, l) => s + l.shares, 0n);
   }
+
+  /** A trade as `GET /data/trades` lists it, at its settlement stage `now`: the transaction hash once mined. */
+  private renderTrade(t: VenueFill, o: OrderRecord, now: number) {
+    const at = String(o.createdAt);
+    const stage = Math.min(2, Math.floor((now - o.matchedAt) / this.settleMs));
+    return {
+      id: t.tradeId,
+      taker_order_id: o.id,
+      market: o.market,
+      asset_id: o.assetId,
+      side: "BUY",
+      size: formatMicro(t.shares),
+      fee_rate_bps: o.feeRateBps.toString(),
+      price: formatMicro(t.price),
+      status: SETTLEMENT[stage],
+      match_time: at,
+      last_update: at,
+      outcome: o.outcome === "YES" ? "Yes" : "No",
+      bucket_index: o.fills.indexOf(t),
+      owner: o.owner,
+      maker_address: o.maker,
+      maker_orders: [],
+      transaction_hash: stage === 0 ? "" : `0x${createHash("sha256").update(`tx:${t.tradeId}`).digest("hex")}`,
+      trader_side: "TAKER",
+    };
+  }
 }
 
-function renderTrade(t: VenueFill, o: OrderRecord, index: number) {
-  const at = String(o.createdAt);
-  return {
-    id: t.tradeId,
-    taker_order_id: o.id,
-    market: o.market,
-    asset_id: o.assetId,
-    side: "BUY",
-    size: formatMicro(t.shares),
-    fee_rate_bps: "0",
-    price: formatMicro(t.price),
-    status: "MATCHED",
-    match_time: at,
-    last_update: at,
-    outcome: o.outcome === "YES" ? "Yes" : "No",
-    bucket_index: index,
-    owner: o.owner,
-    maker_address: o.maker,
-    maker_orders: [],
-    transaction_hash: `0x${createHash("sha256").update(`tx:${t.tradeId}`).digest("hex")}`,
-    trader_side: "TAKER",
-  };
-}
+/** A trade's statuses as its settlement goes (docs.polymarket.com, user channel: MATCHED, MINED, CONFIRMED). */
+const SETTLEMENT = ["MATCHED", "MINED", "CONFIRMED"] as const;
 
 /** The matching engine's refusal in Polymarket's words (docs.polymarket.com/resources/error-codes). */
 function venueMessage(reason: string, price: bigint, shares: bigint, ref: SimMarketRef): string {

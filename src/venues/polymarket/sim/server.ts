@@ -10,7 +10,8 @@ import { profileLatency, SimFaults, startSimServer, type SimReply, type SimReque
 import { SimExchange } from "../../simulated/exchange.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
-import { l2Signature, sameSignature, type PolymarketCredentials } from "../auth.ts";
+import type { PolymarketCredentials } from "../auth.ts";
+import { SimAccounts } from "./accounts.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
 import { cursorPage, renderBook, renderMarket } from "./render.ts";
 import { MarketChannel } from "./stream.ts";
@@ -18,6 +19,8 @@ import { MarketChannel } from "./stream.ts";
 export interface PolymarketSimOptions extends VenueSimOptions {
   /** Items per page of `GET /markets` and `GET /data/trades` (Polymarket pages by the hundred or more; small pages exercise the cursor). */
   pageSize?: number;
+  /** How long a trade takes to settle on chain: its transaction hash shows this long after the match (1 s by default). */
+  settleMs?: number;
 }
 
 export type PolymarketSim = VenueSim<PolymarketCredentials>;
@@ -25,7 +28,8 @@ export type PolymarketSim = VenueSim<PolymarketCredentials>;
 const VENUE = POLYMARKET_SIM.id;
 /** Markets the simulated Polymarket lists beyond the catalog's: new questions for `crossfill events match` to place. */
 const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta.url));
-const UNAUTHORIZED: Answer = { status: 401, body: { error: "Unauthorized/Invalid api key" } };
+/** `GET /version`: the CLOB's protocol version, which clob-client-v2 reads to choose how to sign. */
+const VERSION = 2;
 
 /** Starts a Polymarket CLOB simulator on loopback: REST and the market WebSocket, over the shared matching engine. */
 export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<PolymarketSim> {
@@ -33,6 +37,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const pageSize = opts.pageSize ?? 4;
   const credentials = simCredentials(opts.seed);
   const address = privateKeyToAccount(credentials.privateKey).address;
+  const accounts = new SimAccounts(opts.seed, { apiKey: credentials.apiKey, secret: credentials.secret, passphrase: credentials.passphrase, address });
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, VENUE);
   const exchange = new SimExchange({ profile: POLYMARKET_SIM, events, seed: opts.seed, clock });
 
@@ -55,7 +60,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     if (!ref || !book) return undefined;
     return { summary: renderBook(book, assetId, exchange.market(ref.conditionId)!, lastTrade.get(assetId)), bids: book.bids, asks: book.asks };
   };
-  const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize);
+  const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize, opts.settleMs ?? 1_000);
 
   const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
   const faults: SimFaults = new SimFaults(exchange, channel);
@@ -71,6 +76,9 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     const token = req.query.get("token_id") ?? "";
     if (method === "GET" && path === "/") return { status: 200, body: "OK" };
     if (method === "GET" && path === "/time") return { status: 200, body: Math.floor(clock.now() / 1000) };
+    if (method === "GET" && path === "/version") return { status: 200, body: { version: VERSION } };
+    if (method === "POST" && path === "/auth/api-key") return accounts.create(req.headers);
+    if (method === "GET" && path === "/auth/derive-api-key") return accounts.derive(req.headers);
     if (method === "GET" && path === "/markets") return marketsPage(req.query.get("next_cursor") ?? "MA==");
     if (method === "GET" && path.startsWith("/markets/")) {
       const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/markets/".length));
@@ -80,39 +88,37 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       const entry = listed.find((x) => x.listing.venueMarketId === path.slice("/clob-markets/".length));
       return entry ? { status: 200, body: clobMarketInfo(entry.listing) } : { status: 404, body: { error: "market not found" } };
     }
+    if (method === "GET" && path.startsWith("/markets-by-token/")) {
+      const ref = tokens.get(path.slice("/markets-by-token/".length));
+      if (!ref) return { status: 404, body: { error: "market not found" } };
+      return { status: 200, body: { condition_id: ref.conditionId, primary_token_id: ref.listing.outcomeIds.YES, secondary_token_id: ref.listing.outcomeIds.NO } };
+    }
     if (method === "GET" && path === "/book") return bookAnswer(token);
     if (method === "POST" && path === "/books") {
       const ids = Array.isArray(req.body) ? req.body.map((x: { token_id?: unknown }) => x?.token_id) : undefined;
       if (!ids || ids.some((x) => typeof x !== "string")) return { status: 400, body: { error: "Invalid payload" } };
       return { status: 200, body: ids.map((id) => tokenBook(id as string)?.summary).filter(Boolean) };
     }
-    if (method === "GET" && (path === "/tick-size" || path === "/neg-risk" || path === "/fee-rate")) {
+    if (method === "GET" && (path === "/tick-size" || path === "/neg-risk")) {
       const ref = tokens.get(token);
       if (!ref) return { status: 400, body: { error: "Invalid token id" } };
       if (path === "/tick-size") return { status: 200, body: { minimum_tick_size: Number(ref.tickSize) / 1e6 } };
-      if (path === "/neg-risk") return { status: 200, body: { neg_risk: false } };
-      return { status: 200, body: { base_fee: Number(ref.feeRateBps) } };
+      return { status: 200, body: { neg_risk: false } };
     }
     const authed = ((method === "POST" || method === "DELETE") && path === "/order") || path.startsWith("/data/") || path.startsWith("/order/");
     if (!authed) return { status: 404, body: { error: "not found" } };
-    if (!authorized(req)) return UNAUTHORIZED;
+    const caller = accounts.authorize(req.headers, req.method, req.path, req.rawBody);
+    if ("status" in caller) return caller;
     if (method === "POST" && path === "/order") {
-      const answer = await orders.post(req.body, { apiKey: credentials.apiKey, address }, (conditionId) => publish(conditionId, true));
+      const answer = await orders.post(req.body, caller, (conditionId) => publish(conditionId, true));
       return answer.status === 200 && faults.switches.ackLost ? "cut" : answer;
     }
-    if (method === "DELETE" && path === "/order") return orders.cancel(req.body, credentials.apiKey);
+    if (method === "DELETE" && path === "/order") return orders.cancel(req.body, caller.apiKey);
     if (method === "GET" && (path.startsWith("/data/order/") || path.startsWith("/order/"))) {
-      return orders.order(path.slice(path.lastIndexOf("/") + 1), credentials.apiKey);
+      return orders.order(path.slice(path.lastIndexOf("/") + 1), caller.apiKey);
     }
-    if (method === "GET" && path === "/data/trades") return orders.tradesPage(req.query, credentials.apiKey);
+    if (method === "GET" && path === "/data/trades") return orders.tradesPage(req.query, caller.apiKey);
     return { status: 404, body: { error: "not found" } };
-  }
-
-  function authorized(req: SimRequest): boolean {
-    const h = (name: string) => String(req.headers[name.toLowerCase()] ?? "");
-    if (h("POLY_API_KEY") !== credentials.apiKey || h("POLY_PASSPHRASE") !== credentials.passphrase) return false;
-    if (h("POLY_ADDRESS").toLowerCase() !== address.toLowerCase() || !/^\d+$/.test(h("POLY_TIMESTAMP"))) return false;
-    return sameSignature(h("POLY_SIGNATURE"), l2Signature(credentials.secret, h("POLY_TIMESTAMP"), req.method, req.path, req.rawBody));
   }
 
   function marketJson({ event, listing }: (typeof listed)[number]) {
@@ -138,6 +144,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       tbf: Number(m.feeModel.ratePpm / 100n),
       rfqe: false,
       ibce: false,
+      nr: false,
       fd: { r: Number(formatMicro(m.feeModel.ratePpm)), e: m.feeModel.kind === "polymarket" ? m.feeModel.exponent : 1, to: true },
       oas: 0,
     };

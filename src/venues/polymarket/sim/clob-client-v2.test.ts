@@ -1,0 +1,132 @@
+import { ClobClient, OrderType, Side, type ApiKeyCreds, type OrderBookSummary } from "@polymarket/clob-client-v2";
+import { createWalletClient, http, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { polygon } from "viem/chains";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MarketCatalog } from "../../../markets/catalog.ts";
+import { startPolymarketSim, type PolymarketSim } from "./index.ts";
+
+/**
+ * Polymarket's current official client (CLOB V2), pointed at the simulator as a new user would point
+ * it at clob.polymarket.com: if it reads the version, markets and books, derives API keys for a fresh
+ * wallet, and places, lists and cancels V2-signed orders here, the simulator speaks the protocol the
+ * adapter will meet in production.
+ */
+describe("@polymarket/clob-client-v2 against the simulator", () => {
+  const catalog = MarketCatalog.load();
+  const SETTLE_MS = 400;
+  let sim: PolymarketSim;
+  const wallet = (key: Hex) => createWalletClient({ account: privateKeyToAccount(key), chain: polygon, transport: http("http://127.0.0.1:9") });
+  const client = (key: Hex, creds?: ApiKeyCreds) => new ClobClient({ host: sim.url, chain: 137, signer: wallet(key), ...(creds ? { creds } : {}) });
+  const openListing = () => catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === "polymarket-sim"))!.listings.find((l) => l.venue === "polymarket-sim")!;
+  /** The best ask level: Polymarket lists asks worst first. */
+  const bestAsk = (book: OrderBookSummary) => book.asks[book.asks.length - 1]!;
+  let trader: ClobClient;
+
+  beforeAll(async () => {
+    // one item a page, so that every listing takes the client through the cursor
+    sim = await startPolymarketSim({ catalog, seed: 42, latencyScale: 0, tickMs: 1_000_000, pageSize: 1, settleMs: SETTLE_MS });
+    const fresh = generatePrivateKey();
+    trader = client(fresh, await client(fresh).createOrDeriveApiKey());
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+
+  it("answers version 2, so the client signs V2 orders", async () => {
+    expect(await client(sim.credentials.privateKey).getVersion()).toBe(2);
+  });
+
+  it("pages through the markets until the end cursor", async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await trader.getMarkets(cursor);
+      seen.push(...page.data.map((m: { condition_id: string }) => m.condition_id));
+      cursor = page.next_cursor;
+    } while (cursor !== "LTE=");
+    const own = MarketCatalog.load(new URL("./own-markets.json", import.meta.url)).events();
+    const expected = [...catalog.events(), ...own].flatMap((e) => e.listings.filter((l) => l.venue === "polymarket-sim").map((l) => l.venueMarketId));
+    expect(seen.sort()).toEqual(expected.sort());
+  });
+
+  it("reads a book, its batch form and hash, and the market's tick size, neg-risk flag and fee curve", async () => {
+    const listing = openListing();
+    const token = listing.outcomeIds.YES;
+    const book = await trader.getOrderBook(token);
+    expect(book.asset_id).toBe(token);
+    expect(book.bids.length).toBeGreaterThan(0);
+    expect(book.asks.length).toBeGreaterThan(0);
+    expect(await trader.getOrderBookHash({ ...book })).toBe(book.hash);
+    const [again] = await trader.getOrderBooks([{ token_id: token } as never]);
+    expect(again).toEqual(book);
+    expect(await trader.getTickSize(token)).toBe("0.01");
+    expect(await trader.getNegRisk(token)).toBe(false);
+    const fee = sim.exchange.market(listing.venueMarketId)!.feeModel;
+    const info = await trader.getClobMarketInfo(listing.venueMarketId);
+    expect(info.fd).toMatchObject({ r: Number(fee.ratePpm) / 1e6, to: true });
+    expect(await trader.getFeeExponent(token)).toBe(fee.kind === "polymarket" ? fee.exponent : 1);
+  });
+
+  it("creates API keys for a fresh wallet with L1 auth, and derives the same keys again", async () => {
+    const fresh = generatePrivateKey();
+    const created = await client(fresh).createOrDeriveApiKey();
+    expect(created.key).toMatch(/^[0-9a-f]{8}-/);
+    expect(await client(fresh).createOrDeriveApiKey()).toEqual(created);
+    expect(await client(fresh).deriveApiKey()).toEqual(created);
+    expect(await client(generatePrivateKey()).deriveApiKey()).toMatchObject({ key: undefined });
+  });
+
+  it("fills a V2-signed FOK market buy: trade ids in the answer, the settlement's transaction hash later, the trade in getTrades", async () => {
+    const token = openListing().outcomeIds.YES;
+    const level = bestAsk(await trader.getOrderBook(token));
+    // 10 shares' worth at the best ask, which has them: a whole number of shares, as the simulator needs
+    const amount = Math.round(Number(level.price) * 10 * 100) / 100;
+    expect(Number(level.size)).toBeGreaterThanOrEqual(10);
+    const res = await trader.createAndPostMarketOrder({ tokenID: token, amount, side: Side.BUY }, { tickSize: "0.01" }, OrderType.FOK);
+    expect(res).toMatchObject({ success: true, status: "matched", takingAmount: "10" });
+    const tradeIds = res.tradeIDs ?? [];
+    expect(tradeIds.length).toBeGreaterThan(0);
+    const trades = await trader.getTrades({ asset_id: token });
+    expect(trades.map((t) => t.id).sort()).toEqual([...tradeIds].sort());
+    for (const t of trades) expect(t).toMatchObject({ taker_order_id: res.orderID, status: expect.stringMatching(/^(MINED|CONFIRMED)$/) });
+    // the client waited for the hashes: the answer named the trades, the trades name their transactions once mined
+    expect(res.transactionsHashes?.sort()).toEqual(trades.map((t) => t.transaction_hash).sort());
+    expect(await trader.getOrder(res.orderID)).toMatchObject({ id: res.orderID, status: "MATCHED", size_matched: "10" });
+  });
+
+  it("shows a resting order as LIVE and cancels it by DELETE /order", async () => {
+    const token = openListing().outcomeIds.YES;
+    const level = bestAsk(await trader.getOrderBook(token));
+    sim.faults.set({ resting: true });
+    try {
+      const signed = await trader.createOrder({ tokenID: token, price: Number(level.price), size: 10, side: Side.BUY }, { tickSize: "0.01" });
+      const res = await trader.postOrder(signed, OrderType.FAK);
+      expect(res).toMatchObject({ success: true, status: "live", takingAmount: "5" });
+      expect(await trader.getOrder(res.orderID)).toMatchObject({ status: "LIVE", original_size: "10", size_matched: "5" });
+      expect(await trader.cancelOrder({ orderID: res.orderID })).toEqual({ canceled: [res.orderID], not_canceled: {} });
+      expect(await trader.getOrder(res.orderID)).toMatchObject({ status: "CANCELED", size_matched: "5" });
+      expect(await trader.cancelOrder({ orderID: res.orderID })).toMatchObject({ canceled: [], not_canceled: { [res.orderID]: expect.any(String) } });
+    } finally {
+      sim.faults.reset();
+    }
+  });
+
+  it("refuses a V1-signed order with the venue's order_version_mismatch", async () => {
+    const token = openListing().outcomeIds.YES;
+    const v1 = await trader.createOrder({ tokenID: token, price: 0.99, size: 5, side: Side.BUY }, { tickSize: "0.01", version: 1 });
+    expect(await trader.postOrder(v1, OrderType.FAK)).toMatchObject({ status: 400, error: "order_version_mismatch" });
+  });
+
+  it("refuses an order whose expiration has passed when it arrives, in the venue's words", async () => {
+    const token = openListing().outcomeIds.YES;
+    const signed = await trader.createOrder({ tokenID: token, price: 0.99, size: 5, side: Side.BUY, expiration: Math.floor(Date.now() / 1000) - 1 }, { tickSize: "0.01" });
+    expect(await trader.postOrder(signed, OrderType.FAK)).toMatchObject({ status: 400, error: "invalid expiration" });
+  });
+
+  it("refuses an order signed with another API secret, as the venue does", async () => {
+    const forger = client(sim.credentials.privateKey, { key: sim.credentials.apiKey, secret: Buffer.alloc(32, 1).toString("base64"), passphrase: sim.credentials.passphrase });
+    const signed = await forger.createOrder({ tokenID: openListing().outcomeIds.YES, price: 0.99, size: 5, side: Side.BUY }, { tickSize: "0.01" });
+    expect(await forger.postOrder(signed, OrderType.FAK)).toMatchObject({ status: 401, error: "Unauthorized/Invalid api key" });
+  });
+});
