@@ -115,6 +115,19 @@ describe("PolymarketVenue", () => {
     expect(await restarted.trades()).toEqual(all.map((f) => ({ ...f, clientOrderId: "" })));
   });
 
+  it("fills an order while its trades are still unsettled (matched, no transaction yet), and drops a trade whose settlement failed", async () => {
+    const { sim, venue } = await setup();
+    const first = buy(venue);
+    const placed = await venue.place(first);
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    const second = buy(venue);
+    const kept = await venue.place(second);
+    if (kept.kind !== "filled") throw new Error(`the order did not fill: ${kept.kind}`);
+    for (const f of placed.fills) sim.failSettlement(f.tradeId);
+    expect(await venue.status(first.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: [] });
+    expect(await venue.trades()).toEqual(kept.fills);
+  });
+
   it("does not call a persistent server error a rejection: the order may have been taken", async () => {
     const { sim, venue } = await setup();
     sim.faults.set({ serverErrors: 100 });

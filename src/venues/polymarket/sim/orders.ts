@@ -73,6 +73,8 @@ const NOT_RESTING = "order is not open: already matched or canceled";
 export class SimOrderBook {
   private readonly orders = new Map<string, OrderRecord>();
   private readonly trades = new Map<string, { trade: VenueFill; order: OrderRecord }>();
+  /** Trades whose settlement failed for good. */
+  private readonly failed = new Set<string>();
 
   constructor(
     private readonly exchange: SimExchange,
@@ -232,6 +234,10 @@ export class SimOrderBook {
     return { status: 200, body: { ...page, data: page.data.map(({ trade, order }) => this.renderTrade(trade, order, now)) } };
   }
 
+  failSettlement(tradeId: string): void {
+    this.failed.add(tradeId);
+  }
+
   /** A list of trades as the wire carries it: each twice under the `duplicateTrades` fault. */
   private repeated<T>(trades: T[]): T[] {
     return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
@@ -246,6 +252,7 @@ export class SimOrderBook {
   private renderTrade(t: VenueFill, o: OrderRecord, now: number) {
     const at = String(o.createdAt);
     const stage = Math.min(2, Math.floor((now - o.matchedAt) / this.settleMs));
+    const failed = this.failed.has(t.tradeId);
     return {
       id: t.tradeId,
       taker_order_id: o.id,
@@ -255,7 +262,7 @@ export class SimOrderBook {
       size: formatMicro(t.shares),
       fee_rate_bps: o.feeRateBps.toString(),
       price: formatMicro(t.price),
-      status: SETTLEMENT[stage],
+      status: failed ? "FAILED" : SETTLEMENT[stage],
       match_time: at,
       last_update: at,
       outcome: o.outcome === "YES" ? "Yes" : "No",
@@ -263,7 +270,7 @@ export class SimOrderBook {
       owner: o.owner,
       maker_address: o.maker,
       maker_orders: [],
-      transaction_hash: stage === 0 ? "" : `0x${createHash("sha256").update(`tx:${t.tradeId}`).digest("hex")}`,
+      transaction_hash: failed || stage === 0 ? "" : `0x${createHash("sha256").update(`tx:${t.tradeId}`).digest("hex")}`,
       trader_side: "TAKER",
     };
   }

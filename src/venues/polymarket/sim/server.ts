@@ -23,7 +23,10 @@ export interface PolymarketSimOptions extends VenueSimOptions {
   settleMs?: number;
 }
 
-export type PolymarketSim = VenueSim<PolymarketCredentials>;
+export type PolymarketSim = VenueSim<PolymarketCredentials> & {
+  /** Makes a trade's settlement fail for good: the venue then lists it as FAILED, with no transaction. */
+  failSettlement(tradeId: string): void;
+};
 
 const VENUE = POLYMARKET_SIM.id;
 /** Markets the simulated Polymarket lists beyond the catalog's: new questions for `crossfill events match` to place. */
@@ -185,6 +188,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     credentials,
     faults,
     exchange,
+    failSettlement: (tradeId) => orders.failSettlement(tradeId),
     async stop() {
       clearInterval(timer);
       await channel.close();
