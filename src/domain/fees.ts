@@ -6,12 +6,15 @@ import type { Level } from "./types.ts";
  * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule.
  * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
  * - limitless: rateBps of the notional per order, rounded up to the micro-USDC.
+ * - opinion: the notional times rate * P * (1 - P) per order (a rate of 0.08 charges 2% at P = 0.5),
+ *   rounded up to the micro-USDC; the venue's minimum fee per order is not modelled (docs/venues/opinion.md).
  * Rates are in parts per million so that every fee is computed in integers.
  */
 export type FeeModel =
   | { kind: "kalshi"; ratePpm: bigint }
   | { kind: "polymarket"; ratePpm: bigint; exponent: 1 | 2 }
-  | { kind: "limitless"; ratePpm: bigint };
+  | { kind: "limitless"; ratePpm: bigint }
+  | { kind: "opinion"; ratePpm: bigint };
 
 const CENT = 10_000n;
 
@@ -41,6 +44,11 @@ export function orderFee(model: FeeModel, levels: readonly Level[]): Micro {
       for (const l of levels) raw += model.ratePpm * l.price * l.shares; // 1e-18
       return ceilDiv(raw, ONE * ONE);
     }
+    case "opinion": {
+      let raw = 0n;
+      for (const l of levels) raw += model.ratePpm * l.shares * l.price * l.price * (ONE - l.price); // 1e-30
+      return ceilDiv(raw, ONE * ONE * ONE * ONE);
+    }
   }
 }
 
@@ -54,6 +62,8 @@ export function describeFeeModel(model: FeeModel): Record<string, unknown> {
       return { type: "polymarket", formula: "C * fee_rate * (P * (1 - P))^exponent", fee_rate: rate, exponent: model.exponent };
     case "limitless":
       return { type: "limitless", formula: "rate * C * P", rate };
+    case "opinion":
+      return { type: "opinion", formula: "C * P * rate * P * (1 - P)", rate };
   }
 }
 

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { notional } from "../domain/money.ts";
 import { orderFee } from "../domain/fees.ts";
 import { Curve, slopeLess } from "./curve.ts";
-import { routingCase } from "./testkit.ts";
+import { opinionCase, routingCase } from "./testkit.ts";
 
 describe("Curve", () => {
   it("prices every lot count exactly as orderFee and per-level notionals do", () => {
@@ -20,6 +20,18 @@ describe("Curve", () => {
         }
       }),
       { numRuns: 300, seed: 5 },
+    );
+  });
+
+  it("prices Opinion's fee curve exactly as orderFee does", () => {
+    fc.assert(
+      fc.property(opinionCase("any"), ({ quotes }) => {
+        for (const q of quotes) {
+          const c = new Curve(q, null);
+          for (let k = 0n; k <= c.maxLots; k++) expect(c.fee(k)).toBe(orderFee(q.feeModel, c.fills(k)));
+        }
+      }),
+      { numRuns: 300, seed: 8 },
     );
   });
 

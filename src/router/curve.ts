@@ -24,6 +24,8 @@ function feePerShare(model: FeeModel, price: PriceMicro): bigint {
     }
     case "limitless":
       return model.ratePpm * price; // 1e-18
+    case "opinion":
+      return model.ratePpm * price * price * (ONE - price); // 1e-30
   }
 }
 
@@ -35,6 +37,8 @@ export function roundFee(model: FeeModel, raw: bigint): Micro {
       return (raw / ONE_5 / 10n) * 10n;
     case "limitless":
       return ceilDiv(raw, ONE_2);
+    case "opinion":
+      return ceilDiv(raw, ONE_2 * ONE_2);
   }
 }
 
@@ -44,7 +48,7 @@ export function roundFee(model: FeeModel, raw: bigint): Micro {
  * (Polymarket floors its fee to 10 micro-USDC).
  */
 function roundingSpread(model: FeeModel, levels: number): { above: Micro; below: Micro } {
-  const unit = model.kind === "kalshi" ? CENT : model.kind === "limitless" ? 1n : 0n;
+  const unit = model.kind === "kalshi" ? CENT : model.kind === "limitless" || model.kind === "opinion" ? 1n : 0n;
   return { above: unit + BigInt(levels), below: model.kind === "polymarket" ? 10n : 0n };
 }
 
@@ -62,6 +66,8 @@ function feeScale(model: FeeModel): bigint {
       return 1n;
     case "limitless":
       return ONE_3;
+    case "opinion":
+      return ONE;
   }
 }
 

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { ceilDiv, ONE } from "../domain/money.ts";
 import { feeAdjustedPrice } from "../domain/fees.ts";
 import { plan } from "./index.ts";
-import { bruteForce, planViolation, routingCase } from "./testkit.ts";
+import { bruteForce, opinionCase, planViolation, routingCase } from "./testkit.ts";
 import type { PlanRequest, VenueQuote } from "./types.ts";
 
 const RUNS = 400;
@@ -72,6 +72,29 @@ describe("optimize_price against the brute-force optimum", () => {
         expect(p.kind === "plan" ? [p.shares, p.cost] : [0n, 0n]).toEqual([best.shares, best.cost]);
       }),
       { numRuns: RUNS, seed: 13 },
+    );
+  });
+
+  it("is exact with one venue on Opinion's fee curve, and within one lot per venue of the optimum across venues", () => {
+    fc.assert(
+      fc.property(opinionCase("any"), ({ req, quotes }) => {
+        const one = quotes.slice(0, 1);
+        const best = bruteForce(req, one);
+        const p = plan(iocPrice(req), one);
+        expect(p.kind === "plan" ? [p.shares, p.cost] : [0n, 0n]).toEqual([best.shares, best.cost]);
+      }),
+      { numRuns: RUNS, seed: 17 },
+    );
+    fc.assert(
+      fc.property(opinionCase("real"), ({ req, quotes }) => {
+        const best = bruteForce(req, quotes);
+        const p = plan(iocPrice(req), quotes);
+        const shares = p.kind === "plan" ? p.shares : 0n;
+        if (p.kind === "plan") expect(planViolation(req, quotes, p)).toBeUndefined();
+        expect(shares).toBeLessThanOrEqual(best.shares);
+        expect(best.shares - shares).toBeLessThanOrEqual(quotes.reduce((s, q) => s + q.lotShares, 0n));
+      }),
+      { numRuns: RUNS, seed: 19 },
     );
   });
 

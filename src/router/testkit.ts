@@ -71,6 +71,14 @@ function venueQuote(name: string, grid: "any" | "real"): fc.Arbitrary<VenueQuote
     });
 }
 
+/** The same cases with every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5). */
+export function opinionCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
+  return routingCase(grid).map(({ req, quotes }) => ({
+    req,
+    quotes: quotes.map((q, i): VenueQuote => ({ ...q, feeModel: { kind: "opinion", ratePpm: i % 2 === 0 ? 40_000n : 80_000n } })),
+  }));
+}
+
 export function routingCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
   return fc
     .integer({ min: 1, max: 3 })
