@@ -149,6 +149,17 @@ function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
       },
     };
   }
+  if (env.OPINION_BASE_URL) {
+    out.opinion = {
+      baseUrl: env.OPINION_BASE_URL,
+      wsUrl: need("OPINION_WS_URL"),
+      credentials: {
+        apiKey: need("OPINION_API_KEY"),
+        privateKey: need("OPINION_PRIVATE_KEY") as `0x${string}`,
+        multiSigAddress: need("OPINION_MULTISIG_ADDRESS") as `0x${string}`,
+      },
+    };
+  }
   return out;
 }
 

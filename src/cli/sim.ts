@@ -16,7 +16,7 @@ const SHELL_SAFE = /^[\w@%+=:,./-]+$/;
  */
 function settings(endpoints: VenueEndpoints, kalshiKeyFile: string): [string, string][] {
   const out: [string, string][] = [];
-  const { polymarket: p, kalshi: k, limitless: l } = endpoints;
+  const { polymarket: p, kalshi: k, limitless: l, opinion: o } = endpoints;
   if (p) {
     out.push(["POLYMARKET_BASE_URL", p.baseUrl], ["POLYMARKET_WS_URL", p.wsUrl]);
     out.push(["POLYMARKET_API_KEY", p.credentials.apiKey], ["POLYMARKET_SECRET", p.credentials.secret]);
@@ -30,6 +30,10 @@ function settings(endpoints: VenueEndpoints, kalshiKeyFile: string): [string, st
     out.push(["LIMITLESS_BASE_URL", l.baseUrl], ["LIMITLESS_WS_URL", l.wsUrl]);
     out.push(["LIMITLESS_API_KEY", l.credentials.apiKey], ["LIMITLESS_SECRET", l.credentials.secret]);
     out.push(["LIMITLESS_PRIVATE_KEY", l.credentials.privateKey], ["LIMITLESS_OWNER_ID", String(l.credentials.ownerId)]);
+  }
+  if (o) {
+    out.push(["OPINION_BASE_URL", o.baseUrl], ["OPINION_WS_URL", o.wsUrl], ["OPINION_API_KEY", o.credentials.apiKey]);
+    out.push(["OPINION_PRIVATE_KEY", o.credentials.privateKey], ["OPINION_MULTISIG_ADDRESS", o.credentials.multiSigAddress]);
   }
   return out;
 }
@@ -49,7 +53,7 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
   program
     .command("sim")
     .description("Run the venue simulators in this process and print, on stdout, the KEY=value settings that point the server at them")
-    .option("--port-base <n>", "polymarket listens on n, kalshi on n+1, limitless on n+2 (default: free ports)")
+    .option("--port-base <n>", "polymarket listens on n, kalshi on n+1, limitless on n+2, opinion on n+3 (default: free ports)")
     .action(async (o: { portBase?: string }) => {
       const portBase = o.portBase === undefined ? undefined : Number(o.portBase);
       if (portBase !== undefined && (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - (VENUE_NAMES.length - 1))) {

@@ -6,14 +6,16 @@ import type { Venue } from "./venue.ts";
 import { createKalshiVenue, startKalshiSim, type KalshiCredentials } from "./kalshi/index.ts";
 import { createPolymarketVenue, startPolymarketSim, type PolymarketCredentials } from "./polymarket/index.ts";
 import { createLimitlessVenue, startLimitlessSim, type LimitlessCredentials } from "./limitless/index.ts";
+import { createOpinionVenue, startOpinionSim, type OpinionCredentials } from "./opinion/index.ts";
 
-export const VENUE_NAMES = ["polymarket", "kalshi", "limitless"] as const;
+export const VENUE_NAMES = ["polymarket", "kalshi", "limitless", "opinion"] as const;
 export type VenueName = (typeof VENUE_NAMES)[number];
 
 interface CredentialsOf {
   polymarket: PolymarketCredentials;
   kalshi: KalshiCredentials;
   limitless: LimitlessCredentials;
+  opinion: OpinionCredentials;
 }
 
 /** Where one venue's adapter points: the real venue, or a simulator of it, with the account to sign as. */
@@ -31,6 +33,7 @@ const SIMULATORS: { [N in VenueName]: (opts: VenueSimOptions) => Promise<VenueSi
   polymarket: startPolymarketSim,
   kalshi: startKalshiSim,
   limitless: startLimitlessSim,
+  opinion: startOpinionSim,
 };
 
 type AdapterContext = { catalog: MarketCatalog; clock: Clock; log?: StreamLog };
@@ -39,6 +42,7 @@ const ADAPTERS: { [N in VenueName]: (at: VenueEndpoint<N>, ctx: AdapterContext) 
   polymarket: (at, ctx) => createPolymarketVenue({ ...at, ...ctx }),
   kalshi: (at, ctx) => createKalshiVenue({ ...at, ...ctx }),
   limitless: (at, ctx) => createLimitlessVenue({ ...at, ...ctx }),
+  opinion: (at, ctx) => createOpinionVenue({ ...at, ...ctx }),
 };
 
 function adapter<N extends VenueName>(name: N, at: VenueEndpoint<N>, ctx: AdapterContext): Venue {

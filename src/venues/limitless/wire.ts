@@ -1,8 +1,9 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
+import type { MarketStatus } from "../../domain/types.ts";
+import type { LevelMap } from "../mirror-book.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
-import type { BookSnapshot, VenueFill, VenueMarket } from "../venue.ts";
+import type { VenueFill, VenueMarket } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
 export const LIMITLESS_TICK: PriceMicro = 1_000n;
@@ -63,8 +64,7 @@ export interface LimitlessMatch {
   price: number;
 }
 
-/** Price levels keyed by price in micro-USDC, shares in micro-shares. */
-export type LevelMap = Map<PriceMicro, ShareMicro>;
+export { booksFromLevels, type LevelMap } from "../mirror-book.ts";
 
 /** A price as Limitless sends it, a JSON number such as 0.535, read exactly through its shortest decimal form. */
 export function parsePrice(value: unknown, field: string): PriceMicro {
@@ -133,26 +133,6 @@ export function levelMap(entries: readonly LimitlessOrderbookEntry[], field: str
 export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks: LevelMap } {
   if (!Array.isArray(book?.bids) || !Array.isArray(book?.asks)) throw new TypeError("orderbook needs bids and asks arrays");
   return { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") };
-}
-
-/**
- * Both outcomes from the YES token's book. A YES bid at p is an offer to sell NO at 1 − p (the
- * pair redeems for $1), so NO's asks are YES's bids flipped and NO's bids YES's asks flipped.
- */
-export function booksFromLevels(venue: string, slug: string, bids: LevelMap, asks: LevelMap, updatedAt: number): Record<Outcome, BookSnapshot> {
-  const yesBids = sorted(bids, -1n);
-  const yesAsks = sorted(asks, 1n);
-  const flip = (l: Level): Level => ({ price: ONE - l.price, shares: l.shares });
-  return {
-    YES: { venue, venueMarketId: slug, outcome: "YES", bids: yesBids, asks: yesAsks, updatedAt },
-    NO: { venue, venueMarketId: slug, outcome: "NO", bids: yesAsks.map(flip), asks: yesBids.map(flip), updatedAt },
-  };
-}
-
-function sorted(levels: LevelMap, dir: 1n | -1n): Level[] {
-  return [...levels]
-    .sort(([a], [b]) => (dir * (a - b) < 0n ? -1 : dir * (a - b) > 0n ? 1 : 0))
-    .map(([price, shares]) => ({ price, shares }));
 }
 
 /**

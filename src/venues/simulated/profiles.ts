@@ -60,4 +60,19 @@ export const LIMITLESS_SIM: VenueProfile = {
   newOrderId: () => `lmt_${randomBytes(12).toString("hex")}`,
 };
 
+/**
+ * Opinion: a CTF exchange on BNB Chain, 0.001 tick and 0.01-share lots (assumed), minimum 1 share
+ * (the SDK's), taker fee on the notional at rate × P × (1 − P), rate 0.04 unless the catalog names one.
+ * Not an in-process venue (not in SIM_PROFILES): only its wire-protocol simulator uses it.
+ */
+export const OPINION_SIM: VenueProfile = {
+  id: "opinion-sim",
+  defaultTick: 1_000n,
+  minOrderShares: 1_000_000n,
+  lotShares: 10_000n,
+  feeModel: (ratePpm) => ({ kind: "opinion", ratePpm: ratePpm ?? 40_000n }),
+  latency: { meanMs: 70, sdMs: 25 },
+  newOrderId: () => randomUUID().replaceAll("-", ""),
+};
+
 export const SIM_PROFILES: readonly VenueProfile[] = [POLYMARKET_SIM, KALSHI_SIM, LIMITLESS_SIM];

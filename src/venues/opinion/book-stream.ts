@@ -1,0 +1,151 @@
+import { parseMicro, type PriceMicro } from "../../domain/money.ts";
+import type { Outcome } from "../../domain/types.ts";
+import { booksFromLevels, type LevelMap } from "../mirror-book.ts";
+import type { BookSnapshot } from "../venue.ts";
+import { parsePrice } from "./wire.ts";
+
+export const DEPTH_CHANNEL = "market.depth.diff";
+
+interface MarketBook {
+  bids: LevelMap;
+  asks: LevelMap;
+  /** When the REST snapshot the diffs apply to was taken. */
+  seededAt: number;
+}
+
+/**
+ * Where a market's book stands with the current connection: subscribed, waiting for its first diff
+ * (which proves the subscription live); being re-read over REST, diffs dropped meanwhile; or synced,
+ * every diff since its snapshot applied.
+ */
+type Phase = "awaiting" | "seeding" | "synced";
+
+export interface OpinionBookStreamOptions {
+  venue: string;
+  marketIds: readonly string[];
+  send: (text: string) => boolean;
+  now: () => number;
+  onBook: (marketId: string) => void;
+  onDrop: (why: string, frame: string) => void;
+  /** Reads a market's YES book over REST; undefined when that failed. */
+  snapshot: (marketId: string) => Promise<{ bids: LevelMap; asks: LevelMap } | undefined>;
+  /** A connection that carries no frame for this long is taken for dead. */
+  silentMs: number;
+}
+
+/**
+ * Opinion's `market.depth.diff` channel: one message per changed price level of a market's token
+ * (`{ msgType, marketId, tokenId, outcomeSide, side, price, size }`, size the level's new total, 0
+ * to remove it). The channel sends no snapshot and numbers no message, so after subscribing each
+ * market is re-read from `GET /token/orderbook` once its first diff shows the subscription live, and
+ * the diffs that follow the snapshot are applied; the same after every reconnection (diffs missed
+ * meanwhile are unknowable). The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
+ */
+export class OpinionBookStream {
+  private readonly books = new Map<string, MarketBook>();
+  private readonly phases = new Map<string, Phase>();
+  private lastFrameAt = 0;
+  private connected = false;
+  lastError: string | undefined;
+
+  constructor(private readonly opts: OpinionBookStreamOptions) {}
+
+  /** A live connection that has spoken within silentMs. */
+  get live(): boolean {
+    return this.connected && this.opts.now() - this.lastFrameAt <= this.opts.silentMs;
+  }
+
+  opened(): void {
+    this.connected = true;
+    this.lastFrameAt = this.opts.now();
+    for (const marketId of this.opts.marketIds) this.phases.set(marketId, "awaiting");
+    for (const marketId of this.opts.marketIds) this.opts.send(JSON.stringify({ action: "SUBSCRIBE", channel: DEPTH_CHANNEL, marketId: Number(marketId) }));
+  }
+
+  disconnected(): void {
+    this.connected = false;
+    this.phases.clear();
+  }
+
+  /** Every market synced with the current connection. */
+  synced(): boolean {
+    return this.opts.marketIds.every((id) => this.phases.get(id) === "synced");
+  }
+
+  /** The application heartbeat the SDK sends every 30 s. */
+  heartbeat(): void {
+    if (this.connected) this.opts.send(JSON.stringify({ action: "HEARTBEAT" }));
+  }
+
+  overdue(): boolean {
+    return this.connected && this.opts.now() - this.lastFrameAt > this.opts.silentMs;
+  }
+
+  /** A snapshot read without the stream (at start, for a market whose diffs have not begun): a book to show meanwhile. */
+  seed(marketId: string, bids: LevelMap, asks: LevelMap, at: number): void {
+    this.books.set(marketId, { bids, asks, seededAt: at });
+    this.opts.onBook(marketId);
+  }
+
+  book(marketId: string, outcome: Outcome): BookSnapshot | undefined {
+    const b = this.books.get(marketId);
+    return b && booksFromLevels(this.opts.venue, marketId, b.bids, b.asks, this.updatedAt(b, marketId))[outcome];
+  }
+
+  oldestAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const [marketId, b] of this.books) {
+      const at = this.updatedAt(b, marketId);
+      if (oldest === undefined || at < oldest) oldest = at;
+    }
+    return oldest;
+  }
+
+  onMessage(text: string): void {
+    this.lastFrameAt = this.opts.now();
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      return this.opts.onDrop("not JSON", text);
+    }
+    if (msg.msgType !== DEPTH_CHANNEL) return;
+    const marketId = String(msg.marketId);
+    if (msg.outcomeSide !== 1 || !this.phases.has(marketId)) return;
+    const phase = this.phases.get(marketId);
+    if (phase === "awaiting") return this.resync(marketId);
+    const b = this.books.get(marketId);
+    if (phase !== "synced" || !b) return;
+    let price: PriceMicro;
+    let size: bigint;
+    try {
+      price = parsePrice(msg.price, "price");
+      size = parseMicro(msg.size, "size");
+    } catch (err) {
+      this.lastError = String(err);
+      return this.opts.onDrop(this.lastError, text);
+    }
+    const side = msg.side === "bids" ? b.bids : msg.side === "asks" ? b.asks : undefined;
+    if (!side) return this.opts.onDrop(`unknown side ${JSON.stringify(msg.side)}`, text);
+    if (size === 0n) side.delete(price);
+    else side.set(price, size);
+    this.opts.onBook(marketId);
+  }
+
+  private resync(marketId: string): void {
+    this.phases.set(marketId, "seeding");
+    const at = this.opts.now();
+    void this.opts.snapshot(marketId).then((book) => {
+      if (this.phases.get(marketId) !== "seeding") return;
+      if (!book) return void this.phases.set(marketId, "awaiting");
+      this.books.set(marketId, { ...book, seededAt: at });
+      this.phases.set(marketId, "synced");
+      this.opts.onBook(marketId);
+    });
+  }
+
+  /** A synced book is as current as the connection's last frame; one that is not, as its snapshot. */
+  private updatedAt(b: MarketBook, marketId: string): number {
+    return this.phases.get(marketId) === "synced" && this.connected ? Math.max(b.seededAt, this.lastFrameAt) : b.seededAt;
+  }
+}

@@ -1,0 +1,386 @@
+import type { Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { AppError } from "../../domain/errors.ts";
+import type { FeeModel } from "../../domain/fees.ts";
+import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
+import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
+import { streamedHealth } from "../health.ts";
+import { LatencyRecorder } from "../latency.ts";
+import type { LevelMap } from "../mirror-book.ts";
+import type { AdapterOptions } from "../net/adapter-options.ts";
+import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
+import { RateLimiter } from "../net/rate-limiter.ts";
+import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { failedResult, repeatResult, takenResult } from "../placement.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueDescription, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import { OpinionBookStream } from "./book-stream.ts";
+import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, signOrder, type OpinionCredentials } from "./signing.ts";
+import {
+  ERRNO_DUPLICATE_ORDER,
+  fillsFromTrades,
+  levelMap,
+  ORDER_PENDING,
+  opinionFeeModel,
+  outcomeSide,
+  toVenueMarket,
+  tradesFromList,
+  type OpinionEnvelope,
+  type OpinionMarket,
+  type OpinionOrder,
+  type OpinionOrderbook,
+  type OpinionQuoteToken,
+  type OpinionTrade,
+} from "./wire.ts";
+
+/**
+ * baseUrl is the OpenAPI root (https://openapi.opinion.trade/openapi), wsUrl the market stream
+ * (wss://ws.opinion.trade). Opinion publishes one limit, 15 requests a second per API key: by default
+ * reads and writes share one bucket of 15 a second.
+ */
+export type OpinionVenueOptions = AdapterOptions<OpinionCredentials>;
+
+export const OPINION_REQUESTS_PER_SECOND = 15;
+const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
+const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
+/** The backend's largest page (the SDK: "Backend max page size"). */
+const PAGE = 20;
+/** The SDK's heartbeat interval. */
+const HEARTBEAT_MS = 30_000;
+
+interface Cached {
+  market: VenueMarket;
+  exchange: Hex;
+  currency: Hex;
+  decimals: number;
+}
+
+/**
+ * Opinion's CLOB behind the Venue port: its OpenAPI (header `apikey`, `{ errno, errmsg, result }`
+ * answers) for markets, books, orders, cancels and trades; EIP-712 limit buys signed by a Safe's
+ * owner for the Safe; the `market.depth.diff` websocket channel for live books. Opinion has no
+ * immediate-or-cancel order: a child is a limit order whose unmatched rest rests until the child's
+ * expiry (orderExpTime) or a cancel, so an order with a rest is answered `open` and cancelled by
+ * the caller. Opinion gives an order no client id: a restarted adapter finds a child among the
+ * market's orders by its side, price, size and expiry.
+ */
+export class OpinionVenue implements Venue {
+  readonly id: string;
+  readonly freshnessMs: number;
+  private readonly clock: Clock;
+  private readonly signer: Hex;
+  private readonly marketIds: string[];
+  private readonly reads: RateLimiter;
+  private readonly writes: RateLimiter;
+  private readonly timeoutMs: number;
+  private readonly stream: OpinionBookStream;
+  private readonly socket: ReconnectingSocket;
+  private readonly cache = new Map<string, Cached>();
+  private readonly orderIds = new Map<string, string>();
+  private readonly listeners = new Set<(u: BookUpdate) => void>();
+  private readonly recorder = new LatencyRecorder();
+  private quoteTokens: Promise<OpinionQuoteToken[]> | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private lastRestFailure: string | undefined;
+
+  constructor(private readonly opts: OpinionVenueOptions) {
+    this.id = opts.venueId ?? "opinion-sim";
+    this.freshnessMs = opts.freshnessMs ?? 5_000;
+    this.clock = opts.clock ?? systemClock;
+    this.signer = privateKeyToAccount(opts.credentials.privateKey).address;
+    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
+    if (opts.rateLimits) {
+      this.reads = new RateLimiter(opts.rateLimits.readsPerSecond);
+      this.writes = new RateLimiter(opts.rateLimits.writesPerSecond);
+    } else {
+      this.reads = this.writes = new RateLimiter(OPINION_REQUESTS_PER_SECOND);
+    }
+    this.marketIds = opts.catalog.events().flatMap((e) => (e.status === "open" ? e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId) : []));
+    this.stream = new OpinionBookStream({
+      venue: this.id,
+      marketIds: this.marketIds,
+      send: (text) => this.socket.send(text),
+      now: () => this.clock.now(),
+      onBook: (id) => this.emit(id),
+      onDrop: (why, frame) => this.socket.dropped(why, frame),
+      snapshot: (id) => this.snapshot(id),
+      silentMs: Math.max(this.freshnessMs, 2_000),
+    });
+    const url = new URL(opts.wsUrl);
+    url.searchParams.set("apikey", opts.credentials.apiKey);
+    this.socket = new ReconnectingSocket({
+      url: url.toString(),
+      headers: () => ({}),
+      onOpen: () => this.stream.opened(),
+      onMessage: (text) => this.stream.onMessage(text),
+      onClose: () => this.stream.disconnected(),
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+  }
+
+  async start(): Promise<void> {
+    await this.markets();
+    this.socket.start();
+    this.timers = [
+      setInterval(() => {
+        if (this.stream.overdue()) this.socket.restart();
+      }, 500),
+      setInterval(() => this.stream.heartbeat(), HEARTBEAT_MS),
+    ];
+    for (const t of this.timers) t.unref();
+    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
+    while (!this.stream.synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    // whatever the stream has not synced yet is read over REST, so no market starts without a book
+    await Promise.all(
+      this.marketIds.filter((id) => !this.stream.book(id, "YES")).map(async (id) => {
+        const book = await this.snapshot(id);
+        if (book) this.stream.seed(id, book.bids, book.asks, this.clock.now());
+      }),
+    );
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    this.socket.stop();
+    this.stream.disconnected();
+  }
+
+  /** The catalog's markets as Opinion states them now: `GET /market/{marketId}` and the YES token's `GET /token/fee-rates`. */
+  async markets(): Promise<VenueMarket[]> {
+    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const tokens = await this.quoteTokenList();
+    const listed = await Promise.all(wanted.map((id) => this.loadMarket(id, tokens)));
+    return listed.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
+  }
+
+  /** The activated binary markets the catalog does not list (`GET /market`, 20 a page). */
+  async discover(): Promise<VenueMarket[]> {
+    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const found: OpinionMarket[] = [];
+    for (let page = 1; ; page++) {
+      const q = new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), marketType: "0", status: "activated", page: String(page), limit: String(PAGE) });
+      const body = (await this.read(`/market?${q}`)) as { list: OpinionMarket[]; total: number };
+      found.push(...body.list);
+      if (body.list.length < PAGE || found.length >= body.total) break;
+    }
+    const fresh = found.filter((m) => !listed.has(String(m.marketId)));
+    return Promise.all(fresh.map(async (m) => toVenueMarket(m, await this.feeModelOf(m.yesTokenId))));
+  }
+
+  market(venueMarketId: string): VenueMarket | undefined {
+    const m = this.cache.get(venueMarketId)?.market;
+    return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
+    return this.stream.book(venueMarketId, outcome);
+  }
+
+  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async place(order: ChildOrder): Promise<PlaceResult> {
+    const cached = this.cache.get(order.venueMarketId);
+    if (!cached) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
+    const { market } = cached;
+    if (order.shares < market.minOrderShares || order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
+      return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
+    }
+    if (this.orderIds.has(order.clientOrderId)) return repeatResult(order, "order already placed", () => this.status(order.clientOrderId, order));
+    const body = await this.orderBody(order, cached);
+    const started = performance.now();
+    // an answered 5xx is retried: the same salt is the same signed order, which the venue refuses to take twice
+    const res = await sendWithRetry(() => this.send("POST", "/order", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    if (!res.ok) return failedResult(res);
+    this.recorder.record(performance.now() - started);
+    const answer = res.body as OpinionEnvelope<{ orderData: OpinionOrder }>;
+    if (answer.errno === ERRNO_DUPLICATE_ORDER) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
+    if (answer.errno !== 0) return { kind: "rejected", reason: `venue_rejected: ${answer.errno} ${answer.errmsg}` };
+    const placed = answer.result.orderData;
+    this.orderIds.set(order.clientOrderId, placed.orderId);
+    if (placed.status !== ORDER_PENDING && parseMicro(placed.filledShares, "filledShares") === 0n) {
+      return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+    }
+    try {
+      const st = await this.orderState(placed.orderId, order.clientOrderId);
+      if (st.kind === "not_found") return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      return takenResult(order, placed.orderId, st.fills, st.kind === "open");
+    } catch (err) {
+      return { kind: "unknown", reason: `order ${placed.orderId} was placed but its trades could not be read: ${String(err)}` };
+    }
+  }
+
+  /**
+   * Finds a child order by the id the venue gave it or, after a restart, among the market's orders
+   * (which needs the child itself). An order that ended without a trade was, for the port, never placed.
+   */
+  async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    const orderId = await this.orderId(clientOrderId, order);
+    return orderId === undefined ? { kind: "not_found" } : this.orderState(orderId, clientOrderId);
+  }
+
+  /**
+   * `POST /order/cancel { orderId }` cancels what rests of the order; an order with nothing resting
+   * is refused with an errno, which leaves nothing to cancel. Either way the order is read back.
+   */
+  async cancel(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
+    const orderId = await this.orderId(clientOrderId, order);
+    if (orderId === undefined) return { kind: "not_found" };
+    // cancelling twice is harmless, so even an unknown outcome is retried
+    const res = await sendWithRetry(() => this.send("POST", "/order/cancel", { orderId }), this.writes, WRITE_RETRY, () => true);
+    if (!res.ok) throw new AppError("venue_unavailable", `${this.id}: POST /order/cancel failed: ${res.reason}`, { venue: this.id });
+    const st = await this.orderState(orderId, clientOrderId);
+    if (st.kind === "open") throw new AppError("venue_unavailable", `${this.id}: order ${orderId} still rests after its cancel`, { venue: this.id });
+    return st;
+  }
+
+  /** Every trade of the account (`GET /trade`, 20 a page, newest first), oldest first, each once. */
+  async trades(): Promise<VenueFill[]> {
+    const all: OpinionTrade[] = [];
+    for (let page = 1; ; page++) {
+      const body = (await this.read(`/trade?${new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), page: String(page), limit: String(PAGE) })}`)) as { list: OpinionTrade[]; total: number };
+      all.push(...body.list);
+      if (body.list.length < PAGE || all.length >= body.total) break;
+    }
+    return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
+  }
+
+  latency(): LatencyStats {
+    return this.recorder.stats();
+  }
+
+  describe(): VenueDescription & { wsUrl: string } {
+    return { adapter: "opinion-openapi", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: { state: this.socket.state } };
+  }
+
+  health(): VenueHealth {
+    const streamUp = this.socket.state === "open" && this.stream.live;
+    const unreachable = !streamUp && this.lastRestFailure !== undefined;
+    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.stream.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
+  }
+
+  private async loadMarket(id: string, tokens: OpinionQuoteToken[]): Promise<VenueMarket> {
+    const m = ((await this.read(`/market/${encodeURIComponent(id)}`)) as { data: OpinionMarket }).data;
+    const token = tokens.find((t) => t.quoteTokenAddress.toLowerCase() === m.quoteToken.toLowerCase());
+    if (!token) throw new AppError("venue_unavailable", `${this.id}: market ${id} trades in ${m.quoteToken}, which /quoteToken does not list`, { venue: this.id });
+    const market = toVenueMarket(m, await this.feeModelOf(m.yesTokenId));
+    this.cache.set(market.venueMarketId, { market, exchange: token.ctfExchangeAddress as Hex, currency: token.quoteTokenAddress as Hex, decimals: token.decimal });
+    return market;
+  }
+
+  private quoteTokenList(): Promise<OpinionQuoteToken[]> {
+    this.quoteTokens ??= this.read(`/quoteToken?chainId=${OPINION_CHAIN_ID}`).then((r) => (r as { list: OpinionQuoteToken[] }).list);
+    const pending = this.quoteTokens;
+    pending.catch(() => {
+      if (this.quoteTokens === pending) this.quoteTokens = undefined;
+    });
+    return pending;
+  }
+
+  private async feeModelOf(tokenId: string): Promise<FeeModel> {
+    const rates = (await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: tokenId })}`)) as { takerFeeBps: unknown };
+    return opinionFeeModel(rates.takerFeeBps);
+  }
+
+  private async orderBody(order: ChildOrder, c: Cached): Promise<Record<string, unknown>> {
+    const struct = buyOrder({
+      maker: this.opts.credentials.multiSigAddress,
+      signer: this.signer,
+      tokenId: c.market.outcomeIds[order.outcome],
+      limitPrice: order.limitPrice,
+      shares: order.shares,
+      decimals: c.decimals,
+      salt: saltFor(order.clientOrderId),
+    });
+    const signature = await signOrder(this.opts.credentials.privateKey, struct, c.exchange);
+    return orderBody({
+      order: struct,
+      signature,
+      marketId: Number(order.venueMarketId),
+      currency: c.currency,
+      limitPrice: order.limitPrice,
+      // rounded down: the venue drops the order no later than the child's expiry
+      expiresAtSeconds: Math.floor(order.expiresAt / 1000),
+      nowSeconds: Math.floor(this.clock.now() / 1000),
+    });
+  }
+
+  /** The venue's id of a child order: known since it was placed, or found among the market's orders by what the child asked. */
+  private async orderId(clientOrderId: string, order: ChildOrder | undefined): Promise<string | undefined> {
+    const known = this.orderIds.get(clientOrderId);
+    if (known !== undefined) return known;
+    if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their content: pass the child order after a restart.`, { venue: this.id });
+    const matches: OpinionOrder[] = [];
+    for (let page = 1; ; page++) {
+      const q = new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), marketId: order.venueMarketId, page: String(page), limit: String(PAGE) });
+      const body = (await this.read(`/order?${q}`)) as { list: OpinionOrder[]; total: number };
+      matches.push(...body.list.filter((o) => this.isChild(o, order)));
+      if (body.list.length < PAGE || page * PAGE >= body.total) break;
+    }
+    if (matches.length > 1) throw new AppError("venue_unavailable", `${this.id}: ${matches.length} orders match child ${clientOrderId}; it cannot be told apart`, { venue: this.id });
+    const found = matches[0]?.orderId;
+    if (found !== undefined) this.orderIds.set(clientOrderId, found);
+    return found;
+  }
+
+  private isChild(o: OpinionOrder, order: ChildOrder): boolean {
+    return (
+      String(o.marketId) === order.venueMarketId &&
+      o.outcomeSide === outcomeSide(order.outcome) &&
+      parseMicro(o.price, "price") === order.limitPrice &&
+      parseMicro(o.orderShares, "orderShares") === order.shares &&
+      o.expiresAt === Math.floor(order.expiresAt / 1000)
+    );
+  }
+
+  /** `GET /order/{orderId}`: open while pending, done with its trades, or never placed if it ended without one. */
+  private async orderState(orderId: string, clientOrderId: string): Promise<ChildStatus> {
+    const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`)) as { orderData: OpinionOrder }).orderData;
+    const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, this.feeModel(String(o.marketId), `order ${orderId}`));
+    if (o.status === ORDER_PENDING) return { kind: "open", venueOrderId: orderId, fills };
+    return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+  }
+
+  private feeModel(marketId: string, what: string): FeeModel {
+    const model = this.cache.get(marketId)?.market.feeModel;
+    if (!model) throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${marketId}, which this adapter has not loaded`, { venue: this.id });
+    return model;
+  }
+
+  /** A market's YES book from `GET /token/orderbook`, or undefined when it cannot be read now (the stream asks again). */
+  private async snapshot(marketId: string): Promise<{ bids: LevelMap; asks: LevelMap } | undefined> {
+    const token = this.cache.get(marketId)?.market.outcomeIds.YES;
+    if (token === undefined) return undefined;
+    try {
+      const book = (await this.read(`/token/orderbook?${new URLSearchParams({ token_id: token })}`)) as OpinionOrderbook;
+      return { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A read: safe to repeat, so even an unknown outcome is retried. A non-zero errno is the venue's refusal. */
+  private async read(path: string): Promise<unknown> {
+    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, () => true);
+    if (!res.ok) {
+      if (res.kind !== "rejected") this.lastRestFailure = res.reason;
+      throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
+    }
+    this.lastRestFailure = undefined;
+    const body = res.body as OpinionEnvelope<unknown>;
+    if (body.errno !== 0) throw new AppError("venue_unavailable", `${this.id}: GET ${path} answered errno ${body.errno}: ${body.errmsg}`, { venue: this.id });
+    return body.result;
+  }
+
+  private send(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResult> {
+    const base = this.opts.baseUrl.replace(/\/$/, "");
+    return sendRequest(base, { method, path, body, headers: { [OPINION_API_KEY_HEADER]: this.opts.credentials.apiKey }, timeoutMs: this.timeoutMs });
+  }
+
+  private emit(marketId: string): void {
+    const update: BookUpdate = { venue: this.id, venueMarketId: marketId };
+    for (const l of this.listeners) l(update);
+  }
+}

@@ -1,0 +1,227 @@
+import { randomBytes } from "node:crypto";
+import type { Hex } from "viem";
+import { ceilDiv, formatMicro, notional, ONE, type PriceMicro } from "../../../domain/money.ts";
+import type { Outcome } from "../../../domain/types.ts";
+import { SIDE_BUY, type OrderStruct } from "../../ctf-order.ts";
+import type { SimExchange } from "../../simulated/exchange.ts";
+import { OPINION_SIM } from "../../simulated/profiles.ts";
+import type { ChildOrder, VenueFill } from "../../venue.ts";
+import { orderFromBody, orderSigner, SIGNATURE_GNOSIS_SAFE, TRADING_LIMIT } from "../signing.ts";
+import { ERRNO_DUPLICATE_ORDER, ORDER_CANCELED, ORDER_EXPIRED, ORDER_FINISHED, ORDER_PENDING, outcomeSide, parsePrice, type OpinionOrder, type OpinionTrade } from "../wire.ts";
+
+/** Refusals, as `{ errno, errmsg }` (assumed codes: Opinion documents none). */
+export const ERRNO_INVALID = 10_400;
+export const ERRNO_NOT_FOUND = 10_404;
+
+export interface DeskMarket {
+  marketId: number;
+  slug: string;
+  title: string;
+  tokens: Record<Outcome, string>;
+}
+
+export interface DeskAccount {
+  signer: Hex;
+  safe: Hex;
+  exchange: Hex;
+  quoteToken: Hex;
+  /** The quote token's decimals: 10^(decimals − 6) token units make a micro-USDC. */
+  decimals: number;
+}
+
+interface DeskOrder {
+  orderId: string;
+  /** The order's client order id on the shared exchange. */
+  key: string;
+  market: DeskMarket;
+  outcome: Outcome;
+  price: PriceMicro;
+  shares: bigint;
+  createdAt: number;
+  /** orderExpTime, unix seconds; 0 for none. */
+  expiresAt: number;
+  fills: VenueFill[];
+  /** Cancelled by its owner, or expired while resting. */
+  ended: "cancelled" | "expired" | undefined;
+  txHash: string;
+}
+
+export type CreateOutcome = { kind: "created"; order: OpinionOrder } | { kind: "refused"; errno: number; errmsg: string };
+
+/**
+ * The trading side of the Opinion simulator: checks a posted order as the venue would (market and
+ * token, a limit buy, the Safe as maker and its owner as signer, the EIP-712 signature for the quote
+ * token's exchange, amounts at the price, orderExpTime not passed, a salt not used before), runs it
+ * on the shared exchange, and keeps it with its trades. The exchange kills what a limit order cannot
+ * take at once, so an order ends `Canceled` with what it took, unless the `resting` fault leaves its
+ * rest pending until a cancel or its orderExpTime.
+ */
+export class OpinionOrderDesk {
+  private readonly orders = new Map<string, DeskOrder>();
+  private readonly bySalt = new Set<string>();
+
+  constructor(
+    private readonly exchange: SimExchange,
+    private readonly account: DeskAccount,
+    private readonly market: (marketId: number) => DeskMarket | undefined,
+    private readonly now: () => number,
+  ) {}
+
+  async create(body: unknown): Promise<CreateOutcome> {
+    const refused = (errmsg: string, errno = ERRNO_INVALID): CreateOutcome => ({ kind: "refused", errno, errmsg });
+    const b = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+    if (b.tradingMethod !== TRADING_LIMIT) return refused("this simulator only executes limit orders (tradingMethod 2)");
+    const market = typeof b.topicId === "number" ? this.market(b.topicId) : undefined;
+    if (!market) return refused(`market ${String(b.topicId)} not found`, ERRNO_NOT_FOUND);
+    let order: OrderStruct;
+    let price: PriceMicro;
+    try {
+      order = orderFromBody(b);
+      price = parsePrice(b.price, "price");
+    } catch (err) {
+      return refused(err instanceof Error ? err.message : String(err));
+    }
+    const expTime = typeof b.orderExpTime === "string" && /^\d{1,12}$/.test(b.orderExpTime) ? Number(b.orderExpTime) : undefined;
+    if (expTime === undefined) return refused("orderExpTime must be unix seconds, 0 for none");
+    if (typeof b.signature !== "string" || !/^0x[0-9a-fA-F]+$/.test(b.signature)) return refused("signature is required");
+    const outcome = (Object.keys(market.tokens) as Outcome[]).find((o) => BigInt(market.tokens[o]) === order.tokenId);
+    if (!outcome) return refused(`tokenId is not a position of market ${market.marketId}`);
+    if (typeof b.currencyAddress !== "string" || b.currencyAddress.toLowerCase() !== this.account.quoteToken.toLowerCase()) return refused("currencyAddress is not the market's quote token");
+    if (order.side !== SIDE_BUY) return refused("this simulator only executes buys");
+    if (order.signatureType !== SIGNATURE_GNOSIS_SAFE) return refused("orders are signed by a Safe's owner (signatureType 2)");
+    if (order.maker.toLowerCase() !== this.account.safe.toLowerCase() || order.signer.toLowerCase() !== this.account.signer.toLowerCase()) {
+      return refused("maker must be the API key's Safe and signer its owner");
+    }
+    const unit = 10n ** BigInt(this.account.decimals - 6);
+    if (order.takerAmount % unit !== 0n) return refused("takerAmount is finer than a micro-share");
+    const shares = order.takerAmount / unit;
+    if (order.makerAmount < ceilDiv(price * order.takerAmount, ONE)) return refused("makerAmount does not pay price × takerAmount");
+    let signer: Hex;
+    try {
+      signer = await orderSigner(order, this.account.exchange, b.signature as Hex);
+    } catch {
+      return refused("invalid order signature");
+    }
+    if (signer.toLowerCase() !== order.signer.toLowerCase()) return refused("invalid order signature");
+    const key = `${order.signer.toLowerCase()}:${order.salt}`;
+    if (this.bySalt.has(key)) return refused("an order with this salt already exists", ERRNO_DUPLICATE_ORDER);
+
+    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares, expiresAt: expTime === 0 ? Number.POSITIVE_INFINITY : expTime * 1000 };
+    const result = this.exchange.place(child);
+    if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused("order expired");
+    if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(result.reason);
+    const placed: DeskOrder = {
+      orderId: OPINION_SIM.newOrderId(),
+      key,
+      market,
+      outcome,
+      price,
+      shares,
+      createdAt: Math.floor(this.now() / 1000),
+      expiresAt: expTime,
+      fills: result.kind === "filled" || result.kind === "partial" ? result.fills : [],
+      ended: undefined,
+      txHash: `0x${randomBytes(32).toString("hex")}`,
+    };
+    this.orders.set(placed.orderId, placed);
+    this.bySalt.add(key);
+    return { kind: "created", order: this.view(placed, false) };
+  }
+
+  /** An order with its trades (`GET /order/{orderId}`). */
+  order(orderId: string): OpinionOrder | undefined {
+    const o = this.orders.get(orderId);
+    return o && this.view(o, true);
+  }
+
+  /** The account's orders, newest first, optionally of one market and one status. */
+  list(marketId: number | undefined, status: number | undefined): OpinionOrder[] {
+    return [...this.orders.values()]
+      .reverse()
+      .filter((o) => marketId === undefined || o.market.marketId === marketId)
+      .map((o) => this.view(o, false))
+      .filter((v) => status === undefined || v.status === status);
+  }
+
+  /** Cancels what rests of a pending order; an errno for an unknown order or one with nothing resting. */
+  cancel(orderId: unknown): { errno: number; errmsg: string } {
+    const o = typeof orderId === "string" ? this.orders.get(orderId) : undefined;
+    if (!o) return { errno: ERRNO_NOT_FOUND, errmsg: "order not found" };
+    if (this.view(o, false).status !== ORDER_PENDING) return { errno: ERRNO_INVALID, errmsg: "order is not pending" };
+    this.exchange.cancel(o.key);
+    o.ended = "cancelled";
+    return { errno: 0, errmsg: "" };
+  }
+
+  /** The account's trades, newest first (`GET /trade`). */
+  trades(): OpinionTrade[] {
+    const all = [...this.orders.values()].flatMap((o) => o.fills.map((f) => this.trade(o, f)));
+    return this.reported(all.reverse());
+  }
+
+  private view(o: DeskOrder, withTrades: boolean): OpinionOrder {
+    if (o.ended === undefined && o.expiresAt !== 0 && this.exchange.resting(o.key) > 0n && this.now() >= o.expiresAt * 1000) {
+      // orderExpTime passed: the venue cancels what rests
+      this.exchange.cancel(o.key);
+      o.ended = "expired";
+    }
+    const filled = o.fills.reduce((s, f) => s + f.shares, 0n);
+    const paid = o.fills.reduce((s, f) => s + notional(f.price, f.shares), 0n);
+    const status = this.exchange.resting(o.key) > 0n ? ORDER_PENDING : o.ended === "expired" ? ORDER_EXPIRED : filled === o.shares ? ORDER_FINISHED : ORDER_CANCELED;
+    return {
+      orderId: o.orderId,
+      transNo: o.orderId,
+      marketId: o.market.marketId,
+      marketTitle: o.market.title,
+      side: 1,
+      sideEnum: "Buy",
+      outcomeSide: outcomeSide(o.outcome),
+      outcomeSideEnum: o.outcome === "YES" ? "Yes" : "No",
+      outcome: o.outcome === "YES" ? "Yes" : "No",
+      price: formatMicro(o.price),
+      orderShares: formatMicro(o.shares),
+      orderAmount: formatMicro(notional(o.price, o.shares)),
+      filledShares: formatMicro(filled),
+      filledAmount: formatMicro(paid),
+      status,
+      statusEnum: ["", "Pending", "Finished", "Canceled", "Expired"][status],
+      tradingMethod: TRADING_LIMIT,
+      tradingMethodEnum: "Limit",
+      quoteToken: this.account.quoteToken,
+      createdAt: o.createdAt,
+      expiresAt: o.expiresAt,
+      ...(withTrades ? { trades: this.reported(o.fills.map((f) => this.trade(o, f))) } : {}),
+    };
+  }
+
+  private trade(o: DeskOrder, f: VenueFill): OpinionTrade {
+    return {
+      tradeNo: f.tradeId,
+      orderNo: o.orderId,
+      txHash: o.txHash,
+      marketId: o.market.marketId,
+      marketTitle: o.market.title,
+      side: "Buy",
+      outcome: o.outcome === "YES" ? "Yes" : "No",
+      outcomeSide: outcomeSide(o.outcome),
+      outcomeSideEnum: o.outcome === "YES" ? "Yes" : "No",
+      price: formatMicro(f.price),
+      shares: formatMicro(f.shares),
+      amount: formatMicro(notional(f.price, f.shares)),
+      fee: Number(formatMicro(f.fee)),
+      feeFormatted: formatMicro(f.fee),
+      status: ORDER_FINISHED,
+      statusEnum: "Finished",
+      quoteToken: this.account.quoteToken,
+      quoteTokenUsdPrice: "1",
+      usdAmount: formatMicro(notional(f.price, f.shares)),
+      chainId: "56",
+      createdAt: o.createdAt,
+    };
+  }
+
+  /** What the venue reports of a list of trades: each twice, same trade number, while the duplicate fault is on. */
+  private reported<T>(trades: T[]): T[] {
+    return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
+  }
+}

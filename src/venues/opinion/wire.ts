@@ -1,0 +1,181 @@
+import type { FeeModel } from "../../domain/fees.ts";
+import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import type { MarketStatus, Outcome } from "../../domain/types.ts";
+import { feesPerFill, uniqueTrades } from "../placement.ts";
+import type { VenueFill, VenueMarket } from "../venue.ts";
+
+/** Opinion prices move in 0.001 steps (assumed: the SDK accepts up to 6 decimals, the web app quotes tenths of a cent). */
+export const OPINION_TICK: PriceMicro = 1_000n;
+/** Share increment of an order (assumed: the exchange is a CTF exchange, whose books rest in 0.01-share lots). */
+export const OPINION_LOT: ShareMicro = 10_000n;
+/** The SDK refuses amounts under 1 (quote or outcome token): one share is the smallest order. */
+export const OPINION_MIN_SHARES: ShareMicro = 1_000_000n;
+
+/** Every answer of Opinion's OpenAPI: errno 0 with a result, or a non-zero errno and its message. */
+export interface OpinionEnvelope<T> {
+  errno: number;
+  errmsg: string;
+  result: T;
+}
+
+/** The fields of a binary market (`GET /market/{marketId}`, entries of `GET /market`) that crossfill reads. */
+export interface OpinionMarket {
+  marketId: number;
+  marketTitle: string;
+  /** 1 created, 2 activated, 3 resolving, 4 resolved, 5 failed, 6 deleted. */
+  status: number;
+  statusEnum?: string;
+  yesTokenId: string;
+  noTokenId: string;
+  /** When trading stops, unix seconds. */
+  cutoffAt: number;
+  /** The collateral's address; its exchange contract and decimals come from `GET /quoteToken`. */
+  quoteToken: string;
+  chainId: string;
+  conditionId?: string;
+  /** Traded volume in quote-token units, a decimal string. */
+  volume?: string;
+  [field: string]: unknown;
+}
+
+/** An entry of `GET /quoteToken`: the collateral, its decimals and the exchange contract orders in it are signed for. */
+export interface OpinionQuoteToken {
+  quoteTokenAddress: string;
+  ctfExchangeAddress: string;
+  decimal: number;
+  symbol?: string;
+  chainId?: string;
+}
+
+export interface OpinionLevel {
+  price: string;
+  size: string;
+}
+
+/** `GET /token/orderbook?token_id=`: one token's book, bids best first, asks best first. */
+export interface OpinionOrderbook {
+  market?: string;
+  tokenId: string;
+  /** ms since the epoch. */
+  timestamp?: number;
+  bids: OpinionLevel[];
+  asks: OpinionLevel[];
+}
+
+/** A trade as the order detail (`trades[]`) and `GET /trade` list it. */
+export interface OpinionTrade {
+  tradeNo: string;
+  /** The account's order the trade filled (assumed: the documented field is named orderNo, "trade identification"). */
+  orderNo: string;
+  marketId: number;
+  price: string;
+  shares: string;
+  amount?: string;
+  fee?: number | string;
+  feeFormatted?: string;
+  createdAt?: number;
+  txHash?: string;
+  [field: string]: unknown;
+}
+
+/** An order (`orderData` of `POST /order`, `GET /order/{orderId}`; entries of `GET /order`). */
+export interface OpinionOrder {
+  orderId: string;
+  marketId: number;
+  /** 1 yes, 2 no. */
+  outcomeSide: number;
+  price: string;
+  orderShares: string;
+  filledShares: string;
+  /** 1 pending, 2 finished, 3 canceled, 4 expired, 5 failed. */
+  status: number;
+  /** Unix seconds; the order's orderExpTime. */
+  expiresAt?: number;
+  trades?: OpinionTrade[];
+  [field: string]: unknown;
+}
+
+/** The errno of a refused repeat of a salt the account already used (assumed: Opinion documents no error codes). */
+export const ERRNO_DUPLICATE_ORDER = 10_409;
+
+export const ORDER_PENDING = 1;
+export const ORDER_FINISHED = 2;
+export const ORDER_CANCELED = 3;
+export const ORDER_EXPIRED = 4;
+
+export function outcomeSide(outcome: Outcome): number {
+  return outcome === "YES" ? 1 : 2;
+}
+
+/** A decimal string in (0, 1), exact to the micro-USDC. */
+export function parsePrice(value: unknown, field: string): PriceMicro {
+  const p = parseMicro(value, field);
+  if (p <= 0n || p >= ONE) throw new RangeError(`${field} ${String(value)} is not strictly between 0 and 1`);
+  return p;
+}
+
+export function marketStatus(status: number): MarketStatus {
+  if (status === 2) return "open";
+  return status === 4 ? "resolved" : "closed";
+}
+
+/** Opinion's fee curve at the market's taker rate (`GET /token/fee-rates`: takerFeeBps). */
+export function opinionFeeModel(takerFeeBps: unknown): FeeModel {
+  const bps = typeof takerFeeBps === "string" && /^\d{1,6}$/.test(takerFeeBps) ? Number(takerFeeBps) : takerFeeBps;
+  if (typeof bps !== "number" || !Number.isSafeInteger(bps) || bps < 0) throw new RangeError(`takerFeeBps must be a non-negative integer (got ${JSON.stringify(takerFeeBps)})`);
+  return { kind: "opinion", ratePpm: BigInt(bps) * 100n };
+}
+
+export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket {
+  return {
+    venueMarketId: String(m.marketId),
+    title: m.marketTitle,
+    outcomeIds: { YES: m.yesTokenId, NO: m.noTokenId },
+    status: marketStatus(m.status),
+    closeTime: new Date(m.cutoffAt * 1000).toISOString(),
+    tickSize: OPINION_TICK,
+    minOrderShares: OPINION_MIN_SHARES,
+    lotShares: OPINION_LOT,
+    feeModel,
+    volume: m.volume === undefined ? 0n : parseMicro(m.volume, "volume"),
+  };
+}
+
+/** One side of a book as levels by price, in micro units; empty levels left out, repeated prices added up. */
+export function levelMap(levels: readonly OpinionLevel[], field: string): Map<PriceMicro, ShareMicro> {
+  const map = new Map<PriceMicro, ShareMicro>();
+  levels.forEach((l, i) => {
+    const price = parsePrice(l.price, `${field}[${i}].price`);
+    const size = parseMicro(l.size, `${field}[${i}].size`);
+    if (size > 0n) map.set(price, (map.get(price) ?? 0n) + size);
+  });
+  return map;
+}
+
+/**
+ * The fills of one order from its trades, each trade once however often it is listed. The fee is
+ * the order's fee under the market's curve split over its trades (feesPerFill), so the parts add up
+ * to what the whole order is charged; the trade's own fee field is not read (docs/venues/opinion.md).
+ */
+export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
+  const unique = uniqueTrades(trades.map((t, i) => ({ tradeId: t.tradeNo, price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })));
+  const fees = feesPerFill(model, unique);
+  return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, price: t.price, shares: t.shares, fee: fees[i]! }));
+}
+
+/** The account's trades (`GET /trade`), oldest first, each once, its fee its order's fee split over the order's trades. */
+export function tradesFromList(trades: readonly OpinionTrade[], feeModel: (marketId: string) => FeeModel): VenueFill[] {
+  const byOrder = new Map<string, OpinionTrade[]>();
+  for (const t of uniqueTrades(trades.map((t) => ({ ...t, tradeId: t.tradeNo })))) byOrder.set(t.orderNo, [...(byOrder.get(t.orderNo) ?? []), t]);
+  const fills = new Map<string, VenueFill>();
+  for (const [orderNo, group] of byOrder) {
+    for (const f of fillsFromTrades(group, orderNo, "", feeModel(String(group[0]!.marketId)))) fills.set(f.tradeId, f);
+  }
+  return uniqueTrades(trades.map((t) => fills.get(t.tradeNo)!));
+}
+
+/** A micro amount in a token of `decimals` decimals (Opinion's USDT on BNB Chain has 18). */
+export function toTokenUnits(micro: Micro, decimals: number): bigint {
+  if (!Number.isInteger(decimals) || decimals < 6 || decimals > 18) throw new RangeError(`a quote token of ${decimals} decimals is not supported`);
+  return micro * 10n ** BigInt(decimals - 6);
+}

@@ -1,0 +1,75 @@
+import { OrderBuilder, Signer, SignatureType } from "@opinion-labs/opinion-clob-sdk";
+import { hashTypedData, recoverAddress, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { MarketCatalog } from "../../src/markets/catalog.ts";
+import { createOpinionVenue, OPINION_SIM_EXCHANGE, startOpinionSim } from "../../src/venues/opinion/index.ts";
+import { ORDER_TYPES } from "../../src/venues/ctf-order.ts";
+import { buyOrder, OPINION_CHAIN_ID, orderDomain, signOrder } from "../../src/venues/opinion/signing.ts";
+import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
+import { runConformance } from "./suite.ts";
+
+const catalog = MarketCatalog.load();
+const FEES_DOC = "docs.opinion.trade/trade-on-opinion.trade/fees: takers only, 0% to 2%, highest as the probability approaches 50%";
+const SDK_FEE = "@opinion-labs/opinion-clob-sdk getFeeRates: max fee rate = fee_rate_bps × 0.25 / 10000 (at P = 0.5)";
+
+const fees: FeeExample[] = [
+  { what: "at 50% a rate of 800 bps charges its maximum, 2%: 100 shares at 0.5 pay 1 USDC", source: `${FEES_DOC}; ${SDK_FEE}`, model: { kind: "opinion", ratePpm: 80_000n }, levels: [{ price: 500_000n, shares: 100_000_000n }], fee: 1_000_000n },
+  { what: "nearer certainty the fee falls: 100 shares at 0.9 under 800 bps pay 8% × 0.09 of 90 USDC", source: FEES_DOC, model: { kind: "opinion", ratePpm: 80_000n }, levels: [{ price: 900_000n, shares: 100_000_000n }], fee: 648_000n },
+  {
+    what: "one order over two levels is charged once, rounded up to the micro-USDC: 400 bps at 0.333 and 0.334",
+    source: SDK_FEE,
+    model: { kind: "opinion", ratePpm: 40_000n },
+    levels: [{ price: 333_000n, shares: 10_000_000n }, { price: 334_000n, shares: 1_000_000n }],
+    fee: 32_558n,
+  },
+];
+
+async function signingExamples(): Promise<SigningExample[]> {
+  const key = generatePrivateKey();
+  const signer = privateKeyToAccount(key).address;
+  const safe: Hex = "0x1111111111111111111111111111111111111111";
+  const order = buyOrder({ maker: safe, signer, tokenId: "32564853958426237391842158392736571932859361285734859283719283749182736451827", limitPrice: 650_000n, shares: 100_000_000n, decimals: 18, salt: 987_654_321n });
+  const sdk = new OrderBuilder(OPINION_SIM_EXCHANGE, OPINION_CHAIN_ID, new Signer(key), () => order.salt);
+  const sdkOrder = sdk.buildOrder({
+    maker: safe,
+    signer,
+    taker: order.taker,
+    tokenId: order.tokenId.toString(),
+    makerAmount: order.makerAmount,
+    takerAmount: order.takerAmount,
+    side: 0,
+    feeRateBps: "0",
+    nonce: "0",
+    expiration: "0",
+    signatureType: SignatureType.POLY_GNOSIS_SAFE,
+  });
+  return [
+    {
+      what: "the EIP-712 order signature is the official SDK's OrderBuilder signature of the same order (domain OPINION CTF Exchange v1, chain 56)",
+      source: "@opinion-labs/opinion-clob-sdk 0.6.1 OrderBuilder.buildOrderSignature",
+      actual: () => signOrder(key, order, OPINION_SIM_EXCHANGE),
+      expected: await sdk.buildOrderSignature(sdkOrder),
+    },
+    {
+      what: "a buy of 100 shares at 0.65 in 18-decimal USDT: makerAmount 65e18, takerAmount 100e18, price = maker/taker exactly",
+      source: "@opinion-labs/opinion-clob-sdk calculateOrderAmounts (BUY: price = makerAmount / takerAmount)",
+      actual: () => `${order.makerAmount}/${order.takerAmount}`,
+      expected: `${65n * 10n ** 18n}/${100n * 10n ** 18n}`,
+    },
+    {
+      what: "the signature recovers to the Safe's owner, who signs for the Safe",
+      source: "@opinion-labs/opinion-clob-sdk placeOrder (maker = multiSigAddress, signer = the private key's address, signatureType POLY_GNOSIS_SAFE)",
+      actual: async () => recoverAddress({ hash: hashTypedData({ domain: orderDomain(OPINION_SIM_EXCHANGE), types: ORDER_TYPES, primaryType: "Order", message: order }), signature: await signOrder(key, order, OPINION_SIM_EXCHANGE) }),
+      expected: signer,
+    },
+  ];
+}
+
+const signing = await signingExamples();
+let seed = 400;
+
+runConformance("opinion", async () => {
+  const sim = await startOpinionSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
+  // a stranger's wallet: the venue refuses orders not signed by the Safe's owner
+  return simHarness(sim, catalog, (options) => createOpinionVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, privateKey: generatePrivateKey() }), { fees, signing });
+});
