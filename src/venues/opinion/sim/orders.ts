@@ -92,9 +92,10 @@ export class OpinionOrderDesk {
     if (order.maker.toLowerCase() !== this.account.safe.toLowerCase() || order.signer.toLowerCase() !== this.account.signer.toLowerCase()) {
       return refused("maker must be the API key's Safe and signer its owner");
     }
-    const unit = 10n ** BigInt(this.account.decimals - 6);
-    if (order.takerAmount % unit !== 0n) return refused("takerAmount is finer than a micro-share");
-    const shares = order.takerAmount / unit;
+    // an order for a fraction of a lot (the SDK sizes orders by their USDT amount) trades the whole lots in it
+    const lot = OPINION_SIM.lotShares * 10n ** BigInt(this.account.decimals - 6);
+    const shares = ((order.takerAmount / lot) * lot) / 10n ** BigInt(this.account.decimals - 6);
+    if (shares === 0n) return refused("takerAmount is less than one lot (0.01 share)");
     if (order.makerAmount < ceilDiv(price * order.takerAmount, ONE)) return refused("makerAmount does not pay price × takerAmount");
     let signer: Hex;
     try {
