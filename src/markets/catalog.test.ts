@@ -3,7 +3,7 @@ import { AppError } from "../domain/errors.ts";
 import { MarketCatalog, type CatalogEvent } from "./catalog.ts";
 
 const catalog = MarketCatalog.load();
-const VENUES = ["polymarket-sim", "kalshi-sim", "limitless-sim"];
+const VENUES = ["polymarket-sim", "kalshi-sim", "limitless-sim", "opinion-sim"];
 
 function walk(query: Parameters<MarketCatalog["list"]>[0]): CatalogEvent[] {
   const seen: CatalogEvent[] = [];
@@ -53,6 +53,10 @@ describe("the catalog file", () => {
           expect(l.outcomeIds).toEqual({ YES: "yes", NO: "no" });
         }
         if (l.venue === "limitless-sim") expect(l.venueMarketId).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+        if (l.venue === "opinion-sim") {
+          expect(l.venueMarketId).toMatch(/^[1-9]\d*$/);
+          expect(l.outcomeIds.YES).toMatch(/^\d{60,78}$/);
+        }
       }
     }
     expect(events.filter((e) => e.status === "open").length).toBeGreaterThan(events.length / 2);

@@ -6,6 +6,8 @@ const KNOWN: Record<string, string> = {
   kalshi: "#2fc59b",
   "limitless-sim": "#f0a540",
   limitless: "#f0a540",
+  "opinion-sim": "#e45d86",
+  opinion: "#e45d86",
 };
 const SPARE = ["#e06cc8", "#5ccfe6", "#d4d45a", "#b48cff", "#ff7a6b"];
 

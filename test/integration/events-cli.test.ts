@@ -55,9 +55,15 @@ describe("crossfill events match → accept → next start", () => {
     const fedMarch = proposals.find((p) => p.kind === "new_event" && p.members.some((m) => m.venue_market_id === "KXFEDCUT-27MAR-T25"));
     expect(fedMarch?.members.map((m) => m.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
     expect(fedMarch?.status).toBe("proposed");
-    expect(proposals.find((p) => p.kind === "add_listing" && p.event_id === "fed-cut-2027-01")?.members).toEqual([
+    expect(proposals.find((p) => p.kind === "add_listing" && p.event_id === "fed-cut-2027-01" && p.members[0]?.venue === "limitless-sim")?.members).toEqual([
       expect.objectContaining({ venue: "limitless-sim", venue_market_id: "fed-rate-cut-in-january-2027" }),
     ]);
+    expect(proposals.find((p) => p.kind === "add_listing" && p.event_id === "fed-cut-2027-01" && p.members[0]?.venue === "opinion-sim")?.members).toEqual([
+      expect.objectContaining({ venue: "opinion-sim", venue_market_id: "2260" }),
+    ]);
+    for (const [eventId, marketId] of [["us-gov-shutdown-2027-01", "2274"], ["spx-above-7500-2026-12-31", "2281"]]) {
+      expect(proposals.find((p) => p.kind === "add_listing" && p.event_id === eventId)?.members, eventId).toEqual([expect.objectContaining({ venue: "opinion-sim", venue_market_id: marketId })]);
+    }
     for (const p of proposals) {
       expect(p.score).toBeGreaterThanOrEqual(0.6);
       expect(p.score).toBeLessThanOrEqual(1);
@@ -72,7 +78,7 @@ describe("crossfill events match → accept → next start", () => {
 
   it("accept writes the new event and the new listing, and says they take effect at the next start", async () => {
     const fedMarch = proposals.find((p) => p.members.some((m) => m.venue_market_id === "KXFEDCUT-27MAR-T25"))!;
-    const addJanuary = proposals.find((p) => p.event_id === "fed-cut-2027-01")!;
+    const addJanuary = proposals.find((p) => p.event_id === "fed-cut-2027-01" && p.members[0]?.venue === "limitless-sim")!;
     const accepted = await cliJson<ProposalJson & { takes_effect: string }>("events", "accept", fedMarch.id, "--event-id", "fed-cut-2027-03", "--title", "Fed rate cut in March 2027?", "--json");
     expect(accepted).toMatchObject({ status: "accepted", event_id: "fed-cut-2027-03", takes_effect: "next_start" });
     expect(await cli("events", "accept", addJanuary.id)).toMatch(/fed-cut-2027-01 is now also listed on limitless-sim[\s\S]*restart the server/);

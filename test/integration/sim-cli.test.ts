@@ -34,6 +34,11 @@ const KEYS = [
   "LIMITLESS_SECRET",
   "LIMITLESS_PRIVATE_KEY",
   "LIMITLESS_OWNER_ID",
+  "OPINION_BASE_URL",
+  "OPINION_WS_URL",
+  "OPINION_API_KEY",
+  "OPINION_PRIVATE_KEY",
+  "OPINION_MULTISIG_ADDRESS",
 ];
 
 let dataDir: string;
@@ -86,7 +91,7 @@ describe("crossfill sim", () => {
 
     // the SDK's Health type leaves out base_url, so read the body as the server sends it
     const health = (await client.request("GET", "/v1/health")).body as { venues: { base_url: string }[] };
-    expect(health.venues.map((v) => v.base_url).sort()).toEqual([settings.POLYMARKET_BASE_URL, settings.KALSHI_BASE_URL, settings.LIMITLESS_BASE_URL].sort());
+    expect(health.venues.map((v) => v.base_url).sort()).toEqual([settings.POLYMARKET_BASE_URL, settings.KALSHI_BASE_URL, settings.LIMITLESS_BASE_URL, settings.OPINION_BASE_URL].sort());
 
     const order = await client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05, strategy: "optimize_price" });
     expect(order.status).toBe("filled");
