@@ -15,10 +15,16 @@ interface MarketBook {
 
 /**
  * Where a market's book stands with the current connection: subscribed, waiting for its first diff
- * (which proves the subscription live); being re-read over REST, diffs dropped meanwhile; or synced,
- * every diff since its snapshot applied.
+ * (which proves the subscription live); being re-read over REST, the diffs since the first one held;
+ * or synced, every diff since the subscription applied.
  */
-type Phase = "awaiting" | "seeding" | "synced";
+type Phase = { kind: "awaiting" } | { kind: "seeding"; held: Diff[] } | { kind: "synced" };
+
+interface Diff {
+  side: "bids" | "asks";
+  price: PriceMicro;
+  size: bigint;
+}
 
 export interface OpinionBookStreamOptions {
   venue: string;
@@ -38,8 +44,9 @@ export interface OpinionBookStreamOptions {
  * (`{ msgType, marketId, tokenId, outcomeSide, side, price, size }`, size the level's new total, 0
  * to remove it). The channel sends no snapshot and numbers no message, so after subscribing each
  * market is re-read from `GET /token/orderbook` once its first diff shows the subscription live, and
- * the diffs that follow the snapshot are applied; the same after every reconnection (diffs missed
- * meanwhile are unknowable). The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
+ * every diff from that first one on is applied to the snapshot, in order: a diff older than the
+ * snapshot sets a level to a value the later diffs then correct, since each change is sent once, in
+ * order. The same after every reconnection (diffs missed meanwhile are unknowable). The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
  */
 export class OpinionBookStream {
   private readonly books = new Map<string, MarketBook>();
@@ -58,7 +65,7 @@ export class OpinionBookStream {
   opened(): void {
     this.connected = true;
     this.lastFrameAt = this.opts.now();
-    for (const marketId of this.opts.marketIds) this.phases.set(marketId, "awaiting");
+    for (const marketId of this.opts.marketIds) this.phases.set(marketId, { kind: "awaiting" });
     for (const marketId of this.opts.marketIds) this.opts.send(JSON.stringify({ action: "SUBSCRIBE", channel: DEPTH_CHANNEL, marketId: Number(marketId) }));
   }
 
@@ -69,7 +76,7 @@ export class OpinionBookStream {
 
   /** Every market synced with the current connection. */
   synced(): boolean {
-    return this.opts.marketIds.every((id) => this.phases.get(id) === "synced");
+    return this.opts.marketIds.every((id) => this.phases.get(id)?.kind === "synced");
   }
 
   /** The application heartbeat the SDK sends every 30 s. */
@@ -111,11 +118,8 @@ export class OpinionBookStream {
     }
     if (msg.msgType !== DEPTH_CHANNEL) return;
     const marketId = String(msg.marketId);
-    if (msg.outcomeSide !== 1 || !this.phases.has(marketId)) return;
     const phase = this.phases.get(marketId);
-    if (phase === "awaiting") return this.resync(marketId);
-    const b = this.books.get(marketId);
-    if (phase !== "synced" || !b) return;
+    if (msg.outcomeSide !== 1 || !phase) return;
     let price: PriceMicro;
     let size: bigint;
     try {
@@ -125,27 +129,38 @@ export class OpinionBookStream {
       this.lastError = String(err);
       return this.opts.onDrop(this.lastError, text);
     }
-    const side = msg.side === "bids" ? b.bids : msg.side === "asks" ? b.asks : undefined;
-    if (!side) return this.opts.onDrop(`unknown side ${JSON.stringify(msg.side)}`, text);
-    if (size === 0n) side.delete(price);
-    else side.set(price, size);
+    if (msg.side !== "bids" && msg.side !== "asks") return this.opts.onDrop(`unknown side ${JSON.stringify(msg.side)}`, text);
+    const diff: Diff = { side: msg.side, price, size };
+    if (phase.kind === "awaiting") return this.resync(marketId, diff);
+    if (phase.kind === "seeding") return void phase.held.push(diff);
+    const b = this.books.get(marketId);
+    if (!b) return;
+    apply(b, diff);
     this.opts.onBook(marketId);
   }
 
-  private resync(marketId: string): void {
-    this.phases.set(marketId, "seeding");
+  private resync(marketId: string, first: Diff): void {
+    const phase: Phase = { kind: "seeding", held: [first] };
+    this.phases.set(marketId, phase);
     const at = this.opts.now();
     void this.opts.snapshot(marketId).then((book) => {
-      if (this.phases.get(marketId) !== "seeding") return;
-      if (!book) return void this.phases.set(marketId, "awaiting");
-      this.books.set(marketId, { ...book, seededAt: at });
-      this.phases.set(marketId, "synced");
+      if (this.phases.get(marketId) !== phase) return;
+      if (!book) return void this.phases.set(marketId, { kind: "awaiting" });
+      const b: MarketBook = { ...book, seededAt: at };
+      for (const d of phase.held) apply(b, d);
+      this.books.set(marketId, b);
+      this.phases.set(marketId, { kind: "synced" });
       this.opts.onBook(marketId);
     });
   }
 
   /** A synced book is as current as the connection's last frame; one that is not, as its snapshot. */
   private updatedAt(b: MarketBook, marketId: string): number {
-    return this.phases.get(marketId) === "synced" && this.connected ? Math.max(b.seededAt, this.lastFrameAt) : b.seededAt;
+    return this.phases.get(marketId)?.kind === "synced" && this.connected ? Math.max(b.seededAt, this.lastFrameAt) : b.seededAt;
   }
+}
+
+function apply(b: MarketBook, d: Diff): void {
+  if (d.size === 0n) b[d.side].delete(d.price);
+  else b[d.side].set(d.price, d.size);
 }
