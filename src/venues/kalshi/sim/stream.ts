@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
+import { SimSockets } from "../../net/sim-sockets.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { formatCount, formatDollars, type LevelMap } from "../wire.ts";
 
@@ -28,11 +29,9 @@ interface Published {
  * While the silent fault is on, messages are numbered but not sent, as a lagging feed would lose them.
  */
 export class KalshiStream {
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly clients = new Set<Client>();
+  private readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, subs: new Map(), nextSid: 1 }), onMessage: (c, text) => this.command(c, text) });
   private readonly published = new Map<string, Published>();
   private readonly marketIds = new Map<string, string>();
-  private accepted = 0;
 
   constructor(
     private readonly exchange: SimExchange,
@@ -50,29 +49,20 @@ export class KalshiStream {
 
   /** Completes an authenticated upgrade. */
   accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.accepted++;
-      const client: Client = { ws, subs: new Map(), nextSid: 1 };
-      this.clients.add(client);
-      ws.on("message", (data) => this.command(client, data.toString()));
-      ws.on("close", () => this.clients.delete(client));
-      ws.on("error", () => undefined);
-    });
+    this.sockets.accept(req, socket, head);
   }
 
   /** Connections accepted since start. */
   connections(): number {
-    return this.accepted;
+    return this.sockets.connections();
   }
 
   dropAll(): void {
-    for (const c of this.clients) c.ws.terminate();
-    this.clients.clear();
+    this.sockets.dropAll();
   }
 
   close(): void {
-    this.dropAll();
-    this.wss.close();
+    this.sockets.close();
   }
 
   private command(client: Client, text: string): void {
@@ -129,7 +119,7 @@ export class KalshiStream {
     const deltas = [...diff("yes", before.yes, after.yes), ...diff("no", before.no, after.no)];
     if (deltas.length === 0) return;
     const ts = new Date(this.now()).toISOString();
-    for (const client of this.clients) {
+    for (const client of this.sockets.clients) {
       for (const sub of client.subs.values()) {
         if (!sub.tickers.has(ticker)) continue;
         for (const d of deltas) {

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { formatMicro, type PriceMicro, type ShareMicro } from "../../../domain/money.ts";
+import { SimSockets } from "../../net/sim-sockets.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { DEPTH_CHANNEL } from "../book-stream.ts";
 
@@ -27,9 +28,7 @@ interface Client {
  * sent: clients read one over REST.
  */
 export class OpinionStream {
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly clients = new Set<Client>();
-  private accepted = 0;
+  private readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, views: new Map() }), onMessage: (c, text) => this.command(c, text) });
 
   constructor(
     private readonly exchange: SimExchange,
@@ -37,33 +36,24 @@ export class OpinionStream {
     private readonly silent: () => boolean,
   ) {
     exchange.onBook((u) => {
-      for (const c of this.clients) if (c.views.has(u.venueMarketId)) this.publish(c, u.venueMarketId);
+      for (const c of this.sockets.clients) if (c.views.has(u.venueMarketId)) this.publish(c, u.venueMarketId);
     });
   }
 
   accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.accepted++;
-      const client: Client = { ws, views: new Map() };
-      this.clients.add(client);
-      ws.on("message", (data) => this.command(client, data.toString()));
-      ws.on("close", () => this.clients.delete(client));
-      ws.on("error", () => undefined);
-    });
+    this.sockets.accept(req, socket, head);
   }
 
   connections(): number {
-    return this.accepted;
+    return this.sockets.connections();
   }
 
   dropAll(): void {
-    for (const c of this.clients) c.ws.terminate();
-    this.clients.clear();
+    this.sockets.dropAll();
   }
 
   close(): void {
-    this.dropAll();
-    this.wss.close();
+    this.sockets.close();
   }
 
   private command(client: Client, text: string): void {

@@ -1,0 +1,48 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer, type WebSocket } from "ws";
+
+/**
+ * The websocket side of a venue simulator: completes upgrades the simulator has authorised, keeps a
+ * record per connection, and serves the fault switches (connections counted, all dropped at once).
+ */
+export class SimSockets<C extends { ws: WebSocket }> {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  /** The open connections' records. */
+  readonly clients = new Set<C>();
+  private accepted = 0;
+
+  constructor(
+    private readonly opts: {
+      /** The record of a new connection. */
+      client: (ws: WebSocket) => C;
+      onMessage: (client: C, text: string) => void;
+    },
+  ) {}
+
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      this.accepted++;
+      const client = this.opts.client(ws);
+      this.clients.add(client);
+      ws.on("message", (data) => this.opts.onMessage(client, data.toString()));
+      ws.on("close", () => this.clients.delete(client));
+      ws.on("error", () => undefined);
+    });
+  }
+
+  /** Connections accepted since start: a reconnection shows as an increase. */
+  connections(): number {
+    return this.accepted;
+  }
+
+  dropAll(): void {
+    for (const c of this.clients) c.ws.terminate();
+    this.clients.clear();
+  }
+
+  close(): void {
+    this.dropAll();
+    this.wss.close();
+  }
+}
