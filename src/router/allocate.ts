@@ -1,10 +1,12 @@
 import { ceilDiv, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { slopeLess, type Curve, type Segment, type Slope } from "./curve.ts";
+import { RAW_PER_MICRO, roundingBelow, slopeLess, type Curve, type Slope } from "./curve.ts";
 
-/** Lots per venue (indexed like the curves) with the exact total they cost. */
+/** Lots per venue (indexed like the curves) with the exact total they cost and can cost at most. */
 export interface Allocation {
   lots: bigint[];
   cost: Micro;
+  /** Σ of the legs' worst cases (all of each leg at its limit): what the budget must cover. */
+  worst: Micro;
   shares: ShareMicro;
 }
 
@@ -14,8 +16,8 @@ export interface Limits {
   avgCap: PriceMicro | null;
 }
 
-function fits(limits: Limits, cost: Micro, shares: ShareMicro): boolean {
-  return cost <= limits.budget && (limits.avgCap === null || cost * ONE <= limits.avgCap * shares);
+function fits(limits: Limits, worst: Micro, cost: Micro, shares: ShareMicro): boolean {
+  return worst <= limits.budget && (limits.avgCap === null || cost * ONE <= limits.avgCap * shares);
 }
 
 function legCount(a: Allocation): number {
@@ -30,67 +32,102 @@ export function better(a: Allocation, b: Allocation): boolean {
 }
 
 /**
+ * The allocation with the most shares whose legs' worst cases fit the budget and whose average
+ * price keeps the cap; among those the cheapest, then the one with fewest legs.
+ *
+ * Two steps, both polynomial in venues: a greedy merge of every venue's pieces by unrounded price
+ * gives a good allocation and a price λ where the budget ran out; then an exact search over
+ * venues (`refine`) looks at every allocation the Lagrangian bound at λ cannot rule out, within
+ * REACH lots of the greedy's on each venue (plus every run end, where a leg's limit changes).
+ */
+export function bestAllocation(curves: readonly Curve[], limits: Limits, breadth = 1): Allocation {
+  const { kept, lambda } = greedy(curves, limits);
+  if (lambda === undefined) return kept;
+  const refined = refine(curves, limits, kept, lambda, breadth);
+  return better(refined, kept) ? refined : kept;
+}
+
+interface Piece {
+  to: bigint;
+  slope: Slope;
+  /** A minimum size of more than one lot, taken whole or not at all. */
+  whole: boolean;
+}
+
+function nextPiece(c: Curve, k: bigint): Piece | undefined {
+  if (k === 0n && c.minLots > 1n) {
+    return c.has(c.minLots) ? { to: c.minLots, slope: { num: c.raw(c.minLots), den: c.minLots * c.lot }, whole: true } : undefined;
+  }
+  const seg = c.segmentAfter(k);
+  return seg && { to: seg.to, slope: seg.slope, whole: false };
+}
+
+/**
  * Grows an allocation by taking the cheapest unrounded piece of any open venue next (a k-way
- * merge of the venues' convex segments), each piece as far as the budget allows. A venue starting
- * at zero must first take its minimum size as one indivisible piece. A venue that cannot take its
- * next lot closes: its later pieces would need that lot first.
+ * merge of the venues' convex segments through a heap), each piece as far as the budget allows.
+ * A venue starting at zero must first take its minimum size as one indivisible piece. A venue that
+ * cannot take its next lot closes: its later pieces would need that lot first. λ is the price of
+ * the first piece the budget cut, or of the last piece taken when none was cut.
  *
  * The average-price cap binds only through rounding (every eligible level is under it before
- * rounding), and more lots dilute rounding, so growth follows the budget alone and the result is
- * the last state that also keeps the cap — or, inside the piece that broke it, the most lots that
- * keep it.
+ * rounding), so growth follows the budget and the result is the best state met that also keeps
+ * the cap — or, inside the piece that broke it, the most lots that keep it.
  */
-function grow(curves: readonly Curve[], start: readonly bigint[], open: readonly boolean[], limits: Limits): Allocation {
-  const lots = [...start];
-  const venueCost = curves.map((c, v) => c.cost(lots[v]!));
-  let cost = venueCost.reduce((s, x) => s + x, 0n);
-  let shares = curves.reduce((s, c, v) => s + lots[v]! * c.lot, 0n);
-  const live = curves.map((c, v) => open[v]! && lots[v]! < c.maxLots && c.maxLots >= c.minLots);
-  const cursor = curves.map((c, v) => firstSegmentAfter(c.segments, lots[v]!));
-  let kept: Allocation = { lots: curves.map(() => 0n), cost: 0n, shares: 0n };
+function greedy(curves: readonly Curve[], limits: Limits): { kept: Allocation; lambda: bigint | undefined } {
+  const lots = curves.map(() => 0n);
+  const venueCost = curves.map(() => 0n);
+  const venueWorst = curves.map(() => 0n);
+  let cost = 0n;
+  let worst = 0n;
+  let shares = 0n;
+  let kept: Allocation = { lots: [...lots], cost: 0n, worst: 0n, shares: 0n };
   const keep = (a: Allocation) => {
-    if (fits(limits, a.cost, a.shares) && better(a, kept)) kept = a;
+    if (fits(limits, a.worst, a.cost, a.shares) && better(a, kept)) kept = a;
   };
-
-  for (;;) {
-    let pick = -1;
-    let pickSlope: Slope | undefined;
-    for (const [v, c] of curves.entries()) {
-      if (!live[v]) continue;
-      const slope = lots[v] === 0n && c.minLots > 1n ? c.minSlope : c.segments[cursor[v]!]!.slope;
-      if (pickSlope === undefined || slopeLess(slope, pickSlope)) {
-        pick = v;
-        pickSlope = slope;
+  const heap = new PieceHeap();
+  for (const [v, c] of curves.entries()) {
+    const p = nextPiece(c, 0n);
+    if (p) heap.push(v, p);
+  }
+  let lambda: bigint | undefined;
+  let last: Slope | undefined;
+  for (let top = heap.pop(); top !== undefined; top = heap.pop()) {
+    const { v, piece } = top;
+    const c = curves[v]!;
+    const from = lots[v]!;
+    const baseWorst = worst - venueWorst[v]!;
+    const baseCost = cost - venueCost[v]!;
+    let to = piece.to;
+    let toWorst = c.worst(to);
+    const cut = baseWorst + toWorst > limits.budget;
+    last = piece.slope;
+    if (cut) {
+      lambda ??= piece.slope.num / piece.slope.den;
+      to = piece.whole ? from : c.mostWithin(from, to - 1n, limits.budget - baseWorst, (k) => c.worst(k));
+      toWorst = c.worst(to);
+    }
+    const toCost = c.cost(to);
+    const toShares = shares + (to - from) * c.lot;
+    if (limits.avgCap !== null && !fits(limits, baseWorst + toWorst, baseCost + toCost, toShares)) {
+      keep({ lots: [...lots], cost, worst, shares });
+      const under = piece.whole ? from : underAverageCap(c, from, to, shares - from * c.lot, baseCost, limits.avgCap);
+      if (under > from) {
+        const at = lots.map((k, u) => (u === v ? under : k));
+        keep({ lots: at, cost: baseCost + c.cost(under), worst: baseWorst + c.worst(under), shares: shares + (under - from) * c.lot });
       }
     }
-    if (pick < 0) break;
-    const c = curves[pick]!;
-    const from = lots[pick]!;
-    const whole = from === 0n && c.minLots > 1n;
-    const base = cost - venueCost[pick]!;
-    let to = whole ? c.minLots : c.segments[cursor[pick]!]!.to;
-    let toCost = whole ? c.minCost : c.segmentCost(cursor[pick]!);
-    if (base + toCost > limits.budget) {
-      live[pick] = false;
-      // A minimum size is taken whole or not at all.
-      to = whole ? from : c.mostWithin(from, to - 1n, limits.budget - base);
-      toCost = c.cost(to);
-    }
-    const toShares = shares + (to - from) * c.lot;
-    if (limits.avgCap !== null && !fits(limits, base + toCost, toShares)) {
-      keep({ lots: [...lots], cost, shares });
-      const under = whole ? from : underAverageCap(c, from, to, shares - from * c.lot, base, limits.avgCap);
-      if (under > from) keep({ lots: lots.map((k, v) => (v === pick ? under : k)), cost: base + c.cost(under), shares: shares + (under - from) * c.lot });
-    }
-    cost = base + toCost;
+    cost = baseCost + toCost;
+    worst = baseWorst + toWorst;
     shares = toShares;
-    lots[pick] = to;
-    venueCost[pick] = toCost;
-    if (to === c.maxLots) live[pick] = false;
-    while (cursor[pick]! < c.segments.length && c.segments[cursor[pick]!]!.to <= to) cursor[pick]!++;
+    lots[v] = to;
+    venueCost[v] = toCost;
+    venueWorst[v] = toWorst;
+    const next = cut ? undefined : nextPiece(c, to);
+    if (next) heap.push(v, next);
   }
-  keep({ lots, cost, shares });
-  return kept;
+  keep({ lots, cost, worst, shares });
+  lambda ??= last && last.num / last.den;
+  return { kept, lambda: lambda === 0n ? 1n : lambda };
 }
 
 /**
@@ -104,90 +141,271 @@ function underAverageCap(c: Curve, from: bigint, most: bigint, otherShares: Shar
   let k = most;
   while (k > from && c.cost(k) > allowance(k)) {
     const ceiling = allowance(k);
-    k = ceiling < c.cost(from) ? from : c.mostWithin(from, k - 1n, ceiling);
+    k = ceiling < c.cost(from) ? from : c.mostWithin(from, k - 1n, ceiling, (x) => c.cost(x));
   }
   return k;
 }
 
-function firstSegmentAfter(segments: readonly Segment[], k: bigint): number {
-  let i = 0;
-  while (i < segments.length && segments[i]!.to <= k) i++;
-  return i;
+/** How far from the greedy's lots on one venue the search looks, besides the ends of levels. */
+const REACH = 6n;
+/** How many partial allocations the search carries from one venue to the next. */
+const BEAM = 64;
+/** How many venues, those priced nearest λ where the budget ran out, the search may move off the greedy's lots. */
+const MARGIN = 4;
+/** How many levels before the greedy's last one on a venue the search may stop at instead. */
+const BACK = 3;
+
+interface Option {
+  k: bigint;
+  shares: ShareMicro;
+  cost: Micro;
+  worst: Micro;
+}
+
+interface State {
+  shares: ShareMicro;
+  cost: Micro;
+  worst: Micro;
+  legs: number;
+  v: number;
+  k: bigint;
+  prev: State | undefined;
 }
 
 /**
- * The best allocation found over all venues: one greedy candidate per set of venues, then a last
- * pass that lets every venue join or grow.
+ * A search over venues, one at a time, near the greedy allocation g. Per-order fee rounding,
+ * minimum sizes, lots of different sizes, and a leg's worst case jumping when it reaches a new
+ * level (all its shares repriced at the new limit) make the best allocation differ from the
+ * greedy's by a few lots, by dropping a venue, or by a leg stopping at an earlier level while
+ * another takes up the budget that frees.
  *
- * Optimality claim — provably within one lot plus the rounding allowance of the optimum; exact
- * with one venue (checked against brute force in optimality.test.ts):
- * let k* be an optimal allocation, T* its venues, S* its shares, and S the plan's. The candidate
- * for T* starts from the minimum sizes of more than one lot and stops growing first when the next
- * lot of some venue w, at unrounded price σ per share, does not fit. Until then it took pieces in
- * ascending unrounded slope — the fractional-knapsack greedy over curves that are convex (ascending
- * asks and any fee rate below 100%) — so no allocation over T* of unrounded cost X buys more than
- * that greedy does with X. A venue's exact cost sits within its rounding allowance ρ_v of the
- * unrounded one (fee rounding: 1¢ on Kalshi, 10 µUSDC on Polymarket, 1 µUSDC on Limitless; plus
- * 1 µUSDC per level of notional ceilings), hence
- *     S* - S  <  lot_w + Σ_{v in T*} ρ_v / σ.
- * With one venue the search is exact: cost is monotone in lots and the largest affordable count
- * is found exactly. On real venue grids the rounding term is under a lot (whole Kalshi contracts
- * against a 1¢ fee rounding; 0.01-share lots against 10 µUSDC), so the plan is within one lot per
- * venue of optimal. Where rounding alone makes the average-price cap bind, `grow` keeps the best
- * state under the cap it passes, which the bound above does not cover. In practice the search is
- * exact far more often than the bound promises: it matched the brute-force optimum (shares, cost
- * and legs) on every one of 6,000 random small books, arbitrary and real grids alike.
+ * The Lagrangian bound rules choices out: for any price λ > 0 and any allocation within the
+ * budget B, with Wr_v(k) the unrounded worst case of k lots on venue v (all at the slope of the
+ * last level taken), h_v(k) = λ·shares_v(k) − Wr_v(k), H_v its maximum over k and b_v how far
+ * below Wr_v the venue's rounding can go,
+ *     λ·S = Σ Wr_v(k_v) + Σ h_v(k_v) ≤ B + Σ b_v + Σ H_v − Σ (H_v − h_v(k_v)),
+ * so an allocation at least as good as g has H_v − h_v(k_v) ≤ D = B + Σ b_v + Σ H_v − λ·S_g on
+ * every venue: per level, an interval of lot counts. Of those, each of the MARGIN venues priced
+ * nearest λ offers none, the counts within REACH of g's, the ends of each level's interval (for
+ * the level of g's last lot, BACK levels before it and one after), and, for each partial
+ * allocation, the most lots the budget it leaves allows in each of those intervals. Venue by
+ * venue only states no other dominates are kept (as many shares or more at no higher cost nor
+ * worst case), at most BEAM of them: a dynamic programme over venues, never over sets of them,
+ * in O(venues + MARGIN × BEAM × choices).
  */
-export function bestAllocation(curves: readonly Curve[], limits: Limits): Allocation {
-  const usable = curves.map((c) => c.maxLots >= c.minLots && c.minCost <= limits.budget);
-  let best: Allocation = { lots: curves.map(() => 0n), cost: 0n, shares: 0n };
-  // One candidate per set of venues: per-order rounding (Kalshi's cent) can make one more leg
-  // dearer than it looks unrounded, which only a candidate without that venue reveals.
-  for (let mask = 1; mask < 1 << curves.length; mask++) {
-    const open = curves.map((_, v) => (mask & (1 << v)) !== 0);
-    if (open.some((o, v) => o && !usable[v])) continue;
-    // A minimum of more than one lot makes a curve non-convex from zero, so it is taken up front.
-    const start = curves.map((c, v) => (open[v] && c.minLots > 1n ? c.minLots : 0n));
-    // Minimum sizes alone may sit over the average cap through rounding, and more lots can bring
-    // them back under it, so only the budget rules a start out.
-    if (start.reduce((s, k, v) => s + (k > 0n ? curves[v]!.minCost : 0n), 0n) > limits.budget) continue;
-    const candidate = grow(curves, start, open, limits);
-    if (better(candidate, best)) best = candidate;
+function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda: bigint, breadth: number): Allocation {
+  const H = curves.map((c) => {
+    c.readBelow(lambda);
+    let best = 0n;
+    for (const run of c.levelRuns()) if (run.slope < lambda && run.to * c.lot * (lambda - run.slope) > best) best = run.to * c.lot * (lambda - run.slope);
+    return best;
+  });
+  const below = curves.reduce((s, c) => s + roundingBelow(c.quote.feeModel) * RAW_PER_MICRO, 0n);
+  const D = limits.budget * RAW_PER_MICRO + below + H.reduce((s, x) => s + x, 0n) - lambda * g.shares;
+  const nearest = curves.flatMap((c, v) => {
+    if (!c.has(1n)) return [];
+    const d = c.priceAt(g.lots[v]!) - lambda;
+    return [{ v, distance: d < 0n ? -d : d }];
+  });
+  nearest.sort((x, y) => (x.distance !== y.distance ? (x.distance < y.distance ? -1 : 1) : x.v - y.v));
+  const moved = new Set(nearest.slice(0, MARGIN * breadth).map((x) => x.v));
+  let base: State = { shares: 0n, cost: 0n, worst: 0n, legs: 0, v: -1, k: 0n, prev: undefined };
+  const choice = new Map<number, Choices>();
+  for (const [v, c] of curves.entries()) {
+    const k = g.lots[v]!;
+    const ch = moved.has(v) ? choices(c, k, lambda, H[v]!, D) : undefined;
+    if (ch && (ch.options.length > 1 || ch.runs.length > 0)) choice.set(v, ch);
+    else if (k > 0n) base = step(base, v, option(c, k));
   }
-  // Lets any venue still join or grow, so that no lot anywhere is left that the budget could buy.
-  const filled = grow(
-    curves,
-    best.lots,
-    curves.map(() => true),
-    limits,
-  );
-  return better(filled, best) ? filled : best;
+  // The venues with the widest choice last: they fill what the others leave.
+  const open = [...choice.keys()].sort((x, y) => width(choice.get(x)!) - width(choice.get(y)!) || x - y);
+  // Shares, plus what the budget left could buy at λ: how promising a partial allocation is.
+  const promise = (s: State) => lambda * s.shares + (limits.budget - s.worst) * RAW_PER_MICRO;
+  let states = [base];
+  for (const v of open) {
+    const next: State[] = [];
+    const c = curves[v]!;
+    const { options, runs } = choice.get(v)!;
+    const listed = new Set(options.map((o) => o.k));
+    for (const st of states) {
+      const left = limits.budget - st.worst;
+      for (const o of options) {
+        if (o.worst > left) break;
+        next.push(step(st, v, o));
+      }
+      for (const run of runs) {
+        if (run.lo.worst > left || run.hi.worst <= left) continue;
+        const k = c.mostWorstWithin(run.lo.k, run.hi.k - 1n, left);
+        if (!listed.has(k)) next.push(step(st, v, option(c, k)));
+      }
+    }
+    states = undominated(next);
+    if (states.length > BEAM * breadth) {
+      const ranked = states.map((st) => ({ st, promise: promise(st) }));
+      ranked.sort((a, b) => (a.promise !== b.promise ? (a.promise > b.promise ? -1 : 1) : a.st.cost < b.st.cost ? -1 : a.st.cost > b.st.cost ? 1 : 0));
+      states = ranked.slice(0, BEAM * breadth).map((r) => r.st);
+    }
+  }
+  let best: State | undefined;
+  for (const s of states) {
+    if (!fits(limits, s.worst, s.cost, s.shares) || s.shares === 0n) continue;
+    if (best === undefined || s.shares > best.shares || (s.shares === best.shares && (s.cost < best.cost || (s.cost === best.cost && s.legs < best.legs)))) best = s;
+  }
+  const lots = curves.map(() => 0n);
+  for (let s = best; s !== undefined; s = s.prev) if (s.v >= 0) lots[s.v] = s.k;
+  return best ? { lots, cost: best.cost, worst: best.worst, shares: best.shares } : { lots, cost: 0n, worst: 0n, shares: 0n };
+}
+
+function step(st: State, v: number, o: Option): State {
+  return { shares: st.shares + o.shares, cost: st.cost + o.cost, worst: st.worst + o.worst, legs: st.legs + (o.k > 0n ? 1 : 0), v, k: o.k, prev: st };
+}
+
+interface Choices {
+  /** Ascending, so their worst cases ascend. */
+  options: Option[];
+  /** Intervals of counts, all ending in one level, with more between their ends than `options` lists. */
+  runs: { lo: Option; hi: Option }[];
+}
+
+/** One venue's choices (see refine): the lot counts k the bound allows, near the greedy's g. */
+function choices(c: Curve, g: bigint, lambda: bigint, H: bigint, D: bigint): Choices {
+  const ks = new Set<bigint>([g]);
+  const runs: { lo: Option; hi: Option }[] = [];
+  if (H <= D) ks.add(0n);
+  const add = (from: bigint, to: bigint, slope: bigint) => {
+    let lo = from + 1n > c.minLots ? from + 1n : c.minLots;
+    let hi = to;
+    // h(k) = k·lot·(λ − slope) over the lots ending in this level.
+    const rate = c.lot * (lambda - slope);
+    if (rate > 0n) {
+      const least = ceilDiv(H - D, rate);
+      if (least > lo) lo = least;
+    } else if (rate < 0n) {
+      if (H > D) return;
+      const most = (D - H) / -rate;
+      if (most < hi) hi = most;
+    } else if (H > D) return;
+    if (lo > hi) return;
+    ks.add(lo);
+    ks.add(hi);
+    const a = g - REACH > lo ? g - REACH : lo;
+    const b = g + REACH < hi ? g + REACH : hi;
+    for (let k = a; k <= b; k++) ks.add(k);
+    if (hi - lo > b - a + 1n) runs.push({ lo: option(c, lo), hi: option(c, hi) });
+  };
+  const read = c.levelRuns();
+  const at = read.findIndex((r) => g <= r.to);
+  for (const run of read.slice(at < 0 ? Math.max(0, read.length - BACK) : Math.max(0, at - BACK))) add(run.from, run.to, run.slope);
+  // Levels past those read count only while their first lot is within the bound.
+  for (let run = c.readRun(); run !== undefined; run = c.readRun()) {
+    if (run.slope > lambda && (H > D || run.from * c.lot * (run.slope - lambda) > D - H)) break;
+    add(run.from, run.to, run.slope);
+    if (run.from > g) break;
+  }
+  const options = [...ks]
+    .filter((k) => k === 0n || (k >= c.minLots && c.has(k)))
+    .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
+    .map((k) => option(c, k));
+  return { options, runs };
+}
+
+function option(c: Curve, k: bigint): Option {
+  return { k, shares: k * c.lot, cost: c.cost(k), worst: c.worst(k) };
+}
+
+function width(o: Choices): number {
+  return o.options.length + 64 * o.runs.length;
 }
 
 /**
- * Whether the budget left after `a` is dust: no venue of `open` could take one more lot (or its
- * minimum size when unused) within the limits, counting a venue whose book ran out as selling at
- * `beyondPrice` — the order wanted more than the book had.
+ * The states no other state dominates: as many shares or more at no higher cost nor worst case.
+ * Sorted by shares (most first), each is checked against the staircase of those kept so far:
+ * ascending cost, descending worst case, so the entry with the largest cost not above the state's
+ * holds the least worst case among all that could dominate it.
  */
-export function exhausted(
-  curves: readonly Curve[],
-  open: readonly boolean[],
-  a: Allocation,
-  limits: Limits,
-  beyondPrice: PriceMicro,
-): boolean {
-  const left = limits.budget - a.cost;
+function undominated(states: State[]): State[] {
+  states.sort((a, b) => (a.shares !== b.shares ? (a.shares > b.shares ? -1 : 1) : a.cost !== b.cost ? (a.cost < b.cost ? -1 : 1) : a.worst !== b.worst ? (a.worst < b.worst ? -1 : 1) : a.legs - b.legs));
+  const kept: State[] = [];
+  const stairs: State[] = [];
+  for (const s of states) {
+    let lo = 0;
+    let hi = stairs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (stairs[mid]!.cost <= s.cost) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0 && stairs[lo - 1]!.worst <= s.worst) continue;
+    kept.push(s);
+    let end = lo;
+    while (end < stairs.length && stairs[end]!.worst >= s.worst) end++;
+    stairs.splice(lo, end - lo, s);
+  }
+  return kept;
+}
+
+/**
+ * Whether the budget left after `a` is dust: no venue could take one more lot (or its minimum size
+ * when unused) within the limits, counting a venue whose book ran out as selling at `beyondPrice`
+ * — the order wanted more than the book had.
+ */
+export function dust(curves: readonly Curve[], a: Allocation, limits: Limits, beyondPrice: PriceMicro): boolean {
+  const left = limits.budget - a.worst;
   for (const [v, c] of curves.entries()) {
     // A venue with no tradable size within the limit has no lot to measure dust against.
-    if (!open[v] || c.maxLots < c.minLots) continue;
+    if (!c.has(c.minLots)) continue;
     const k = a.lots[v]!;
     const next = k === 0n ? c.minLots : k + 1n;
-    const addShares = (next - k) * c.lot;
-    if (next <= c.maxLots) {
-      if (fits(limits, a.cost - c.cost(k) + c.cost(next), a.shares + addShares)) return false;
-    } else if (ceilDiv(beyondPrice * addShares, ONE) <= left) {
+    if (c.has(next)) {
+      if (fits(limits, a.worst - c.worst(k) + c.worst(next), a.cost - c.cost(k) + c.cost(next), a.shares + (next - k) * c.lot)) return false;
+    } else if (ceilDiv(beyondPrice * (next - k) * c.lot, ONE) <= left) {
       return false;
     }
   }
   return true;
+}
+
+/** A binary min-heap of venues keyed by the slope of their next piece; ties go to the lower venue index. */
+class PieceHeap {
+  private readonly items: { v: number; piece: Piece }[] = [];
+
+  push(v: number, piece: Piece): void {
+    const items = this.items;
+    items.push({ v, piece });
+    let i = items.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(i, parent)) break;
+      [items[i], items[parent]] = [items[parent]!, items[i]!];
+      i = parent;
+    }
+  }
+
+  pop(): { v: number; piece: Piece } | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last) {
+      items[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < items.length && this.less(l, m)) m = l;
+        if (r < items.length && this.less(r, m)) m = r;
+        if (m === i) break;
+        [items[i], items[m]] = [items[m]!, items[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+
+  private less(i: number, j: number): boolean {
+    const a = this.items[i]!;
+    const b = this.items[j]!;
+    if (slopeLess(a.piece.slope, b.piece.slope)) return true;
+    return !slopeLess(b.piece.slope, a.piece.slope) && a.v < b.v;
+  }
 }

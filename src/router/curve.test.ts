@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { notional } from "../domain/money.ts";
-import { orderFee } from "../domain/fees.ts";
-import { Curve, slopeLess } from "./curve.ts";
+import { orderFee, worstOrderCost } from "../domain/fees.ts";
+import { Curve, slopeLess, type Segment } from "./curve.ts";
 import { opinionCase, routingCase } from "./testkit.ts";
 
 describe("Curve", () => {
@@ -41,16 +41,34 @@ describe("Curve", () => {
         for (const q of quotes) {
           const c = new Curve(q, null);
           let at = 0n;
-          for (const [i, seg] of c.segments.entries()) {
+          let last: Segment | undefined;
+          for (let seg = c.segmentAfter(0n); seg !== undefined; seg = c.segmentAfter(seg.to)) {
             expect(seg.from).toBe(at);
             expect(seg.to).toBeGreaterThan(seg.from);
-            if (i > 0) expect(slopeLess(seg.slope, c.segments[i - 1]!.slope)).toBe(false);
+            if (last) expect(slopeLess(seg.slope, last.slope)).toBe(false);
             at = seg.to;
+            last = seg;
           }
           expect(at).toBe(c.maxLots);
         }
       }),
       { numRuns: 300, seed: 6 },
+    );
+  });
+
+  it("prices a leg's worst case as one fill of all of it at its limit, never under its cost", () => {
+    fc.assert(
+      fc.property(routingCase("any"), ({ quotes }) => {
+        for (const q of quotes) {
+          const c = new Curve(q, null);
+          for (let k = 1n; k <= c.maxLots; k++) {
+            const fills = c.fills(k);
+            const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, k * c.lot);
+            expect(c.worst(k)).toBe(atLimit > c.cost(k) ? atLimit : c.cost(k));
+          }
+        }
+      }),
+      { numRuns: 300, seed: 8 },
     );
   });
 

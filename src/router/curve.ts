@@ -1,5 +1,5 @@
 import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { feeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { VenueQuote } from "./types.ts";
 
@@ -43,17 +43,15 @@ export function roundFee(model: FeeModel, raw: bigint): Micro {
 }
 
 /**
- * How far one order's exact cost can sit from its unrounded cost, in micro-USDC: above it by less
- * than the fee's rounding unit plus 1 per level (notional ceilings), below it by less than `below`
- * (Polymarket floors its fee to 10 micro-USDC).
+ * How far below its unrounded cost one order's exact cost (or its worst case) can sit, in
+ * micro-USDC: Polymarket floors its fee to 10 micro-USDC; every other rounding is upwards.
  */
-function roundingSpread(model: FeeModel, levels: number): { above: Micro; below: Micro } {
-  const unit = model.kind === "kalshi" ? CENT : model.kind === "limitless" || model.kind === "opinion" ? 1n : 0n;
-  return { above: unit + BigInt(levels), below: model.kind === "polymarket" ? 10n : 0n };
+export function roundingBelow(model: FeeModel): Micro {
+  return model.kind === "polymarket" ? 10n : 0n;
 }
 
 /** 1e-36 USDC per micro-USDC. */
-const RAW_PER_MICRO = ONE_5;
+export const RAW_PER_MICRO = ONE_5;
 /** A price in micro-USDC per share is this many 1e-36 USDC per micro-share. */
 const PRICE_TO_RAW = ONE_2 * ONE_2;
 
@@ -92,74 +90,48 @@ export interface Segment {
  * One venue's book as the router may take it: the levels up to the slippage limit, priced lot by
  * lot exactly as the venue charges one order that takes them (notional rounded up per level, fee
  * on the whole order with the venue's rounding).
+ *
+ * Levels are read on demand: a plan over a hundred deep books touches only the levels it could
+ * buy, so its time follows the order, not the depth of the books.
  */
 export class Curve {
-  readonly levels: readonly Level[];
   readonly lot: ShareMicro;
   /** A non-empty leg has at least this many lots. */
   readonly minLots: bigint;
-  readonly maxLots: bigint;
-  /** Unrounded cost grows by convex pieces; `segments` lists them after the first lot. */
-  readonly segments: readonly Segment[];
+  private readonly levels: Level[] = [];
+  private read = 0;
+  private ended = false;
   private readonly cumShares: bigint[] = [0n];
   private readonly cumNotional: bigint[] = [0n];
   private readonly cumFee: bigint[] = [0n];
   private readonly cumRaw: bigint[] = [0n];
   private readonly unitFee: bigint[] = [];
   private readonly slope: bigint[] = [];
-  private minCostMemo: Micro | undefined;
-  private minSlopeMemo: Slope | undefined;
-  private readonly segmentCostMemo: (Micro | undefined)[] = [];
 
   /** `limit` null takes the whole book: what the order could have had without a slippage cap. */
   constructor(
     readonly quote: VenueQuote,
-    limit: PriceMicro | null,
+    private readonly limit: PriceMicro | null,
   ) {
-    const levels: Level[] = [];
-    // A venue fills a limit order through every level up to its price, so the eligible book is
-    // the prefix before the first level over the limit, never a selection that skips one.
-    for (const level of quote.asks) {
-      if (level.shares <= 0n) continue;
-      if (limit !== null && feeAdjustedPrice(quote.feeModel, level) > limit) break;
-      levels.push(level);
-    }
-    this.levels = levels;
     this.lot = quote.lotShares;
-    const model = quote.feeModel;
-    for (const [i, level] of levels.entries()) {
-      const unit = feePerShare(model, level.price);
-      this.unitFee.push(unit);
-      this.slope.push(level.price * PRICE_TO_RAW + unit * feeScale(model));
-      this.cumShares.push(this.cumShares[i]! + level.shares);
-      this.cumNotional.push(this.cumNotional[i]! + notional(level.price, level.shares));
-      this.cumFee.push(this.cumFee[i]! + unit * level.shares);
-      this.cumRaw.push(this.cumRaw[i]! + this.slope[i]! * level.shares);
-    }
     const min = ceilDiv(quote.minOrderShares, this.lot);
     this.minLots = min > 1n ? min : 1n;
-    this.maxLots = this.cumShares[levels.length]! / this.lot;
-    this.segments = this.buildSegments();
   }
 
-  /** Exact cost of the venue's minimum size; every candidate allocation starts from it. */
-  get minCost(): Micro {
-    this.minCostMemo ??= this.cost(this.minLots);
-    return this.minCostMemo;
+  /** Whether the eligible book holds k lots. */
+  has(k: bigint): boolean {
+    const s = k * this.lot;
+    while (this.cumShares[this.levels.length]! < s && this.readLevel());
+    return this.cumShares[this.levels.length]! >= s;
   }
 
-  /** The unrounded price per micro-share of the minimum size taken whole. */
-  get minSlope(): Slope {
-    this.minSlopeMemo ??= { num: this.raw(this.minLots), den: this.minLots * this.lot };
-    return this.minSlopeMemo;
+  /** Every lot of the eligible book; reads all of it. */
+  get maxLots(): bigint {
+    while (this.readLevel());
+    return this.cumShares[this.levels.length]! / this.lot;
   }
 
-  /** Exact cost at the end of segment i; every candidate allocation revisits the same ends. */
-  segmentCost(i: number): Micro {
-    return (this.segmentCostMemo[i] ??= this.cost(this.segments[i]!.to));
-  }
-
-  /** Exact cost in micro-USDC of one order for k lots (notional + fee). */
+  /** Exact cost in micro-USDC of one order for k lots (notional + fee); the book must hold them. */
   cost(k: bigint): Micro {
     if (k === 0n) return 0n;
     const s = k * this.lot;
@@ -179,29 +151,56 @@ export class Curve {
   }
 
   /**
-   * The most lots in [from, to] whose cost stays within `budget`, given that `from` does. The
-   * unrounded cost brackets the exact one within the rounding spread, so over a run of lots inside
-   * one level (linear before rounding) the answer lies in a window of a lot or two, found by
-   * division; bisection settles that window, or the whole range when it spans levels.
+   * What one order for k lots can cost at most: all of it at its limit, the price of the last level
+   * it takes (and never less than its planned cost). The amount must cover this, since a book that
+   * moves before the order arrives can fill it anywhere up to its limit.
    */
-  mostWithin(from: bigint, to: bigint, budget: Micro): bigint {
+  worst(k: bigint): Micro {
+    if (k === 0n) return 0n;
+    const s = k * this.lot;
+    const atLimit = worstOrderCost(this.quote.feeModel, this.levels[this.levelOf(s)]!.price, s);
+    const planned = this.cost(k);
+    return atLimit > planned ? atLimit : planned;
+  }
+
+  /** `worst` before rounding, in 1e-36 USDC: all k lots at the slope of the last level they take. */
+  rawWorst(k: bigint): bigint {
+    return k === 0n ? 0n : k * this.lot * this.slope[this.levelOf(k * this.lot)]!;
+  }
+
+  /** Unrounded cost of k lots in 1e-36 USDC: a lower envelope of `cost` up to the rounding. */
+  raw(k: bigint): bigint {
+    if (k === 0n) return 0n;
+    const s = k * this.lot;
+    const i = this.levelOf(s);
+    return this.cumRaw[i]! + this.slope[i]! * (s - this.cumShares[i]!);
+  }
+
+  /** The most lots in [from, to] (held by the book) whose `f` stays within `budget`, given that `from` does; `f` grows with k. */
+  mostWithin(from: bigint, to: bigint, budget: Micro, f: (k: bigint) => Micro): bigint {
     let lo = from;
     let hi = to;
-    if (to - from > 2n && this.levelOf((from + 1n) * this.lot) === this.levelOf(to * this.lot)) {
-      const rate = this.raw(from + 1n) - this.raw(from);
-      const base = this.raw(from);
-      const { above, below } = roundingSpread(this.quote.feeModel, this.levels.length);
-      const sure = from + ((budget - above) * RAW_PER_MICRO - base) / rate;
-      const maybe = from + ((budget + below) * RAW_PER_MICRO - base) / rate + 1n;
-      if (sure > lo) lo = sure < to ? sure : to;
-      if (maybe < hi) hi = maybe > lo ? maybe : lo;
-    }
     while (lo < hi) {
       const mid = (lo + hi + 1n) / 2n;
-      if (this.cost(mid) <= budget) lo = mid;
+      if (f(mid) <= budget) lo = mid;
       else hi = mid - 1n;
     }
     return lo;
+  }
+
+  /**
+   * The most lots in [from, to] whose worst case stays within `budget`, given that `from` does,
+   * when every count in (from, to] ends in one level: there the worst case is the level's slope
+   * times the shares, rounded by less than a cent either way, so division narrows the search to a
+   * lot or two before bisection settles it.
+   */
+  mostWorstWithin(from: bigint, to: bigint, budget: Micro): bigint {
+    const per = this.lot * this.slope[this.levelOf(to * this.lot)]!;
+    const sure = ((budget - CENT - 2n) * RAW_PER_MICRO) / per;
+    const maybe = ((budget + CENT) * RAW_PER_MICRO) / per;
+    const lo = sure > from ? (sure < to ? sure : to) : from;
+    const hi = maybe < to ? (maybe > lo ? maybe : lo) : to;
+    return this.mostWithin(this.worst(lo) <= budget ? lo : from, hi, budget, (k) => this.worst(k));
   }
 
   /** The level fills of an order for k lots, best first. */
@@ -217,12 +216,52 @@ export class Curve {
     return fills;
   }
 
-  /** Unrounded cost of k lots in 1e-36 USDC: a lower envelope of `cost` up to the rounding. */
-  raw(k: bigint): bigint {
-    if (k === 0n) return 0n;
-    const s = k * this.lot;
-    const i = this.levelOf(s);
-    return this.cumRaw[i]! + this.slope[i]! * (s - this.cumShares[i]!);
+  /**
+   * The run of lots after lot j that grows the unrounded cost at one slope: the whole lots left in
+   * j's level, or one lot that straddles a level boundary at its blended slope. Ascending prices make
+   * fee-adjusted slopes ascend for every fee rate below 100%, so the unrounded cost is convex over
+   * lots. Undefined past the eligible book.
+   */
+  segmentAfter(j: bigint): Segment | undefined {
+    if (!this.has(j + 1n)) return undefined;
+    const s = j * this.lot;
+    const i = this.levelOf(s + 1n);
+    const run = (this.cumShares[i + 1]! - s) / this.lot;
+    if (run > 0n) return { from: j, to: j + run, slope: { num: this.slope[i]!, den: 1n } };
+    return { from: j, to: j + 1n, slope: { num: this.raw(j + 1n) - this.raw(j), den: this.lot } };
+  }
+
+  /**
+   * The lots of this venue that end in each level read so far, as (first, last] runs with the
+   * level's slope: a leg whose last lot is in level i is priced at level i in the worst case.
+   */
+  levelRuns(): { from: bigint; to: bigint; slope: bigint }[] {
+    const runs: { from: bigint; to: bigint; slope: bigint }[] = [];
+    for (let i = 0; i < this.levels.length; i++) {
+      const from = this.cumShares[i]! / this.lot;
+      const to = this.cumShares[i + 1]! / this.lot;
+      if (to > from) runs.push({ from, to, slope: this.slope[i]! });
+    }
+    return runs;
+  }
+
+  /** The slope (raw per micro-share) of the level lot k+1 would be in, or of the last level held. */
+  priceAt(k: bigint): bigint {
+    this.has(k + 1n);
+    const s = k * this.lot + 1n;
+    return this.slope[s > this.cumShares[this.levels.length]! ? this.levels.length - 1 : this.levelOf(s)]!;
+  }
+
+  /** Reads levels while the last one read is priced under `slope` (raw per micro-share). */
+  readBelow(slope: bigint): void {
+    while ((this.levels.length === 0 || this.slope[this.levels.length - 1]! < slope) && this.readLevel());
+  }
+
+  /** Reads the next level and returns its run as levelRuns() would; undefined when the eligible book ends. */
+  readRun(): { from: bigint; to: bigint; slope: bigint } | undefined {
+    if (!this.readLevel()) return undefined;
+    const i = this.levels.length - 1;
+    return { from: this.cumShares[i]! / this.lot, to: this.cumShares[i + 1]! / this.lot, slope: this.slope[i]! };
   }
 
   /** Index of the level that holds micro-share s (1-based count s), i.e. cumShares[i] < s <= cumShares[i+1]. */
@@ -238,27 +277,31 @@ export class Curve {
   }
 
   /**
-   * Runs of whole lots inside one level share that level's slope; a lot that straddles a level
-   * boundary is its own segment at its blended slope. Ascending prices make fee-adjusted slopes
-   * ascend for every fee rate below 100%, so the unrounded cost is convex over lots.
+   * Reads the next eligible level. A venue fills a limit order through every level up to its price,
+   * so the eligible book is the prefix before the first level over the limit, never a selection
+   * that skips one.
    */
-  private buildSegments(): Segment[] {
-    const out: Segment[] = [];
-    let j = 0n;
-    let i = 0;
-    while (j < this.maxLots) {
-      const s = j * this.lot;
-      while (this.cumShares[i + 1]! <= s) i++;
-      const fit = (this.cumShares[i + 1]! - s) / this.lot;
-      const run = fit < this.maxLots - j ? fit : this.maxLots - j;
-      if (run > 0n) {
-        out.push({ from: j, to: j + run, slope: { num: this.slope[i]!, den: 1n } });
-        j += run;
-      } else {
-        out.push({ from: j, to: j + 1n, slope: { num: this.raw(j + 1n) - this.raw(j), den: this.lot } });
-        j += 1n;
+  private readLevel(): boolean {
+    const asks = this.quote.asks;
+    const model = this.quote.feeModel;
+    while (!this.ended) {
+      const level = asks[this.read++];
+      if (level === undefined || (this.limit !== null && level.shares > 0n && feeAdjustedPrice(model, level) > this.limit)) {
+        this.ended = true;
+        break;
       }
+      if (level.shares <= 0n) continue;
+      const i = this.levels.length;
+      const unit = feePerShare(model, level.price);
+      this.levels.push(level);
+      this.unitFee.push(unit);
+      this.slope.push(level.price * PRICE_TO_RAW + unit * feeScale(model));
+      this.cumShares.push(this.cumShares[i]! + level.shares);
+      this.cumNotional.push(this.cumNotional[i]! + notional(level.price, level.shares));
+      this.cumFee.push(this.cumFee[i]! + unit * level.shares);
+      this.cumRaw.push(this.cumRaw[i]! + this.slope[i]! * level.shares);
+      return true;
     }
-    return out;
+    return false;
   }
 }

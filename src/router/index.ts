@@ -1,6 +1,6 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, orderFee, worstOrderCost } from "../domain/fees.ts";
-import { bestAllocation, better, exhausted, type Allocation, type Limits } from "./allocate.ts";
+import { feeAdjustedPrice, orderFee } from "../domain/fees.ts";
+import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
 import { Curve } from "./curve.ts";
 import type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
 
@@ -10,25 +10,17 @@ export type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from ".
  * Routes a buy of `req.amount` micro-USDC (fees included) over the venues' asks. Pure and
  * deterministic: the same request and quotes always give the same plan or refusal.
  *
+ * A venue fills a child order at any price up to its limit, so books that move between planning
+ * and arrival can make a leg cost more than planned, up to all of it at the limit: the plan keeps
+ * the sum of those worst cases within the amount, and buys the most shares that allows.
+ *
  * FOK counts an order as filled when the budget left is dust: no venue could take one more lot
  * (or its minimum size) within the limits, a venue whose eligible book ran out counting as selling
- * at the limit price. Otherwise it refuses `slippage_exceeded` when the whole book, uncapped,
- * could have filled it, else `insufficient_liquidity`. IOC refuses only when nothing can be bought.
+ * at the limit price. A refusal says `slippage_exceeded` when the whole book, uncapped, could have
+ * done it (filled it under FOK, bought anything under IOC), `order_too_small` when the amount
+ * cannot buy any venue's minimum size, else `insufficient_liquidity`.
  */
 export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
-  // A venue fills a child order at any price up to its limit, so books that move between planning
-  // and arrival can make a leg cost more than planned, up to all of it at the limit. The plan keeps
-  // that worst case within the amount: while it does not, the budget gives up the excess and the
-  // books are planned again. The worst case only shrinks with the budget, so this ends within a few rounds.
-  let budget = req.amount;
-  for (;;) {
-    const p = planWithin({ ...req, amount: budget }, quotes);
-    if (p.kind === "refusal" || p.worstCost <= req.amount) return p;
-    budget -= p.worstCost - req.amount;
-  }
-}
-
-function planWithin(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
   const reference = referencePrice(quotes);
   if (reference === undefined) {
     return refuse("insufficient_liquidity", "No venue has any ask for this outcome.", {});
@@ -44,6 +36,13 @@ function planWithin(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Ref
   };
   return req.strategy === "optimize_price" ? routeForPrice(ctx) : routeForSpeed(ctx);
 }
+
+/**
+ * How much wider the search is when it only decides a refusal's code (could the whole book,
+ * uncapped, have filled the order?): a rare path, where the books' wide price gaps make the
+ * greedy a poorer start.
+ */
+const REFUSAL_BREADTH = 16;
 
 interface Context {
   req: PlanRequest;
@@ -67,14 +66,12 @@ function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
 }
 
 function routeForPrice(ctx: Context): Plan | Refusal {
-  const all = ctx.curves.map(() => true);
   const a = bestAllocation(ctx.curves, ctx.limits);
   if (a.shares === 0n) return refuseEmpty(ctx);
-  if (ctx.req.timeInForce === "FOK" && !exhausted(ctx.curves, all, a, ctx.limits, ctx.limit)) {
+  if (ctx.req.timeInForce === "FOK" && !dust(ctx.curves, a, ctx.limits, ctx.limit)) {
     const full = fullBook(ctx);
-    const fa = bestAllocation(full, fullLimits(ctx));
-    const couldFill = exhausted(full, all, fa, fullLimits(ctx), ONE);
-    return refuseUnfilled(ctx, couldFill, a);
+    const fa = bestAllocation(full, fullLimits(ctx), REFUSAL_BREADTH);
+    return refuseUnfilled(ctx, fa.shares > 0n && dust(full, fa, fullLimits(ctx), ONE), a);
   }
   return toPlan(ctx, a);
 }
@@ -88,7 +85,7 @@ function routeForSpeed(ctx: Context): Plan | Refusal {
   const alone = (curves: readonly Curve[], v: number, limits: Limits) => {
     const only = [curves[v]!];
     const a = bestAllocation(only, limits);
-    const complete = a.shares > 0n && exhausted(only, [true], a, limits, limits.avgCap ?? ONE);
+    const complete = a.shares > 0n && dust(only, a, limits, limits.avgCap ?? ONE);
     return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0n)) }, complete };
   };
   const singles = order.map((v) => ({ v, ...alone(ctx.curves, v, ctx.limits) }));
@@ -125,17 +122,21 @@ function fullLimits(ctx: Context): Limits {
 
 function refuseEmpty(ctx: Context): Refusal {
   const full = fullBook(ctx);
-  const tradable = full.filter((c) => c.maxLots >= c.minLots);
+  const tradable = full.filter((c) => c.has(c.minLots));
   const details = priceDetails(ctx);
   if (tradable.length === 0) {
     return refuse("insufficient_liquidity", "No venue has enough liquidity for its minimum order size.", details);
   }
-  const cheapestMin = tradable.map((c) => c.cost(c.minLots)).reduce((m, x) => (x < m ? x : m));
+  const cheapestMin = tradable.map((c) => c.worst(c.minLots)).reduce((m, x) => (x < m ? x : m));
   if (cheapestMin > ctx.req.amount) {
     return refuse("order_too_small", `The amount cannot buy the minimum order size on any venue (needs ${formatMicro(cheapestMin)} USDC).`, {
       ...details,
       min_amount_usdc: formatMicro(cheapestMin),
     });
+  }
+  if (ctx.req.timeInForce === "FOK") {
+    const fa = bestAllocation(full, fullLimits(ctx), REFUSAL_BREADTH);
+    if (!dust(full, fa, fullLimits(ctx), ONE)) return refuseUnfilled(ctx, false, undefined);
   }
   return refuse("slippage_exceeded", "No liquidity within the slippage limit can fill any part of the order.", details);
 }
@@ -168,8 +169,6 @@ function toPlan(ctx: Context, a: Allocation): Plan {
     const limitPrice = levels[levels.length - 1]!.price;
     const legNotional = levels.reduce((sum, l) => sum + notional(l.price, l.shares), 0n);
     const fee = orderFee(c.quote.feeModel, levels);
-    // Off the venues' grids, per-level rounding can make the planned fills dearer than one fill at the limit.
-    const atLimit = worstOrderCost(c.quote.feeModel, limitPrice, k * c.lot);
     legs.push({
       venue: c.quote.venue,
       venueMarketId: c.quote.venueMarketId,
@@ -177,7 +176,7 @@ function toPlan(ctx: Context, a: Allocation): Plan {
       shares: k * c.lot,
       notional: legNotional,
       fee,
-      worstCost: atLimit > legNotional + fee ? atLimit : legNotional + fee,
+      worstCost: c.worst(k),
       levels,
     });
   }

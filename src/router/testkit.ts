@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { feeAdjustedPrice, orderFee, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
-import type { Plan, PlanRequest, VenueQuote } from "./types.ts";
+import type { Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
 
 export const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
 
@@ -96,47 +96,143 @@ export function routingCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanReque
     }));
 }
 
+/** A venue's choices in the brute force: no leg, or k whole lots from its minimum up to its eligible depth. */
+interface Option {
+  lots: bigint;
+  shares: ShareMicro;
+  cost: Micro;
+  /** What the leg can cost at most: all of it at its limit, as the plan must keep within the amount. */
+  worst: Micro;
+}
+
 export interface Optimum {
   shares: ShareMicro;
   cost: Micro;
   legs: number;
-  limit: PriceMicro;
+  /** Whether every / some allocation reaching this optimum leaves only dust (what FOK calls filled). */
+  dustAll: boolean;
+  dustAny: boolean;
 }
 
-/** The optimum by enumerating every allocation of whole lots (or none) on every venue. */
-export function bruteForce(req: PlanRequest, quotes: readonly VenueQuote[]): Optimum {
+function referenceOf(quotes: readonly VenueQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => (q.asks[0] ? [feeAdjustedPrice(q.feeModel, q.asks[0])] : []));
-  const reference = tops.reduce((m, x) => (x < m ? x : m));
-  const limit = (reference * (ONE + req.maxSlippage)) / ONE;
-  const venues = quotes.map((q) => {
-    const levels: Level[] = [];
-    for (const l of q.asks) {
-      if (feeAdjustedPrice(q.feeModel, l) > limit) break;
-      levels.push(l);
-    }
-    const depth = levels.reduce((s, l) => s + l.shares, 0n);
-    const minLots = ceilDiv(q.minOrderShares, q.lotShares) || 1n;
-    const options: { lots: bigint; cost: Micro }[] = [{ lots: 0n, cost: 0n }];
-    for (let k = minLots; k * q.lotShares <= depth; k++) options.push({ lots: k, cost: walkCost(q.feeModel, levels, k * q.lotShares) });
-    return { q, options };
-  });
-  let best: Optimum = { shares: 0n, cost: 0n, legs: 0, limit };
-  const visit = (v: number, shares: bigint, cost: bigint, legs: number) => {
-    if (cost > req.amount) return;
+  return tops.length === 0 ? undefined : tops.reduce((m, x) => (x < m ? x : m));
+}
+
+function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; depthLots: bigint; options: Option[] } {
+  const levels: Level[] = [];
+  for (const l of q.asks) {
+    if (limit !== null && feeAdjustedPrice(q.feeModel, l) > limit) break;
+    levels.push(l);
+  }
+  const depthLots = levels.reduce((s, l) => s + l.shares, 0n) / q.lotShares;
+  const minLots = ceilDiv(q.minOrderShares, q.lotShares) || 1n;
+  const options: Option[] = [{ lots: 0n, shares: 0n, cost: 0n, worst: 0n }];
+  for (let k = minLots; k <= depthLots; k++) {
+    const fills = walk(levels, k * q.lotShares);
+    const cost = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(q.feeModel, fills);
+    const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, k * q.lotShares);
+    options.push({ lots: k, shares: k * q.lotShares, cost, worst: atLimit > cost ? atLimit : cost });
+  }
+  return { minLots, depthLots, options };
+}
+
+/**
+ * The optimum by enumerating every allocation of whole lots (or none) on every venue: the most
+ * shares whose legs' worst cases fit the amount and whose average price keeps the limit (none with
+ * `limit` null: the whole book, uncapped), then the lowest cost, then the fewest legs.
+ */
+export function bruteForce(req: PlanRequest, quotes: readonly VenueQuote[], limit: PriceMicro | null): Optimum {
+  const venues = quotes.map((q) => ({ q, ...optionsOf(q, limit) }));
+  const beyond = limit ?? ONE;
+  const fits = (worst: Micro, cost: Micro, shares: ShareMicro) => worst <= req.amount && (limit === null || cost * ONE <= limit * shares);
+  /** FOK's "filled": no venue could take one more lot (or its minimum) within the limits, a venue whose book ran out selling at `beyond`. */
+  const dust = (picked: Option[], shares: ShareMicro, cost: Micro, worst: Micro) =>
+    venues.every(({ q, minLots, depthLots, options }, v) => {
+      if (depthLots < minLots) return true;
+      const o = picked[v]!;
+      const next = o.lots === 0n ? minLots : o.lots + 1n;
+      if (next > depthLots) return ceilDiv(beyond * (next - o.lots) * q.lotShares, ONE) > req.amount - worst;
+      const n = options[Number(next - minLots) + 1]!;
+      return !fits(worst - o.worst + n.worst, cost - o.cost + n.cost, shares - o.shares + n.shares);
+    });
+  let best: Optimum = { shares: 0n, cost: 0n, legs: 0, dustAll: false, dustAny: false };
+  const picked: Option[] = [];
+  const visit = (v: number, shares: bigint, cost: bigint, worst: bigint, legs: number) => {
     if (v === venues.length) {
-      if (shares === 0n || cost * ONE > limit * shares) return;
-      const improves = shares > best.shares || (shares === best.shares && (cost < best.cost || (cost === best.cost && legs < best.legs)));
-      if (improves) best = { shares, cost, legs, limit };
+      if (shares === 0n || !fits(worst, cost, shares)) return;
+      const d = dust(picked, shares, cost, worst);
+      if (shares > best.shares || (shares === best.shares && (cost < best.cost || (cost === best.cost && legs < best.legs)))) {
+        best = { shares, cost, legs, dustAll: d, dustAny: d };
+      } else if (shares === best.shares && cost === best.cost && legs === best.legs) {
+        best = { ...best, dustAll: best.dustAll && d, dustAny: best.dustAny || d };
+      }
       return;
     }
-    const { q, options } = venues[v]!;
-    for (const o of options) visit(v + 1, shares + o.lots * q.lotShares, cost + o.cost, legs + (o.lots > 0n ? 1 : 0));
+    for (const o of venues[v]!.options) {
+      if (worst + o.worst > req.amount) break;
+      picked[v] = o;
+      visit(v + 1, shares + o.shares, cost + o.cost, worst + o.worst, legs + (o.lots > 0n ? 1 : 0));
+    }
   };
-  visit(0, 0n, 0n, 0);
+  visit(0, 0n, 0n, 0n, 0);
   return best;
 }
 
-function walkCost(model: FeeModel, levels: readonly Level[], shares: ShareMicro): Micro {
+/** What the router must answer: a plan of this optimum, or a refusal with one of these codes. */
+export type Expected =
+  | { kind: "plan"; shares: ShareMicro; cost: Micro; legs: number }
+  | { kind: "refusal"; codes: RefusalCode[] }
+  | { kind: "either"; shares: ShareMicro; cost: Micro; legs: number; codes: RefusalCode[] };
+
+/**
+ * The answer the exhaustive search gives: IOC buys the optimum within the slippage limit; FOK buys it
+ * only when it leaves dust. A refusal says `insufficient_liquidity` only when the uncapped book could
+ * not do it either (fill the order under FOK, buy anything under IOC), `order_too_small` when the
+ * amount cannot buy any venue's minimum, `slippage_exceeded` otherwise. Ties between allocations of
+ * the same optimum that differ on dust allow either answer.
+ */
+export function expected(req: PlanRequest, quotes: readonly VenueQuote[]): Expected {
+  const reference = referenceOf(quotes);
+  if (reference === undefined) return { kind: "refusal", codes: ["insufficient_liquidity"] };
+  const limit = req.limitPrice ?? (reference * (ONE + req.maxSlippage)) / ONE;
+  const best = bruteForce(req, quotes, limit);
+  const uncappedCodes = (): RefusalCode[] => {
+    const full = bruteForce(req, quotes, null);
+    if (full.dustAll) return ["slippage_exceeded"];
+    if (!full.dustAny) return ["insufficient_liquidity"];
+    return ["slippage_exceeded", "insufficient_liquidity"];
+  };
+  if (best.shares === 0n) {
+    const mins = quotes.flatMap((q) => {
+      const { minLots, depthLots, options } = optionsOf(q, null);
+      return depthLots >= minLots ? [options[1]!.worst] : [];
+    });
+    if (mins.length === 0) return { kind: "refusal", codes: ["insufficient_liquidity"] };
+    if (mins.every((m) => m > req.amount)) return { kind: "refusal", codes: ["order_too_small"] };
+    return { kind: "refusal", codes: req.timeInForce === "IOC" ? ["slippage_exceeded"] : uncappedCodes() };
+  }
+  const found = { shares: best.shares, cost: best.cost, legs: best.legs };
+  if (req.timeInForce === "IOC" || best.dustAll) return { kind: "plan", ...found };
+  if (!best.dustAny) return { kind: "refusal", codes: uncappedCodes() };
+  return { kind: "either", ...found, codes: uncappedCodes() };
+}
+
+/** How a router's answer differs from the expected one, or undefined when it matches. */
+export function mismatch(want: Expected, got: Plan | Refusal): string | undefined {
+  if (got.kind === "refusal") {
+    if (want.kind === "plan") return `refused ${got.code} where a plan of ${want.shares} shares exists`;
+    return want.codes.includes(got.code) ? undefined : `refused ${got.code}, expected ${want.codes.join(" or ")}`;
+  }
+  if (want.kind === "refusal") return `planned ${got.shares} shares, expected a refusal (${want.codes.join(" or ")})`;
+  const triple = (x: { shares: bigint; cost: bigint; legs: number }) => `${x.shares} shares for ${x.cost} in ${x.legs} legs`;
+  const planned = { shares: got.shares, cost: got.cost, legs: got.legs.length };
+  return planned.shares === want.shares && planned.cost === want.cost && planned.legs === want.legs
+    ? undefined
+    : `planned ${triple(planned)}, optimum ${triple(want)}`;
+}
+
+function walk(levels: readonly Level[], shares: ShareMicro): Level[] {
   const fills: Level[] = [];
   let left = shares;
   for (const l of levels) {
@@ -145,7 +241,7 @@ function walkCost(model: FeeModel, levels: readonly Level[], shares: ShareMicro)
     fills.push({ price: l.price, shares: take });
     left -= take;
   }
-  return fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(model, fills);
+  return fills;
 }
 
 /** Every property a plan must have whatever the strategy; returns the first one broken. */
