@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { plan, type Plan, type PlanRequest, type Refusal } from "./index.ts";
+import { MAX_QUEUE_MS, plan, type Plan, type PlanRequest, type Refusal } from "./index.ts";
 import { KALSHI, planViolation, quote, usdc } from "./testkit.ts";
 import type { VenueQuote } from "./types.ts";
 
@@ -138,5 +138,33 @@ describe("optimize_speed", () => {
   it("refuses slippage when a venue could fill alone only beyond the limit", () => {
     const quotes = [quote("a", [[0.5, 10], [0.7, 100]], { latencyMs: 5 })];
     expect(refused(speed(20), quotes).code).toBe("slippage_exceeded");
+  });
+});
+
+describe("venue queues", () => {
+  const queued = MAX_QUEUE_MS + 1;
+
+  it("spills to the next best venue rather than wait on the cheapest one's queue", () => {
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: 2_000 }), quote("next", [[0.502, 100]], { queueDelayMs: 20 })];
+    expect(legs(planned(req(10), quotes))).toEqual([["next", 19_920_000n]]);
+    expect(legs(planned(req(10), [quotes[0]!, { ...quotes[1]!, queueDelayMs: undefined }]))).toEqual([["next", 19_920_000n]]);
+    expect(legs(planned(req(10), [{ ...quotes[0]!, queueDelayMs: MAX_QUEUE_MS }, quotes[1]!]))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("keeps the slippage limit of the best price, queued venue included", () => {
+    // Without the queued venue the reference would be 0.52 and its limit 0.5252; with it, 0.505.
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: queued }), quote("dear", [[0.52, 100]])];
+    expect(legs(planned(req(10), quotes))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("waits on the queue when the other venues cannot fill the order (FOK) or as many shares (IOC)", () => {
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: queued }), quote("thin", [[0.502, 5]])];
+    expect(legs(planned(req(10), quotes))).toEqual([["cheap", 20n * S]]);
+    expect(legs(planned(req(10, { timeInForce: "IOC" }), quotes))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("ranks a venue for optimize_speed by its queue plus its latency", () => {
+    const quotes = [quote("fast", [[0.5, 100]], { latencyMs: 10, queueDelayMs: 900 }), quote("steady", [[0.5, 100]], { latencyMs: 80 })];
+    expect(legs(planned(req(10, { strategy: "optimize_speed" }), quotes))).toEqual([["steady", 20n * S]]);
   });
 });

@@ -19,6 +19,10 @@ export type { Leg, Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from ".
  * at the limit price. A refusal says `slippage_exceeded` when the whole book, uncapped, could have
  * done it (filled it under FOK, bought anything under IOC), `order_too_small` when the amount
  * cannot buy any venue's minimum size, else `insufficient_liquidity`.
+ *
+ * A venue's queue is part of the plan: optimize_price leaves out a venue whose queue is longer than
+ * MAX_QUEUE_MS when the other venues fill the order as well within the same limit, and
+ * optimize_speed ranks venues by queue plus latency.
  */
 export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal {
   const reference = referencePrice(quotes);
@@ -26,6 +30,29 @@ export function plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Re
     return refuse("insufficient_liquidity", "No venue has any ask for this outcome.", {});
   }
   const limit = req.limitPrice ?? (reference * (ONE + req.maxSlippage)) / ONE;
+  const everywhere = route(req, quotes, reference, limit);
+  if (req.strategy !== "optimize_price") return everywhere;
+  // A venue whose queue would hold the order back is left out when the others fill the order
+  // within the same limit (taken from every venue's best price), or, under IOC, buy as many shares.
+  const ready = quotes.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
+  if (ready.length === quotes.length || ready.length === 0) return everywhere;
+  const filled = route({ ...req, timeInForce: "FOK" }, ready, reference, limit);
+  if (filled.kind === "plan") return filled;
+  if (req.timeInForce === "IOC") {
+    const partial = route(req, ready, reference, limit);
+    if (partial.kind === "plan" && (everywhere.kind === "refusal" || partial.shares >= everywhere.shares)) return partial;
+  }
+  return everywhere;
+}
+
+/**
+ * How long a venue's queue may hold a child order before optimize_price prefers the other venues:
+ * an order waiting longer than this for one venue while another can fill it is an order that set
+ * the pace of every order behind it.
+ */
+export const MAX_QUEUE_MS = 250;
+
+function route(req: PlanRequest, quotes: readonly VenueQuote[], reference: PriceMicro, limit: PriceMicro): Plan | Refusal {
   const ctx: Context = {
     req,
     quotes,
@@ -106,9 +133,9 @@ function routeForSpeed(ctx: Context): Plan | Refusal {
   return refuseUnfilled(ctx, couldFill, undefined);
 }
 
-/** Unmeasured venues rank after every measured one. */
+/** Expected time to a fill: the wait in the venue's queue, then its measured latency; unmeasured venues rank after every measured one. */
 function latencyRank(q: VenueQuote): number {
-  return q.latencyMs ?? Number.POSITIVE_INFINITY;
+  return (q.queueDelayMs ?? 0) + (q.latencyMs ?? Number.POSITIVE_INFINITY);
 }
 
 /** The whole book with no slippage cap: what tells a slippage refusal from a liquidity one. */

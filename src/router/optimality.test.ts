@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { plan } from "./index.ts";
+import { MAX_QUEUE_MS, plan } from "./index.ts";
 import { expected, mismatch, opinionCase, planViolation, routingCase } from "./testkit.ts";
 
 /** Every instance is checked against the exhaustive search; the seed is printed on a failure. */
@@ -55,6 +55,29 @@ describe("optimize_price against the exhaustive optimum", () => {
         expect(mismatch(expected(speed, one), plan(speed, one))).toBeUndefined();
       }),
       { numRuns: 2_000, seed: 13 },
+    );
+  });
+
+  it("sends to a queued venue only when the venues without a queue cannot fill as much", () => {
+    const delay = fc.constantFrom(undefined, 0, MAX_QUEUE_MS, MAX_QUEUE_MS + 1, 5_000);
+    fc.assert(
+      fc.property(routingCase("any"), fc.array(delay, { minLength: 3, maxLength: 3 }), ({ req, quotes }, delays) => {
+        const withQueues = quotes.map((q, i) => ({ ...q, queueDelayMs: delays[i] }));
+        const p = plan(req, withQueues);
+        const ready = withQueues.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
+        if (p.kind === "refusal") {
+          expect(plan(req, quotes)).toMatchObject({ kind: "refusal", code: p.code });
+          return;
+        }
+        expect(planViolation(req, quotes, p)).toBeUndefined();
+        if (ready.length === quotes.length) expect(p).toEqual(plan(req, quotes));
+        else if (p.legs.some((l) => !ready.some((q) => q.venue === l.venue)) && ready.length > 0) {
+          const alone = plan({ ...req, limitPrice: p.limitPrice }, ready);
+          if (alone.kind === "plan") expect(alone.shares).toBeLessThan(p.shares);
+          expect(p).toEqual(plan(req, quotes));
+        }
+      }),
+      { numRuns: 2_000, seed: 17 },
     );
   });
 

@@ -14,6 +14,11 @@ export interface VenueQuote {
   lotShares: ShareMicro;
   /** Measured p50 latency of place(); undefined while not measured yet (ranks last for speed). */
   latencyMs: number | undefined;
+  /**
+   * How long a child order sent now would wait in the venue's queue (its client-side write limit)
+   * before it is even sent, in ms; absent: no queue.
+   */
+  queueDelayMs?: number;
 }
 
 export interface PlanRequest {
