@@ -122,7 +122,7 @@ function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: nu
   return out;
 }
 
-/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, and its measured latency. */
+/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, its measured latency and its queue. */
 export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): VenueQuote[] {
   return freshBooks(event, outcome, venues, now).fresh.map(({ venue, market, book }) => ({
     venue: venue.id,
@@ -133,5 +133,6 @@ export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: reado
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
     latencyMs: venue.latency().p50Ms,
+    queueDelayMs: venue.queueDelayMs?.(),
   }));
 }

@@ -137,6 +137,12 @@ export interface Venue {
   /** Every trade of the adapter's account on the venue, oldest first: what the audit compares the stored fills with. */
   trades(): Promise<VenueFill[]>;
   latency(): LatencyStats;
+  /**
+   * How long a child order placed now would wait in the adapter's queue (its client-side write
+   * limit) before it is sent, in ms, read without I/O: the router spills orders past a venue whose
+   * queue is long. Optional: an adapter without such a limit has no queue.
+   */
+  queueDelayMs?(): number;
   health(): VenueHealth;
   describe(): VenueDescription;
 }

@@ -238,6 +238,10 @@ export class KalshiVenue implements Venue {
     return this.listFills(new URLSearchParams(), "");
   }
 
+  queueDelayMs(): number {
+    return this.writes.delayMs();
+  }
+
   latency(): LatencyStats {
     return this.recorder.stats();
   }

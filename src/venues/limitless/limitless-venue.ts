@@ -251,6 +251,10 @@ export class LimitlessVenue implements Venue {
     return tradesFromHistory(entries.reverse(), (slug) => this.feeModel(slug, "a trade"));
   }
 
+  queueDelayMs(): number {
+    return this.writes.delayMs();
+  }
+
   latency(): LatencyStats {
     return this.recorder.stats();
   }

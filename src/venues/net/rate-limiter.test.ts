@@ -24,4 +24,19 @@ describe("RateLimiter", () => {
     await general.acquire();
     expect(performance.now() - paused).toBeGreaterThanOrEqual(90);
   });
+
+  it("tells how long a request asked for now would wait: the queue ahead of it at the rate, and any pause", async () => {
+    const limiter = new RateLimiter(10, 1);
+    expect(limiter.delayMs()).toBe(0);
+    await limiter.acquire();
+    const queued = Array.from({ length: 5 }, () => limiter.acquire());
+    // Six requests ahead of a new one at ten a second, less what refilled meanwhile.
+    expect(limiter.delayMs()).toBeGreaterThan(500);
+    expect(limiter.delayMs()).toBeLessThanOrEqual(600);
+    await Promise.all(queued);
+    expect(limiter.delayMs()).toBeLessThanOrEqual(100);
+    limiter.pause(1_000);
+    expect(limiter.delayMs()).toBeGreaterThan(900);
+    expect(allOf([new RateLimiter(100), limiter]).delayMs()).toBeGreaterThan(900);
+  });
 });

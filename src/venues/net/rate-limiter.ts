@@ -2,6 +2,8 @@
 export interface Throttle {
   acquire(): Promise<void>;
   pause(ms: number): void;
+  /** How long a request asked for now would wait for its turn, in ms: a cheap reading for the router. */
+  delayMs(): number;
 }
 
 /**
@@ -14,6 +16,8 @@ export class RateLimiter implements Throttle {
   private refilledAt = performance.now();
   private pausedUntil = 0;
   private tail: Promise<void> = Promise.resolve();
+  /** Callers that asked and have not had their turn yet. */
+  private waiting = 0;
 
   constructor(
     private readonly perSecond: number,
@@ -25,9 +29,17 @@ export class RateLimiter implements Throttle {
 
   /** Resolves when the caller may send one request; callers are served in arrival order. */
   acquire(): Promise<void> {
-    const turn = this.tail.then(() => this.take());
+    this.waiting++;
+    const turn = this.tail.then(() => this.take()).finally(() => this.waiting--);
     this.tail = turn.catch(() => undefined);
     return turn;
+  }
+
+  delayMs(): number {
+    const now = performance.now();
+    const tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
+    const short = this.waiting + 1 - tokens;
+    return Math.max(0, this.pausedUntil - now) + (short > 0 ? (short / this.perSecond) * 1000 : 0);
   }
 
   /** Holds every caller back for `ms` (the venue said so with a 429). */
@@ -65,6 +77,8 @@ export function allOf(limiters: readonly RateLimiter[]): Throttle {
     pause: (ms) => {
       for (const l of limiters) l.pause(ms);
     },
+    // The buckets refill side by side, so the wait is the longest one's.
+    delayMs: () => Math.max(0, ...limiters.map((l) => l.delayMs())),
   };
 }
 

@@ -90,6 +90,8 @@ const retryOrder = (f: Failure) => f.status !== undefined && f.status >= 500;
 const BOOKS_PER_REQUEST = 50;
 /** The trade status of a match whose settlement failed for good (docs: user channel, trade statuses). */
 const FAILED = "FAILED";
+/** The limits `POST /order` counts against, besides the general one. */
+const ORDER_LIMITS = ["postOrderBurst", "postOrderSustained"];
 
 /** Polymarket's CLOB behind the Venue port: REST for catalogue, orders and fills, the market WebSocket for books. */
 export class PolymarketVenue implements Venue {
@@ -235,7 +237,7 @@ export class PolymarketVenue implements Venue {
     this.orders.set(order.clientOrderId, orderId);
     const body = orderBody(posted, await this.signer.sign(posted.order, m.negRisk), this.apiKey, "FAK");
     const started = performance.now();
-    const res = await this.request({ method: "POST", path: "/order", body, auth: true, limits: ["postOrderBurst", "postOrderSustained"] }, retryOrder);
+    const res = await this.request({ method: "POST", path: "/order", body, auth: true, limits: ORDER_LIMITS }, retryOrder);
     if (!res.ok) return this.placeFailed(res, orderId, order);
     this.recorder.record(performance.now() - started);
     let ack: ReturnType<typeof parseOrderAck>;
@@ -312,6 +314,10 @@ export class PolymarketVenue implements Venue {
       for (const f of this.toFills(trades, orderId, clientIds.get(orderId) ?? "")) fills.set(f.tradeId, f);
     }
     return taken.map((t) => fills.get(t.tradeId)!);
+  }
+
+  queueDelayMs(): number {
+    return this.rest.delayMs(ORDER_LIMITS);
   }
 
   latency(): LatencyStats {

@@ -64,6 +64,11 @@ export class RestClient {
     return sendWithRetry(() => this.once(req), allOf(limiters), policy, retryUnknown);
   }
 
+  /** How long a request counting against `limits` (and the general limit) would wait now, in ms. */
+  delayMs(limits: readonly string[]): number {
+    return allOf(["general", ...limits].flatMap((n) => this.limiters.get(n) ?? [])).delayMs();
+  }
+
   private once(req: RestRequest): Promise<HttpResult> {
     const { credentials, address, clock } = this.opts;
     const bodyText = req.body === undefined ? undefined : JSON.stringify(req.body);
