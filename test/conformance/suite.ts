@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { orderFee } from "../../src/domain/fees.ts";
 import { ONE } from "../../src/domain/money.ts";
+import { MAX_QUEUE_MS } from "../../src/router/index.ts";
 import type { Outcome } from "../../src/domain/types.ts";
 import type { ChildOrder, Venue, VenueMarket } from "../../src/venues/venue.ts";
 import type { ConformanceHarness, MakeHarness } from "./harness.ts";
@@ -197,6 +198,17 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       const r = await h.venue.place(order);
       expect(r.kind).toBe("filled");
       expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    });
+
+    it("reports its write queue to the router without I/O: empty when idle, a 429's pause while it lasts", async () => {
+      expect(h.venue.queueDelayMs).toBeTypeOf("function");
+      expect(h.venue.queueDelayMs!()).toBeLessThan(MAX_QUEUE_MS);
+      h.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 1 } });
+      const placing = h.venue.place(takingOrder(openMarket()));
+      let longest = 0;
+      for (const until = Date.now() + 900; Date.now() < until && longest < MAX_QUEUE_MS; await sleep(10)) longest = Math.max(longest, h.venue.queueDelayMs!());
+      expect(longest).toBeGreaterThan(MAX_QUEUE_MS);
+      expect((await placing).kind).toBe("filled");
     });
 
     it("fault ack lost: the outcome is unknown, and status reconciles it as the fill that happened", async () => {

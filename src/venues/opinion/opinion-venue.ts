@@ -247,6 +247,10 @@ export class OpinionVenue implements Venue {
     return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
   }
 
+  queueDelayMs(): number {
+    return this.writes.delayMs();
+  }
+
   latency(): LatencyStats {
     return this.recorder.stats();
   }
