@@ -1,16 +1,19 @@
-// The baseline: a bare node:http server answering a JSON body of the same size as a price record.
+// The baseline: a bare node:http server. GET answers the bytes named by BASELINE_BODIES (a JSON file of
+// path → body: the service's own answers, so both send the same bytes); POST echoes the request's body.
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 
-const levels = Array.from({ length: 20 }, (_, i) => [0.5 + i / 1000, 100 + i, i % 2 ? "kalshi-sim" : "polymarket-sim"]);
-const body = JSON.stringify({
-  event_id: "fed-cut-2026-12",
-  best_execution: { venue: "kalshi-sim", price: 0.51, fee_adjusted_price: 0.5275 },
-  orderbook: { bids: levels, asks: levels },
-});
+const bodies = new Map(Object.entries(JSON.parse(readFileSync(process.env.BASELINE_BODIES!, "utf8")) as Record<string, string>).map(([path, body]) => [path, Buffer.from(body)]));
 const server = createServer((req, res) => {
-  req.resume();
+  const chunks: Buffer[] = [];
+  req.on("data", (c: Buffer) => chunks.push(c));
   req.on("end", () => {
-    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+    const body = req.method === "POST" ? Buffer.concat(chunks) : bodies.get(req.url ?? "");
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { "content-type": "application/json", "content-length": body.length });
     res.end(body);
   });
 });

@@ -1,6 +1,6 @@
 // `npm run bench:instances`: POST /v1/order on one instance, then on three instances sharing one
 // PostgreSQL database (a fresh one on TEST_DATABASE_URL's server), one chain (`crossfill chain`) and
-// one set of venue simulators (`crossfill sim`), with the same load (c=16, spread over the instances),
+// one set of venue simulators (`crossfill sim`), with the same load (autocannon, c=16, spread over the instances),
 // and REDIS_URL from TEST_REDIS_URL when set. Prints orders/s and p50/p99 of each.
 import { execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -75,8 +75,9 @@ async function main(): Promise<void> {
         encoding: "utf8",
       }),
     ) as { api_key: string; api_secret: string };
-    const opts = { seconds: SECONDS, maxRequests: 1_000_000, concurrency: 16 };
-    await load(urls[0]!, () => ({ method: "GET", path: "/v1/account", headers: { "x-api-key": key.api_key } }), { ...opts, seconds: 1, concurrency: 1 });
+    const opts = { seconds: SECONDS, connections: 16 };
+    // The first authenticated request funds the account from the dev faucet.
+    await fetch(`${urls[0]}/v1/account`, { headers: { "x-api-key": key.api_key } });
     let n = 0;
     const order = () => {
       const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: n % 2 ? "NO" : "YES", side: "buy", amount_usdc: "1", max_slippage: 0.05, client_order_id: `bench-${n++}` });

@@ -1,9 +1,9 @@
-import { Agent, request } from "node:http";
+import autocannon from "autocannon";
 
 export interface LoadResult {
   requests: number;
   errors: number;
-  statuses: Record<number, number>;
+  statuses: Record<string, number>;
   seconds: number;
   rps: number;
   p50Ms: number;
@@ -18,57 +18,38 @@ export interface RequestSpec {
 }
 
 /**
- * Closed-loop load: `concurrency` workers each send a request and wait for its answer, for `seconds`
- * (bounded in time and count, loopback only). `next()` builds each request, so signed requests can
- * carry a fresh timestamp and signature.
+ * Closed-loop load with autocannon: `connections` keep-alive connections each send a request and wait
+ * for its answer, for `seconds`. `next()` builds each request, so signed requests carry a fresh
+ * timestamp and signature. Several servers (instances behind a load balancer) share the connections.
+ * Latencies are every answer's, whatever its status, to the microsecond (autocannon's own histogram
+ * keeps whole milliseconds of 2xx answers only).
  */
-export async function load(
-  baseUrl: string | readonly string[],
-  next: () => RequestSpec,
-  opts: { concurrency: number; seconds: number; maxRequests: number },
-): Promise<LoadResult> {
-  // Several servers (instances behind a load balancer): the workers take them in turn.
-  const urls = (typeof baseUrl === "string" ? [baseUrl] : baseUrl).map((u) => new URL(u));
-  const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency });
+export async function load(baseUrl: string | readonly string[], next: () => RequestSpec, opts: { connections: number; seconds: number }): Promise<LoadResult> {
+  const urls = typeof baseUrl === "string" ? [baseUrl] : baseUrl;
   const latencies: number[] = [];
-  const statuses: Record<number, number> = {};
-  let errors = 0;
-  let sent = 0;
   const started = performance.now();
-  const deadline = started + opts.seconds * 1000;
-
-  const one = (url: URL, spec: RequestSpec) =>
-    new Promise<number>((resolve, reject) => {
-      const req = request(
-        { host: url.hostname, port: url.port, method: spec.method, path: spec.path, headers: spec.headers, agent },
-        (res) => {
-          res.resume();
-          res.on("end", () => resolve(res.statusCode ?? 0));
-          res.on("error", reject);
-        },
-      );
-      req.on("error", reject);
-      req.end(spec.body);
-    });
-
-  const worker = async (w: number) => {
-    const url = urls[w % urls.length]!;
-    while (performance.now() < deadline && sent < opts.maxRequests) {
-      sent++;
-      const t0 = performance.now();
-      try {
-        const status = await one(url, next());
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        if (status >= 400) errors++;
-      } catch {
-        errors++;
-      }
-      latencies.push(performance.now() - t0);
-    }
-  };
-  await Promise.all(Array.from({ length: opts.concurrency }, (_, w) => worker(w)));
+  const results = await Promise.all(
+    urls.map((url, i) => {
+      const run = autocannon({
+        url,
+        connections: Math.floor(opts.connections / urls.length) + (i < opts.connections % urls.length ? 1 : 0),
+        duration: opts.seconds,
+        requests: [{ setupRequest: (req) => ({ ...req, ...next() }) }],
+      });
+      run.on("response", (_client: unknown, _status: number, _bytes: number, ms: number) => latencies.push(ms));
+      return run;
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
-  agent.destroy();
+  const statuses: Record<string, number> = {};
+  let errors = 0;
+  for (const r of results) {
+    errors += r.errors;
+    for (const [status, { count }] of Object.entries(r.statusCodeStats)) {
+      statuses[status] = (statuses[status] ?? 0) + count;
+      if (Number(status) >= 400) errors += count;
+    }
+  }
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
   return { requests: latencies.length, errors, statuses, seconds, rps: latencies.length / seconds, p50Ms: pct(0.5), p99Ms: pct(0.99) };

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
@@ -28,4 +29,11 @@ export function startChild(args: string[], env: NodeJS.ProcessEnv, ready: (line:
     });
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
   });
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux). */
+export function cpuSeconds(pid: number): number {
+  // The fields after the command's name, which is in parentheses and may hold spaces; utime and stime are the 12th and 13th of them, in clock ticks (100 a second).
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }

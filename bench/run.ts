@@ -1,26 +1,49 @@
-// One command, `npm run bench`: measures crossfill's GET /v1/prices and POST /v1/order on the embedded
-// default beside a bare node:http JSON server measured in the same run, and prints the ratios.
+// One command, `npm run bench`: crossfill's GET /v1/prices, GET /v1/markets and POST /v1/order on the
+// embedded default beside a bare node:http server measured in the same run with the same load (autocannon,
+// from this process; the servers under test are processes of their own), and the ratios.
 import { execFileSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sign } from "../src/auth/hmac.ts";
-import { load, type LoadResult } from "./load.ts";
-import { freePort, startChild } from "./procs.ts";
+import { load, type LoadResult, type RequestSpec } from "./load.ts";
+import { cpuSeconds, freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const GET_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ORDER_CONNECTIONS = 16;
 const root = new URL("..", import.meta.url).pathname;
 
-function row(name: string, r: LoadResult, base: LoadResult): string {
+interface Measured extends LoadResult {
+  /** CPU milliseconds the server under test used per answer. */
+  cpuMs: number;
+}
+
+/** Loads one server and measures the CPU its process used meanwhile. */
+async function measure(pid: number, url: string, next: () => RequestSpec, connections: number, seconds = SECONDS): Promise<Measured> {
+  const cpu = cpuSeconds(pid);
+  const r = await load(url, next, { connections, seconds });
+  return { ...r, cpuMs: ((cpuSeconds(pid) - cpu) * 1000) / Math.max(1, r.requests) };
+}
+
+function row(name: string, r: Measured, base: Measured): string {
   return [
-    name.padEnd(28),
+    name.padEnd(30),
     r.rps.toFixed(0).padStart(8),
     r.p50Ms.toFixed(2).padStart(8),
     r.p99Ms.toFixed(2).padStart(8),
-    (r.rps / base.rps).toFixed(3).padStart(10),
-    (r.p50Ms / base.p50Ms).toFixed(2).padStart(9),
+    (r.rps / base.rps).toFixed(2).padStart(9),
+    (r.p99Ms / base.p99Ms).toFixed(2).padStart(9),
+    r.cpuMs.toFixed(3).padStart(11),
+    (r.cpuMs / base.cpuMs).toFixed(1).padStart(9),
     `${r.errors}/${r.requests}`.padStart(12),
   ].join(" ");
+}
+
+/** A quantile of a Prometheus summary as /metrics exposes it. */
+function quantile(metrics: string, name: string, q: string): number {
+  const m = new RegExp(`^${name}\\{quantile="${q}"\\} (\\S+)$`, "m").exec(metrics);
+  return m ? Number(m[1]) : NaN;
 }
 
 async function main(): Promise<void> {
@@ -28,46 +51,58 @@ async function main(): Promise<void> {
   const port = await freePort();
   const children: ChildProcess[] = [];
   try {
-    let basePort = 0;
-    children.push(
-      await startChild(["--import", "tsx", "bench/baseline-server.ts"], {}, (l) => {
-        basePort = JSON.parse(l).port;
-        return true;
-      }),
-    );
     // One key sends thousands of requests a second: a limit that never bites, so the bench measures
     // the server with its rate limiter running, not the limiter's refusals.
     const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "1000000000" };
-    children.push(await startChild(["--import", "tsx", "src/main.ts"], env, (l) => l.includes("crossfill is serving")));
+    const server = await startChild(["--import", "tsx", "src/main.ts"], env, (l) => l.includes("crossfill is serving"));
+    children.push(server);
     const key = JSON.parse(
       execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {
         cwd: root,
-        env: { ...process.env, ...env },
+        env: { ...process.env, ...env, CROSSFILL_FROM_SOURCE: "1" },
         encoding: "utf8",
       }),
     ) as { api_key: string; api_secret: string };
-
     const crossfill = `http://127.0.0.1:${port}`;
-    const baseline = `http://127.0.0.1:${basePort}`;
-    const opts = { seconds: SECONDS, maxRequests: 1_000_000 };
-    // Warm up: the first authenticated request funds the account from the dev faucet.
-    await load(crossfill, () => ({ method: "GET", path: "/v1/account", headers: { "x-api-key": key.api_key } }), { ...opts, seconds: 1, concurrency: 1 });
+    const read = { "x-api-key": key.api_key };
+    // The first authenticated request funds the account from the dev faucet.
+    await fetch(`${crossfill}/v1/account`, { headers: read });
 
-    const getBase = await load(baseline, () => ({ method: "GET", path: "/v1/prices/fed-cut-2026-12" }), { ...opts, concurrency: 32 });
-    const getPrices = await load(
-      crossfill,
-      () => ({ method: "GET", path: "/v1/prices/fed-cut-2026-12", headers: { "x-api-key": key.api_key } }),
-      { ...opts, concurrency: 32 },
-    );
+    const idleFrom = cpuSeconds(server.pid!);
+    await new Promise((r) => setTimeout(r, 5000));
+    const idle = (cpuSeconds(server.pid!) - idleFrom) / 5;
+
+    // The baseline answers the service's own bytes.
+    const prices = "/v1/prices/fed-cut-2026-12";
+    const markets = "/v1/markets";
+    const bodies: Record<string, string> = {};
+    for (const path of [prices, markets]) bodies[path] = await (await fetch(crossfill + path, { headers: read })).text();
+    const bodiesFile = join(dataDir, "baseline-bodies.json");
+    writeFileSync(bodiesFile, JSON.stringify(bodies));
+    let basePort = 0;
+    const baseline = await startChild(["--import", "tsx", "bench/baseline-server.ts"], { BASELINE_BODIES: bodiesFile }, (l) => {
+      basePort = JSON.parse(l).port;
+      return true;
+    });
+    children.push(baseline);
+    const bare = `http://127.0.0.1:${basePort}`;
+
+    const get = (path: string, headers: Record<string, string> = {}) => () => ({ method: "GET", path, headers });
+    // Warm-up (JIT, caches, connections), not counted.
+    await load(bare, get(prices), { connections: GET_CONNECTIONS, seconds: 2 });
+    await load(crossfill, get(prices, read), { connections: GET_CONNECTIONS, seconds: 2 });
+
+    const getBase = await measure(baseline.pid!, bare, get(prices), GET_CONNECTIONS);
+    const getPrices = await measure(server.pid!, crossfill, get(prices, read), GET_CONNECTIONS);
+    const marketsBase = await measure(baseline.pid!, bare, get(markets), GET_CONNECTIONS);
+    const getMarkets = await measure(server.pid!, crossfill, get(markets, read), GET_CONNECTIONS);
+
     let n = 0;
     const orderBody = () =>
       JSON.stringify({ market_id: "fed-cut-2026-12", outcome: n % 2 ? "NO" : "YES", side: "buy", amount_usdc: "1", max_slippage: 0.05, strategy: "optimize_price", client_order_id: `bench-${n++}` });
-    const postBase = await load(
-      baseline,
-      () => ({ method: "POST", path: "/v1/order", headers: { "content-type": "application/json" }, body: orderBody() }),
-      { ...opts, concurrency: 16 },
-    );
-    const postOrder = await load(
+    const postBase = await measure(baseline.pid!, bare, () => ({ method: "POST", path: "/v1/order", headers: { "content-type": "application/json" }, body: orderBody() }), ORDER_CONNECTIONS);
+    const postOrder = await measure(
+      server.pid!,
       crossfill,
       () => {
         const body = orderBody();
@@ -79,15 +114,23 @@ async function main(): Promise<void> {
           body,
         };
       },
-      { ...opts, concurrency: 16 },
+      ORDER_CONNECTIONS,
     );
+    const metrics = await (await fetch(`${crossfill}/metrics`)).text();
+    const own = (q: string) => (quantile(metrics, "crossfill_order_own_seconds", q) * 1000).toFixed(2);
 
-    console.log(`\ncrossfill bench — ${SECONDS}s per run, loopback, ${process.platform} ${process.arch}, node ${process.version}`);
-    console.log(["".padEnd(28), "req/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "rps ratio".padStart(10), "p50 ratio".padStart(9), "errors".padStart(12)].join(" "));
-    console.log(row("node:http GET (baseline)", getBase, getBase));
-    console.log(row("GET /v1/prices (c=32)", getPrices, getBase));
-    console.log(row("node:http POST (baseline)", postBase, postBase));
-    console.log(row("POST /v1/order (c=16)", postOrder, postBase));
+    console.log(`\ncrossfill bench — autocannon, ${SECONDS}s per run, loopback, ${process.platform} ${process.arch}, node ${process.version}`);
+    console.log(`idle server: ${(idle * 100).toFixed(1)} % of a core`);
+    console.log(
+      ["".padEnd(30), "req/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "rps ratio".padStart(9), "p99 ratio".padStart(9), "CPU ms/req".padStart(11), "CPU ratio".padStart(9), "errors".padStart(12)].join(" "),
+    );
+    console.log(row(`node:http GET prices (c=${GET_CONNECTIONS})`, getBase, getBase));
+    console.log(row(`GET /v1/prices/{id} (c=${GET_CONNECTIONS})`, getPrices, getBase));
+    console.log(row(`node:http GET markets (c=${GET_CONNECTIONS})`, marketsBase, marketsBase));
+    console.log(row(`GET /v1/markets (c=${GET_CONNECTIONS})`, getMarkets, marketsBase));
+    console.log(row(`node:http POST echo (c=${ORDER_CONNECTIONS})`, postBase, postBase));
+    console.log(row(`POST /v1/order (c=${ORDER_CONNECTIONS})`, postOrder, postBase));
+    console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
   } finally {
     for (const c of children) c.kill("SIGTERM");

@@ -40,5 +40,7 @@ export interface HttpDeps {
 /** Counts each answered request, and renders every metric for GET /metrics. */
 export interface HttpMetrics {
   request(method: string, route: string, statusCode: number, seconds: number): void;
+  /** POST /v1/order answers the order `seconds` after the request arrived (the service's own work is that less its waits). */
+  orderAnswered(orderId: string, seconds: number): void;
   scrape(): Promise<{ contentType: string; body: string }>;
 }

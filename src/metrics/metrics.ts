@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from "prom-client";
 import type { Checkpoint } from "../orders/service.ts";
 import type { Venue } from "../venues/venue.ts";
 
@@ -15,6 +15,8 @@ export interface MetricSources {
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const BATCH_SIZES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
 const VENUE_STATES = ["up", "degraded", "down"] as const;
+/** The steps that wait on the chain (a lock, a settlement or release) or on the venues (placing), not on this service. */
+const WAITS: ReadonlySet<Checkpoint> = new Set(["order.locked", "order.placed", "order.finished"]);
 /** Orders whose last step is remembered; an order left to recovery in another instance is never heard of again, so the oldest are let go. */
 const STEP_TIMERS = 10_000;
 
@@ -33,8 +35,11 @@ export class Metrics {
   private readonly chainBatchSize: Histogram;
   private readonly chainBatchSeconds: Histogram;
   private readonly reconciled: Counter;
+  private readonly orderOwn: Summary;
   /** When each order last passed a checkpoint (performance.now()), in the order they started. */
   private readonly lastStep = new Map<string, number>();
+  /** Seconds each order has spent waiting on the chain and the venues, until its answer is sent. */
+  private readonly waited = new Map<string, number>();
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -110,6 +115,12 @@ export class Metrics {
         this.set(sources.inFlight());
       },
     });
+    this.orderOwn = new Summary({
+      name: "crossfill_order_own_seconds",
+      help: "POST /v1/order's own work per order: from the request's arrival to its answer, less the steps that wait on the chain and the venues",
+      percentiles: [0.5, 0.9, 0.99],
+      registers,
+    });
     this.reconciled = new Counter({ name: "crossfill_reconciled_orders_total", help: "Orders finished by recovery (at start-up and in its periodic passes)", registers });
   }
 
@@ -125,10 +136,21 @@ export class Metrics {
     const previous = this.lastStep.get(orderId);
     this.lastStep.delete(orderId);
     // A checkpoint that starts a flow has no step before it in this process worth timing.
-    if (step !== "order.inserted" && step !== "reconcile.outcomes" && previous !== undefined) this.orderSteps.observe({ step }, (now - previous) / 1000);
+    if (step !== "order.inserted" && step !== "reconcile.outcomes" && previous !== undefined) {
+      const seconds = (now - previous) / 1000;
+      this.orderSteps.observe({ step }, seconds);
+      if (WAITS.has(step)) this.waited.set(orderId, (this.waited.get(orderId) ?? 0) + seconds);
+      if (this.waited.size > STEP_TIMERS) this.waited.delete(this.waited.keys().next().value!);
+    }
     if (step === "order.finished") return;
     this.lastStep.set(orderId, now);
     if (this.lastStep.size > STEP_TIMERS) this.lastStep.delete(this.lastStep.keys().next().value!);
+  }
+
+  /** POST /v1/order answers the order, `seconds` after the request arrived. */
+  orderAnswered(orderId: string, seconds: number): void {
+    this.orderOwn.observe(seconds - (this.waited.get(orderId) ?? 0));
+    this.waited.delete(orderId);
   }
 
   childOrder(venue: string, result: string, seconds: number): void {

@@ -39,6 +39,7 @@ export const orderRoutes =
         // The request's logger: the order's lines carry its request_id beside its order_id.
         const order = await deps.orders.submit({ accountId: account.id, address: account.address as `0x${string}` }, req.body, typeof key === "string" ? key : undefined, req.log);
         const body = await view(order);
+        deps.metrics.orderAnswered(order.id, reply.elapsedTime / 1000);
         if (order.status === "rejected" || order.status === "failed") {
           const code = (order.errorCode ?? "internal") in ERRORS ? (order.errorCode as ErrorCode) : "internal";
           throw new AppError(code, order.errorMessage ?? undefined, { order_id: order.id, status: order.status, order: body });
