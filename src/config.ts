@@ -109,7 +109,7 @@ function venueNames(raw: string | undefined): VenueName[] {
 }
 
 /** A venue whose *_BASE_URL is set is the real one, and needs its credentials; otherwise its simulator runs. */
-function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
+export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
   const need = (name: string): string => {
     const v = env[name];
     if (!v) throw new Error(`${name} is required when the venue's *_BASE_URL is set.`);

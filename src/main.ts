@@ -28,7 +28,7 @@ import { OPEN_STATUSES } from "./domain/order-status.ts";
 import { plan } from "./router/index.ts";
 import { openStore } from "./store/open-store.ts";
 import type { Store } from "./store/store.ts";
-import { startVenues } from "./venues/start.ts";
+import { startConfiguredVenues } from "./venues/sim-process.ts";
 import type { Venue } from "./venues/venue.ts";
 import { DEV_CHAIN_ID, startDevChain } from "./vault/devnode/index.ts";
 import { JsonRpc } from "./vault/rpc.ts";
@@ -104,15 +104,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const chain = vault.info();
 
   const catalog = await loadCatalog(store);
-  const venueSetup = await startVenues({
-    names: config.venues,
-    endpoints: config.venueEndpoints,
-    catalog,
-    seed: config.simSeed,
-    latencyScale: config.simLatencyScale,
-    clock,
-    log,
-  });
+  const venueSetup = await startConfiguredVenues(config, { catalog, clock, log, onSimLine: (line) => log.info({ line }, "venue simulators") });
   const venues: Venue[] = venueSetup.venues.map((v) => meteredVenue(v, metrics));
   const venueById = new Map(venues.map((v) => [v.id, v]));
 

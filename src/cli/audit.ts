@@ -83,8 +83,6 @@ async function openVenues(config: Config, store: Store) {
     names: config.venues,
     endpoints: config.venueEndpoints,
     catalog: await loadCatalog(store),
-    seed: config.simSeed,
-    latencyScale: config.simLatencyScale,
     clock: { now: () => Date.now() },
   });
 }

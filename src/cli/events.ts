@@ -6,7 +6,7 @@ import { loadCatalog } from "../markets/catalog-db.ts";
 import { DEFAULT_MATCH_OPTIONS, type NearMiss } from "../markets/matching.ts";
 import { acceptedChange, matchDiscovered, type DiscoveredMarket } from "../markets/proposals.ts";
 import { PROPOSAL_STATUSES, type ProposalRecord, type ProposalStatus } from "../store/store.ts";
-import { startVenues } from "../venues/start.ts";
+import { startConfiguredVenues } from "../venues/sim-process.ts";
 import { withStore } from "./with-store.ts";
 
 const TAKES_EFFECT = "The catalog is read at start: restart the server (crossfill serve / npm start) for it to take effect.";
@@ -84,14 +84,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
       const out = await withStore(async (store) => {
         const catalog = await loadCatalog(store);
         // the venues start as the server starts them: against their simulators unless *_BASE_URL points elsewhere
-        const setup = await startVenues({
-          names: config.venues,
-          endpoints: config.venueEndpoints,
-          catalog,
-          seed: config.simSeed,
-          latencyScale: config.simLatencyScale,
-          clock: systemClock,
-        });
+        const setup = await startConfiguredVenues(config, { catalog, clock: systemClock });
         const discovered: DiscoveredMarket[] = [];
         const skipped: string[] = [];
         try {

@@ -71,11 +71,6 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
         await sims.stop();
         fail(`${unsafe[0]} would need quoting in a shell (${JSON.stringify(unsafe[1])}): choose a DATA_DIR without spaces or special characters`);
       }
-      // one write, so a script that waits for a non-empty file reads every line
-      process.stdout.write(lines.map(([k, v]) => `${k}=${v}\n`).join(""));
-
-      for (const name of config.venues) process.stderr.write(`crossfill sim: ${name} at ${sims.endpoints[name]?.baseUrl}\n`);
-      process.stderr.write("crossfill sim: running until SIGINT (Ctrl-C) or SIGTERM\n");
       let stopping = false;
       const stop = (signal: NodeJS.Signals) => {
         if (stopping) return;
@@ -86,6 +81,17 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
           (e: unknown) => fail(`stopping the simulators failed: ${e instanceof Error ? e.message : String(e)}`),
         );
       };
+      // one write, so a script that waits for a non-empty file reads every line
+      process.stdout.write(lines.map(([k, v]) => `${k}=${v}\n`).join(""));
+      // Started by a server (src/venues/sim-process.ts): the same settings over its IPC channel, whole, and
+      // the simulators end with that server, whichever way it ends.
+      if (process.send) {
+        process.send({ settings: Object.fromEntries(lines) });
+        process.on("disconnect", () => stop("SIGTERM"));
+      }
+
+      for (const name of config.venues) process.stderr.write(`crossfill sim: ${name} at ${sims.endpoints[name]?.baseUrl}\n`);
+      process.stderr.write("crossfill sim: running until SIGINT (Ctrl-C) or SIGTERM\n");
       process.on("SIGINT", stop);
       process.on("SIGTERM", stop);
     });

@@ -61,8 +61,8 @@ export interface VenueSims {
 }
 
 /**
- * Starts the named venues' wire-protocol simulators on loopback: the one way to run them, whether inside
- * the server (startVenues) or as a process of their own (`crossfill sim`). With portBase, venue i of
+ * Starts the named venues' wire-protocol simulators on loopback: the one way to run them, `crossfill sim`,
+ * a process of its own (the server's child by default). With portBase, venue i of
  * VENUE_NAMES listens on portBase + i, so a venue keeps its port whichever others run; otherwise on free ports.
  */
 export async function startVenueSims(opts: {
@@ -100,28 +100,27 @@ export interface VenueSetup {
 }
 
 /**
- * Starts the configured venues. Each real adapter talks to the venue at its configured endpoint or, by
- * default, to a simulator started here that speaks the venue's own wire protocol on loopback: the code a
- * user runs against the real venue is the code the embedded default and the tests run.
- * Venue ids are the names the event catalog lists markets under.
+ * Starts the configured venues' adapters, each at its endpoint: the real venue's, or a simulator's that
+ * speaks the venue's own wire protocol on loopback (`crossfill sim`, which the server runs as a child
+ * process by default: src/venues/sim-process.ts). The code a user runs against the real venue is the code
+ * the embedded default and the tests run. Venue ids are the names the event catalog lists markets under.
  */
 export async function startVenues(opts: {
   names: readonly VenueName[];
   endpoints: VenueEndpoints;
   catalog: MarketCatalog;
-  seed: number;
-  latencyScale: number;
   clock: Clock;
   /** Where the adapters tell of their streams' reconnections and dropped frames, each bound to its venue. */
   log?: { child(bindings: Record<string, unknown>): StreamLog };
 }): Promise<VenueSetup> {
-  const { names, endpoints, catalog, seed, latencyScale, clock, log } = opts;
-  const sims = await startVenueSims({ names: names.filter((n) => !endpoints[n]), catalog, seed, latencyScale, clock });
-  const stops: (() => Promise<void>)[] = [sims.stop];
+  const { names, endpoints, catalog, clock, log } = opts;
+  const stops: (() => Promise<void>)[] = [];
   const venues: Venue[] = [];
   try {
     for (const name of names) {
-      venues.push(adapter(name, (endpoints[name] ?? sims.endpoints[name])!, { catalog, clock, ...(log ? { log: log.child({ venue: name }) } : {}) }));
+      const at = endpoints[name];
+      if (!at) throw new Error(`No endpoint for the venue ${name}: set its *_BASE_URL, or run its simulator.`);
+      venues.push(adapter(name, at, { catalog, clock, ...(log ? { log: log.child({ venue: name }) } : {}) }));
     }
     for (const v of venues) {
       await v.start();

@@ -101,7 +101,7 @@ describe("crossfill sim", () => {
 
     // the simulator that filled still holds the trade, asked through its adapter as the server would ask it
     const name = VENUE_NAMES.find((n) => fill.venue.startsWith(n))!;
-    const venues = await startVenues({ names: [name], endpoints: config.venueEndpoints, catalog: MarketCatalog.load(), seed: 0, latencyScale: 0, clock: systemClock });
+    const venues = await startVenues({ names: [name], endpoints: config.venueEndpoints, catalog: MarketCatalog.load(), clock: systemClock });
     try {
       expect((await venues.venues[0]!.trades()).map((t) => t.venueOrderId)).toContain(fill.venue_order_id);
     } finally {

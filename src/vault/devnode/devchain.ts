@@ -13,6 +13,7 @@ import { JsonRpc, type RpcError, type RpcResult } from "../rpc.ts";
 import { writeFileDurably } from "../durable.ts";
 import { PRIVATE_FILE, privateDir, privateTree } from "../../private-files.ts";
 import { TxJournal, readJournal } from "./journal.ts";
+import { terminate } from "../../child-process.ts";
 
 export const DEV_CHAIN_ID = 31337;
 
@@ -278,18 +279,6 @@ async function waitReady(url: string): Promise<void> {
       await new Promise((r) => setTimeout(r, 20));
     }
   }
-}
-
-function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill("SIGKILL"), 5000);
-    child.once("exit", () => {
-      clearTimeout(force);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
 }
 
 function loadOrCreateKey(path: string): Hex {
