@@ -11,7 +11,8 @@ import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock } from "./domain/types.ts";
 import { AccountDirectory } from "./accounts/service.ts";
-import { authenticate, SecretCache } from "./auth/authenticate.ts";
+import { authenticate } from "./auth/authenticate.ts";
+import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
@@ -135,7 +136,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const sweep = () => reconciler.sweepLocks().catch((err: unknown) => log.warn({ err }, "sweeping the chain for stranded locks failed; will retry"));
   await sweep();
 
-  const secretCache = new SecretCache();
+  const keys = new KeyCache(store, master);
   const accounts = new AccountDirectory(store, vault, config.faucet, clock);
   const asset = (tokenId: string) => sotAssetId(chain.chainId, chain.contracts.sot, BigInt(tokenId));
 
@@ -143,7 +144,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     version: VERSION,
     trustProxy: config.trustProxy,
     authenticate: (req, needs) =>
-      authenticate(req, needs, { store, replay, master, clock, secretCache, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") }),
+      authenticate(req, needs, { store, replay, keys, clock, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") }),
     store,
     orders,
     account: (id) => accounts.get(id),

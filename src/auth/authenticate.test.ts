@@ -1,11 +1,15 @@
 import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
 import type { ErrorCode } from "../domain/errors.ts";
 import type { Clock, Scope } from "../domain/types.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
-import { authenticate, SecretCache, type AuthDeps, type AuthRequest } from "./authenticate.ts";
+import { authenticate, type AuthDeps, type AuthRequest } from "./authenticate.ts";
+import { KeyCache } from "./key-cache.ts";
 import { storeReplayCache } from "./replay-cache.ts";
 import { sign } from "./hmac.ts";
 import { encryptSecret } from "./secrets.ts";
@@ -38,7 +42,7 @@ beforeEach(async () => {
   await store.migrate();
   await store.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
   now = Number(post.timestamp) * 1000;
-  deps = { store, master, clock, replay: storeReplayCache(store) };
+  deps = { store, keys: new KeyCache(store, master), clock, replay: storeReplayCache(store) };
 });
 afterEach(async () => {
   await store.close();
@@ -106,14 +110,12 @@ describe("authenticate: key checks", () => {
     await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": [KEY, KEY] } }), READ, deps), "invalid_api_key");
   });
 
-  it("revocation takes effect on the next request, cache or not", async () => {
+  it("revocation takes effect on the next request, though the key was cached", async () => {
     await addKey();
-    const cached = { ...deps, secretCache: new SecretCache() };
-    await authenticate(vectorRequest(), TRADE, cached);
+    await authenticate(vectorRequest(), TRADE, deps);
     await store.revokeApiKey(KEY, new Date(now).toISOString());
     const req = vectorRequest({ headers: { "x-signature": post.signature_base64 } });
-    await expectCode(authenticate(req, TRADE, cached), "key_revoked");
-    await expectCode(authenticate(req, READ, deps), "key_revoked");
+    await expectCode(authenticate(req, TRADE, deps), "key_revoked");
   });
 
   it("address outside the allowlist → ip_not_allowed", async () => {
@@ -271,15 +273,35 @@ describe("authenticate: signature checks", () => {
   });
 });
 
-describe("SecretCache", () => {
-  it("serves a secret only while the stored ciphertext is unchanged, and stays bounded", async () => {
+describe("KeyCache", () => {
+  it("reads a key from the store once, and refuses it at once when another connection (the CLI) revokes it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "crossfill-keycache-"));
+    const [server, cli] = [await openSqliteStore(join(dir, "db"), clock), await openSqliteStore(join(dir, "db"), clock)];
+    try {
+      await server.migrate();
+      await server.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
+      await server.insertApiKey({ apiKey: KEY, accountId: ACCOUNT, name: "test", scopes: ["read"], secretEnc: encryptSecret(master, vectors.secret), ipAllowlist: null });
+      let reads = 0;
+      const counted = { apiKey: (k: string) => (reads++, server.apiKey(k)), apiKeysVersion: () => server.apiKeysVersion() };
+      const cached = { ...deps, store: server, keys: new KeyCache(counted, master) };
+      for (let i = 0; i < 3; i++) await authenticate(vectorRequest(), READ, cached);
+      expect(reads).toBe(1);
+
+      await cli.revokeApiKey(KEY, new Date(now).toISOString());
+      await expectCode(authenticate(vectorRequest(), READ, cached), "key_revoked");
+    } finally {
+      await server.close();
+      await cli.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("finds a key made after an unknown one was asked for, and stays bounded", async () => {
+    const keys = new KeyCache(store, master, 2);
+    expect(await keys.record(KEY)).toBeUndefined();
     await addKey();
-    const cache = new SecretCache(2);
-    const record = (await store.apiKey(KEY))!;
-    expect(cache.secretOf(record, master)).toBe(vectors.secret);
-    const rotated = { ...record, secretEnc: encryptSecret(master, "cs_live_rotated") };
-    expect(cache.secretOf(rotated, master)).toBe("cs_live_rotated");
-    for (const k of ["k1", "k2", "k3"]) cache.secretOf({ ...record, apiKey: k }, master);
-    expect(cache.size).toBe(2);
+    expect(await keys.record(KEY)).toMatchObject({ apiKey: KEY });
+    for (const k of ["k1", "k2", "k3"]) await keys.record(await addKey({ apiKey: "ck_live_" + k.repeat(12) }));
+    expect(keys.size).toBe(2);
   });
 });

@@ -5,7 +5,7 @@ import type { ApiKeyRecord, Store } from "../store/store.ts";
 import { canonicalString, decodeSignature, hmacBytes } from "./hmac.ts";
 import { ipAllowed } from "./ip.ts";
 import type { ReplayCache } from "./replay-cache.ts";
-import { decryptSecret } from "./secrets.ts";
+import type { KeyCache } from "./key-cache.ts";
 
 export interface AuthRequest {
   method: string;
@@ -37,11 +37,11 @@ export interface AuthDeps {
   store: Store;
   /** The signatures already accepted, shared by every instance. */
   replay: ReplayCache;
-  master: Buffer;
   clock: Clock;
   /** Largest accepted distance between X-Timestamp and the server clock, either way. */
   maxSkewSec?: number;
-  secretCache?: SecretCache;
+  /** The verified keys, read from the store only when not cached. */
+  keys: KeyCache;
   /** Told about failures of work done after the response is decided (recording last use). */
   onBackgroundError?: (err: unknown) => void;
 }
@@ -54,34 +54,6 @@ const REPLAY_MARGIN_MS = 5_000;
 const TOUCH_INTERVAL_MS = 60_000;
 const TIMESTAMP = /^\d{1,11}$/;
 const MILLISECONDS = /^\d{13}$/;
-
-/**
- * Decrypted secrets by apiKey, least recently used evicted first. An entry is used only while the
- * key record read from the store still carries the ciphertext it was decrypted from, and the record
- * is read on every request, so revocation and rotation take effect on the next request.
- */
-export class SecretCache {
-  private readonly entries = new Map<string, { sealed: string; secret: string }>();
-  constructor(private readonly capacity = 10_000) {}
-
-  secretOf(record: ApiKeyRecord, master: Buffer): string {
-    const hit = this.entries.get(record.apiKey);
-    if (hit !== undefined && hit.sealed === record.secretEnc) {
-      this.entries.delete(record.apiKey);
-      this.entries.set(record.apiKey, hit);
-      return hit.secret;
-    }
-    const secret = decryptSecret(master, record.secretEnc);
-    this.entries.delete(record.apiKey);
-    this.entries.set(record.apiKey, { sealed: record.secretEnc, secret });
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
-    return secret;
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-}
 
 type Header = { kind: "absent" } | { kind: "many" } | { kind: "one"; value: string };
 
@@ -107,7 +79,7 @@ export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: Aut
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
   if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
-  const record = await deps.store.apiKey(keyHeader.value);
+  const record = await deps.keys.record(keyHeader.value);
   if (record === undefined) throw new AppError("invalid_api_key");
   if (record.revokedAt !== null) throw new AppError("key_revoked");
   if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
@@ -147,7 +119,7 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   if (provided === undefined) {
     throw new AppError("invalid_signature", "X-Signature must be an HMAC-SHA256 in hex, base64 or base64url.");
   }
-  const secret = deps.secretCache ? deps.secretCache.secretOf(record, deps.master) : decryptSecret(deps.master, record.secretEnc);
+  const secret = deps.keys.secretOf(record);
   const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
   if (!timingSafeEqual(expected, provided)) throw new AppError("invalid_signature");
 
@@ -158,5 +130,7 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
 
 function touch(record: ApiKeyRecord, now: number, deps: AuthDeps): void {
   if (record.lastUsedAt !== null && now - Date.parse(record.lastUsedAt) < TOUCH_INTERVAL_MS) return;
-  deps.store.touchApiKey(record.apiKey, new Date(now).toISOString()).catch((err: unknown) => deps.onBackgroundError?.(err));
+  // The cached record too, so that the next minute's requests do not write again.
+  record.lastUsedAt = new Date(now).toISOString();
+  deps.store.touchApiKey(record.apiKey, record.lastUsedAt).catch((err: unknown) => deps.onBackgroundError?.(err));
 }

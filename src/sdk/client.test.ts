@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
 import { authenticate } from "../auth/authenticate.ts";
+import { KeyCache } from "../auth/key-cache.ts";
 import { storeReplayCache } from "../auth/replay-cache.ts";
 import { canonicalString, verifySignature } from "../auth/hmac.ts";
 import { createApiKey } from "../auth/keys.ts";
@@ -153,7 +154,7 @@ describe("CrossfillClient against the real authenticate over HTTP", () => {
       req.on("end", () => {
         const rawBody = chunks.length === 0 ? undefined : Buffer.concat(chunks);
         const needs = { scope: req.method === "POST" ? "trade" : "read", signed: true } as const;
-        authenticate({ method: req.method!, url: req.url!, headers: req.headers, rawBody, ip: req.socket.remoteAddress! }, needs, { store, master, clock: { now: Date.now }, replay: storeReplayCache(store) }).then(
+        authenticate({ method: req.method!, url: req.url!, headers: req.headers, rawBody, ip: req.socket.remoteAddress! }, needs, { store, keys: new KeyCache(store, master), clock: { now: Date.now }, replay: storeReplayCache(store) }).then(
           (principal) => {
             res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ principal, url: req.url, body: rawBody?.toString("utf8") ?? null }));
           },

@@ -49,10 +49,23 @@ import type {
  * only supplies a dialect. Timestamps are ISO-8601 strings from `Date.prototype.toISOString`, whose
  * fixed width makes text order the same as time order.
  */
+/** How a database tells that another connection may have changed API keys: SQLite's data_version, PostgreSQL's notifications. */
+export interface KeyChanges {
+  /** Moves when another connection may have changed a key; undefined while that cannot be known. */
+  version(): number | undefined;
+  /** Tells the other connections, after this one changed a key. */
+  announce(): Promise<void>;
+  close(): Promise<void>;
+}
+
 export class KyselyStore implements Store {
+  /** Keys this connection changed: another connection's changes are keyChanges'. */
+  private ownKeyChanges = 0;
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
+    private readonly keyChanges: KeyChanges,
   ) {}
 
   async migrate(): Promise<void> {
@@ -60,6 +73,7 @@ export class KyselyStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.keyChanges.close();
     await this.db.destroy();
   }
 
@@ -124,7 +138,14 @@ export class KyselyStore implements Store {
       .where("api_key", "=", apiKey)
       .where("revoked_at", "is", null)
       .executeTakeFirst();
+    this.ownKeyChanges++;
+    await this.keyChanges.announce();
     return result.numUpdatedRows > 0n;
+  }
+
+  apiKeysVersion(): string | undefined {
+    const theirs = this.keyChanges.version();
+    return theirs === undefined ? undefined : `${this.ownKeyChanges}:${theirs}`;
   }
 
   async touchApiKey(apiKey: string, at: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
@@ -352,6 +352,22 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z")).toBe(false);
       expect(await store.revokeApiKey("ck_unknown", "2025-03-03T00:00:00.000Z")).toBe(false);
       expect((await store.apiKey("ck_1"))?.revokedAt).toBe("2025-03-02T00:00:00.000Z");
+    });
+
+    it("a revocation by another connection (the CLI, another instance) moves apiKeysVersion, which key caches check", async () => {
+      const [server, other] = [await openStore(), await openStore()];
+      await seedAccount(server);
+      await server.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
+      // PostgreSQL's is unknown until its notification connection listens, which the first read opens.
+      server.apiKeysVersion();
+      const before = await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"));
+      expect(server.apiKeysVersion()).toBe(before);
+      await other.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z");
+      // PostgreSQL delivers the notification as the revocation commits, to another connection: a moment later.
+      await vi.waitFor(() => expect(server.apiKeysVersion()).not.toBe(before), { timeout: 1000, interval: 1 });
+      const after = server.apiKeysVersion();
+      await server.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z");
+      expect(server.apiKeysVersion()).not.toBe(after);
     });
 
     it("touch records the latest use and never moves it backwards", async () => {

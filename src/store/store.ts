@@ -209,6 +209,12 @@ export interface Store {
   /** Returns false when the key does not exist or was already revoked. */
   revokeApiKey(apiKey: string, at: string): Promise<boolean>;
   touchApiKey(apiKey: string, at: string): Promise<void>;
+  /**
+   * Changes whenever an API key may have changed in this database, by this process or any other (a
+   * revocation): cached key records stay good while it does not. Read without I/O, on every request.
+   * undefined while that cannot be known (PostgreSQL's notification connection is not up): cache nothing.
+   */
+  apiKeysVersion(): string | undefined;
 
   /**
    * Inserts a new order, leased to the instance that will execute it (without a lease any instance's

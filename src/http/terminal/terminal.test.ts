@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { authenticate } from "../../auth/authenticate.ts";
+import { KeyCache } from "../../auth/key-cache.ts";
 import { storeReplayCache } from "../../auth/replay-cache.ts";
 import { Metrics } from "../../metrics/metrics.ts";
 import { AppError } from "../../domain/errors.ts";
@@ -47,7 +48,7 @@ beforeEach(async () => {
     version: "test",
     trustProxy: false,
     store,
-    authenticate: (req, needs) => authenticate(req, needs, { store, master, clock, replay: storeReplayCache(store) }),
+    authenticate: (req, needs) => authenticate(req, needs, { store, keys: new KeyCache(store, master), clock, replay: storeReplayCache(store) }),
     metrics: new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 }),
     rateLimit: { perMinute: 0, redis: undefined },
     account: async (id) => (await store.accountById(id))!,

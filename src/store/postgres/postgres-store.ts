@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import { systemClock, type Clock } from "../../domain/types.ts";
-import { KyselyStore } from "../kysely-store.ts";
+import { KyselyStore, type KeyChanges } from "../kysely-store.ts";
 import type { Database } from "../rows.ts";
 import type { Store } from "../store.ts";
 
@@ -28,5 +28,75 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   types.setTypeParser(pg.types.builtins.INT8, BigInt);
   const pool = new pg.Pool({ connectionString: url, types });
   pool.on("error", (err) => opts.onIdleError?.(err));
-  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), opts.clock ?? systemClock);
+  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), opts.clock ?? systemClock, new KeyNotifications(url, pool, opts.onIdleError));
+}
+
+const CHANNEL = "crossfill_api_keys";
+/** How often a notification connection that is down is tried again. */
+const RELISTEN_MS = 1_000;
+
+/**
+ * API key changes told between instances by LISTEN/NOTIFY on one connection of its own, opened by the
+ * first reader (a server; the CLI only announces). While that connection is not listening, the version is
+ * unknown, and a notification missed meanwhile is made up for by a move of the version once it listens again.
+ */
+class KeyNotifications implements KeyChanges {
+  private heard = 0;
+  private listening: pg.Client | undefined;
+  private connecting = false;
+  private nextTry = 0;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly pool: pg.Pool,
+    private readonly onError: ((err: Error) => void) | undefined,
+  ) {}
+
+  version(): number | undefined {
+    if (this.listening) return this.heard;
+    this.listen();
+    return undefined;
+  }
+
+  async announce(): Promise<void> {
+    await this.pool.query("SELECT pg_notify($1, '')", [CHANNEL]);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.listening;
+    this.listening = undefined;
+    await client?.end();
+  }
+
+  private listen(): void {
+    if (this.connecting || this.closed || Date.now() < this.nextTry) return;
+    this.connecting = true;
+    this.nextTry = Date.now() + RELISTEN_MS;
+    const client = new pg.Client({ connectionString: this.url });
+    const down = (err?: Error) => {
+      if (this.listening === client) this.listening = undefined;
+      if (err) this.onError?.(err);
+      client.end().catch(() => undefined);
+    };
+    client.on("notification", () => this.heard++);
+    client.on("error", down);
+    client.on("end", () => down());
+    client
+      .connect()
+      .then(() => client.query(`LISTEN ${CHANNEL}`))
+      .then(
+        () => {
+          this.connecting = false;
+          if (this.closed) return void client.end().catch(() => undefined);
+          this.heard++;
+          this.listening = client;
+        },
+        (err: Error) => {
+          this.connecting = false;
+          down(err);
+        },
+      );
+  }
 }

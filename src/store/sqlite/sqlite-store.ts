@@ -35,5 +35,8 @@ export async function openSqliteStore(file: string, clock: Clock = systemClock):
     sqlite.close();
     throw err;
   }
-  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), clock);
+  // Changes when another connection (the CLI's `keys revoke`, another process) commits; read from memory.
+  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
+  const keyChanges = { version: () => Number(dataVersion.get()), announce: async () => undefined, close: async () => undefined };
+  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), clock, keyChanges);
 }

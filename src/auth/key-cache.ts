@@ -1,0 +1,54 @@
+import type { ApiKeyRecord, Store } from "../store/store.ts";
+import { decryptSecret } from "./secrets.ts";
+
+/**
+ * Verified API keys by apiKey, with their decrypted secrets, so that an authenticated request reads no
+ * database. Every entry is dropped as soon as the store's apiKeysVersion() moves (a revocation by this
+ * process, another process on the same SQLite file, or another instance on the same PostgreSQL), and
+ * nothing is kept while it is unknown: revocation takes effect on the next request. Unknown keys are not
+ * remembered, so a key made anywhere works at once. Bounded: the oldest entry goes first.
+ */
+export class KeyCache {
+  private readonly entries = new Map<string, { record: ApiKeyRecord; secret: string | undefined }>();
+  private version: string | undefined;
+
+  constructor(
+    private readonly store: Pick<Store, "apiKey" | "apiKeysVersion">,
+    private readonly master: Buffer,
+    private readonly capacity = 10_000,
+  ) {}
+
+  async record(apiKey: string): Promise<ApiKeyRecord | undefined> {
+    const version = this.current();
+    const hit = this.entries.get(apiKey);
+    if (hit !== undefined) return hit.record;
+    const record = await this.store.apiKey(apiKey);
+    // Kept only if no change was noticed meanwhile: the record read may predate it.
+    if (record !== undefined && version !== undefined && this.current() === version) {
+      this.entries.set(apiKey, { record, secret: undefined });
+      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    }
+    return record;
+  }
+
+  /** The key's secret, decrypted once per cached record. */
+  secretOf(record: ApiKeyRecord): string {
+    const entry = this.entries.get(record.apiKey);
+    if (entry?.record !== record) return decryptSecret(this.master, record.secretEnc);
+    entry.secret ??= decryptSecret(this.master, record.secretEnc);
+    return entry.secret;
+  }
+
+  private current(): string | undefined {
+    const version = this.store.apiKeysVersion();
+    if (version === undefined || version !== this.version) {
+      this.entries.clear();
+      this.version = version;
+    }
+    return version;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
