@@ -19,7 +19,8 @@ import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
-import { mergeBooks, venueQuotes } from "./markets/merged-book.ts";
+import { venueQuotes } from "./markets/merged-book.ts";
+import { PriceBoard } from "./markets/price-board.ts";
 import { presentMarket } from "./markets/present.ts";
 import { Metrics, meteredVenue } from "./metrics/metrics.ts";
 import { OrderService, type Checkpoint } from "./orders/service.ts";
@@ -108,6 +109,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const venueSetup = await startConfiguredVenues(config, { catalog, clock, log, onSimLine: (line) => log.info({ line }, "venue simulators") });
   const venues: Venue[] = venueSetup.venues.map((v) => meteredVenue(v, metrics));
   const venueById = new Map(venues.map((v) => [v.id, v]));
+  const board = new PriceBoard(catalog, venues, clock);
 
   const orders = new OrderService({
     store,
@@ -170,14 +172,15 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         positions: positions.filter((p) => p.shares > 0),
       };
     },
-    markets: (q) => {
-      const page = catalog.list(q);
-      return { data: page.data.map((e) => presentMarket(e, venues, clock.now())), nextCursor: page.nextCursor };
-    },
+    markets: (q) =>
+      board.memo(JSON.stringify(q), () => {
+        const page = catalog.list(q);
+        return { data: page.data.map((e) => presentMarket(e, venues, board.prices(e, "YES", 1))), next_cursor: page.nextCursor };
+      }),
     prices: (eventId, outcome, depth) => {
       const event = catalog.get(eventId);
       if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(eventId)}.`);
-      return mergeBooks(event, outcome, venues, { depth, now: clock.now() });
+      return board.prices(event, outcome, depth);
     },
     health: async () => {
       const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
@@ -246,6 +249,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         log.warn({ orders_in_flight: [...orders.inFlight] }, "requests still in flight at the shutdown bound; recovery will finish their orders");
       }
       if (!(await settlesBy(reconciler.idle(), deadline))) log.warn("a reconciliation pass still running at the shutdown bound; the next one finishes its orders");
+      board.stop();
       await venueSetup.stop();
       await vault.close();
       withdrawDevChain?.();

@@ -26,8 +26,9 @@ export interface HttpDeps {
   /** The account behind a key, funded from the dev faucet on first use where there is one. */
   account(accountId: string): Promise<AccountRecord>;
   accountView(account: AccountRecord): Promise<Static<typeof Account>>;
-  markets(query: MarketQuery): { data: Static<typeof Market>[]; nextCursor: string | null };
-  /** Throws unknown_event for an id that is not in the catalog. */
+  /** The same object while the books it shows have not ticked (so are its serialised bytes). */
+  markets(query: MarketQuery): { data: Static<typeof Market>[]; next_cursor: string | null };
+  /** Throws unknown_event for an id that is not in the catalog. The same object while the event's books have not ticked. */
   prices(eventId: string, outcome: Outcome, depth: number): Static<typeof PriceRecord>;
   health(): Promise<Static<typeof Health>>;
   sotAssetId(tokenId: string): string;

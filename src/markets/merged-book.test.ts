@@ -192,7 +192,8 @@ describe("with the simulated venues", () => {
 
   it("presents a market with each venue's rules, the best YES bid and ask, and the volume", () => {
     const venues = createSimulatedVenues(catalog, { seed: 3, latencyScale: 0, clock: { now: () => NOW } });
-    const m = presentMarket(catalog.get("spx-above-7500-2026-12-31")!, venues, NOW);
+    const [spx, house] = [catalog.get("spx-above-7500-2026-12-31")!, catalog.get("us-house-dem-2026")!];
+    const m = presentMarket(spx, venues, mergeBooks(spx, "YES", venues, { depth: 1, now: NOW }));
     expect(m.venues.map((v) => v.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
     expect(m.venues.find((v) => v.venue === "kalshi-sim")).toEqual({
       venue: "kalshi-sim",
@@ -205,7 +206,7 @@ describe("with the simulated venues", () => {
     // venues quote around their own mids, so the merged top may cross by a little but stays near the base price
     for (const p of [m.best_bid!, m.best_ask!]) expect(Math.abs(p - 0.47)).toBeLessThan(0.05);
     expect(m.volume_usdc).toBeGreaterThan(0);
-    const closed = presentMarket(catalog.get("us-house-dem-2026")!, venues, NOW);
+    const closed = presentMarket(house, venues, mergeBooks(house, "YES", venues, { depth: 1, now: NOW }));
     expect(closed).toMatchObject({ status: "closed", best_bid: null, best_ask: null });
   });
 });

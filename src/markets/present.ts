@@ -2,7 +2,7 @@ import { describeFeeModel } from "../domain/fees.ts";
 import { microToNumber } from "../domain/money.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { UnifiedEvent } from "./catalog.ts";
-import { mergeBooks } from "./merged-book.ts";
+import type { PriceRecord } from "./merged-book.ts";
 
 /** A record of `GET /v1/markets`. */
 export interface MarketRecord {
@@ -27,15 +27,15 @@ export interface MarketRecord {
 }
 
 /**
- * One unified event as the markets listing shows it. Trading rules and volume come from the
- * venues themselves, so a listing whose venue is not connected is left out rather than guessed.
+ * One unified event as the markets listing shows it, with the best bid and ask of its merged YES book
+ * (`yes`, as mergeBooks makes it). Trading rules and volume come from the venues themselves, so a listing
+ * whose venue is not connected is left out rather than guessed.
  */
-export function presentMarket(event: UnifiedEvent, venues: readonly Venue[], now: number): MarketRecord {
+export function presentMarket(event: UnifiedEvent, venues: readonly Venue[], yes: PriceRecord): MarketRecord {
   const listed = event.listings.flatMap((l) => {
     const market = venues.find((v) => v.id === l.venue)?.market(l.venueMarketId);
     return market ? [{ venue: l.venue, market }] : [];
   });
-  const { spread } = mergeBooks(event, "YES", venues, { depth: 1, now });
   return {
     event_id: event.eventId,
     title: event.title,
@@ -52,8 +52,8 @@ export function presentMarket(event: UnifiedEvent, venues: readonly Venue[], now
       tick_size: microToNumber(market.tickSize),
       min_order_size: microToNumber(market.minOrderShares),
     })),
-    best_bid: spread.best_bid,
-    best_ask: spread.best_ask,
+    best_bid: yes.spread.best_bid,
+    best_ask: yes.spread.best_ask,
     volume_usdc: microToNumber(listed.reduce((sum, { market }) => sum + market.volume, 0n)),
   };
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import type { HttpDeps } from "../deps.ts";
 import { ListQuery, Page } from "../schemas.ts";
 
@@ -25,6 +25,13 @@ const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [
 export const marketRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>
   async (app) => {
+    // deps answers the same object until the books tick (PriceBoard), so its bytes are made once.
+    const bytes = new WeakMap<object, string>();
+    const send = (reply: FastifyReply, value: object) => {
+      let body = bytes.get(value);
+      if (body === undefined) bytes.set(value, (body = reply.serialize(value) as string));
+      return reply.type("application/json; charset=utf-8").send(body);
+    };
     app.get<{ Querystring: Static<typeof MarketsQuery> }>(
       "/v1/markets",
       {
@@ -37,10 +44,9 @@ export const marketRoutes =
           response: { 200: Page("Market") },
         },
       },
-      async (req) => {
+      async (req, reply) => {
         const { status, venue, q, limit, cursor } = req.query;
-        const page = deps.markets({ status: status as "open" | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null });
-        return { data: page.data, next_cursor: page.nextCursor };
+        return send(reply, deps.markets({ status: status as "open" | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null }));
       },
     );
 
@@ -57,6 +63,6 @@ export const marketRoutes =
           response: { 200: { $ref: "PriceRecord#" } },
         },
       },
-      async (req) => deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20),
+      async (req, reply) => send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20)),
     );
   };

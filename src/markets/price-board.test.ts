@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { createSimulatedVenues } from "../venues/simulated/index.ts";
+import { MarketCatalog } from "./catalog.ts";
+import { mergeBooks } from "./merged-book.ts";
+import { PriceBoard } from "./price-board.ts";
+
+const catalog = MarketCatalog.load();
+const event = catalog.get("fed-cut-2026-12")!;
+
+function setup() {
+  const clock = { ms: 1_800_000_000_000, now: () => clock.ms };
+  const venues = createSimulatedVenues(catalog, { seed: 3, latencyScale: 0, clock });
+  return { clock, venues, board: new PriceBoard(catalog, venues, clock) };
+}
+
+describe("PriceBoard", () => {
+  it("serves the same record until one of the event's books ticks, then the record a fresh merge makes", () => {
+    const { clock, venues, board } = setup();
+    const first = board.prices(event, "YES", 20);
+    expect(first).toEqual(mergeBooks(event, "YES", venues, { depth: 20, now: clock.now() }));
+    clock.ms += 100;
+    expect(board.prices(event, "YES", 20)).toBe(first);
+
+    for (const v of venues) v.tick();
+    const after = board.prices(event, "YES", 20);
+    expect(after).not.toBe(first);
+    expect(JSON.stringify(after)).toBe(JSON.stringify(mergeBooks(event, "YES", venues, { depth: 20, now: clock.now() })));
+    board.stop();
+  });
+
+  it("leaves a book out once it passes its venue's freshness bound, though nothing ticked", () => {
+    const { clock, venues, board } = setup();
+    expect(board.prices(event, "YES", 5).stale_venues).toEqual([]);
+    clock.ms += Math.max(...venues.map((v) => v.freshnessMs)) + 1;
+    const later = board.prices(event, "YES", 5);
+    expect(later.stale_venues).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+    expect(later).toEqual(mergeBooks(event, "YES", venues, { depth: 5, now: clock.now() }));
+    board.stop();
+  });
+
+  it("keeps a page until any book ticks", () => {
+    const { venues, board } = setup();
+    let built = 0;
+    const page = () => board.memo("page", () => ({ n: ++built }));
+    expect(page()).toBe(page());
+    venues[0]!.tick();
+    expect(page()).toEqual({ n: 2 });
+    board.stop();
+  });
+});

@@ -1,0 +1,83 @@
+import type { Clock, Outcome } from "../domain/types.ts";
+import type { Unsubscribe, Venue } from "../venues/venue.ts";
+import type { MarketCatalog } from "./catalog.ts";
+import { freshBooks, mergeBooks, type PriceRecord } from "./merged-book.ts";
+
+/**
+ * How long a record is served without a tick. A venue going down, or its market closing, comes with no
+ * tick: this bounds how late a record tells of it.
+ */
+const RECHECK_MS = 250;
+/** Pages kept at most: queries are the clients' to choose. */
+const MEMOS = 1_000;
+
+interface Kept<T> {
+  version: number;
+  until: number;
+  value: T;
+}
+
+/**
+ * The merged books of the catalog's events, kept as the venues tick instead of merged on every read: a
+ * record is built once per version of its event's books (any of its listings ticking moves it) and the
+ * same object is served until the next tick, until one of its books passes the venue's freshness bound,
+ * or for RECHECK_MS at most. The same object, so the HTTP layer can keep its serialised bytes beside it.
+ */
+export class PriceBoard {
+  /** Every tick of any book: what a page of many events depends on. */
+  private ticks = 0;
+  private readonly versions = new Map<string, number>();
+  private readonly eventsOf = new Map<string, string[]>();
+  private readonly records = new Map<string, Kept<PriceRecord>>();
+  private readonly memos = new Map<string, Kept<unknown>>();
+  private readonly unsubscribe: Unsubscribe[];
+
+  constructor(
+    catalog: MarketCatalog,
+    private readonly venues: readonly Venue[],
+    private readonly clock: Clock,
+  ) {
+    for (const e of catalog.events()) {
+      for (const l of e.listings) {
+        const key = `${l.venue}\u0000${l.venueMarketId}`;
+        this.eventsOf.set(key, [...(this.eventsOf.get(key) ?? []), e.eventId]);
+      }
+    }
+    this.unsubscribe = venues.map((v) =>
+      v.onBook((u) => {
+        this.ticks++;
+        for (const id of this.eventsOf.get(`${u.venue}\u0000${u.venueMarketId}`) ?? []) this.versions.set(id, (this.versions.get(id) ?? 0) + 1);
+      }),
+    );
+  }
+
+  /** mergeBooks' record of the event now. */
+  prices(event: Parameters<typeof mergeBooks>[0], outcome: Outcome, depth: number): PriceRecord {
+    const now = this.clock.now();
+    const version = this.versions.get(event.eventId) ?? 0;
+    const key = `${event.eventId}\u0000${outcome}\u0000${depth}`;
+    const kept = this.records.get(key);
+    if (kept !== undefined && kept.version === version && now < kept.until) return kept.value;
+    const value = mergeBooks(event, outcome, this.venues, { depth, now });
+    // Until the first of its books grows stale: then the record leaves it out.
+    const until = freshBooks(event, outcome, this.venues, now).fresh.reduce((t, f) => Math.min(t, f.book.updatedAt + f.venue.freshnessMs + 1), now + RECHECK_MS);
+    this.records.set(key, { version, until, value });
+    return value;
+  }
+
+  /** `build()`'s value (a page of many events' records), kept until any book ticks, or for RECHECK_MS at most. */
+  memo<T>(key: string, build: () => T): T {
+    const now = this.clock.now();
+    const kept = this.memos.get(key) as Kept<T> | undefined;
+    if (kept !== undefined && kept.version === this.ticks && now < kept.until) return kept.value;
+    const value = build();
+    this.memos.delete(key);
+    this.memos.set(key, { version: this.ticks, until: now + RECHECK_MS, value });
+    if (this.memos.size > MEMOS) this.memos.delete(this.memos.keys().next().value!);
+    return value;
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribe) u();
+  }
+}
