@@ -193,11 +193,16 @@ export function meteredVenue(venue: Venue, metrics: Metrics): Venue {
       metrics.childOrder(venue.id, result, (performance.now() - started) / 1000);
     }
   };
+  // Bound once each: merged books and quotes call book(), market() and health() on every read.
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(venue, {
     get(target, prop) {
       if (prop === "place") return place;
       const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
+      if (typeof value !== "function") return value;
+      let method = bound.get(prop);
+      if (method === undefined) bound.set(prop, (method = value.bind(target)));
+      return method;
     },
   });
 }

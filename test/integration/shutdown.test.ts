@@ -1,5 +1,5 @@
 // Graceful shutdown of the real server process (src/main.ts): what SIGTERM and SIGINT do to orders in
-// flight, a second signal, Ctrl-C reaching the whole process group, and SIGKILL still taking anvil along.
+// flight, a second signal, Ctrl-C reaching the whole process group, and SIGKILL still taking anvil and the venue simulators along.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,22 +136,28 @@ describe("stopping the server", () => {
     expect(statSync(join(s.dataDir, "chain", "journal.jsonl")).size).toBe(0);
   });
 
-  it("SIGKILL of the server alone still ends its anvil", async () => {
+  it("SIGKILL of the server alone still ends its anvil and its venue simulators", async () => {
     const s = await startServer({});
     const { rpcUrl } = JSON.parse(readFileSync(join(s.dataDir, "chain", "running.json"), "utf8")) as { rpcUrl: string };
-    const chainId = () => fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' });
-    expect((await chainId()).status).toBe(200);
+    const health = (await (await fetch(`${s.url}/v1/health`)).json()) as { venues: { base_url: string }[] };
+    const answers = [
+      () => fetch(rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}' }),
+      ...health.venues.map((v) => () => fetch(new URL("/_sim/faults", v.base_url))),
+    ];
+    for (const answer of answers) expect((await answer()).status).toBe(200);
     s.child.kill("SIGKILL");
     await s.exited;
     const deadline = Date.now() + 10_000;
-    for (;;) {
-      try {
-        await chainId();
-      } catch {
-        break; // refused: anvil is gone
+    for (const answer of answers) {
+      for (;;) {
+        try {
+          await answer();
+        } catch {
+          break; // refused: gone
+        }
+        if (Date.now() > deadline) throw new Error("the chain or a simulator outlived the server");
+        await sleep(100);
       }
-      if (Date.now() > deadline) throw new Error("anvil outlived the server");
-      await sleep(100);
     }
   });
 });
