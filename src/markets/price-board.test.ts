@@ -38,13 +38,19 @@ describe("PriceBoard", () => {
     board.stop();
   });
 
-  it("keeps a page until any book ticks", () => {
+  it("keeps a page until any book ticks, and after it while the page built again is equal", () => {
     const { venues, board } = setup();
     let built = 0;
     const page = () => board.memo("page", () => ({ n: ++built }));
-    expect(page()).toBe(page());
+    const first = page();
+    expect(page()).toBe(first);
     venues[0]!.tick();
     expect(page()).toEqual({ n: 2 });
+
+    const same = () => board.memo("same", () => ({ best_bid: 0.5 }));
+    const kept = same();
+    venues[0]!.tick();
+    expect(same()).toBe(kept);
     board.stop();
   });
 });

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import type { Clock, Outcome } from "../domain/types.ts";
 import type { Unsubscribe, Venue } from "../venues/venue.ts";
 import type { MarketCatalog } from "./catalog.ts";
@@ -65,12 +66,17 @@ export class PriceBoard {
     return value;
   }
 
-  /** `build()`'s value (a page of many events' records), kept until any book ticks, or for RECHECK_MS at most. */
+  /**
+   * `build()`'s value (a page of many events' records), kept until any book ticks, or for RECHECK_MS at
+   * most; then built again, but the kept object is still served if the new one is equal to it (a tick
+   * deep in a book leaves a page of best bids and asks as it was, and its bytes with it).
+   */
   memo<T>(key: string, build: () => T): T {
     const now = this.clock.now();
     const kept = this.memos.get(key) as Kept<T> | undefined;
     if (kept !== undefined && kept.version === this.ticks && now < kept.until) return kept.value;
-    const value = build();
+    const built = build();
+    const value = kept !== undefined && isDeepStrictEqual(built, kept.value) ? kept.value : built;
     this.memos.delete(key);
     this.memos.set(key, { version: this.ticks, until: now + RECHECK_MS, value });
     if (this.memos.size > MEMOS) this.memos.delete(this.memos.keys().next().value!);

@@ -25,11 +25,12 @@ const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [
 export const marketRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>
   async (app) => {
-    // deps answers the same object until the books tick (PriceBoard), so its bytes are made once.
-    const bytes = new WeakMap<object, string>();
+    // deps answers the same object until the books tick (PriceBoard), so its bytes are made once: as a
+    // Buffer, or every answer would encode the text to UTF-8 again.
+    const bytes = new WeakMap<object, Buffer>();
     const send = (reply: FastifyReply, value: object) => {
       let body = bytes.get(value);
-      if (body === undefined) bytes.set(value, (body = reply.serialize(value) as string));
+      if (body === undefined) bytes.set(value, (body = Buffer.from(reply.serialize(value) as string)));
       return reply.type("application/json; charset=utf-8").send(body);
     };
     app.get<{ Querystring: Static<typeof MarketsQuery> }>(
