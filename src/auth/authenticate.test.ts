@@ -288,6 +288,8 @@ describe("KeyCache", () => {
       expect(reads).toBe(1);
 
       await cli.revokeApiKey(KEY, new Date(now).toISOString());
+      // The next request arrives in a later turn of the event loop.
+      await new Promise(setImmediate);
       await expectCode(authenticate(vectorRequest(), READ, cached), "key_revoked");
     } finally {
       await server.close();

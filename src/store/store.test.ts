@@ -363,7 +363,8 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       const before = await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"));
       expect(server.apiKeysVersion()).toBe(before);
       await other.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z");
-      // PostgreSQL delivers the notification as the revocation commits, to another connection: a moment later.
+      // SQLite's is read once per turn of the event loop; PostgreSQL delivers the notification as the
+      // revocation commits, to another connection: a moment later.
       await vi.waitFor(() => expect(server.apiKeysVersion()).not.toBe(before), { timeout: 1000, interval: 1 });
       const after = server.apiKeysVersion();
       await server.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z");

@@ -35,8 +35,17 @@ export async function openSqliteStore(file: string, clock: Clock = systemClock):
     sqlite.close();
     throw err;
   }
-  // Changes when another connection (the CLI's `keys revoke`, another process) commits; read from memory.
+  // Changes when another connection (the CLI's `keys revoke`, another process) commits. Read once per turn
+  // of the event loop: the requests handled in one turn all arrived before it began.
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
-  const keyChanges = { version: () => Number(dataVersion.get()), announce: async () => undefined, close: async () => undefined };
+  let seen: number | undefined;
+  const version = () => {
+    if (seen === undefined) {
+      seen = Number(dataVersion.get());
+      setImmediate(() => (seen = undefined));
+    }
+    return seen;
+  };
+  const keyChanges = { version, announce: async () => undefined, close: async () => undefined };
   return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), clock, keyChanges);
 }
