@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
+import { KeyCache } from "../auth/key-cache.ts";
 import type { FillRecord, OrderRecord, Store } from "./store.ts";
 
 const BEYOND_DOUBLE = 2n ** 53n + 1n;
@@ -354,7 +355,7 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect((await store.apiKey("ck_1"))?.revokedAt).toBe("2025-03-02T00:00:00.000Z");
     });
 
-    it("a revocation by another connection (the CLI, another instance) moves apiKeysVersion, which key caches check", async () => {
+    it("a revocation by another connection (the CLI, another instance) moves apiKeysVersion, so a key cache refuses the key", async () => {
       const [server, other] = [await openStore(), await openStore()];
       await seedAccount(server);
       await server.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
@@ -362,10 +363,14 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       server.apiKeysVersion();
       const before = await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"));
       expect(server.apiKeysVersion()).toBe(before);
+      const keys = new KeyCache(server, Buffer.alloc(32));
+      expect((await keys.record("ck_1"))?.revokedAt).toBeNull();
+      expect(keys.size).toBe(1);
       await other.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z");
       // SQLite's is read once per turn of the event loop; PostgreSQL delivers the notification as the
       // revocation commits, to another connection: a moment later.
       await vi.waitFor(() => expect(server.apiKeysVersion()).not.toBe(before), { timeout: 1000, interval: 1 });
+      expect((await keys.record("ck_1"))?.revokedAt).toBe("2025-03-02T00:00:00.000Z");
       const after = server.apiKeysVersion();
       await server.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z");
       expect(server.apiKeysVersion()).not.toBe(after);
