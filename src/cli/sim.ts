@@ -1,10 +1,11 @@
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
 import { systemClock } from "../domain/types.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
 import { startVenueSims, VENUE_NAMES, type VenueEndpoints } from "../venues/start.ts";
+import { privateDir } from "../private-files.ts";
 import { withStore } from "./with-store.ts";
 
 /** Characters a value may hold and still be used unquoted in a shell `export`, `env $(cat file)` or an env file. */
@@ -39,7 +40,8 @@ function settings(endpoints: VenueEndpoints, kalshiKeyFile: string): [string, st
 }
 
 function writePrivateFile(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  // narrowed too if it exists: a data directory may have been left world-readable by an older version
+  privateDir(dirname(path));
   // removed first: a write keeps an existing file's mode, and the key must never be readable by others
   rmSync(path, { force: true });
   writeFileSync(path, text, { mode: 0o600, flag: "wx" });
