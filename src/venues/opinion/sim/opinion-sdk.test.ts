@@ -46,8 +46,14 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
       privateKey: over.privateKey ?? sim.credentials.privateKey,
       multiSigAddress: sim.credentials.multiSigAddress,
     });
-  /** A limit price that takes the best ask of the YES book, with room for the book to move. */
-  const takingPrice = () => formatMicro(sim.exchange.book(marketId, "YES")!.asks[0]!.price + 3_000n);
+  /**
+   * A limit price that takes the best ask of the YES book, with room for the book to move 50 ticks
+   * before the order arrives (the simulator ticks every 40 ms, and a loaded machine is slow).
+   */
+  const takingPrice = () => {
+    const ask = sim.exchange.book(marketId, "YES")!.asks[0]!.price + 50_000n;
+    return formatMicro(ask < 990_000n ? ask : 990_000n);
+  };
 
   beforeAll(async () => {
     sim = await startOpinionSim({ catalog, seed: 44, latencyScale: 0, tickMs: 40 });
