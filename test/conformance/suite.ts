@@ -167,8 +167,12 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
 
     it("fault latency: still fills, and the measured latency shows it", async () => {
       h.faults.set({ latencyMs: 120 });
+      const m = openMarket();
+      // room for the book to tick while the order is delayed: 20 ticks above the best ask, not 2
+      const order = takingOrder(m, "YES");
       const started = Date.now();
-      const r = await h.venue.place(takingOrder(openMarket()));
+      const roomy = order.limitPrice + 18n * m.tickSize;
+      const r = await h.venue.place({ ...order, limitPrice: roomy < ONE ? roomy : ONE - m.tickSize });
       expect(r.kind).toBe("filled");
       expect(Date.now() - started).toBeGreaterThanOrEqual(120);
       expect(h.venue.latency().p50Ms!).toBeGreaterThanOrEqual(100);
