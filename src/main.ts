@@ -101,7 +101,11 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     devChain,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     contracts: contractsFromEnv(process.env),
-    txObserver: { transaction: (label, seconds, outcome) => metrics.chainTransaction(label, seconds, outcome), batch: (size, seconds) => metrics.chainBatch(size, seconds) },
+    txObserver: {
+      transaction: (label, seconds, outcome) => metrics.chainTransaction(label, seconds, outcome),
+      batch: (size, seconds) => metrics.chainBatch(size, seconds),
+      calls: (count) => metrics.chainCalls(count),
+    },
   });
   const chain = vault.info();
 

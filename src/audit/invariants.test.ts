@@ -121,6 +121,24 @@ describe("the audit's invariants", () => {
     expect(broken(j)).toEqual({ one_mint_per_fill: 1 });
   });
 
+  it("takes two orders of one client and token settled in one batch transaction as one mint each, and finds one missing", () => {
+    const batched = (): AuditInput => {
+      const i = healthy();
+      const o2 = chainId("o2");
+      i.orders = [...i.orders, order("o2", { spent: 2_000_000n, filledShares: 4_000_000n })];
+      i.fills = [...i.fills, { ...fill, orderId: "o2", tradeId: "t2", price: 500_000n, shares: 4_000_000n }];
+      i.ledger.locks.push({ orderId: o2, client: ALICE, amount: 10_000_000n, ...at(1) });
+      i.ledger.endings.push({ kind: "settled", orderId: o2, client: ALICE, spent: 2_000_000n, released: 8_000_000n, tokenId: 7n, shares: 4_000_000n, ...at(2) });
+      i.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 4_000_000n, ...at(2) });
+      i.ledger.balances[0]!.available -= 2_000_000n;
+      return { ...i, venueTrades: new Map([["v", [trade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]) };
+    };
+    expect(broken(batched())).toEqual({});
+    const missing = batched();
+    missing.ledger.sotMints.pop();
+    expect(broken(missing)).toEqual({ one_mint_per_fill: 1 });
+  });
+
   it("finds two orders under one client_order_id", () => {
     const i = healthy();
     i.orders = [order("o1", { clientOrderId: "c" }), order("o2", { clientOrderId: "c", status: "rejected", settleTx: null, spent: 0n, filledShares: 0n })];

@@ -128,17 +128,25 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   }
 
   check("one_mint_per_fill", "one SOT mint per filled order, with its shares", (bad) => {
-    const mintsByTx = groupBy(ledger.sotMints, (m) => m.txHash.toLowerCase());
+    // A transaction may settle several orders (Vault.batch), even of one client and token id: within each
+    // (transaction, client, token id), the mints are exactly one per settlement with shares, of those shares.
+    const key = (tx: string, client: string, tokenId: bigint) => `${tx.toLowerCase()}/${client.toLowerCase()}/${tokenId}`;
+    const settledShares = new Map<string, bigint[]>();
     for (const e of ledger.endings) {
       if (e.kind !== "settled") continue;
-      const mints = (mintsByTx.get(e.txHash.toLowerCase()) ?? []).filter((m) => m.tokenId === e.tokenId && m.to.toLowerCase() === e.client.toLowerCase());
-      const expected = e.shares > 0n ? 1 : 0;
-      if (mints.length !== expected || (expected === 1 && mints[0]!.amount !== e.shares)) bad(`settlement ${e.txHash} minted ${mints.length} times for ${formatMicro(e.shares)} shares`);
       const order = byChainId.get(e.orderId.toLowerCase());
       if (order && isTerminal(order.status) && order.filledShares !== e.shares) bad(`${order.id} records ${formatMicro(order.filledShares)} shares, its settlement minted ${formatMicro(e.shares)}`);
+      if (e.shares === 0n) continue;
+      const k = key(e.txHash, e.client, e.tokenId);
+      settledShares.set(k, [...(settledShares.get(k) ?? []), e.shares]);
     }
-    const settleTxs = new Set(ledger.endings.filter((e) => e.kind === "settled").map((e) => e.txHash.toLowerCase()));
-    for (const m of ledger.sotMints) if (!settleTxs.has(m.txHash.toLowerCase())) bad(`SOT minted outside a settlement in ${m.txHash}`);
+    const minted = groupBy(ledger.sotMints, (m) => key(m.txHash, m.to, m.tokenId));
+    for (const [k, mints] of minted) if (!settledShares.has(k)) bad(`SOT minted outside a settlement: ${mints.length} mint(s) in ${k}`);
+    for (const [k, shares] of settledShares) {
+      const expected = shares.map(String).sort().join(",");
+      const got = (minted.get(k) ?? []).map((m) => String(m.amount)).sort().join(",");
+      if (got !== expected) bad(`settlements in ${k} minted [${got}] for shares [${expected}]`);
+    }
   });
 
   check("one_order_per_client_id", "one order per client_order_id of an account", (bad) => {

@@ -12,7 +12,8 @@ import {PositionToken} from "./PositionToken.sol";
 /// id is locked once and then settled or released once, settle never spends more than was locked,
 /// and only the operator moves locked funds. Every lock also has a deadline: once it has passed, anyone
 /// may `expire` the lock and give the whole amount back to the client, so no lock the service forgets
-/// (a crash, a lost key) holds a client's money for ever.
+/// (a crash, a lost key) holds a client's money for ever. The operator may send many locks, settles and
+/// releases in one transaction (`batch`), each done or refused on its own.
 contract Vault {
     using SafeERC20 for IERC20;
 
@@ -43,6 +44,8 @@ contract Vault {
     error AlreadyReleased(bytes32 orderId);
     error SpendExceedsLock(bytes32 orderId, uint256 spent, uint256 locked);
     error NotExpired(bytes32 orderId, uint256 deadline);
+    error NotBatchable(bytes4 selector);
+    error CallFailed();
 
     event Deposited(address indexed client, address indexed from, uint256 amount);
     event Withdrawn(address indexed client, uint256 amount);
@@ -67,12 +70,17 @@ contract Vault {
     /// Seconds from a lock to its deadline. Long enough for any settle the service will ever make.
     uint32 public immutable lockTtl;
 
+    /// Gas one call of a batch may use at most: several times what a settle minting to a new holder takes,
+    /// and a bound on what a client's ERC-1155 receiver can burn, so it cannot starve the rest of the batch.
+    uint256 private constant BATCH_CALL_GAS = 400_000;
+
     mapping(address client => uint256) private _available;
     mapping(address client => uint256) private _locked;
     mapping(bytes32 orderId => Lock) private _locks;
 
+    /// The Vault itself calls lock, settle and release only from `batch`, which only the operator may call.
     modifier onlyOperator() {
-        if (msg.sender != operator) revert OnlyOperator(msg.sender);
+        if (msg.sender != operator && msg.sender != address(this)) revert OnlyOperator(msg.sender);
         _;
     }
 
@@ -136,6 +144,24 @@ contract Vault {
         Lock memory l = _openLock(orderId);
         _unlock(orderId, l);
         emit Released(orderId, l.client, l.amount);
+    }
+
+    /// Runs each call (an encoded lock, settle or release) on its own: one that reverts changes nothing and
+    /// the others still happen, so one client's refused lock does not undo the others'. `failures[i]` is the
+    /// revert data of call i (its custom error), empty when it succeeded. Each call that succeeded logged its
+    /// own Locked, Settled or Released event in this transaction, exactly as when sent alone.
+    function batch(bytes[] calldata calls) external onlyOperator returns (bytes[] memory failures) {
+        failures = new bytes[](calls.length);
+        for (uint256 i = 0; i < calls.length; i++) {
+            bytes calldata call = calls[i];
+            bytes4 selector = call.length >= 4 ? bytes4(call[:4]) : bytes4(0);
+            if (selector != this.lock.selector && selector != this.settle.selector && selector != this.release.selector) {
+                failures[i] = abi.encodeWithSelector(NotBatchable.selector, selector);
+                continue;
+            }
+            (bool ok, bytes memory reason) = address(this).call{gas: BATCH_CALL_GAS}(call);
+            if (!ok) failures[i] = reason.length > 0 ? reason : abi.encodeWithSelector(CallFailed.selector);
+        }
     }
 
     /// Anyone may end a lock whose deadline has passed: the whole amount goes back to the client.

@@ -34,6 +34,7 @@ export class Metrics {
   private readonly chainTxSeconds: Histogram<"label" | "outcome">;
   private readonly chainBatchSize: Histogram;
   private readonly chainBatchSeconds: Histogram;
+  private readonly chainCallsPerTx: Histogram;
   private readonly reconciled: Counter;
   private readonly orderOwn: Summary;
   /** When each order last passed a checkpoint (performance.now()), in the order they started. */
@@ -99,6 +100,12 @@ export class Metrics {
     });
     this.chainBatchSize = new Histogram({ name: "crossfill_chain_batch_size", help: "Operator transactions per batch sent together", buckets: BATCH_SIZES, registers });
     this.chainBatchSeconds = new Histogram({ name: "crossfill_chain_batch_seconds", help: "Time one batch took, from its dry run to its last receipt", buckets: SECONDS, registers });
+    this.chainCallsPerTx = new Histogram({
+      name: "crossfill_chain_calls_per_tx",
+      help: "Vault calls (locks, settles, releases of as many orders) carried by one Vault.batch transaction",
+      buckets: BATCH_SIZES,
+      registers,
+    });
     new Gauge({
       name: "crossfill_orders_open",
       help: "Orders not in a terminal state, over every instance: the reconciliation backlog",
@@ -165,6 +172,10 @@ export class Metrics {
   chainBatch(size: number, seconds: number): void {
     this.chainBatchSize.observe(size);
     this.chainBatchSeconds.observe(seconds);
+  }
+
+  chainCalls(count: number): void {
+    this.chainCallsPerTx.observe(count);
   }
 
   reconciledOrders(n: number): void {

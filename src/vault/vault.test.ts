@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { keccak256, toHex } from "viem";
+import { decodeErrorResult, encodeFunctionData, keccak256, parseEventLogs, toHex } from "viem";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { sotAssetId, sotTokenId } from "../contracts/sot.ts";
 import { keyOf, newClient } from "./testkit.ts";
@@ -127,8 +127,64 @@ describe("EvmVault on the dev chain", () => {
     const spent = (199n * 200n / 2n) * 1000n;
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 1000n * USDC - spent, locked: 0n });
     expect(await t.vault.sotBalance(c.address, tokenId)).toBe(200n * 1_000_000n);
-    expect(new Set(refs.map((r) => r.txHash)).size).toBe(200);
+    // Many orders share each transaction; each order's tx_hash is one that logged its own Settled event.
+    const txs = new Set(refs.map((r) => r.txHash));
+    expect(txs.size).toBeLessThan(20);
+    const settledIn = new Map<string, Set<string>>();
+    for (const hash of txs) {
+      const receipt = await c.reader.getTransactionReceipt({ hash });
+      expect(receipt.status).toBe("success");
+      const ids = parseEventLogs({ abi: vaultAbi, eventName: "Settled", logs: receipt.logs }).map((l) => l.args.orderId);
+      settledIn.set(hash, new Set(ids));
+    }
+    expect([...settledIn.values()].reduce((n, ids) => n + ids.size, 0)).toBe(200);
     expect((await c.reader.getBlockNumber()) - start).toBeLessThanOrEqual(4n);
+  });
+
+  it("batches several clients' locks in one transaction, where one client's refused lock leaves the others locked", async () => {
+    const [rich, poor, other] = await Promise.all([newClient(t), newClient(t), newClient(t)]);
+    await Promise.all([
+      t.vault.fund(rich.address, 10n * USDC, keyOf(rich.address)),
+      t.vault.fund(poor.address, 1n * USDC, keyOf(poor.address)),
+      t.vault.fund(other.address, 10n * USDC, keyOf(other.address)),
+    ]);
+    const [a, b, c] = [oid("rich"), oid("poor"), oid("other")];
+    const results = await Promise.allSettled([
+      t.vault.lock(a, rich.address, 5n * USDC),
+      t.vault.lock(b, poor.address, 2n * USDC),
+      t.vault.lock(c, other.address, 3n * USDC),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const [ra, , rc] = results as PromiseFulfilledResult<{ txHash: string }>[];
+    expect(ra!.value.txHash).toBe(rc!.value.txHash);
+    expect(((results[1] as PromiseRejectedResult).reason as VaultTxError).reason).toBe("InsufficientAvailable");
+    expect(await t.vault.lockState(b)).toEqual({ kind: "none" });
+    expect(await t.vault.balanceOf(poor.address)).toEqual({ available: 1n * USDC, locked: 0n });
+    // A settle and a release of different orders in one batch, each with its own event.
+    const [settled, released] = await Promise.all([t.vault.settle(a, 2n * USDC, { tokenId: 7n, shares: 3n * USDC }), t.vault.release(c)]);
+    expect(settled.txHash).toBe(released.txHash);
+    expect(await t.vault.lockState(a)).toEqual({ kind: "settled", txHash: settled.txHash, spent: 2n * USDC, shares: 3n * USDC, tokenId: 7n });
+    expect(await t.vault.lockState(c)).toEqual({ kind: "released", txHash: released.txHash, expired: false });
+    expect(await t.vault.balanceOf(rich.address)).toEqual({ available: 8n * USDC, locked: 0n });
+    expect(await t.vault.balanceOf(other.address)).toEqual({ available: 10n * USDC, locked: 0n });
+  });
+
+  it("answers each call of a batch on its own, runs only locks, settles and releases, and only for the operator", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 4n * USDC, keyOf(c.address));
+    const { operator, contracts } = t.vault.info();
+    const calls = [
+      encodeFunctionData({ abi: vaultAbi, functionName: "lock", args: [oid("x1"), c.address, 3n * USDC] }),
+      encodeFunctionData({ abi: vaultAbi, functionName: "lock", args: [oid("x2"), c.address, 3n * USDC] }),
+      encodeFunctionData({ abi: vaultAbi, functionName: "release", args: [oid("never locked")] }),
+      encodeFunctionData({ abi: vaultAbi, functionName: "expire", args: [oid("x1")] }),
+      "0x12" as const,
+    ];
+    const as = { address: contracts.vault, abi: vaultAbi, functionName: "batch", args: [calls] } as const;
+    const { result } = await c.reader.simulateContract({ ...as, account: operator });
+    const errors = result.map((r) => (r === "0x" ? "ok" : decodeErrorResult({ abi: vaultAbi, data: r }).errorName));
+    expect(errors).toEqual(["ok", "InsufficientAvailable", "UnknownOrder", "NotBatchable", "NotBatchable"]);
+    await refusedOnChain(c.reader.simulateContract({ ...as, account: c.address }), "OnlyOperator");
   });
 
   it("tells which of two locks in one block lost the race for the same funds", async () => {

@@ -10,6 +10,7 @@ import { ensureContracts, type ContractOverrides, type Contracts } from "./deplo
 import { loggedAt, readLedger } from "./ledger.ts";
 import { LogReader } from "./logs.ts";
 import { storeNonceBook, type ChainStore } from "./nonce-book.ts";
+import { VaultBatcher, type VaultCall } from "./batcher.ts";
 import { TxSender, rpcSubmit, type Submit, type TxObserver } from "./sender.ts";
 
 export interface EvmVaultOptions {
@@ -41,6 +42,8 @@ export interface EvmVaultOptions {
   rpcTimeoutMs?: number;
   /** Told of the operator's transactions and batches, for /metrics. */
   txObserver?: TxObserver;
+  /** The most gas one Vault.batch transaction may ask for (default 15 M); more calls go as several transactions. */
+  batchGas?: bigint;
 }
 
 /** Gas limits, about twice what each call was measured to use (docs/chain.md), room for an ERC-1155 receiver hook on settle. */
@@ -78,7 +81,13 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 }, timeout }) });
   const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
-  return new EvmVault(info, client, sender, logs);
+  const batcher = new VaultBatcher({
+    sender,
+    vault: contracts.vault,
+    ...(opts.batchGas !== undefined ? { maxGas: opts.batchGas } : {}),
+    ...(opts.txObserver ? { observer: opts.txObserver } : {}),
+  });
+  return new EvmVault(info, client, sender, batcher, logs);
 }
 
 class EvmVault implements Vault {
@@ -89,6 +98,7 @@ class EvmVault implements Vault {
     private readonly chain: ChainInfo,
     private readonly client: PublicClient,
     private readonly sender: TxSender,
+    private readonly batcher: VaultBatcher,
     private readonly logs: LogReader,
   ) {
     this.c = chain.contracts;
@@ -107,16 +117,16 @@ class EvmVault implements Vault {
   }
 
   lock(orderId: Hex32, account: Address, amount: Micro): Promise<TxRef> {
-    return this.vaultTx("lock", GAS.lock, encodeFunctionData({ abi: vaultAbi, functionName: "lock", args: [orderId, account, amount] }));
+    return this.vaultCall("lock", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "lock", args: [orderId, account, amount] }));
   }
 
   settle(orderId: Hex32, spent: Micro, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef> {
     const args = [orderId, spent, position.tokenId, position.shares] as const;
-    return this.vaultTx("settle", GAS.settle, encodeFunctionData({ abi: vaultAbi, functionName: "settle", args }));
+    return this.vaultCall("settle", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "settle", args }));
   }
 
   release(orderId: Hex32): Promise<TxRef> {
-    return this.vaultTx("release", GAS.release, encodeFunctionData({ abi: vaultAbi, functionName: "release", args: [orderId] }));
+    return this.vaultCall("release", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "release", args: [orderId] }));
   }
 
   async lockState(orderId: Hex32): Promise<LockState> {
@@ -172,11 +182,14 @@ class EvmVault implements Vault {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.batcher.idle();
     await this.sender.idle();
   }
 
-  private vaultTx(fn: string, gas: bigint, data: Hex): Promise<TxRef> {
-    return this.tx(`Vault.${fn}`, this.c.vault, gas, data);
+  /** Locks, settles and releases go in batches: one transaction carries many orders' calls, each answered on its own. */
+  private vaultCall(fn: VaultCall, orderId: Hex32, data: Hex): Promise<TxRef> {
+    if (this.closed) return Promise.reject(new Error("the vault is closed"));
+    return this.batcher.call({ fn, orderId, data, gas: GAS[fn] });
   }
 
   private async tx(label: string, to: Address, gas: bigint, data: Hex): Promise<TxRef> {

@@ -23,10 +23,17 @@ export interface TxRequest {
   gas?: bigint;
 }
 
+/** A log of a mined transaction, as its receipt has it. */
+export interface ReceiptLog {
+  address: Address;
+  topics: Hex[];
+}
+
 export interface Mined {
   txHash: Hex;
   blockNumber: bigint;
   contractAddress: Address | null;
+  logs: readonly ReceiptLog[];
 }
 
 interface Pending extends TxRequest {
@@ -38,6 +45,7 @@ interface Receipt {
   status: Hex;
   blockNumber: Hex;
   contractAddress: Address | null;
+  logs: ReceiptLog[];
 }
 
 export interface SenderOptions {
@@ -70,6 +78,8 @@ export interface TxObserver {
   transaction(label: string, seconds: number, outcome: "mined" | "reverted" | "unknown"): void;
   /** A batch's size (transactions taken from the queue together) and the time it took, from its dry run to its last receipt. */
   batch(size: number, seconds: number): void;
+  /** Vault calls (locks, settles, releases) sent in one transaction through Vault.batch. */
+  calls?(count: number): void;
 }
 
 export class TxSender {
@@ -241,7 +251,7 @@ export class TxSender {
       sent.map(async ({ p, hash }, i) => {
         const r = receipts[i]!;
         if (r.status === "0x1") {
-          p.resolve({ txHash: hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress });
+          p.resolve({ txHash: hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs });
         } else {
           p.reject(await this.revertedOnChain(p.label, hash));
         }
@@ -306,13 +316,19 @@ export class TxSender {
 
   /** Two calls in one block can each pass the dry run and the later one revert: ask the node why. */
   private async revertedOnChain(label: string, hash: Hex): Promise<VaultTxError> {
+    const output = await this.output(hash);
+    if (output) return this.decoded(label, output, ` in ${hash}`);
+    return new VaultTxError("reverted", "Reverted", `${label} reverted on chain in ${hash}`);
+  }
+
+  /** What a mined transaction's call returned, or its revert data; undefined from a node that does not trace. */
+  async output(hash: Hex): Promise<Hex | undefined> {
     try {
       const trace = await this.o.rpc.call<{ output?: Hex }>("debug_traceTransaction", [hash, { tracer: "callTracer" }]);
-      if (trace.output) return this.decoded(label, trace.output, ` in ${hash}`);
+      return trace.output;
     } catch {
-      // Not every node traces; the generic message below still names the transaction.
+      return undefined;
     }
-    return new VaultTxError("reverted", "Reverted", `${label} reverted on chain in ${hash}`);
   }
 
   private revertError(label: string, e: RpcError): VaultTxError {
@@ -321,7 +337,8 @@ export class TxSender {
     return new VaultTxError("reverted", "Reverted", `${label} would revert: ${e.message}`);
   }
 
-  private decoded(label: string, data: Hex, where: string): VaultTxError {
+  /** The VaultTxError that revert data names: the contract's custom error, with its arguments in the message. */
+  decoded(label: string, data: Hex, where: string): VaultTxError {
     try {
       const d = decodeErrorResult({ abi: this.o.errorAbi, data });
       const args = (d.args ?? []).map((a) => String(a)).join(", ");
