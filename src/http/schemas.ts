@@ -47,7 +47,7 @@ export const Order = Type.Object(
     executed_price: NullableNum("Volume-weighted average price per share, fees excluded."),
     routed_to: Nullable(Type.String({ description: "The venue that filled the largest part." })),
     sot_minted: Nullable(Type.String({ description: "CAIP-19 id of the position token minted to the client." })),
-    tx_hash: Nullable(Type.String({ description: "Hash of the settlement transaction." })),
+    tx_hash: Nullable(Type.String({ description: "Hash of the transaction that settled the order: its logs hold this order's own Settled event. Settlements are batched, so other orders may carry the same hash." })),
     filled_shares: Num("Shares bought"),
     spent_usdc: Num("USDC spent, fees included"),
     fees_usdc: Num("Venue fees"),

@@ -40,7 +40,7 @@ export async function openTestStore(dir: string): Promise<Store> {
 
 export async function openTestChain(
   dir: string,
-  opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks"> = {},
+  opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks" | "txObserver"> = {},
 ): Promise<TestChain> {
   const { snapshotEvery, ...vaultOpts } = opts;
   const chain = await startDevChain({ dataDir: join(dir, "node"), ...(snapshotEvery ? { snapshotEvery } : {}) });
