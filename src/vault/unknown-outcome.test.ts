@@ -50,6 +50,21 @@ describe("a lock whose outcome is unknown", () => {
     node.onSend = () => ({ kind: "pass" });
   });
 
+  it("leaves each order of a batch whose answer was lost unknown, and the chain tells them all alike", async () => {
+    const orders = [keyOf("batched 1"), keyOf("batched 2"), keyOf("batched 3")];
+    node.onSend = () => ({ kind: "drop" });
+    await Promise.all(orders.map((o) => unknownLock(o)));
+    node.onSend = () => ({ kind: "pass" });
+    // One transaction carried the three locks: one pending, and none of them on chain yet.
+    expect(await vault.pendingTransactions()).toBe(1);
+    for (const o of orders) expect(await vault.lockState(o)).toEqual({ kind: "none" });
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    const states = await Promise.all(orders.map((o) => vault.lockState(o)));
+    expect(states.map((s) => s.kind)).toEqual(["locked", "locked", "locked"]);
+    await Promise.all(orders.map((o) => vault.release(o)));
+  });
+
   it("is told by the chain once its nonce is taken: it never locked and never will", async () => {
     const lost = keyOf("lost");
     node.onSend = () => ({ kind: "refuse" });

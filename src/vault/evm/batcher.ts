@@ -112,7 +112,8 @@ export class VaultBatcher {
     this.o.observer?.calls?.(batch.length);
     let mined: Mined;
     try {
-      mined = await this.o.sender.send({ label: "Vault.batch", to: this.o.vault, data, gas });
+      // No dry run: the batch never reverts whole for a call's sake, it answers each call's failure itself.
+      mined = await this.o.sender.send({ label: "Vault.batch", to: this.o.vault, data, gas, dryRun: false });
     } catch (e) {
       // The transaction's outcome is every call's: not sent, reverted whole (nothing happened), or unknown.
       const err = e instanceof VaultTxError ? e : new VaultTxError("unknown", "Unknown", (e as Error).message);

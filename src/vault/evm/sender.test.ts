@@ -171,3 +171,19 @@ describe("TxSenders of several instances sharing one nonce book", () => {
     expect(await nothingIn(0)).toBe(true);
   });
 });
+
+describe("TxSender's dry run", () => {
+  /** A call the chain refuses: the pairing precompile fails on input that is not a multiple of 192 bytes. */
+  const failing = { label: "bad pairing", to: "0x0000000000000000000000000000000000000008", data: "0x01", gas: 100_000n } as const;
+
+  it("refuses a call that would revert before it takes a nonce, unless told to send it without one", async () => {
+    const before = await minedCount();
+    const refused = await sender.send(failing).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ outcome: "reverted" });
+    expect(await minedCount()).toBe(before);
+    // Without the dry run it is sent: mined, reverted on chain, its nonce taken.
+    const sent = await sender.send({ ...failing, dryRun: false }).catch((e: unknown) => e);
+    expect(sent).toMatchObject({ outcome: "reverted", message: expect.stringContaining("on chain") });
+    expect(await minedCount()).toBe(before + 1);
+  });
+});

@@ -21,6 +21,11 @@ export interface TxRequest {
    * cheaper than eth_estimateGas on anvil. Only gas used is paid, so a generous limit costs nothing.
    */
   gas?: bigint;
+  /**
+   * false: send without the dry run, under `gas`. For a call that never reverts whole (Vault.batch answers
+   * each of its calls' failures itself), where the dry run would only execute it twice.
+   */
+  dryRun?: false;
 }
 
 /** A log of a mined transaction, as its receipt has it. */
@@ -200,19 +205,27 @@ export class TxSender {
     const { rpc, account } = this.o;
     const from = account.address;
     const [fees, pending] = await Promise.all([this.fees(), this.pendingNonce()]);
+    const unchecked = (p: Pending): bigint | undefined => (p.dryRun === false ? p.gas : undefined);
+    const checked = batch.filter((p) => unchecked(p) === undefined);
     // The dry run: a call that would revert gets its reason now and costs no nonce.
     const dry = await rpc.batch(
-      batch.map((p) => {
+      checked.map((p) => {
         const call = { from, to: p.to, data: p.data };
         return p.gas ? { method: "eth_call", params: [call, "latest"] } : { method: "eth_estimateGas", params: [call] };
       }),
     );
     const go: { p: Pending; gas: bigint }[] = [];
-    dry.forEach((res, i) => {
-      const p = batch[i]!;
+    let next = 0;
+    for (const p of batch) {
+      const gas = unchecked(p);
+      if (gas !== undefined) {
+        go.push({ p, gas });
+        continue;
+      }
+      const res = dry[next++]!;
       if (!res.ok) p.reject(this.revertError(p.label, res.error));
       else go.push({ p, gas: p.gas ?? (BigInt(res.result as Hex) * 6n) / 5n + 10_000n });
-    });
+    }
     if (go.length === 0) return;
     // This sender's lost nonces first: the batch's own would wait behind them. One it cannot take now stays
     // lost, and the wait for the batch's receipts takes it later.
