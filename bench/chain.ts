@@ -102,7 +102,7 @@ async function httpOrders(): Promise<{ orders: LoadResult; calls: string }> {
     const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "warn", RATE_LIMIT_PER_MINUTE: "1000000000", DEV_FAUCET_USDC: "100000000" };
     server = await startChild(["--import", "tsx", "src/main.ts"], { ...env, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
     const key = JSON.parse(
-      execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], { cwd: root, env: { ...process.env, ...env }, encoding: "utf8" }),
+      execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], { cwd: root, env: { ...process.env, ...env, CROSSFILL_FROM_SOURCE: "1" }, encoding: "utf8" }),
     ) as { api_key: string; api_secret: string };
     const url = `http://127.0.0.1:${port}`;
     const opts = { seconds: SECONDS, maxRequests: 1_000_000 };

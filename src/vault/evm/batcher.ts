@@ -66,9 +66,10 @@ export class VaultBatcher {
 
   /** Everything queued goes now, as few transactions as fit; what arrives meanwhile waits for the next round. */
   private async drain(): Promise<void> {
-    // The calls made in the same turn of the event loop (orders answered by one block, one venue reply) go together.
-    await new Promise((r) => setImmediate(r));
     for (;;) {
+      // The calls made in the same turn of the event loop go together: the orders the last batch answered
+      // make their next calls in the continuations it resolved, before this one takes the queue.
+      await new Promise((r) => setImmediate(r));
       const batches = this.take();
       // Checked and cleared in one step: a call queued after this point starts a new drain.
       if (batches.length === 0) return void (this.running = undefined);

@@ -111,8 +111,8 @@ describe("TxSender against a node that fails", () => {
   });
 
   it("fills the nonce of a refused transaction so that the accepted ones after it are mined", async () => {
-    // The first call goes alone; the three after it form the next batch, whose middle one the node refuses.
-    node.onSend = (raws) => (raws.length === 3 ? { kind: "refuseTxs", indexes: [1] } : { kind: "pass" });
+    // The four calls go as one batch, whose third the node refuses.
+    node.onSend = (raws) => (raws.length === 4 ? { kind: "refuseTxs", indexes: [2] } : { kind: "pass" });
     const results = await Promise.allSettled([call(1n), call(2n), call(3n), call(4n)]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     const refused = (results[2] as PromiseRejectedResult).reason as VaultTxError;

@@ -172,6 +172,8 @@ export class TxSender {
   }
 
   private async drain(): Promise<void> {
+    // The sends made in the same synchronous run (the Vault.batch transactions of one round) go together.
+    await Promise.resolve();
     for (;;) {
       const batch = this.queue.splice(0, this.maxBatch);
       // Checked and cleared in one step: a call queued after this point starts a new drain.
