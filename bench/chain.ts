@@ -105,8 +105,7 @@ async function httpOrders(): Promise<{ orders: LoadResult; calls: string }> {
       execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], { cwd: root, env: { ...process.env, ...env, CROSSFILL_FROM_SOURCE: "1" }, encoding: "utf8" }),
     ) as { api_key: string; api_secret: string };
     const url = `http://127.0.0.1:${port}`;
-    const opts = { seconds: SECONDS, maxRequests: 1_000_000 };
-    await load(url, () => ({ method: "GET", path: "/v1/account", headers: { "x-api-key": key.api_key } }), { ...opts, seconds: 1, concurrency: 1 });
+    await load(url, () => ({ method: "GET", path: "/v1/account", headers: { "x-api-key": key.api_key } }), { connections: 1, seconds: 1 });
     let n = 0;
     const orders = await load(
       url,
@@ -120,7 +119,7 @@ async function httpOrders(): Promise<{ orders: LoadResult; calls: string }> {
           body,
         };
       },
-      { ...opts, concurrency: CONCURRENCY },
+      { connections: CONCURRENCY, seconds: SECONDS },
     );
     const metrics = await (await fetch(`${url}/metrics`)).text();
     const sample = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
