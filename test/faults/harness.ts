@@ -99,7 +99,7 @@ export class Simulators {
 
   /** The base URL of each simulator, by venue id. */
   urls(): Record<string, string> {
-    return { "polymarket-sim": this.env.POLYMARKET_BASE_URL!, "kalshi-sim": this.env.KALSHI_BASE_URL!, "limitless-sim": this.env.LIMITLESS_BASE_URL!, "opinion-sim": this.env.OPINION_BASE_URL! };
+    return { "polymarket-sim": this.env.POLYMARKET_BASE_URL!, "kalshi-sim": this.env.KALSHI_BASE_URL!, "limitless-sim": this.env.LIMITLESS_BASE_URL! };
   }
 
   /** Flips fault switches of one simulator over its admin route. */

@@ -17,6 +17,8 @@ import { startVenues, VENUE_NAMES } from "../../src/venues/start.ts";
 const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
 
 /** Exactly what src/config.ts reads to point each adapter elsewhere. */
+/** Every venue, Opinion too (not among the defaults): the settings and the server cover them all. */
+const ALL_VENUES = "polymarket,kalshi,limitless,opinion";
 const KEYS = [
   "POLYMARKET_BASE_URL",
   "POLYMARKET_WS_URL",
@@ -50,7 +52,7 @@ let server: Crossfill | undefined;
 
 /** Starts `crossfill sim` and resolves with its stdout lines once every setting is printed. */
 function startSim(): Promise<string[]> {
-  sim = spawn(process.execPath, [BIN, "sim"], { env: { ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0.05" } });
+  sim = spawn(process.execPath, [BIN, "sim"], { env: { ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0.05", VENUES: ALL_VENUES } });
   sim.stderr!.on("data", (d) => (simStderr += d));
   return new Promise((resolve, reject) => {
     let out = "";
@@ -82,7 +84,7 @@ describe("crossfill sim", () => {
   });
 
   it("serves a server that starts no simulator of its own, fills a signed order, and outlives that server", async () => {
-    const config = loadConfig({ ...settings, DATA_DIR: dataDir, PORT: "0" });
+    const config = loadConfig({ ...settings, VENUES: ALL_VENUES, DATA_DIR: dataDir, PORT: "0" });
     server = await startCrossfill(config, { logger: false });
     const master = await loadMasterKey({ env: undefined, dataDir });
     const { account } = await findOrCreateAccount(server.store, "sim-cli@example.com", (k) => encryptSecret(master, k));
