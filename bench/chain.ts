@@ -12,13 +12,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { keccak256, toHex, type Abi } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { sign } from "../src/auth/hmac.ts";
 import { vaultAbi } from "../src/contracts/artifacts.ts";
 import { sotTokenId } from "../src/contracts/sot.ts";
 import { storeNonceBook } from "../src/vault/evm/nonce-book.ts";
 import { TxSender, type TxObserver } from "../src/vault/evm/sender.ts";
 import { closeTestChain, keyOf, openTestChain, tempDir } from "../src/vault/testkit.ts";
-import { load, type LoadResult } from "./load.ts";
+import { load, signedPost, type LoadResult } from "./load.ts";
 import { freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -111,13 +110,7 @@ async function httpOrders(): Promise<{ orders: LoadResult; calls: string }> {
       url,
       () => {
         const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: n % 2 ? "NO" : "YES", side: "buy", amount_usdc: "1", max_slippage: 0.05, strategy: "optimize_price", client_order_id: `bench-${n++}` });
-        const ts = String(Math.floor(Date.now() / 1000));
-        return {
-          method: "POST",
-          path: "/v1/order",
-          headers: { "content-type": "application/json", "x-api-key": key.api_key, "x-timestamp": ts, "x-signature": sign(key.api_secret, ts, "POST", "/v1/order", body) },
-          body,
-        };
+        return signedPost(key, "/v1/order", body);
       },
       { connections: CONCURRENCY, seconds: SECONDS },
     );

@@ -8,8 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { sign } from "../src/auth/hmac.ts";
-import { load, type LoadResult } from "./load.ts";
+import { load, signedPost, type LoadResult } from "./load.ts";
 import { freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -81,13 +80,7 @@ async function main(): Promise<void> {
     let n = 0;
     const order = () => {
       const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: n % 2 ? "NO" : "YES", side: "buy", amount_usdc: "1", max_slippage: 0.05, client_order_id: `bench-${n++}` });
-      const ts = String(Math.floor(Date.now() / 1000));
-      return {
-        method: "POST",
-        path: "/v1/order",
-        headers: { "content-type": "application/json", "x-api-key": key.api_key, "x-timestamp": ts, "x-signature": sign(key.api_secret, ts, "POST", "/v1/order", body) },
-        body,
-      };
+      return signedPost(key, "/v1/order", body);
     };
     const one = await load(urls, order, opts);
     urls.push(await instance(1), await instance(2));

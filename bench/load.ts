@@ -1,4 +1,5 @@
 import autocannon from "autocannon";
+import { sign } from "../src/auth/hmac.ts";
 
 export interface LoadResult {
   requests: number;
@@ -15,6 +16,17 @@ export interface RequestSpec {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+}
+
+/** A signed `POST` (DESIGN §5) with this body, stamped now: build one per request, as the timestamp must be fresh. */
+export function signedPost(key: { api_key: string; api_secret: string }, path: string, body: string): RequestSpec {
+  const ts = String(Math.floor(Date.now() / 1000));
+  return {
+    method: "POST",
+    path,
+    headers: { "content-type": "application/json", "x-api-key": key.api_key, "x-timestamp": ts, "x-signature": sign(key.api_secret, ts, "POST", path, body) },
+    body,
+  };
 }
 
 /**

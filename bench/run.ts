@@ -5,8 +5,7 @@ import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sign } from "../src/auth/hmac.ts";
-import { load, type LoadResult, type RequestSpec } from "./load.ts";
+import { load, signedPost, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -105,14 +104,7 @@ async function main(): Promise<void> {
       server.pid!,
       crossfill,
       () => {
-        const body = orderBody();
-        const ts = String(Math.floor(Date.now() / 1000));
-        return {
-          method: "POST",
-          path: "/v1/order",
-          headers: { "content-type": "application/json", "x-api-key": key.api_key, "x-timestamp": ts, "x-signature": sign(key.api_secret, ts, "POST", "/v1/order", body) },
-          body,
-        };
+        return signedPost(key, "/v1/order", orderBody());
       },
       ORDER_CONNECTIONS,
     );
