@@ -74,18 +74,24 @@ export class Reconciler {
     this.d.log.debug({ open: open.length }, "reconciliation pass");
     let finished = 0;
     const owner = this.svc.lease().owner;
-    for (const order of open) {
-      if (this.svc.inFlight.has(order.id)) continue;
+    for (const listed of open) {
+      if (this.svc.inFlight.has(listed.id)) continue;
       const now = this.d.clock.now();
-      if (now - Date.parse(order.updatedAt) < minAgeMs) continue;
+      if (now - Date.parse(listed.updatedAt) < minAgeMs) continue;
       // Another instance executing or recovering the order holds its lease: it is theirs until it runs out.
-      if (!(await this.d.store.claimOrder(order.id, this.svc.lease(), new Date(now).toISOString()))) continue;
+      if (!(await this.d.store.claimOrder(listed.id, this.svc.lease(), new Date(now).toISOString()))) continue;
       try {
+        // The list was read when the pass began: since then this process may have moved the order on
+        // (locked → routing, fills stored, its settlement's answer lost). Only the order as it stands now,
+        // read under the lease, says what recovery may do: a lock released on the list's word would
+        // strand fills the venues made.
+        const order = await this.d.store.order(listed.id);
+        if (!order || !OPEN_STATUSES.includes(order.status) || this.d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
         if (await this.reconcileOne(order)) finished++;
       } catch (e) {
-        this.d.log.warn({ order_id: order.id, err: e }, "reconciliation failed; will retry");
+        this.d.log.warn({ order_id: listed.id, err: e }, "reconciliation failed; will retry");
       } finally {
-        await this.d.store.releaseOrder(order.id, owner);
+        await this.d.store.releaseOrder(listed.id, owner);
       }
     }
     return finished;

@@ -1,6 +1,7 @@
 import { pino } from "pino";
 import { beforeEach, describe, expect, it } from "vitest";
-import { OrderService, childOrderId, type OrderDeps } from "./service.ts";
+import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
+import { Reconciler } from "./reconcile.ts";
 import { plan } from "../router/index.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
@@ -62,8 +63,9 @@ const sent: ChildOrder[] = [];
 let known: Map<string, ChildStatus>;
 const cancelled: string[] = [];
 
-function service(over: Partial<OrderDeps> = {}): OrderService {
-  const venue = {
+/** A venue that places from the script and answers status and cancel from `known`. */
+function scriptedVenue(): Venue {
+  return {
     id: "v",
     place: async (o: ChildOrder) => (sent.push(o), script.shift()!(o)),
     status: async (id: string) => known.get(id) ?? { kind: "not_found" as const },
@@ -76,6 +78,10 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
       return done;
     },
   } as Partial<Venue> as Venue;
+}
+
+function service(over: Partial<OrderDeps> = {}): OrderService {
+  const venue = scriptedVenue();
   const quote = (): VenueQuote => ({
     venue: "v",
     venueMarketId: "m",
@@ -231,5 +237,24 @@ describe("money after the lock", () => {
     const order = await service().submit(who, body, undefined);
     expect(order.status).toBe("pending");
     expect(sent).toHaveLength(0);
+  });
+});
+
+describe("recovery", () => {
+  it("settles an order on its fills when the open orders it listed have moved on since: a lock is never released under stored fills", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f })) });
+    // The pass listed the order while it was still locked; by the time it reaches it, the order has
+    // routed, its fills are stored and its settlement's answer was lost.
+    const listedWhileLocked = { ...order, status: "locked" as const, legs: [] };
+    const listing: Store = Object.create(store, { ordersInStatus: { value: async () => [listedWhileLocked] } });
+    await new Reconciler(svc, { store: listing, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).pass(0);
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("settled");
+    expect((await store.order(order.id))?.status).toBe("filled");
   });
 });

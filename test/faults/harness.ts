@@ -2,6 +2,7 @@
 // server (`src/main.ts`, killed with SIGKILL and started again on the same data directory), and the
 // audit (`crossfill audit --json`). Clients are the SDK, signing as a trader's bot would.
 import { spawn, type ChildProcess } from "node:child_process";
+import { appendFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { findOrCreateAccount } from "../../src/accounts/service.ts";
 import type { AuditReport } from "../../src/audit/run.ts";
@@ -136,9 +137,12 @@ export class ServerProcess {
     });
     const exited = exitOf(child);
     const log = { tail: "" };
+    // FAULT_KEEP keeps the data directory of a run; the servers' whole logs are kept in it, to read a failure from.
+    const keep = process.env.FAULT_KEEP && env.DATA_DIR ? join(env.DATA_DIR, "server.log") : undefined;
     const url = await new Promise<string>((resolve, reject) => {
       const take = (l: string) => {
         log.tail = (log.tail + l + "\n").slice(-50_000);
+        if (keep) appendFileSync(keep, l + "\n");
         if (!l.includes("crossfill is serving")) return;
         try {
           resolve((JSON.parse(l) as { url: string }).url);
