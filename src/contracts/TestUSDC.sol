@@ -11,15 +11,21 @@ interface IDepositFor {
 /// @notice A 6-decimal stand-in for USDC. Deployed on the embedded dev chain only: a real chain uses real USDC.
 /// Tokens come into being only through `drip`, the dev faucet: mint and deposit into a client's vault balance in
 /// one transaction, at most once per key. A crash can then neither leave minted tokens undeposited nor fund an
-/// account twice, and the total supply is always the sum of the Dripped events.
+/// account twice. The one other mint is the treasury's grant at deployment (what pays sells' proceeds and
+/// redemptions on the dev chain, where no venue pays the treasury), so the total supply is always the sum
+/// of the Dripped events and `treasuryGrant`.
 contract TestUSDC is ERC20, Ownable {
     error AlreadyDripped(bytes32 key);
 
     event Dripped(bytes32 indexed key, address indexed client, uint256 amount);
 
     mapping(bytes32 key => bool) public dripped;
+    uint256 public immutable treasuryGrant;
 
-    constructor(address owner_) ERC20("Test USD Coin", "USDC") Ownable(owner_) {}
+    constructor(address owner_, address treasury, uint256 grant) ERC20("Test USD Coin", "USDC") Ownable(owner_) {
+        treasuryGrant = grant;
+        _mint(treasury, grant);
+    }
 
     function decimals() public pure override returns (uint8) {
         return 6;

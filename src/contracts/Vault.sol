@@ -14,6 +14,10 @@ import {PositionToken} from "./PositionToken.sol";
 /// may `expire` the lock and give the whole amount back to the client, so no lock the service forgets
 /// (a crash, a lost key) holds a client's money for ever. The operator may send many locks, settles and
 /// releases in one transaction (`batch`), each done or refused on its own.
+/// Sells and redemptions (the section "Sells and redemptions" below) move shares the same way: a sell escrows
+/// the client's shares for its order, then burns what sold and credits the proceeds in one transaction, or
+/// gives them all back; a redemption burns a resolved position and credits its payout. Proceeds and payouts
+/// come from the treasury, which approves the Vault.
 contract Vault {
     using SafeERC20 for IERC20;
 
@@ -146,7 +150,7 @@ contract Vault {
         emit Released(orderId, l.client, l.amount);
     }
 
-    /// Runs each call (an encoded lock, settle or release) on its own: one that reverts changes nothing and
+    /// Runs each call (an encoded lock, settle or release; escrow, settleSell or releaseEscrow) on its own: one that reverts changes nothing and
     /// the others still happen, so one client's refused lock does not undo the others'. `failures[i]` is the
     /// revert data of call i (its custom error), empty when it succeeded. Each call that succeeded logged its
     /// own Locked, Settled or Released event in this transaction, exactly as when sent alone.
@@ -155,7 +159,11 @@ contract Vault {
         for (uint256 i = 0; i < calls.length; i++) {
             bytes calldata call = calls[i];
             bytes4 selector = call.length >= 4 ? bytes4(call[:4]) : bytes4(0);
-            if (selector != this.lock.selector && selector != this.settle.selector && selector != this.release.selector) {
+            if (
+                selector != this.lock.selector && selector != this.settle.selector && selector != this.release.selector
+                    && selector != this.escrow.selector && selector != this.settleSell.selector
+                    && selector != this.releaseEscrow.selector
+            ) {
                 failures[i] = abi.encodeWithSelector(NotBatchable.selector, selector);
                 continue;
             }
@@ -208,5 +216,142 @@ contract Vault {
         if (l.state == LockState.None) revert UnknownOrder(orderId);
         if (l.state == LockState.Settled) revert AlreadySettled(orderId);
         if (l.state == LockState.Released) revert AlreadyReleased(orderId);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Sells and redemptions. A sell's order id escrows the client's shares once (its own mapping: a sell locks
+    // no USDC), and that escrow ends exactly once: settled (the sold shares burned, the proceeds credited and the
+    // rest returned, in one transaction) or released (everything returned). A redemption key burns a resolved
+    // position and credits its payout once. A share pays at most 1 USDC (1e6 micro-USDC per 1e6 micro-shares),
+    // so no proceeds or payout may exceed the shares burned for it. The Vault holds escrowed shares itself.
+    // ---------------------------------------------------------------------------------------------------------
+
+    enum EscrowState {
+        None,
+        Escrowed,
+        Settled,
+        Released
+    }
+
+    /// Two slots: client, shares (uint88: 3e20 shares in micro-units) and state, then the token id.
+    struct Escrow {
+        address client;
+        uint88 shares;
+        EscrowState state;
+        uint256 tokenId;
+    }
+
+    /// One holder's position to redeem at resolution, under a key that is redeemed at most once.
+    struct Redemption {
+        bytes32 key;
+        address client;
+        uint256 tokenId;
+        uint256 shares;
+        uint256 payout;
+    }
+
+    error AlreadyEscrowed(bytes32 orderId);
+    error InsufficientShares(address client, uint256 tokenId, uint256 requested, uint256 held);
+    error SoldExceedsEscrow(bytes32 orderId, uint256 sold, uint256 escrowed);
+    /// `id` is a sell's order id or a redemption key.
+    error PaysMoreThanShares(bytes32 id, uint256 amount, uint256 shares);
+    error AlreadyRedeemed(bytes32 key);
+
+    event Escrowed(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
+    /// Each escrow ends with exactly one of SellSettled, EscrowReleased.
+    event SellSettled(
+        bytes32 indexed orderId,
+        address indexed client,
+        uint256 tokenId,
+        uint256 sold,
+        uint256 returned,
+        uint256 proceeds
+    );
+    event EscrowReleased(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
+    event Redeemed(bytes32 indexed key, address indexed client, uint256 tokenId, uint256 shares, uint256 payout);
+
+    mapping(bytes32 orderId => Escrow) private _escrows;
+    mapping(bytes32 key => bool) public redeemed;
+
+    /// Takes `shares` of the client's position into escrow for the sell order `orderId`.
+    function escrow(bytes32 orderId, address client, uint256 tokenId, uint256 shares) external onlyOperator {
+        if (shares == 0) revert ZeroAmount();
+        if (_escrows[orderId].state != EscrowState.None) revert AlreadyEscrowed(orderId);
+        uint256 held = sot.balanceOf(client, tokenId);
+        if (shares > held) revert InsufficientShares(client, tokenId, shares, held);
+        _escrows[orderId] = Escrow(client, SafeCast.toUint88(shares), EscrowState.Escrowed, tokenId);
+        emit Escrowed(orderId, client, tokenId, shares);
+        sot.move(client, address(this), tokenId, shares);
+    }
+
+    /// Burns `sold` of the escrowed shares, credits `proceeds` (pulled from the treasury) to the client's
+    /// available balance and returns the unsold shares, all in one transaction: a sale is never paid without
+    /// its burn, nor burned without its proceeds.
+    function settleSell(bytes32 orderId, uint256 sold, uint256 proceeds) external onlyOperator {
+        Escrow memory e = _openEscrow(orderId);
+        if (sold > e.shares) revert SoldExceedsEscrow(orderId, sold, e.shares);
+        if (proceeds > sold) revert PaysMoreThanShares(orderId, proceeds, sold);
+        uint256 rest = e.shares - sold;
+        _escrows[orderId].state = EscrowState.Settled;
+        _available[e.client] += proceeds;
+        emit SellSettled(orderId, e.client, e.tokenId, sold, rest, proceeds);
+        if (proceeds > 0) usdc.safeTransferFrom(treasury, address(this), proceeds);
+        if (sold > 0) sot.burn(address(this), e.tokenId, sold);
+        if (rest > 0) sot.move(address(this), e.client, e.tokenId, rest);
+    }
+
+    /// Returns every escrowed share to the client: the sell sold nothing.
+    function releaseEscrow(bytes32 orderId) external onlyOperator {
+        Escrow memory e = _openEscrow(orderId);
+        _escrows[orderId].state = EscrowState.Released;
+        emit EscrowReleased(orderId, e.client, e.tokenId, e.shares);
+        sot.move(address(this), e.client, e.tokenId, e.shares);
+    }
+
+    /// Redeems resolved positions, each on its own: burns its shares and credits its payout (a winning share
+    /// pays 1 USDC, a losing one 0), all payouts pulled from the treasury at once. An item refused (its key
+    /// redeemed before, in this call or an earlier one; zero shares; a payout above its shares; shares the
+    /// client does not hold) changes nothing and the others still happen. `failures[i]` is item i's custom
+    /// error, empty when it was redeemed; each redeemed item logs its Redeemed event.
+    function redeem(Redemption[] calldata items) external onlyOperator returns (bytes[] memory failures) {
+        failures = new bytes[](items.length);
+        uint256 total = 0;
+        for (uint256 i = 0; i < items.length; i++) {
+            Redemption calldata r = items[i];
+            failures[i] = _redemptionRefused(r);
+            if (failures[i].length > 0) continue;
+            redeemed[r.key] = true;
+            _available[r.client] += r.payout;
+            total += r.payout;
+            emit Redeemed(r.key, r.client, r.tokenId, r.shares, r.payout);
+            sot.burn(r.client, r.tokenId, r.shares);
+        }
+        if (total > 0) usdc.safeTransferFrom(treasury, address(this), total);
+    }
+
+    function escrowOf(bytes32 orderId)
+        external
+        view
+        returns (address client, uint256 tokenId, uint256 shares, EscrowState state)
+    {
+        Escrow memory e = _escrows[orderId];
+        return (e.client, e.tokenId, e.shares, e.state);
+    }
+
+    function _openEscrow(bytes32 orderId) private view returns (Escrow memory e) {
+        e = _escrows[orderId];
+        if (e.state == EscrowState.None) revert UnknownOrder(orderId);
+        if (e.state == EscrowState.Settled) revert AlreadySettled(orderId);
+        if (e.state == EscrowState.Released) revert AlreadyReleased(orderId);
+    }
+
+    /// Why an item of `redeem` cannot be redeemed, as its custom error; empty when it can.
+    function _redemptionRefused(Redemption calldata r) private view returns (bytes memory) {
+        if (redeemed[r.key]) return abi.encodeWithSelector(AlreadyRedeemed.selector, r.key);
+        if (r.shares == 0) return abi.encodeWithSelector(ZeroAmount.selector);
+        if (r.payout > r.shares) return abi.encodeWithSelector(PaysMoreThanShares.selector, r.key, r.payout, r.shares);
+        uint256 held = sot.balanceOf(r.client, r.tokenId);
+        if (r.shares > held) return abi.encodeWithSelector(InsufficientShares.selector, r.client, r.tokenId, r.shares, held);
+        return "";
     }
 }

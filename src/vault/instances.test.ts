@@ -67,8 +67,8 @@ describe("several instances on one PostgreSQL database and one chain", () => {
     const vaults = await openVaults(c, stores);
     const contracts = vaults[0]!.info().contracts;
     for (const v of vaults) expect(v.info().contracts).toEqual(contracts);
-    // Two operator transactions in all: one TestUSDC, one Vault.
-    expect(await operatorNonce(c.rpc, c.chain, "latest")).toBe(2);
+    // Three operator transactions in all: one TestUSDC, one Vault, the treasury's approval of the Vault.
+    expect(await operatorNonce(c.rpc, c.chain, "latest")).toBe(3);
     expect((await stores[3]!.chainDeployment(c.chain.chainId)).deployment).toMatchObject({ usdc: contracts.usdc, vault: contracts.vault, sot: contracts.sot });
   });
 
@@ -92,8 +92,8 @@ describe("several instances on one PostgreSQL database and one chain", () => {
     expect(hashes.length).toBeLessThan(2 * orders);
     const nonces = await Promise.all(hashes.map(async (h) => Number((await c.rpc.call<{ nonce: Hex }>("eth_getTransactionByHash", [h])).nonce)));
     expect(new Set(nonces).size).toBe(hashes.length);
-    // Deploys and the drip, then exactly the batches: no filler was needed, none lost.
-    expect(await operatorNonce(c.rpc, c.chain, "latest")).toBe(3 + hashes.length);
+    // Deploys, the approval and the drip, then exactly the batches: no filler was needed, none lost.
+    expect(await operatorNonce(c.rpc, c.chain, "latest")).toBe(4 + hashes.length);
     expect(await a!.pendingTransactions()).toBe(0);
     expect(await b!.pendingTransactions()).toBe(0);
     expect(await b!.balanceOf(client)).toEqual({ available: 200_000_000n - BigInt(orders) * 400_000n, locked: 0n });

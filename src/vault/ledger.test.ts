@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testUSDCAbi } from "../contracts/artifacts.ts";
 import { sotTokenId } from "../contracts/sot.ts";
+import { TREASURY_GRANT } from "./evm/deployment.ts";
 import { openEvmVault } from "./evm/evm-vault.ts";
 import { keyOf, newClient } from "./testkit.ts";
 import { testChainPerFile } from "./vitest-kit.ts";
@@ -99,8 +100,9 @@ describe("the ledger", () => {
       { client: a.address, available: 70n * USDC, locked: 0n },
       { client: b.address, available: 43n * USDC, locked: 2n * USDC },
     ]);
-    // Every token in existence came from a drip.
-    expect(ledger.usdcTotalSupply).toBe(ledger.drips.reduce((s, d) => s + d.amount, 0n));
+    // Every token in existence came from a drip, or from the treasury's grant at deployment.
+    expect(ledger.usdcGranted).toBe(TREASURY_GRANT);
+    expect(ledger.usdcTotalSupply).toBe(ledger.drips.reduce((s, d) => s + d.amount, 0n) + TREASURY_GRANT);
 
     // The same history read in ranges of 10 000 blocks.
     const wide = await openEvmVault({ rpcUrl: t.chain.rpcUrl, operatorKey: t.chain.operatorKey, store: t.store, faucet: true });
@@ -109,5 +111,43 @@ describe("the ledger", () => {
     } finally {
       await wide.close();
     }
+  });
+});
+
+describe("the ledger of shares", () => {
+  it("tells every escrow, its ending, each redemption and SOT burn, and each token's supply", async () => {
+    const a = await newClient(t);
+    await t.vault.fund(a.address, 100n * USDC, keyOf(`shares-${a.address}`));
+    const tokenId = sotTokenId(`ledger-shares-${a.address}`, "YES");
+    const [buy, sold, kept] = [1, 2, 3].map((i) => keyOf(`ledger-shares-${i}-${a.address}`)) as [`0x${string}`, `0x${string}`, `0x${string}`];
+    await t.vault.lock(buy, a.address, 10n * USDC);
+    await t.vault.settle(buy, 6n * USDC, { tokenId, shares: 10n * USDC });
+    const escrowed = await t.vault.escrow(sold, a.address, { tokenId, shares: 4n * USDC });
+    const settled = await t.vault.settleSell(sold, 3n * USDC, 2_100_000n);
+    await t.vault.escrow(kept, a.address, { tokenId, shares: 2n * USDC });
+    const released = await t.vault.releaseEscrow(kept);
+    const key = keyOf(`ledger-shares-redeemed-${a.address}`);
+    const redeemed = await t.vault.redeem([{ key, account: a.address, tokenId, shares: 7n * USDC, payout: 7n * USDC }]);
+
+    const ledger = await t.vault.ledger();
+    const { vault } = t.vault.info().contracts;
+    const mine = <T extends { orderId: string }>(xs: T[]) => xs.filter((x) => x.orderId === sold || x.orderId === kept);
+    expect(mine(ledger.escrows).map(({ blockNumber: _, ...e }) => e)).toEqual([
+      { orderId: sold, client: a.address, tokenId, shares: 4n * USDC, txHash: escrowed.txHash },
+      { orderId: kept, client: a.address, tokenId, shares: 2n * USDC, txHash: expect.any(String) },
+    ]);
+    expect(mine(ledger.escrowEndings).map(({ blockNumber: _, ...e }) => e)).toEqual([
+      { kind: "settled", orderId: sold, client: a.address, tokenId, sold: 3n * USDC, returned: 1n * USDC, proceeds: 2_100_000n, txHash: settled.txHash },
+      { kind: "released", orderId: kept, client: a.address, tokenId, shares: 2n * USDC, txHash: released.txHash },
+    ]);
+    expect(ledger.redemptions.filter((r) => r.key === key)).toEqual([{ key, client: a.address, tokenId, shares: 7n * USDC, payout: 7n * USDC, ...redeemed }]);
+    // The sale burns from the Vault's escrow, the redemption from the holder.
+    expect(ledger.sotBurns.filter((b) => b.tokenId === tokenId)).toEqual([
+      { from: vault, tokenId, amount: 3n * USDC, txHash: settled.txHash, blockNumber: settled.blockNumber },
+      { from: a.address, tokenId, amount: 7n * USDC, ...redeemed },
+    ]);
+    expect(ledger.sotSupply.filter((s) => s.tokenId === tokenId)).toEqual([{ tokenId, supply: 0n }]);
+    // Proceeds and the payout came into the vault balance: 100 - 6 spent + 2.1 + 7.
+    expect(ledger.balances.filter((b) => b.client === a.address)).toEqual([{ client: a.address, available: 103_100_000n, locked: 0n }]);
   });
 });

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../store/store.ts";
+import { getAddress } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { openEvmVault } from "./evm/evm-vault.ts";
 import { startFaultyNode, type FaultyNode } from "../../test/helpers/rpc-proxy.ts";
+import { sotTokenId } from "../contracts/sot.ts";
 import { keyOf, openTestStore, tempDir } from "./testkit.ts";
 import { VaultTxError, type Vault } from "./vault.ts";
 
@@ -28,7 +30,11 @@ afterAll(async () => {
 });
 
 async function unknownLock(orderId: `0x${string}`, by: Vault = vault): Promise<void> {
-  const e = await by.lock(orderId, client, 1_000_000n).then(
+  await unknown(by.lock(orderId, client, 1_000_000n));
+}
+
+async function unknown(call: Promise<unknown>): Promise<void> {
+  const e = await call.then(
     () => undefined,
     (err: unknown) => err,
   );
@@ -108,5 +114,76 @@ describe("a lock whose outcome is unknown", () => {
     } finally {
       await after.close();
     }
+  });
+});
+
+describe("a sell's escrow, its settlement, or a redemption whose outcome is unknown", () => {
+  const tokenId = sotTokenId("unknown-outcome", "YES");
+  beforeAll(async () => {
+    const buy = keyOf("bought before selling");
+    await vault.lock(buy, client, 5_000_000n);
+    await vault.settle(buy, 5_000_000n, { tokenId, shares: 10_000_000n });
+  });
+
+  it("an escrow is told by the chain once nothing of the operator's is pending: it escrowed after all", async () => {
+    const o = keyOf("escrow, answer lost");
+    node.onSend = () => ({ kind: "drop" });
+    await unknown(vault.escrow(o, client, { tokenId, shares: 4_000_000n }));
+    node.onSend = () => ({ kind: "pass" });
+    expect(await vault.escrowState(o)).toEqual({ kind: "none" });
+    expect(await vault.pendingTransactions()).toBe(1);
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    expect(await vault.escrowState(o)).toEqual({ kind: "escrowed", account: getAddress(client), tokenId, shares: 4_000_000n });
+    expect(await vault.sotBalance(client, tokenId)).toBe(6_000_000n);
+  });
+
+  it("a sell settlement that never reached the node is told so once its nonce is taken, and settles once when sent again", async () => {
+    const o = keyOf("escrow, answer lost");
+    const before = await vault.balanceOf(client);
+    node.onSend = () => ({ kind: "refuse" });
+    await unknown(vault.settleSell(o, 3_000_000n, 1_800_000n));
+    node.onSend = () => ({ kind: "pass" });
+    expect(await vault.pendingTransactions()).toBe(0);
+    expect(await vault.escrowState(o)).toMatchObject({ kind: "escrowed" });
+    const ref = await vault.settleSell(o, 3_000_000n, 1_800_000n);
+    expect(await vault.escrowState(o)).toEqual({ kind: "settled", txHash: ref.txHash, sold: 3_000_000n, proceeds: 1_800_000n });
+    expect(await vault.balanceOf(client)).toEqual({ ...before, available: before.available + 1_800_000n });
+    expect(await vault.sotBalance(client, tokenId)).toBe(7_000_000n);
+  });
+
+  it("a sell settlement whose answer was lost is told by the chain: it settled, with its transaction, and a retry is refused", async () => {
+    const o = keyOf("settle, answer lost");
+    await vault.escrow(o, client, { tokenId, shares: 2_000_000n });
+    const before = await vault.balanceOf(client);
+    node.onSend = () => ({ kind: "drop" });
+    await unknown(vault.settleSell(o, 2_000_000n, 1_000_000n));
+    node.onSend = () => ({ kind: "pass" });
+    expect(await vault.escrowState(o)).toMatchObject({ kind: "escrowed" });
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    const state = await vault.escrowState(o);
+    expect(state).toMatchObject({ kind: "settled", sold: 2_000_000n, proceeds: 1_000_000n });
+    const e = await vault.settleSell(o, 2_000_000n, 1_000_000n).catch((err: unknown) => err);
+    expect((e as VaultTxError).reason).toBe("AlreadySettled");
+    expect(await vault.balanceOf(client)).toEqual({ ...before, available: before.available + 1_000_000n });
+  });
+
+  it("a redemption whose answer was lost is told by its key, and sent again pays nothing more", async () => {
+    const key = keyOf("redemption, answer lost");
+    const item = { key, account: client, tokenId, shares: 5_000_000n, payout: 5_000_000n };
+    const before = await vault.balanceOf(client);
+    node.onSend = () => ({ kind: "drop" });
+    await unknown(vault.redeem([item]));
+    node.onSend = () => ({ kind: "pass" });
+    expect(await vault.redemption(key)).toBeNull();
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    const done = await vault.redemption(key);
+    expect(done).toMatchObject({ shares: 5_000_000n, payout: 5_000_000n });
+    await vault.redeem([item]);
+    expect(await vault.redemption(key)).toEqual(done);
+    expect(await vault.balanceOf(client)).toEqual({ ...before, available: before.available + 5_000_000n });
+    expect(await vault.sotBalance(client, tokenId)).toBe(0n);
   });
 });

@@ -21,11 +21,14 @@ export interface ChainInfo {
   lockTtlSeconds: number;
 }
 
+/** The most items one `Vault.redeem` takes: one transaction of at most 15 M gas. */
+export const REDEEM_MAX_ITEMS = 100;
+
 /**
  * A Vault transaction that failed. `reverted`: it was not executed and nothing changed; `reason` is the
  * contract's custom error name (e.g. "InsufficientAvailable", "AlreadySettled"), or "NotSent"/"Refused"
  * when it never reached a block. `unknown`: it may or may not have been executed (the node went away
- * mid-flight): read `lockState` before deciding anything.
+ * mid-flight): read `lockState` (`escrowState`, `redemption`) before deciding anything.
  */
 export class VaultTxError extends Error {
   constructor(
@@ -51,6 +54,26 @@ export type LockState =
   /** `expired`: ended by `expire` after its deadline, not by the operator's release. */
   | { kind: "released"; txHash: Hex32; expired: boolean };
 
+/**
+ * The state of one sell order's escrow of shares in the Vault contract. Like a lock, an ended escrow carries
+ * the transaction that ended it, read from its one ending event (SellSettled or EscrowReleased).
+ */
+export type EscrowState =
+  | { kind: "none" }
+  | { kind: "escrowed"; account: Address; tokenId: bigint; shares: ShareMicro }
+  | { kind: "settled"; txHash: Hex32; sold: ShareMicro; proceeds: Micro }
+  | { kind: "released"; txHash: Hex32 };
+
+/** One holder's resolved position to redeem, under a key redeemed at most once on chain. */
+export interface RedemptionItem {
+  key: Hex32;
+  account: Address;
+  tokenId: bigint;
+  shares: ShareMicro;
+  /** What the shares pay: all of them for a winning outcome (1 USDC a share), 0 for a losing one; never more than `shares`. */
+  payout: Micro;
+}
+
 /** Where an event was logged. Logs exist only for transactions that succeeded: a reverted one leaves none. */
 export interface LoggedAt {
   txHash: Hex32;
@@ -59,9 +82,11 @@ export interface LoggedAt {
 
 /**
  * Everything the contracts did, read from their own event logs between `fromBlock` (the Vault's deployment)
- * and `toBlock`, oldest first, with the balances as they stood at `toBlock`. For the audit: every lock
- * ends at most once and the ending names its order, settle spends come back out of deposits, the USDC
- * supply is what the faucet dripped, one SOT mint per settle with shares. A stored tx hash that appears
+ * and `toBlock`, oldest first, with the balances as they stood at `toBlock`. For the audit: every lock and
+ * escrow ends at most once and the ending names its order, settle spends come back out of deposits and
+ * proceeds and payouts go into them, the USDC supply is what the faucet dripped and the treasury was granted,
+ * one SOT mint per settle with shares, one burn per sale or redemption, and each token's supply is what was
+ * minted less what was burned. A stored tx hash that appears
  * here as its order's `settled` ending is a successful transaction carrying that order's Settled event.
  */
 export interface Ledger {
@@ -79,8 +104,22 @@ export interface Ledger {
   drips: ({ key: Hex32; client: Address; amount: Micro } & LoggedAt)[];
   /** SOT minted (ERC-1155 TransferSingle from the zero address). */
   sotMints: ({ to: Address; tokenId: bigint; amount: ShareMicro } & LoggedAt)[];
+  /** Sells' escrows of shares, by order id. */
+  escrows: ({ orderId: Hex32; client: Address; tokenId: bigint; shares: ShareMicro } & LoggedAt)[];
+  /** How escrows ended: `settled` burned `sold`, credited `proceeds` and returned the rest; `released` returned `shares`. */
+  escrowEndings: ((
+    | { kind: "settled"; sold: ShareMicro; returned: ShareMicro; proceeds: Micro }
+    | { kind: "released"; shares: ShareMicro }
+  ) & { orderId: Hex32; client: Address; tokenId: bigint } & LoggedAt)[];
+  redemptions: ({ key: Hex32; client: Address; tokenId: bigint; shares: ShareMicro; payout: Micro } & LoggedAt)[];
+  /** SOT burned (ERC-1155 TransferSingle to the zero address). */
+  sotBurns: ({ from: Address; tokenId: bigint; amount: ShareMicro } & LoggedAt)[];
+  /** The SOT's own supply of each token id ever minted, at `toBlock`. */
+  sotSupply: { tokenId: bigint; supply: ShareMicro }[];
+  /** The test USDC granted to the treasury when TestUSDC was deployed (`treasuryGrant`: the dev chain's one mint besides the faucet); 0 on a chain without the faucet. */
+  usdcGranted: Micro;
   usdcTotalSupply: Micro;
-  /** Every client of a lock, deposit or withdrawal above. */
+  /** Every client of a lock, escrow, redemption, deposit or withdrawal above. */
   balances: { client: Address; available: Micro; locked: Micro }[];
 }
 
@@ -95,6 +134,22 @@ export interface Vault {
   /** Releases the whole lock back to the account. */
   release(orderId: Hex32): Promise<TxRef>;
   lockState(orderId: Hex32): Promise<LockState>;
+  /** Takes `position.shares` of the account's SOT into escrow for the sell order. Reverts (throws) if it does not hold them. */
+  escrow(orderId: Hex32, account: Address, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef>;
+  /** Burns `sold` of the escrow, credits `proceeds` (at most `sold`) to the account's available USDC and returns the rest, in one transaction. */
+  settleSell(orderId: Hex32, sold: ShareMicro, proceeds: Micro): Promise<TxRef>;
+  /** Returns every escrowed share to the account. */
+  releaseEscrow(orderId: Hex32): Promise<TxRef>;
+  escrowState(orderId: Hex32): Promise<EscrowState>;
+  /**
+   * Redeems resolved positions in one transaction (at most REDEEM_MAX_ITEMS): each item burns its shares and
+   * credits its payout, on its own. An item whose key was redeemed before, or that the contract refuses (the
+   * account does not hold the shares), changes nothing and the others still happen; the transaction succeeds
+   * either way. What happened to each key is `redemption(key)`: its one redemption, in whichever transaction.
+   */
+  redeem(items: readonly RedemptionItem[]): Promise<TxRef>;
+  /** The key's redemption, or null when it was never redeemed. */
+  redemption(key: Hex32): Promise<({ shares: ShareMicro; payout: Micro } & LoggedAt) | null>;
   /**
    * How many operator transactions may still land. 0 means none can: a lock whose outcome was unknown and
    * whose `lockState` read *after* this returned 0 is `none` will never lock. A batch the node never

@@ -1,4 +1,4 @@
-// Many orders' locks, settles and releases in one transaction: calls that arrive while the previous
+// Many orders' locks, settles and releases (and sells' escrows, settlements and releases) in one transaction: calls that arrive while the previous
 // batch is on its way wait, then go together through Vault.batch, each done or refused on its own. Each
 // call's answer is its own: its order's event in the transaction's logs, or the error the contract gave it.
 import { decodeFunctionResult, encodeEventTopics, encodeFunctionData, type Hex } from "viem";
@@ -6,7 +6,7 @@ import { vaultAbi } from "../../contracts/artifacts.ts";
 import { VaultTxError, type Address, type Hex32, type TxRef } from "../vault.ts";
 import type { Mined, TxObserver, TxSender } from "./sender.ts";
 
-export type VaultCall = "lock" | "settle" | "release";
+export type VaultCall = "lock" | "settle" | "release" | "escrow" | "settleSell" | "releaseEscrow";
 
 export interface CallRequest {
   fn: VaultCall;
@@ -35,7 +35,14 @@ export interface BatcherOptions {
 }
 
 /** The event each call logs when it succeeds, with the order id as its first indexed topic. */
-const EVENT_OF = { lock: "Locked", settle: "Settled", release: "Released" } as const;
+const EVENT_OF = {
+  lock: "Locked",
+  settle: "Settled",
+  release: "Released",
+  escrow: "Escrowed",
+  settleSell: "SellSettled",
+  releaseEscrow: "EscrowReleased",
+} as const;
 const TOPIC_OF = Object.fromEntries(
   Object.entries(EVENT_OF).map(([fn, eventName]) => [fn, encodeEventTopics({ abi: vaultAbi, eventName })[0].toLowerCase()]),
 ) as Record<VaultCall, string>;

@@ -1,7 +1,7 @@
 // Where the contracts live on each chain: deployed by the first process that finds none and recorded in
 // the store, one row per chain id, so a restart and every other instance on the same store use them.
 import { randomUUID } from "node:crypto";
-import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, keccak256, type Hex } from "viem";
+import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, keccak256, maxUint256, type Hex } from "viem";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import type { JsonRpc } from "../rpc.ts";
@@ -55,6 +55,11 @@ export interface Deployment {
 const CLAIM_MS = 120_000;
 /** How often a process waiting for another's deployment looks for its record. */
 const WAIT_MS = 200;
+/**
+ * The test USDC minted to the treasury (the operator) when the dev chain's TestUSDC is deployed: what pays sells'
+ * proceeds and redemptions there, where no venue pays the treasury. A billion USDC outlasts any dev chain.
+ */
+export const TREASURY_GRANT = 1_000_000_000n * 1_000_000n;
 
 /**
  * The contracts recorded for this chain in the store, or, when none are usable, deployed and recorded by
@@ -109,13 +114,19 @@ async function deploy(ctx: Ctx, usdcOverride: Address | undefined): Promise<Depl
     if (!ctx.faucet) throw new Error("USDC_ADDRESS is required to deploy the Vault on a chain without the test faucet");
     const tx = await ctx.sender.send({
       label: "deploy TestUSDC",
-      data: encodeDeployData({ abi: testUSDCAbi, bytecode: testUSDCBytecode, args: [ctx.operator] }),
+      data: encodeDeployData({ abi: testUSDCAbi, bytecode: testUSDCBytecode, args: [ctx.operator, ctx.operator, TREASURY_GRANT] }),
     });
     usdc = tx.contractAddress!;
   }
+  // The operator is the treasury too: settles pay it, sells' proceeds and redemptions are pulled from it.
   const tx = await ctx.sender.send({
     label: "deploy Vault",
     data: encodeDeployData({ abi: vaultAbi, bytecode: vaultBytecode, args: [usdc, ctx.operator, ctx.operator, ctx.lockTtlSeconds, ""] }),
+  });
+  await ctx.sender.send({
+    label: "USDC.approve(Vault)",
+    to: usdc,
+    data: encodeFunctionData({ abi: testUSDCAbi, functionName: "approve", args: [tx.contractAddress!, maxUint256] }),
   });
   return { ...(await fromVault(ctx.rpc, tx.contractAddress!)), fromBlock: tx.blockNumber };
 }

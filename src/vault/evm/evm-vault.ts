@@ -5,7 +5,20 @@ import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
 import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc } from "../rpc.ts";
-import { VaultTxError, type Address, type ChainInfo, type Hex32, type Ledger, type LockState, type TxRef, type Vault } from "../vault.ts";
+import {
+  REDEEM_MAX_ITEMS,
+  VaultTxError,
+  type Address,
+  type ChainInfo,
+  type EscrowState,
+  type Hex32,
+  type Ledger,
+  type LockState,
+  type LoggedAt,
+  type RedemptionItem,
+  type TxRef,
+  type Vault,
+} from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
 import { loggedAt, readLedger } from "./ledger.ts";
 import { LogReader } from "./logs.ts";
@@ -47,11 +60,23 @@ export interface EvmVaultOptions {
 }
 
 /** Gas limits, about twice what each call was measured to use (docs/chain.md), room for an ERC-1155 receiver hook on settle. */
-const GAS = { lock: 150_000n, settle: 300_000n, release: 100_000n, drip: 250_000n } as const;
+const GAS = {
+  lock: 150_000n,
+  settle: 300_000n,
+  release: 100_000n,
+  escrow: 200_000n,
+  settleSell: 200_000n,
+  releaseEscrow: 100_000n,
+  drip: 250_000n,
+} as const;
+/** A redeem's gas: the transaction and the treasury's one transfer, then each item's burn and credit. */
+const REDEEM_GAS = { base: 100_000n, item: 90_000n } as const;
 const DAY = 86_400;
-/** topic0 of the events that end a lock. */
+/** topic0 of the events that end a lock, and of those that end an escrow. */
 const ENDINGS = (["Settled", "Released", "Expired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
+const ESCROW_ENDINGS = (["SellSettled", "EscrowReleased"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 const LOCK_STATES = ["none", "locked", "settled", "released"] as const;
+const ESCROW_STATES = ["none", "escrowed", "settled", "released"] as const;
 const ERROR_ABI = [...vaultAbi, ...testUSDCAbi, ...positionTokenAbi] as Abi;
 
 export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
@@ -150,6 +175,56 @@ class EvmVault implements Vault {
     return { kind: "released", txHash: log.transactionHash, expired: e.eventName === "Expired" };
   }
 
+  escrow(orderId: Hex32, account: Address, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef> {
+    const args = [orderId, account, position.tokenId, position.shares] as const;
+    return this.vaultCall("escrow", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "escrow", args }));
+  }
+
+  settleSell(orderId: Hex32, sold: ShareMicro, proceeds: Micro): Promise<TxRef> {
+    return this.vaultCall("settleSell", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "settleSell", args: [orderId, sold, proceeds] }));
+  }
+
+  releaseEscrow(orderId: Hex32): Promise<TxRef> {
+    return this.vaultCall("releaseEscrow", orderId, encodeFunctionData({ abi: vaultAbi, functionName: "releaseEscrow", args: [orderId] }));
+  }
+
+  async escrowState(orderId: Hex32): Promise<EscrowState> {
+    const [account, tokenId, shares, state] = await this.client.readContract({
+      address: this.c.vault,
+      abi: vaultAbi,
+      functionName: "escrowOf",
+      args: [orderId],
+    });
+    const kind = ESCROW_STATES[state];
+    if (kind === undefined) throw new Error(`Vault.escrowOf returned unknown state ${state}`);
+    if (kind === "none") return { kind };
+    if (kind === "escrowed") return { kind, account, tokenId, shares };
+    // Ended: the one SellSettled or EscrowReleased event of this order says by which transaction.
+    const log = await this.logs.newest({ address: this.c.vault, topics: [ESCROW_ENDINGS, orderId] });
+    if (!log) throw new Error(`Vault says escrow ${orderId} is ${kind} but logged no ending for it`);
+    const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
+    if (e.eventName === "SellSettled") return { kind: "settled", txHash: log.transactionHash, sold: e.args.sold, proceeds: e.args.proceeds };
+    return { kind: "released", txHash: log.transactionHash };
+  }
+
+  redeem(items: readonly RedemptionItem[]): Promise<TxRef> {
+    if (items.length === 0 || items.length > REDEEM_MAX_ITEMS) {
+      return Promise.reject(new Error(`Vault.redeem takes 1 to ${REDEEM_MAX_ITEMS} items, not ${items.length}`));
+    }
+    const args = [items.map((i) => ({ key: i.key, client: i.account, tokenId: i.tokenId, shares: i.shares, payout: i.payout }))] as const;
+    const gas = REDEEM_GAS.base + REDEEM_GAS.item * BigInt(items.length);
+    return this.tx("Vault.redeem", this.c.vault, gas, encodeFunctionData({ abi: vaultAbi, functionName: "redeem", args }));
+  }
+
+  async redemption(key: Hex32): Promise<({ shares: ShareMicro; payout: Micro } & LoggedAt) | null> {
+    const done = await this.client.readContract({ address: this.c.vault, abi: vaultAbi, functionName: "redeemed", args: [key] });
+    if (!done) return null;
+    const log = await this.logs.newest({ address: this.c.vault, topics: encodeEventTopics({ abi: vaultAbi, eventName: "Redeemed", args: { key } }) });
+    if (!log) throw new Error(`Vault says key ${key} was redeemed but logged no Redeemed for it`);
+    const e = decodeEventLog({ abi: vaultAbi, eventName: "Redeemed", data: log.data, topics: log.topics });
+    return { shares: e.args.shares, payout: e.args.payout, ...loggedAt(log) };
+  }
+
   pendingTransactions(): Promise<number> {
     return this.sender.pendingCount();
   }
@@ -186,7 +261,7 @@ class EvmVault implements Vault {
     await this.sender.idle();
   }
 
-  /** Locks, settles and releases go in batches: one transaction carries many orders' calls, each answered on its own. */
+  /** Locks, settles and releases, and sells' escrow calls, go in batches: one transaction carries many orders' calls, each answered on its own. */
   private vaultCall(fn: VaultCall, orderId: Hex32, data: Hex): Promise<TxRef> {
     if (this.closed) return Promise.reject(new Error("the vault is closed"));
     return this.batcher.call({ fn, orderId, data, gas: GAS[fn] });

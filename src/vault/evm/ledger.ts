@@ -1,5 +1,5 @@
 // The audit's view of the chain: every event of the Vault, the faucet and the SOT from the Vault's
-// deployment to one block, with the balances as they stood at that same block.
+// deployment to one block, with the balances and supplies as they stood at that same block.
 import { decodeEventLog, encodeEventTopics, zeroAddress, type Hex, type PublicClient } from "viem";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Address, ChainInfo, Ledger, LoggedAt } from "../vault.ts";
@@ -9,12 +9,13 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
   const { vault, usdc, sot } = chain.contracts;
   // One block for everything: events up to it, balances at it, so they add up even while orders go on.
   const toBlock = await client.getBlockNumber({ cacheTime: 0 }); // viem would otherwise answer from a 4 s cache
-  const [vaultLogs, dripLogs, mintLogs] = await logs.all(
+  const [vaultLogs, dripLogs, mintLogs, burnLogs] = await logs.all(
     [
       { address: vault, topics: [] },
       // A chain without the faucet has a real USDC, which logs no Dripped: the query finds nothing.
       { address: usdc, topics: encodeEventTopics({ abi: testUSDCAbi, eventName: "Dripped" }) },
       { address: sot, topics: encodeEventTopics({ abi: positionTokenAbi, eventName: "TransferSingle", args: { from: zeroAddress } }) },
+      { address: sot, topics: encodeEventTopics({ abi: positionTokenAbi, eventName: "TransferSingle", args: { to: zeroAddress } }) },
     ],
     toBlock,
   );
@@ -27,6 +28,12 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
     withdrawals: [],
     drips: [],
     sotMints: [],
+    escrows: [],
+    escrowEndings: [],
+    redemptions: [],
+    sotBurns: [],
+    sotSupply: [],
+    usdcGranted: 0n,
     usdcTotalSupply: 0n,
     balances: [],
   };
@@ -50,6 +57,18 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
       case "Withdrawn":
         ledger.withdrawals.push({ ...e.args, ...at });
         break;
+      case "Escrowed":
+        ledger.escrows.push({ ...e.args, ...at });
+        break;
+      case "SellSettled":
+        ledger.escrowEndings.push({ kind: "settled", ...e.args, ...at });
+        break;
+      case "EscrowReleased":
+        ledger.escrowEndings.push({ kind: "released", ...e.args, ...at });
+        break;
+      case "Redeemed":
+        ledger.redemptions.push({ ...e.args, ...at });
+        break;
     }
   }
   for (const log of dripLogs!) {
@@ -60,10 +79,24 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
     const e = decodeEventLog({ abi: positionTokenAbi, eventName: "TransferSingle", data: log.data, topics: log.topics });
     ledger.sotMints.push({ to: e.args.to, tokenId: e.args.id, amount: e.args.value, ...loggedAt(log) });
   }
-  const clients = [...new Set<Address>([...ledger.locks, ...ledger.deposits, ...ledger.withdrawals].map((x) => x.client))];
+  for (const log of burnLogs!) {
+    const e = decodeEventLog({ abi: positionTokenAbi, eventName: "TransferSingle", data: log.data, topics: log.topics });
+    ledger.sotBurns.push({ from: e.args.from, tokenId: e.args.id, amount: e.args.value, ...loggedAt(log) });
+  }
+  const clients = [
+    ...new Set<Address>([...ledger.locks, ...ledger.escrows, ...ledger.redemptions, ...ledger.deposits, ...ledger.withdrawals].map((x) => x.client)),
+  ];
+  const tokenIds = [...new Set(ledger.sotMints.map((m) => m.tokenId))];
   const at = { blockNumber: toBlock } as const;
-  const [supply, balances] = await Promise.all([
+  const [supply, granted, sotSupply, balances] = await Promise.all([
     client.readContract({ address: usdc, abi: testUSDCAbi, functionName: "totalSupply", ...at }),
+    chain.faucet ? client.readContract({ address: usdc, abi: testUSDCAbi, functionName: "treasuryGrant", ...at }) : 0n,
+    Promise.all(
+      tokenIds.map(async (tokenId) => ({
+        tokenId,
+        supply: await client.readContract({ address: sot, abi: positionTokenAbi, functionName: "totalSupply", args: [tokenId], ...at }),
+      })),
+    ),
     Promise.all(
       clients.map(async (c) => {
         const [available, locked] = await Promise.all([
@@ -74,7 +107,9 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
       }),
     ),
   ]);
+  ledger.usdcGranted = granted;
   ledger.usdcTotalSupply = supply;
+  ledger.sotSupply = sotSupply;
   ledger.balances = balances;
   return ledger;
 }
