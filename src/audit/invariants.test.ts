@@ -47,6 +47,14 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
 const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
 const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", price: 500_000n, shares: 10_000_000n, fee: 0n };
 
+const VAULT = "0x00000000000000000000000000000000000000fa" as const;
+const GRANT = 1_000_000_000_000n;
+
+/**
+ * Alice buys 10 shares of token 7 (order o1) for 5 USDC, sells 3 of the 4 she escrows for 1.5 USDC (order s1),
+ * and the event resolves her way: her other 7 shares are redeemed for 7 USDC. Of the sell, the store has only
+ * what the invariants of shares read so far: its id and a terminal status.
+ */
 function healthy(): AuditInput {
   const ledger: Ledger = {
     fromBlock: 0n,
@@ -57,11 +65,23 @@ function healthy(): AuditInput {
     withdrawals: [],
     drips: [{ key: TX(99), client: ALICE, amount: 100_000_000n, ...at(0) }],
     sotMints: [{ to: ALICE, tokenId: 7n, amount: 10_000_000n, ...at(2) }],
-    usdcTotalSupply: 100_000_000n,
-    balances: [{ client: ALICE, available: 95_000_000n, locked: 0n }],
+    escrows: [{ orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, ...at(3) }],
+    escrowEndings: [
+      { kind: "settled", orderId: chainId("s1"), client: ALICE, tokenId: 7n, sold: 3_000_000n, returned: 1_000_000n, proceeds: 1_500_000n, ...at(4) },
+    ],
+    redemptions: [{ key: TX(77), client: ALICE, tokenId: 7n, shares: 7_000_000n, payout: 7_000_000n, ...at(5) }],
+    sotBurns: [
+      { from: VAULT, tokenId: 7n, amount: 3_000_000n, ...at(4) },
+      { from: ALICE, tokenId: 7n, amount: 7_000_000n, ...at(5) },
+    ],
+    sotSupply: [{ tokenId: 7n, supply: 0n }],
+    usdcGranted: GRANT,
+    usdcTotalSupply: 100_000_000n + GRANT,
+    balances: [{ client: ALICE, available: 103_500_000n, locked: 0n }],
   };
   const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
-  return { orders: [order("o1")], fills: [fill], accounts: [account], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
+  const sell = order("s1", { status: "rejected", amount: 0n, locked: 0n, spent: 0n, filledShares: 0n, lockTx: null, settleTx: null });
+  return { orders: [order("o1"), sell], fills: [fill], accounts: [account], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
 }
 
 function broken(input: AuditInput): Record<string, number> {
@@ -89,6 +109,50 @@ describe("the audit's invariants", () => {
     expect(broken(j)).toMatchObject({ locks_ended_once: 1, nothing_locked: 1 });
   });
 
+  it("finds an escrow ended twice, one of no order, and one of a finished order never ended", () => {
+    const i = healthy();
+    i.ledger.escrowEndings.push({ kind: "released", orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, ...at(6) });
+    expect(broken(i)).toMatchObject({ escrows_ended_once: 1 });
+    const j = healthy();
+    j.ledger.escrows.push({ orderId: chainId("nobody's"), client: ALICE, tokenId: 7n, shares: 1n, ...at(6) });
+    expect(broken(j)).toMatchObject({ escrows_ended_once: 1 });
+    const k = healthy();
+    k.ledger.escrowEndings = [];
+    k.ledger.sotBurns.shift();
+    k.ledger.sotSupply[0]!.supply = 3_000_000n;
+    k.ledger.balances[0]!.available -= 1_500_000n;
+    expect(broken(k)).toEqual({ escrows_of_finished_orders_ended: 1 });
+    // Still open: the order's escrow may yet end.
+    expect(broken({ ...k, orders: [order("o1"), order("s1", { status: "routing", spent: 0n, settleTx: null })] })).toEqual({ orders_terminal: 1 });
+  });
+
+  it("finds a sale paid without its burn, a burn without a sale, and a supply that does not add up", () => {
+    const i = healthy();
+    i.ledger.sotBurns.shift();
+    i.ledger.sotSupply[0]!.supply = 3_000_000n;
+    expect(broken(i)).toEqual({ sot_supply: 1, one_burn_per_sale: 1 });
+    const j = healthy();
+    j.ledger.sotBurns.push({ from: ALICE, tokenId: 7n, amount: 1n, ...at(8) });
+    j.ledger.sotSupply[0]!.supply = -1n;
+    expect(broken(j)).toEqual({ sot_supply: 1, one_burn_per_sale: 1 });
+    const k = healthy();
+    k.ledger.sotSupply[0]!.supply = 1n;
+    expect(broken(k)).toEqual({ sot_supply: 1 });
+  });
+
+  it("finds a key redeemed twice, and proceeds or payouts credited beyond what the chain logged", () => {
+    // Paid again with its burn, as a contract that forgot its keys would: everything else adds up.
+    const i = healthy();
+    i.ledger.redemptions.push({ ...i.ledger.redemptions[0]!, ...at(6) });
+    i.ledger.sotBurns.push({ from: ALICE, tokenId: 7n, amount: 7_000_000n, ...at(6) });
+    i.ledger.sotSupply[0]!.supply -= 7_000_000n;
+    i.ledger.balances[0]!.available += 7_000_000n;
+    expect(broken(i)).toEqual({ redeemed_once: 1 });
+    const j = healthy();
+    j.ledger.balances[0]!.available += 1_500_000n;
+    expect(broken(j)).toEqual({ vault_balances: 1 });
+  });
+
   it("finds USDC minted outside the faucet, and a balance that does not add up", () => {
     const i = healthy();
     i.ledger.usdcTotalSupply += 1n;
@@ -112,13 +176,15 @@ describe("the audit's invariants", () => {
     expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("crossfill sim") });
   });
 
-  it("finds a settlement minted twice, and a mint outside any settlement", () => {
+  it("finds a settlement minted twice, and a mint outside any settlement: either leaves more shares than were bought", () => {
     const i = healthy();
     i.ledger.sotMints.push(i.ledger.sotMints[0]!);
-    expect(broken(i)).toEqual({ one_mint_per_fill: 1 });
+    i.ledger.sotSupply[0]!.supply += 10_000_000n;
+    expect(broken(i)).toEqual({ one_mint_per_fill: 1, sot_supply: 1 });
     const j = healthy();
     j.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 1n, ...at(5) });
-    expect(broken(j)).toEqual({ one_mint_per_fill: 1 });
+    j.ledger.sotSupply[0]!.supply += 1n;
+    expect(broken(j)).toEqual({ one_mint_per_fill: 1, sot_supply: 1 });
   });
 
   it("takes two orders of one client and token settled in one batch transaction as one mint each, and finds one missing", () => {
@@ -130,24 +196,27 @@ describe("the audit's invariants", () => {
       i.ledger.locks.push({ orderId: o2, client: ALICE, amount: 10_000_000n, ...at(1) });
       i.ledger.endings.push({ kind: "settled", orderId: o2, client: ALICE, spent: 2_000_000n, released: 8_000_000n, tokenId: 7n, shares: 4_000_000n, ...at(2) });
       i.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 4_000_000n, ...at(2) });
+      i.ledger.sotSupply[0]!.supply += 4_000_000n;
       i.ledger.balances[0]!.available -= 2_000_000n;
       return { ...i, venueTrades: new Map([["v", [trade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]) };
     };
     expect(broken(batched())).toEqual({});
     const missing = batched();
     missing.ledger.sotMints.pop();
-    expect(broken(missing)).toEqual({ one_mint_per_fill: 1 });
+    missing.ledger.sotSupply[0]!.supply -= 4_000_000n;
+    expect(broken(missing)).toEqual({ one_mint_per_fill: 1, sot_supply: 1 });
   });
 
   it("finds two orders under one client_order_id", () => {
     const i = healthy();
-    i.orders = [order("o1", { clientOrderId: "c" }), order("o2", { clientOrderId: "c", status: "rejected", settleTx: null, spent: 0n, filledShares: 0n })];
+    i.orders = [order("o1", { clientOrderId: "c" }), ...i.orders.slice(1), order("o2", { clientOrderId: "c", status: "rejected", settleTx: null, spent: 0n, filledShares: 0n })];
     expect(broken(i)).toEqual({ one_order_per_client_id: 1 });
   });
 
   it("finds a filled order without its tx_hash, or with another transaction's", () => {
     const i = healthy();
-    expect(broken({ ...i, orders: [order("o1", { settleTx: null })] })).toEqual({ settled_tx_hash: 1 });
-    expect(broken({ ...i, orders: [order("o1", { settleTx: TX(42) })] })).toEqual({ settled_tx_hash: 1 });
+    const sell = i.orders[1]!;
+    expect(broken({ ...i, orders: [order("o1", { settleTx: null }), sell] })).toEqual({ settled_tx_hash: 1 });
+    expect(broken({ ...i, orders: [order("o1", { settleTx: TX(42) }), sell] })).toEqual({ settled_tx_hash: 1 });
   });
 });

@@ -29,8 +29,8 @@ export interface InvariantResult {
 const EXAMPLES = 5;
 
 /**
- * Checks the invariants of the order path (issue "Trust with money") against the store, the chain
- * and the venues. Each invariant is checked on its own and counts its violations; none stops the others.
+ * Checks the invariants of the order path (issue "Trust with money"), extended to shares (sells' escrows,
+ * burns, redemptions), against the store, the chain and the venues. Each invariant is checked on its own and counts its violations; none stops the others.
  */
 export function checkInvariants(input: AuditInput): InvariantResult[] {
   const { orders, ledger } = input;
@@ -38,6 +38,8 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   const fillsOf = groupBy(input.fills, (f) => f.orderId);
   const endingsOf = groupBy(ledger.endings, (e) => e.orderId.toLowerCase());
   const locksOf = groupBy(ledger.locks, (l) => l.orderId.toLowerCase());
+  const escrowsOf = groupBy(ledger.escrows, (e) => e.orderId.toLowerCase());
+  const escrowEndingsOf = groupBy(ledger.escrowEndings, (e) => e.orderId.toLowerCase());
   const results: InvariantResult[] = [];
   const check = (name: string, description: string, run: (bad: (what: string) => void) => void) => {
     const examples: string[] = [];
@@ -68,13 +70,13 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     for (const b of ledger.balances) if (b.locked !== 0n) bad(`${b.client} has ${formatMicro(b.locked)} USDC locked`);
   });
 
-  check("usdc_supply", "the USDC supply equals what the faucet minted", (bad) => {
+  check("usdc_supply", "the USDC supply equals what the faucet minted and the treasury was granted", (bad) => {
     if (ledger.drips.length === 0) return;
-    const minted = sum(ledger.drips, (d) => d.amount);
-    if (ledger.usdcTotalSupply !== minted) bad(`supply ${formatMicro(ledger.usdcTotalSupply)} against ${formatMicro(minted)} minted by the faucet`);
+    const minted = sum(ledger.drips, (d) => d.amount) + ledger.usdcGranted;
+    if (ledger.usdcTotalSupply !== minted) bad(`supply ${formatMicro(ledger.usdcTotalSupply)} against ${formatMicro(minted)} minted by the faucet and the grant`);
   });
 
-  check("vault_balances", "each account's vault balance equals its deposits less its charges and withdrawals", (bad) => {
+  check("vault_balances", "each account's vault balance equals its deposits, sells' proceeds and redemptions less its charges and withdrawals", (bad) => {
     const deposits = sumBy(ledger.deposits, (d) => d.client, (d) => d.amount);
     const withdrawals = sumBy(ledger.withdrawals, (w) => w.client, (w) => w.amount);
     const charges = sumBy(
@@ -82,11 +84,83 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
       (e) => e.client,
       (e) => e.spent,
     );
+    const proceeds = sumBy(
+      ledger.escrowEndings.flatMap((e) => (e.kind === "settled" ? [e] : [])),
+      (e) => e.client,
+      (e) => e.proceeds,
+    );
+    const payouts = sumBy(ledger.redemptions, (r) => r.client, (r) => r.payout);
     for (const b of ledger.balances) {
       const key = b.client.toLowerCase();
-      const expected = (deposits.get(key) ?? 0n) - (charges.get(key) ?? 0n) - (withdrawals.get(key) ?? 0n);
+      const credits = (deposits.get(key) ?? 0n) + (proceeds.get(key) ?? 0n) + (payouts.get(key) ?? 0n);
+      const expected = credits - (charges.get(key) ?? 0n) - (withdrawals.get(key) ?? 0n);
       if (b.available + b.locked !== expected) bad(`${b.client} holds ${formatMicro(b.available + b.locked)} USDC, expected ${formatMicro(expected)}`);
     }
+  });
+
+  check("escrows_ended_once", "each sell's escrow was of an order of the store, made once and ended at most once", (bad) => {
+    for (const [chainId, escrows] of escrowsOf) {
+      const order = byChainId.get(chainId);
+      const endings = escrowEndingsOf.get(chainId) ?? [];
+      if (!order) bad(`escrow ${chainId} belongs to no order`);
+      if (escrows.length !== 1) bad(`${order?.id ?? chainId} was escrowed ${escrows.length} times`);
+      if (endings.length > 1) bad(`${order?.id ?? chainId}'s escrow was ended ${endings.length} times`);
+    }
+    for (const chainId of escrowEndingsOf.keys()) if (!escrowsOf.has(chainId)) bad(`${chainId}'s escrow was ended but never made`);
+  });
+
+  check("escrows_of_finished_orders_ended", "every share escrowed for a finished order was burned or returned", (bad) => {
+    for (const [chainId, escrows] of escrowsOf) {
+      const order = byChainId.get(chainId);
+      if (!order || !isTerminal(order.status) || escrowEndingsOf.has(chainId)) continue;
+      bad(`${order.id} is ${order.status} with ${formatMicro(sum(escrows, (e) => e.shares))} shares still escrowed`);
+    }
+  });
+
+  check("sot_supply", "each SOT's supply is what was minted less what was burned: shares bought less sold and redeemed", (bad) => {
+    const minted = sumBy(ledger.sotMints, (m) => String(m.tokenId), (m) => m.amount);
+    const burned = sumBy(ledger.sotBurns, (b) => String(b.tokenId), (b) => b.amount);
+    const bought = sumBy(
+      ledger.endings.flatMap((e) => (e.kind === "settled" ? [e] : [])),
+      (e) => String(e.tokenId),
+      (e) => e.shares,
+    );
+    const sold = sumBy(
+      ledger.escrowEndings.flatMap((e) => (e.kind === "settled" ? [e] : [])),
+      (e) => String(e.tokenId),
+      (e) => e.sold,
+    );
+    const redeemed = sumBy(ledger.redemptions, (r) => String(r.tokenId), (r) => r.shares);
+    const supply = new Map(ledger.sotSupply.map((s) => [String(s.tokenId), s.supply]));
+    const tokens = new Set([...minted.keys(), ...burned.keys(), ...bought.keys(), ...supply.keys()]);
+    for (const token of tokens) {
+      const fromEvents = (minted.get(token) ?? 0n) - (burned.get(token) ?? 0n);
+      const fromVault = (bought.get(token) ?? 0n) - (sold.get(token) ?? 0n) - (redeemed.get(token) ?? 0n);
+      const held = supply.get(token) ?? 0n;
+      if (held !== fromEvents || held !== fromVault) {
+        bad(`token ${token}: supply ${formatMicro(held)}, minted less burned ${formatMicro(fromEvents)}, bought less sold and redeemed ${formatMicro(fromVault)}`);
+      }
+    }
+  });
+
+  check("one_burn_per_sale", "SOT burned only by a sell's settlement or a redemption, exactly its shares", (bad) => {
+    // Per (transaction, token id): the burns are exactly one per sale with shares sold and one per redemption.
+    const key = (tx: string, tokenId: bigint) => `${tx.toLowerCase()}/${tokenId}`;
+    const sales = new Map<string, bigint[]>();
+    const add = (k: string, shares: bigint) => sales.set(k, [...(sales.get(k) ?? []), shares]);
+    for (const e of ledger.escrowEndings) if (e.kind === "settled" && e.sold > 0n) add(key(e.txHash, e.tokenId), e.sold);
+    for (const r of ledger.redemptions) add(key(r.txHash, r.tokenId), r.shares);
+    const burns = groupBy(ledger.sotBurns, (b) => key(b.txHash, b.tokenId));
+    for (const [k, list] of burns) if (!sales.has(k)) bad(`SOT burned outside a sale or redemption: ${list.length} burn(s) in ${k}`);
+    for (const [k, shares] of sales) {
+      const expected = shares.map(String).sort().join(",");
+      const got = (burns.get(k) ?? []).map((b) => String(b.amount)).sort().join(",");
+      if (got !== expected) bad(`sales and redemptions in ${k} burned [${got}] for shares [${expected}]`);
+    }
+  });
+
+  check("redeemed_once", "each redemption key was redeemed at most once", (bad) => {
+    for (const [k, list] of groupBy(ledger.redemptions, (r) => r.key.toLowerCase())) if (list.length > 1) bad(`${k} was redeemed ${list.length} times`);
   });
 
   check("charge_equals_fills", "each finished order was charged exactly what its fills cost, on chain and in the store", (bad) => {
