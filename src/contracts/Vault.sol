@@ -256,6 +256,8 @@ contract Vault {
     /// `id` is a sell's order id or a redemption key.
     error PaysMoreThanShares(bytes32 id, uint256 amount, uint256 shares);
     error AlreadyRedeemed(bytes32 key);
+    /// The Vault itself holds the shares escrowed for every sell: they are never a client's to sell or redeem.
+    error NotAClient(address account);
 
     event Escrowed(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
     /// Each escrow ends with exactly one of SellSettled, EscrowReleased.
@@ -276,6 +278,7 @@ contract Vault {
     /// Takes `shares` of the client's position into escrow for the sell order `orderId`.
     function escrow(bytes32 orderId, address client, uint256 tokenId, uint256 shares) external onlyOperator {
         if (shares == 0) revert ZeroAmount();
+        if (client == address(this)) revert NotAClient(client);
         if (_escrows[orderId].state != EscrowState.None) revert AlreadyEscrowed(orderId);
         uint256 held = sot.balanceOf(client, tokenId);
         if (shares > held) revert InsufficientShares(client, tokenId, shares, held);
@@ -310,8 +313,8 @@ contract Vault {
 
     /// Redeems resolved positions, each on its own: burns its shares and credits its payout (a winning share
     /// pays 1 USDC, a losing one 0), all payouts pulled from the treasury at once. An item refused (its key
-    /// redeemed before, in this call or an earlier one; zero shares; a payout above its shares; shares the
-    /// client does not hold) changes nothing and the others still happen. `failures[i]` is item i's custom
+    /// redeemed before, in this call or an earlier one; zero shares; a payout above its shares; the Vault as
+    /// client; shares the client does not hold) changes nothing and the others still happen. `failures[i]` is item i's custom
     /// error, empty when it was redeemed; each redeemed item logs its Redeemed event.
     function redeem(Redemption[] calldata items) external onlyOperator returns (bytes[] memory failures) {
         failures = new bytes[](items.length);
@@ -350,6 +353,7 @@ contract Vault {
         if (redeemed[r.key]) return abi.encodeWithSelector(AlreadyRedeemed.selector, r.key);
         if (r.shares == 0) return abi.encodeWithSelector(ZeroAmount.selector);
         if (r.payout > r.shares) return abi.encodeWithSelector(PaysMoreThanShares.selector, r.key, r.payout, r.shares);
+        if (r.client == address(this)) return abi.encodeWithSelector(NotAClient.selector, r.client);
         uint256 held = sot.balanceOf(r.client, r.tokenId);
         if (r.shares > held) return abi.encodeWithSelector(InsufficientShares.selector, r.client, r.tokenId, r.shares, held);
         return "";

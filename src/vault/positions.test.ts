@@ -6,7 +6,7 @@ import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../contracts/artifacts.
 import { sotTokenId } from "../contracts/sot.ts";
 import { keyOf, newClient } from "./testkit.ts";
 import { refusedOnChain, reverts, testChainPerFile } from "./vitest-kit.ts";
-import { VaultTxError, type Address, type Hex32 } from "./vault.ts";
+import { REDEEM_MAX_ITEMS, VaultTxError, type Address, type Hex32 } from "./vault.ts";
 
 const USDC = 1_000_000n;
 const SHARE = 1_000_000n;
@@ -114,10 +114,13 @@ describe("a sell's escrow on the dev chain", () => {
 
   it("enforces the escrow rules in the contract", async () => {
     const tokenId = sotTokenId(`rules-${Math.random()}`, "YES");
-    const c = await holder(tokenId, 2n * SHARE);
+    const c = await holder(tokenId, 2n * SHARE + 1n);
     await reverts(t.vault.escrow(oid("zero"), c.address, { tokenId, shares: 0n }), "ZeroAmount");
-    await reverts(t.vault.escrow(oid("big"), c.address, { tokenId, shares: 2n * SHARE + 1n }), "InsufficientShares");
+    await reverts(t.vault.escrow(oid("big"), c.address, { tokenId, shares: 2n * SHARE + 2n }), "InsufficientShares");
     await reverts(t.vault.escrow(oid("other token"), c.address, { tokenId: tokenId + 1n, shares: 1n }), "InsufficientShares");
+    // The Vault holds every sell's escrowed shares: none of them can be escrowed again in its name.
+    await t.vault.escrow(oid("held by the Vault"), c.address, { tokenId, shares: 1n });
+    await reverts(t.vault.escrow(oid("the Vault's"), t.vault.info().contracts.vault, { tokenId, shares: 1n }), "NotAClient");
 
     const o = oid("rules");
     await t.vault.escrow(o, c.address, { tokenId, shares: 2n * SHARE });
@@ -205,6 +208,7 @@ describe("redemption on the dev chain", () => {
   it("answers each item of a redeem on its own: refused items change nothing, the others are paid", async () => {
     const tokenId = sotTokenId(`mixed-${Math.random()}`, "YES");
     const [a, b] = await Promise.all([holder(tokenId, 3n * SHARE), holder(tokenId, 1n * SHARE)]);
+    await t.vault.escrow(oid("escrowed"), b.address, { tokenId, shares: 1n });
     const done = { key: oid("done"), client: a.address, tokenId, shares: 1n * SHARE, payout: 1n * USDC };
     await t.vault.redeem([{ ...done, account: a.address }]);
     const ok = { key: oid("ok"), client: a.address, tokenId, shares: 2n * SHARE, payout: 2n * USDC };
@@ -214,24 +218,25 @@ describe("redemption on the dev chain", () => {
       { key: oid("more than paid"), client: b.address, tokenId, shares: 1n * SHARE, payout: 1n * USDC + 1n },
       { key: oid("not held"), client: b.address, tokenId, shares: 1n * SHARE + 1n, payout: 0n },
       { key: oid("zero"), client: b.address, tokenId, shares: 0n, payout: 0n },
+      { key: oid("the Vault's"), client: t.vault.info().contracts.vault, tokenId, shares: 1n, payout: 1n },
       { ...ok, client: b.address, shares: 1n, payout: 0n },
     ];
-    expect(await redeemAnswers(a, items)).toEqual(["ok", "AlreadyRedeemed", "PaysMoreThanShares", "InsufficientShares", "ZeroAmount", "AlreadyRedeemed"]);
+    expect(await redeemAnswers(a, items)).toEqual(["ok", "AlreadyRedeemed", "PaysMoreThanShares", "InsufficientShares", "ZeroAmount", "NotAClient", "AlreadyRedeemed"]);
     const before = await Promise.all([a, b].map((c) => t.vault.balanceOf(c.address)));
     await t.vault.redeem(items.map(({ client, ...i }) => ({ ...i, account: client })));
     expect((await t.vault.balanceOf(a.address)).available - before[0]!.available).toBe(2n * USDC);
     expect(await t.vault.balanceOf(b.address)).toEqual(before[1]);
     expect(await t.vault.sotBalance(a.address, tokenId)).toBe(0n);
-    expect(await t.vault.sotBalance(b.address, tokenId)).toBe(1n * SHARE);
-    for (const i of items.slice(2, 5)) expect(await t.vault.redemption(i.key)).toBeNull();
+    expect(await t.vault.sotBalance(b.address, tokenId)).toBe(1n * SHARE - 1n);
+    for (const i of items.slice(2, 6)) expect(await t.vault.redemption(i.key)).toBeNull();
     expect(await sotSupply(a, tokenId)).toBe(1n * SHARE);
   });
 
   it("takes at most REDEEM_MAX_ITEMS items in one call", async () => {
     const c = await newClient(t);
     const item = { key: oid("k"), account: c.address, tokenId: 1n, shares: 1n, payout: 0n };
-    await expect(t.vault.redeem([])).rejects.toThrow(/1 to 100 items, not 0/);
-    await expect(t.vault.redeem(Array.from({ length: 101 }, () => item))).rejects.toThrow(/not 101/);
+    await expect(t.vault.redeem([])).rejects.toThrow(`1 to ${REDEEM_MAX_ITEMS} items, not 0`);
+    await expect(t.vault.redeem(Array.from({ length: REDEEM_MAX_ITEMS + 1 }, () => item))).rejects.toThrow(`not ${REDEEM_MAX_ITEMS + 1}`);
   });
 });
 

@@ -21,7 +21,7 @@ export interface ChainInfo {
   lockTtlSeconds: number;
 }
 
-/** The most items one `Vault.redeem` takes: one transaction of at most 15 M gas. */
+/** The most items one `Vault.redeem` takes: one transaction (of at most 9.1 M gas on the EVM chain). */
 export const REDEEM_MAX_ITEMS = 100;
 
 /**
