@@ -45,7 +45,7 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
 }
 
 const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
-const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", price: 500_000n, shares: 10_000_000n, fee: 0n };
+const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", side: "buy", price: 500_000n, shares: 10_000_000n, fee: 0n };
 
 const VAULT = "0x00000000000000000000000000000000000000fa" as const;
 const GRANT = 1_000_000_000_000n;

@@ -113,7 +113,7 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
 const fill = (o: ChildOrder, shares: bigint): PlaceResult => ({
   kind: "filled",
   venueOrderId: `vo-${o.clientOrderId}`,
-  fills: [{ tradeId: `t-${o.clientOrderId}`, venueOrderId: `vo-${o.clientOrderId}`, clientOrderId: o.clientOrderId, price: o.limitPrice, shares, fee: 0n }],
+  fills: [{ tradeId: `t-${o.clientOrderId}`, venueOrderId: `vo-${o.clientOrderId}`, clientOrderId: o.clientOrderId, side: o.side, price: o.limitPrice, shares, fee: 0n }],
 });
 const nothing = (): PlaceResult => ({ kind: "rejected", reason: "no_match" });
 
@@ -248,7 +248,7 @@ describe("recovery", () => {
     const order = await svc.submit(who, body, undefined);
     expect(order.status).toBe("routing");
     const child = order.legs[0]!;
-    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f })) });
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
     // The pass listed the order while it was still locked; by the time it reaches it, the order has
     // routed, its fills are stored and its settlement's answer was lost.
     const listedWhileLocked = { ...order, status: "locked" as const, legs: [] };

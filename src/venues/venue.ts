@@ -35,13 +35,22 @@ export interface BookUpdate {
   venueMarketId: string;
 }
 
-/** A child order: buy up to `shares` at no worse than `limitPrice`, immediate-or-cancel. */
+/** Which way a child order trades its outcome. */
+export type TradeSide = "buy" | "sell";
+
+/**
+ * A child order, immediate-or-cancel: a buy takes up to `shares` of `outcome` at no more than
+ * `limitPrice`; a sell sells up to `shares` of `outcome` that the venue account holds, at no less
+ * than `limitPrice` (a venue refuses a sell of more, except one that nets YES against NO, Kalshi,
+ * which takes the rest as the other outcome's buy: docs/venues/kalshi.md). Prices are always the
+ * outcome's own.
+ */
 export interface ChildOrder {
   /** Deterministic id derived from the parent order and leg, so a retry or a reconciliation finds the same order. */
   clientOrderId: string;
   venueMarketId: string;
   outcome: Outcome;
-  side: "buy";
+  side: TradeSide;
   limitPrice: PriceMicro;
   shares: ShareMicro;
   /**
@@ -60,6 +69,8 @@ export interface VenueFill {
   venueOrderId: string;
   /** The child order's client id; "" in a trade list of a venue that does not echo it (Polymarket). */
   clientOrderId: string;
+  /** The side of the child order the fill belongs to: what was bought or sold, `price` being the outcome's own. */
+  side: TradeSide;
   price: PriceMicro;
   shares: ShareMicro;
   fee: Micro;

@@ -5,7 +5,7 @@ import { ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
-import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, TradeSide, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
@@ -22,6 +22,12 @@ const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
 /** How far back status() looks for an order whose id it never learnt. */
 const STATUS_LOOKBACK_S = 7 * 24 * 3600;
+/**
+ * What a sell's `client_order_id` starts with. Kalshi's V2 book has one direction bit (`bid`/`ask`
+ * on the YES leg): selling YES at p is the very order that buys NO at 1 − p, and neither the order
+ * nor its fills say which was meant. The id the child is sent under is the only place left to say it.
+ */
+const SELL_MARK = "sell:";
 
 interface KalshiOrder {
   order_id: string;
@@ -176,12 +182,10 @@ export class KalshiVenue implements Venue {
     if (order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
       return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
     }
-    // one YES book: buying NO up to q is selling YES down to 1 − q
     const body = {
       ticker: order.venueMarketId,
-      client_order_id: order.clientOrderId,
-      side: order.outcome === "YES" ? "bid" : "ask",
-      price: formatDollars(order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice),
+      client_order_id: sentId(order),
+      ...bookOrder(order),
       count: formatCount(order.shares),
       // Kalshi refuses expiration_time on an IOC order, so the child's expiry is kept by sending, below
       time_in_force: "immediate_or_cancel",
@@ -199,10 +203,10 @@ export class KalshiVenue implements Venue {
       this.orderIds.set(order.clientOrderId, created.order_id);
       const rests = parseCount(created.remaining_count, "remaining_count") > 0n;
       if (!rests && parseCount(created.fill_count, "fill_count") === 0n) {
-        return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatDollars(order.limitPrice)}` };
+        return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills(created.order_id, order.clientOrderId), rests);
+        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order)), rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -215,7 +219,7 @@ export class KalshiVenue implements Venue {
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child?.venueMarketId);
     if (!order) return { kind: "not_found" };
-    const fills = await this.fills(order.order_id, clientOrderId);
+    const fills = await this.fills(order.order_id, order.client_order_id);
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
@@ -229,13 +233,28 @@ export class KalshiVenue implements Venue {
     const order = await this.findOrder(clientOrderId, child?.venueMarketId);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
-    const fills = await this.fills(order.order_id, clientOrderId);
+    const fills = await this.fills(order.order_id, order.client_order_id);
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
-  /** Every fill of the account (`GET /portfolio/fills`, every cursor page), oldest first; Kalshi's fills carry no client order id. */
+  /**
+   * Every fill of the account (`GET /portfolio/fills`, every cursor page), oldest first. Kalshi's fills
+   * carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
+   * account's orders (`GET /portfolio/orders`, every cursor page), names the child and its side.
+   */
   async trades(): Promise<VenueFill[]> {
-    return this.listFills(new URLSearchParams(), "");
+    const sentIds = new Map<string, string>();
+    let cursor = "";
+    do {
+      const page = (await this.read(`/portfolio/orders?${new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
+      for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
+      cursor = page.cursor ?? "";
+    } while (cursor);
+    return this.listFills(new URLSearchParams(), (orderId) => {
+      const sent = sentIds.get(orderId);
+      if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${orderId}, which the account's orders do not list`, { venue: this.id });
+      return sent;
+    });
   }
 
   queueDelayMs(): number {
@@ -261,7 +280,7 @@ export class KalshiVenue implements Venue {
     return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
   }
 
-  /** The order by its client id: by its order id when this process learnt it, else found among the recent orders (of its market, when known). */
+  /** The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this process learnt it, else found among the recent orders (of its market, when known). */
   private async findOrder(clientOrderId: string, ticker: string | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
     if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
@@ -271,7 +290,7 @@ export class KalshiVenue implements Venue {
     do {
       const q = new URLSearchParams({ ...(ticker ? { ticker } : {}), min_ts: minTs, limit: "200", ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`/portfolio/orders?${q}`)) as { orders: KalshiOrder[]; cursor: string };
-      const hit = page.orders.find((o) => o.client_order_id === clientOrderId);
+      const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
       if (hit) {
         this.orderIds.set(clientOrderId, hit.order_id);
         return hit;
@@ -292,19 +311,19 @@ export class KalshiVenue implements Venue {
     if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
   }
 
-  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), in the bought outcome's prices. */
-  private async fills(orderId: string, clientOrderId: string): Promise<VenueFill[]> {
-    return this.listFills(new URLSearchParams({ order_id: orderId }), clientOrderId);
+  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded. */
+  private async fills(orderId: string, sentId: string): Promise<VenueFill[]> {
+    return this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId);
   }
 
-  /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first. */
-  private async listFills(filter: URLSearchParams, clientOrderId: string): Promise<VenueFill[]> {
+  /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first; `sentIdOf` names the id each fill's order was sent under. */
+  private async listFills(filter: URLSearchParams, sentIdOf: (orderId: string) => string): Promise<VenueFill[]> {
     const newestFirst: VenueFill[] = [];
     let cursor = "";
     do {
       const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`/portfolio/fills?${q}`)) as { fills: KalshiFill[]; cursor: string };
-      newestFirst.push(...page.fills.map((f) => toVenueFill(f, clientOrderId)));
+      newestFirst.push(...page.fills.map((f) => toVenueFill(f, sentIdOf(f.order_id))));
       cursor = page.cursor ?? "";
     } while (cursor);
     return uniqueTrades(newestFirst).reverse();
@@ -367,14 +386,39 @@ export class KalshiVenue implements Venue {
   }
 }
 
-/** A Kalshi fill in the Venue port's terms: the price is the bought outcome's. */
-function toVenueFill(f: KalshiFill, clientOrderId: string): VenueFill {
-  const no = f.outcome_side === "no";
+/** The `client_order_id` a child is sent under: its own, marked when it sells (see SELL_MARK). */
+function sentId(order: ChildOrder): string {
+  return order.side === "sell" ? SELL_MARK + order.clientOrderId : order.clientOrderId;
+}
+
+/** The child's client id and side from the id its order was sent under. */
+function childOf(sent: string): { clientOrderId: string; side: TradeSide } {
+  return sent.startsWith(SELL_MARK) ? { clientOrderId: sent.slice(SELL_MARK.length), side: "sell" } : { clientOrderId: sent, side: "buy" };
+}
+
+/**
+ * A child order on Kalshi's one YES book: buying YES or selling NO bids for YES, buying NO or selling
+ * YES asks, always at the YES leg's price (1 − q for an order priced q in NO).
+ */
+function bookOrder(order: ChildOrder): { side: "bid" | "ask"; price: string } {
+  const towardYes = (order.outcome === "YES") === (order.side === "buy");
+  return { side: towardYes ? "bid" : "ask", price: formatDollars(order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice) };
+}
+
+/**
+ * A Kalshi fill in the Venue port's terms, for the child its order was sent for: the price is the
+ * outcome the child traded. `outcome_side` is the exposure the fill gave (a sell of YES gives NO), so
+ * the child's outcome is `outcome_side` for a buy and the other one for a sell.
+ */
+function toVenueFill(f: KalshiFill, sent: string): VenueFill {
+  const { clientOrderId, side } = childOf(sent);
+  const yes = (f.outcome_side === "yes") === (side === "buy");
   return {
     tradeId: f.trade_id,
     venueOrderId: f.order_id,
     clientOrderId,
-    price: parseDollars(no ? f.no_price_dollars : f.yes_price_dollars, "fill price"),
+    side,
+    price: parseDollars(yes ? f.yes_price_dollars : f.no_price_dollars, "fill price"),
     shares: parseCount(f.count_fp, "count_fp"),
     fee: parseDollars(f.fee_cost, "fee_cost"),
   };

@@ -13,9 +13,9 @@ import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
-import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
+import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { fillsFromMatches, orderSide, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 
 /**
  * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
@@ -34,6 +34,8 @@ const HISTORY_PAGE = 100;
 interface LimitlessOrder {
   id: string;
   salt: number | string;
+  /** 0 BUY, 1 SELL. */
+  side: number;
   /** LIVE while part of it rests on the book; MATCHED, CANCELED or UNMATCHED otherwise. */
   status?: string;
   marketSlug?: string;
@@ -47,7 +49,7 @@ interface OrderAnswer {
 
 /**
  * Limitless's CLOB behind the Venue port: public REST for markets and books, the `/markets`
- * Socket.IO namespace for live books, and EIP-712 signed FAK buys posted with lmts-* HMAC headers.
+ * Socket.IO namespace for live books, and EIP-712 signed FAK buys and sells posted with lmts-* HMAC headers.
  * Orders are found by their salt, derived from the child's client order id: a retry is the same
  * signed order (the venue refuses it as a duplicate) and a restart can find the order again among the
  * market's orders. The child's expiry is signed into the order, so the venue refuses it once passed.
@@ -197,12 +199,12 @@ export class LimitlessVenue implements Venue {
       if (held !== undefined) return { kind: "unknown", reason: `order ${answer.order.id} is held by ${order.venueMarketId}'s taker delay until ${held || "an unnamed time"}` };
       let fills: VenueFill[];
       try {
-        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, market.feeModel);
+        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, order.side, market.feeModel);
       } catch (err) {
         return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches are unreadable: ${String(err)}` };
       }
       const rests = answer.order.status === "LIVE";
-      if (fills.length === 0 && !rests) return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      if (fills.length === 0 && !rests) return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}` };
       return takenResult(order, answer.order.id, fills, rests);
     }
     if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
@@ -275,7 +277,7 @@ export class LimitlessVenue implements Venue {
   }
 
   private async orderBody(order: ChildOrder, market: VenueMarket, exchange: Hex): Promise<unknown> {
-    const struct = buyOrder({
+    const args = {
       maker: this.maker,
       tokenId: market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
@@ -283,7 +285,8 @@ export class LimitlessVenue implements Venue {
       feeRateBps: market.feeModel.ratePpm / 100n,
       salt: saltFor(order.clientOrderId),
       expiration: orderExpiration(order.expiresAt),
-    });
+    };
+    const struct = order.side === "buy" ? buyOrder(args) : sellOrder(args);
     const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
     // clientOrderId: the venue's idempotency key (409 on a repeat), besides the salt, which already makes a retry the same order
     return {
@@ -316,7 +319,7 @@ export class LimitlessVenue implements Venue {
     if (held !== undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is held by a taker delay until ${held || "an unnamed time"}`, { venue: this.id });
     const slug = order?.venueMarketId ?? answer.order.marketSlug;
     if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
-    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, this.feeModel(slug, `order ${orderId}`));
+    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), this.feeModel(slug, `order ${orderId}`));
     if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
   }

@@ -1,9 +1,10 @@
+import { OrderBuilder, Side } from "@limitless-exchange/sdk";
 import { describe, expect, it } from "vitest";
 import { verifyTypedData } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { LIMITLESS_CLOB_EXCHANGE } from "./sim/limitless-sim.ts";
 import { ORDER_TYPES } from "../ctf-order.ts";
-import { buyOrder, limitlessAuthHeaders, orderDomain, orderExpiration, orderFromWire, orderSigner, saltFor, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
+import { buyOrder, limitlessAuthHeaders, orderDomain, orderExpiration, orderFromWire, orderSigner, saltFor, sellOrder, signOrder, verifyLimitless, wireOrder } from "./signing.ts";
 
 const TOKEN = "19633204485790857949828516737993423758628930235371629943999544859324645414627";
 
@@ -17,6 +18,13 @@ describe("Limitless order signing (EIP-712, Limitless CTF Exchange v1 on Base)",
     // USDC offered is rounded up to the micro, so the limit price is always covered: 0.01 share at 0.333333 is 0.00333333, offered as 0.003334
     expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_000n, shares: 10_000n, feeRateBps: 0n, salt: 1n, expiration: 0n }).makerAmount).toBe(3_330n);
     expect(buyOrder({ maker, tokenId: TOKEN, limitPrice: 333_333n, shares: 10_000n, feeRateBps: 0n, salt: 1n, expiration: 0n }).makerAmount).toBe(3_334n);
+  });
+
+  it("builds a sell as the official SDK builds a SELL: the shares offered (maker), the USDC asked (taker), side 1", () => {
+    const sell = sellOrder({ maker, tokenId: TOKEN, limitPrice: 651_000n, shares: 37_250_000n, feeRateBps: 300n, salt: 1n, expiration: 0n });
+    const sdk = new OrderBuilder(maker, 300).buildOrder({ tokenId: TOKEN, price: 0.651, size: 37.25, side: Side.SELL });
+    expect({ makerAmount: sell.makerAmount, takerAmount: sell.takerAmount, side: sell.side }).toEqual({ makerAmount: BigInt(sdk.makerAmount), takerAmount: BigInt(sdk.takerAmount), side: sdk.side });
+    expect(sell).toMatchObject({ makerAmount: 37_250_000n, takerAmount: 24_249_750n, side: 1, feeRateBps: 300n, signatureType: 0 });
   });
 
   it("signs a child's expiry as unix seconds, rounded down so the venue never holds it longer, and never as 0 (no expiry)", async () => {

@@ -2,7 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { recoverTypedDataAddress, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import { ORDER_TYPES, SIDE_BUY, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
+import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { parseRaw, rawNumber } from "./wire.ts";
 
 /**
@@ -77,23 +77,46 @@ export function orderExpiration(expiresAt: number): bigint {
   return seconds < 1n ? 1n : seconds;
 }
 
+/** What a buy or a sell of a child order is signed with. */
+export interface OrderArgs {
+  maker: Hex;
+  tokenId: string;
+  limitPrice: PriceMicro;
+  shares: ShareMicro;
+  feeRateBps: bigint;
+  salt: bigint;
+  expiration: bigint;
+}
+
 /**
  * A buy of `shares` of `tokenId` paying at most `limitPrice` each: USDC offered (rounded up, as the
  * SDK does), shares wanted, refused by the venue once `expiration` (unix seconds) has passed.
  */
-export function buyOrder(args: { maker: Hex; tokenId: string; limitPrice: PriceMicro; shares: ShareMicro; feeRateBps: bigint; salt: bigint; expiration: bigint }): OrderStruct {
+export function buyOrder(args: OrderArgs): OrderStruct {
+  return ctfOrder(args, SIDE_BUY, ceilDiv(args.limitPrice * args.shares, ONE), args.shares);
+}
+
+/**
+ * A sell of `shares` of `tokenId` for at least `limitPrice` each, as the SDK builds a SELL: shares
+ * offered, USDC wanted (rounded down, the SDK's floor for a SELL), refused once `expiration` has passed.
+ */
+export function sellOrder(args: OrderArgs): OrderStruct {
+  return ctfOrder(args, SIDE_SELL, args.shares, (args.limitPrice * args.shares) / ONE);
+}
+
+function ctfOrder(args: OrderArgs, side: number, makerAmount: bigint, takerAmount: bigint): OrderStruct {
   return {
     salt: args.salt,
     maker: args.maker,
     signer: args.maker,
     taker: ZERO_ADDRESS,
     tokenId: BigInt(args.tokenId),
-    makerAmount: ceilDiv(args.limitPrice * args.shares, ONE),
-    takerAmount: args.shares,
+    makerAmount,
+    takerAmount,
     expiration: args.expiration,
     nonce: 0n,
     feeRateBps: args.feeRateBps,
-    side: SIDE_BUY,
+    side,
     signatureType: SIGNATURE_EOA,
   };
 }

@@ -54,7 +54,7 @@ describe("Limitless wire: the documented shapes", () => {
   it("turns an order's makerMatches into fills whose fees add up to the whole order's fee", () => {
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
-    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", model);
+    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model);
     expect(fills.map((f) => [f.tradeId, f.price, f.shares])).toEqual([
       ["a1b2c3d4-0001-4000-8000-000000000001", 640_000n, 60_000_000n],
       ["a1b2c3d4-0002-4000-8000-000000000002", 650_000n, 40_000_000n],
@@ -69,7 +69,7 @@ describe("Limitless wire: the documented shapes", () => {
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
     const repeated = answer.makerMatches.flatMap((m: unknown) => [m, m]);
-    expect(fillsFromMatches(repeated, answer.order.id, "child-1", model)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", model));
+    expect(fillsFromMatches(repeated, answer.order.id, "child-1", "buy", model)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model));
   });
 
   it("reads the account's trades from its history: trades only, each once, with the fees their fills carry and no client order id", () => {
@@ -81,8 +81,12 @@ describe("Limitless wire: the documented shapes", () => {
       expect(slug).toBe("btc-100k-2024");
       return model;
     });
-    expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", model));
+    expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", "buy", model));
     expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model)).toThrow(/orderId/);
+    // the strategy names the side: "Sell", "Limit Sell" and "Market Sell" are sells
+    for (const strategy of ["Sell", "Limit Sell", "Market Sell"]) {
+      expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model).map((t) => t.side)).toEqual(["sell"]);
+    }
   });
 
   it("refuses amounts that are not exact: fractional or unsafe raw numbers, prices outside (0, 1), more than 6 decimals", () => {

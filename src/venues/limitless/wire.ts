@@ -3,7 +3,7 @@ import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/
 import type { MarketStatus } from "../../domain/types.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
-import type { VenueFill, VenueMarket } from "../venue.ts";
+import type { TradeSide, VenueFill, VenueMarket } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
 export const LIMITLESS_TICK: PriceMicro = 1_000n;
@@ -136,15 +136,21 @@ export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks
 }
 
 /**
- * The fills of one taker order from its matches, each match once however often the venue repeats it.
- * Limitless states no fee per match: see feesPerFill, which must see each match once.
+ * The fills of one taker order (a buy or a sell, `side`) from its matches, each match once however
+ * often the venue repeats it. Limitless states no fee per match: see feesPerFill, which must see each match once.
  */
-export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
+export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, side: TradeSide, model: FeeModel): VenueFill[] {
   const trades = uniqueTrades(
     matches.map((m, i) => ({ tradeId: m.id, price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) })),
   );
   const fees = feesPerFill(model, trades);
-  return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, price: t.price, shares: t.shares, fee: fees[i]! }));
+  return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares: t.shares, fee: fees[i]! }));
+}
+
+/** The side of an order as Limitless writes it, 0 BUY and 1 SELL (the EIP-712 `side`). */
+export function orderSide(side: unknown): TradeSide {
+  if (side !== 0 && side !== 1) throw new RangeError(`order side must be 0 (BUY) or 1 (SELL), got ${JSON.stringify(side)}`);
+  return side === 0 ? "buy" : "sell";
 }
 
 /**
@@ -196,14 +202,16 @@ export interface LimitlessHistoryPage {
 /**
  * The account's order book trades from its history entries, in the order given, each once. The
  * listing names no fee: each order's fee is split over its trades as over its fills (feesPerFill), so
- * a trade carries the fee its fill did. The listing does not carry the client order id.
+ * a trade carries the fee its fill did. The listing does not carry the client order id; its
+ * `strategy` says whether the trade bought or sold ("Buy", "Limit Sell", "Market Sell"…).
  */
 export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], feeModel: (slug: string) => FeeModel): VenueFill[] {
   const trades = uniqueTrades(
     entries.flatMap((e, i) => {
       if (e.matchId === undefined) return [];
       if (e.orderId === undefined || e.market === undefined) throw new TypeError(`history[${i}]: a trade needs its orderId and market`);
-      return [{ tradeId: e.matchId, venueOrderId: e.orderId, slug: e.market.slug, price: parsePrice(e.outcomeTokenPrice, `history[${i}].outcomeTokenPrice`), shares: parseRaw(e.outcomeTokenAmount, `history[${i}].outcomeTokenAmount`) }];
+      const side: TradeSide = /sell/i.test(e.strategy ?? "") ? "sell" : "buy";
+      return [{ tradeId: e.matchId, venueOrderId: e.orderId, slug: e.market.slug, side, price: parsePrice(e.outcomeTokenPrice, `history[${i}].outcomeTokenPrice`), shares: parseRaw(e.outcomeTokenAmount, `history[${i}].outcomeTokenAmount`) }];
     }),
   );
   const byOrder = new Map<string, typeof trades>();
@@ -213,5 +221,5 @@ export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], fee
     const split = feesPerFill(feeModel(group[0]!.slug), group);
     group.forEach((t, i) => fees.set(t.tradeId, split[i]!));
   }
-  return trades.map((t) => ({ tradeId: t.tradeId, venueOrderId: t.venueOrderId, clientOrderId: "", price: t.price, shares: t.shares, fee: fees.get(t.tradeId)! }));
+  return trades.map((t) => ({ tradeId: t.tradeId, venueOrderId: t.venueOrderId, clientOrderId: "", side: t.side, price: t.price, shares: t.shares, fee: fees.get(t.tradeId)! }));
 }

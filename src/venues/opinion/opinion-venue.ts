@@ -14,7 +14,7 @@ import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueDescription, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
 import { OpinionBookStream } from "./book-stream.ts";
-import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, signOrder, type OpinionCredentials } from "./signing.ts";
+import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, sellOrder, signOrder, type OpinionCredentials } from "./signing.ts";
 import {
   ERRNO_DUPLICATE_ORDER,
   fillsFromTrades,
@@ -23,6 +23,7 @@ import {
   opinionFeeModel,
   outcomeSide,
   toVenueMarket,
+  tradeSide,
   tradesFromList,
   type OpinionEnvelope,
   type OpinionMarket,
@@ -56,7 +57,7 @@ interface Cached {
 
 /**
  * Opinion's CLOB behind the Venue port: its OpenAPI (header `apikey`, `{ errno, errmsg, result }`
- * answers) for markets, books, orders, cancels and trades; EIP-712 limit buys signed by a Safe's
+ * answers) for markets, books, orders, cancels and trades; EIP-712 limit buys and sells signed by a Safe's
  * owner for the Safe; the `market.depth.diff` websocket channel for live books. Opinion has no
  * immediate-or-cancel order: a child is a limit order whose unmatched rest rests until the child's
  * expiry (orderExpTime) or a cancel, so an order with a rest is answered `open` and cancelled by
@@ -200,12 +201,11 @@ export class OpinionVenue implements Venue {
     if (answer.errno !== 0) return { kind: "rejected", reason: `venue_rejected: ${answer.errno} ${answer.errmsg}` };
     const placed = answer.result.orderData;
     this.orderIds.set(order.clientOrderId, placed.orderId);
-    if (placed.status !== ORDER_PENDING && parseMicro(placed.filledShares, "filledShares") === 0n) {
-      return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
-    }
+    const noMatch = `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}`;
+    if (placed.status !== ORDER_PENDING && parseMicro(placed.filledShares, "filledShares") === 0n) return { kind: "rejected", reason: noMatch };
     try {
       const st = await this.orderState(placed.orderId, order.clientOrderId);
-      if (st.kind === "not_found") return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      if (st.kind === "not_found") return { kind: "rejected", reason: noMatch };
       return takenResult(order, placed.orderId, st.fills, st.kind === "open");
     } catch (err) {
       return { kind: "unknown", reason: `order ${placed.orderId} was placed but its trades could not be read: ${String(err)}` };
@@ -289,7 +289,7 @@ export class OpinionVenue implements Venue {
   }
 
   private async orderBody(order: ChildOrder, c: Cached): Promise<Record<string, unknown>> {
-    const struct = buyOrder({
+    const args = {
       maker: this.opts.credentials.multiSigAddress,
       signer: this.signer,
       tokenId: c.market.outcomeIds[order.outcome],
@@ -297,7 +297,8 @@ export class OpinionVenue implements Venue {
       shares: order.shares,
       decimals: c.decimals,
       salt: saltFor(order.clientOrderId),
-    });
+    };
+    const struct = order.side === "buy" ? buyOrder(args) : sellOrder(args);
     const signature = await signOrder(this.opts.credentials.privateKey, struct, c.exchange);
     return orderBody({
       order: struct,
@@ -332,6 +333,7 @@ export class OpinionVenue implements Venue {
   private isChild(o: OpinionOrder, order: ChildOrder): boolean {
     return (
       String(o.marketId) === order.venueMarketId &&
+      tradeSide(o.sideEnum, "sideEnum") === order.side &&
       o.outcomeSide === outcomeSide(order.outcome) &&
       parseMicro(o.price, "price") === order.limitPrice &&
       parseMicro(o.orderShares, "orderShares") === order.shares &&

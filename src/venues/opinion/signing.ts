@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { getAddress, recoverTypedDataAddress, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro, ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import { ORDER_TYPES, SIDE_BUY, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
+import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { toTokenUnits } from "./wire.ts";
 
 /**
@@ -37,25 +37,49 @@ export function saltFor(clientOrderId: string): bigint {
   return createHash("sha256").update(clientOrderId).digest().readBigUInt64BE(0);
 }
 
+/** What a limit buy or sell of a child order is signed with. */
+export interface OrderArgs {
+  maker: Hex;
+  signer: Hex;
+  tokenId: string;
+  limitPrice: PriceMicro;
+  shares: ShareMicro;
+  decimals: number;
+  salt: bigint;
+}
+
 /**
  * A limit buy of `shares` at `limitPrice` as the SDK builds it: the Safe pays price × shares of the
  * quote token (makerAmount) for the shares (takerAmount), both in the token's decimals, so that
  * makerAmount / takerAmount is the price exactly; fee rate, nonce and the signed expiration are 0
  * as the SDK sends them (the expiry travels unsigned, as orderExpTime).
  */
-export function buyOrder(o: { maker: Hex; signer: Hex; tokenId: string; limitPrice: PriceMicro; shares: ShareMicro; decimals: number; salt: bigint }): OrderStruct {
+export function buyOrder(o: OrderArgs): OrderStruct {
+  return ctfOrder(o, SIDE_BUY, toTokenUnits((o.limitPrice * o.shares) / ONE, o.decimals), toTokenUnits(o.shares, o.decimals));
+}
+
+/**
+ * A limit sell as the SDK's calculateOrderAmounts builds a SELL: the Safe gives the shares
+ * (makerAmount) for price × shares of the quote token (takerAmount), so takerAmount / makerAmount is
+ * the price exactly.
+ */
+export function sellOrder(o: OrderArgs): OrderStruct {
+  return ctfOrder(o, SIDE_SELL, toTokenUnits(o.shares, o.decimals), toTokenUnits((o.limitPrice * o.shares) / ONE, o.decimals));
+}
+
+function ctfOrder(o: OrderArgs, side: number, makerAmount: bigint, takerAmount: bigint): OrderStruct {
   return {
     salt: o.salt,
     maker: getAddress(o.maker),
     signer: getAddress(o.signer),
     taker: ZERO_ADDRESS,
     tokenId: BigInt(o.tokenId),
-    makerAmount: toTokenUnits((o.limitPrice * o.shares) / ONE, o.decimals),
-    takerAmount: toTokenUnits(o.shares, o.decimals),
+    makerAmount,
+    takerAmount,
     expiration: 0n,
     nonce: 0n,
     feeRateBps: 0n,
-    side: SIDE_BUY,
+    side,
     signatureType: SIGNATURE_GNOSIS_SAFE,
   };
 }

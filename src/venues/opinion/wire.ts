@@ -2,7 +2,7 @@ import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { MarketStatus, Outcome } from "../../domain/types.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
-import type { VenueFill, VenueMarket } from "../venue.ts";
+import type { TradeSide, VenueFill, VenueMarket } from "../venue.ts";
 
 /** Opinion prices move in 0.001 steps (assumed: the SDK accepts up to 6 decimals, the web app quotes tenths of a cent). */
 export const OPINION_TICK: PriceMicro = 1_000n;
@@ -68,6 +68,8 @@ export interface OpinionTrade {
   /** The account's order the trade filled (assumed: the documented field is named orderNo, "trade identification"). */
   orderNo: string;
   marketId: number;
+  /** "Buy" or "Sell". */
+  side?: string;
   price: string;
   shares: string;
   amount?: string;
@@ -82,6 +84,8 @@ export interface OpinionTrade {
 export interface OpinionOrder {
   orderId: string;
   marketId: number;
+  /** "Buy" or "Sell" (the human-readable form of `side`, whose numbers the API does not document). */
+  sideEnum?: string;
   /** 1 yes, 2 no. */
   outcomeSide: number;
   price: string;
@@ -105,6 +109,12 @@ export const ORDER_EXPIRED = 4;
 
 export function outcomeSide(outcome: Outcome): number {
   return outcome === "YES" ? 1 : 2;
+}
+
+/** An order's or a trade's side as Opinion writes it, "Buy" or "Sell". */
+export function tradeSide(side: unknown, field: string): TradeSide {
+  if (side !== "Buy" && side !== "Sell") throw new RangeError(`${field} must be Buy or Sell, got ${JSON.stringify(side)}`);
+  return side === "Buy" ? "buy" : "sell";
 }
 
 /** A decimal string in (0, 1), exact to the micro-USDC. */
@@ -158,9 +168,11 @@ export function levelMap(levels: readonly OpinionLevel[], field: string): Map<Pr
  * to what the whole order is charged; the trade's own fee field is not read (docs/venues/opinion.md).
  */
 export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
-  const unique = uniqueTrades(trades.map((t, i) => ({ tradeId: t.tradeNo, price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })));
+  const unique = uniqueTrades(
+    trades.map((t, i) => ({ tradeId: t.tradeNo, side: tradeSide(t.side, `trades[${i}].side`), price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })),
+  );
   const fees = feesPerFill(model, unique);
-  return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, price: t.price, shares: t.shares, fee: fees[i]! }));
+  return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side: t.side, price: t.price, shares: t.shares, fee: fees[i]! }));
 }
 
 /** The account's trades (`GET /trade`), oldest first, each once, its fee its order's fee split over the order's trades. */

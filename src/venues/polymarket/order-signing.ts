@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { hashTypedData, type Hex } from "viem";
 import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import { SIDE_BUY, SIGNATURE_EOA } from "../ctf-order.ts";
+import { SIDE_BUY, SIDE_SELL, SIGNATURE_EOA } from "../ctf-order.ts";
 
 /** Polygon mainnet and the CLOB V2 exchanges that settle Polymarket orders (docs.polymarket.com/v2-migration, clob-client-v2's MATIC_CONTRACTS). */
 export const POLYGON_CHAIN_ID = 137;
@@ -85,6 +85,17 @@ function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: 
 }
 
 /**
+ * A sell of `shares` at no less than `limitPrice`, as clob-client-v2's getOrderRawAmounts writes a
+ * SELL: the maker gives the shares and asks price × size pUSD in return. Exact, or undefined off the
+ * lot, as for a buy.
+ */
+function sellAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
+  const usdc = limitPrice * shares;
+  if (usdc % ONE !== 0n) return undefined;
+  return { makerAmount: shares, takerAmount: usdc / ONE };
+}
+
+/**
  * The order's `expiration` (unix seconds) for a child order's `expiresAt` (ms), rounded down to the
  * whole second the field counts: the venue then refuses the order no later than the child expires,
  * which is what lets recovery call a child it does not find never placed once its expiry has passed.
@@ -97,7 +108,7 @@ export function expirationFor(expiresAt: number): bigint {
   return BigInt(Math.floor(expiresAt / 1000));
 }
 
-export interface BuyOrderParams {
+export interface OrderParams {
   clientOrderId: string;
   tokenId: string;
   limitPrice: PriceMicro;
@@ -124,9 +135,18 @@ export class OrderSigner {
    * client id, and the timestamp is its expiry in ms (a child is placed once, so the timestamp is only
    * needed to be its own, and the expiry is the one instant the child order keeps).
    */
-  buyOrder(p: BuyOrderParams): PostedOrder | undefined {
+  buyOrder(p: OrderParams): PostedOrder | undefined {
     const amounts = buyAmounts(p.limitPrice, p.shares);
-    if (!amounts) return undefined;
+    return amounts && this.posted(p, SIDE_BUY, amounts);
+  }
+
+  /** The order of a sell, built as a buy's is (salt, timestamp and expiration from the child order); undefined off the lot. */
+  sellOrder(p: OrderParams): PostedOrder | undefined {
+    const amounts = sellAmounts(p.limitPrice, p.shares);
+    return amounts && this.posted(p, SIDE_SELL, amounts);
+  }
+
+  private posted(p: OrderParams, side: number, amounts: { makerAmount: bigint; takerAmount: bigint }): PostedOrder {
     return {
       order: {
         salt: saltFor(p.clientOrderId),
@@ -134,7 +154,7 @@ export class OrderSigner {
         signer: this.address,
         tokenId: BigInt(p.tokenId),
         ...amounts,
-        side: SIDE_BUY,
+        side,
         signatureType: SIGNATURE_EOA,
         timestamp: BigInt(p.expiresAt),
         metadata: BYTES32_ZERO,

@@ -231,7 +231,7 @@ export class PolymarketVenue implements Venue {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
-    const posted = this.buyOrder(order, m);
+    const posted = this.postedOrder(order, m);
     if (!posted) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-pUSD` };
     const orderId = orderHash(posted.order, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
@@ -246,7 +246,7 @@ export class PolymarketVenue implements Venue {
     } catch (err) {
       return { kind: "unknown", reason: `unreadable_answer: ${(err as Error).message}` };
     }
-    if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg)}: ${ack.errorMsg}` };
+    if (!ack.success) return { kind: "rejected", reason: `${rejectionReason(ack.errorMsg, order.side)}: ${ack.errorMsg}` };
     return this.executed(orderId, order, `order ${ack.status}`, ack.tradeIds);
   }
 
@@ -381,7 +381,7 @@ export class PolymarketVenue implements Venue {
     if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${error}` };
     if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${error}` };
     if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${error}` };
-    return { kind: "rejected", reason: `${rejectionReason(error)}: ${error}` };
+    return { kind: "rejected", reason: `${rejectionReason(error, order.side)}: ${error}` };
   }
 
   /** The order id (hash) of a child order: remembered if this adapter placed it, else rebuilt from the child order. */
@@ -389,20 +389,21 @@ export class PolymarketVenue implements Venue {
     const known = this.orders.get(clientOrderId);
     if (known !== undefined) return known;
     const m = order && this.markets_.get(order.venueMarketId);
-    const posted = m && this.buyOrder(order, m);
+    const posted = m && this.postedOrder(order, m);
     if (!posted) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
     return orderHash(posted.order, m.negRisk);
   }
 
-  /** The order of a child order: the same child always makes the same signed fields, hence the same order id. */
-  private buyOrder(order: ChildOrder, m: ClobMarket): PostedOrder | undefined {
-    return this.signer.buyOrder({
+  /** The order of a child order, BUY or SELL: the same child always makes the same signed fields, hence the same order id. */
+  private postedOrder(order: ChildOrder, m: ClobMarket): PostedOrder | undefined {
+    const params = {
       clientOrderId: order.clientOrderId,
       tokenId: m.market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
       shares: order.shares,
       expiresAt: order.expiresAt,
-    });
+    };
+    return order.side === "buy" ? this.signer.buyOrder(params) : this.signer.sellOrder(params);
   }
 
   /**
@@ -422,7 +423,7 @@ export class PolymarketVenue implements Venue {
   private toFills(trades: ClobTrade[], orderId: string, clientOrderId: string): VenueFill[] {
     const model = (trades[0] && this.markets_.get(trades[0].market)?.market.feeModel) ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
     const fees = feesPerFill(model, trades.map((t) => ({ price: t.price, shares: t.size })));
-    return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId: orderId, clientOrderId, price: t.price, shares: t.size, fee: fees[i]! }));
+    return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId: orderId, clientOrderId, side: t.side, price: t.price, shares: t.size, fee: fees[i]! }));
   }
 
   private async trade(id: string): Promise<ClobTrade | undefined> {

@@ -93,6 +93,7 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     expect(trades.data[0]).toMatchObject({
       tradeId: "trade-123",
       takerOrderId: "0xabcdef1234567890abcdef1234567890abcdef12",
+      side: "buy",
       price: 500_000n,
       size: 100_000_000n * ONE,
       traderSide: "TAKER",
@@ -107,11 +108,14 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
   });
 
   it("names a documented rejection", () => {
-    expect(rejectionReason((fixture("error-fak").body as { error: string }).error)).toBe("no_match");
-    expect(rejectionReason("order is invalid. Price (0.555) breaks minimum tick size rule: 0.01")).toBe("invalid_tick");
-    expect(rejectionReason("order is invalid. Size (1) lower than the minimum: 5")).toBe("below_min_size");
+    expect(rejectionReason((fixture("error-fak").body as { error: string }).error, "buy")).toBe("no_match");
+    expect(rejectionReason("order is invalid. Price (0.555) breaks minimum tick size rule: 0.01", "buy")).toBe("invalid_tick");
+    expect(rejectionReason("order is invalid. Size (1) lower than the minimum: 5", "sell")).toBe("below_min_size");
     // INVALID_ORDER_EXPIRATION, docs.polymarket.com/developers/CLOB/orders/create-order
-    expect(rejectionReason("invalid expiration")).toBe("order_expired");
+    expect(rejectionReason("invalid expiration", "buy")).toBe("order_expired");
+    // docs.polymarket.com/resources/error-codes: the maker's asset is short, pUSD on a buy, the outcome's shares on a sell
+    expect(rejectionReason("not enough balance / allowance", "buy")).toBe("insufficient_balance");
+    expect(rejectionReason("not enough balance / allowance", "sell")).toBe("insufficient_position");
   });
 });
 

@@ -1,7 +1,7 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import type { Micro, PriceMicro, ShareMicro } from "../../domain/money.ts";
 import type { Level, MarketStatus } from "../../domain/types.ts";
-import type { VenueMarket } from "../venue.ts";
+import type { TradeSide, VenueMarket } from "../venue.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
 
 /** The cursor Polymarket returns on the last page of a listing. */
@@ -53,6 +53,8 @@ export interface ClobTrade {
   takerOrderId: string;
   market: string;
   assetId: string;
+  /** The taker order's side: what the account bought or sold when it is the TAKER. */
+  side: TradeSide;
   price: PriceMicro;
   size: ShareMicro;
   /** Which side of the trade the authenticated account was on: its order is `taker_order_id` only when "TAKER". */
@@ -175,6 +177,7 @@ function parseTrade(raw: unknown, at = "trade"): ClobTrade {
     takerOrderId: str(o["taker_order_id"], `${at}.taker_order_id`),
     market: str(o["market"], `${at}.market`),
     assetId: str(o["asset_id"], `${at}.asset_id`),
+    side: tradeSide(o["side"], `${at}.side`),
     price: parseDecimal(o["price"], `${at}.price`),
     size: parseDecimal(o["size"], `${at}.size`),
     traderSide: str(o["trader_side"], `${at}.trader_side`).toUpperCase() === "MAKER" ? "MAKER" : "TAKER",
@@ -226,15 +229,18 @@ function parseStreamEvent(raw: unknown): StreamEvent {
   }
 }
 
-/** Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the router logs. */
-export function rejectionReason(error: string): string {
+/**
+ * Polymarket's rejection messages (docs.polymarket.com/resources/error-codes) as the reason codes the
+ * router logs. "not enough balance / allowance" is pUSD short on a buy, shares short on a sell.
+ */
+export function rejectionReason(error: string, side: TradeSide): string {
   const e = error.toLowerCase();
   if (e.includes("expiration")) return "order_expired";
   if (e.includes("fak") || e.includes("no orders found to match")) return "no_match";
   if (e.includes("fully filled") || e.includes("fok")) return "not_filled";
   if (e.includes("tick size")) return "invalid_tick";
   if (e.includes("lower than the minimum") || e.includes("min size")) return "below_min_size";
-  if (e.includes("balance") || e.includes("allowance")) return "insufficient_balance";
+  if (e.includes("balance") || e.includes("allowance")) return side === "buy" ? "insufficient_balance" : "insufficient_position";
   if (e.includes("signature")) return "invalid_signature";
   if (e.includes("not yet ready") || e.includes("closed")) return "market_closed";
   return "venue_rejected";
@@ -262,6 +268,12 @@ function levels(raw: unknown, at: string, order: "asc" | "desc"): Level[] {
 
 function sortLevels(levels: Level[], order: "asc" | "desc"): Level[] {
   return levels.sort((a, b) => (a.price === b.price ? 0 : (a.price < b.price) === (order === "asc") ? -1 : 1));
+}
+
+function tradeSide(raw: unknown, at: string): TradeSide {
+  const side = str(raw, at).toUpperCase();
+  if (side !== "BUY" && side !== "SELL") throw new WireError(`${at}: expected BUY or SELL, got ${JSON.stringify(raw)}`);
+  return side === "BUY" ? "buy" : "sell";
 }
 
 function unixSeconds(raw: unknown, at: string): number {

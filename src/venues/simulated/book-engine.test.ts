@@ -115,4 +115,24 @@ describe("BookEngine", () => {
     expect(e.take("YES", before.asks[0]!.price - 10_000n, ONE)).toEqual([]);
     expect(e.book("YES")).toEqual(before);
   });
+
+  it("sells into bids best first down to the limit, leaving a part level resting", () => {
+    const e = engine(5);
+    const bids = e.book("YES").bids;
+    const part = bids[1]!.shares / 2n / 10_000n * 10_000n;
+    const sold = e.sell("YES", bids[1]!.price, bids[0]!.shares + part);
+    expect(sold).toEqual([bids[0], { price: bids[1]!.price, shares: part }]);
+    expect(e.book("YES").bids).toEqual([{ price: bids[1]!.price, shares: bids[1]!.shares - part }, ...bids.slice(2)]);
+  });
+
+  it("sells NO into the NO bids, which are YES asks at 1 − the ask price, and nothing above the best bid", () => {
+    const e = engine(21);
+    const yesAsks = e.book("YES").asks;
+    const noLimit = ONE - yesAsks[1]!.price;
+    expect(e.sell("NO", noLimit, 10n ** 15n)).toEqual(yesAsks.slice(0, 2).map((l) => ({ price: ONE - l.price, shares: l.shares })));
+    expect(e.book("YES").asks).toEqual(yesAsks.slice(2));
+    const before = e.book("NO");
+    expect(e.sell("NO", before.bids[0]!.price + 1_000n, ONE)).toEqual([]);
+    expect(e.book("NO")).toEqual(before);
+  });
 });

@@ -108,13 +108,26 @@ export class BookEngine {
    * removes what it takes. Returns the levels taken, in the outcome's prices.
    */
   take(outcome: Outcome, limitPrice: PriceMicro, maxShares: ShareMicro): Level[] {
-    const side = outcome === "YES" ? this.asks : this.bids;
+    return this.consume(outcome === "YES" ? this.asks : this.bids, outcome, (price) => price <= limitPrice, maxShares);
+  }
+
+  /**
+   * Sells up to `maxShares` of `outcome` at prices no worse than `limitPrice` into the outcome's
+   * bids, best first, and removes what it takes. Returns the levels sold into, in the outcome's prices.
+   * A NO bid at q is a YES ask at 1 − q, so selling NO consumes YES asks.
+   */
+  sell(outcome: Outcome, limitPrice: PriceMicro, maxShares: ShareMicro): Level[] {
+    return this.consume(outcome === "YES" ? this.bids : this.asks, outcome, (price) => price >= limitPrice, maxShares);
+  }
+
+  /** Consumes one side of the YES book, best first, while its price in `outcome`'s terms is acceptable. */
+  private consume(side: Level[], outcome: Outcome, acceptable: (price: PriceMicro) => boolean, maxShares: ShareMicro): Level[] {
     const taken: Level[] = [];
     let left = maxShares;
     while (left > 0n && side[0]) {
       const resting = side[0];
       const price = outcome === "YES" ? resting.price : ONE - resting.price;
-      if (price > limitPrice) break;
+      if (!acceptable(price)) break;
       const shares = resting.shares < left ? resting.shares : left;
       taken.push({ price, shares });
       left -= shares;

@@ -5,6 +5,7 @@ import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, PlaceResult, Unsubscribe, VenueFill, VenueMarket } from "../venue.ts";
 import { BookEngine } from "./book-engine.ts";
+import { OWN_ACCOUNT, SimPositions } from "./positions.ts";
 import { Rng, seedFor } from "./prng.ts";
 import type { VenueProfile } from "./profiles.ts";
 
@@ -45,6 +46,9 @@ interface OrderRecord {
   result: PlaceResult;
   /** Shares still resting on the book (the `resting` fault); 0 once filled, killed or cancelled. */
   resting: bigint;
+  /** Whose order, and what a resting sell offers of its holding. */
+  account: string;
+  order: ChildOrder;
 }
 
 /** How far (at p = 0.5; less toward 0 or 1) a venue's mid may settle from the event's shared base price. */
@@ -63,6 +67,8 @@ export class SimExchange {
   private readonly markets_ = new Map<string, SimMarket>();
   private readonly orders = new Map<string, OrderRecord>();
   private readonly listeners = new Set<(u: BookUpdate) => void>();
+  /** Every account's holdings, from its fills. */
+  readonly positions = new SimPositions();
 
   constructor(opts: SimExchangeOptions) {
     this.profile = opts.profile;
@@ -138,12 +144,13 @@ export class SimExchange {
   }
 
   /**
-   * Executes an immediate-or-cancel buy. A repeated client order id gets the first answer back and
-   * nothing more is filled. An order that finds nothing to take is refused, as Polymarket refuses
-   * an unmatched FAK order: nothing happened, and a retry under the same id may still fill. An order
-   * that arrives after its expiry is refused and never trades.
+   * Executes an immediate-or-cancel order for `account`. A repeated client order id gets the first
+   * answer back and nothing more is filled. An order that finds nothing to take is refused, as
+   * Polymarket refuses an unmatched FAK order: nothing happened, and a retry under the same id may
+   * still fill. An order that arrives after its expiry is refused and never trades. A sell of more
+   * than the account holds (less what its resting sells offer) is refused before it meets the book.
    */
-  place(order: ChildOrder): PlaceResult {
+  place(order: ChildOrder, account = OWN_ACCOUNT): PlaceResult {
     const known = this.orders.get(order.clientOrderId);
     if (known) return known.result;
     if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
@@ -151,17 +158,26 @@ export class SimExchange {
     const checked = this.validate(order);
     if (typeof checked === "string") return { kind: "rejected", reason: checked };
     const { market: m, engine } = checked;
+    if (order.side === "sell") {
+      const sellable = this.positions.sellable(account, order.venueMarketId, order.outcome);
+      if (order.shares > sellable) {
+        return { kind: "rejected", reason: `insufficient_position: selling ${formatMicro(order.shares)} ${order.outcome} shares, ${formatMicro(sellable)} held and not offered` };
+      }
+    }
     const halve = this.faults.partial || this.faults.resting;
     const wanted = halve ? (order.shares / 2n / m.market.lotShares) * m.market.lotShares : order.shares;
-    const taken = engine.take(order.outcome, order.limitPrice, wanted);
+    const taken = order.side === "buy" ? engine.take(order.outcome, order.limitPrice, wanted) : engine.sell(order.outcome, order.limitPrice, wanted);
     if (taken.length === 0) {
-      return { kind: "rejected", reason: `no_match: nothing to take at or below ${formatMicro(order.limitPrice)}` };
+      return { kind: "rejected", reason: `no_match: nothing to take at ${order.side === "buy" ? "or below" : "or above"} ${formatMicro(order.limitPrice)}` };
     }
     const venueOrderId = this.profile.newOrderId();
     const fills = this.toFills(order, venueOrderId, taken, m.market);
     const filled = taken.reduce((s, l) => s + l.shares, 0n);
     const result: PlaceResult = { kind: filled === order.shares ? "filled" : "partial", venueOrderId, fills };
-    this.orders.set(order.clientOrderId, { venueOrderId, fills, result, resting: this.faults.resting ? order.shares - filled : 0n });
+    const resting = this.faults.resting ? order.shares - filled : 0n;
+    this.orders.set(order.clientOrderId, { venueOrderId, fills, result, resting, account, order });
+    this.positions.fill(account, order.venueMarketId, order.outcome, order.side, filled);
+    if (order.side === "sell") this.positions.offer(account, order.venueMarketId, order.outcome, resting);
     m.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
     m.updatedAt = this.clock.now();
     this.emit(order.venueMarketId);
@@ -182,6 +198,7 @@ export class SimExchange {
   cancel(clientOrderId: string): ChildStatus {
     const o = this.orders.get(clientOrderId);
     if (!o) return { kind: "not_found" };
+    if (o.order.side === "sell") this.positions.offer(o.account, o.order.venueMarketId, o.order.outcome, -o.resting);
     o.resting = 0n;
     return { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills };
   }
@@ -201,7 +218,7 @@ export class SimExchange {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return `unknown_market: ${this.venue} lists no market ${order.venueMarketId}`;
     if (m.market.status !== "open" || !m.engine) return `market_closed: ${order.venueMarketId} is ${m.market.status}`;
-    if (order.side !== "buy") return `invalid_side: ${String(order.side)}`;
+    if (order.side !== "buy" && order.side !== "sell") return `invalid_side: ${String(order.side)}`;
     if (order.outcome !== "YES" && order.outcome !== "NO") return `invalid_outcome: ${String(order.outcome)}`;
     const { tickSize, lotShares, minOrderShares } = m.market;
     if (order.limitPrice <= 0n || order.limitPrice >= ONE || order.limitPrice % tickSize !== 0n) {
@@ -223,7 +240,7 @@ export class SimExchange {
       const upTo = orderFee(market.feeModel, taken.slice(0, i + 1));
       const fee = upTo - charged;
       charged = upTo;
-      return { tradeId: randomUUID(), venueOrderId, clientOrderId: order.clientOrderId, price: level.price, shares: level.shares, fee };
+      return { tradeId: randomUUID(), venueOrderId, clientOrderId: order.clientOrderId, side: order.side, price: level.price, shares: level.shares, fee };
     });
   }
 

@@ -136,6 +136,31 @@ describe("simulated venues", () => {
     expect(limitless.book(id, "YES")!.bids[0]).toEqual(yesBids[1]);
   });
 
+  it("sell only what the account bought, into the bids at or above the limit, and keep the rest of a resting sell from being sold twice", async () => {
+    const { byId } = setup();
+    const poly = byId("polymarket-sim");
+    const id = marketOf(FED, poly.id);
+    const sell = (shares: bigint, o: Partial<ChildOrder> = {}) => order(poly, FED, { side: "sell", limitPrice: poly.book(id, "YES")!.bids[0]!.price - 30_000n, shares, ...o });
+    expect(await poly.place(sell(10n * ONE))).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^insufficient_position/) });
+    const bought = await poly.place(order(poly, FED, { shares: 20n * ONE }));
+    expect(bought.kind).toBe("filled");
+    expect(await poly.place(sell(21n * ONE))).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^insufficient_position/) });
+    const bids = poly.book(id, "YES")!.bids;
+    poly.setFaults({ resting: true });
+    const resting = sell(12n * ONE);
+    const r = await poly.place(resting);
+    poly.setFaults({ resting: false });
+    expect(r.kind).toBe("partial");
+    expect((await poly.status(resting.clientOrderId)).kind).toBe("open");
+    if (r.kind !== "partial") return;
+    expect(r.fills.every((f) => f.side === "sell" && f.price >= resting.limitPrice && f.price <= bids[0]!.price)).toBe(true);
+    // 6 sold, 6 offered by the resting rest: 8 of the 20 are left to sell until it is cancelled
+    expect((await poly.place(sell(9n * ONE))).kind).toBe("rejected");
+    await poly.cancel(resting.clientOrderId);
+    expect((await poly.place(sell(14n * ONE))).kind).toBe("filled");
+    expect((await poly.place(sell(5n * ONE))).kind).toBe("rejected");
+  });
+
   it("charge Polymarket's and Limitless's fees exactly as orderFee computes them", async () => {
     const { byId } = setup();
     for (const [venue, event] of [["polymarket-sim", "btc-above-150k-2026-12-31"], ["limitless-sim", "btc-above-150k-2026-12-31"]] as const) {

@@ -66,6 +66,39 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     expect(fills.data.fills.reduce((s, f) => s + Number(f.count_fp), 0)).toBe(2);
   });
 
+  it("sells YES back with an ask on the one YES book, netted against the YES held; reduce_only caps an ask at the position and refuses one with nothing to reduce", async () => {
+    // a market no other case trades, so that the position is this case's alone
+    const ticker = sim.exchange.markets().find((m) => m.status === "open" && m.venueMarketId !== TICKER)!.venueMarketId;
+    const dollars = (micro: bigint) => (Number(micro) / 1e6).toFixed(2);
+    const ioc = (client_order_id: string, side: "bid" | "ask", price: string, count: string, extra: Partial<CreateOrderV2Request> = {}): CreateOrderV2Request => ({
+      ticker,
+      client_order_id,
+      side,
+      count,
+      price,
+      time_in_force: "immediate_or_cancel",
+      self_trade_prevention_type: "taker_at_cross",
+      ...extra,
+    });
+    const orders = client(OrdersApi);
+    const bought = await orders.createOrderV2(ioc("sdk-sell-0", "bid", dollars(sim.exchange.book(ticker, "YES")!.asks[0]!.price + 50_000n), "3"));
+    expect(bought.data.fill_count).toBe("3.00");
+    const floor = dollars(sim.exchange.book(ticker, "YES")!.bids[0]!.price - 50_000n);
+    const sold = await orders.createOrderV2(ioc("sdk-sell-1", "ask", floor, "5", { reduce_only: true }));
+    expect(sold.data).toMatchObject({ fill_count: "3.00", remaining_count: "0.00" });
+    expect((await orders.getOrder(sold.data.order_id)).data.order).toMatchObject({ initial_count_fp: "3.00", book_side: "ask", outcome_side: "no" });
+    // a sell of YES is a fill toward NO, priced on the YES leg at or above the ask's price
+    const fills = (await client(PortfolioApi).getFills(ticker, sold.data.order_id)).data.fills;
+    expect(fills.every((f) => f.book_side === "ask" && f.outcome_side === "no" && Number(f.yes_price_dollars) >= Number(floor))).toBe(true);
+    expect(fills.reduce((n, f) => n + Number(f.count_fp), 0)).toBe(3);
+    await expect(orders.createOrderV2(ioc("sdk-sell-2", "ask", floor, "1", { reduce_only: true }))).rejects.toMatchObject({
+      response: { status: 400, data: { error: { code: "invalid_order" } } },
+    });
+    // without reduce_only the same ask is taken: with no YES left it buys NO
+    expect((await orders.createOrderV2(ioc("sdk-sell-3", "ask", floor, "1"))).data.fill_count).toBe("1.00");
+    expect(sim.exchange.positions.held("own", ticker, "YES") - sim.exchange.positions.held("own", ticker, "NO")).toBe(-1_000_000n);
+  });
+
   it("leaves a V2 order resting under the resting fault, cancels it with Cancel Order (V2), and reads it back cancelled", async () => {
     sim.faults.set({ resting: true });
     const orders = client(OrdersApi);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { ONE, type PriceMicro, type ShareMicro } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
+import { OWN_ACCOUNT } from "../../simulated/positions.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { formatCount, formatDollars, parseCount, parseDollars } from "../wire.ts";
 
@@ -76,7 +77,9 @@ interface StoredOrder {
 /**
  * The portfolio side of the Kalshi simulator: turns V2 create-order requests (one YES book, `bid` /
  * `ask`) into IOC buys on the shared exchange, cancels what rests of them, and keeps Kalshi's order
- * and fill records for the order and fills endpoints.
+ * and fill records for the order and fills endpoints. Kalshi nets an account's YES against its NO in
+ * one signed position per market (`position_fp`: YES held less NO held): a `bid` adds to it, an `ask`
+ * takes from it, so selling YES is buying NO, and `reduce_only` caps an order at what it can reduce.
  */
 export class KalshiOrderBook {
   private readonly orders: StoredOrder[] = [];
@@ -98,6 +101,8 @@ export class KalshiOrderBook {
     // selling YES at p or better is buying NO at 1 − p or better: one $1 contract between the two sides
     const outcome: Outcome = req.side === "bid" ? "YES" : "NO";
     const limitPrice = req.side === "bid" ? req.price : ONE - req.price;
+    const count = req.reduceOnly ? this.reducible(req.ticker, req.side, req.count) : req.count;
+    if (count === 0n) return refused(400, "invalid_order", "reduce_only order has no position to reduce");
     // an IOC order carries no expiry (Kalshi refuses one with expiration_time): it executes whenever it reaches the engine
     const child: ChildOrder = {
       clientOrderId: req.clientOrderId,
@@ -105,7 +110,7 @@ export class KalshiOrderBook {
       outcome,
       side: "buy",
       limitPrice,
-      shares: req.count,
+      shares: count,
       expiresAt: Number.POSITIVE_INFINITY,
     };
     const result = this.exchange.place(child);
@@ -147,7 +152,7 @@ export class KalshiOrderBook {
     }
     const stored: StoredOrder = {
       filled,
-      count: req.count,
+      count,
       record: {
         order_id: orderId,
         user_id: this.userId,
@@ -161,7 +166,7 @@ export class KalshiOrderBook {
         yes_price_dollars: formatDollars(req.price),
         no_price_dollars: formatDollars(ONE - req.price),
         fill_count_fp: formatCount(filled),
-        initial_count_fp: formatCount(req.count),
+        initial_count_fp: formatCount(count),
         taker_fill_cost_dollars: formatMicroDollars(cost),
         maker_fill_cost_dollars: "0.0000",
         taker_fees_dollars: formatDollars(fees),
@@ -229,6 +234,25 @@ export class KalshiOrderBook {
       .reverse();
   }
 
+  /**
+   * The account's position in a market, as Kalshi nets it: contracts of YES held less contracts of NO
+   * held (the exchange books an `ask` as a buy of NO).
+   */
+  private position(ticker: string): bigint {
+    return this.exchange.positions.held(OWN_ACCOUNT, ticker, "YES") - this.exchange.positions.held(OWN_ACCOUNT, ticker, "NO");
+  }
+
+  /**
+   * `reduce_only` (Create Order V2: "the order place count should be capped by the member's current
+   * position"): an `ask` reduces a YES position, a `bid` a NO one; 0 when the order would reduce nothing.
+   */
+  private reducible(ticker: string, side: "bid" | "ask", count: ShareMicro): ShareMicro {
+    const position = this.position(ticker);
+    const open = side === "ask" ? position : -position;
+    if (open <= 0n) return 0n;
+    return count < open ? count : open;
+  }
+
   /** The order as Kalshi shows it now: `resting` with its remaining count while part of it rests on the book (the `resting` fault). */
   private view(o: StoredOrder): KalshiOrderRecord {
     const resting = this.exchange.resting(o.record.client_order_id);
@@ -243,6 +267,7 @@ interface CreateRequest {
   side: "bid" | "ask";
   price: PriceMicro;
   count: ShareMicro;
+  reduceOnly: boolean;
 }
 
 function parseCreate(body: unknown): CreateRequest | { message: string } {
@@ -256,6 +281,7 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
   }
   // Create Order (V2): "The immediate_or_cancel time-in-force value cannot be combined with expiration_time"
   if (b.expiration_time !== undefined) return { message: "immediate_or_cancel cannot be combined with expiration_time" };
+  if (b.reduce_only !== undefined && typeof b.reduce_only !== "boolean") return { message: "reduce_only must be a boolean" };
   try {
     const price = parseDollars(b.price, "price");
     const count = parseCount(b.count, "count");
@@ -266,6 +292,7 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
       side: b.side,
       price,
       count,
+      reduceOnly: b.reduce_only === true,
     };
   } catch (err) {
     return { message: err instanceof Error ? err.message : String(err) };

@@ -16,8 +16,11 @@
  * /portfolio/history`, cursor pages) listing the account's trades, and an order signed with a passed
  * `expiration` refused as a ValidationError.
  *
- * Not covered, and why: the SDK's GTC/FOK orders, sells, cancel-all and cancel-replace (the simulator,
- * like the adapter, only executes FAK buys and cancels one order by id); `OrderClient` fetches `GET
+ * A FAK SELL built by the SDK after a buy sells the tokens bought (its history entries say `Sell`), and
+ * a SELL of tokens no longer held is refused as a ValidationError (400).
+ *
+ * Not covered, and why: the SDK's GTC/FOK orders, cancel-all and cancel-replace (the simulator, like
+ * the adapter, only executes FAK orders and cancels one order by id); `OrderClient` fetches `GET
  * /profiles/{address}` for the ownerId and the rank's fee rate before its first order, which the
  * simulator serves for its one account only (the real endpoint's other fields are not reproduced);
  * positions, AMM, partner-account, API-token derivation and authenticated stream channels are not
@@ -99,6 +102,29 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     // the SDK asks without `statuses`, which the venue answers with LIVE orders only: a matched FAK order is not among them
     const listed = await market.getUserOrders();
     expect(listed.map((o: { id: string }) => o.id)).not.toContain(placed.order.id);
+  });
+
+  it("sells with a FAK SELL what the account bought, lists it in the history as a Sell, and refuses a SELL of tokens no longer held", async () => {
+    const market = await markets.getMarket(slug);
+    const orders = new OrderClient({ httpClient: http, wallet: new Wallet(sim.credentials.privateKey), marketFetcher: markets });
+    const noBook = () => sim.exchange.book(slug, "NO")!;
+    const size = 2 * Number(sim.exchange.market(slug)!.minOrderShares) / 1e6;
+    const buyPrice = Math.min(0.999, Number(noBook().asks[0]!.price + 20_000n) / 1e6);
+    const bought = await orders.createOrder({ tokenId: market.tokens!.no, price: buyPrice, size, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug });
+    expect(bought.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n)).toBe(BigInt(size * 1e6));
+    const sellPrice = Math.max(0.001, Number(noBook().bids[0]!.price - 20_000n) / 1e6);
+    const sold = await orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
+    // the SDK's SELL: the shares offered, the USDC asked at the price
+    expect(sold.order).toMatchObject({ side: Side.SELL, makerAmount: size * 1e6 });
+    expect(sold.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n)).toBe(BigInt(size * 1e6));
+    const history = await new PortfolioFetcher(http).getUserHistory(undefined, 100);
+    const matchIds = new Set(sold.makerMatches!.map((m) => m.id));
+    const entries = history.data.filter((e) => matchIds.has((e as { matchId?: string }).matchId ?? ""));
+    expect(entries.map((e) => [e.strategy, e.outcomeIndex])).toEqual(sold.makerMatches!.map(() => ["Sell", 1]));
+    expect(entries.every((e) => Number(e.outcomeTokenPrice) >= sellPrice)).toBe(true);
+    const again = orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
+    await expect(again).rejects.toBeInstanceOf(ValidationError);
+    await expect(again).rejects.toMatchObject({ status: 400, message: "Insufficient outcome token balance" });
   });
 
   it("cancels a resting order with OrderClient.cancel, lists its trades with getUserHistory, and refuses an expired order", async () => {

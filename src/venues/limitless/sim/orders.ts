@@ -3,8 +3,8 @@ import type { Hex } from "viem";
 import { ceilDiv, formatMicro, notional, ONE } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
-import type { ChildOrder, PlaceResult } from "../../venue.ts";
-import { SIDE_BUY, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
+import type { ChildOrder, PlaceResult, TradeSide } from "../../venue.ts";
+import { SIDE_BUY, SIDE_SELL, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
 import { orderFromWire, orderSigner, wireOrder } from "../signing.ts";
 import { parsePrice, type LimitlessHistoryEntry, type LimitlessMatch } from "../wire.ts";
 
@@ -46,12 +46,16 @@ interface DeskOrder {
   key: string;
   matches: LimitlessMatch[];
   outcomeIndex: number;
+  side: TradeSide;
   /** One settlement transaction per taker order. */
   transactionHash: string;
   cancelled: boolean;
   /** While held by the market's taker delay: when the order meets the book (ms). */
   heldUntil?: number;
 }
+
+/** The refusal of a sell of more outcome tokens than the account holds (assumed words: Limitless documents none). */
+const NOT_ENOUGH_SHARES = "Insufficient outcome token balance";
 
 export type CreateOutcome = { kind: "created"; answer: OrderAnswer } | { kind: "refused"; status: number; message: string };
 
@@ -67,8 +71,9 @@ export interface DeskMarket {
 
 /**
  * The trading side of the Limitless simulator: checks a posted order as the venue would (owner,
- * EIP-712 signature by the account's wallet for the market's exchange, fee rate, amounts, expiry),
- * runs it as an immediate-or-cancel buy on the shared exchange, and keeps the order with its matches.
+ * EIP-712 signature by the account's wallet for the market's exchange, fee rate, amounts, expiry, and
+ * for a sell the outcome tokens the account holds), runs it as an immediate-or-cancel buy or sell on
+ * the shared exchange, and keeps the order with its matches.
  * Every answer that lists matches lists each twice while the `duplicateTrades` fault is on.
  */
 export class LimitlessOrderDesk {
@@ -112,9 +117,13 @@ export class LimitlessOrderDesk {
       return refused(400, "maker and signer must be the API token's wallet");
     }
     if (order.signatureType !== SIGNATURE_EOA) return refused(400, "only EOA signatures are accepted");
-    if (order.side !== SIDE_BUY) return refused(400, "this simulator only executes buys");
+    if (order.side !== SIDE_BUY && order.side !== SIDE_SELL) return refused(400, "side must be 0 (BUY) or 1 (SELL)");
     if (order.feeRateBps !== BigInt(market.feeRateBps)) return refused(400, `feeRateBps must be ${market.feeRateBps}`);
-    if (order.makerAmount < ceilDiv(price * order.takerAmount, ONE)) return refused(400, "makerAmount does not pay price × takerAmount");
+    // a BUY offers USDC (maker) for shares (taker), a SELL offers shares for USDC
+    const side: TradeSide = order.side === SIDE_BUY ? "buy" : "sell";
+    const shares = side === "buy" ? order.takerAmount : order.makerAmount;
+    if (side === "buy" && order.makerAmount < ceilDiv(price * shares, ONE)) return refused(400, "makerAmount does not pay price × takerAmount");
+    if (side === "sell" && order.takerAmount > (price * shares) / ONE) return refused(400, "takerAmount asks more than price × makerAmount");
     let signer: Hex;
     try {
       signer = await orderSigner(order, market.exchange, signature);
@@ -131,13 +140,14 @@ export class LimitlessOrderDesk {
     }
     if (clientOrderId !== undefined && this.byClientOrderId.has(clientOrderId)) return refused(409, "an order with this clientOrderId already exists");
 
-    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares: order.takerAmount, expiresAt: expiresAt(order.expiration) };
+    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side, limitPrice: price, shares, expiresAt: expiresAt(order.expiration) };
     const at = new Date(this.now()).toISOString();
     const id = randomUUID();
     let matches: LimitlessMatch[] = [];
     if (this.takerDelayMs === 0) {
       const result = this.exchange.place(child);
       if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused(400, "Order expired");
+      if (result.kind === "rejected" && result.reason.startsWith("insufficient_position")) return refused(400, NOT_ENOUGH_SHARES);
       if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(400, result.reason);
       matches = matchesOf(result, at);
     } else if (child.expiresAt <= this.now()) {
@@ -158,6 +168,7 @@ export class LimitlessOrderDesk {
       key,
       matches,
       outcomeIndex: outcome === "YES" ? 0 : 1,
+      side,
       transactionHash: `0x${randomBytes(32).toString("hex")}`,
       cancelled: false,
     };
@@ -218,7 +229,7 @@ export class LimitlessOrderDesk {
           outcomeTokenAmount: shares.toString(),
           outcomeTokenAmounts: amounts,
           outcomeTokenPrice: match.price,
-          strategy: "Buy",
+          strategy: o.side === "buy" ? "Buy" : "Sell",
           transactionHash: o.transactionHash,
           matchId: match.id,
           orderId: o.fields.id,

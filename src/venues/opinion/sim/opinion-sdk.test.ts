@@ -10,10 +10,13 @@
  * `market.depth.diff` websocket channel, and refusals: a wrong API key (the SDK's OpenApiError) and
  * an order signed by a wallet that does not own the Safe (a non-zero errno).
  *
+ * A limit SELL placed by the SDK after a buy sells the shares bought (its trades say `Sell`), and a
+ * SELL of shares no longer held is refused with a non-zero errno.
+ *
  * Not covered, and why: everything the SDK does on chain through its RPC (`enableTrading`, `split`,
  * `merge`, `redeem`, `getFeeRates`, which reads the FeeManager contract; the simulator serves the
  * OpenAPI's `GET /token/fee-rates` instead), given an RPC URL that points at nothing; market orders
- * and sells (the simulator executes limit buys only); categorical markets, labels, positions, balances,
+ * (the simulator executes limit orders only); categorical markets, labels, positions, balances,
  * price history, builder mode and the authenticated user channels of the websocket.
  */
 import { Client, OpenApiError, OrderSide, OrderType, TopicStatusFilter, type WebSocketClient } from "@opinion-labs/opinion-clob-sdk";
@@ -96,6 +99,26 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     expect(mine.result.list![0]!.fee).toMatch(/^\d+(\.\d+)?$/);
     const orders = await client.getMyOrders({ marketId: Number(marketId), limit: 20 });
     expect(orders.result.list!.map((o: { orderId?: string }) => o.orderId)).toContain(orderId);
+  });
+
+  it("sells with a limit SELL the shares the Safe bought, lists its trades as Sell, and refuses a SELL of shares no longer held", async () => {
+    const venueMarket = sim.exchange.market(marketId)!;
+    const no = () => sim.exchange.book(marketId, "NO")!;
+    const buyAt = no().asks[0]!.price + 50_000n;
+    const bought = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: formatMicro(buyAt < 990_000n ? buyAt : 990_000n), makerAmountInBaseToken: "5" })) as Envelope<{ orderData: { filledShares: string } }>;
+    expect(bought.result.orderData.filledShares).toBe("5");
+    const sellAt = no().bids[0]!.price - 50_000n;
+    const sell = () => client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.SELL, orderType: OrderType.LIMIT_ORDER, price: formatMicro(sellAt > 10_000n ? sellAt : 10_000n), makerAmountInBaseToken: "5" });
+    const sold = (await sell()) as Envelope<{ orderData: { orderId: string; filledShares: string; statusEnum: string; sideEnum: string; outcomeSideEnum: string } }>;
+    expect(sold.errmsg).toBe("");
+    expect(sold.result.orderData).toMatchObject({ filledShares: "5", statusEnum: "Finished", sideEnum: "Sell", outcomeSideEnum: "No" });
+    const detail = (await client.getOrderById(sold.result.orderData.orderId)) as Envelope<{ orderData: { trades: { side: string; price: string; shares: string }[] } }>;
+    const trades = detail.result.orderData.trades;
+    expect(trades.every((t) => t.side === "Sell" && Number(t.price) >= Number(formatMicro(sellAt)))).toBe(true);
+    expect(trades.reduce((s, t) => s + Number(t.shares), 0)).toBe(5);
+    const refused = await sell();
+    expect(refused).toMatchObject({ errmsg: "insufficient balance of the outcome token" });
+    expect(refused.errno).not.toBe(0);
   });
 
   it("cancels an order left pending, which then reads Canceled", async () => {

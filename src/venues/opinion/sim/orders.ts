@@ -2,16 +2,18 @@ import { randomBytes } from "node:crypto";
 import type { Hex } from "viem";
 import { ceilDiv, formatMicro, notional, ONE, type PriceMicro } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
-import { SIDE_BUY, type OrderStruct } from "../../ctf-order.ts";
+import { SIDE_BUY, SIDE_SELL, type OrderStruct } from "../../ctf-order.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { OPINION_SIM } from "../../simulated/profiles.ts";
-import type { ChildOrder, VenueFill } from "../../venue.ts";
+import type { ChildOrder, TradeSide, VenueFill } from "../../venue.ts";
 import { orderFromBody, orderSigner, SIGNATURE_GNOSIS_SAFE, TRADING_LIMIT } from "../signing.ts";
 import { ERRNO_DUPLICATE_ORDER, ORDER_CANCELED, ORDER_EXPIRED, ORDER_FINISHED, ORDER_PENDING, outcomeSide, parsePrice, type OpinionOrder, type OpinionTrade } from "../wire.ts";
 
 /** Refusals, as `{ errno, errmsg }` (assumed codes: Opinion documents none). */
 export const ERRNO_INVALID = 10_400;
 export const ERRNO_NOT_FOUND = 10_404;
+/** The refusal of a sell of more shares than the Safe holds (assumed words). */
+const NOT_ENOUGH_SHARES = "insufficient balance of the outcome token";
 
 export interface DeskMarket {
   marketId: number;
@@ -35,6 +37,7 @@ interface DeskOrder {
   key: string;
   market: DeskMarket;
   outcome: Outcome;
+  side: TradeSide;
   price: PriceMicro;
   shares: bigint;
   createdAt: number;
@@ -50,11 +53,11 @@ export type CreateOutcome = { kind: "created"; order: OpinionOrder } | { kind: "
 
 /**
  * The trading side of the Opinion simulator: checks a posted order as the venue would (market and
- * token, a limit buy, the Safe as maker and its owner as signer, the EIP-712 signature for the quote
- * token's exchange, amounts at the price, orderExpTime not passed, a salt not used before), runs it
- * on the shared exchange, and keeps it with its trades. The exchange kills what a limit order cannot
- * take at once, so an order ends `Canceled` with what it took, unless the `resting` fault leaves its
- * rest pending until a cancel or its orderExpTime.
+ * token, a limit buy or sell, the Safe as maker and its owner as signer, the EIP-712 signature for the
+ * quote token's exchange, amounts at the price, orderExpTime not passed, a salt not used before, and
+ * for a sell the shares the Safe holds), runs it on the shared exchange, and keeps it with its
+ * trades. The exchange kills what a limit order cannot take at once, so an order ends `Canceled` with
+ * what it took, unless the `resting` fault leaves its rest pending until a cancel or its orderExpTime.
  */
 export class OpinionOrderDesk {
   private readonly orders = new Map<string, DeskOrder>();
@@ -87,16 +90,20 @@ export class OpinionOrderDesk {
     const outcome = (Object.keys(market.tokens) as Outcome[]).find((o) => BigInt(market.tokens[o]) === order.tokenId);
     if (!outcome) return refused(`tokenId is not a position of market ${market.marketId}`);
     if (typeof b.currencyAddress !== "string" || b.currencyAddress.toLowerCase() !== this.account.quoteToken.toLowerCase()) return refused("currencyAddress is not the market's quote token");
-    if (order.side !== SIDE_BUY) return refused("this simulator only executes buys");
+    if (order.side !== SIDE_BUY && order.side !== SIDE_SELL) return refused("side must be 0 (BUY) or 1 (SELL)");
+    // a BUY pays the quote token (maker) for shares (taker), a SELL gives shares for the quote token
+    const side: TradeSide = order.side === SIDE_BUY ? "buy" : "sell";
+    const [paid, sharesIn] = side === "buy" ? [order.makerAmount, order.takerAmount] : [order.takerAmount, order.makerAmount];
     if (order.signatureType !== SIGNATURE_GNOSIS_SAFE) return refused("orders are signed by a Safe's owner (signatureType 2)");
     if (order.maker.toLowerCase() !== this.account.safe.toLowerCase() || order.signer.toLowerCase() !== this.account.signer.toLowerCase()) {
       return refused("maker must be the API key's Safe and signer its owner");
     }
     // an order for a fraction of a lot (the SDK sizes orders by their USDT amount) trades the whole lots in it
     const lot = OPINION_SIM.lotShares * 10n ** BigInt(this.account.decimals - 6);
-    const shares = ((order.takerAmount / lot) * lot) / 10n ** BigInt(this.account.decimals - 6);
-    if (shares === 0n) return refused("takerAmount is less than one lot (0.01 share)");
-    if (order.makerAmount < ceilDiv(price * order.takerAmount, ONE)) return refused("makerAmount does not pay price × takerAmount");
+    const shares = ((sharesIn / lot) * lot) / 10n ** BigInt(this.account.decimals - 6);
+    if (shares === 0n) return refused("the order is for less than one lot (0.01 share)");
+    if (side === "buy" && paid < ceilDiv(price * sharesIn, ONE)) return refused("makerAmount does not pay price × takerAmount");
+    if (side === "sell" && paid > (price * sharesIn) / ONE) return refused("takerAmount asks more than price × makerAmount");
     let signer: Hex;
     try {
       signer = await orderSigner(order, this.account.exchange, b.signature as Hex);
@@ -107,15 +114,17 @@ export class OpinionOrderDesk {
     const key = `${order.signer.toLowerCase()}:${order.salt}`;
     if (this.bySalt.has(key)) return refused("an order with this salt already exists", ERRNO_DUPLICATE_ORDER);
 
-    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side: "buy", limitPrice: price, shares, expiresAt: expTime === 0 ? Number.POSITIVE_INFINITY : expTime * 1000 };
+    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side, limitPrice: price, shares, expiresAt: expTime === 0 ? Number.POSITIVE_INFINITY : expTime * 1000 };
     const result = this.exchange.place(child);
     if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused("order expired");
+    if (result.kind === "rejected" && result.reason.startsWith("insufficient_position")) return refused(NOT_ENOUGH_SHARES);
     if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(result.reason);
     const placed: DeskOrder = {
       orderId: OPINION_SIM.newOrderId(),
       key,
       market,
       outcome,
+      side,
       price,
       shares,
       createdAt: Math.floor(this.now() / 1000),
@@ -174,8 +183,8 @@ export class OpinionOrderDesk {
       transNo: o.orderId,
       marketId: o.market.marketId,
       marketTitle: o.market.title,
-      side: 1,
-      sideEnum: "Buy",
+      side: o.side === "buy" ? 1 : 2,
+      sideEnum: o.side === "buy" ? "Buy" : "Sell",
       outcomeSide: outcomeSide(o.outcome),
       outcomeSideEnum: o.outcome === "YES" ? "Yes" : "No",
       outcome: o.outcome === "YES" ? "Yes" : "No",
@@ -202,7 +211,7 @@ export class OpinionOrderDesk {
       txHash: o.txHash,
       marketId: o.market.marketId,
       marketTitle: o.market.title,
-      side: "Buy",
+      side: o.side === "buy" ? "Buy" : "Sell",
       outcome: o.outcome === "YES" ? "Yes" : "No",
       outcomeSide: outcomeSide(o.outcome),
       outcomeSideEnum: o.outcome === "YES" ? "Yes" : "No",

@@ -3,6 +3,7 @@ import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { polygon } from "viem/chains";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { formatMicro, parseMicro } from "../../../domain/money.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { startPolymarketSim, type PolymarketSim } from "./index.ts";
 
@@ -93,6 +94,24 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
     // the client waited for the hashes: the answer named the trades, the trades name their transactions once mined
     expect(res.transactionsHashes?.sort()).toEqual(trades.map((t) => t.transaction_hash).sort());
     expect(await trader.getOrder(res.orderID)).toMatchObject({ id: res.orderID, status: "MATCHED", size_matched: "10" });
+  });
+
+  it("sells what a wallet bought with a FAK market SELL (its amount in shares), lists the trades as SELL, and refuses a SELL of shares the wallet no longer holds", async () => {
+    const fresh = generatePrivateKey();
+    const seller = client(fresh, await client(fresh).createOrDeriveApiKey());
+    const token = openListing().outcomeIds.NO;
+    const ask = bestAsk(await seller.getOrderBook(token));
+    const bought = await seller.createAndPostMarketOrder({ tokenID: token, amount: Math.round(Number(ask.price) * 10 * 100) / 100, side: Side.BUY }, { tickSize: "0.01" }, OrderType.FOK);
+    expect(bought).toMatchObject({ success: true, takingAmount: "10" });
+    const bid = (await seller.getOrderBook(token)).bids.at(-1)!;
+    expect(Number(bid.size)).toBeGreaterThanOrEqual(10);
+    const sold = await seller.createAndPostMarketOrder({ tokenID: token, amount: 10, side: Side.SELL }, { tickSize: "0.01" }, OrderType.FAK);
+    // a SELL makes shares and takes pUSD: 10 shares at the best bid
+    expect(sold).toMatchObject({ success: true, status: "matched", makingAmount: "10", takingAmount: formatMicro(parseMicro(bid.price, "bid") * 10n) });
+    const trades = await seller.getTrades({ asset_id: token });
+    expect(trades.filter((t) => t.taker_order_id === sold.orderID).map((t) => [t.side, t.price, t.size])).toEqual([["SELL", bid.price, "10"]]);
+    expect(await seller.getOrder(sold.orderID)).toMatchObject({ side: "SELL", status: "MATCHED", size_matched: "10" });
+    expect(await seller.createAndPostMarketOrder({ tokenID: token, amount: 5, side: Side.SELL }, { tickSize: "0.01" }, OrderType.FAK)).toMatchObject({ status: 400, error: "not enough balance / allowance" });
   });
 
   it("shows a resting order as LIVE and cancels it by DELETE /order", async () => {

@@ -3,7 +3,7 @@ import { recoverTypedDataAddress, type Hex } from "viem";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock, Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
-import type { VenueFill } from "../../venue.ts";
+import type { TradeSide, VenueFill } from "../../venue.ts";
 import { SIDE_BUY, SIDE_SELL } from "../../ctf-order.ts";
 import { ORDER_TYPES, orderDomain, orderHash, type OrderStruct } from "../order-signing.ts";
 import { cursorPage } from "./render.ts";
@@ -22,6 +22,7 @@ interface OrderRecord {
   market: string;
   assetId: string;
   outcome: Outcome;
+  side: TradeSide;
   price: bigint;
   originalSize: bigint;
   fills: VenueFill[];
@@ -57,6 +58,8 @@ const VERSION_MISMATCH = "order_version_mismatch";
 const DUPLICATED = "order is invalid. Duplicated. Same order has already been placed, can't be placed again";
 const FAK_NO_MATCH = "no orders found to match with FAK order. FAK orders are partially filled or killed if no match is found.";
 const FOK_NOT_FILLED = "order couldn't be fully filled. FOK orders are fully filled or killed.";
+/** What the CLOB answers an order whose maker asset the wallet lacks: pUSD for a buy, the outcome's shares for a sell (seen on production; the error-codes page does not list it). */
+const NOT_ENOUGH_BALANCE = "not enough balance / allowance";
 /** INVALID_ORDER_EXPIRATION of docs.polymarket.com/developers/CLOB/orders/create-order: "expiration field expresses a time before now". */
 const EXPIRED = "invalid expiration";
 /** `not_canceled` reasons: the docs name the map but none of its words, so these are the simulator's own. */
@@ -66,7 +69,8 @@ const NOT_RESTING = "order is not open: already matched or canceled";
 /**
  * Polymarket's CLOB V2 order endpoints over the shared matching engine: checks a posted order as the
  * venue does (order version, owner, EIP-712 V2 signature, token, tick, size, duplicate hash,
- * expiration), fills it immediately (FAK or FOK), keeps the order and its trades for `/data/order` and
+ * expiration, and for a SELL the shares the wallet holds), fills it immediately (FAK or FOK), buying
+ * from the asks or selling into the bids, keeps the order and its trades for `/data/order` and
  * `/data/trades`, and cancels what the `resting` fault left open (`DELETE /order`). Execution is
  * asynchronous as in V2: the answer names the trades, whose settlement transactions come later.
  */
@@ -96,6 +100,7 @@ export class SimOrderBook {
     if (b.owner !== caller.apiKey) return bad("the order owner has to be the owner of the API KEY");
     const ref = typeof o["tokenId"] === "string" ? this.tokenRef(o["tokenId"]) : undefined;
     if (!ref) return bad("Invalid token id");
+    if (o["side"] !== "BUY" && o["side"] !== "SELL") return bad("Invalid order payload");
     let struct: OrderStruct;
     let expiration: bigint;
     try {
@@ -126,18 +131,20 @@ export class SimOrderBook {
     if (!signer || signer.toLowerCase() !== struct.signer.toLowerCase() || signer.toLowerCase() !== caller.address.toLowerCase()) {
       return bad("invalid signature");
     }
-    if (struct.side !== SIDE_BUY) return bad("order is invalid. The simulator takes buy orders only");
     const orderType = b.orderType;
     if (orderType !== "FAK" && orderType !== "FOK") return bad(`order type ${String(orderType)} is not supported by the simulator: use FAK or FOK`);
-    const shares = struct.takerAmount;
-    if (shares <= 0n || (struct.makerAmount * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
-    const price = (struct.makerAmount * ONE) / shares;
+    // a BUY gives pUSD (maker) for shares (taker), a SELL gives shares for pUSD: the price is pUSD per share either way
+    const side: TradeSide = struct.side === SIDE_BUY ? "buy" : "sell";
+    const [usdc, shares] = side === "buy" ? [struct.makerAmount, struct.takerAmount] : [struct.takerAmount, struct.makerAmount];
+    if (shares <= 0n || (usdc * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
+    const price = (usdc * ONE) / shares;
     const id = orderHash(struct, false);
     if (this.orders.has(id)) return bad(DUPLICATED);
-    if (orderType === "FOK" && this.available(ref, price) < shares) return bad(FOK_NOT_FILLED);
+    if (orderType === "FOK" && this.available(ref, side, price) < shares) return bad(FOK_NOT_FILLED);
     // checked now, as the order is processed, however long it took to arrive; 0 signs no expiry
     const expiresAt = expiration === 0n ? Number.POSITIVE_INFINITY : Number(expiration) * 1000;
-    const result = this.exchange.place({ clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side: "buy", limitPrice: price, shares, expiresAt });
+    const child = { clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side, limitPrice: price, shares, expiresAt };
+    const result = this.exchange.place(child, caller.address.toLowerCase());
     if (result.kind === "rejected") return bad(venueMessage(result.reason, price, shares, ref));
     if (result.kind === "unknown") return { status: 500, body: { error: "Internal Server Error" } };
     const record: OrderRecord = {
@@ -145,6 +152,7 @@ export class SimOrderBook {
       market: ref.conditionId,
       assetId: struct.tokenId.toString(),
       outcome: ref.outcome,
+      side,
       price,
       originalSize: shares,
       fills: result.fills.map((f) => ({ ...f, venueOrderId: id })),
@@ -161,7 +169,7 @@ export class SimOrderBook {
     for (const trade of record.fills) this.trades.set(trade.tradeId, { trade, order: record });
     executed(ref.conditionId);
     const filled = record.fills.reduce((s, f) => s + f.shares, 0n);
-    const spent = record.fills.reduce((s, f) => s + (f.price * f.shares) / ONE, 0n);
+    const paid = record.fills.reduce((s, f) => s + (f.price * f.shares) / ONE, 0n);
     return {
       status: 200,
       body: {
@@ -172,8 +180,9 @@ export class SimOrderBook {
         // settlement follows the match: the hashes are on the trades once mined
         transactionsHashes: [],
         status: this.exchange.resting(id) > 0n ? "live" : "matched",
-        takingAmount: formatMicro(filled),
-        makingAmount: formatMicro(spent),
+        // what the order took and gave: shares for pUSD on a buy, pUSD for shares on a sell
+        takingAmount: formatMicro(side === "buy" ? filled : paid),
+        makingAmount: formatMicro(side === "buy" ? paid : filled),
       },
     };
   }
@@ -191,7 +200,7 @@ export class SimOrderBook {
         maker_address: r.maker,
         market: r.market,
         asset_id: r.assetId,
-        side: "BUY",
+        side: r.side.toUpperCase(),
         original_size: formatMicro(r.originalSize),
         size_matched: formatMicro(r.fills.reduce((s, f) => s + f.shares, 0n)),
         price: formatMicro(r.price),
@@ -243,9 +252,11 @@ export class SimOrderBook {
     return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
   }
 
-  private available(ref: SimMarketRef, limit: bigint): bigint {
+  /** Shares a FOK order could take now: asks at or below its price for a buy, bids at or above it for a sell. */
+  private available(ref: SimMarketRef, side: TradeSide, limit: bigint): bigint {
     const book = this.exchange.book(ref.conditionId, ref.outcome);
-    return (book?.asks ?? []).filter((l) => l.price <= limit).reduce((s, l) => s + l.shares, 0n);
+    const levels = side === "buy" ? (book?.asks ?? []).filter((l) => l.price <= limit) : (book?.bids ?? []).filter((l) => l.price >= limit);
+    return levels.reduce((s, l) => s + l.shares, 0n);
   }
 
   /** A trade as `GET /data/trades` lists it, at its settlement stage `now`: the transaction hash once mined. */
@@ -258,7 +269,7 @@ export class SimOrderBook {
       taker_order_id: o.id,
       market: o.market,
       asset_id: o.assetId,
-      side: "BUY",
+      side: o.side.toUpperCase(),
       size: formatMicro(t.shares),
       fee_rate_bps: o.feeRateBps.toString(),
       price: formatMicro(t.price),
@@ -293,6 +304,8 @@ function venueMessage(reason: string, price: bigint, shares: bigint, ref: SimMar
       return `order is invalid. Size (${formatMicro(shares)}) lower than the minimum: ${formatMicro(ref.minOrderShares)}`;
     case "market_closed":
       return "the market is not yet ready to process new orders";
+    case "insufficient_position":
+      return NOT_ENOUGH_BALANCE;
     default:
       return `order is invalid. ${reason}`;
   }
