@@ -19,6 +19,8 @@
  * What the suite assumes of the simulator:
  * - it lists exactly the catalog's listings for `venue.id` (open, closed and resolved ones), and
  *   moves the books of open markets by itself every few tens of ms (the harness picks the pace);
+ * - it starts every account with nothing held, and keeps what each holds from its fills, so the
+ *   adapter sells only what it bought (on a venue that nets outcomes, see `netting`);
  * - the fault switches below act on the wire, not inside the adapter: the adapter under test
  *   must cope with them the way it would cope with the real venue.
  *
@@ -94,6 +96,12 @@ export interface ConformanceHarness {
   /** Another adapter on the same simulator whose request signing the simulator must refuse (not started). */
   withWrongCredentials(): Venue;
   examples: { fees: FeeExample[]; signing: SigningExample[] };
+  /**
+   * The venue keeps one net position per market (Kalshi: YES held less NO held), so selling an
+   * outcome the account does not hold is the other outcome's buy, which the venue takes, rather than
+   * a refusal.
+   */
+  netting: boolean;
   stop(): Promise<void>;
 }
 
@@ -128,6 +136,7 @@ export async function simHarness<C>(
   create: (options: AdapterOptions<C>) => Venue,
   spoil: (credentials: C) => C,
   examples: ConformanceHarness["examples"],
+  netting = false,
 ): Promise<ConformanceHarness> {
   const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
   const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, ...timing };
@@ -140,6 +149,7 @@ export async function simHarness<C>(
     timing,
     withWrongCredentials: () => create({ ...options, credentials: spoil(sim.credentials) }),
     examples,
+    netting,
     stop: async () => {
       await venue.stop();
       await sim.stop();

@@ -55,5 +55,5 @@ let seed = 200;
 
 runConformance("kalshi", async () => {
   const sim = await startKalshiSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
-  return simHarness(sim, catalog, (options) => createKalshiVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, privateKeyPem: wrongKey }), { fees, signing });
+  return simHarness(sim, catalog, (options) => createKalshiVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, privateKeyPem: wrongKey }), { fees, signing }, true);
 });

@@ -57,6 +57,99 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       };
     };
     const filledShares = (fills: { shares: bigint }[]) => fills.reduce((s, f) => s + f.shares, 0n);
+    /**
+     * Buys `outcome` through the adapter, so the account holds it on the venue; answers the shares
+     * bought. 20 ticks of room above the best ask (capped below 1), so a book that ticks before the
+     * order arrives still fills it.
+     */
+    const hold = async (m: VenueMarket, outcome: Outcome = "YES"): Promise<bigint> => {
+      const order = takingOrder(m, outcome);
+      const roomy = order.limitPrice + 18n * m.tickSize;
+      const r = await h.venue.place({ ...order, limitPrice: roomy < ONE ? roomy : ONE - m.tickSize });
+      expect(r.kind, "the buy that gives the account something to sell").toBe("filled");
+      return r.kind === "filled" ? filledShares(r.fills) : 0n;
+    };
+    /** A sell of `shares` into the bids, with 20 ticks of room below the best bid (never below one tick) for the book to move. */
+    const sellingOrder = (m: VenueMarket, outcome: Outcome, shares: bigint, extra: Partial<ChildOrder> = {}): ChildOrder => {
+      const roomy = h.venue.book(m.venueMarketId, outcome)!.bids[0]!.price - 20n * m.tickSize;
+      return {
+        clientOrderId: `conf-sell-${process.pid}-${Date.now()}-${++seq}`,
+        venueMarketId: m.venueMarketId,
+        outcome,
+        side: "sell",
+        limitPrice: roomy > m.tickSize ? roomy : m.tickSize,
+        shares,
+        expiresAt: Date.now() + 60_000,
+        ...extra,
+      };
+    };
+    /** A sell of all the YES shares the account buys first in an open market. */
+    const sellOfHeld = async (): Promise<ChildOrder> => {
+      const m = openMarket();
+      return sellingOrder(m, "YES", await hold(m));
+    };
+    /**
+     * Places an order that fills all it asks, each fill once, on its side, at or within its limit
+     * (no more for a buy, no less for a sell), charged the venue's fee, and reported again by status.
+     */
+    const expectFilled = async (m: VenueMarket, order: ChildOrder) => {
+      const r = await h.venue.place(order);
+      expect(r.kind, JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe("filled");
+      if (r.kind !== "filled") return;
+      expect(filledShares(r.fills)).toBe(order.shares);
+      expect(new Set(r.fills.map((f) => f.tradeId)).size).toBe(r.fills.length);
+      for (const f of r.fills) {
+        expect(f.side).toBe(order.side);
+        expect(order.side === "buy" ? f.price <= order.limitPrice : f.price >= order.limitPrice).toBe(true);
+        expect(f.clientOrderId).toBe(order.clientOrderId);
+        expect(f.venueOrderId).toBe(r.venueOrderId);
+      }
+      expect(r.fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(m.feeModel, r.fills));
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+    };
+    /** Places an order twice under one client id: the repeat answers the first placement, and nothing more fills. */
+    const expectRepeatAnswered = async (order: ChildOrder) => {
+      const first = await h.venue.place(order);
+      const again = await h.venue.place(order);
+      expect(first.kind).toBe("filled");
+      expect(again).toEqual(first);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: first.kind === "filled" ? first.fills : [] });
+    };
+    /** Under the partial-fill fault: a partial fill of the order, on its side, which status reports done. */
+    const expectPartial = async (order: ChildOrder) => {
+      h.faults.set({ partialFills: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("partial");
+      if (r.kind !== "partial") return;
+      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
+      expect(r.fills.every((f) => f.side === order.side)).toBe(true);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: r.fills });
+    };
+    /** Under the resting fault: the order is left open with what it took, and cancel (once or twice) closes it with those fills. */
+    const expectRestingCancelled = async (order: ChildOrder) => {
+      h.faults.set({ resting: true });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("open");
+      if (r.kind !== "open") return;
+      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
+      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "open", venueOrderId: r.venueOrderId, fills: r.fills });
+      const done = { kind: "done", venueOrderId: r.venueOrderId, fills: r.fills };
+      expect(await h.venue.cancel(order.clientOrderId, order)).toEqual(done);
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual(done);
+      expect(await h.venue.cancel(order.clientOrderId, order)).toEqual(done);
+    };
+    /** Places an order that fills, then finds each of its fills once among the account's trades, on the order's side. */
+    const expectListedOnce = async (order: ChildOrder) => {
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      if (r.kind !== "filled") return;
+      const trades = await h.venue.trades();
+      for (const f of r.fills) {
+        const t = trades.filter((x) => x.tradeId === f.tradeId);
+        expect(t).toHaveLength(1);
+        expect(t[0]).toMatchObject({ tradeId: f.tradeId, venueOrderId: f.venueOrderId, side: order.side, price: f.price, shares: f.shares });
+      }
+    };
 
     it("lists exactly the catalog's markets for this venue, with trading rules and fee model", async () => {
       const markets = await h.venue.markets();
@@ -115,20 +208,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
 
     it("places an order that fills at or below its limit, charges the venue's fee, and reports it again by status", async () => {
       const m = openMarket();
-      const order = takingOrder(m);
-      const r = await h.venue.place(order);
-      expect(r.kind, JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? String(v) : v))).toBe("filled");
-      if (r.kind !== "filled") return;
-      expect(filledShares(r.fills)).toBe(order.shares);
-      expect(new Set(r.fills.map((f) => f.tradeId)).size).toBe(r.fills.length);
-      for (const f of r.fills) {
-        expect(f.price <= order.limitPrice).toBe(true);
-        expect(f.clientOrderId).toBe(order.clientOrderId);
-        expect(f.venueOrderId).toBe(r.venueOrderId);
-      }
-      expect(r.fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(m.feeModel, r.fills));
-      const st = await h.venue.status(order.clientOrderId, order);
-      expect(st).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+      await expectFilled(m, takingOrder(m));
       expect(h.venue.latency().samples).toBeGreaterThan(0);
     });
 
@@ -138,12 +218,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("answers a repeated client order id with the same order and fills nothing more", async () => {
-      const order = takingOrder(openMarket());
-      const first = await h.venue.place(order);
-      const again = await h.venue.place(order);
-      expect(first.kind).toBe("filled");
-      expect(again).toEqual(first);
-      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: first.kind === "filled" ? first.fills : [] });
+      await expectRepeatAnswered(takingOrder(openMarket()));
     });
 
     it("refuses, definitely, an order with nothing to take at its limit", async () => {
@@ -216,13 +291,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("fault partial fills: reports a partial fill of what was taken", async () => {
-      const order = takingOrder(openMarket());
-      h.faults.set({ partialFills: true });
-      const r = await h.venue.place(order);
-      expect(r.kind).toBe("partial");
-      if (r.kind !== "partial") return;
-      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
-      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: r.fills });
+      await expectPartial(takingOrder(openMarket()));
     });
 
     it("refuses, definitely, an order that arrives after its expiry, and never fills it", async () => {
@@ -247,17 +316,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("fault resting: reports an order left open, which cancel closes with the fills it had", async () => {
-      const order = takingOrder(openMarket());
-      h.faults.set({ resting: true });
-      const r = await h.venue.place(order);
-      expect(r.kind).toBe("open");
-      if (r.kind !== "open") return;
-      expect(filledShares(r.fills) > 0n && filledShares(r.fills) < order.shares).toBe(true);
-      expect(await h.venue.status(order.clientOrderId, order)).toMatchObject({ kind: "open", venueOrderId: r.venueOrderId, fills: r.fills });
-      const cancelled = await h.venue.cancel(order.clientOrderId, order);
-      expect(cancelled).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
-      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
-      expect(await h.venue.cancel(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
+      await expectRestingCancelled(takingOrder(openMarket()));
     });
 
     it("cancel of an order the venue does not hold answers not found", async () => {
@@ -278,16 +337,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("lists the account's trades: every fill placed, once each", async () => {
-      const order = takingOrder(openMarket());
-      const r = await h.venue.place(order);
-      expect(r.kind).toBe("filled");
-      if (r.kind !== "filled") return;
-      const trades = await h.venue.trades();
-      for (const f of r.fills) {
-        const t = trades.filter((x) => x.tradeId === f.tradeId);
-        expect(t).toHaveLength(1);
-        expect(t[0]).toMatchObject({ tradeId: f.tradeId, venueOrderId: f.venueOrderId, price: f.price, shares: f.shares });
-      }
+      await expectListedOnce(takingOrder(openMarket()));
     });
 
     it("fault dropped stream: reconnects by itself and its books move again", async () => {
@@ -328,6 +378,61 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       for (const until = Date.now() + 900; Date.now() < until && longest < MAX_QUEUE_MS; await sleep(10)) longest = Math.max(longest, h.venue.queueDelayMs!());
       expect(longest).toBeGreaterThan(MAX_QUEUE_MS);
       expect((await placing).kind).toBe("rejected");
+    });
+
+    it("sells what the account holds into the bids at or above its limit, charges the venue's fee, and reports it again by status", async () => {
+      const m = openMarket();
+      await expectFilled(m, sellingOrder(m, "YES", await hold(m)));
+    });
+
+    it("sells NO as well as YES, in NO's own prices", async () => {
+      const m = openMarket();
+      const order = sellingOrder(m, "NO", await hold(m, "NO"));
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("filled");
+      if (r.kind === "filled") for (const f of r.fills) expect(f.side === "sell" && f.price >= order.limitPrice).toBe(true);
+    });
+
+    it("refuses, definitely, a sell with nothing to take at or above its limit", async () => {
+      const m = openMarket();
+      const held = await hold(m);
+      const order = sellingOrder(m, "YES", held, { limitPrice: ONE - m.tickSize });
+      const r = await h.venue.place(order);
+      expect(r.kind).toBe("rejected");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+      // nothing was sold: all of it still sells
+      expect((await h.venue.place(sellingOrder(m, "YES", held))).kind).toBe("filled");
+    });
+
+    it("refuses, definitely, a sell of more than the account holds, and sells nothing of it (on a netting venue, the rest is the other outcome's buy)", async () => {
+      const m = openMarket();
+      const held = await hold(m);
+      const order = sellingOrder(m, "YES", held + m.minOrderShares);
+      const r = await h.venue.place(order);
+      if (h.netting) {
+        expect(r.kind).toBe("filled");
+        return;
+      }
+      expect(r.kind).toBe("rejected");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+      expect((await h.venue.place(sellingOrder(m, "YES", held))).kind).toBe("filled");
+    });
+
+    it("answers a repeated sell's client order id with the same order and sells nothing more", async () => {
+      await expectRepeatAnswered(await sellOfHeld());
+    });
+
+    it("fault partial fills: reports a partial fill of a sell", async () => {
+      await expectPartial(await sellOfHeld());
+    });
+
+    it("fault resting: a sell left open is closed by cancel with the fills it had", async () => {
+      await expectRestingCancelled(await sellOfHeld());
+    });
+
+    it("lists the account's sells among its trades: each fill once, as a sell, at its price, beside the buy that came before", async () => {
+      await expectListedOnce(await sellOfHeld());
+      expect((await h.venue.trades()).some((t) => t.side === "buy")).toBe(true);
     });
   });
 }
