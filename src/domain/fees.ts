@@ -73,6 +73,17 @@ export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
 }
 
 /**
+ * What a seller nets per share selling into the whole bid level, fees deducted, rounded down to the
+ * micro-USDC. Every venue here charges its taker fee on sells by the same formula as on buys (the
+ * sell's price and shares in place of the buy's), taken from the USDC the sale pays: Polymarket
+ * and Opinion charge takers whatever the side, Kalshi's sell of YES is a buy of NO at 1 − P and
+ * P(1 − P) is symmetric, Limitless signs the same feeRateBps into sells (docs/router.md, "Sells").
+ */
+export function sellFeeAdjustedPrice(model: FeeModel, level: Level): bigint {
+  return level.price - ceilDiv(orderFee(model, [level]) * ONE, level.shares);
+}
+
+/**
  * The most one taker order for `shares` at no worse than `limit` can cost, fees included: every
  * share filled at the limit. A share's price plus its fee grows with the price under every model
  * here (the fee's slope is below 1), so no fill at a better price costs more; and on the venues'

@@ -75,6 +75,11 @@ export function notional(price: PriceMicro, shares: ShareMicro): Micro {
   return ceilDiv(price * shares, ONE);
 }
 
+/** What selling `shares` micro-shares at `price` micro-USDC per share pays, rounded down to the micro. */
+export function proceedsOf(price: PriceMicro, shares: ShareMicro): Micro {
+  return (price * shares) / ONE;
+}
+
 function invalid(field: string, why: string): AppError {
   return new AppError("invalid_request", `${field} ${why}`, { fields: { [field]: why } });
 }

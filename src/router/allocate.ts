@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { RAW_PER_MICRO, roundingBelow, slopeLess, type Curve, type Slope } from "./curve.ts";
+import { RAW_PER_MICRO, roundingBelow, slopeLess, type Curve, type Ladder, type Slope } from "./curve.ts";
 
 /** Lots per venue (indexed like the curves) with the exact total they cost and can cost at most. */
 export interface Allocation {
@@ -20,7 +20,7 @@ function fits(limits: Limits, worst: Micro, cost: Micro, shares: ShareMicro): bo
   return worst <= limits.budget && (limits.avgCap === null || cost * ONE <= limits.avgCap * shares);
 }
 
-function legCount(a: Allocation): number {
+export function legCount(a: { lots: readonly bigint[] }): number {
   return a.lots.filter((k) => k > 0n).length;
 }
 
@@ -47,14 +47,15 @@ export function bestAllocation(curves: readonly Curve[], limits: Limits, breadth
   return better(refined, kept) ? refined : kept;
 }
 
-interface Piece {
+export interface Piece {
   to: bigint;
   slope: Slope;
   /** A minimum size of more than one lot, taken whole or not at all. */
   whole: boolean;
 }
 
-function nextPiece(c: Curve, k: bigint): Piece | undefined {
+/** The piece after lot k of a venue's book, whichever side: its first piece is its minimum size when that is more than one lot. */
+export function nextPiece(c: Ladder, k: bigint): Piece | undefined {
   if (k === 0n && c.minLots > 1n) {
     return c.has(c.minLots) ? { to: c.minLots, slope: { num: c.raw(c.minLots), den: c.minLots * c.lot }, whole: true } : undefined;
   }
@@ -202,13 +203,7 @@ function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda:
   });
   const below = curves.reduce((s, c) => s + roundingBelow(c.quote.feeModel) * RAW_PER_MICRO, 0n);
   const D = limits.budget * RAW_PER_MICRO + below + H.reduce((s, x) => s + x, 0n) - lambda * g.shares;
-  const nearest = curves.flatMap((c, v) => {
-    if (!c.has(1n)) return [];
-    const d = c.priceAt(g.lots[v]!) - lambda;
-    return [{ v, distance: d < 0n ? -d : d }];
-  });
-  nearest.sort((x, y) => (x.distance !== y.distance ? (x.distance < y.distance ? -1 : 1) : x.v - y.v));
-  const moved = new Set(nearest.slice(0, MARGIN * breadth).map((x) => x.v));
+  const moved = nearest(curves, g.lots, lambda, MARGIN * breadth);
   let base: State = { shares: 0n, cost: 0n, worst: 0n, legs: 0, v: -1, k: 0n, prev: undefined };
   const choice = new Map<number, Choices>();
   for (const [v, c] of curves.entries()) {
@@ -254,6 +249,17 @@ function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda:
   const lots = curves.map(() => 0n);
   for (let s = best; s !== undefined; s = s.prev) if (s.v >= 0) lots[s.v] = s.k;
   return best ? { lots, cost: best.cost, worst: best.worst, shares: best.shares } : { lots, cost: 0n, worst: 0n, shares: 0n };
+}
+
+/** The `count` venues (of those with any lot) whose next lot after `lots` is priced nearest λ; ties to the lower index. */
+export function nearest(curves: readonly Ladder[], lots: readonly bigint[], lambda: bigint, count: number): Set<number> {
+  const near = curves.flatMap((c, v) => {
+    if (!c.has(1n)) return [];
+    const d = c.priceAt(lots[v]!) - lambda;
+    return [{ v, distance: d < 0n ? -d : d }];
+  });
+  near.sort((x, y) => (x.distance !== y.distance ? (x.distance < y.distance ? -1 : 1) : x.v - y.v));
+  return new Set(near.slice(0, count).map((x) => x.v));
 }
 
 function step(st: State, v: number, o: Option): State {
@@ -366,7 +372,7 @@ export function dust(curves: readonly Curve[], a: Allocation, limits: Limits, be
 }
 
 /** A binary min-heap of venues keyed by the slope of their next piece; ties go to the lower venue index. */
-class PieceHeap {
+export class PieceHeap {
   private readonly items: { v: number; piece: Piece }[] = [];
 
   push(v: number, piece: Piece): void {

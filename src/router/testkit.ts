@@ -3,10 +3,10 @@
  * the router beyond the domain's own formulas, so agreement between the two means something.
  */
 import fc from "fast-check";
-import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, orderFee, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { feeAdjustedPrice, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
-import type { Plan, PlanRequest, Refusal, RefusalCode, VenueQuote } from "./types.ts";
+import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
 
 export const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
 
@@ -22,6 +22,12 @@ export function quote(venue: string, asks: [number, number][], over: Partial<Ven
     latencyMs: 50,
     ...over,
   };
+}
+
+/** A venue's bids for a sell, best first, with the shares held there (by default more than any book here). */
+export function sellQuote(venue: string, bids: [number, number][], over: Partial<SellQuote> = {}): SellQuote {
+  const { asks, ...rest } = quote(venue, bids);
+  return { ...rest, bids: asks, inventory: 1_000_000n * ONE, ...over };
 }
 
 export function usdc(x: number): Micro {
@@ -71,12 +77,58 @@ function venueQuote(name: string, grid: "any" | "real"): fc.Arbitrary<VenueQuote
     });
 }
 
-/** The same cases with every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5). */
+/** Every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5). */
+function onOpinion<Q extends { feeModel: FeeModel }>(quotes: Q[]): Q[] {
+  return quotes.map((q, i) => ({ ...q, feeModel: { kind: "opinion", ratePpm: i % 2 === 0 ? 40_000n : 80_000n } }));
+}
+
+/** The same cases with every venue on Opinion's fee curve. */
 export function opinionCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
-  return routingCase(grid).map(({ req, quotes }) => ({
-    req,
-    quotes: quotes.map((q, i): VenueQuote => ({ ...q, feeModel: { kind: "opinion", ratePpm: i % 2 === 0 ? 40_000n : 80_000n } })),
-  }));
+  return routingCase(grid).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+}
+
+/** The sell cases with every venue on Opinion's fee curve. */
+export function opinionSaleCase(grid: "any" | "real"): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
+  return saleCase(grid).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+}
+
+/**
+ * The same small books as bids (prices descending), each venue holding all of its book, none of
+ * it, or some shares in between: the cap the inventory puts on its sell.
+ */
+function venueSellQuote(name: string, grid: "any" | "real"): fc.Arbitrary<SellQuote> {
+  return venueQuote(name, grid).chain(({ asks, ...q }) => {
+    const depth = asks.reduce((s, l) => s + l.shares, 0n);
+    const inventory = fc.oneof(
+      { weight: 3, arbitrary: fc.constant(1_000_000n * ONE) },
+      { weight: 1, arbitrary: fc.constant(0n) },
+      { weight: 3, arbitrary: fc.bigInt({ min: 1n, max: depth }) },
+    );
+    return inventory.map((inventory) => ({ ...q, bids: [...asks].reverse(), inventory }));
+  });
+}
+
+/** Sells of up to 1.3 times what the venues together hold and could sell, or of up to 30 shares whatever they hold. */
+export function saleCase(grid: "any" | "real"): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
+  return fc
+    .integer({ min: 1, max: 3 })
+    .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => venueSellQuote(`v${i}`, grid))))
+    .chain((quotes) => {
+      const held = quotes.reduce((s, q) => {
+        const depth = q.bids.reduce((d, l) => d + l.shares, 0n);
+        return s + (depth < q.inventory ? depth : q.inventory);
+      }, 0n);
+      return fc.record({
+        quotes: fc.constant(quotes),
+        shares: fc.oneof({ weight: 4, arbitrary: fc.bigInt({ min: 1n, max: (held * 13n) / 10n + 1n }) }, { weight: 1, arbitrary: fc.bigInt({ min: 1n, max: 30_000_000n }) }),
+        maxSlippage: fc.constantFrom(0n, 10_000n, 100_000n, 500_000n),
+        timeInForce: fc.constantFrom("FOK" as const, "IOC" as const),
+      });
+    })
+    .map(({ quotes, shares, maxSlippage, timeInForce }) => ({
+      quotes,
+      req: { side: "sell" as const, shares, maxSlippage, strategy: "optimize_price" as const, timeInForce },
+    }));
 }
 
 export function routingCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
@@ -270,5 +322,172 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
     cost += leg.notional + leg.fee;
   }
   if (shares !== p.shares || cost !== p.cost || p.notional + p.fees !== p.cost) return "totals";
+  return undefined;
+}
+
+/** A venue's choices in the sell brute force: no leg, or k whole lots from its minimum up to what it can sell within the floor. */
+interface SaleOption {
+  lots: bigint;
+  shares: ShareMicro;
+  proceeds: Micro;
+}
+
+export interface SaleOptimum {
+  shares: ShareMicro;
+  proceeds: Micro;
+  legs: number;
+  /** Whether every / some sale reaching this optimum leaves only dust (what FOK calls filled). */
+  dustAll: boolean;
+  dustAny: boolean;
+}
+
+function minLotsOf(q: { minOrderShares: ShareMicro; lotShares: ShareMicro }): bigint {
+  return ceilDiv(q.minOrderShares, q.lotShares) || 1n;
+}
+
+/** The best net top bid of the venues whose inventory reaches their minimum size; undefined when none nets more than nothing. */
+function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
+  const tops = quotes.flatMap((q) => (q.bids[0] && q.inventory / q.lotShares >= minLotsOf(q) ? [sellFeeAdjustedPrice(q.feeModel, q.bids[0])] : []));
+  const best = tops.length === 0 ? undefined : tops.reduce((m, x) => (x > m ? x : m));
+  return best === undefined || best <= 0n ? undefined : best;
+}
+
+function saleOptionsOf(q: SellQuote, floor: PriceMicro): { minLots: bigint; depthLots: bigint; options: SaleOption[] } {
+  const levels: Level[] = [];
+  for (const l of q.bids) {
+    if (sellFeeAdjustedPrice(q.feeModel, l) < floor) break;
+    levels.push(l);
+  }
+  const held = levels.reduce((s, l) => s + l.shares, 0n);
+  const depthLots = (held < q.inventory ? held : q.inventory) / q.lotShares;
+  const minLots = minLotsOf(q);
+  const options: SaleOption[] = [{ lots: 0n, shares: 0n, proceeds: 0n }];
+  for (let k = minLots; k <= depthLots; k++) {
+    const fills = walk(levels, k * q.lotShares);
+    options.push({ lots: k, shares: k * q.lotShares, proceeds: fills.reduce((s, f) => s + proceedsOf(f.price, f.shares), 0n) - orderFee(q.feeModel, fills) });
+  }
+  return { minLots, depthLots, options };
+}
+
+/**
+ * The sell optimum by enumerating every sale of whole lots (or none) on every venue: the most
+ * proceeds among the non-empty sales of at most the order's shares whose average net price keeps
+ * the floor, then the most shares, then the fewest legs.
+ */
+export function bruteSale(req: SellRequest, quotes: readonly SellQuote[], floor: PriceMicro): SaleOptimum {
+  const venues = quotes.map((q) => ({ q, ...saleOptionsOf(q, floor) }));
+  const fits = (proceeds: Micro, shares: ShareMicro) => shares <= req.shares && proceeds * ONE >= floor * shares;
+  /** FOK's "filled": no venue could sell one more lot (or its minimum) of what is left within the floor, a venue out of bids or inventory wanting more. */
+  const dust = (picked: SaleOption[], shares: ShareMicro, proceeds: Micro) =>
+    venues.every(({ q, minLots, depthLots, options }, v) => {
+      if (depthLots < minLots) return true;
+      const o = picked[v]!;
+      const next = o.lots === 0n ? minLots : o.lots + 1n;
+      if ((next - o.lots) * q.lotShares > req.shares - shares) return true;
+      if (next > depthLots) return false;
+      const n = options[Number(next - minLots) + 1]!;
+      return !fits(proceeds - o.proceeds + n.proceeds, shares - o.shares + n.shares);
+    });
+  let best: SaleOptimum | undefined;
+  const picked: SaleOption[] = [];
+  const visit = (v: number, shares: bigint, proceeds: bigint, legs: number) => {
+    if (v === venues.length) {
+      if (shares === 0n || !fits(proceeds, shares)) return;
+      const d = dust(picked, shares, proceeds);
+      if (best === undefined || proceeds > best.proceeds || (proceeds === best.proceeds && (shares > best.shares || (shares === best.shares && legs < best.legs)))) {
+        best = { shares, proceeds, legs, dustAll: d, dustAny: d };
+      } else if (shares === best.shares && proceeds === best.proceeds && legs === best.legs) {
+        best = { ...best, dustAll: best.dustAll && d, dustAny: best.dustAny || d };
+      }
+      return;
+    }
+    for (const o of venues[v]!.options) {
+      if (shares + o.shares > req.shares) break;
+      picked[v] = o;
+      visit(v + 1, shares + o.shares, proceeds + o.proceeds, legs + (o.lots > 0n ? 1 : 0));
+    }
+  };
+  visit(0, 0n, 0n, 0);
+  return best ?? { shares: 0n, proceeds: 0n, legs: 0, dustAll: false, dustAny: false };
+}
+
+/** What the router must answer to a sell: a plan of this optimum, or a refusal with one of these codes. */
+export type SaleExpected =
+  | { kind: "plan"; shares: ShareMicro; proceeds: Micro; legs: number }
+  | { kind: "refusal"; codes: RefusalCode[] }
+  | { kind: "either"; shares: ShareMicro; proceeds: Micro; legs: number; codes: RefusalCode[] };
+
+/**
+ * The answer the exhaustive search gives a sell, by the rules of `expected` for buys: IOC sells the
+ * optimum within the floor, FOK only when it leaves dust; a refusal says `insufficient_liquidity`
+ * only when the book without a slippage floor (down to bids that net nothing) could not do it either,
+ * `order_too_small` when the shares are under every venue's minimum, `slippage_exceeded` otherwise.
+ */
+export function expectedSale(req: SellRequest, quotes: readonly SellQuote[]): SaleExpected {
+  const reference = saleReferenceOf(quotes);
+  if (reference === undefined) return { kind: "refusal", codes: ["insufficient_liquidity"] };
+  const floor = req.limitPrice ?? ceilDiv(reference * (ONE - req.maxSlippage), ONE);
+  const best = bruteSale(req, quotes, floor);
+  const uncappedCodes = (): RefusalCode[] => {
+    const full = bruteSale(req, quotes, 0n);
+    if (full.dustAll) return ["slippage_exceeded"];
+    if (!full.dustAny) return ["insufficient_liquidity"];
+    return ["slippage_exceeded", "insufficient_liquidity"];
+  };
+  if (best.shares === 0n) {
+    const mins = quotes.flatMap((q) => {
+      const { minLots, depthLots } = saleOptionsOf(q, 0n);
+      return depthLots >= minLots ? [minLots * q.lotShares] : [];
+    });
+    if (mins.length === 0) return { kind: "refusal", codes: ["insufficient_liquidity"] };
+    if (mins.every((m) => m > req.shares)) return { kind: "refusal", codes: ["order_too_small"] };
+    return { kind: "refusal", codes: req.timeInForce === "IOC" ? ["slippage_exceeded"] : uncappedCodes() };
+  }
+  const found = { shares: best.shares, proceeds: best.proceeds, legs: best.legs };
+  if (req.timeInForce === "IOC" || best.dustAll) return { kind: "plan", ...found };
+  if (!best.dustAny) return { kind: "refusal", codes: uncappedCodes() };
+  return { kind: "either", ...found, codes: uncappedCodes() };
+}
+
+/** How a router's answer to a sell differs from the expected one, or undefined when it matches. */
+export function saleMismatch(want: SaleExpected, got: SellPlan | Refusal): string | undefined {
+  if (got.kind === "refusal") {
+    if (want.kind === "plan") return `refused ${got.code} where a sale of ${want.shares} shares exists`;
+    return want.codes.includes(got.code) ? undefined : `refused ${got.code}, expected ${want.codes.join(" or ")}`;
+  }
+  if (want.kind === "refusal") return `planned ${got.shares} shares, expected a refusal (${want.codes.join(" or ")})`;
+  const triple = (x: { shares: bigint; proceeds: bigint; legs: number }) => `${x.shares} shares for ${x.proceeds} in ${x.legs} legs`;
+  const planned = { shares: got.shares, proceeds: got.proceeds, legs: got.legs.length };
+  return planned.shares === want.shares && planned.proceeds === want.proceeds && planned.legs === want.legs
+    ? undefined
+    : `planned ${triple(planned)}, optimum ${triple(want)}`;
+}
+
+/** Every property a sell plan must have whatever the strategy; returns the first one broken. */
+export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[], p: SellPlan): string | undefined {
+  if (p.shares > req.shares) return "more shares than the order";
+  if (p.proceeds * ONE < p.limitPrice * p.shares) return "average net price under the floor";
+  let shares = 0n;
+  let proceeds = 0n;
+  for (const leg of p.legs) {
+    const q = quotes.find((x) => x.venue === leg.venue)!;
+    if (leg.shares % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
+    if (leg.shares < q.minOrderShares) return `${leg.venue}: under the minimum size`;
+    if (leg.shares > q.inventory) return `${leg.venue}: more than the inventory`;
+    if (leg.fee !== orderFee(q.feeModel, leg.levels)) return `${leg.venue}: fee differs from orderFee`;
+    if (leg.notional !== leg.levels.reduce((s, l) => s + proceedsOf(l.price, l.shares), 0n)) return `${leg.venue}: notional`;
+    if (leg.proceeds !== leg.notional - leg.fee) return `${leg.venue}: proceeds`;
+    if (leg.levels.reduce((s, l) => s + l.shares, 0n) !== leg.shares) return `${leg.venue}: level shares`;
+    for (const [i, l] of leg.levels.entries()) {
+      const book = q.bids[i]!;
+      if (book.price !== l.price || l.shares > book.shares) return `${leg.venue}: not a prefix of the book`;
+      if (i < leg.levels.length - 1 && l.shares !== book.shares) return `${leg.venue}: skips part of a level`;
+      if (sellFeeAdjustedPrice(q.feeModel, book) < p.limitPrice) return `${leg.venue}: takes a level under the floor`;
+    }
+    if (leg.limitPrice !== leg.levels[leg.levels.length - 1]!.price) return `${leg.venue}: limit price`;
+    shares += leg.shares;
+    proceeds += leg.proceeds;
+  }
+  if (shares !== p.shares || proceeds !== p.proceeds || p.notional - p.fees !== p.proceeds) return "totals";
   return undefined;
 }

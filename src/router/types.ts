@@ -21,31 +21,64 @@ export interface VenueQuote {
   queueDelayMs?: number;
 }
 
-export interface PlanRequest {
-  /** Budget in micro-USDC, fees included. */
-  amount: Micro;
+/** How an order of either side is routed. */
+export interface RouteOptions {
   maxSlippage: Ppm;
   strategy: Strategy;
   timeInForce: TimeInForce;
   /**
-   * A fee-adjusted limit fixed earlier, instead of reference × (1 + maxSlippage): re-routing the rest
-   * of an order keeps the slippage bound taken when the order was first routed.
+   * A fee-adjusted limit fixed earlier, instead of the reference maxSlippage away (above it for a
+   * buy, below it for a sell): re-routing the rest of an order keeps the slippage bound taken when
+   * the order was first routed.
    */
   limitPrice?: PriceMicro;
 }
 
-/** One child order: the levels it takes on one venue, priced as that venue charges one order. */
-export interface Leg {
+/** A buy: spend up to `amount` over the venues' asks. */
+export interface PlanRequest extends RouteOptions {
+  side?: "buy";
+  /** Budget in micro-USDC, fees included. */
+  amount: Micro;
+}
+
+/** What the router knows of one venue's market for a sell: its bids, and what can be sold there. */
+export interface SellQuote extends Omit<VenueQuote, "asks"> {
+  /** Best first (descending price); price in micro-USDC per share, shares in micro-shares. */
+  bids: Level[];
+  /**
+   * Shares of the outcome the operator's account holds on this venue (the app computes it): the
+   * most this venue can sell. A venue whose inventory does not reach its minimum order size cannot
+   * be sold on.
+   */
+  inventory: ShareMicro;
+}
+
+/** A sell: sell up to `shares` over the venues' bids. */
+export interface SellRequest extends RouteOptions {
+  side: "sell";
+  shares: ShareMicro;
+}
+
+/** Either side's request; `side` tells which (a request without one is a buy). */
+export type RouteRequest = PlanRequest | SellRequest;
+
+/** One child order of either side: the levels it takes on one venue, priced as that venue charges one order. */
+export interface ChildLeg {
   venue: string;
   venueMarketId: string;
-  /** The worst level price taken: the child order's limit. */
+  /** The worst level price taken (a buy's highest ask, a sell's lowest bid): the child order's limit. */
   limitPrice: PriceMicro;
   shares: ShareMicro;
+  /** Σ price × shares over the levels, each rounded to the micro-USDC: up for a buy, down for a sell. */
   notional: Micro;
   fee: Micro;
+  levels: Level[];
+}
+
+/** One child buy order. */
+export interface Leg extends ChildLeg {
   /** What the child order can cost at most: all of it at its limit (worstOrderCost). */
   worstCost: Micro;
-  levels: Level[];
 }
 
 export interface Plan {
@@ -62,6 +95,28 @@ export interface Plan {
   /** Best fee-adjusted ask across venues. */
   referencePrice: PriceMicro;
   /** reference * (1 + maxSlippage), rounded down: no level above it is taken, nor is the average above it. */
+  limitPrice: PriceMicro;
+}
+
+/** One child sell order: it sells at its limit or better. */
+export interface SellLeg extends ChildLeg {
+  /** notional − fee: what the leg pays if the books hold. */
+  proceeds: Micro;
+}
+
+export interface SellPlan {
+  kind: "plan";
+  /** In the order of the quotes given. */
+  legs: SellLeg[];
+  /** Never more than the shares asked. */
+  shares: ShareMicro;
+  notional: Micro;
+  fees: Micro;
+  /** notional − fees: the USDC the plan is expected to pay, after every venue's fee. */
+  proceeds: Micro;
+  /** Best fee-adjusted bid across the venues that can sell. */
+  referencePrice: PriceMicro;
+  /** reference × (1 − maxSlippage), rounded up: no level nets under it, nor does the average. */
   limitPrice: PriceMicro;
 }
 

@@ -1,0 +1,75 @@
+import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
+import { feeAdjustedPrice } from "../domain/fees.ts";
+import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
+import { Curve } from "./curve.ts";
+import { legOf, refuse, type Side } from "./route.ts";
+import type { Leg, Plan, PlanRequest, VenueQuote } from "./types.ts";
+
+/**
+ * A buy of `req.amount` micro-USDC (fees included) over the venues' asks.
+ *
+ * A venue fills a child order at any price up to its limit, so books that move between planning
+ * and arrival can make a leg cost more than planned, up to all of it at the limit: the plan keeps
+ * the sum of those worst cases within the amount, and buys the most shares that allows.
+ *
+ * FOK counts an order as filled when the budget left is dust: no venue could take one more lot
+ * (or its minimum size) within the limits, a venue whose eligible book ran out counting as selling
+ * at the limit price. `order_too_small`: the amount cannot buy any venue's minimum size.
+ */
+export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, Plan> {
+  const limits = (limit: PriceMicro | null): Limits => ({ budget: req.amount, avgCap: limit });
+  return {
+    order: req,
+    reference: referencePrice,
+    noReference: "No venue has any ask for this outcome.",
+    limit: (reference) => (reference * (ONE + req.maxSlippage)) / ONE,
+    curve: (q, limit) => new Curve(q, limit),
+    best: (curves, limit, breadth) => bestAllocation(curves, limits(limit), breadth),
+    filled: (curves, a, limit) => dust(curves, a, limits(limit), limit ?? ONE),
+    better,
+    tooSmall: (tradable, details) => {
+      const cheapestMin = tradable.map((c) => c.worst(c.minLots)).reduce((m, x) => (x < m ? x : m));
+      if (cheapestMin <= req.amount) return undefined;
+      return refuse("order_too_small", `The amount cannot buy the minimum order size on any venue (needs ${formatMicro(cheapestMin)} USDC).`, {
+        ...details,
+        min_amount_usdc: formatMicro(cheapestMin),
+      });
+    },
+    size: { amount_usdc: formatMicro(req.amount) },
+    fillable: (a) => ({ fillable_usdc: formatMicro(a.cost) }),
+    plan: toPlan,
+  };
+}
+
+function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
+  let best: PriceMicro | undefined;
+  for (const q of quotes) {
+    const top = q.asks.find((l) => l.shares > 0n);
+    if (top === undefined) continue;
+    const p = feeAdjustedPrice(q.feeModel, top);
+    if (best === undefined || p < best) best = p;
+  }
+  return best;
+}
+
+function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro): Plan {
+  const legs: Leg[] = [];
+  for (const [v, c] of curves.entries()) {
+    const k = a.lots[v]!;
+    if (k > 0n) legs.push({ ...legOf(c, k, notional), worstCost: c.worst(k) });
+  }
+  const sum = (f: (l: Leg) => Micro) => legs.reduce((s, l) => s + f(l), 0n);
+  const notionalTotal = sum((l) => l.notional);
+  const fees = sum((l) => l.fee);
+  return {
+    kind: "plan",
+    legs,
+    shares: sum((l) => l.shares),
+    notional: notionalTotal,
+    fees,
+    cost: notionalTotal + fees,
+    worstCost: sum((l) => l.worstCost),
+    referencePrice,
+    limitPrice,
+  };
+}

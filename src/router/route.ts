@@ -1,0 +1,234 @@
+import { formatMicro, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { orderFee } from "../domain/fees.ts";
+import type { TimeInForce } from "../domain/types.ts";
+import type { Ladder, Rules } from "./curve.ts";
+import type { ChildLeg, Refusal, RefusalCode, RouteOptions } from "./types.ts";
+
+/** What routing reads of any venue's quote, whichever side. */
+export interface Quote extends Rules {
+  venue: string;
+  venueMarketId: string;
+  latencyMs: number | undefined;
+  queueDelayMs?: number;
+}
+
+/** An allocation of lots over the venues (indexed like their quotes), and the shares it takes. */
+export interface Allotment {
+  lots: bigint[];
+  shares: ShareMicro;
+}
+
+/** A plan of either side. */
+interface Planned {
+  kind: "plan";
+  shares: ShareMicro;
+}
+
+/**
+ * One side of the books as routing sees it: a buy spends an amount over the asks, a sell sells shares
+ * over the bids. Routing (strategies, time in force, queues, refusal codes) is the same for both; a
+ * side says how its venues' books are read and how an allocation of lots over them is found, checked
+ * and planned.
+ */
+export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned> {
+  order: RouteOptions;
+  /** The best fee-adjusted top of the books the order can take: the slippage reference; undefined if none. */
+  reference(quotes: readonly Q[]): PriceMicro | undefined;
+  /** Why there is no reference. */
+  noReference: string;
+  /** The slippage limit, maxSlippage away from the reference, rounded toward it. */
+  limit(reference: PriceMicro): PriceMicro;
+  /** A venue's book up to `limit`; null: the whole book, what the order could have had without a slippage limit. */
+  curve(q: Q, limit: PriceMicro | null): C;
+  /** The best allocation within the order's size, and, with a limit, with an average that keeps it. */
+  best(curves: readonly C[], limit: PriceMicro | null, breadth?: number): A;
+  /** Whether `a` fills the order: what it leaves is dust. */
+  filled(curves: readonly C[], a: A, limit: PriceMicro | null): boolean;
+  better(a: A, b: A): boolean;
+  /** order_too_small, when the order is under the minimum size of every venue whose whole book could trade (`tradable`). */
+  tooSmall(tradable: readonly C[], details: Record<string, unknown>): Refusal | undefined;
+  /** The order's size, for a refusal's details. */
+  size: Record<string, string>;
+  /** What a partial allocation fills, for a fill-or-kill refusal's details. */
+  fillable(a: A): Record<string, string>;
+  plan(curves: readonly C[], a: A, reference: PriceMicro, limit: PriceMicro): P;
+}
+
+/**
+ * How long a venue's queue may hold a child order before optimize_price prefers the other venues:
+ * an order waiting longer than this for one venue while another can fill it is an order that set
+ * the pace of every order behind it.
+ */
+export const MAX_QUEUE_MS = 250;
+
+/**
+ * Routes an order of either side. Pure and deterministic: the same request and quotes always give the
+ * same plan or refusal.
+ *
+ * FOK counts an order as filled when what is left of it is dust (Side.filled). A refusal says
+ * `slippage_exceeded` when the whole book, uncapped, could have done it (filled it under FOK, taken
+ * anything under IOC), `order_too_small` when the order is under every venue's minimum size, else
+ * `insufficient_liquidity`.
+ *
+ * A venue's queue is part of the plan: optimize_price leaves out a venue whose queue is longer than
+ * MAX_QUEUE_MS when the other venues fill the order as well within the same limit, and
+ * optimize_speed ranks venues by queue plus latency.
+ */
+export function route<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned>(
+  side: Side<Q, C, A, P>,
+  quotes: readonly Q[],
+): P | Refusal {
+  const reference = side.reference(quotes);
+  if (reference === undefined) return refuse("insufficient_liquidity", side.noReference, {});
+  const limit = side.order.limitPrice ?? side.limit(reference);
+  const everywhere = routeOn(side, side.order.timeInForce, quotes, reference, limit);
+  if (side.order.strategy !== "optimize_price") return everywhere;
+  // A venue whose queue would hold the order back is left out when the others fill the order
+  // within the same limit (taken from every venue's best price), or, under IOC, take as many shares.
+  const ready = quotes.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
+  if (ready.length === quotes.length || ready.length === 0) return everywhere;
+  const filled = routeOn(side, "FOK", ready, reference, limit);
+  if (filled.kind === "plan") return filled;
+  if (side.order.timeInForce === "IOC") {
+    const partial = routeOn(side, "IOC", ready, reference, limit);
+    if (partial.kind === "plan" && (everywhere.kind === "refusal" || partial.shares >= everywhere.shares)) return partial;
+  }
+  return everywhere;
+}
+
+/**
+ * How much wider the search is when it only decides a refusal's code (could the whole book,
+ * uncapped, have filled the order?): a rare path, where the books' wide price gaps make the
+ * greedy a poorer start.
+ */
+const REFUSAL_BREADTH = 16;
+
+function routeOn<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned>(
+  side: Side<Q, C, A, P>,
+  timeInForce: TimeInForce,
+  quotes: readonly Q[],
+  reference: PriceMicro,
+  limit: PriceMicro,
+): P | Refusal {
+  const r = new Routing(side, timeInForce, quotes, reference, limit);
+  return side.order.strategy === "optimize_price" ? r.forPrice() : r.forSpeed();
+}
+
+/** One routing of an order over a set of quotes, at one time in force and limit. */
+class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned> {
+  /** Each venue's book up to the slippage limit. */
+  private readonly curves: C[];
+
+  constructor(
+    private readonly side: Side<Q, C, A, P>,
+    private readonly timeInForce: TimeInForce,
+    private readonly quotes: readonly Q[],
+    private readonly reference: PriceMicro,
+    private readonly limit: PriceMicro,
+  ) {
+    this.curves = quotes.map((q) => side.curve(q, limit));
+  }
+
+  forPrice(): P | Refusal {
+    const { side } = this;
+    const a = side.best(this.curves, this.limit);
+    if (a.shares === 0n) return this.refuseEmpty();
+    if (this.timeInForce === "FOK" && !side.filled(this.curves, a, this.limit)) {
+      const full = this.fullBook();
+      const fa = side.best(full, null, REFUSAL_BREADTH);
+      return this.refuseUnfilled(fa.shares > 0n && side.filled(full, fa, null), a);
+    }
+    return side.plan(this.curves, a, this.reference, this.limit);
+  }
+
+  /**
+   * The fastest venue that fills the whole order alone; ties go to the better fill. Under IOC, when
+   * no venue can fill it all, the fastest venue that can fill part of it takes what it can.
+   */
+  forSpeed(): P | Refusal {
+    const { side, quotes } = this;
+    const order = this.curves.map((_, v) => v).sort((x, y) => latencyRank(quotes[x]!) - latencyRank(quotes[y]!) || x - y);
+    const alone = (curves: readonly C[], v: number, limit: PriceMicro | null) => {
+      const only = [curves[v]!];
+      const a = side.best(only, limit);
+      const complete = a.shares > 0n && side.filled(only, a, limit);
+      return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0n)) }, complete };
+    };
+    const singles = order.map((v) => ({ v, ...alone(this.curves, v, this.limit) }));
+    const pick = (eligible: typeof singles) => {
+      let best: (typeof singles)[number] | undefined;
+      for (const s of eligible) {
+        if (best === undefined) best = s;
+        else if (latencyRank(quotes[s.v]!) === latencyRank(quotes[best.v]!) && side.better(s.a, best.a)) best = s;
+      }
+      return best;
+    };
+    const filled = pick(singles.filter((s) => s.complete));
+    if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit);
+    if (singles.every((s) => s.a.shares === 0n)) return this.refuseEmpty();
+    if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0n))!.a, this.reference, this.limit);
+    const full = this.fullBook();
+    const couldFill = order.some((v) => alone(full, v, null).complete);
+    return this.refuseUnfilled(couldFill, undefined);
+  }
+
+  /** The whole book with no slippage limit: what tells a slippage refusal from a liquidity one. */
+  private fullBook(): C[] {
+    return this.quotes.map((q) => this.side.curve(q, null));
+  }
+
+  private refuseEmpty(): Refusal {
+    const { side } = this;
+    const full = this.fullBook();
+    const tradable = full.filter((c) => c.has(c.minLots));
+    const details = this.priceDetails();
+    if (tradable.length === 0) {
+      return refuse("insufficient_liquidity", "No venue has enough liquidity for its minimum order size.", details);
+    }
+    const small = side.tooSmall(tradable, details);
+    if (small) return small;
+    if (this.timeInForce === "FOK") {
+      const fa = side.best(full, null, REFUSAL_BREADTH);
+      if (fa.shares === 0n || !side.filled(full, fa, null)) return this.refuseUnfilled(false, undefined);
+    }
+    return refuse("slippage_exceeded", "No liquidity within the slippage limit can fill any part of the order.", details);
+  }
+
+  private refuseUnfilled(couldFill: boolean, partial: A | undefined): Refusal {
+    const details = { ...this.priceDetails(), ...(partial ? this.side.fillable(partial) : {}) };
+    return couldFill
+      ? refuse("slippage_exceeded", "The order cannot be filled in full within the slippage limit (fill-or-kill).", details)
+      : refuse("insufficient_liquidity", "The books do not hold enough liquidity to fill the order in full (fill-or-kill).", details);
+  }
+
+  private priceDetails(): Record<string, unknown> {
+    return { ...this.side.size, reference_price: formatMicro(this.reference), limit_price: formatMicro(this.limit) };
+  }
+}
+
+/** Expected time to a fill: the wait in the venue's queue, then its measured latency; unmeasured venues rank after every measured one. */
+function latencyRank(q: Quote): number {
+  return (q.queueDelayMs ?? 0) + (q.latencyMs ?? Number.POSITIVE_INFINITY);
+}
+
+/**
+ * What a leg of either side is: the venue's child order for k lots, the levels it takes, its limit
+ * (the last level's price), its notional as the side rounds it (`notionalOf`, per level) and the
+ * venue's own fee on the one order.
+ */
+export function legOf(c: Ladder<Quote>, k: bigint, notionalOf: (price: PriceMicro, shares: ShareMicro) => Micro): ChildLeg {
+  const levels = c.fills(k);
+  return {
+    venue: c.quote.venue,
+    venueMarketId: c.quote.venueMarketId,
+    limitPrice: levels[levels.length - 1]!.price,
+    shares: k * c.lot,
+    notional: levels.reduce((sum, l) => sum + notionalOf(l.price, l.shares), 0n),
+    fee: orderFee(c.quote.feeModel, levels),
+    levels,
+  };
+}
+
+export function refuse(code: RefusalCode, message: string, details: Record<string, unknown>): Refusal {
+  return { kind: "refusal", code, message, details };
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { MAX_QUEUE_MS, plan } from "./index.ts";
+import { expectedSale, opinionSaleCase, saleCase, saleMismatch, salePlanViolation } from "./testkit.ts";
+
+/** Every instance is checked against the exhaustive search; the seed is printed on a failure. */
+const RUNS = 20_000;
+const SEED = 20_261_125;
+
+describe("selling for optimize_price against the exhaustive optimum", () => {
+  it(`sells for the most USDC or refuses with the right code on ${RUNS} seeded small books, inventories capping venues`, () => {
+    fc.assert(
+      fc.property(fc.oneof(saleCase("any"), saleCase("real")), ({ req, quotes }) => {
+        const got = plan(req, quotes);
+        if (got.kind === "plan") expect(salePlanViolation(req, quotes, got)).toBeUndefined();
+        expect(saleMismatch(expectedSale(req, quotes), got)).toBeUndefined();
+      }),
+      { numRuns: RUNS, seed: SEED },
+    );
+  }, 120_000);
+
+  it("sells for the most USDC or refuses with the right code on Opinion's fee curve", () => {
+    fc.assert(
+      fc.property(fc.oneof(opinionSaleCase("any"), opinionSaleCase("real")), ({ req, quotes }) => {
+        const got = plan(req, quotes);
+        if (got.kind === "plan") expect(salePlanViolation(req, quotes, got)).toBeUndefined();
+        expect(saleMismatch(expectedSale(req, quotes), got)).toBeUndefined();
+      }),
+      { numRuns: 4_000, seed: 19 },
+    );
+  });
+
+  it("keeps every invariant for either strategy and time in force", () => {
+    fc.assert(
+      fc.property(saleCase("any"), fc.constantFrom("optimize_price" as const, "optimize_speed" as const), ({ req, quotes }, strategy) => {
+        const p = plan({ ...req, strategy }, quotes);
+        if (p.kind === "plan") {
+          expect(salePlanViolation(req, quotes, p)).toBeUndefined();
+          if (strategy === "optimize_speed") expect(p.legs).toHaveLength(1);
+        }
+      }),
+      { numRuns: 1_000, seed: 23 },
+    );
+  });
+
+  it("is exact with one venue for optimize_speed too", () => {
+    fc.assert(
+      fc.property(saleCase("real"), ({ req, quotes }) => {
+        const one = quotes.slice(0, 1);
+        const speed = { ...req, strategy: "optimize_speed" as const };
+        expect(saleMismatch(expectedSale(speed, one), plan(speed, one))).toBeUndefined();
+      }),
+      { numRuns: 2_000, seed: 29 },
+    );
+  });
+
+  it("keeps a floor fixed earlier: re-routing with the plan's own floor gives the same plan", () => {
+    fc.assert(
+      fc.property(saleCase("any"), ({ req, quotes }) => {
+        const p = plan(req, quotes);
+        if (p.kind === "plan") expect(plan({ ...req, limitPrice: p.limitPrice }, quotes)).toEqual(p);
+      }),
+      { numRuns: 1_000, seed: 31 },
+    );
+  });
+
+  it("sends to a queued venue only when the venues without a queue cannot sell as much", () => {
+    const delay = fc.constantFrom(undefined, 0, MAX_QUEUE_MS, MAX_QUEUE_MS + 1, 5_000);
+    fc.assert(
+      fc.property(saleCase("any"), fc.array(delay, { minLength: 3, maxLength: 3 }), ({ req, quotes }, delays) => {
+        const withQueues = quotes.map((q, i) => ({ ...q, queueDelayMs: delays[i] }));
+        const p = plan(req, withQueues);
+        const ready = withQueues.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
+        if (p.kind === "refusal") {
+          expect(plan(req, quotes)).toMatchObject({ kind: "refusal", code: p.code });
+          return;
+        }
+        expect(salePlanViolation(req, quotes, p)).toBeUndefined();
+        if (ready.length === quotes.length) expect(p).toEqual(plan(req, quotes));
+        else if (p.legs.some((l) => !ready.some((q) => q.venue === l.venue)) && ready.length > 0) {
+          const alone = plan({ ...req, limitPrice: p.limitPrice }, ready);
+          if (alone.kind === "plan") expect(alone.shares).toBeLessThan(p.shares);
+          expect(p).toEqual(plan(req, quotes));
+        }
+      }),
+      { numRuns: 2_000, seed: 37 },
+    );
+  });
+
+  it("is deterministic", () => {
+    fc.assert(
+      fc.property(saleCase("any"), ({ req, quotes }) => {
+        expect(plan(req, quotes)).toEqual(plan(req, structuredClone(quotes)));
+      }),
+      { numRuns: 200, seed: 41 },
+    );
+  });
+});

@@ -1,0 +1,154 @@
+import { describe, expect, it } from "vitest";
+import { MAX_QUEUE_MS, plan, type Refusal, type SellPlan, type SellQuote, type SellRequest } from "./index.ts";
+import { KALSHI, salePlanViolation, sellQuote, usdc } from "./testkit.ts";
+
+const S = 1_000_000n; // one share in micro-shares
+
+function sell(shares: number, over: Partial<SellRequest> = {}): SellRequest {
+  return { side: "sell", shares: BigInt(Math.round(shares * 1e6)), maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK", ...over };
+}
+
+function planned(r: SellRequest, quotes: SellQuote[]): SellPlan {
+  const p = plan(r, quotes);
+  if (p.kind !== "plan") throw new Error(`expected a plan, got ${p.code}: ${p.message}`);
+  expect(salePlanViolation(r, quotes, p)).toBeUndefined();
+  return p;
+}
+
+function refused(r: SellRequest, quotes: SellQuote[]): Refusal {
+  const p = plan(r, quotes);
+  if (p.kind !== "refusal") throw new Error(`expected a refusal, got a plan of ${p.shares} micro-shares`);
+  return p;
+}
+
+const legs = (p: SellPlan) => p.legs.map((l) => [l.venue, l.shares]);
+
+describe("selling, optimize_price", () => {
+  it("sells the whole order into a single venue's best bid", () => {
+    const p = planned(sell(20), [sellQuote("poly", [[0.5, 100]])]);
+    expect(legs(p)).toEqual([["poly", 20n * S]]);
+    expect(p).toMatchObject({ proceeds: usdc(10), notional: usdc(10), fees: 0n, referencePrice: 500_000n, limitPrice: 495_000n });
+    expect(p.legs[0]).toMatchObject({ limitPrice: 500_000n, proceeds: usdc(10), levels: [{ price: 500_000n, shares: 20n * S }] });
+  });
+
+  it("splits across venues' bids when that pays more, each leg's limit its lowest bid", () => {
+    const quotes = [sellQuote("a", [[0.5, 10], [0.4, 100]]), sellQuote("b", [[0.49, 10], [0.4, 100]])];
+    const p = planned(sell(20, { maxSlippage: 200_000n }), quotes);
+    expect(legs(p)).toEqual([["a", 10n * S], ["b", 10n * S]]);
+    expect(p.proceeds).toBe(usdc(9.9));
+    expect(p.legs.map((l) => l.limitPrice)).toEqual([500_000n, 490_000n]);
+  });
+
+  it("ranks bids by what they net after the venue's fee, not by their price", () => {
+    // 0.50 less Polymarket's 25% × 0.5 × 0.5 = 0.0625 fee nets 0.4375 a share; 0.45 with no fee nets more.
+    const quotes = [sellQuote("dear", [[0.5, 100]], { feeModel: { kind: "polymarket", ratePpm: 250_000n, exponent: 1 } }), sellQuote("free", [[0.45, 100]])];
+    const p = planned(sell(10, { maxSlippage: 100_000n }), quotes);
+    expect(legs(p)).toEqual([["free", 10n * S]]);
+    expect(p).toMatchObject({ referencePrice: 450_000n, proceeds: usdc(4.5) });
+  });
+
+  it("deducts the venue's own fee from the proceeds, and keeps one Kalshi order where rounding each to the cent makes a split pay less", () => {
+    // 4 contracts at 0.50 in one order pay 0.07 of fee (1.93 net); 1 + 3 pay 0.02 + 0.06 (1.92 net).
+    const quotes = [sellQuote("b", [[0.5, 1]], { feeModel: KALSHI, lotShares: S }), sellQuote("a", [[0.5, 4]], { feeModel: KALSHI, lotShares: S })];
+    const p = planned(sell(4), quotes);
+    expect(legs(p)).toEqual([["a", 4n * S]]);
+    expect(p).toMatchObject({ notional: usdc(2), fees: usdc(0.07), proceeds: usdc(1.93) });
+  });
+
+  it("sells no more on a venue than the shares held there, and the rest on the next venue", () => {
+    const quotes = [sellQuote("a", [[0.5, 100]], { inventory: 5n * S }), sellQuote("b", [[0.49, 100]])];
+    const p = planned(sell(20, { maxSlippage: 20_000n }), quotes);
+    expect(legs(p)).toEqual([["a", 5n * S], ["b", 15n * S]]);
+    expect(p.proceeds).toBe(usdc(9.85));
+  });
+
+  it("cannot sell on a venue that holds none of the outcome: its bid neither takes the order nor sets the reference", () => {
+    // Were 0.60 the reference, a 1% floor of 0.594 would leave no bid to sell into.
+    const quotes = [sellQuote("empty", [[0.6, 100]], { inventory: 0n }), sellQuote("held", [[0.5, 100]])];
+    const p = planned(sell(10), quotes);
+    expect(legs(p)).toEqual([["held", 10n * S]]);
+    expect(p).toMatchObject({ referencePrice: 500_000n, proceeds: usdc(5) });
+    expect(refused(sell(10), [quotes[0]!]).code).toBe("insufficient_liquidity");
+  });
+
+  it("never sells into a bid that nets under the floor; FOK refuses what only those bids could take, IOC sells the rest", () => {
+    const quotes = [sellQuote("a", [[0.5, 10], [0.48, 10], [0.4, 1000]])];
+    const ioc = planned(sell(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);
+    expect(ioc.limitPrice).toBe(475_000n);
+    expect(ioc.legs[0]!.levels.map((l) => l.price)).toEqual([500_000n, 480_000n]);
+    expect(ioc).toMatchObject({ shares: 20n * S, proceeds: usdc(9.8) });
+    expect(refused(sell(100, { maxSlippage: 50_000n }), quotes).code).toBe("slippage_exceeded");
+  });
+
+  it("FOK refuses bids too thin for the shares; IOC sells what they take", () => {
+    const quotes = [sellQuote("a", [[0.5, 10]])];
+    const r = refused(sell(100, { maxSlippage: 500_000n }), quotes);
+    expect(r).toMatchObject({ code: "insufficient_liquidity", details: { shares: "100", fillable_shares: "10" } });
+    expect(planned(sell(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, proceeds: usdc(5) });
+  });
+
+  it("FOK refuses when the venues' inventories, not their bids, fall short", () => {
+    const quotes = [sellQuote("a", [[0.5, 100]], { inventory: 4n * S }), sellQuote("b", [[0.5, 100]], { inventory: 3n * S })];
+    expect(refused(sell(10), quotes).code).toBe("insufficient_liquidity");
+    expect(legs(planned(sell(10, { timeInForce: "IOC" }), quotes))).toEqual([["a", 4n * S], ["b", 3n * S]]);
+  });
+
+  it("counts shares left under one lot as sold under FOK", () => {
+    const p = planned(sell(10.004), [sellQuote("a", [[0.5, 100]])]);
+    expect(p).toMatchObject({ shares: 10n * S, proceeds: usdc(5) });
+  });
+
+  it("refuses shares under every venue's minimum size as too small, and an empty book as illiquid", () => {
+    const kalshi = [sellQuote("k", [[0.5, 100]], { feeModel: KALSHI, lotShares: S })];
+    const small = refused(sell(0.5), kalshi);
+    expect(small).toMatchObject({ code: "order_too_small", details: { min_shares: "1", shares: "0.5" } });
+    expect(refused(sell(0.5, { timeInForce: "IOC" }), kalshi).code).toBe("order_too_small");
+    expect(refused(sell(10), [sellQuote("a", [])]).code).toBe("insufficient_liquidity");
+    expect(refused(sell(10), [sellQuote("a", [[0.5, 100]], { inventory: S / 2n })]).code).toBe("insufficient_liquidity");
+  });
+
+  it("keeps the average net price above the floor when rounding alone would break it", () => {
+    // At 0.71 with 0.1-contract lots the whole level nets 0.681429 a share after Kalshi's fee; 7 lots
+    // net 0.681428 because of the cent rounding, so the most the floor allows is 6 lots (0.426 less 0.01).
+    const q = sellQuote("k", [[0.71, 0.700011]], { feeModel: KALSHI, lotShares: 100_000n, minOrderShares: 200_000n });
+    const p = planned(sell(10, { maxSlippage: 0n, timeInForce: "IOC" }), [q]);
+    expect(p).toMatchObject({ limitPrice: 681_429n, shares: 600_000n, proceeds: usdc(0.416) });
+  });
+});
+
+describe("selling, optimize_speed", () => {
+  const speed = (shares: number, over: Partial<SellRequest> = {}) => sell(shares, { strategy: "optimize_speed", maxSlippage: 100_000n, ...over });
+
+  it("sells on the fastest venue that can take the whole order, even if another pays more", () => {
+    const quotes = [sellQuote("rich", [[0.5, 100]], { latencyMs: 120 }), sellQuote("fast", [[0.48, 100]], { latencyMs: 20 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["fast", 10n * S]]);
+    expect(legs(planned(sell(10), quotes))).toEqual([["rich", 10n * S]]);
+  });
+
+  it("falls to the next fastest when the fastest holds too few shares", () => {
+    const quotes = [sellQuote("fast", [[0.5, 100]], { latencyMs: 10, inventory: 5n * S }), sellQuote("next", [[0.49, 100]], { latencyMs: 40 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["next", 10n * S]]);
+  });
+
+  it("never splits: FOK refuses when only a split could sell it all, IOC sells what the fastest can", () => {
+    const quotes = [sellQuote("a", [[0.5, 10]], { latencyMs: 30 }), sellQuote("b", [[0.5, 10]], { latencyMs: 10 })];
+    expect(legs(planned(sell(15, { maxSlippage: 100_000n }), quotes))).toHaveLength(2);
+    expect(refused(speed(15), quotes).code).toBe("insufficient_liquidity");
+    expect(legs(planned(speed(15, { timeInForce: "IOC" }), quotes))).toEqual([["b", 10n * S]]);
+  });
+
+  it("ranks a venue by its queue plus its latency", () => {
+    const quotes = [sellQuote("fast", [[0.5, 100]], { latencyMs: 10, queueDelayMs: 900 }), sellQuote("steady", [[0.5, 100]], { latencyMs: 80 })];
+    expect(legs(planned(speed(10), quotes))).toEqual([["steady", 10n * S]]);
+  });
+});
+
+describe("selling past venue queues", () => {
+  it("spills to the next best venue rather than wait on the best one's queue, unless only the queued venue can take it", () => {
+    const quotes = [sellQuote("best", [[0.5, 100]], { queueDelayMs: 2_000 }), sellQuote("next", [[0.498, 100]], { queueDelayMs: 20 })];
+    expect(legs(planned(sell(10), quotes))).toEqual([["next", 10n * S]]);
+    expect(legs(planned(sell(10), [{ ...quotes[0]!, queueDelayMs: MAX_QUEUE_MS }, quotes[1]!]))).toEqual([["best", 10n * S]]);
+    const thin = [quotes[0]!, sellQuote("thin", [[0.498, 5]])];
+    expect(legs(planned(sell(10), thin))).toEqual([["best", 10n * S]]);
+  });
+});

@@ -1,0 +1,76 @@
+import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
+import { sellFeeAdjustedPrice } from "../domain/fees.ts";
+import { BidCurve } from "./curve.ts";
+import { legOf, refuse, type Side } from "./route.ts";
+import { bestSale, betterSale, saleDust, type Sale, type SaleLimits } from "./sale.ts";
+import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
+
+/**
+ * A sell of `req.shares` over the venues' bids, each venue's sell capped by the shares the operator
+ * holds there (`SellQuote.inventory`). The plan sells for the most USDC after every venue's fee
+ * (per-order rounding and minimum sizes included), then sells the most shares, then in the fewest
+ * legs; the reference is the best fee-adjusted bid of the venues that can sell (what a seller nets
+ * per share there), the floor reference × (1 − maxSlippage), and neither a level under the floor
+ * nor an average under it is taken. Without a slippage limit (to tell `slippage_exceeded` from
+ * `insufficient_liquidity`) the floor is 0: a bid that nets nothing is no liquidity.
+ *
+ * FOK counts a sell as filled when the shares left are dust: no venue could sell one more lot (or
+ * its minimum size) of them within the floor, a venue whose eligible bids or inventory ran out
+ * counting as wanting more. `order_too_small`: the shares are fewer than every venue's minimum size.
+ */
+export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, SellPlan> {
+  const limits = (limit: PriceMicro | null): SaleLimits => ({ shares: req.shares, floor: limit ?? 0n });
+  return {
+    order: req,
+    reference: sellReference,
+    noReference: "No venue that holds the outcome has a bid that nets anything after fees.",
+    limit: (reference) => ceilDiv(reference * (ONE - req.maxSlippage), ONE),
+    curve: (q, limit) => new BidCurve(q, limit ?? 0n, q.inventory),
+    best: (curves, limit, breadth) => bestSale(curves, limits(limit), breadth),
+    filled: (curves, a, limit) => saleDust(curves, a, limits(limit)),
+    better: betterSale,
+    tooSmall: (tradable, details) => {
+      const leastMin = tradable.map((c) => c.minLots * c.lot).reduce((m, x) => (x < m ? x : m));
+      if (leastMin <= req.shares) return undefined;
+      return refuse("order_too_small", `The shares are fewer than the minimum order size of every venue (needs ${formatMicro(leastMin)} shares).`, {
+        ...details,
+        min_shares: formatMicro(leastMin),
+      });
+    },
+    size: { shares: formatMicro(req.shares) },
+    fillable: (a) => ({ fillable_shares: formatMicro(a.shares) }),
+    plan: toSellPlan,
+  };
+}
+
+/** Whether a venue can take a sell at all: the inventory there reaches its minimum order size. */
+function sellable(q: SellQuote): boolean {
+  const min = ceilDiv(q.minOrderShares, q.lotShares);
+  return q.inventory / q.lotShares >= (min > 1n ? min : 1n);
+}
+
+/** The best fee-adjusted top bid of the venues that can sell; undefined when none nets more than nothing. */
+function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
+  let best: PriceMicro | undefined;
+  for (const q of quotes) {
+    const top = q.bids.find((l) => l.shares > 0n);
+    if (top === undefined || !sellable(q)) continue;
+    const p = sellFeeAdjustedPrice(q.feeModel, top);
+    if (best === undefined || p > best) best = p;
+  }
+  return best === undefined || best <= 0n ? undefined : best;
+}
+
+function toSellPlan(curves: readonly BidCurve[], a: Sale, referencePrice: PriceMicro, limitPrice: PriceMicro): SellPlan {
+  const legs: SellLeg[] = [];
+  for (const [v, c] of curves.entries()) {
+    const k = a.lots[v]!;
+    if (k === 0n) continue;
+    const order = legOf(c, k, proceedsOf);
+    legs.push({ ...order, proceeds: order.notional - order.fee });
+  }
+  const sum = (f: (l: SellLeg) => Micro) => legs.reduce((s, l) => s + f(l), 0n);
+  const notionalTotal = sum((l) => l.notional);
+  const fees = sum((l) => l.fee);
+  return { kind: "plan", legs, shares: sum((l) => l.shares), notional: notionalTotal, fees, proceeds: notionalTotal - fees, referencePrice, limitPrice };
+}
