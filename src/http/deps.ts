@@ -1,5 +1,6 @@
 import type { AuthNeeds, AuthRequest, Principal } from "../auth/authenticate.ts";
 import type { Outcome } from "../domain/types.ts";
+import type { OrderSide } from "../markets/merged-book.ts";
 import type { OrderService } from "../orders/service.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
 import type { Static } from "@sinclair/typebox";
@@ -28,8 +29,11 @@ export interface HttpDeps {
   accountView(account: AccountRecord): Promise<Static<typeof Account>>;
   /** The same object while the books it shows have not ticked (so are its serialised bytes). */
   markets(query: MarketQuery): { data: Static<typeof Market>[]; next_cursor: string | null };
-  /** Throws unknown_event for an id that is not in the catalog. The same object while the event's books have not ticked. */
-  prices(eventId: string, outcome: Outcome, depth: number): Static<typeof PriceRecord>;
+  /**
+   * Throws unknown_event for an id that is not in the catalog. The same object while the event's books have not ticked.
+   * `side` (default buy) is the order side the record ranks for (mergeBooks).
+   */
+  prices(eventId: string, outcome: Outcome, depth: number, side?: OrderSide): Static<typeof PriceRecord>;
   health(): Promise<Static<typeof Health>>;
   sotAssetId(tokenId: string): string;
   terminal: TerminalDeps;

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { feeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { feeAdjustedPrice, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import { ONE } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import { createSimulatedVenues } from "../venues/simulated/index.ts";
 import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket } from "../venues/venue.ts";
 import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
-import { mergeBooks, venueQuotes } from "./merged-book.ts";
+import { mergeBooks, sellQuotes, venueQuotes } from "./merged-book.ts";
 import { presentMarket } from "./present.ts";
 
 const NOW = 1_800_000_000_000;
@@ -168,6 +168,55 @@ describe("venueQuotes", () => {
       { venue: "a-venue", venueMarketId: "m", asks: [lv(0.53, 100), lv(0.55, 5)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: undefined },
       { venue: "b-venue", venueMarketId: "m", asks: [lv(0.52, 100), lv(0.53, 7)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5 },
     ]);
+  });
+});
+
+describe("mergeBooks for a sell", () => {
+  it("orders the bids by what a seller nets per share after each venue's fee and names the venue whose best bid nets most", () => {
+    const event = eventOn("a-venue", "b-venue", "c-venue");
+    const r = mergeBooks(event, "YES", trio(), { depth: 10, now: NOW, side: "sell" });
+    // b-venue's 0.51 is the highest bid, but Kalshi's fee (0.35 on 20 contracts) leaves 0.4925 a share: less than a-venue's fee-free 0.50.
+    expect(r.orderbook.bids).toEqual([
+      [0.5, 10, "a-venue"],
+      [0.51, 20, "b-venue"],
+      [0.49, 1.5, "c-venue"],
+      [0.48, 30, "a-venue"],
+      [0.48, 40, "b-venue"],
+    ]);
+    expect(r.best_execution).toEqual({ venue: "a-venue", price: 0.5, fee_adjusted_price: 0.5 });
+    const buy = mergeBooks(event, "YES", trio(), { depth: 10, now: NOW });
+    expect(buy.orderbook.bids[0]).toEqual([0.51, 20, "b-venue"]);
+    // The rest of the record is the market's, whichever side it ranks for.
+    expect({ ...r, orderbook: { ...r.orderbook, bids: [] }, best_execution: null }).toEqual({ ...buy, orderbook: { ...buy.orderbook, bids: [] }, best_execution: null });
+    expect(mergeBooks(event, "YES", trio(), { depth: 10, now: NOW, side: "buy" })).toEqual(buy);
+  });
+
+  it("ranks every level by what it nets, so a deeper bid can come before a shallower one, and cuts to depth after ranking", () => {
+    // One contract at 0.51 pays a whole 0.02 of Kalshi fee (0.49 net); 100 at 0.509 pay 1.75 (0.4915 net).
+    const k = new FixedVenue("k-venue", KALSHI, { bids: [lv(0.51, 1), lv(0.509, 100)], asks: [] });
+    const f = new FixedVenue("f-venue", FREE, { bids: [lv(0.4, 10)], asks: [] });
+    const r = mergeBooks(eventOn("k-venue", "f-venue"), "YES", [k, f], { depth: 2, now: NOW, side: "sell" });
+    expect(r.orderbook.bids).toEqual([
+      [0.509, 100, "k-venue"],
+      [0.51, 1, "k-venue"],
+    ]);
+    expect(r.best_execution).toEqual({ venue: "k-venue", price: 0.51, fee_adjusted_price: 0.49 });
+    expect(r.spread.best_bid).toBe(0.51);
+    expect(mergeBooks(eventOn("f-venue"), "YES", [k, f], { depth: 2, now: NOW, side: "sell" }).best_execution).toEqual({ venue: "f-venue", price: 0.4, fee_adjusted_price: 0.4 });
+  });
+});
+
+describe("sellQuotes", () => {
+  it("gives the router every fresh venue's bids in exact units with its rules, fees, latency and the shares held there", () => {
+    const [a, b, c] = trio();
+    c!.state = "down";
+    b!.p50 = 31.5;
+    const quotes = sellQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW, new Map([["b-venue", 7n * ONE]]));
+    expect(quotes).toEqual([
+      { venue: "a-venue", venueMarketId: "m", bids: [lv(0.5, 10), lv(0.48, 30)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: undefined, inventory: 0n },
+      { venue: "b-venue", venueMarketId: "m", bids: [lv(0.51, 20), lv(0.48, 40)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5, inventory: 7n * ONE },
+    ]);
+    expect(sellFeeAdjustedPrice(KALSHI, quotes[1]!.bids[0]!)).toBe(492_500n);
   });
 });
 

@@ -1,8 +1,8 @@
-import { feeAdjustedPrice } from "../domain/fees.ts";
-import { microToNumber, type PriceMicro } from "../domain/money.ts";
+import { feeAdjustedPrice, sellFeeAdjustedPrice } from "../domain/fees.ts";
+import { microToNumber, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import type { BookSnapshot, Venue, VenueMarket } from "../venues/venue.ts";
-import type { VenueQuote } from "../router/index.ts";
+import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { UnifiedEvent } from "./catalog.ts";
 
 /** `[price, size, venue]`, as the SPEC shapes a book entry. */
@@ -52,31 +52,31 @@ export function freshBooks(
   return { fresh, stale: stale.sort() };
 }
 
+/**
+ * The side of an order a price record is for: `buy` (the default) names the venue whose best ask
+ * costs least after fees; `sell` orders the bids by what a seller nets per share after fees and
+ * names the venue whose best bid nets most.
+ */
+export type OrderSide = "buy" | "sell";
+
 /** One event's books from every fresh venue, merged into the price record of `GET /v1/prices/{event_id}`. */
 export function mergeBooks(
   event: UnifiedEvent,
   outcome: Outcome,
   venues: readonly Venue[],
-  opts: { depth: number; now: number },
+  opts: { depth: number; now: number; side?: OrderSide },
 ): PriceRecord {
   if (!Number.isInteger(opts.depth) || opts.depth < 1) throw new RangeError("depth must be a positive integer");
   const { fresh, stale } = freshBooks(event, outcome, venues, opts.now);
-  const bids = mergeSide(fresh, "bids", opts.depth);
+  const side = opts.side ?? "buy";
+  const bids = side === "sell" ? netBids(fresh, opts.depth) : mergeSide(fresh, "bids", opts.depth);
   const asks = mergeSide(fresh, "asks", opts.depth);
+  const best = bestExecution(fresh, side);
 
-  let best: { venue: string; price: PriceMicro; adjusted: PriceMicro } | undefined;
-  for (const f of fresh) {
-    const top = f.book.asks[0];
-    if (!top) continue;
-    const adjusted = feeAdjustedPrice(f.market.feeModel, top);
-    const better =
-      !best ||
-      adjusted < best.adjusted ||
-      (adjusted === best.adjusted && (top.price < best.price || (top.price === best.price && f.venue.id < best.venue)));
-    if (better) best = { venue: f.venue.id, price: top.price, adjusted };
-  }
-
-  const bestBid = bids[0]?.level.price;
+  const bestBid = fresh.reduce<PriceMicro | undefined>((b, f) => {
+    const top = f.book.bids[0]?.price;
+    return top !== undefined && (b === undefined || top > b) ? top : b;
+  }, undefined);
   const bestAsk = asks[0]?.level.price;
   const newest = fresh.reduce<number | undefined>((t, f) => (t === undefined || f.book.updatedAt > t ? f.book.updatedAt : t), undefined);
   return {
@@ -94,6 +94,47 @@ export function mergeBooks(
     updated_at: newest === undefined ? null : new Date(newest).toISOString(),
     stale_venues: stale,
   };
+}
+
+interface Best {
+  venue: string;
+  price: PriceMicro;
+  adjusted: PriceMicro;
+}
+
+/**
+ * The venue whose best ask costs least after its fee (buy), or whose best bid nets most after it
+ * (sell); ties to the better price, then the venue's name. A sell's prices count negated, so that
+ * lower is better for both.
+ */
+function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | undefined {
+  const sign = side === "sell" ? -1n : 1n;
+  let best: Best | undefined;
+  for (const f of fresh) {
+    const top = side === "sell" ? f.book.bids[0] : f.book.asks[0];
+    if (!top) continue;
+    const adjusted = side === "sell" ? sellFeeAdjustedPrice(f.market.feeModel, top) : feeAdjustedPrice(f.market.feeModel, top);
+    const better =
+      !best ||
+      sign * adjusted < sign * best.adjusted ||
+      (adjusted === best.adjusted && (sign * top.price < sign * best.price || (top.price === best.price && f.venue.id < best.venue)));
+    if (better) best = { venue: f.venue.id, price: top.price, adjusted };
+  }
+  return best;
+}
+
+/**
+ * The `depth` bids across venues that net a seller the most per share after their venue's fee for
+ * taking the whole level, best first; ties to the higher price, then the venue's name. A small level
+ * can net less than a larger one below it (a fee rounded up per order weighs more on it), so the
+ * bids are sorted, not merged.
+ */
+function netBids(fresh: readonly FreshBook[], depth: number): { level: Level; entry: BookEntry }[] {
+  const all = fresh.flatMap((f) => f.book.bids.map((level) => ({ level, venue: f.venue.id, net: sellFeeAdjustedPrice(f.market.feeModel, level) })));
+  all.sort((a, b) =>
+    a.net !== b.net ? (a.net > b.net ? -1 : 1) : a.level.price !== b.level.price ? (a.level.price > b.level.price ? -1 : 1) : a.venue < b.venue ? -1 : a.venue > b.venue ? 1 : 0,
+  );
+  return all.slice(0, depth).map(({ level, venue }) => ({ level, entry: [microToNumber(level.price), microToNumber(level.shares), venue] }));
 }
 
 /**
@@ -122,17 +163,34 @@ function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: nu
   return out;
 }
 
-/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, its measured latency and its queue. */
-export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): VenueQuote[] {
-  return freshBooks(event, outcome, venues, now).fresh.map(({ venue, market, book }) => ({
+/** What the router reads of a fresh venue's market, whichever side it routes: its rules, fees, measured latency and queue. */
+function routing({ venue, market }: FreshBook) {
+  return {
     venue: venue.id,
     venueMarketId: market.venueMarketId,
-    asks: book.asks.map((l) => ({ price: l.price, shares: l.shares })),
     feeModel: market.feeModel,
     tickSize: market.tickSize,
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
     latencyMs: venue.latency().p50Ms,
     queueDelayMs: venue.queueDelayMs?.(),
+  };
+}
+
+/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, with its routing(). */
+export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): VenueQuote[] {
+  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f), asks: f.book.asks.map((l) => ({ price: l.price, shares: l.shares })) }));
+}
+
+/**
+ * The router's input for selling `outcome` of an event: every fresh venue's full bid side in exact
+ * units, with its routing() and the shares of the outcome the operator holds there (`inventory`, by
+ * venue id; a venue missing from it holds none).
+ */
+export function sellQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, inventory: ReadonlyMap<string, ShareMicro>): SellQuote[] {
+  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({
+    ...routing(f),
+    bids: f.book.bids.map((l) => ({ price: l.price, shares: l.shares })),
+    inventory: inventory.get(f.venue.id) ?? 0n,
   }));
 }

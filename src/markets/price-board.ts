@@ -2,7 +2,7 @@ import { isDeepStrictEqual } from "node:util";
 import type { Clock, Outcome } from "../domain/types.ts";
 import type { Unsubscribe, Venue } from "../venues/venue.ts";
 import type { MarketCatalog } from "./catalog.ts";
-import { freshBooks, mergeBooks, type PriceRecord } from "./merged-book.ts";
+import { freshBooks, mergeBooks, type OrderSide, type PriceRecord } from "./merged-book.ts";
 
 /**
  * How long a record is served without a tick. A venue going down, or its market closing, comes with no
@@ -53,13 +53,13 @@ export class PriceBoard {
   }
 
   /** mergeBooks' record of the event now. */
-  prices(event: Parameters<typeof mergeBooks>[0], outcome: Outcome, depth: number): PriceRecord {
+  prices(event: Parameters<typeof mergeBooks>[0], outcome: Outcome, depth: number, side: OrderSide = "buy"): PriceRecord {
     const now = this.clock.now();
     const version = this.versions.get(event.eventId) ?? 0;
-    const key = `${event.eventId}\u0000${outcome}\u0000${depth}`;
+    const key = `${event.eventId}\u0000${outcome}\u0000${depth}\u0000${side}`;
     const kept = this.records.get(key);
     if (kept !== undefined && kept.version === version && now < kept.until) return kept.value;
-    const value = mergeBooks(event, outcome, this.venues, { depth, now });
+    const value = mergeBooks(event, outcome, this.venues, { depth, now, side });
     // Until the first of its books grows stale: then the record leaves it out.
     const until = freshBooks(event, outcome, this.venues, now).fresh.reduce((t, f) => Math.min(t, f.book.updatedAt + f.venue.freshnessMs + 1), now + RECHECK_MS);
     this.records.set(key, { version, until, value });

@@ -59,6 +59,8 @@ export interface PriceRecord {
 export interface PricesQuery {
   outcome?: Outcome;
   depth?: number;
+  /** The order side to rank for (default buy): sell orders the bids by what a seller nets after fees. */
+  side?: "buy" | "sell";
 }
 
 export interface OrderRequest {

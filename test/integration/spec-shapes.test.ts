@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sellFeeAdjustedPrice, type FeeModel } from "../../src/domain/fees.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
@@ -76,6 +77,33 @@ describe("GET /v1/prices/{event_id}", () => {
     const p = await s.client.prices("fed-cut-2026-12", { depth: 3, outcome: "NO" });
     expect(p.orderbook.bids.length).toBeLessThanOrEqual(3);
     expect(p.orderbook.asks.length).toBeLessThanOrEqual(3);
+  });
+
+  it("ranks for a sell with side=sell: bids by what a seller nets per share after each venue's fee, best_execution the venue whose best bid nets most", async () => {
+    const micro = (x: number) => BigInt(Math.round(x * 1e6));
+    // Each venue's fee model as GET /v1/markets describes it.
+    const listed = (await s.client.markets({ q: "fed", limit: 500 })).data.find((m) => m.event_id === "fed-cut-2026-12")!;
+    const fees = new Map(
+      listed.venues.map((v): [string, FeeModel] => {
+        const f = v.fee_model as { type: FeeModel["kind"]; rate?: number; fee_rate?: number; exponent?: 1 | 2 };
+        const ratePpm = micro(f.rate ?? f.fee_rate ?? 0);
+        return [v.venue, f.type === "polymarket" ? { kind: "polymarket", ratePpm, exponent: f.exponent! } : { kind: f.type, ratePpm }];
+      }),
+    );
+    const p = await s.client.prices("fed-cut-2026-12", { side: "sell", depth: 60 });
+    expect(p.best_execution).toMatchObject({ venue: expect.any(String), price: expect.any(Number), fee_adjusted_price: expect.any(Number) });
+    expect(p.best_execution!.fee_adjusted_price).toBeLessThanOrEqual(p.best_execution!.price);
+    expect(new Set(p.orderbook.bids.map((e) => e[2])).size).toBeGreaterThanOrEqual(2);
+    const nets = p.orderbook.bids.map(([price, size, venue]) => sellFeeAdjustedPrice(fees.get(venue)!, { price: micro(price), shares: micro(size) }));
+    expect(nets).toEqual([...nets].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+    const askPrices = p.orderbook.asks.map((e) => e[0]);
+    expect(askPrices).toEqual([...askPrices].sort((a, b) => a - b));
+  });
+
+  it("refuses a side that is neither buy nor sell with invalid_request", async () => {
+    const r = await s.client.request("GET", "/v1/prices/fed-cut-2026-12?side=short");
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: { code: "invalid_request", details: { fields: { side: expect.any(String) } } } });
   });
 
   it("answers unknown_event for an id that is not in the catalog", async () => {

@@ -16,6 +16,14 @@ const PricesQuery = Type.Object(
   {
     outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: "YES" })),
     depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20, description: "Levels per side" })),
+    side: Type.Optional(
+      Type.String({
+        enum: ["buy", "sell"],
+        default: "buy",
+        description:
+          "The order side to rank for. buy: best_execution is the venue whose best ask costs least after its fee. sell: bids are ordered by what a seller nets per share after each venue's fee, and best_execution is the venue whose best bid nets most.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -64,6 +72,7 @@ export const marketRoutes =
           response: { 200: { $ref: "PriceRecord#" } },
         },
       },
-      async (req, reply) => send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20)),
+      async (req, reply) =>
+        send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20, (req.query.side ?? "buy") as "buy" | "sell")),
     );
   };
