@@ -28,6 +28,8 @@ export interface Config {
   simSeed: number;
   /** Multiplies the simulated venues' latency profiles (0 = no added latency). */
   simLatencyScale: number;
+  /** The simulators resolve the catalog's next open event every this many seconds (0 = never by themselves). */
+  simResolveEveryS: number;
   logLevel: string;
   trustProxy: boolean;
   venues: VenueName[];
@@ -73,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxOrder: usdc(env, "MAX_ORDER_USDC", "100000"),
     simSeed: int(env, "SIM_SEED", 42, 0, 2 ** 31 - 1),
     simLatencyScale: num(env, "SIM_LATENCY_SCALE", 1),
+    simResolveEveryS: int(env, "SIM_RESOLVE_EVERY_S", 0, 0, 31_536_000),
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     venues: venueNames(env.VENUES),

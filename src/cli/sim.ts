@@ -64,7 +64,17 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
       const config = loadConfig();
       // the server's catalog, events accepted with `crossfill events accept` included, as the server would read it at start
       const catalog = await withStore((store) => loadCatalog(store));
-      const sims = await startVenueSims({ names: config.venues, catalog, seed: config.simSeed, latencyScale: config.simLatencyScale, clock: systemClock, portBase });
+      const sims = await startVenueSims({
+        names: config.venues,
+        catalog,
+        seed: config.simSeed,
+        latencyScale: config.simLatencyScale,
+        clock: systemClock,
+        portBase,
+        resolveEveryMs: config.simResolveEveryS > 0 ? config.simResolveEveryS * 1000 : undefined,
+        // the venues remember what closed and resolved, as real venues do, across restarts of the simulators
+        stateDir: join(config.dataDir, "sim"),
+      });
       const kalshiKeyFile = join(config.dataDir, "sim", "kalshi-private-key.pem");
       if (sims.endpoints.kalshi) writePrivateFile(kalshiKeyFile, sims.endpoints.kalshi.credentials.privateKeyPem);
       const lines = settings(sims.endpoints, kalshiKeyFile);

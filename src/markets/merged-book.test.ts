@@ -3,7 +3,7 @@ import { feeAdjustedPrice, sellFeeAdjustedPrice, type FeeModel } from "../domain
 import { ONE } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import { createSimulatedVenues } from "../venues/simulated/index.ts";
-import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket } from "../venues/venue.ts";
+import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket, VenueResolution } from "../venues/venue.ts";
 import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
 import { mergeBooks, sellQuotes, venueQuotes } from "./merged-book.ts";
 import { presentMarket } from "./present.ts";
@@ -51,6 +51,9 @@ class FixedVenue implements Venue {
   }
   async place(): Promise<PlaceResult> {
     return { kind: "rejected", reason: "fixed" };
+  }
+  async resolution(): Promise<VenueResolution> {
+    return { state: "open" };
   }
   async status() {
     return { kind: "not_found" as const };

@@ -69,6 +69,7 @@ export async function startConfiguredVenues(
             DATABASE_URL: config.databaseUrl ?? "",
             SIM_SEED: String(config.simSeed),
             SIM_LATENCY_SCALE: String(config.simLatencyScale),
+            SIM_RESOLVE_EVERY_S: String(config.simResolveEveryS),
           },
           onLine: opts.onSimLine ?? (() => undefined),
         });

@@ -78,8 +78,14 @@ export async function startVenueSims(opts: {
   latencyScale: number;
   clock: Clock;
   portBase?: number;
+  /** The catalog's open events resolve one every this many ms, on every venue at once; absent: only when told. */
+  resolveEveryMs?: number;
+  /** Where the simulators keep what closed and resolved across restarts; absent: in memory. */
+  stateDir?: string;
 }): Promise<VenueSims> {
-  const { names, portBase, ...simOpts } = opts;
+  const { names, portBase, resolveEveryMs, ...rest } = opts;
+  // one schedule for every simulator, counted from now, so that an event resolves on every venue at the same moment
+  const simOpts = { ...rest, resolveSchedule: resolveEveryMs === undefined ? undefined : { everyMs: resolveEveryMs, from: opts.clock.now() } };
   const endpoints: VenueEndpoints = {};
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {

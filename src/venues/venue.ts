@@ -114,6 +114,20 @@ export interface VenueDescription {
 
 export type Unsubscribe = () => void;
 
+/**
+ * Where a market stands on its venue, read from the venue's own fields (each venue's mapping is in
+ * docs/venues/<venue>.md). `open` trades. `closed` no longer trades and has paid nothing yet: past its
+ * close, or with an outcome proposed, determined or disputed but not yet paid. `resolved` has paid out
+ * (or lets holders redeem): each share of `outcome` is worth 1 USDC, the other outcome nothing.
+ * `voided` has paid out, but not to one outcome (cancelled and refunded, or split 50/50).
+ */
+export type VenueResolution = { state: "open" } | { state: "closed" } | { state: "resolved"; outcome: Outcome } | { state: "voided" };
+
+/** The catalog status of a market in this state: a voided market trades no more and names no outcome. */
+export function resolutionStatus(r: VenueResolution): MarketStatus {
+  return r.state === "voided" ? "closed" : r.state;
+}
+
 /** The port every venue adapter implements, simulated or real. */
 export interface Venue {
   readonly id: string;
@@ -128,6 +142,12 @@ export interface Venue {
    * Optional: an adapter that cannot list a venue's whole catalogue leaves it out.
    */
   discover?(): Promise<VenueMarket[]>;
+  /**
+   * The market's resolution as the venue states it now, read from the venue. The adapter's catalogue
+   * follows what it reads: a market that no longer reads open is no longer open in market(), so no
+   * merged book or plan routes to it. Throws when the venue cannot be asked or does not list the market.
+   */
+  resolution(venueMarketId: string): Promise<VenueResolution>;
   /** One market from the adapter's cached catalogue, without I/O: merged books and quotes need its fee model and trading rules on every read. */
   market(venueMarketId: string): VenueMarket | undefined;
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined;

@@ -21,6 +21,8 @@
  *   moves the books of open markets by itself every few tens of ms (the harness picks the pace);
  * - it starts every account with nothing held, and keeps what each holds from its fills, so the
  *   adapter sells only what it bought (on a venue that nets outcomes, see `netting`);
+ * - it closes and resolves a market when told, on its control routes (`/_sim/markets/…`), and states
+ *   it in the venue's own fields from then on;
  * - the fault switches below act on the wire, not inside the adapter: the adapter under test
  *   must cope with them the way it would cope with the real venue.
  *
@@ -28,8 +30,9 @@
  */
 import type { FeeModel } from "../../src/domain/fees.ts";
 import type { Micro } from "../../src/domain/money.ts";
-import type { Level } from "../../src/domain/types.ts";
+import type { Level, Outcome } from "../../src/domain/types.ts";
 import type { MarketCatalog } from "../../src/markets/catalog.ts";
+import { concludeSimMarket } from "../../src/venues/net/sim-markets.ts";
 import type { Venue } from "../../src/venues/venue.ts";
 
 /** Faults a simulator injects on the wire, in venue-neutral terms. */
@@ -95,6 +98,11 @@ export interface ConformanceHarness {
   };
   /** Another adapter on the same simulator whose request signing the simulator must refuse (not started). */
   withWrongCredentials(): Venue;
+  /** Ends a market on the venue, as its operator (or `crossfill events resolve`) would: through the simulator's control routes. */
+  markets: {
+    close(venueMarketId: string): Promise<void>;
+    resolve(venueMarketId: string, outcome: Outcome): Promise<void>;
+  };
   examples: { fees: FeeExample[]; signing: SigningExample[] };
   /**
    * The venue keeps one net position per market (Kalshi: YES held less NO held), so selling an
@@ -148,6 +156,10 @@ export async function simHarness<C>(
     faults: sim.faults,
     timing,
     withWrongCredentials: () => create({ ...options, credentials: spoil(sim.credentials) }),
+    markets: {
+      close: async (id) => void (await concludeSimMarket(sim.url, id, { state: "closed" })),
+      resolve: async (id, outcome) => void (await concludeSimMarket(sim.url, id, { state: "resolved", outcome })),
+    },
     examples,
     netting,
     stop: async () => {

@@ -434,5 +434,45 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       await expectListedOnce(await sellOfHeld());
       expect((await h.venue.trades()).some((t) => t.side === "buy")).toBe(true);
     });
+
+    it("reads each market's resolution as the venue states it: open, closed, or resolved to the catalog's outcome", async () => {
+      for (const { event, listing } of listings()) {
+        const expected = event.status === "resolved" ? { state: "resolved", outcome: event.resolution } : { state: event.status };
+        expect(await h.venue.resolution(listing.venueMarketId), listing.venueMarketId).toEqual(expected);
+      }
+    });
+
+    it("a market the venue resolves reads resolved with its outcome, leaves the listing's open markets, and takes no more orders", async () => {
+      const m = openMarket();
+      const order = takingOrder(m);
+      await h.markets.resolve(m.venueMarketId, "NO");
+      // the order reaches the venue, as one already on its way when the market resolved: the venue refuses it
+      const r = await h.venue.place(order);
+      expect(r.kind, JSON.stringify(r)).toBe("rejected");
+      expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "not_found" });
+      expect(await h.venue.resolution(m.venueMarketId)).toEqual({ state: "resolved", outcome: "NO" });
+      expect(h.venue.market(m.venueMarketId)!.status).toBe("resolved");
+      expect((await h.venue.markets()).find((x) => x.venueMarketId === m.venueMarketId)!.status).toBe("resolved");
+      // other markets trade on
+      const other = listings().find(({ event, listing }) => event.status === "open" && listing.venueMarketId !== m.venueMarketId);
+      if (other) await expect(h.venue.resolution(other.listing.venueMarketId)).resolves.toEqual({ state: "open" });
+    });
+
+    it("a market the venue closes reads closed and takes no orders until it resolves, then reads resolved", async () => {
+      const m = openMarket();
+      const order = takingOrder(m, "NO");
+      await h.markets.close(m.venueMarketId);
+      expect(await h.venue.resolution(m.venueMarketId)).toEqual({ state: "closed" });
+      expect(h.venue.market(m.venueMarketId)!.status).toBe("closed");
+      expect((await h.venue.place(order)).kind).toBe("rejected");
+      await h.markets.resolve(m.venueMarketId, "YES");
+      expect(await h.venue.resolution(m.venueMarketId)).toEqual({ state: "resolved", outcome: "YES" });
+      expect(h.venue.market(m.venueMarketId)!.status).toBe("resolved");
+    });
+
+    it("a resolution the venue cannot be asked for throws rather than answers", async () => {
+      h.faults.set({ serverErrors: 50 });
+      await expect(h.venue.resolution(openMarket().venueMarketId)).rejects.toThrow();
+    });
   });
 }

@@ -11,6 +11,8 @@ import { loadConfig } from "../../src/config.ts";
 import { systemClock } from "../../src/domain/types.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
+import type { SimMarketView } from "../../src/venues/net/sim-markets.ts";
+import { drawnOutcome, scheduleOrder } from "../../src/venues/simulated/lifecycle.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
 import { startVenues, VENUE_NAMES } from "../../src/venues/start.ts";
 
@@ -50,24 +52,24 @@ let lines: string[];
 let settings: Record<string, string>;
 let server: Crossfill | undefined;
 
-/** Starts `crossfill sim` and resolves with its stdout lines once every setting is printed. */
-function startSim(): Promise<string[]> {
-  sim = spawn(process.execPath, [BIN, "sim"], { env: { ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0.05", VENUES: ALL_VENUES } });
-  sim.stderr!.on("data", (d) => (simStderr += d));
+/** Starts `crossfill sim` in `dir` and resolves with it and its stdout lines once `settings` lines are printed. */
+function spawnSim(dir: string, env: Record<string, string>, settings: number): Promise<{ child: ChildProcess; lines: string[] }> {
+  const child = spawn(process.execPath, [BIN, "sim"], { env: { ...process.env, DATA_DIR: dir, SIM_LATENCY_SCALE: "0.05", ...env } });
+  child.stderr!.on("data", (d) => (simStderr += d));
   return new Promise((resolve, reject) => {
     let out = "";
-    sim.stdout!.on("data", (d) => {
+    child.stdout!.on("data", (d) => {
       out += d;
       const complete = out.split("\n").slice(0, -1);
-      if (complete.length >= KEYS.length) resolve(complete);
+      if (complete.length >= settings) resolve({ child, lines: complete });
     });
-    sim.once("exit", (code) => reject(new Error(`crossfill sim exited with ${code} before printing its settings: ${simStderr}`)));
+    child.once("exit", (code) => reject(new Error(`crossfill sim exited with ${code} before printing its settings: ${simStderr}`)));
   });
 }
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-sim-cli-"));
-  lines = await startSim();
+  ({ child: sim, lines } = await spawnSim(dataDir, { VENUES: ALL_VENUES }, KEYS.length));
   settings = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
 });
 afterAll(async () => {
@@ -122,5 +124,47 @@ describe("crossfill sim", () => {
     sim.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(simStderr).toMatch(/running until SIGINT.*\n.*SIGTERM, stopping/);
+  });
+});
+
+describe("crossfill sim with SIM_RESOLVE_EVERY_S", () => {
+  it("resolves the catalog's open events one a period, the same on every venue, and its venues remember them after a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "crossfill-sim-resolve-"));
+    const env = { VENUES: "polymarket,kalshi" };
+    const settingsOf = (out: string[]) => Object.fromEntries(out.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
+    let child: ChildProcess | undefined;
+    const stop = async () => {
+      const closed = new Promise((resolve) => child!.once("close", resolve));
+      child!.kill("SIGTERM");
+      await closed;
+    };
+    try {
+      const first = await spawnSim(dir, { ...env, SIM_RESOLVE_EVERY_S: "3" }, 10);
+      child = first.child;
+      const urls = settingsOf(first.lines);
+      const [soonest, next] = scheduleOrder(MarketCatalog.load().events());
+      const state = async (event: typeof soonest, venue: "polymarket" | "kalshi", base: Record<string, string>) => {
+        const id = event!.listings.find((l) => l.venue === `${venue}-sim`)!.venueMarketId;
+        return (await (await fetch(new URL(`/_sim/markets/${encodeURIComponent(id)}`, base[`${venue.toUpperCase()}_BASE_URL`]))).json()) as SimMarketView;
+      };
+      const deadline = Date.now() + 15_000;
+      while ((await state(soonest, "polymarket", urls)).state === "open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      const outcome = drawnOutcome(soonest!, loadConfig({}).simSeed);
+      for (const venue of ["polymarket", "kalshi"] as const) expect(await state(soonest, venue, urls)).toMatchObject({ state: "resolved", outcome });
+      // the next event's turn is a period later
+      expect(await state(next, "polymarket", urls)).toMatchObject({ state: "open" });
+      await stop();
+
+      // started again without a schedule: what resolved stays resolved, what was open is open
+      const again = await spawnSim(dir, env, 10);
+      child = again.child;
+      const restarted = settingsOf(again.lines);
+      for (const venue of ["polymarket", "kalshi"] as const) expect(await state(soonest, venue, restarted)).toMatchObject({ state: "resolved", outcome });
+      expect(await state(next, "polymarket", restarted)).toMatchObject({ state: "open" });
+      await stop();
+    } finally {
+      if (child?.exitCode === null) child.kill("SIGKILL");
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,7 +5,7 @@ import { ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
-import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, TradeSide, Unsubscribe, Venue, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type TradeSide, type Unsubscribe, type Venue, type VenueFill, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
@@ -13,7 +13,7 @@ import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { formatCount, formatDollars, kalshiFeeModel, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
+import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
 export type KalshiVenueOptions = AdapterOptions<KalshiCredentials>;
@@ -159,6 +159,15 @@ export class KalshiVenue implements Venue {
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId);
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  /** `GET /markets/{ticker}`: its `status` and `result` (docs/venues/kalshi.md, Resolution). */
+  async resolution(venueMarketId: string): Promise<VenueResolution> {
+    const { market } = (await this.read(`/markets/${encodeURIComponent(venueMarketId)}`)) as { market: KalshiMarket };
+    const resolution = kalshiResolution(market);
+    const cached = this.cache.get(venueMarketId);
+    if (cached) cached.status = resolutionStatus(resolution);
+    return resolution;
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

@@ -5,7 +5,7 @@ import { orderFee } from "../../domain/fees.ts";
 import { parseMicro } from "../../domain/money.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { kalshiAuthHeaders, kalshiSigningText, signKalshi, verifyKalshi } from "./signing.ts";
-import { booksFromOrderbook, formatCount, formatDollars, kalshiFeeModel, parseSignedCount, toVenueMarket } from "./wire.ts";
+import { booksFromOrderbook, formatCount, formatDollars, kalshiFeeModel, kalshiResolution, parseSignedCount, toVenueMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/kalshi/${name}`, import.meta.url), "utf8"));
 
@@ -51,6 +51,20 @@ describe("Kalshi book conversion", () => {
     expect(m.feeModel).toEqual({ kind: "kalshi", ratePpm: 70_000n });
     expect(m.volume).toBe(184_532_000_000n);
     expect(kalshiFeeModel("quadratic_with_maker_fees", 0.5)).toEqual({ kind: "kalshi", ratePpm: 35_000n });
+  });
+
+  it("reads a market's resolution: paid out only once finalized, to its result", () => {
+    const f = fixture("market.json").response.markets[0];
+    const fee = { kind: "kalshi" as const, ratePpm: 70_000n };
+    expect(kalshiResolution({ status: "active", result: "" })).toEqual({ state: "open" });
+    for (const status of ["initialized", "inactive", "closed"]) expect(kalshiResolution({ status, result: "" })).toEqual({ state: "closed" });
+    // the result is known, but the settlement timer still runs or the result is challenged: nothing paid yet
+    for (const status of ["determined", "disputed", "amended"]) expect(kalshiResolution({ status, result: "yes" })).toEqual({ state: "closed" });
+    expect(kalshiResolution({ status: "finalized", result: "yes" })).toEqual({ state: "resolved", outcome: "YES" });
+    expect(kalshiResolution({ status: "finalized", result: "no" })).toEqual({ state: "resolved", outcome: "NO" });
+    expect(kalshiResolution({ status: "finalized", result: "void" })).toEqual({ state: "voided" });
+    expect(toVenueMarket({ ...f, status: "finalized", result: "no" }, fee).status).toBe("resolved");
+    expect(toVenueMarket({ ...f, status: "determined", result: "no" }, fee).status).toBe("closed");
   });
 
   it("formats and parses fixed-point strings exactly", () => {

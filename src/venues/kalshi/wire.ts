@@ -1,7 +1,7 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import type { Level, MarketStatus, Outcome } from "../../domain/types.ts";
-import type { BookSnapshot, VenueMarket } from "../venue.ts";
+import type { Level, Outcome } from "../../domain/types.ts";
+import { resolutionStatus, type BookSnapshot, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** The fields of Kalshi's Market object that crossfill reads (trade API v2, fixed-point `_dollars` / `_fp` fields). */
 export interface KalshiMarket {
@@ -62,10 +62,18 @@ function formatFixed(micro: bigint, decimals: number): string {
   return `${whole}.${frac}`;
 }
 
-export function marketStatus(status: string): MarketStatus {
-  if (status === "active") return "open";
-  if (status === "determined" || status === "finalized" || status === "amended" || status === "disputed") return "resolved";
-  return "closed";
+/**
+ * A market's resolution from its `status` and `result` (docs.kalshi.com, Market Lifecycle): `active`
+ * trades; `finalized` has paid out ("Settlement complete. Positions have been paid out"), to `result`
+ * `yes` or `no`, or to neither (a voided market's `void`, assumed to show here as on a Settlement).
+ * Everything else trades no more and has paid nothing: `initialized`, `inactive`, `closed`, and
+ * `determined`, `disputed` and `amended`, whose result is known but whose settlement timer still runs.
+ */
+export function kalshiResolution(m: Pick<KalshiMarket, "status" | "result">): VenueResolution {
+  if (m.status === "active") return { state: "open" };
+  if (m.status !== "finalized") return { state: "closed" };
+  if (m.result === "yes") return { state: "resolved", outcome: "YES" };
+  return m.result === "no" ? { state: "resolved", outcome: "NO" } : { state: "voided" };
 }
 
 /**
@@ -94,7 +102,7 @@ export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket 
     venueMarketId: m.ticker,
     title: m.title ?? m.yes_sub_title,
     outcomeIds: { YES: "yes", NO: "no" },
-    status: marketStatus(m.status),
+    status: resolutionStatus(kalshiResolution(m)),
     closeTime: new Date(m.close_time).toISOString(),
     tickSize: tick,
     minOrderShares: ONE,

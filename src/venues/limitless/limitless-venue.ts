@@ -11,11 +11,11 @@ import type { AdapterOptions } from "../net/adapter-options.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueFill, VenueDescription, VenueHealth, VenueMarket } from "../venue.ts";
+import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type Unsubscribe, type Venue, type VenueFill, type VenueDescription, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, orderSide, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 
 /**
  * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
@@ -157,6 +157,15 @@ export class LimitlessVenue implements Venue {
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId)?.market;
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  /** `GET /markets/{slug}`: its `status`, `expired` and `winningOutcomeIndex` (docs/venues/limitless.md, Resolution). */
+  async resolution(venueMarketId: string): Promise<VenueResolution> {
+    const m = (await this.read(`/markets/${encodeURIComponent(venueMarketId)}`)) as LimitlessMarket;
+    const resolution = limitlessResolution(m);
+    const cached = this.cache.get(venueMarketId);
+    if (cached) cached.market.status = resolutionStatus(resolution);
+    return resolution;
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

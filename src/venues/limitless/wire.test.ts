@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
-import { booksFromLevels, fillsFromMatches, limitlessFeeModel, marketStatus, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
+import { booksFromLevels, fillsFromMatches, limitlessFeeModel, limitlessResolution, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/limitless/${name}`, import.meta.url), "utf8"));
 
@@ -46,9 +46,20 @@ describe("Limitless wire: the documented shapes", () => {
       feeModel: { kind: "limitless", ratePpm: 30_000n },
       volume: 1_523_400_000_000n,
     });
-    expect(marketStatus({ status: "FUNDED", expired: true })).toBe("closed");
-    expect(marketStatus({ status: "RESOLVED" })).toBe("resolved");
     expect(() => toVenueMarket({ ...fixture("market.json"), tradeType: "amm" })).toThrow(/only CLOB/);
+  });
+
+  it("reads a market's resolution: FUNDED trades until expired, RESOLVED names winningOutcomeIndex (0 YES, 1 NO), LOCKED waits", () => {
+    expect(limitlessResolution({ status: "FUNDED" })).toEqual({ state: "open" });
+    expect(limitlessResolution({ status: "FUNDED_FLAGGED", expired: false })).toEqual({ state: "open" });
+    expect(limitlessResolution({ status: "FUNDED", expired: true })).toEqual({ state: "closed" });
+    expect(limitlessResolution({ status: "LOCKED", expired: true, winningOutcomeIndex: null })).toEqual({ state: "closed" });
+    expect(limitlessResolution({ status: "RESOLVED", winningOutcomeIndex: 0 })).toEqual({ state: "resolved", outcome: "YES" });
+    expect(limitlessResolution({ status: "RESOLVED", winningOutcomeIndex: 1 })).toEqual({ state: "resolved", outcome: "NO" });
+    // resolved, but naming no winner yet: nothing to act on
+    expect(limitlessResolution({ status: "RESOLVED", winningOutcomeIndex: null })).toEqual({ state: "closed" });
+    expect(toVenueMarket({ ...fixture("market.json"), status: "RESOLVED", expired: true, winningOutcomeIndex: 1 }).status).toBe("resolved");
+    expect(toVenueMarket({ ...fixture("market.json"), status: "LOCKED", expired: true }).status).toBe("closed");
   });
 
   it("turns an order's makerMatches into fills whose fees add up to the whole order's fee", () => {

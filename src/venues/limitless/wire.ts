@@ -1,9 +1,8 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import type { MarketStatus } from "../../domain/types.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
-import type { TradeSide, VenueFill, VenueMarket } from "../venue.ts";
+import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
 export const LIMITLESS_TICK: PriceMicro = 1_000n;
@@ -19,10 +18,12 @@ export interface LimitlessMarket {
   slug: string;
   title: string;
   description?: string;
-  /** FUNDED while it trades, RESOLVED once paid out (also CREATED, DISPUTED). */
+  /** FUNDED (or FUNDED_FLAGGED) while it trades, LOCKED while trading is paused awaiting the outcome, RESOLVED once the outcome is set. */
   status: string;
   /** Trading has stopped, waiting for resolution. */
   expired?: boolean;
+  /** On a RESOLVED market, the winner: 0 YES, 1 NO; null before. */
+  winningOutcomeIndex?: number | null;
   /** When the market closes, ms since the epoch. */
   expirationTimestamp: number;
   tradeType: string;
@@ -89,9 +90,18 @@ export function rawNumber(value: bigint, field: string): number {
   return Number(value);
 }
 
-export function marketStatus(m: Pick<LimitlessMarket, "status" | "expired">): MarketStatus {
-  if (m.status === "RESOLVED") return "resolved";
-  return m.status === "FUNDED" && !m.expired ? "open" : "closed";
+/**
+ * A market's resolution from `status`, `expired` and `winningOutcomeIndex` (docs.limitless.exchange, Get
+ * Market Details): `FUNDED` and `FUNDED_FLAGGED` trade until `expired`; `RESOLVED` names the winner in
+ * `winningOutcomeIndex` (0 YES, 1 NO) and lets winners redeem; `LOCKED` (paused, typically awaiting the
+ * outcome) and anything else trade no more. A RESOLVED market without a winning index names no outcome: closed.
+ */
+export function limitlessResolution(m: Pick<LimitlessMarket, "status" | "expired" | "winningOutcomeIndex">): VenueResolution {
+  if (m.status === "RESOLVED") {
+    if (m.winningOutcomeIndex === 0) return { state: "resolved", outcome: "YES" };
+    return m.winningOutcomeIndex === 1 ? { state: "resolved", outcome: "NO" } : { state: "closed" };
+  }
+  return (m.status === "FUNDED" || m.status === "FUNDED_FLAGGED") && !m.expired ? { state: "open" } : { state: "closed" };
 }
 
 export function limitlessFeeModel(feeRateBps: unknown): FeeModel {
@@ -108,7 +118,7 @@ export function toVenueMarket(m: LimitlessMarket): VenueMarket {
     venueMarketId: m.slug,
     title: m.title,
     outcomeIds: { YES: m.tokens.yes, NO: m.tokens.no },
-    status: marketStatus(m),
+    status: resolutionStatus(limitlessResolution(m)),
     closeTime: new Date(m.expirationTimestamp).toISOString(),
     tickSize: LIMITLESS_TICK,
     // a minimum off the lot grid could never be met exactly: round it up to the lot

@@ -1,11 +1,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { join } from "node:path";
 import type { Duplex } from "node:stream";
 import type { Clock } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import type { SimExchange } from "../simulated/exchange.ts";
+import { SimMarketLifecycle, type ResolutionSchedule } from "../simulated/lifecycle.ts";
 import { Rng, seedFor } from "../simulated/prng.ts";
 import type { VenueProfile } from "../simulated/profiles.ts";
 import { sleep } from "./rate-limiter.ts";
+import { marketRoute } from "./sim-markets.ts";
 
 /** What every venue simulator is started with. */
 export interface VenueSimOptions {
@@ -18,6 +21,10 @@ export interface VenueSimOptions {
   port?: number;
   /** Books move every this many ms. */
   tickMs?: number;
+  /** The catalog's open events resolve one after another on this schedule (SIM_RESOLVE_EVERY_S); absent: only when told. */
+  resolveSchedule?: ResolutionSchedule;
+  /** Where each simulator keeps its markets' closes and resolutions across restarts (`<dir>/<venue>-markets.json`); absent: in memory. */
+  stateDir?: string;
 }
 
 /** A venue simulator running on loopback. */
@@ -31,7 +38,21 @@ export interface VenueSim<Credentials> {
   faults: SimFaults;
   /** The engine behind the simulator, for tests that move books or inspect state. */
   exchange: SimExchange;
+  /** Closes and resolves markets, as its control routes do. */
+  markets: SimMarketLifecycle;
   stop(): Promise<void>;
+}
+
+/** The lifecycle of a simulator's markets, as its options ask: the schedule, and the state file in `stateDir`. */
+export function simMarketLifecycle(exchange: SimExchange, opts: VenueSimOptions, clock: Clock): SimMarketLifecycle {
+  return new SimMarketLifecycle({
+    exchange,
+    catalog: opts.catalog,
+    seed: opts.seed,
+    clock,
+    schedule: opts.resolveSchedule,
+    stateFile: opts.stateDir === undefined ? undefined : join(opts.stateDir, `${exchange.venue}-markets.json`),
+  });
 }
 
 /** Each answer's latency under the venue's profile, drawn from a stream of its own so it does not disturb the books' randomness. */
@@ -175,6 +196,8 @@ export type SimReply = { status: number; body?: unknown; headers?: Record<string
 export interface SimServerOptions {
   port?: number;
   faults: SimFaults;
+  /** Its markets' lifecycle: served on the control routes, its schedule run while the server runs. */
+  markets: SimMarketLifecycle;
   /** This request's latency before the answer, in ms (the venue profile, scaled). */
   latencyMs: () => number;
   handle: (req: SimRequest) => Promise<SimReply> | SimReply;
@@ -213,7 +236,10 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       return;
     }
     const url = new URL(req.url ?? "/", "http://sim");
-    if (url.pathname.startsWith("/_sim/")) return reply(res, adminRoute(opts.faults, req.method ?? "GET", url.pathname, body, errorBody));
+    if (url.pathname.startsWith("/_sim/")) {
+      const method = req.method ?? "GET";
+      return reply(res, marketRoute(opts.markets, method, url.pathname, body, errorBody) ?? adminRoute(opts.faults, method, url.pathname, body, errorBody));
+    }
     await sleep(opts.latencyMs() + opts.faults.switches.latencyMs);
     const answer =
       opts.faults.takeInjected(errorBody, opts.retryAfter ?? true) ??
@@ -245,10 +271,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   });
   const address = server.address();
   if (address === null || typeof address === "string") throw new Error("simulator has no TCP address");
+  opts.markets.start();
   return {
     port: address.port,
     close: () =>
       new Promise<void>((resolve) => {
+        opts.markets.stop();
         for (const res of hanging) res.destroy();
         server.close(() => resolve());
         server.closeAllConnections();

@@ -12,7 +12,7 @@ import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import { RateLimiter } from "../net/rate-limiter.ts";
 import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, LatencyStats, PlaceResult, Unsubscribe, Venue, VenueDescription, VenueFill, VenueHealth, VenueMarket } from "../venue.ts";
+import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type Unsubscribe, type Venue, type VenueDescription, type VenueFill, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, sellOrder, signOrder, type OpinionCredentials } from "./signing.ts";
 import {
@@ -21,6 +21,7 @@ import {
   levelMap,
   ORDER_PENDING,
   opinionFeeModel,
+  opinionResolution,
   outcomeSide,
   toVenueMarket,
   tradeSide,
@@ -171,6 +172,15 @@ export class OpinionVenue implements Venue {
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId)?.market;
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  /** `GET /market/{marketId}`: its `status` and `resultTokenId` (docs/venues/opinion.md, Resolution). */
+  async resolution(venueMarketId: string): Promise<VenueResolution> {
+    const m = ((await this.read(`/market/${encodeURIComponent(venueMarketId)}`)) as { data: OpinionMarket }).data;
+    const resolution = opinionResolution(m);
+    const cached = this.cache.get(venueMarketId);
+    if (cached) cached.market.status = resolutionStatus(resolution);
+    return resolution;
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

@@ -4,7 +4,7 @@ import { orderFee } from "../../domain/fees.ts";
 import { booksFromLevels } from "../mirror-book.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, orderBody, orderFromBody, saltFor } from "./signing.ts";
-import { fillsFromTrades, levelMap, marketStatus, opinionFeeModel, toVenueMarket, tradesFromList, type OpinionMarket, type OpinionOrder, type OpinionTrade } from "./wire.ts";
+import { fillsFromTrades, levelMap, opinionFeeModel, opinionResolution, toVenueMarket, tradesFromList, type OpinionMarket, type OpinionOrder, type OpinionTrade } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/opinion/${name}`, import.meta.url), "utf8"));
 const YES = "51768305139453436224981416349232961934419863217466138151328564183743096702813";
@@ -25,7 +25,20 @@ describe("Opinion wire: the documented shapes", () => {
       minOrderShares: 1_000_000n,
       volume: 152_340_250_000n,
     });
-    expect([2, 3, 4, 5].map(marketStatus)).toEqual(["open", "closed", "resolved", "closed"]);
+  });
+
+  it("reads a market's resolution: activated open, resolved to the token resultTokenId names, any other status closed", () => {
+    const m = fixture("market.json").result.data as OpinionMarket;
+    const NO = m.noTokenId;
+    expect(opinionResolution({ ...m, status: 2 })).toEqual({ state: "open" });
+    expect(opinionResolution({ ...m, status: 3, resultTokenId: "" })).toEqual({ state: "closed" });
+    expect(opinionResolution({ ...m, status: 4, resultTokenId: YES })).toEqual({ state: "resolved", outcome: "YES" });
+    expect(opinionResolution({ ...m, status: 4, resultTokenId: NO })).toEqual({ state: "resolved", outcome: "NO" });
+    // resolved, but naming neither token: no outcome to act on
+    expect(opinionResolution({ ...m, status: 4, resultTokenId: "" })).toEqual({ state: "closed" });
+    for (const status of [1, 5, 6]) expect(opinionResolution({ ...m, status })).toEqual({ state: "closed" });
+    expect(toVenueMarket({ ...m, status: 4, resultTokenId: NO }, opinionFeeModel("0")).status).toBe("resolved");
+    expect(toVenueMarket({ ...m, status: 3 }, opinionFeeModel("0")).status).toBe("closed");
   });
 
   it("reads the orderbook: decimal strings exactly, levels sorted, repeats added, empty levels dropped; NO mirrors YES", () => {

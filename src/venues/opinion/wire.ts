@@ -1,8 +1,8 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
-import type { MarketStatus, Outcome } from "../../domain/types.ts";
+import type { Outcome } from "../../domain/types.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
-import type { TradeSide, VenueFill, VenueMarket } from "../venue.ts";
+import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** Opinion prices move in 0.001 steps (assumed: the SDK accepts up to 6 decimals, the web app quotes tenths of a cent). */
 export const OPINION_TICK: PriceMicro = 1_000n;
@@ -27,6 +27,8 @@ export interface OpinionMarket {
   statusEnum?: string;
   yesTokenId: string;
   noTokenId: string;
+  /** On a resolved market, the winning token: yesTokenId or noTokenId. */
+  resultTokenId?: string;
   /** When trading stops, unix seconds. */
   cutoffAt: number;
   /** The collateral's address; its exchange contract and decimals come from `GET /quoteToken`. */
@@ -124,9 +126,17 @@ export function parsePrice(value: unknown, field: string): PriceMicro {
   return p;
 }
 
-export function marketStatus(status: number): MarketStatus {
-  if (status === 2) return "open";
-  return status === 4 ? "resolved" : "closed";
+/**
+ * A market's resolution from `status` and `resultTokenId` (the SDK's TopicStatus and market fields):
+ * 2 activated trades; 4 resolved names its winning token in `resultTokenId`, the one the SDK's redeem()
+ * pays (it redeems only a resolved market); 3 resolving, and created, failed or deleted markets, trade no
+ * more and pay nothing. A resolved market whose `resultTokenId` is neither of its tokens names no outcome: closed.
+ */
+export function opinionResolution(m: Pick<OpinionMarket, "status" | "resultTokenId" | "yesTokenId" | "noTokenId">): VenueResolution {
+  if (m.status === 2) return { state: "open" };
+  if (m.status === 4 && m.resultTokenId === m.yesTokenId) return { state: "resolved", outcome: "YES" };
+  if (m.status === 4 && m.resultTokenId === m.noTokenId) return { state: "resolved", outcome: "NO" };
+  return { state: "closed" };
 }
 
 /** Opinion's fee curve at the market's taker rate (`GET /token/fee-rates`: takerFeeBps). */
@@ -141,7 +151,7 @@ export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket
     venueMarketId: String(m.marketId),
     title: m.marketTitle,
     outcomeIds: { YES: m.yesTokenId, NO: m.noTokenId },
-    status: marketStatus(m.status),
+    status: resolutionStatus(opinionResolution(m)),
     closeTime: new Date(m.cutoffAt * 1000).toISOString(),
     tickSize: OPINION_TICK,
     minOrderShares: OPINION_MIN_SHARES,

@@ -18,7 +18,9 @@ import type {
   VenueFill,
   VenueHealth,
   VenueMarket,
+  VenueResolution,
 } from "../venue.ts";
+import { resolutionStatus } from "../venue.ts";
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
 import type { StreamLog } from "../net/reconnecting-socket.ts";
@@ -36,6 +38,7 @@ import {
   parseClobMarketFee,
   parseMarketsPage,
   parseOpenOrder,
+  parseMarket,
   parseOrderAck,
   parseTradesPage,
   rejectionReason,
@@ -210,6 +213,16 @@ export class PolymarketVenue implements Venue {
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.markets_.get(venueMarketId);
     return m && copyMarket(m.market);
+  }
+
+  /** `GET /markets/{condition_id}`: `closed`, `accepting_orders` and each token's `winner` and `price` (docs/venues/polymarket.md, Resolution). */
+  async resolution(venueMarketId: string): Promise<VenueResolution> {
+    const raw = await this.read({ method: "GET", path: `/markets/${encodeURIComponent(venueMarketId)}`, limits: [] }, true);
+    if (raw === undefined) throw new AppError("venue_unavailable", `${this.id} lists no market ${venueMarketId}`, { venue: this.id });
+    const { resolution } = parseMarket(raw);
+    const held = this.markets_.get(venueMarketId);
+    if (held) held.market.status = resolutionStatus(resolution);
+    return resolution;
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

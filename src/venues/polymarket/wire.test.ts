@@ -7,6 +7,7 @@ import {
   parseBook,
   parseCancelResult,
   parseClobMarketFee,
+  parseMarket,
   parseMarketsPage,
   parseOpenOrder,
   parseOrderAck,
@@ -71,6 +72,25 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
         feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
       },
     });
+  });
+
+  it("reads a market's resolution: a closed market's winner token, a 50/50 split, or no winner yet", () => {
+    const listed = (fixture("markets-page").body as { data: Record<string, unknown>[] }).data[0]!;
+    const tokens = listed["tokens"] as Record<string, unknown>[];
+    const as = (o: Record<string, unknown>, yes: Record<string, unknown>, no: Record<string, unknown>) =>
+      parseMarket({ ...listed, ...o, tokens: [{ ...tokens[0], ...yes }, { ...tokens[1], ...no }] });
+    expect(parseMarket(listed).resolution).toEqual({ state: "open" });
+    const resolvedNo = as({ closed: true, accepting_orders: false }, { winner: false, price: 0 }, { winner: true, price: 1 });
+    expect(resolvedNo.resolution).toEqual({ state: "resolved", outcome: "NO" });
+    expect(resolvedNo.market.status).toBe("resolved");
+    expect(as({ closed: true }, { winner: true, price: 1 }, { winner: false, price: 0 }).resolution).toEqual({ state: "resolved", outcome: "YES" });
+    // Unknown/50-50: each token redeems for 0.50, neither wins
+    const split = as({ closed: true }, { winner: false, price: 0.5 }, { winner: false, price: 0.5 });
+    expect(split.resolution).toEqual({ state: "voided" });
+    expect(split.market.status).toBe("closed");
+    // stopped, the outcome not reported yet (proposal in its challenge period, or disputed)
+    expect(as({ closed: true }, { winner: false, price: 0.97 }, { winner: false, price: 0.03 }).resolution).toEqual({ state: "closed" });
+    expect(as({ accepting_orders: false }, {}, {}).resolution).toEqual({ state: "closed" });
   });
 
   it("reads a market's fee curve from its CLOB market info", () => {

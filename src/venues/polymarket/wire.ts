@@ -1,7 +1,7 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import type { Micro, PriceMicro, ShareMicro } from "../../domain/money.ts";
-import type { Level, MarketStatus } from "../../domain/types.ts";
-import type { TradeSide, VenueMarket } from "../venue.ts";
+import type { Level } from "../../domain/types.ts";
+import { resolutionStatus, type TradeSide, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
 
 /** The cursor Polymarket returns on the last page of a listing. */
@@ -15,6 +15,7 @@ const FEE_FREE: FeeModel = { kind: "polymarket", ratePpm: 0n, exponent: 1 };
 export interface ClobMarket {
   market: VenueMarket;
   negRisk: boolean;
+  resolution: VenueResolution;
 }
 
 export interface Page<T> {
@@ -83,22 +84,21 @@ export function parseMarketsPage(raw: unknown): Page<ClobMarket> {
   return { data, nextCursor: str(o["next_cursor"], "next_cursor") };
 }
 
-function parseMarket(raw: unknown, at = "market"): ClobMarket {
+/** A market of `GET /markets/{condition_id}`, or of a page of `GET /markets`. */
+export function parseMarket(raw: unknown, at = "market"): ClobMarket {
   const o = obj(raw, at);
   const tokens = arr(o["tokens"], `${at}.tokens`).map((t, i) => obj(t, `${at}.tokens[${i}]`));
   if (tokens.length !== 2) throw new WireError(`${at}: a binary market has two tokens, got ${tokens.length}`);
   const byName = (name: string) => tokens.find((t) => String(t["outcome"]).toLowerCase() === name);
   const yes = byName("yes") ?? tokens[0]!;
   const no = byName("no") ?? tokens[1]!;
-  const closed = o["closed"] === true;
-  const resolved = closed && tokens.some((t) => t["winner"] === true);
-  const status: MarketStatus = resolved ? "resolved" : closed || o["active"] === false || o["accepting_orders"] === false ? "closed" : "open";
+  const resolution = marketResolution(o, yes, no);
   return {
     market: {
       venueMarketId: str(o["condition_id"], `${at}.condition_id`),
       title: str(o["question"], `${at}.question`),
       outcomeIds: { YES: tokenId(yes, at), NO: tokenId(no, at) },
-      status,
+      status: resolutionStatus(resolution),
       closeTime: str(o["end_date_iso"], `${at}.end_date_iso`),
       tickSize: parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`),
       minOrderShares: parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`),
@@ -109,7 +109,24 @@ function parseMarket(raw: unknown, at = "market"): ClobMarket {
       volume: 0n as Micro,
     },
     negRisk: o["neg_risk"] === true,
+    resolution,
   };
+}
+
+/**
+ * A market's resolution from the CLOB's fields. `closed` with a `winner` token: resolved to it (the CLOB
+ * names a winner once the market has resolved, after UMA's challenge period and any dispute, so a
+ * proposal still open to challenge is no winner yet). `closed` with no winner and both tokens priced
+ * 0.5: resolved 50/50 ("Unknown/50-50": each token redeems for $0.50), voided. Otherwise `closed`, or
+ * `active: false` or `accepting_orders: false`, no longer trades, and pays nothing yet.
+ */
+function marketResolution(o: Record<string, unknown>, yes: Record<string, unknown>, no: Record<string, unknown>): VenueResolution {
+  if (o["closed"] === true) {
+    if (yes["winner"] === true) return { state: "resolved", outcome: "YES" };
+    if (no["winner"] === true) return { state: "resolved", outcome: "NO" };
+    return Number(yes["price"]) === 0.5 && Number(no["price"]) === 0.5 ? { state: "voided" } : { state: "closed" };
+  }
+  return o["active"] === false || o["accepting_orders"] === false ? { state: "closed" } : { state: "open" };
 }
 
 /**

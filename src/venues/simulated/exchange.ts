@@ -33,11 +33,15 @@ export interface SimExchangeOptions {
   clock: Clock;
 }
 
+/** A market's life on a simulated venue: trading, stopped, or resolved to an outcome, since `at` (ms since the epoch). */
+export type SimLifecycle = { state: "open" } | { state: "closed"; at: number } | { state: "resolved"; outcome: Outcome; at: number };
+
 interface SimMarket {
   market: VenueMarket;
   /** Absent for markets that no longer trade: they have no book. */
   engine: BookEngine | undefined;
   updatedAt: number;
+  lifecycle: SimLifecycle;
 }
 
 interface OrderRecord {
@@ -80,11 +84,12 @@ export class SimExchange {
       if (!listing) continue;
       const rng = new Rng(seedFor(opts.seed, this.venue, listing.venueMarketId));
       const tickSize = listing.tickSize ?? this.profile.defaultTick;
+      const lifecycle = initialLifecycle(event);
       const market: VenueMarket = {
         venueMarketId: listing.venueMarketId,
         title: event.title,
         outcomeIds: { ...listing.outcomeIds },
-        status: event.status,
+        status: lifecycle.state,
         closeTime: event.closeTime,
         tickSize,
         minOrderShares: this.profile.minOrderShares,
@@ -95,10 +100,10 @@ export class SimExchange {
       const p = Number(event.basePrice) / Number(ONE);
       const offset = Math.round((rng.next() * 2 - 1) * MAX_VENUE_OFFSET * 4 * p * (1 - p));
       const engine =
-        event.status === "open"
+        lifecycle.state === "open"
           ? new BookEngine({ tick: tickSize, lot: this.profile.lotShares, anchor: event.basePrice + BigInt(offset), rng })
           : undefined;
-      this.markets_.set(listing.venueMarketId, { market, engine, updatedAt: now });
+      this.markets_.set(listing.venueMarketId, { market, engine, updatedAt: now, lifecycle });
     }
   }
 
@@ -233,6 +238,28 @@ export class SimExchange {
     return { market: m, engine: m.engine };
   }
 
+  /** Where a market stands, or undefined for a market the venue does not list. */
+  lifecycle(venueMarketId: string): SimLifecycle | undefined {
+    const l = this.markets_.get(venueMarketId)?.lifecycle;
+    return l && { ...l };
+  }
+
+  /**
+   * Stops trading on a market, or resolves it, as of `at`: its book is gone and every order on it is
+   * refused from then on. A resolution is final: a resolved market neither closes nor resolves again,
+   * and the answer is where the market stands afterwards, for the caller to compare with what it asked.
+   */
+  conclude(venueMarketId: string, to: { state: "closed" } | { state: "resolved"; outcome: Outcome }, at: number): SimLifecycle | undefined {
+    const m = this.markets_.get(venueMarketId);
+    if (!m) return undefined;
+    if (m.lifecycle.state !== "resolved" && !(m.lifecycle.state === "closed" && to.state === "closed")) {
+      m.lifecycle = { ...to, at };
+      m.market.status = to.state;
+      m.engine = undefined;
+    }
+    return { ...m.lifecycle };
+  }
+
   /** Splits the order's fee over its fills so that they add up to exactly the fee of the whole order. */
   private toFills(order: ChildOrder, venueOrderId: string, taken: Level[], market: VenueMarket): VenueFill[] {
     let charged: Micro = 0n;
@@ -248,4 +275,11 @@ export class SimExchange {
     const update: BookUpdate = { venue: this.venue, venueMarketId };
     for (const listener of this.listeners) listener(update);
   }
+}
+
+/** A catalog event's market as the venue starts it: resolved or closed events ended at their close time. */
+function initialLifecycle(event: CatalogEvent): SimLifecycle {
+  if (event.status === "open") return { state: "open" };
+  const at = Date.parse(event.closeTime);
+  return event.status === "resolved" && event.resolution ? { state: "resolved", outcome: event.resolution, at } : { state: "closed", at };
 }

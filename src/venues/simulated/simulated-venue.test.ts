@@ -194,6 +194,17 @@ describe("simulated venues", () => {
     expect(kalshi.book(closed.venueMarketId, "YES")).toBeUndefined();
   });
 
+  it("read each market's resolution as the catalog starts it, and throw while down or for a market they do not list", async () => {
+    const { byId } = setup();
+    const kalshi = byId("kalshi-sim");
+    expect(await kalshi.resolution(marketOf(FED, kalshi.id))).toEqual({ state: "open" });
+    expect(await kalshi.resolution(marketOf("us-house-dem-2026", kalshi.id))).toEqual({ state: "closed" });
+    expect(await kalshi.resolution(marketOf("fed-cut-2026-09", kalshi.id))).toEqual({ state: "resolved", outcome: "NO" });
+    await expect(kalshi.resolution("KXNOPE")).rejects.toBeInstanceOf(AppError);
+    kalshi.setFaults({ down: true });
+    await expect(kalshi.resolution(marketOf(FED, kalshi.id))).rejects.toMatchObject({ code: "venue_unavailable" });
+  });
+
   it("fault reject: every new order is refused definitely and nothing fills", async () => {
     const { byId } = setup();
     const kalshi = byId("kalshi-sim");

@@ -16,6 +16,7 @@ import type {
   VenueFill,
   VenueHealth,
   VenueMarket,
+  VenueResolution,
 } from "../venue.ts";
 import { SimExchange, type SimFaults } from "./exchange.ts";
 import { Rng, seedFor } from "./prng.ts";
@@ -98,6 +99,13 @@ export class SimulatedVenue implements Venue {
 
   market(venueMarketId: string): VenueMarket | undefined {
     return this.exchange.market(venueMarketId);
+  }
+
+  async resolution(venueMarketId: string): Promise<VenueResolution> {
+    if (this.exchange.faults.down) throw new AppError("venue_unavailable", `${this.id} is down; ask again later.`, { venue: this.id });
+    const l = this.exchange.lifecycle(venueMarketId);
+    if (!l) throw new AppError("venue_unavailable", `${this.id} lists no market ${venueMarketId}.`, { venue: this.id });
+    return l.state === "resolved" ? { state: "resolved", outcome: l.outcome } : { state: l.state };
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

@@ -26,11 +26,15 @@ const until = async (cond: () => boolean, ms = 3_000) => {
   }
 };
 
+/**
+ * One of the SDK's API classes. Each gets its own axios: the SDK installs its signing interceptor on the
+ * instance it is given. any: the SDK types its axios parameter from its own copy of axios.
+ */
+const api = <T>(Api: new (...args: any[]) => T, c: Configuration) => new Api(c, undefined, axios.create());
+
 describe("kalshi-typescript, Kalshi's published client, against the simulator", () => {
   const config = () => new Configuration({ basePath: sim.url, apiKey: sim.credentials.keyId, privateKeyPem: sim.credentials.privateKeyPem });
-  // each client gets its own axios: the SDK installs its signing interceptor on the instance it is given
-  // any: the SDK types its axios parameter from its own copy of axios
-  const client = <T>(Api: new (...args: any[]) => T, c = config()) => new Api(c, undefined, axios.create());
+  const client = <T>(Api: new (...args: any[]) => T, c = config()) => api(Api, c);
   /** An immediate-or-cancel bid for YES at the best ask, in the SDK's own request type. */
   const iocBid = (clientOrderId: string, count: string, extra: Partial<CreateOrderV2Request> = {}): CreateOrderV2Request => ({
     ticker: TICKER,
@@ -256,5 +260,54 @@ describe("KalshiVenue against the simulator", () => {
     const r = await bad.place(order());
     expect(r).toMatchObject({ kind: "rejected" });
     expect(r.kind === "rejected" && r.reason).toMatch(/401/);
+  });
+});
+
+describe("a market's resolution on the Kalshi simulator, read by kalshi-typescript and by KalshiVenue", () => {
+  const SETTLEMENT_MS = 600;
+  const RESOLVED = "KXRECSSNBER-26";
+  let timed: KalshiSim;
+  let venue: KalshiVenue;
+  const markets = () => api(MarketApi, new Configuration({ basePath: timed.url }));
+
+  beforeAll(async () => {
+    timed = await startKalshiSim({ catalog, seed: 12, latencyScale: 0, tickMs: 40, settlementTimerMs: SETTLEMENT_MS });
+    venue = new KalshiVenue({ baseUrl: timed.url, wsUrl: timed.wsUrl, credentials: timed.credentials, catalog, requestTimeoutMs: 400, freshnessMs: 300 });
+    await venue.start();
+  });
+  afterAll(async () => {
+    await venue.stop();
+    await timed.stop();
+  });
+
+  it("is `determined` with its result while the settlement timer runs, which pays nothing yet, then `finalized`: paid out", async () => {
+    expect((await markets().getMarket(RESOLVED)).data.market).toMatchObject({ status: "active", result: "" });
+    timed.markets.resolve(RESOLVED, "NO");
+    const determined = (await markets().getMarket(RESOLVED)).data.market;
+    expect(determined).toMatchObject({ status: "determined", result: "no", settlement_timer_seconds: 1, settlement_ts: null });
+    expect(await venue.resolution(RESOLVED)).toEqual({ state: "closed" });
+    expect(venue.market(RESOLVED)!.status).toBe("closed");
+
+    await new Promise((r) => setTimeout(r, SETTLEMENT_MS));
+    const finalized = (await markets().getMarket(RESOLVED)).data.market;
+    expect(finalized).toMatchObject({ status: "finalized", result: "no" });
+    expect(Date.parse(finalized.settlement_ts!)).toBeGreaterThan(0);
+    expect(await venue.resolution(RESOLVED)).toEqual({ state: "resolved", outcome: "NO" });
+    expect(venue.market(RESOLVED)!.status).toBe("resolved");
+  });
+
+  it("lists finalized markets under the `settled` filter and the others under theirs, as Kalshi's GET /markets?status= maps them", async () => {
+    const listed = async (status: "open" | "closed" | "settled") => (await markets().getMarkets(1000, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, status)).data.markets;
+    expect((await listed("settled")).map((m) => m.ticker)).toContain(RESOLVED);
+    expect((await listed("settled")).every((m) => m.status === "finalized")).toBe(true);
+    expect((await listed("open")).every((m) => m.status === "active")).toBe(true);
+    expect((await listed("closed")).map((m) => m.ticker)).toContain("CONTROLH-2026-D");
+  });
+
+  it("refuses an order on the resolved market in Kalshi's error shape, keeping nothing of it", async () => {
+    const refused = await api(OrdersApi, new Configuration({ basePath: timed.url, apiKey: timed.credentials.keyId, privateKeyPem: timed.credentials.privateKeyPem }))
+      .createOrderV2({ ticker: RESOLVED, client_order_id: "after-resolution", side: "bid", count: "1", price: "0.5000", time_in_force: "immediate_or_cancel", self_trade_prevention_type: "taker_at_cross" })
+      .catch((err: { response: { status: number; data: unknown } }) => err.response);
+    expect(refused).toMatchObject({ status: 400, data: { error: { code: "market_closed" } } });
   });
 });

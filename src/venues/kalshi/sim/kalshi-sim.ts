@@ -8,7 +8,7 @@ import { SimExchange } from "../../simulated/exchange.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
 import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
@@ -18,10 +18,24 @@ export const KALSHI_REST_PREFIX = "/trade-api/v2";
 export const KALSHI_WS_PATH = "/trade-api/ws/v2";
 /** Markets the simulated Kalshi lists beyond the catalog's: new questions for `crossfill events match` to place. */
 const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta.url));
+/** GET /markets?status=: the filter's values and the statuses each matches (docs.kalshi.com, Market Lifecycle). */
+const STATUS_FILTER: Record<string, string[]> = {
+  unopened: ["initialized"],
+  open: ["active"],
+  paused: ["inactive"],
+  closed: ["closed", "determined", "disputed", "amended"],
+  settled: ["finalized"],
+};
 /** How far a request's signed timestamp may be from the simulator's clock. */
 const TIMESTAMP_WINDOW_MS = 60_000;
 
-export type KalshiSimOptions = VenueSimOptions;
+export interface KalshiSimOptions extends VenueSimOptions {
+  /**
+   * How long a resolved market stays `determined` (its result known, its settlement timer running)
+   * before it is `finalized` and paid out: its `settlement_timer_seconds` (default 0: paid at once).
+   */
+  settlementTimerMs?: number;
+}
 
 export type KalshiSim = VenueSim<KalshiCredentials>;
 
@@ -36,6 +50,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id);
   const exchange = new SimExchange({ profile: KALSHI_SIM, events, seed: opts.seed, clock });
+  const markets = simMarketLifecycle(exchange, opts, clock);
+  const settlementTimerMs = opts.settlementTimerMs ?? 0;
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);
   const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
@@ -118,9 +134,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       open_time: "2026-01-01T00:00:00Z",
       close_time: market.closeTime,
       latest_expiration_time: market.closeTime,
-      settlement_timer_seconds: 300,
-      status: event.status === "open" ? "active" : event.status === "closed" ? "closed" : "finalized",
-      result: event.resolution === null ? "" : event.resolution.toLowerCase(),
+      ...settlement(market.venueMarketId),
       yes_bid_dollars: dollars(yes?.bids[0]?.price),
       yes_bid_size_fp: yes?.bids[0] ? formatCount(yes.bids[0].shares) : "0.00",
       yes_ask_dollars: dollars(yes?.asks[0]?.price),
@@ -143,6 +157,19 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       price_level_structure: market.tickSize === 10_000n ? "linear_cent" : "deci_cent",
       price_ranges: [{ start: "0.0000", end: "1.0000", step: tick }],
     };
+  }
+
+  /**
+   * The market's status and result as its lifecycle stands: `active`, then `closed`, then `determined` with
+   * its `result` while the settlement timer runs, then `finalized` (paid out) with its `settlement_ts`.
+   */
+  function settlement(ticker: string): Record<string, unknown> {
+    const l = exchange.lifecycle(ticker)!;
+    const timer = { settlement_timer_seconds: Math.round(settlementTimerMs / 1000) };
+    if (l.state !== "resolved") return { ...timer, status: l.state === "open" ? "active" : "closed", result: "", settlement_ts: null };
+    const settledAt = l.at + settlementTimerMs;
+    const finalized = clock.now() >= settledAt;
+    return { ...timer, status: finalized ? "finalized" : "determined", result: l.outcome.toLowerCase(), settlement_ts: finalized ? new Date(settledAt).toISOString() : null };
   }
 
   function series(market: VenueMarket): Record<string, unknown> {
@@ -172,8 +199,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
         (k) =>
           (!tickers || tickers.includes(k.ticker as string)) &&
           (!event || k.event_ticker === event) &&
-          // the status filter names "open" what the records call "active", as Kalshi's does
-          (!status || (status === "open" ? k.status === "active" : k.status === status)),
+          (!status || (STATUS_FILTER[status] ?? []).includes(k.status as string)),
       );
     return page("markets", list, q);
   }
@@ -191,6 +217,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const server = await startSimServer({
     port: opts.port,
     faults,
+    markets,
     latencyMs: profileLatency(KALSHI_SIM, opts.seed, opts.latencyScale),
     handle,
     // Rate limits (docs.kalshi.com): a 429 carries `{"error": "too many requests"}` and no Retry-After
@@ -215,6 +242,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     credentials,
     faults,
     exchange,
+    markets,
     stop: async () => {
       clearInterval(timer);
       stream.close();

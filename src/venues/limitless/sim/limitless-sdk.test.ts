@@ -184,6 +184,24 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     await expect(foreign).rejects.toMatchObject({ status: 400, message: "maker and signer must be the API token's wallet" });
   });
 
+  it("reads a market the venue locks, then resolves: LOCKED, then RESOLVED with winningOutcomeIndex, gone from the active list, refusing orders", async () => {
+    // the last open market: the other tests trade the first
+    const resolved = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "limitless-sim" && e.status === "open")).at(-1)!.venueMarketId;
+    expect(await markets.getMarket(resolved)).toMatchObject({ status: "FUNDED", expired: false, winningOutcomeIndex: null });
+    sim.markets.close(resolved);
+    expect(await markets.getMarket(resolved)).toMatchObject({ status: "LOCKED", expired: true, winningOutcomeIndex: null });
+    sim.markets.resolve(resolved, "NO");
+    const market = await markets.getMarket(resolved);
+    expect(market).toMatchObject({ status: "RESOLVED", expired: true, winningOutcomeIndex: 1 });
+    const active = await markets.getActiveMarkets({ limit: 25, page: 1 });
+    expect(active.data.map((m) => m.slug)).not.toContain(resolved);
+    const orders = new OrderClient({ httpClient: http, wallet: new Wallet(sim.credentials.privateKey), marketFetcher: markets });
+    const size = Number(sim.exchange.market(resolved)!.minOrderShares) / 1e6;
+    const refused = orders.createOrder({ tokenId: market.tokens!.no, price: 0.5, size, side: Side.BUY, orderType: OrderType.FAK, marketSlug: resolved });
+    await expect(refused).rejects.toBeInstanceOf(ValidationError);
+    await expect(refused).rejects.toMatchObject({ status: 400 });
+  });
+
   it("reads an order held by a taker delay as the SDK types it: execution DELAYED, eligibleAt, no matches yet", async () => {
     const delayed = await startLimitlessSim({ catalog, seed: 47, latencyScale: 0, tickMs: 40, takerDelayMs: 2_000 });
     try {

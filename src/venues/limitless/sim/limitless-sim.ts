@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Clock } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
@@ -48,6 +48,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const credentials: LimitlessCredentials = { apiKey: randomUUID(), secret: randomBytes(32).toString("base64"), privateKey, ownerId: 1 + (opts.seed % 100_000) };
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, LIMITLESS_SIM.id);
   const exchange = new SimExchange({ profile: LIMITLESS_SIM, events, seed: opts.seed, clock });
+  const markets = simMarketLifecycle(exchange, opts, clock);
   const eventOf = new Map<string, CatalogEvent>();
   const ids = new Map<string, number>();
   for (const e of events) {
@@ -124,13 +125,15 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
 
   function limitlessMarket(market: VenueMarket): LimitlessMarket & Record<string, unknown> {
     const event = eventOf.get(market.venueMarketId)!;
+    const lifecycle = exchange.lifecycle(market.venueMarketId)!;
     return {
       id: ids.get(market.venueMarketId)!,
       slug: market.venueMarketId,
       title: market.title,
       description: event.description,
-      status: event.status === "resolved" ? "RESOLVED" : "FUNDED",
-      expired: event.status !== "open",
+      // documented statuses: FUNDED trades, LOCKED is paused awaiting the outcome, RESOLVED names it
+      status: lifecycle.state === "resolved" ? "RESOLVED" : lifecycle.state === "closed" ? "LOCKED" : "FUNDED",
+      expired: lifecycle.state !== "open",
       expirationTimestamp: Date.parse(market.closeTime),
       expirationDate: market.closeTime,
       tradeType: "clob",
@@ -140,7 +143,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       venue: { exchange: LIMITLESS_CLOB_EXCHANGE },
       settings: { minSize: market.minOrderShares.toString() },
       volume: market.volume.toString(),
-      winningOutcomeIndex: event.resolution === null ? null : event.resolution === "YES" ? 0 : 1,
+      winningOutcomeIndex: lifecycle.state !== "resolved" ? null : lifecycle.outcome === "YES" ? 0 : 1,
       feeRateBps: feeBps(market),
     };
   }
@@ -190,6 +193,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const server = await startSimServer({
     port: opts.port,
     faults,
+    markets,
     latencyMs: profileLatency(LIMITLESS_SIM, opts.seed, opts.latencyScale),
     handle,
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -210,6 +214,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     credentials,
     faults,
     exchange,
+    markets,
     stop: async () => {
       desk.close();
       clearInterval(timer);

@@ -151,6 +151,23 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     }
   });
 
+  it("reads a market resolving, then resolved: status 3 then 4 with resultTokenId, listed as resolved, refusing orders", async () => {
+    // the last open market: the other tests trade the first
+    const resolved = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "opinion-sim" && e.status === "open")).at(-1)!.venueMarketId;
+    const venueMarket = sim.exchange.market(resolved)!;
+    sim.markets.close(resolved);
+    expect((await client.getMarket(Number(resolved), false)).result.data).toMatchObject({ status: 3, statusEnum: "Resolving", resultTokenId: "" });
+    sim.markets.resolve(resolved, "NO");
+    const market = (await client.getMarket(Number(resolved), false)).result.data;
+    expect(market).toMatchObject({ status: 4, statusEnum: "Resolved", resultTokenId: venueMarket.outcomeIds.NO });
+    expect(market.resolvedAt).toBeGreaterThan(0);
+    const listed = await client.getMarkets({ status: TopicStatusFilter.RESOLVED, limit: 20 });
+    expect(listed.result.list.map((m) => String(m.marketId))).toContain(resolved);
+    expect(listed.result.list.every((m) => m.status === 4)).toBe(true);
+    const placed = await client.placeOrder({ marketId: Number(resolved), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: "0.5", makerAmountInBaseToken: "5" });
+    expect(placed.errno).not.toBe(0);
+  });
+
   it("refuses a wrong API key, and an order not signed by the Safe's owner", async () => {
     await expect(clientFor({ apiKey: "not-the-key" }).getQuoteTokens(false)).rejects.toBeInstanceOf(OpenApiError);
     const venueMarket = sim.exchange.market(marketId)!;

@@ -6,7 +6,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { OPINION_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
@@ -45,6 +45,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
   const credentials: OpinionCredentials = { apiKey: randomUUID().replaceAll("-", ""), privateKey, multiSigAddress: safe };
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, OPINION_SIM.id);
   const exchange = new SimExchange({ profile: OPINION_SIM, events, seed: opts.seed, clock });
+  const markets = simMarketLifecycle(exchange, opts, clock);
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === OPINION_SIM.id) eventOf.set(l.venueMarketId, e);
   const deskMarket = (marketId: number): DeskMarket | undefined => {
@@ -74,8 +75,9 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
     if (req.method === "GET" && route === "/market") {
       const page = paging(q);
       if (typeof page === "string") return ok(undefined, ERRNO_INVALID, page);
-      const wanted = q.get("status");
-      const listed = exchange.markets().filter((mk) => wanted !== "activated" || mk.status === "open");
+      // the SDK's TopicStatusFilter: "activated", "resolved", or "" for all
+      const wanted = ({ activated: "open", resolved: "resolved" } as Record<string, string>)[q.get("status") ?? ""];
+      const listed = exchange.markets().filter((mk) => wanted === undefined || mk.status === wanted);
       return ok({ total: listed.length, list: listed.slice(page.from, page.to).map(opinionMarket) });
     }
     if (req.method === "GET" && (m = /^\/market\/(\d+)$/.exec(route))) {
@@ -121,7 +123,9 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
 
   function opinionMarket(market: VenueMarket): OpinionMarket {
     const event = eventOf.get(market.venueMarketId)!;
-    const status = event.status === "open" ? 2 : event.status === "resolved" ? 4 : 3;
+    const lifecycle = exchange.lifecycle(market.venueMarketId)!;
+    // the SDK's TopicStatus: 2 activated, 3 resolving (trading stopped, outcome pending), 4 resolved
+    const status = lifecycle.state === "open" ? 2 : lifecycle.state === "resolved" ? 4 : 3;
     return {
       marketId: Number(market.venueMarketId),
       marketTitle: market.title,
@@ -132,7 +136,8 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
       noTokenId: market.outcomeIds.NO,
       yesLabel: "Yes",
       noLabel: "No",
-      resultTokenId: event.resolution === null ? "" : market.outcomeIds[event.resolution],
+      resultTokenId: lifecycle.state === "resolved" ? market.outcomeIds[lifecycle.outcome] : "",
+      resolvedAt: lifecycle.state === "resolved" ? Math.floor(lifecycle.at / 1000) : 0,
       cutoffAt: Math.floor(Date.parse(market.closeTime) / 1000),
       createdAt: 1_735_689_600,
       quoteToken: OPINION_QUOTE_TOKEN,
@@ -156,6 +161,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
   const server = await startSimServer({
     port: opts.port,
     faults,
+    markets,
     latencyMs: profileLatency(OPINION_SIM, opts.seed, opts.latencyScale),
     handle,
     errorBody: (status, _code, message) => envelope(status, message),
@@ -177,6 +183,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
     credentials,
     faults,
     exchange,
+    markets,
     stop: async () => {
       clearInterval(timer);
       stream.close();

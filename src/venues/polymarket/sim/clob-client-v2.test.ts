@@ -143,6 +143,22 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
     expect(await trader.postOrder(signed, OrderType.FAK)).toMatchObject({ status: 400, error: "invalid expiration" });
   });
 
+  it("reads a resolved market as closed with its winning token priced 1, and refuses orders on it", async () => {
+    // the last open market: the other tests trade the first
+    const listing = catalog.events().filter((e) => e.status === "open").flatMap((e) => e.listings.filter((l) => l.venue === "polymarket-sim")).at(-1)!;
+    expect(await trader.getMarket(listing.venueMarketId)).toMatchObject({ closed: false, accepting_orders: true });
+    const price = Number(bestAsk(await trader.getOrderBook(listing.outcomeIds.YES)).price);
+    sim.markets.resolve(listing.venueMarketId, "YES");
+    const market = await trader.getMarket(listing.venueMarketId);
+    expect(market).toMatchObject({ condition_id: listing.venueMarketId, closed: true, accepting_orders: false });
+    expect(market.tokens).toEqual([
+      expect.objectContaining({ token_id: listing.outcomeIds.YES, outcome: "Yes", winner: true, price: 1 }),
+      expect.objectContaining({ token_id: listing.outcomeIds.NO, outcome: "No", winner: false, price: 0 }),
+    ]);
+    const signed = await trader.createOrder({ tokenID: listing.outcomeIds.YES, price, size: 5, side: Side.BUY }, { tickSize: "0.01" });
+    expect(await trader.postOrder(signed, OrderType.FAK)).toMatchObject({ status: 400, error: "the market is not yet ready to process new orders" });
+  });
+
   it("refuses an order signed with another API secret, as the venue does", async () => {
     const forger = client(sim.credentials.privateKey, { key: sim.credentials.apiKey, secret: Buffer.alloc(32, 1).toString("base64"), passphrase: sim.credentials.passphrase });
     const signed = await forger.createOrder({ tokenID: openListing().outcomeIds.YES, price: 0.99, size: 5, side: Side.BUY }, { tickSize: "0.01" });

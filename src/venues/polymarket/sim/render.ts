@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Level } from "../../../domain/types.ts";
 import type { CatalogEvent, CatalogListing } from "../../../markets/catalog.ts";
+import type { SimLifecycle } from "../../simulated/exchange.ts";
 import type { BookSnapshot, VenueMarket } from "../../venue.ts";
 
 /**
@@ -17,11 +18,16 @@ export function cursorPage<T>(items: readonly T[], cursor: string, pageSize: num
   return { limit: pageSize, count: data.length, next_cursor: Buffer.from(next).toString("base64"), data };
 }
 
-/** A market as `GET /markets` lists it: the CLOB's field names and types (numbers where Polymarket sends numbers). */
-export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: VenueMarket, feeRateBps: bigint, mid: bigint | undefined) {
-  const open = m.status === "open";
+/**
+ * A market as `GET /markets` and `GET /markets/{condition_id}` list it: the CLOB's field names and types
+ * (numbers where Polymarket sends numbers). A market that stopped trading is `closed`; once resolved, its
+ * winning token is the `winner` and is priced 1, the other 0.
+ */
+export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: VenueMarket, lifecycle: SimLifecycle, feeRateBps: bigint, mid: bigint | undefined) {
+  const open = lifecycle.state === "open";
+  const winner = lifecycle.state === "resolved" ? lifecycle.outcome : undefined;
   const price = (outcome: "YES" | "NO") => {
-    if (event.resolution) return event.resolution === outcome ? 1 : 0;
+    if (winner) return winner === outcome ? 1 : 0;
     if (mid === undefined) return 0;
     return Number(formatMicro(outcome === "YES" ? mid : ONE - mid));
   };
@@ -54,8 +60,8 @@ export function renderMarket(event: CatalogEvent, listing: CatalogListing, m: Ve
     rewards: { rates: null, min_size: 0, max_spread: 0 },
     is_50_50_outcome: false,
     tokens: [
-      { token_id: listing.outcomeIds.YES, outcome: "Yes", price: price("YES"), winner: event.resolution === "YES" },
-      { token_id: listing.outcomeIds.NO, outcome: "No", price: price("NO"), winner: event.resolution === "NO" },
+      { token_id: listing.outcomeIds.YES, outcome: "Yes", price: price("YES"), winner: winner === "YES" },
+      { token_id: listing.outcomeIds.NO, outcome: "No", price: price("NO"), winner: winner === "NO" },
     ],
     tags: [],
   };

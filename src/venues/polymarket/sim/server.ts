@@ -6,7 +6,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import { systemClock, type Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
+import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { SimExchange } from "../../simulated/exchange.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
@@ -43,6 +43,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const accounts = new SimAccounts(opts.seed, { apiKey: credentials.apiKey, secret: credentials.secret, passphrase: credentials.passphrase, address });
   const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, VENUE);
   const exchange = new SimExchange({ profile: POLYMARKET_SIM, events, seed: opts.seed, clock });
+  const markets = simMarketLifecycle(exchange, opts, clock);
 
   const listed: { event: CatalogEvent; listing: CatalogListing }[] = [];
   const tokens = new Map<string, SimMarketRef & { listing: CatalogListing }>();
@@ -128,7 +129,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     const m = exchange.market(listing.venueMarketId)!;
     const book = exchange.book(listing.venueMarketId, "YES");
     const mid = book?.bids[0] && book.asks[0] ? (((book.bids[0].price + book.asks[0].price) / 2n) / m.tickSize) * m.tickSize : undefined;
-    return renderMarket(event, listing, m, m.feeModel.ratePpm / 100n, mid);
+    return renderMarket(event, listing, m, exchange.lifecycle(listing.venueMarketId)!, m.feeModel.ratePpm / 100n, mid);
   }
 
   /** `GET /clob-markets/{condition_id}`, in its abbreviated field names. */
@@ -167,6 +168,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const server = await startSimServer({
     port: opts.port,
     faults,
+    markets,
     latencyMs: profileLatency(POLYMARKET_SIM, opts.seed, opts.latencyScale),
     handle,
     upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -188,6 +190,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     credentials,
     faults,
     exchange,
+    markets,
     failSettlement: (tradeId) => orders.failSettlement(tradeId),
     async stop() {
       clearInterval(timer);
