@@ -24,6 +24,7 @@ import { PriceBoard } from "./markets/price-board.ts";
 import { presentMarket } from "./markets/present.ts";
 import { Metrics, meteredVenue } from "./metrics/metrics.ts";
 import { OrderService, type Checkpoint } from "./orders/service.ts";
+import { ResolutionService } from "./resolution/service.ts";
 import { Reconciler } from "./orders/reconcile.ts";
 import { killSwitch } from "./orders/kill-switch.ts";
 import { OPEN_STATUSES } from "./domain/order-status.ts";
@@ -51,6 +52,7 @@ export interface Crossfill {
   venues: Venue[];
   orders: OrderService;
   reconciler: Reconciler;
+  resolutions: ResolutionService;
   /**
    * The graceful stop: stops accepting, lets the requests in flight (orders among them) and a running
    * reconciliation pass finish, up to SHUTDOWN_GRACE_MS, then closes venues, chain, store and Redis.
@@ -138,6 +140,22 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const recovered = await reconciler.pass(0);
   metrics.reconciledOrders(recovered);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
+  const resolutions = new ResolutionService({
+    store,
+    vault,
+    catalog,
+    ask: (venue, venueMarketId) => {
+      const v = venueById.get(venue);
+      if (!v) throw new Error(`venue ${venue} is not configured`);
+      return v.resolution(venueMarketId);
+    },
+    tokenId: sotTokenId,
+    clock,
+    log,
+    checkpoint,
+  });
+  // Decisions stored before this start apply before the first request: no order is taken on an ended event.
+  await resolutions.pass();
   // A chain that fails now only delays the sweep: the timer below runs it again.
   const sweep = () => reconciler.sweepLocks().catch((err: unknown) => log.warn({ err }, "sweeping the chain for stranded locks failed; will retry"));
   await sweep();
@@ -232,6 +250,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       (err: unknown) => log.error({ err }, "reconciliation pass failed"),
     );
     replay.purge(clock.now()).catch((err: unknown) => log.error({ err }, "replay cache purge failed"));
+    resolutions.pass().catch((err: unknown) => log.error({ err }, "resolution pass failed"));
   }, config.reconcileIntervalMs);
   timer.unref();
 
@@ -244,6 +263,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     venues,
     orders,
     reconciler,
+    resolutions,
     stop: async () => {
       clearInterval(timer);
       const deadline = performance.now() + config.shutdownGraceMs;
@@ -253,6 +273,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         log.warn({ orders_in_flight: [...orders.inFlight] }, "requests still in flight at the shutdown bound; recovery will finish their orders");
       }
       if (!(await settlesBy(reconciler.idle(), deadline))) log.warn("a reconciliation pass still running at the shutdown bound; the next one finishes its orders");
+      if (!(await settlesBy(resolutions.idle(), deadline))) log.warn("a resolution pass still running at the shutdown bound; the next one finishes its redemptions");
       board.stop();
       await venueSetup.stop();
       await vault.close();

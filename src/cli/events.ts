@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { systemClock } from "../domain/types.ts";
+import { OUTCOMES, systemClock, type Outcome } from "../domain/types.ts";
 import { isEventId } from "../markets/catalog.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
 import { DEFAULT_MATCH_OPTIONS, type NearMiss } from "../markets/matching.ts";
@@ -170,6 +170,23 @@ export function registerEventCommands(program: Command, fail: (message: string) 
       const venues = p.members.map((m) => m.venue).join(", ");
       console.log(p.kind === "new_event" ? `Accepted ${p.id}: new event ${p.eventId} "${p.title}", listed on ${venues}.` : `Accepted ${p.id}: ${p.eventId} is now also listed on ${venues}.`);
       console.log(TAKES_EFFECT);
+    });
+
+  events
+    .command("resolve")
+    .description("Decide how an event ended: an event the venues dispute, or one forced on the embedded default. The server redeems its positions at its next pass")
+    .argument("<event-id>", "the event's id, as crossfill events list prints it")
+    .argument("<outcome>", `the winning outcome: ${OUTCOMES.join(" or ")}`)
+    .option("--json", "print JSON for scripts")
+    .action(async (eventId: string, outcome: string, o: { json?: boolean }) => {
+      if (!(OUTCOMES as readonly string[]).includes(outcome)) fail(`<outcome> must be ${OUTCOMES.join(" or ")} (got ${JSON.stringify(outcome)})`);
+      const record = await withStore(async (store) => {
+        if (!(await loadCatalog(store)).get(eventId)) fail(`no event ${eventId}: crossfill events list shows the catalog`);
+        return store.decideEvent({ eventId, status: "resolved", outcome: outcome as Outcome, decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
+      });
+      if (record.outcome !== outcome) fail(`${eventId} was already resolved to ${record.outcome} by ${record.decidedBy} at ${record.decidedAt}; a resolved event is never decided again`);
+      if (o.json) console.log(JSON.stringify({ event_id: record.eventId, status: record.status, resolution: record.outcome, decided_by: record.decidedBy, venue_reports: record.venueReports, decided_at: record.decidedAt }));
+      else console.log(`${eventId} is resolved to ${outcome}. A running server redeems every position in it at its next pass: each ${outcome} share pays 1 USDC.`);
     });
 
   events

@@ -10,7 +10,7 @@ export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
 export const SCOPES = ["read", "trade"] as const;
 export type Scope = (typeof SCOPES)[number];
-export const MARKET_STATUSES = ["open", "closed", "resolved"] as const;
+export const MARKET_STATUSES = ["open", "closed", "resolved", "disputed"] as const;
 export type MarketStatus = (typeof MARKET_STATUSES)[number];
 
 /** One price level: `shares` available at `price`. */

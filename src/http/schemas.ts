@@ -1,4 +1,5 @@
 import { Type, type Static } from "@sinclair/typebox";
+import { MARKET_STATUSES } from "../domain/types.ts";
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const Num = (description: string) => Type.Number({ description });
@@ -94,7 +95,7 @@ export const Market = Type.Object(
     title: Type.String(),
     description: Type.String(),
     outcomes: Type.Array(Type.String()),
-    status: Type.String({ enum: ["open", "closed", "resolved"] }),
+    status: Type.String({ enum: [...MARKET_STATUSES] }),
     close_time: Type.String(),
     resolution: Nullable(Type.String()),
     venues: Type.Array(

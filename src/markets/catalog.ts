@@ -112,6 +112,19 @@ export class MarketCatalog {
     return this.byId.get(eventId);
   }
 
+  /**
+   * Records how an event ended (its venues or an operator decided it): from now on it reads as `status`
+   * with `resolution`, so no order is accepted on it. An unknown event id is ignored: the decision was
+   * made for a catalog this process does not serve.
+   */
+  decided(eventId: string, status: "resolved" | "disputed", resolution: Outcome | null): void {
+    const event = this.byId.get(eventId);
+    if (!event) return;
+    const next = { ...event, status, resolution };
+    this.byId.set(eventId, next);
+    this.sorted[this.sorted.indexOf(event)] = next;
+  }
+
   /** The venues' listings of one event; an unknown id is the client's error. */
   listings(eventId: string): CatalogListing[] {
     const event = this.byId.get(eventId);

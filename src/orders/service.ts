@@ -64,6 +64,9 @@ export const CHECKPOINTS = [
   "reconcile.outcomes",
   "reconcile.fills.stored",
   "reconcile.settle.sent",
+  "redeem.stored",
+  "redeem.sent",
+  "redeem.landed",
 ] as const;
 export type Checkpoint = (typeof CHECKPOINTS)[number];
 

@@ -15,7 +15,7 @@ export interface ListQuery {
 }
 
 export interface MarketsQuery extends ListQuery {
-  status?: "open" | "closed" | "resolved";
+  status?: "open" | "closed" | "resolved" | "disputed";
   venue?: string;
   q?: string;
 }
@@ -34,7 +34,7 @@ export interface Market {
   title: string;
   description: string;
   outcomes: string[];
-  status: "open" | "closed" | "resolved";
+  status: "open" | "closed" | "resolved" | "disputed";
   close_time: string;
   resolution: string | null;
   venues: MarketVenue[];

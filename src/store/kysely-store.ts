@@ -18,6 +18,10 @@ import {
   orderPatchToRow,
   orderToRow,
   proposalFromRow,
+  redemptionFromRow,
+  redemptionToRow,
+  resolutionFromRow,
+  resolutionToRow,
   sessionFromRow,
   type Database,
 } from "./rows.ts";
@@ -29,6 +33,7 @@ import type {
   ChainDeploymentRecord,
   CatalogEventRecord,
   CatalogListingRecord,
+  EventResolutionRecord,
   FillRecord,
   Lease,
   NewProposal,
@@ -39,6 +44,7 @@ import type {
   Page,
   ProposalRecord,
   ProposalStatus,
+  RedemptionRecord,
   SessionRecord,
   Store,
 } from "./store.ts";
@@ -257,6 +263,58 @@ export class KyselyStore implements Store {
       .orderBy("id")
       .execute();
     return rows.map(orderFromRow);
+  }
+
+  async eventResolutions(): Promise<EventResolutionRecord[]> {
+    const rows = await this.db.selectFrom("event_resolutions").selectAll().orderBy("event_id").execute();
+    return rows.map(resolutionFromRow);
+  }
+
+  async decideEvent(r: EventResolutionRecord): Promise<EventResolutionRecord> {
+    await this.db
+      .insertInto("event_resolutions")
+      .values(resolutionToRow(r))
+      .onConflict((oc) => {
+        const first = oc.column("event_id");
+        if (r.decidedBy !== "operator") return first.doNothing();
+        const { event_id: _, ...decision } = resolutionToRow(r);
+        return first.doUpdateSet(decision).where("event_resolutions.status", "=", "disputed");
+      })
+      .execute();
+    const row = await this.db.selectFrom("event_resolutions").selectAll().where("event_id", "=", r.eventId).executeTakeFirstOrThrow();
+    return resolutionFromRow(row);
+  }
+
+  async holders(eventId: string): Promise<{ accountId: string; address: string }[]> {
+    const rows = await this.db
+      .selectFrom("orders")
+      .innerJoin("accounts", "accounts.id", "orders.account_id")
+      .select(["accounts.id", "accounts.address"])
+      .distinct()
+      .where("orders.event_id", "=", eventId)
+      .where("orders.filled_shares", ">", 0n)
+      .orderBy("accounts.id")
+      .execute();
+    return rows.map((r) => ({ accountId: r.id, address: r.address }));
+  }
+
+  async insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void> {
+    if (rs.length === 0) return;
+    await this.db
+      .insertInto("redemptions")
+      .values(rs.map(redemptionToRow))
+      .onConflict((oc) => oc.column("key").doNothing())
+      .execute();
+  }
+
+  async pendingRedemptions(): Promise<RedemptionRecord[]> {
+    const rows = await this.db.selectFrom("redemptions").selectAll().where("status", "=", "pending").orderBy("created_at").orderBy("key").execute();
+    return rows.map(redemptionFromRow);
+  }
+
+  async markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void> {
+    if (keys.length === 0) return;
+    await this.db.updateTable("redemptions").set({ status: "redeemed", tx_hash: txHash, updated_at: at }).where("key", "in", [...keys]).execute();
   }
 
   async insertFills(fills: FillRecord[]): Promise<void> {

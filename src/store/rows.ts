@@ -5,6 +5,7 @@ import type {
   ApiKeyRecord,
   CatalogEventRecord,
   CatalogListingRecord,
+  EventResolutionRecord,
   FillRecord,
   OrderLeg,
   OrderPatch,
@@ -13,6 +14,7 @@ import type {
   ProposalMember,
   ProposalRecord,
   ProposalStatus,
+  RedemptionRecord,
   SessionRecord,
 } from "./store.ts";
 
@@ -165,6 +167,31 @@ export interface ChainNoncesTable {
   reserved_at: string;
 }
 
+export interface EventResolutionsTable {
+  event_id: string;
+  status: string;
+  outcome: string | null;
+  decided_by: string;
+  /** JSON object: venue id → what it reported. */
+  venue_reports: string;
+  decided_at: string;
+}
+
+export interface RedemptionsTable {
+  key: string;
+  event_id: string;
+  account_id: string;
+  address: string;
+  outcome: string;
+  token_id: string;
+  shares: Int64;
+  payout: Int64;
+  status: string;
+  tx_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -177,6 +204,8 @@ export interface Database {
   proposals: ProposalsTable;
   chain_deployments: ChainDeploymentsTable;
   chain_nonces: ChainNoncesTable;
+  event_resolutions: EventResolutionsTable;
+  redemptions: RedemptionsTable;
 }
 
 /**
@@ -424,5 +453,54 @@ export function proposalFromRow(r: Selectable<ProposalsTable>): ProposalRecord {
     status: r.status as ProposalStatus,
     createdAt: r.created_at,
     decidedAt: r.decided_at,
+  };
+}
+
+export function resolutionFromRow(r: Selectable<EventResolutionsTable>): EventResolutionRecord {
+  return {
+    eventId: r.event_id,
+    status: r.status as EventResolutionRecord["status"],
+    outcome: r.outcome as Outcome | null,
+    decidedBy: r.decided_by as EventResolutionRecord["decidedBy"],
+    venueReports: JSON.parse(r.venue_reports) as Record<string, string>,
+    decidedAt: r.decided_at,
+  };
+}
+
+export function resolutionToRow(r: EventResolutionRecord): Insertable<EventResolutionsTable> {
+  return { event_id: r.eventId, status: r.status, outcome: r.outcome, decided_by: r.decidedBy, venue_reports: JSON.stringify(r.venueReports), decided_at: r.decidedAt };
+}
+
+export function redemptionFromRow(r: Selectable<RedemptionsTable>): RedemptionRecord {
+  return {
+    key: r.key,
+    eventId: r.event_id,
+    accountId: r.account_id,
+    address: r.address,
+    outcome: r.outcome as Outcome,
+    tokenId: r.token_id,
+    shares: int64(r.shares, "redemptions.shares"),
+    payout: int64(r.payout, "redemptions.payout"),
+    status: r.status as RedemptionRecord["status"],
+    txHash: r.tx_hash,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+export function redemptionToRow(r: RedemptionRecord): Insertable<RedemptionsTable> {
+  return {
+    key: r.key,
+    event_id: r.eventId,
+    account_id: r.accountId,
+    address: r.address,
+    outcome: r.outcome,
+    token_id: r.tokenId,
+    shares: r.shares,
+    payout: r.payout,
+    status: r.status,
+    tx_hash: r.txHash,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
   };
 }

@@ -3,7 +3,7 @@ import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/store
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
 import { KeyCache } from "../auth/key-cache.ts";
-import type { FillRecord, OrderRecord, Store } from "./store.ts";
+import type { EventResolutionRecord, FillRecord, OrderRecord, RedemptionRecord, Store } from "./store.ts";
 
 const BEYOND_DOUBLE = 2n ** 53n + 1n;
 const INT64_MAX = 2n ** 63n - 1n;
@@ -484,6 +484,62 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(stored).toHaveLength(4);
       expect(stored.find((f) => f.tradeId === "t-2" && f.venue === "polymarket")?.shares).toBe(BEYOND_DOUBLE);
       expect(await store.fills("ord_other")).toEqual([]);
+    });
+  });
+  describe("resolutions and redemptions", () => {
+    const decided = (over: Partial<EventResolutionRecord> = {}): EventResolutionRecord => ({
+      eventId: "evt_1",
+      status: "disputed",
+      outcome: null,
+      decidedBy: "venues",
+      venueReports: { polymarket: "YES", kalshi: "NO" },
+      decidedAt: clock.iso(),
+      ...over,
+    });
+
+    it("keeps the venues' first decision, lets an operator decide a disputed event once, and never decides a resolved one again", async () => {
+      const store = await openStore();
+      expect(await store.decideEvent(decided())).toEqual(decided());
+      expect(await store.decideEvent(decided({ status: "resolved", outcome: "YES", venueReports: { polymarket: "YES", kalshi: "YES" } }))).toEqual(decided());
+      const operator = decided({ status: "resolved", outcome: "NO", decidedBy: "operator" });
+      expect(await store.decideEvent(operator)).toEqual(operator);
+      expect(await store.decideEvent(decided({ status: "resolved", outcome: "YES", decidedBy: "operator" }))).toEqual(operator);
+      expect(await store.eventResolutions()).toEqual([operator]);
+    });
+
+    it("stores each redemption key once, lists the pending ones and records the transaction that made them", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const r = (key: string, shares: bigint): RedemptionRecord => ({
+        key,
+        eventId: "evt_1",
+        accountId: "acc_1",
+        address: "0x00000000000000000000000000000000000000aa",
+        outcome: "YES",
+        tokenId: "7",
+        shares,
+        payout: shares,
+        status: "pending",
+        txHash: null,
+        createdAt: clock.iso(),
+        updatedAt: clock.iso(),
+      });
+      await store.insertRedemptions([r("0x01", BEYOND_DOUBLE), r("0x02", 5n)]);
+      await store.insertRedemptions([r("0x01", 1n)]);
+      expect((await store.pendingRedemptions()).map((x) => [x.key, x.shares])).toEqual([["0x01", BEYOND_DOUBLE], ["0x02", 5n]]);
+      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
+      expect((await store.pendingRedemptions()).map((x) => x.key)).toEqual(["0x02"]);
+    });
+
+    it("names the accounts whose orders on an event filled as its holders", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await seedAccount(store, "acc_2");
+      await store.insertOrder(order({ eventId: "evt_1", filledShares: 10n }));
+      await store.insertOrder(order({ id: "ord_2", accountId: "acc_2", eventId: "evt_1", filledShares: 0n }));
+      await store.insertOrder(order({ id: "ord_3", eventId: "evt_1", filledShares: 3n }));
+      expect(await store.holders("evt_1")).toEqual([{ accountId: "acc_1", address: "0x00000000000000000000000000000000000000aa" }]);
+      expect(await store.holders("evt_other")).toEqual([]);
     });
   });
 });

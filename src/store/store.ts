@@ -125,6 +125,41 @@ export interface CatalogEventRecord {
   listings: CatalogListingRecord[];
 }
 
+/**
+ * How an event ended: `resolved` to an outcome once every venue listing it reported the same one (or an
+ * operator decided it), `disputed` while the venues disagree, until an operator decides.
+ */
+export interface EventResolutionRecord {
+  eventId: string;
+  status: "resolved" | "disputed";
+  /** The winning outcome; null while disputed. */
+  outcome: Outcome | null;
+  decidedBy: "venues" | "operator";
+  /** What each venue reported when it was decided: venue id → its outcome, or "voided". */
+  venueReports: Record<string, string>;
+  decidedAt: string;
+}
+
+/**
+ * One holder's position in a resolved event, paid out (a winning share pays 1 USDC) or burned for
+ * nothing. `key` is the id the Vault redeems it under: the chain pays a key at most once.
+ */
+export interface RedemptionRecord {
+  key: string;
+  eventId: string;
+  accountId: string;
+  address: string;
+  outcome: Outcome;
+  tokenId: string;
+  shares: ShareMicro;
+  payout: Micro;
+  /** `pending` until the chain shows the key redeemed. */
+  status: "pending" | "redeemed";
+  txHash: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
 /** A venue market as a match proposal names it: enough to write its listing when a person accepts. */
 export interface ProposalMember {
   venue: string;
@@ -293,6 +328,22 @@ export interface Store {
    * nothing written, when the claim is no longer its own (it ran out and another instance took it).
    */
   finishChainDeployment(chainId: number, owner: string, deployment?: ChainDeploymentRecord): Promise<boolean>;
+  /** Every decided event: resolved or disputed. */
+  eventResolutions(): Promise<EventResolutionRecord[]>;
+  /**
+   * Records how an event ended and answers the record as it stands: the first decision stays, except that
+   * an operator's decision replaces a `disputed` one. A resolved event is never decided again.
+   */
+  decideEvent(r: EventResolutionRecord): Promise<EventResolutionRecord>;
+  /** The accounts that ever held a position in the event: those with an order on it that filled. */
+  holders(eventId: string): Promise<{ accountId: string; address: string }[]>;
+  /** Stores redemptions to make; a key already stored is left as it is. */
+  insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void>;
+  /** The redemptions still to be made, oldest first. */
+  pendingRedemptions(): Promise<RedemptionRecord[]>;
+  /** Records the transaction that redeemed these keys. */
+  markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void>;
+
   /**
    * Reserves `count` nonces from max(`floor`, one past the highest reserved before), stamped `at`, and
    * answers the first. One statement that holds the row's lock (PostgreSQL) or the database's write lock

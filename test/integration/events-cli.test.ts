@@ -112,3 +112,24 @@ describe("crossfill events match → accept → next start", () => {
     expect(new Set(january.orderbook.asks.map(([, , venue]) => venue))).toContain("limitless-sim");
   });
 });
+
+describe("crossfill events resolve", () => {
+  let dataDir: string;
+  const env = () => ({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" });
+  const cli = (...args: string[]) => run(process.execPath, [BIN, "events", "resolve", ...args], { env: env(), timeout: 30_000 });
+  const refusal = (p: Promise<unknown>) => p.then(() => "", (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`);
+
+  beforeAll(() => {
+    dataDir = mkdtempSync(join(tmpdir(), "crossfill-resolve-"));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("decides an event once: a wrong outcome, an unknown event and a second, different decision are refused and change nothing", async () => {
+    expect(await refusal(cli("fed-cut-2026-12", "yes"))).toMatch(/^2: .*<outcome> must be YES or NO/);
+    expect(await refusal(cli("no-such-event", "YES"))).toMatch(/^2: .*no event no-such-event/);
+    const decided = JSON.parse((await cli("fed-cut-2026-12", "NO", "--json")).stdout) as Record<string, unknown>;
+    expect(decided).toMatchObject({ event_id: "fed-cut-2026-12", status: "resolved", resolution: "NO", decided_by: "operator" });
+    expect(await refusal(cli("fed-cut-2026-12", "YES"))).toMatch(/^2: .*already resolved to NO by operator/);
+    expect((await cli("fed-cut-2026-12", "NO")).stdout).toContain("fed-cut-2026-12 is resolved to NO");
+  });
+});

@@ -2,10 +2,11 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import type { HttpDeps } from "../deps.ts";
 import { ListQuery, Page } from "../schemas.ts";
+import { MARKET_STATUSES, type MarketStatus } from "../../domain/types.ts";
 
 const MarketsQuery = Type.Object(
   {
-    status: Type.Optional(Type.String({ enum: ["open", "closed", "resolved"] })),
+    status: Type.Optional(Type.String({ enum: [...MARKET_STATUSES] })),
     venue: Type.Optional(Type.String({ maxLength: 64 })),
     q: Type.Optional(Type.String({ maxLength: 200, description: "Text search over title and description" })),
     ...ListQuery,
@@ -55,7 +56,7 @@ export const marketRoutes =
       },
       async (req, reply) => {
         const { status, venue, q, limit, cursor } = req.query;
-        return send(reply, deps.markets({ status: status as "open" | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null }));
+        return send(reply, deps.markets({ status: status as MarketStatus | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null }));
       },
     );
 

@@ -5,6 +5,7 @@ import { orderLegs } from "./003_order_legs.ts";
 import { catalog } from "./004_catalog.ts";
 import { orderLeases } from "./005_order_leases.ts";
 import { chainRecords } from "./006_chain_records.ts";
+import { resolutions } from "./009_resolutions.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "004_catalog": catalog,
   "005_order_leases": orderLeases,
   "006_chain_records": chainRecords,
+  "009_resolutions": resolutions,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

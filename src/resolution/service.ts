@@ -1,0 +1,164 @@
+import { keccak256, toHex } from "viem";
+import { OPEN_STATUSES } from "../domain/order-status.ts";
+import { OUTCOMES, type Clock, type Outcome } from "../domain/types.ts";
+import type { MarketCatalog } from "../markets/catalog.ts";
+import type { Checkpoint, Log } from "../orders/service.ts";
+import type { EventResolutionRecord, RedemptionRecord, Store } from "../store/store.ts";
+import { REDEEM_MAX_ITEMS, type Address, type Hex32, type Vault } from "../vault/vault.ts";
+import type { VenueResolution } from "../venues/venue.ts";
+import { decide } from "./decide.ts";
+
+export interface ResolutionDeps {
+  store: Store;
+  vault: Vault;
+  catalog: MarketCatalog;
+  /** The venue's report on one of its markets; throws when the venue cannot be asked. */
+  ask(venue: string, venueMarketId: string): Promise<VenueResolution>;
+  tokenId(eventId: string, outcome: Outcome): bigint;
+  clock: Clock;
+  log: Log;
+  checkpoint?: (step: Checkpoint, id: string) => void;
+}
+
+/** The key a holder's position in one token is redeemed under: one per holder and token, for ever. */
+export function redemptionKey(eventId: string, outcome: Outcome, address: string): Hex32 {
+  return keccak256(toHex(`redeem:${eventId}:${outcome}:${address.toLowerCase()}`));
+}
+
+/**
+ * The end of an event: learns from the venues that it resolved (or that they disagree), records the
+ * decision, and redeems every position in it exactly once — each winning share pays 1 USDC into the
+ * holder's vault balance, each losing share is burned for nothing. Run at start-up and then at every
+ * tick; each step is persisted before the next, and the chain is asked by key before anything is sent
+ * again, so a crash at any point is finished by the next pass without paying twice.
+ */
+export class ResolutionService {
+  private running: Promise<void> | undefined;
+  /** Events whose every holder this process has seen redeemed: not read again. */
+  private readonly done = new Set<string>();
+
+  constructor(private readonly d: ResolutionDeps) {}
+
+  /** Resolves once no pass is running: what shutdown awaits. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  /** One pass; a pass asked for while one runs joins it. */
+  pass(): Promise<void> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<void> {
+    const decided = new Map((await this.d.store.eventResolutions()).map((r) => [r.eventId, r]));
+    for (const r of decided.values()) this.apply(r);
+    for (const event of this.d.catalog.events()) {
+      if (decided.has(event.eventId) || event.status === "resolved") continue;
+      await this.learn(event.eventId, event.listings).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
+    }
+    for (const r of (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId))) {
+      await this.plan(r).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
+    }
+    await this.redeemPending();
+  }
+
+  private apply(r: EventResolutionRecord): void {
+    this.d.catalog.decided(r.eventId, r.status, r.outcome);
+  }
+
+  /** Asks every listing venue; stores the decision once all have paid out. */
+  private async learn(eventId: string, listings: readonly { venue: string; venueMarketId: string }[]): Promise<void> {
+    const reports = new Map<string, VenueResolution>();
+    for (const l of listings) reports.set(l.venue, await this.d.ask(l.venue, l.venueMarketId));
+    const decision = decide(reports);
+    if (!decision) return;
+    const record = await this.d.store.decideEvent({
+      eventId,
+      status: decision.status,
+      outcome: decision.status === "resolved" ? decision.outcome : null,
+      decidedBy: "venues",
+      venueReports: decision.venueReports,
+      decidedAt: new Date(this.d.clock.now()).toISOString(),
+    });
+    this.apply(record);
+    const log = record.status === "resolved" ? this.d.log.info.bind(this.d.log) : this.d.log.warn.bind(this.d.log);
+    log({ event_id: eventId, status: record.status, outcome: record.outcome, venues: record.venueReports }, record.status === "resolved" ? "event resolved" : "the venues disagree on the event's outcome; an operator decides it");
+  }
+
+  /**
+   * Stores a redemption for every position still held in a resolved event, once no order on it is open
+   * (an open sell holds shares in escrow that it may yet return). Balances are read from the chain.
+   */
+  private async plan(r: EventResolutionRecord): Promise<void> {
+    const open = (await this.d.store.ordersInStatus(OPEN_STATUSES)).filter((o) => o.eventId === r.eventId);
+    if (open.length > 0) return;
+    const now = new Date(this.d.clock.now()).toISOString();
+    const rows: RedemptionRecord[] = [];
+    for (const holder of await this.d.store.holders(r.eventId)) {
+      for (const outcome of OUTCOMES) {
+        const tokenId = this.d.tokenId(r.eventId, outcome);
+        const shares = await this.d.vault.sotBalance(holder.address as Address, tokenId);
+        if (shares === 0n) continue;
+        rows.push({
+          key: redemptionKey(r.eventId, outcome, holder.address),
+          eventId: r.eventId,
+          accountId: holder.accountId,
+          address: holder.address,
+          outcome,
+          tokenId: tokenId.toString(),
+          shares,
+          payout: outcome === r.outcome ? shares : 0n,
+          status: "pending",
+          txHash: null,
+          createdAt: now,
+          updatedAt: now,
+        });
+      }
+    }
+    if (rows.length === 0) {
+      this.done.add(r.eventId);
+      return;
+    }
+    await this.d.store.insertRedemptions(rows);
+    this.d.checkpoint?.("redeem.stored", r.eventId);
+  }
+
+  /**
+   * Sends the pending redemptions, a transaction per REDEEM_MAX_ITEMS, after asking the chain which keys
+   * it already redeemed (a transaction of an earlier pass whose answer was lost). A key is marked
+   * redeemed only from the chain's own record of it.
+   */
+  private async redeemPending(): Promise<void> {
+    const pending = await this.d.store.pendingRedemptions();
+    for (let i = 0; i < pending.length; i += REDEEM_MAX_ITEMS) {
+      const chunk = pending.slice(i, i + REDEEM_MAX_ITEMS);
+      try {
+        const left = await this.recordLanded(chunk);
+        if (left.length === 0) continue;
+        this.d.checkpoint?.("redeem.sent", left[0]!.eventId);
+        const tx = await this.d.vault.redeem(
+          left.map((r) => ({ key: r.key as Hex32, account: r.address as Address, tokenId: BigInt(r.tokenId), shares: r.shares, payout: r.payout })),
+        );
+        this.d.checkpoint?.("redeem.landed", left[0]!.eventId);
+        const refused = await this.recordLanded(left);
+        for (const r of refused) this.d.log.error({ key: r.key, account_id: r.accountId, event_id: r.eventId, tx_hash: tx.txHash }, "the Vault refused a redemption; it stays pending");
+        this.d.log.info({ tx_hash: tx.txHash, redeemed: left.length - refused.length }, "positions redeemed");
+      } catch (err) {
+        this.d.log.warn({ err }, "redeeming positions failed; the chain is asked again at the next pass");
+      }
+    }
+  }
+
+  /** Marks the keys the chain shows redeemed, with the transaction that did it; answers the others. */
+  private async recordLanded(rs: readonly RedemptionRecord[]): Promise<RedemptionRecord[]> {
+    const left: RedemptionRecord[] = [];
+    const at = new Date(this.d.clock.now()).toISOString();
+    for (const r of rs) {
+      const landed = await this.d.vault.redemption(r.key as Hex32);
+      if (landed) await this.d.store.markRedeemed([r.key], landed.txHash, at);
+      else left.push(r);
+    }
+    return left;
+  }
+}

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPublicClient, decodeEventLog, http } from "viem";
+import { vaultAbi } from "../../src/contracts/artifacts.ts";
+import { CrossfillError } from "../../src/sdk/client.ts";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+// An event ends: holders of both outcomes, an operator's decision (as `crossfill events resolve` stores
+// it), and the server's resolution pass redeeming every position once.
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => s?.stop());
+
+const EVENT = "fed-cut-2026-12";
+const buy = (outcome: "YES" | "NO", amount_usdc: number) => ({ market_id: EVENT, outcome, side: "buy", amount_usdc, max_slippage: 0.05, strategy: "optimize_price", time_in_force: "IOC" });
+
+describe("resolution and redemption", () => {
+  it("pays each winning share 1 USDC into its holder's vault, burns the losing shares, once, and takes no order on the event after", async () => {
+    const winner = await s.newKey();
+    const loser = await s.newKey();
+    const yes = await winner.client.order(buy("YES", 40) as never);
+    const no = await loser.client.order(buy("NO", 30) as never);
+    expect([yes.status, no.status]).toEqual(["filled", "filled"]);
+    const [winnerBefore, loserBefore] = [await winner.client.account(), await loser.client.account()];
+
+    await s.crossfill.store.decideEvent({ eventId: EVENT, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
+    await s.crossfill.resolutions.pass();
+
+    const winnerAfter = await winner.client.account();
+    const loserAfter = await loser.client.account();
+    expect(winnerAfter.available_usdc).toBeCloseTo(winnerBefore.available_usdc + yes.filled_shares, 6);
+    expect(loserAfter.available_usdc).toBeCloseTo(loserBefore.available_usdc, 6);
+    expect(winnerAfter.positions).toEqual([]);
+    expect(loserAfter.positions).toEqual([]);
+
+    // The chain's own record: one Redeemed event per holder and token, with the payout.
+    const redemptions = (await s.crossfill.store.pendingRedemptions()).length;
+    expect(redemptions).toBe(0);
+    const rpc = createPublicClient({ transport: http((await s.client.health()).chain.rpc_url) });
+    const ledger = await s.crossfill.vault.ledger();
+    const paid = ledger.redemptions.filter((r) => [winnerBefore.vault_address, loserBefore.vault_address].map((a) => a.toLowerCase()).includes(r.client.toLowerCase()));
+    expect(paid.map((r) => [r.shares, r.payout]).sort()).toEqual(
+      [
+        [BigInt(Math.round(yes.filled_shares * 1e6)), BigInt(Math.round(yes.filled_shares * 1e6))],
+        [BigInt(Math.round(no.filled_shares * 1e6)), 0n],
+      ].sort(),
+    );
+    const receipt = await rpc.getTransactionReceipt({ hash: paid[0]!.txHash });
+    expect(receipt.status).toBe("success");
+    expect(receipt.logs.some((l) => { try { return decodeEventLog({ abi: vaultAbi, data: l.data, topics: l.topics }).eventName === "Redeemed"; } catch { return false; } })).toBe(true);
+
+    // Another pass, and a restart, pay nothing more.
+    await s.crossfill.resolutions.pass();
+    await s.restart();
+    await s.crossfill.resolutions.pass();
+    expect((await winner.client.account()).available_usdc).toBeCloseTo(winnerAfter.available_usdc, 6);
+
+    const refused = await winner.client.order(buy("YES", 5) as never).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(CrossfillError);
+    expect((refused as CrossfillError).code).toBe("market_closed");
+    expect((await winner.client.markets({ status: "resolved" })).data.map((m) => m.event_id)).toContain(EVENT);
+  });
+});
