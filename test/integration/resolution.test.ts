@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPublicClient, decodeEventLog, http } from "viem";
 import { vaultAbi } from "../../src/contracts/artifacts.ts";
 import { CrossfillError } from "../../src/sdk/client.ts";
+import { concludeSimMarket } from "../../src/venues/net/sim-markets.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 // An event ends: holders of both outcomes, an operator's decision (as `crossfill events resolve` stores
@@ -60,5 +61,39 @@ describe("resolution and redemption", () => {
     expect(refused).toBeInstanceOf(CrossfillError);
     expect((refused as CrossfillError).code).toBe("market_closed");
     expect((await winner.client.markets({ status: "resolved" })).data.map((m) => m.event_id)).toContain(EVENT);
+  });
+
+  it("learns a resolution from the venues: resolved when every venue paid out the same outcome, disputed when they differ, until an operator decides", async () => {
+    const conclude = async (eventId: string, outcomes: ("YES" | "NO")[]) => {
+      const event = (await s.client.markets({ q: eventId })).data.find((m) => m.event_id === eventId)!;
+      for (const [i, venue] of event.venues.entries()) {
+        const adapter = s.crossfill.venues.find((v) => v.id === venue.venue)!;
+        await concludeSimMarket(adapter.describe().baseUrl!, venue.venue_market_id, { state: "resolved", outcome: outcomes[i % outcomes.length]! });
+      }
+      return event.venues.length;
+    };
+    const holder = await s.newKey();
+    const agreed = "spx-above-7500-2026-12-31";
+    const disputed = "btc-above-150k-2026-12-31";
+    const bought = await holder.client.order({ ...buy("NO", 20), market_id: disputed } as never);
+    expect(bought.filled_shares).toBeGreaterThan(0);
+
+    expect(await conclude(agreed, ["YES"])).toBeGreaterThan(1);
+    expect(await conclude(disputed, ["YES", "NO"])).toBeGreaterThan(1);
+    await s.crossfill.resolutions.pass();
+    const decided = new Map((await s.crossfill.store.eventResolutions()).map((r) => [r.eventId, r]));
+    expect(decided.get(agreed)).toMatchObject({ status: "resolved", outcome: "YES", decidedBy: "venues" });
+    expect(decided.get(disputed)).toMatchObject({ status: "disputed", outcome: null, decidedBy: "venues" });
+    // Nothing of a disputed event is redeemed, and it takes no order.
+    expect((await holder.client.account()).positions.filter((p) => p.event_id === disputed)).toHaveLength(1);
+    const refused = await holder.client.order({ ...buy("NO", 5), market_id: disputed } as never).catch((e: unknown) => e);
+    expect((refused as CrossfillError).code).toBe("market_closed");
+
+    const before = await holder.client.account();
+    await s.crossfill.store.decideEvent({ eventId: disputed, status: "resolved", outcome: "NO", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
+    await s.crossfill.resolutions.pass();
+    const after = await holder.client.account();
+    expect(after.positions.filter((p) => p.event_id === disputed)).toEqual([]);
+    expect(after.available_usdc).toBeCloseTo(before.available_usdc + bought.filled_shares, 6);
   });
 });
