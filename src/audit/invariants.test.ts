@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex } from "viem";
-import type { AccountRecord, FillRecord, OrderRecord } from "../store/store.ts";
+import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 import { checkInvariants, type AuditInput } from "./invariants.ts";
@@ -81,7 +81,21 @@ function healthy(): AuditInput {
   };
   const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
   const sell = order("s1", { status: "rejected", amount: 0n, locked: 0n, spent: 0n, filledShares: 0n, lockTx: null, settleTx: null });
-  return { orders: [order("o1"), sell], fills: [fill], accounts: [account], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
+  const redemption: RedemptionRecord = {
+    key: TX(77),
+    eventId: "evt",
+    accountId: "acc",
+    address: ALICE,
+    outcome: "YES",
+    tokenId: "7",
+    shares: 7_000_000n,
+    payout: 7_000_000n,
+    status: "redeemed",
+    txHash: at(5).txHash,
+    createdAt: "",
+    updatedAt: "",
+  };
+  return { orders: [order("o1"), sell], fills: [fill], accounts: [account], redemptions: [redemption], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
 }
 
 function broken(input: AuditInput): Record<string, number> {
@@ -151,6 +165,15 @@ describe("the audit's invariants", () => {
     const j = healthy();
     j.ledger.balances[0]!.available += 1_500_000n;
     expect(broken(j)).toEqual({ vault_balances: 1 });
+  });
+
+  it("finds a redemption left pending, one recorded but never made, and one made otherwise than recorded", () => {
+    const i = healthy();
+    const [made] = i.redemptions;
+    expect(broken({ ...i, redemptions: [{ ...made!, status: "pending", txHash: null }] })).toEqual({ redemptions_made: 1 });
+    expect(broken({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] })).toEqual({ redemptions_made: 1 });
+    expect(broken({ ...i, redemptions: [{ ...made!, payout: 0n }] })).toEqual({ redemptions_made: 1 });
+    expect(broken({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] })).toEqual({ redemptions_made: 1 });
   });
 
   it("finds USDC minted outside the faucet, and a balance that does not add up", () => {

@@ -1,6 +1,6 @@
 import { formatMicro, notional } from "../domain/money.ts";
 import { isTerminal } from "../domain/order-status.ts";
-import type { AccountRecord, FillRecord, OrderRecord } from "../store/store.ts";
+import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 
@@ -9,6 +9,8 @@ export interface AuditInput {
   orders: readonly OrderRecord[];
   fills: readonly FillRecord[];
   accounts: readonly AccountRecord[];
+  /** The redemptions the store planned for resolved events. */
+  redemptions: readonly RedemptionRecord[];
   ledger: Ledger;
   /** The on-chain id of an order (keccak256 of its id). */
   chainId(orderId: string): Hex32;
@@ -161,6 +163,19 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
 
   check("redeemed_once", "each redemption key was redeemed at most once", (bad) => {
     for (const [k, list] of groupBy(ledger.redemptions, (r) => r.key.toLowerCase())) if (list.length > 1) bad(`${k} was redeemed ${list.length} times`);
+  });
+
+  check("redemptions_made", "every redemption planned for a resolved event was made on chain, as planned and in the transaction the store names", (bad) => {
+    // The first redemption of each key is the one that paid: a second is redeemed_once's to report.
+    const onChain = new Map([...ledger.redemptions].reverse().map((r) => [r.key.toLowerCase(), r]));
+    for (const r of input.redemptions) {
+      const made = onChain.get(r.key.toLowerCase());
+      if (r.status === "pending") bad(`${r.key} (${r.eventId}, ${r.accountId}) is still pending`);
+      else if (!made) bad(`${r.key} (${r.eventId}, ${r.accountId}) is recorded redeemed but the chain never redeemed it`);
+      else if (made.shares !== r.shares || made.payout !== r.payout || made.txHash.toLowerCase() !== r.txHash?.toLowerCase()) {
+        bad(`${r.key} was redeemed on chain for ${made.shares} shares paying ${formatMicro(made.payout)} in ${made.txHash}, recorded as ${r.shares} paying ${formatMicro(r.payout)} in ${r.txHash}`);
+      }
+    }
   });
 
   check("charge_equals_fills", "each finished order was charged exactly what its fills cost, on chain and in the store", (bad) => {

@@ -18,9 +18,15 @@ export interface AuditReport {
  * a stopped server), and the comparison with their trades is skipped, saying so.
  */
 export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date): Promise<AuditReport> {
-  const [orders, fills, accounts, ledger] = await Promise.all([store.ordersInStatus(ORDER_STATUSES), store.allFills(), store.accounts(), vault.ledger()]);
+  const [orders, fills, accounts, redemptions, ledger] = await Promise.all([
+    store.ordersInStatus(ORDER_STATUSES),
+    store.allFills(),
+    store.accounts(),
+    store.redemptions(),
+    vault.ledger(),
+  ]);
   const venueTrades = venues && new Map<string, VenueFill[]>(await Promise.all(venues.map(async (v) => [v.id, await v.trades()] as [string, VenueFill[]])));
-  const invariants = checkInvariants({ orders, fills, accounts, ledger, chainId: chainOrderId, venueTrades });
+  const invariants = checkInvariants({ orders, fills, accounts, redemptions, ledger, chainId: chainOrderId, venueTrades });
   return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checkedAt: now.toISOString(), orders: orders.length, invariants };
 }
 

@@ -130,7 +130,7 @@ export class ResolutionService {
    * redeemed only from the chain's own record of it.
    */
   private async redeemPending(): Promise<void> {
-    const pending = await this.d.store.pendingRedemptions();
+    const pending = await this.d.store.redemptions("pending");
     for (let i = 0; i < pending.length; i += REDEEM_MAX_ITEMS) {
       const chunk = pending.slice(i, i + REDEEM_MAX_ITEMS);
       try {

@@ -307,8 +307,10 @@ export class KyselyStore implements Store {
       .execute();
   }
 
-  async pendingRedemptions(): Promise<RedemptionRecord[]> {
-    const rows = await this.db.selectFrom("redemptions").selectAll().where("status", "=", "pending").orderBy("created_at").orderBy("key").execute();
+  async redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]> {
+    let q = this.db.selectFrom("redemptions").selectAll();
+    if (status !== undefined) q = q.where("status", "=", status);
+    const rows = await q.orderBy("created_at").orderBy("key").execute();
     return rows.map(redemptionFromRow);
   }
 

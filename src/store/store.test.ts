@@ -526,9 +526,10 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       });
       await store.insertRedemptions([r("0x01", BEYOND_DOUBLE), r("0x02", 5n)]);
       await store.insertRedemptions([r("0x01", 1n)]);
-      expect((await store.pendingRedemptions()).map((x) => [x.key, x.shares])).toEqual([["0x01", BEYOND_DOUBLE], ["0x02", 5n]]);
+      expect((await store.redemptions("pending")).map((x) => [x.key, x.shares])).toEqual([["0x01", BEYOND_DOUBLE], ["0x02", 5n]]);
       await store.markRedeemed(["0x01"], "0xabc", clock.iso());
-      expect((await store.pendingRedemptions()).map((x) => x.key)).toEqual(["0x02"]);
+      expect((await store.redemptions("pending")).map((x) => x.key)).toEqual(["0x02"]);
+      expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
     });
 
     it("names the accounts whose orders on an event filled as its holders", async () => {

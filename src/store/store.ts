@@ -339,8 +339,8 @@ export interface Store {
   holders(eventId: string): Promise<{ accountId: string; address: string }[]>;
   /** Stores redemptions to make; a key already stored is left as it is. */
   insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void>;
-  /** The redemptions still to be made, oldest first. */
-  pendingRedemptions(): Promise<RedemptionRecord[]>;
+  /** The redemptions in `status` (every one without it), oldest first. */
+  redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]>;
   /** Records the transaction that redeemed these keys. */
   markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void>;
 

@@ -36,7 +36,7 @@ describe("resolution and redemption", () => {
     expect(loserAfter.positions).toEqual([]);
 
     // The chain's own record: one Redeemed event per holder and token, with the payout.
-    const redemptions = (await s.crossfill.store.pendingRedemptions()).length;
+    const redemptions = (await s.crossfill.store.redemptions("pending")).length;
     expect(redemptions).toBe(0);
     const rpc = createPublicClient({ transport: http((await s.client.health()).chain.rpc_url) });
     const ledger = await s.crossfill.vault.ledger();
