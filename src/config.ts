@@ -24,6 +24,8 @@ export interface Config {
   /** How long a JSON-RPC call to the chain may take before its outcome counts as unknown. */
   chainRpcTimeoutMs: number;
   faucet: Micro;
+  /** Blocks a deposit's transfer must be under before it is credited; unset: 0 on the dev chain, 12 elsewhere. */
+  depositConfirmations: number | undefined;
   maxOrder: Micro;
   simSeed: number;
   /** Multiplies the simulated venues' latency profiles (0 = no added latency). */
@@ -72,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     operatorPrivateKey: operator as `0x${string}` | undefined,
     chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),
     faucet: usdc(env, "DEV_FAUCET_USDC", "10000"),
+    depositConfirmations: env.DEPOSIT_CONFIRMATIONS ? int(env, "DEPOSIT_CONFIRMATIONS", 0, 0, 10_000) : undefined,
     maxOrder: usdc(env, "MAX_ORDER_USDC", "100000"),
     simSeed: int(env, "SIM_SEED", 42, 0, 2 ** 31 - 1),
     simLatencyScale: num(env, "SIM_LATENCY_SCALE", 1),

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { randomBytes } from "node:crypto";
 import { pino, type Logger } from "pino";
-import { toHex } from "viem";
+import { toHex, type Hex } from "viem";
+import { sign } from "viem/accounts";
 import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "./config.ts";
 import { AppError } from "./domain/errors.ts";
@@ -15,7 +16,7 @@ import { authenticate } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
-import { encryptSecret, loadMasterKey } from "./auth/secrets.ts";
+import { decryptSecret, encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
@@ -25,6 +26,9 @@ import { presentMarket } from "./markets/present.ts";
 import { Metrics, meteredVenue } from "./metrics/metrics.ts";
 import { OrderService, type Checkpoint } from "./orders/service.ts";
 import { ResolutionService } from "./resolution/service.ts";
+import type { FundsCheckpoint } from "./funds/checkpoints.ts";
+import { DepositWatcher } from "./funds/deposits.ts";
+import { WithdrawalService } from "./funds/withdrawals.ts";
 import { Reconciler } from "./orders/reconcile.ts";
 import { killSwitch } from "./orders/kill-switch.ts";
 import { OPEN_STATUSES } from "./domain/order-status.ts";
@@ -53,6 +57,8 @@ export interface Crossfill {
   orders: OrderService;
   reconciler: Reconciler;
   resolutions: ResolutionService;
+  withdrawals: WithdrawalService;
+  deposits: DepositWatcher;
   /**
    * The graceful stop: stops accepting, lets the requests in flight (orders among them) and a running
    * reconciliation pass finish, up to SHUTDOWN_GRACE_MS, then closes venues, chain, store and Redis.
@@ -76,6 +82,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     metrics.orderStep(step, orderId);
     kill?.(step);
   };
+  const fundsCheckpoint = (step: FundsCheckpoint) => kill?.(step);
   privateDir(config.dataDir);
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
 
@@ -160,6 +167,41 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const sweep = () => reconciler.sweepLocks().catch((err: unknown) => log.warn({ err }, "sweeping the chain for stranded locks failed; will retry"));
   await sweep();
 
+  // Money in and out: withdrawals finished and deposits credited where a crash left them, then periodically.
+  const leaseMs = Math.max(30_000, 3 * config.reconcileIntervalMs);
+  const withdrawals = new WithdrawalService({
+    store,
+    vault,
+    clock,
+    log,
+    newWithdrawalId: () => `wd_${clock.now().toString(36)}${randomBytes(10).toString("hex")}`,
+    instanceId: config.instanceId,
+    leaseMs,
+    checkpoint: fundsCheckpoint,
+  });
+  const deposits = new DepositWatcher({
+    store,
+    vault,
+    clock,
+    log,
+    confirmations: config.depositConfirmations ?? (chain.faucet ? 0 : 12),
+    signerOf: (account) => {
+      const enc = account.walletKeyEnc;
+      return enc === null ? undefined : (digest) => sign({ hash: digest, privateKey: decryptSecret(master, enc) as Hex, to: "hex" });
+    },
+    instanceId: config.instanceId,
+    leaseMs,
+    checkpoint: fundsCheckpoint,
+  });
+  const moveFunds = () =>
+    Promise.all([
+      withdrawals.pass(config.reconcileIntervalMs).catch((err: unknown) => log.error({ err }, "withdrawal recovery pass failed")),
+      deposits.pass().catch((err: unknown) => log.warn({ err }, "the deposit watcher's pass failed; will retry")),
+    ]);
+  const recoveredWithdrawals = await withdrawals.pass(0);
+  if (recoveredWithdrawals > 0) log.info({ recovered: recoveredWithdrawals }, "finished withdrawals interrupted by the last stop");
+  await deposits.pass().catch((err: unknown) => log.warn({ err }, "the deposit watcher's first pass failed; will retry"));
+
   const keys = new KeyCache(store, master);
   const accounts = new AccountDirectory(store, vault, config.faucet, clock);
   const asset = (tokenId: string) => sotAssetId(chain.chainId, chain.contracts.sot, BigInt(tokenId));
@@ -171,6 +213,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       authenticate(req, needs, { store, replay, keys, clock, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") }),
     store,
     orders,
+    withdrawals,
     account: (id) => accounts.get(id),
     accountView: async (account) => {
       const balance = await vault.balanceOf(account.address as `0x${string}`).catch((err: unknown) => {
@@ -189,6 +232,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         account_id: account.id,
         email: account.email,
         vault_address: account.address,
+        // The account's own address: USDC sent there is credited by the deposit watcher, which needs its key.
+        deposit_address: account.walletKeyEnc === null ? null : account.address,
         available_usdc: microToNumber(balance.available),
         locked_usdc: microToNumber(balance.locked),
         positions: positions.filter((p) => p.shares > 0),
@@ -245,6 +290,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const timer = setInterval(() => {
     if (++ticks % sweepEvery === 0) void sweep();
     orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
+    withdrawals.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of withdrawals in flight failed"));
+    void moveFunds();
     reconciler.pass(config.reconcileIntervalMs).then(
       (n) => metrics.reconciledOrders(n),
       (err: unknown) => log.error({ err }, "reconciliation pass failed"),
@@ -264,6 +311,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     orders,
     reconciler,
     resolutions,
+    withdrawals,
+    deposits,
     stop: async () => {
       clearInterval(timer);
       const deadline = performance.now() + config.shutdownGraceMs;
@@ -274,6 +323,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       }
       if (!(await settlesBy(reconciler.idle(), deadline))) log.warn("a reconciliation pass still running at the shutdown bound; the next one finishes its orders");
       if (!(await settlesBy(resolutions.idle(), deadline))) log.warn("a resolution pass still running at the shutdown bound; the next one finishes its redemptions");
+      if (!(await settlesBy(Promise.all([withdrawals.idle(), deposits.idle()]), deadline))) log.warn("withdrawals or deposits still moving at the shutdown bound; the next start finishes them");
       board.stop();
       await venueSetup.stop();
       await vault.close();

@@ -5,7 +5,7 @@ import { AppError } from "../domain/errors.ts";
 import type { Micro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
-import type { Address, Hex32, Vault } from "../vault/vault.ts";
+import type { Address, Hex32, TxRef, Vault } from "../vault/vault.ts";
 
 /** The account the CLI's keys belong to unless --account names another. */
 export const LOCAL_ACCOUNT = "local@localhost";
@@ -77,13 +77,17 @@ export class AccountDirectory {
     let pending = this.funding.get(account.id);
     if (!pending) {
       pending = (async () => {
+        const key = faucetKey(account.id);
+        let drip: TxRef;
         try {
-          await this.vault.fund(account.address as Address, this.faucet, faucetKey(account.id));
+          drip = await this.vault.fund(account.address as Address, this.faucet, key);
         } catch (err) {
           // The chain failed, not the request: nothing is cached, so the next request asks the faucet again
           // (a drip that landed after all is then found, not repeated).
           throw new AppError("chain_unavailable", `The chain did not answer while the dev faucet funded the account; nothing was locked. Try again. (${(err as Error).message})`);
         }
+        // Listed in the account's activity; the same drip found again is recorded once.
+        await this.store.recordFaucetDrip({ key, txHash: drip.txHash, accountId: account.id, amount: this.faucet, createdAt: new Date(this.clock.now()).toISOString() });
         if (account.fundedAt !== null) return account;
         return this.store.markAccountFunded(account.id, new Date(this.clock.now()).toISOString());
       })().finally(() => this.funding.delete(account.id));

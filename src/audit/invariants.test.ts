@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex } from "viem";
-import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
+import { chainWithdrawalId, depositId, depositKey } from "../funds/chain-ids.ts";
+import type { AccountRecord, DepositRecord, FillRecord, OrderRecord, RedemptionRecord, WithdrawalRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 import { checkInvariants, type AuditInput } from "./invariants.ts";
@@ -46,6 +47,35 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
 
 const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
 const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", side: "buy", price: 500_000n, shares: 10_000_000n, fee: 0n };
+const BOB = "0x00000000000000000000000000000000000000b0" as const;
+const withdrawal: WithdrawalRecord = {
+  id: "wd1",
+  accountId: "acc",
+  clientWithdrawalId: "w",
+  requestHash: "h",
+  amount: 10_000_000n,
+  toAddress: BOB,
+  status: "confirmed",
+  txHash: TX(11),
+  errorCode: null,
+  errorMessage: null,
+  createdAt: "",
+  updatedAt: "",
+};
+const deposit: DepositRecord = {
+  id: depositId(TX(12), 1),
+  accountId: "acc",
+  amount: 20_000_000n,
+  fromAddress: BOB,
+  txHash: TX(12),
+  logIndex: 1,
+  block: 12n,
+  status: "credited",
+  creditTx: TX(13),
+  errorMessage: null,
+  createdAt: "",
+  updatedAt: "",
+};
 
 const VAULT = "0x00000000000000000000000000000000000000fa" as const;
 const GRANT = 1_000_000_000_000n;
@@ -76,8 +106,11 @@ function healthy(): AuditInput {
     ],
     sotSupply: [{ tokenId: 7n, supply: 0n }],
     usdcGranted: GRANT,
+    withdrawnTo: [{ withdrawalId: chainWithdrawalId("wd1"), client: ALICE, to: BOB, amount: 10_000_000n, ...at(11) }],
+    depositCredits: [{ key: depositKey(TX(12), 1), client: ALICE, amount: 20_000_000n, ...at(13) }],
     usdcTotalSupply: 100_000_000n + GRANT,
-    balances: [{ client: ALICE, available: 103_500_000n, locked: 0n }],
+    vaultUsdc: 113_500_000n,
+    balances: [{ client: ALICE, available: 113_500_000n, locked: 0n }],
   };
   const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
   const sell = order("s1", { status: "rejected", amount: 0n, locked: 0n, spent: 0n, filledShares: 0n, lockTx: null, settleTx: null });
@@ -95,7 +128,20 @@ function healthy(): AuditInput {
     createdAt: "",
     updatedAt: "",
   };
-  return { orders: [order("o1"), sell], fills: [fill], accounts: [account], redemptions: [redemption], ledger, chainId, venueTrades: new Map([["v", [trade]]]) };
+  return {
+    orders: [order("o1"), sell],
+    fills: [fill],
+    accounts: [account],
+    redemptions: [redemption],
+    ledger,
+    chainId,
+    venueTrades: new Map([["v", [trade]]]),
+    withdrawals: [withdrawal],
+    deposits: [deposit],
+    withdrawalId: chainWithdrawalId,
+    depositKey: (d) => depositKey(d.txHash as Hex32, d.logIndex),
+    depositTransfers: [{ from: BOB, to: ALICE, amount: 20_000_000n, logIndex: 1, ...at(12) }],
+  };
 }
 
 function broken(input: AuditInput): Record<string, number> {
@@ -161,10 +207,11 @@ describe("the audit's invariants", () => {
     i.ledger.sotBurns.push({ from: ALICE, tokenId: 7n, amount: 7_000_000n, ...at(6) });
     i.ledger.sotSupply[0]!.supply -= 7_000_000n;
     i.ledger.balances[0]!.available += 7_000_000n;
+    i.ledger.vaultUsdc += 7_000_000n;
     expect(broken(i)).toEqual({ redeemed_once: 1 });
     const j = healthy();
     j.ledger.balances[0]!.available += 1_500_000n;
-    expect(broken(j)).toEqual({ vault_balances: 1 });
+    expect(broken(j)).toEqual({ vault_balances: 1, vault_usdc: 1 });
   });
 
   it("finds a redemption left pending, one recorded but never made, and one made otherwise than recorded", () => {
@@ -180,7 +227,7 @@ describe("the audit's invariants", () => {
     const i = healthy();
     i.ledger.usdcTotalSupply += 1n;
     i.ledger.balances[0]!.available += 1n;
-    expect(broken(i)).toEqual({ usdc_supply: 1, vault_balances: 1 });
+    expect(broken(i)).toEqual({ usdc_supply: 1, vault_balances: 1, vault_usdc: 1 });
   });
 
   it("finds an order charged more than its fills cost", () => {
@@ -241,5 +288,47 @@ describe("the audit's invariants", () => {
     const sell = i.orders[1]!;
     expect(broken({ ...i, orders: [order("o1", { settleTx: null }), sell] })).toEqual({ settled_tx_hash: 1 });
     expect(broken({ ...i, orders: [order("o1", { settleTx: TX(42) }), sell] })).toEqual({ settled_tx_hash: 1 });
+  });
+
+  it("finds a withdrawal left open, one paid twice or of another amount, one failed that was paid, and a payout of no withdrawal", () => {
+    expect(broken({ ...healthy(), withdrawals: [{ ...withdrawal, status: "sent", txHash: null }] })).toEqual({ withdrawals_finished: 1, withdrawals_paid_once: 1 });
+    const twice = healthy();
+    twice.ledger.withdrawnTo.push({ ...twice.ledger.withdrawnTo[0]!, ...at(6) });
+    twice.ledger.balances[0]!.available -= 10_000_000n;
+    expect(broken(twice)).toEqual({ withdrawals_paid_once: 1 });
+    expect(broken({ ...healthy(), withdrawals: [{ ...withdrawal, amount: 9_000_000n }] })).toEqual({ withdrawals_paid_once: 1 });
+    expect(broken({ ...healthy(), withdrawals: [{ ...withdrawal, txHash: TX(7) }] })).toEqual({ withdrawals_paid_once: 1 });
+    expect(broken({ ...healthy(), withdrawals: [{ ...withdrawal, status: "failed", txHash: null }] })).toEqual({ withdrawals_paid_once: 1 });
+    expect(broken({ ...healthy(), withdrawals: [] })).toEqual({ withdrawals_paid_once: 1 });
+  });
+
+  it("finds two withdrawals under one client_withdrawal_id", () => {
+    const i = healthy();
+    i.withdrawals = [withdrawal, { ...withdrawal, id: "wd2", status: "failed", txHash: null }];
+    expect(broken(i)).toEqual({ one_withdrawal_per_client_id: 1 });
+  });
+
+  it("finds a deposit left uncredited, one credited twice or by another transaction, a credit of no deposit, and a transfer never stored", () => {
+    const open = healthy();
+    open.deposits = [{ ...deposit, status: "detected", creditTx: null }];
+    expect(broken(open)).toEqual({ deposits_finished: 1, deposits_credited_once: 1 });
+    const twice = healthy();
+    twice.ledger.depositCredits.push({ ...twice.ledger.depositCredits[0]!, ...at(6) });
+    twice.ledger.balances[0]!.available += 20_000_000n;
+    twice.ledger.vaultUsdc += 20_000_000n;
+    expect(broken(twice)).toEqual({ deposits_credited_once: 1 });
+    expect(broken({ ...healthy(), deposits: [{ ...deposit, creditTx: TX(8) }] })).toEqual({ deposits_credited_once: 1 });
+    expect(broken({ ...healthy(), deposits: [] })).toMatchObject({ deposits_credited_once: 1, deposits_found: 1 });
+    const unseen = healthy();
+    unseen.depositTransfers = [...unseen.depositTransfers!, { from: BOB, to: ALICE, amount: 1n, logIndex: 0, ...at(9) }];
+    expect(broken(unseen)).toEqual({ deposits_found: 1 });
+    const skipped = checkInvariants({ ...healthy(), depositTransfers: undefined }).find((r) => r.name === "deposits_found")!;
+    expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("not scanned") });
+  });
+
+  it("finds balances the Vault's USDC does not back", () => {
+    const i = healthy();
+    i.ledger.vaultUsdc -= 1n;
+    expect(broken(i)).toEqual({ vault_usdc: 1 });
   });
 });

@@ -3,9 +3,13 @@ import { isTerminal } from "../domain/order-status.ts";
 import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
+import { checkFundsInvariants, type FundsAuditInput } from "./funds-invariants.ts";
 
-/** What the audit reads: the store's orders, fills and accounts, the chain's ledger, and each venue's own trades. */
-export interface AuditInput {
+/**
+ * What the audit reads: the store's orders, fills, accounts, withdrawals and deposits, the chain's ledger (and its
+ * transfers into deposit addresses), and each venue's own trades.
+ */
+export interface AuditInput extends FundsAuditInput {
   orders: readonly OrderRecord[];
   fills: readonly FillRecord[];
   accounts: readonly AccountRecord[];
@@ -32,7 +36,8 @@ const EXAMPLES = 5;
 
 /**
  * Checks the invariants of the order path (issue "Trust with money"), extended to shares (sells' escrows,
- * burns, redemptions), against the store, the chain and the venues. Each invariant is checked on its own and counts its violations; none stops the others.
+ * burns, redemptions) and to money in and out (withdrawals, deposits), against the store, the chain and the
+ * venues. Each invariant is checked on its own and counts its violations; none stops the others.
  */
 export function checkInvariants(input: AuditInput): InvariantResult[] {
   const { orders, ledger } = input;
@@ -52,6 +57,7 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     });
     results.push({ name, description, violations, examples });
   };
+  const skip = (name: string, description: string, skipped: string) => results.push({ name, description, violations: null, examples: [], skipped });
 
   check("orders_terminal", "every order reached a terminal state", (bad) => {
     for (const o of orders) if (!isTerminal(o.status)) bad(`${o.id} is ${o.status}`);
@@ -78,9 +84,9 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     if (ledger.usdcTotalSupply !== minted) bad(`supply ${formatMicro(ledger.usdcTotalSupply)} against ${formatMicro(minted)} minted by the faucet and the grant`);
   });
 
-  check("vault_balances", "each account's vault balance equals its deposits, sells' proceeds and redemptions less its charges and withdrawals", (bad) => {
-    const deposits = sumBy(ledger.deposits, (d) => d.client, (d) => d.amount);
-    const withdrawals = sumBy(ledger.withdrawals, (w) => w.client, (w) => w.amount);
+  check("vault_balances", "each account's vault balance equals its deposits, credited deposits, sells' proceeds and redemptions less its charges and withdrawals", (bad) => {
+    const deposits = sumBy([...ledger.deposits, ...ledger.depositCredits], (d) => d.client, (d) => d.amount);
+    const withdrawals = sumBy([...ledger.withdrawals, ...ledger.withdrawnTo], (w) => w.client, (w) => w.amount);
     const charges = sumBy(
       ledger.endings.flatMap((e) => (e.kind === "settled" ? [e] : [])),
       (e) => e.client,
@@ -192,13 +198,11 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
 
   const trades = input.venueTrades;
   if (trades === undefined) {
-    results.push({
-      name: "fills_match_venues",
-      description: "the stored fills are exactly the venues' trades",
-      violations: null,
-      examples: [],
-      skipped: "the venues are simulators that ran inside the server, and their history ended with it; run them apart (crossfill sim) to compare",
-    });
+    skip(
+      "fills_match_venues",
+      "the stored fills are exactly the venues' trades",
+      "the venues are simulators that ran inside the server, and their history ended with it; run them apart (crossfill sim) to compare",
+    );
   } else {
     check("fills_match_venues", "the stored fills are exactly the venues' trades", (bad) => {
       const stored = new Map(input.fills.map((f) => [`${f.venue}/${f.tradeId}`, f]));
@@ -259,6 +263,8 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     const known = new Set(input.accounts.map((a) => a.address.toLowerCase()));
     for (const b of ledger.balances) if (!known.has(b.client.toLowerCase())) bad(`${b.client} holds a vault balance but is no account`);
   });
+
+  checkFundsInvariants(input, { check, skip });
 
   return results;
 }

@@ -1,7 +1,10 @@
+import { DEPOSIT_STATUSES, WITHDRAWAL_STATUSES } from "../domain/funds-status.ts";
 import { ORDER_STATUSES } from "../domain/order-status.ts";
+import { chainWithdrawalId, depositKey } from "../funds/chain-ids.ts";
+import { depositCursorName } from "../funds/deposits.ts";
 import { chainOrderId } from "../orders/service.ts";
-import type { Store } from "../store/store.ts";
-import type { Vault } from "../vault/vault.ts";
+import type { AccountRecord, Store } from "../store/store.ts";
+import type { Address, Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
 import type { Venue, VenueFill } from "../venues/venue.ts";
 import { checkInvariants, type InvariantResult } from "./invariants.ts";
 
@@ -18,16 +21,39 @@ export interface AuditReport {
  * a stopped server), and the comparison with their trades is skipped, saying so.
  */
 export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date): Promise<AuditReport> {
-  const [orders, fills, accounts, redemptions, ledger] = await Promise.all([
+  const [orders, fills, accounts, redemptions, withdrawals, deposits, ledger] = await Promise.all([
     store.ordersInStatus(ORDER_STATUSES),
     store.allFills(),
     store.accounts(),
     store.redemptions(),
+    store.withdrawalsInStatus(WITHDRAWAL_STATUSES),
+    store.depositsInStatus(DEPOSIT_STATUSES),
     vault.ledger(),
   ]);
   const venueTrades = venues && new Map<string, VenueFill[]>(await Promise.all(venues.map(async (v) => [v.id, await v.trades()] as [string, VenueFill[]])));
-  const invariants = checkInvariants({ orders, fills, accounts, redemptions, ledger, chainId: chainOrderId, venueTrades });
+  const invariants = checkInvariants({
+    orders,
+    fills,
+    accounts,
+    redemptions,
+    ledger,
+    chainId: chainOrderId,
+    venueTrades,
+    withdrawals,
+    deposits,
+    withdrawalId: chainWithdrawalId,
+    depositKey: (d) => depositKey(d.txHash as Hex32, d.logIndex),
+    depositTransfers: await scannedDeposits(store, vault, accounts, ledger),
+  });
   return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checkedAt: now.toISOString(), orders: orders.length, invariants };
+}
+
+/** The USDC transfers into deposit addresses up to the block the deposit watcher says it scanned (and the ledger read). */
+async function scannedDeposits(store: Store, vault: Vault, accounts: readonly AccountRecord[], ledger: Ledger): Promise<UsdcTransfer[] | undefined> {
+  const cursor = await store.chainCursor(depositCursorName(vault.info()));
+  if (!cursor) return undefined;
+  const addresses = accounts.filter((a) => a.walletKeyEnc !== null).map((a) => a.address as Address);
+  return vault.usdcTransfers(addresses, ledger.fromBlock, cursor.block < ledger.toBlock ? cursor.block : ledger.toBlock);
 }
 
 /** The report as a person reads it: one line per invariant, with examples of what broke it. */

@@ -41,6 +41,7 @@ describe("parseScopes", () => {
     ["trade, read", ["read", "trade"]],
     ["read,read,", ["read"]],
     [["trade"], ["trade"]],
+    ["withdraw,read", ["read", "withdraw"]],
   ] as const)("parses %j", (input, scopes) => {
     expect(parseScopes(input)).toEqual(scopes);
   });
@@ -83,12 +84,26 @@ describe("createApiKey", () => {
   it("stores no allowlist when none is given", async () => {
     const { record } = await createApiKey(store, master, { accountId: "acc_1", name: "reader", scopes: ["read"], ipAllowlist: [] });
     expect(record.ipAllowlist).toBeNull();
+    expect(record.withdrawalAllowlist).toBeNull();
+  });
+
+  it("grants withdraw only when asked, with the withdrawal addresses in lower case, once each", async () => {
+    const { record } = await createApiKey(store, master, {
+      accountId: "acc_1",
+      name: "payouts",
+      scopes: "read,withdraw",
+      withdrawalAllowlist: ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"],
+    });
+    expect(record).toMatchObject({ scopes: ["read", "withdraw"], withdrawalAllowlist: ["0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed"] });
+    expect((await store.apiKey(record.apiKey))?.withdrawalAllowlist).toEqual(record.withdrawalAllowlist);
   });
 
   it.each([
     [{ name: "" }, "name"],
     [{ name: "x".repeat(101) }, "name"],
-    [{ scopes: "read,withdraw" }, "scopes"],
+    [{ scopes: "read,admin" }, "scopes"],
+    [{ withdrawalAllowlist: ["0x1234"] }, "withdrawal_allowlist"],
+    [{ withdrawalAllowlist: ["0x5aaeB6053F3E94C9b9A09f33669435E7Ef1BeAed"] }, "withdrawal_allowlist"],
     [{ ipAllowlist: ["10.0.0.0/33"] }, "ip_allowlist"],
     [{ ipAllowlist: ["example.com"] }, "ip_allowlist"],
     [{ ipAllowlist: ["10.0.0.1/8/1"] }, "ip_allowlist"],

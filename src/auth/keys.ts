@@ -1,4 +1,5 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
+import { addressProblem } from "../domain/address.ts";
 import { AppError } from "../domain/errors.ts";
 import { SCOPES, type Scope } from "../domain/types.ts";
 import type { ApiKeyRecord, Store } from "../store/store.ts";
@@ -65,6 +66,8 @@ export interface NewApiKey {
   name: string;
   scopes: string | readonly string[];
   ipAllowlist?: readonly string[] | null;
+  /** The only addresses withdrawals with the key may pay to; none or empty: any address. */
+  withdrawalAllowlist?: readonly string[] | null;
 }
 
 /**
@@ -85,6 +88,7 @@ export async function createApiKey(
   }
   const scopes = parseScopes(input.scopes);
   const ipAllowlist = parseIpAllowlist(input.ipAllowlist ?? []);
+  const withdrawalAllowlist = parseWithdrawalAllowlist(input.withdrawalAllowlist ?? []);
   if ((await store.accountById(input.accountId)) === undefined) {
     throw new AppError("invalid_request", `No account ${JSON.stringify(input.accountId)}.`, { account_id: "unknown account" });
   }
@@ -96,6 +100,19 @@ export async function createApiKey(
     scopes,
     secretEnc: encryptSecret(master, apiSecret),
     ipAllowlist,
+    withdrawalAllowlist,
   });
   return { apiKey, apiSecret, record };
+}
+
+/** Addresses as withdrawals take them (checksummed or lower case), kept in lower case, deduplicated; none is null: any address. */
+export function parseWithdrawalAllowlist(addresses: readonly string[]): string[] | null {
+  const bad = addresses.filter((a) => addressProblem(a) !== undefined);
+  if (bad.length > 0) {
+    throw new AppError("invalid_request", `Not an address money may be paid to: ${bad.map((a) => `${JSON.stringify(a)} ${addressProblem(a)}`).join("; ")}.`, {
+      withdrawal_allowlist: "must list 0x addresses, checksummed or lower case",
+    });
+  }
+  const list = [...new Set(addresses.map((a) => a.toLowerCase()))];
+  return list.length === 0 ? null : list;
 }

@@ -11,6 +11,7 @@ import { serve } from "../main.ts";
 import { registerAuditCommand } from "./audit.ts";
 import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
+import { registerFundsCommands } from "./funds.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
 
@@ -41,18 +42,20 @@ keys
   .command("create")
   .description("Create an API key; its secret is printed once and never again")
   .requiredOption("--name <name>", "a name to recognise the key by")
-  .option("--scopes <scopes>", "comma-separated scopes: read, trade", "read,trade")
+  .option("--scopes <scopes>", "comma-separated scopes: read, trade, withdraw (withdraw only when named)", "read,trade")
   .option("--account <email>", "the account that owns the key", LOCAL_ACCOUNT)
   .option("--ip <cidrs>", "comma-separated IP addresses allowed to use the key")
+  .option("--withdraw-to <addresses>", "comma-separated addresses the key's withdrawals may pay to (default: any)")
   .option("--json", "print JSON for scripts")
-  .action(async (o: { name: string; scopes: string; account: string; ip?: string; json?: boolean }) => {
+  .action(async (o: { name: string; scopes: string; account: string; ip?: string; withdrawTo?: string; json?: boolean }) => {
     if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     if (o.name.trim().length === 0 || o.name.length > 64) fail("--name must be 1-64 characters");
     const scopes = parseScopes(o.scopes);
     const created = await withStore(async (store, master) => {
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
-      const ipAllowlist = o.ip ? o.ip.split(",").map((s) => s.trim()).filter(Boolean) : null;
-      return { account, ...(await createApiKey(store, master, { accountId: account.id, name: o.name.trim(), scopes, ipAllowlist })) };
+      const list = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : null);
+      const key = await createApiKey(store, master, { accountId: account.id, name: o.name.trim(), scopes, ipAllowlist: list(o.ip), withdrawalAllowlist: list(o.withdrawTo) });
+      return { account, ...key };
     });
     if (o.json) {
       console.log(JSON.stringify({ api_key: created.apiKey, api_secret: created.apiSecret }));
@@ -128,6 +131,7 @@ accounts
   });
 
 registerEventCommands(program, fail);
+registerFundsCommands(program, fail);
 registerAuditCommand(program);
 registerChainCommand(program, fail);
 registerSimCommand(program, fail);

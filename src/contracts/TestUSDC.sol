@@ -2,6 +2,7 @@
 pragma solidity ^0.8.24;
 
 import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
+import {ERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/ERC20Permit.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 
 interface IDepositFor {
@@ -13,8 +14,9 @@ interface IDepositFor {
 /// one transaction, at most once per key. A crash can then neither leave minted tokens undeposited nor fund an
 /// account twice. The one other mint is the treasury's grant at deployment (what pays sells' proceeds and
 /// redemptions on the dev chain, where no venue pays the treasury), so the total supply is always the sum
-/// of the Dripped events and `treasuryGrant`.
-contract TestUSDC is ERC20, Ownable {
+/// of the Dripped events and `treasuryGrant`. It takes EIP-2612 permits, as real USDC does: the Vault credits a
+/// deposit by a permit its client's key signed, so the client's address needs no gas.
+contract TestUSDC is ERC20, ERC20Permit, Ownable {
     error AlreadyDripped(bytes32 key);
 
     event Dripped(bytes32 indexed key, address indexed client, uint256 amount);
@@ -22,7 +24,7 @@ contract TestUSDC is ERC20, Ownable {
     mapping(bytes32 key => bool) public dripped;
     uint256 public immutable treasuryGrant;
 
-    constructor(address owner_, address treasury, uint256 grant) ERC20("Test USD Coin", "USDC") Ownable(owner_) {
+    constructor(address owner_, address treasury, uint256 grant) ERC20("Test USD Coin", "USDC") ERC20Permit("Test USD Coin") Ownable(owner_) {
         treasuryGrant = grant;
         _mint(treasury, grant);
     }

@@ -2,6 +2,7 @@
 pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {IERC20Permit} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Permit.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {PositionToken} from "./PositionToken.sol";
@@ -18,6 +19,8 @@ import {PositionToken} from "./PositionToken.sol";
 /// the client's shares for its order, then burns what sold and credits the proceeds in one transaction, or
 /// gives them all back; a redemption burns a resolved position and credits its payout. Proceeds and payouts
 /// come from the treasury, which approves the Vault.
+/// The operator also pays a client's available USDC out to an address (`withdrawTo`) and credits USDC sent to a
+/// client's own address (`creditDeposit`), each exactly once per id, whatever is sent again.
 contract Vault {
     using SafeERC20 for IERC20;
 
@@ -216,6 +219,55 @@ contract Vault {
         if (l.state == LockState.None) revert UnknownOrder(orderId);
         if (l.state == LockState.Settled) revert AlreadySettled(orderId);
         if (l.state == LockState.Released) revert AlreadyReleased(orderId);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Withdrawals and deposits by the operator. A withdrawal id pays a client's available USDC to an address at
+    // most once; a deposit key credits USDC sent to a client's own address at most once, pulled from it under
+    // the permit the client's key signed. Sending either again can never pay or credit twice.
+    // ---------------------------------------------------------------------------------------------------------
+
+    error AlreadyWithdrawn(bytes32 withdrawalId);
+    error AlreadyCredited(bytes32 key);
+
+    /// The operator paid `amount` of the client's available USDC to `to`, for withdrawal `withdrawalId`.
+    event WithdrawnTo(bytes32 indexed withdrawalId, address indexed client, address indexed to, uint256 amount);
+    /// The operator credited `amount` that was sent to the client's address, pulled from it into the Vault, for the
+    /// deposit named by `key` (the service's: a hash of the transfer's transaction hash and log index).
+    event DepositCredited(bytes32 indexed key, address indexed client, uint256 amount);
+
+    mapping(bytes32 withdrawalId => bool) public withdrawn;
+    mapping(bytes32 key => bool) public credited;
+
+    /// Pays `amount` of the client's available balance to `to`, once per withdrawal id: a second call with the
+    /// same id reverts `AlreadyWithdrawn` before anything else, so a retry can never pay twice.
+    function withdrawTo(bytes32 withdrawalId, address client, address to, uint256 amount) external onlyOperator {
+        if (client == address(0) || to == address(0)) revert ZeroAddress();
+        if (amount == 0) revert ZeroAmount();
+        if (withdrawn[withdrawalId]) revert AlreadyWithdrawn(withdrawalId);
+        uint256 avail = _available[client];
+        if (amount > avail) revert InsufficientAvailable(client, amount, avail);
+        withdrawn[withdrawalId] = true;
+        _available[client] = avail - amount;
+        emit WithdrawnTo(withdrawalId, client, to, amount);
+        usdc.safeTransfer(to, amount);
+    }
+
+    /// Credits `amount` to the client's available balance by pulling it from the client's own address, under the
+    /// EIP-2612 permit the client's key signed for the Vault (so that address needs no gas), once per key. A permit
+    /// someone else submitted first (it is public once sent) has already set the allowance: the pull still works.
+    function creditDeposit(bytes32 key, address client, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
+        external
+        onlyOperator
+    {
+        if (client == address(0)) revert ZeroAddress();
+        if (amount == 0) revert ZeroAmount();
+        if (credited[key]) revert AlreadyCredited(key);
+        credited[key] = true;
+        _available[client] += amount;
+        emit DepositCredited(key, client, amount);
+        try IERC20Permit(address(usdc)).permit(client, address(this), amount, deadline, v, r, s) {} catch {}
+        usdc.safeTransferFrom(client, address(this), amount);
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ export const STRATEGIES = ["optimize_price", "optimize_speed"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
-export const SCOPES = ["read", "trade"] as const;
+/** `withdraw` pays money out of the vault: never granted unless asked for (keys are made with read and trade). */
+export const SCOPES = ["read", "trade", "withdraw"] as const;
 export type Scope = (typeof SCOPES)[number];
 export const MARKET_STATUSES = ["open", "closed", "resolved", "disputed"] as const;
 export type MarketStatus = (typeof MARKET_STATUSES)[number];

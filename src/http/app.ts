@@ -7,12 +7,13 @@ import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import { AppError } from "../domain/errors.ts";
 import type { AuthNeeds } from "../auth/authenticate.ts";
-import { Account, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord } from "./schemas.ts";
+import { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./schemas.ts";
 import cookie from "@fastify/cookie";
 import type { HttpDeps } from "./deps.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { marketRoutes } from "./routes/markets.ts";
 import { orderRoutes } from "./routes/orders.ts";
+import { withdrawalRoutes } from "./routes/withdrawals.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
@@ -22,8 +23,8 @@ declare module "fastify" {
   interface FastifyRequest {
     rawBody: Buffer | undefined;
     jsonError: boolean;
-    /** Who is calling: the owner of the API key, or of the web terminal's session. */
-    principal: { accountId: string } | undefined;
+    /** Who is calling: the owner of the API key (and the key), or of the web terminal's session. */
+    principal: { accountId: string; apiKey?: string } | undefined;
   }
   interface FastifyContextConfig {
     /** Who may call the route: the scope a key needs, whether the request must be signed, and whether a repeat of a signature may pass. */
@@ -157,7 +158,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${req.url.split("?")[0]}.`, request_id: req.id } });
   });
 
-  for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health]) app.addSchema(schema);
+  for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health, WithdrawalRequest, Withdrawal, Activity]) app.addSchema(schema);
 
   await app.register(swagger, {
     openapi: {
@@ -196,6 +197,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   await app.register(marketRoutes(deps));
   await app.register(orderRoutes(deps));
   await app.register(accountRoutes(deps));
+  await app.register(withdrawalRoutes(deps));
   await app.register(terminalRoutes(deps, sessions));
   return app;
 }

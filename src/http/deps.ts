@@ -2,6 +2,7 @@ import type { AuthNeeds, AuthRequest, Principal } from "../auth/authenticate.ts"
 import type { Outcome } from "../domain/types.ts";
 import type { OrderSide } from "../markets/merged-book.ts";
 import type { OrderService } from "../orders/service.ts";
+import type { WithdrawalService } from "../funds/withdrawals.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
 import type { Static } from "@sinclair/typebox";
 import type { Account, Health, Market, PriceRecord } from "./schemas.ts";
@@ -24,6 +25,7 @@ export interface HttpDeps {
   authenticate(req: AuthRequest, needs: AuthNeeds): Promise<Principal>;
   store: Store;
   orders: OrderService;
+  withdrawals: WithdrawalService;
   /** The account behind a key, funded from the dev faucet on first use where there is one. */
   account(accountId: string): Promise<AccountRecord>;
   accountView(account: AccountRecord): Promise<Static<typeof Account>>;

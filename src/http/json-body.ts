@@ -9,3 +9,22 @@ import { parse } from "lossless-json";
 export function parseJsonBody(raw: Buffer): unknown {
   return parse(raw.toString("utf8"));
 }
+
+/**
+ * A repeated signature covers the very bytes of the first request. When those name a client id (`field`:
+ * client_order_id, client_withdrawal_id), the route answers the copy with what the first created (the store
+ * keeps one per account and client id), so a client's quick retry gets it back rather than replayed_request.
+ * The Idempotency-Key header does not count: it is not signed, so whoever replays a captured request could
+ * add a fresh one and move the funds a second time.
+ */
+export function namesClientId(field: string): (rawBody: Buffer | undefined) => boolean {
+  return (rawBody) => {
+    if (rawBody === undefined) return false;
+    try {
+      const body = parseJsonBody(rawBody) as Record<string, unknown> | null;
+      return typeof body === "object" && body !== null && Object.hasOwn(body, field) && typeof body[field] === "string";
+    } catch {
+      return false;
+    }
+  };
+}

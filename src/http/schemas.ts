@@ -129,6 +129,9 @@ export const Account = Type.Object(
     account_id: Type.String(),
     email: Type.String(),
     vault_address: Type.String(),
+    deposit_address: Nullable(
+      Type.String({ description: "Send USDC here (an ERC-20 transfer on the Vault's chain): it is credited to available_usdc once, after DEPOSIT_CONFIRMATIONS blocks. Null when the service keeps no key for the account's address." }),
+    ),
     available_usdc: Type.Number(),
     locked_usdc: Type.Number(),
     positions: Type.Array(
@@ -142,6 +145,50 @@ export const Account = Type.Object(
   },
   { $id: "Account" },
 );
+
+export const WithdrawalRequest = Type.Object(
+  {
+    amount_usdc: Decimal("USDC to pay out of the available balance: > 0, at most 6 decimals; a number or a decimal string."),
+    to_address: Type.String({ description: "Where to pay it: a 0x address, EIP-55 checksummed or all lower case." }),
+    client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars): the same body sent again answers the same withdrawal." })),
+    password: Type.Optional(Type.String({ description: "The account's password: required, and only accepted, from the web terminal's session." })),
+  },
+  { $id: "WithdrawalRequest" },
+);
+
+export const Withdrawal = Type.Object(
+  {
+    withdrawal_id: Type.String(),
+    status: Type.String({ enum: ["pending", "sent", "confirmed", "failed"], description: "pending: stored; sent: its transaction may be on its way; confirmed: paid; failed: refused by the chain, nothing paid." }),
+    amount_usdc: Num("USDC paid out"),
+    to_address: Type.String({ description: "Lower case" }),
+    tx_hash: Nullable(Type.String({ description: "The transaction that paid it: its logs hold this withdrawal's WithdrawnTo event." })),
+    client_withdrawal_id: Nullable(Type.String()),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+  },
+  { $id: "Withdrawal" },
+);
+export type WithdrawalBody = Static<typeof Withdrawal>;
+
+export const Activity = Type.Object(
+  {
+    activity_id: Type.String(),
+    type: Type.String({
+      description:
+        "deposit (USDC sent to the deposit address), faucet (dev chain test USDC), lock / settle / release (an order's USDC locked, spent, or given back), withdrawal; more kinds may come.",
+    }),
+    amount_usdc: Num("USDC moved: deposited, locked, spent by a settle, released, or withdrawn"),
+    tx_hash: Nullable(Type.String({ description: "The transaction that moved it (a deposit's credit, not its transfer): null until there is one." })),
+    status: Type.String({ description: "The state of the deposit, withdrawal or order it belongs to" }),
+    reference: Type.String({ description: "The order id, withdrawal id, deposit id (<transfer tx hash>:<log index>) or faucet key" }),
+    address: Nullable(Type.String({ description: "A deposit's sender, a withdrawal's recipient" })),
+    created_at: Type.String(),
+  },
+  { $id: "Activity" },
+);
+export type ActivityBody = Static<typeof Activity>;
 
 export const Health = Type.Object(
   {

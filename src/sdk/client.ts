@@ -1,6 +1,7 @@
 import { sign } from "../auth/hmac.ts";
 import type {
   Account,
+  Activity,
   ErrorBody,
   Health,
   ListQuery,
@@ -11,6 +12,8 @@ import type {
   Page,
   PriceRecord,
   PricesQuery,
+  Withdrawal,
+  WithdrawalRequest,
 } from "./types.ts";
 
 export interface ClientOptions {
@@ -119,6 +122,24 @@ export class CrossfillClient {
 
   account(): Promise<Account> {
     return this.call("GET", "/v1/account");
+  }
+
+  /** Every movement of the account's money, newest first. */
+  activity(query?: ListQuery): Promise<Page<Activity>> {
+    return this.call("GET", withQuery("/v1/activity", query));
+  }
+
+  /** Pays available USDC to an address (signed; the key needs the withdraw scope). Resolves with 200 (paid) and 202 (on its way) alike. */
+  withdraw(body: WithdrawalRequest): Promise<Withdrawal> {
+    return this.call("POST", "/v1/withdrawals", { body: JSON.stringify(body), signed: true });
+  }
+
+  getWithdrawal(withdrawalId: string): Promise<Withdrawal> {
+    return this.call("GET", `/v1/withdrawals/${encodeURIComponent(withdrawalId)}`);
+  }
+
+  withdrawals(query?: ListQuery): Promise<Page<Withdrawal>> {
+    return this.call("GET", withQuery("/v1/withdrawals", query));
   }
 
   health(): Promise<Health> {

@@ -113,9 +113,46 @@ export interface Account {
   account_id: string;
   email: string;
   vault_address: string;
+  /** Send USDC here (an ERC-20 transfer): it is credited to available_usdc once. */
+  deposit_address: string | null;
   available_usdc: number;
   locked_usdc: number;
   positions: { event_id: string; outcome: Outcome; sot: string; shares: number }[];
+}
+
+export interface WithdrawalRequest {
+  /** A number, or a decimal string to avoid any float rounding on the client's side. */
+  amount_usdc: number | string;
+  /** A 0x address, EIP-55 checksummed or all lower case. */
+  to_address: string;
+  client_withdrawal_id?: string;
+}
+
+export type WithdrawalStatus = "pending" | "sent" | "confirmed" | "failed";
+
+export interface Withdrawal {
+  withdrawal_id: string;
+  status: WithdrawalStatus;
+  amount_usdc: number;
+  to_address: string;
+  tx_hash: string | null;
+  client_withdrawal_id: string | null;
+  created_at: string;
+  updated_at: string;
+  error: { code: string; message: string } | null;
+}
+
+/** One movement of the account's money. */
+export interface Activity {
+  activity_id: string;
+  /** deposit, faucet, lock, settle, release, withdrawal; more kinds may come. */
+  type: string;
+  amount_usdc: number;
+  tx_hash: string | null;
+  status: string;
+  reference: string;
+  address: string | null;
+  created_at: string;
 }
 
 export interface Health {

@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Transaction } from "kysely";
-import { AppError } from "../domain/errors.ts";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { FundsStore } from "./funds-store.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
 import {
   accountFromRow,
@@ -36,6 +37,7 @@ import type {
   EventResolutionRecord,
   FillRecord,
   Lease,
+  NewApiKeyRecord,
   NewProposal,
   NonceKey,
   OrderPatch,
@@ -67,12 +69,35 @@ export interface KeyChanges {
 export class KyselyStore implements Store {
   /** Keys this connection changed: another connection's changes are keyChanges'. */
   private ownKeyChanges = 0;
+  private readonly funds: FundsStore;
 
   constructor(
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly keyChanges: KeyChanges,
-  ) {}
+  ) {
+    this.funds = new FundsStore(db, () => this.nowIso());
+  }
+
+  // Withdrawals, deposits, faucet drips, the chain scan cursor and the activity: funds-store.ts.
+  insertWithdrawal: Store["insertWithdrawal"] = (...a) => this.funds.insertWithdrawal(...a);
+  withdrawal: Store["withdrawal"] = (...a) => this.funds.withdrawal(...a);
+  withdrawalByClientId: Store["withdrawalByClientId"] = (...a) => this.funds.withdrawalByClientId(...a);
+  listWithdrawals: Store["listWithdrawals"] = (...a) => this.funds.listWithdrawals(...a);
+  withdrawalsInStatus: Store["withdrawalsInStatus"] = (...a) => this.funds.withdrawalsInStatus(...a);
+  updateWithdrawal: Store["updateWithdrawal"] = (...a) => this.funds.updateWithdrawal(...a);
+  claimWithdrawal: Store["claimWithdrawal"] = (...a) => this.funds.claimWithdrawal(...a);
+  renewWithdrawalLeases: Store["renewWithdrawalLeases"] = (...a) => this.funds.renewWithdrawalLeases(...a);
+  releaseWithdrawal: Store["releaseWithdrawal"] = (...a) => this.funds.releaseWithdrawal(...a);
+  insertDeposits: Store["insertDeposits"] = (...a) => this.funds.insertDeposits(...a);
+  depositsInStatus: Store["depositsInStatus"] = (...a) => this.funds.depositsInStatus(...a);
+  updateDeposit: Store["updateDeposit"] = (...a) => this.funds.updateDeposit(...a);
+  claimDeposit: Store["claimDeposit"] = (...a) => this.funds.claimDeposit(...a);
+  releaseDeposit: Store["releaseDeposit"] = (...a) => this.funds.releaseDeposit(...a);
+  recordFaucetDrip: Store["recordFaucetDrip"] = (...a) => this.funds.recordFaucetDrip(...a);
+  chainCursor: Store["chainCursor"] = (...a) => this.funds.chainCursor(...a);
+  setChainCursor: Store["setChainCursor"] = (...a) => this.funds.setChainCursor(...a);
+  activity: Store["activity"] = (...a) => this.funds.activity(...a);
 
   async migrate(): Promise<void> {
     await migrateToLatest(this.db);
@@ -115,8 +140,8 @@ export class KyselyStore implements Store {
     if (r.numUpdatedRows === 0n) throw new Error(`account ${id} does not exist`);
   }
 
-  async insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord> {
-    const key: ApiKeyRecord = { ...k, createdAt: this.nowIso(), lastUsedAt: null, revokedAt: null };
+  async insertApiKey(k: NewApiKeyRecord): Promise<ApiKeyRecord> {
+    const key: ApiKeyRecord = { ...k, withdrawalAllowlist: k.withdrawalAllowlist ?? null, createdAt: this.nowIso(), lastUsedAt: null, revokedAt: null };
     await this.db.insertInto("api_keys").values(apiKeyToRow(key)).execute();
     return key;
   }
@@ -578,28 +603,4 @@ async function insertListings(trx: Transaction<Database>, eventId: string, listi
     .insertInto("catalog_listings")
     .values(listings.map((l, i) => catalogListingToRow(eventId, l, first + BigInt(i))))
     .execute();
-}
-
-interface OrderCursor {
-  createdAt: string;
-  id: string;
-}
-
-function encodeCursor(o: OrderRecord): string {
-  return Buffer.from(JSON.stringify([o.createdAt, o.id]), "utf8").toString("base64url");
-}
-
-function decodeCursor(cursor: string): OrderCursor {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    parsed = undefined;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") {
-    throw new AppError("invalid_request", "cursor is not one this server returned", {
-      fields: { cursor: "is not one this server returned" },
-    });
-  }
-  return { createdAt: parsed[0], id: parsed[1] };
 }

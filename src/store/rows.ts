@@ -1,8 +1,11 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from "kysely";
 import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
+import type { DepositStatus, WithdrawalStatus } from "../domain/funds-status.ts";
 import type {
   AccountRecord,
   ApiKeyRecord,
+  DepositRecord,
+  WithdrawalRecord,
   CatalogEventRecord,
   CatalogListingRecord,
   EventResolutionRecord,
@@ -43,6 +46,8 @@ export interface ApiKeysTable {
   secret_enc: string;
   /** JSON array of addresses, or null for "any address". */
   ip_allowlist: string | null;
+  /** JSON array of lower-case addresses withdrawals may pay to, or null for any. */
+  withdrawal_allowlist: Generated<string | null>;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
@@ -192,6 +197,55 @@ export interface RedemptionsTable {
   updated_at: string;
 }
 
+export interface WithdrawalsTable {
+  id: string;
+  account_id: string;
+  client_withdrawal_id: string | null;
+  request_hash: string;
+  amount: Int64;
+  to_address: string;
+  status: string;
+  tx_hash: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+export interface DepositsTable {
+  id: string;
+  account_id: string;
+  amount: Int64;
+  from_address: string;
+  tx_hash: string;
+  log_index: Int64;
+  block: Int64;
+  status: string;
+  credit_tx: string | null;
+  error_message: string | null;
+  created_at: string;
+  updated_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+}
+
+export interface FaucetDripsTable {
+  key: string;
+  tx_hash: string;
+  account_id: string;
+  amount: Int64;
+  created_at: string;
+}
+
+export interface ChainCursorsTable {
+  name: string;
+  block: Int64;
+  hash: string;
+  updated_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -206,6 +260,10 @@ export interface Database {
   chain_nonces: ChainNoncesTable;
   event_resolutions: EventResolutionsTable;
   redemptions: RedemptionsTable;
+  withdrawals: WithdrawalsTable;
+  deposits: DepositsTable;
+  faucet_drips: FaucetDripsTable;
+  chain_cursors: ChainCursorsTable;
 }
 
 /**
@@ -249,6 +307,7 @@ export function apiKeyToRow(k: ApiKeyRecord): Insertable<ApiKeysTable> {
     scopes: JSON.stringify(k.scopes),
     secret_enc: k.secretEnc,
     ip_allowlist: k.ipAllowlist === null ? null : JSON.stringify(k.ipAllowlist),
+    withdrawal_allowlist: k.withdrawalAllowlist === null ? null : JSON.stringify(k.withdrawalAllowlist),
     created_at: k.createdAt,
     last_used_at: k.lastUsedAt,
     revoked_at: k.revokedAt,
@@ -263,6 +322,7 @@ export function apiKeyFromRow(r: Selectable<ApiKeysTable>): ApiKeyRecord {
     scopes: JSON.parse(r.scopes) as Scope[],
     secretEnc: r.secret_enc,
     ipAllowlist: r.ip_allowlist === null ? null : (JSON.parse(r.ip_allowlist) as string[]),
+    withdrawalAllowlist: r.withdrawal_allowlist === null ? null : (JSON.parse(r.withdrawal_allowlist) as string[]),
     createdAt: r.created_at,
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,
@@ -488,6 +548,40 @@ export function redemptionFromRow(r: Selectable<RedemptionsTable>): RedemptionRe
   };
 }
 
+export function withdrawalToRow(w: WithdrawalRecord): Insertable<WithdrawalsTable> {
+  return {
+    id: w.id,
+    account_id: w.accountId,
+    client_withdrawal_id: w.clientWithdrawalId,
+    request_hash: w.requestHash,
+    amount: w.amount,
+    to_address: w.toAddress,
+    status: w.status,
+    tx_hash: w.txHash,
+    error_code: w.errorCode,
+    error_message: w.errorMessage,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+  };
+}
+
+export function withdrawalFromRow(r: Selectable<WithdrawalsTable>): WithdrawalRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    clientWithdrawalId: r.client_withdrawal_id,
+    requestHash: r.request_hash,
+    amount: int64(r.amount, "withdrawals.amount"),
+    toAddress: r.to_address,
+    status: r.status as WithdrawalStatus,
+    txHash: r.tx_hash,
+    errorCode: r.error_code,
+    errorMessage: r.error_message,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
 export function redemptionToRow(r: RedemptionRecord): Insertable<RedemptionsTable> {
   return {
     key: r.key,
@@ -502,5 +596,39 @@ export function redemptionToRow(r: RedemptionRecord): Insertable<RedemptionsTabl
     tx_hash: r.txHash,
     created_at: r.createdAt,
     updated_at: r.updatedAt,
+  };
+}
+
+export function depositToRow(d: DepositRecord): Insertable<DepositsTable> {
+  return {
+    id: d.id,
+    account_id: d.accountId,
+    amount: d.amount,
+    from_address: d.fromAddress,
+    tx_hash: d.txHash,
+    log_index: BigInt(d.logIndex),
+    block: d.block,
+    status: d.status,
+    credit_tx: d.creditTx,
+    error_message: d.errorMessage,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+export function depositFromRow(r: Selectable<DepositsTable>): DepositRecord {
+  return {
+    id: r.id,
+    accountId: r.account_id,
+    amount: int64(r.amount, "deposits.amount"),
+    fromAddress: r.from_address,
+    txHash: r.tx_hash,
+    logIndex: Number(int64(r.log_index, "deposits.log_index")),
+    block: int64(r.block, "deposits.block"),
+    status: r.status as DepositStatus,
+    creditTx: r.credit_tx,
+    errorMessage: r.error_message,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
   };
 }

@@ -1,5 +1,6 @@
 import type { Micro, Ppm, PriceMicro, ShareMicro } from "../domain/money.ts";
 import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
+import type { DepositStatus, WithdrawalStatus } from "../domain/funds-status.ts";
 
 export interface AccountRecord {
   id: string;
@@ -22,10 +23,15 @@ export interface ApiKeyRecord {
   /** API_SECRET encrypted with AES-256-GCM under the master key. */
   secretEnc: string;
   ipAllowlist: string[] | null;
+  /** The only addresses (lower case) withdrawals with this key may pay to; null for any address. */
+  withdrawalAllowlist: string[] | null;
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
+
+/** A key as stored new: no withdrawal allowlist unless one is given. */
+export type NewApiKeyRecord = Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt" | "withdrawalAllowlist"> & { withdrawalAllowlist?: string[] | null };
 
 /** A web terminal session; the id itself lives only in the user's cookie. */
 export interface SessionRecord {
@@ -219,6 +225,81 @@ export interface NonceKey {
   operator: string;
 }
 
+/** A payment of an account's available USDC to an external address (DESIGN §12). */
+export interface WithdrawalRecord {
+  id: string;
+  accountId: string;
+  clientWithdrawalId: string | null;
+  /** Hash of what the request asked for, to tell an idempotent retry from a conflicting reuse of the client id. */
+  requestHash: string;
+  amount: Micro;
+  /** Lower case. */
+  toAddress: string;
+  status: WithdrawalStatus;
+  /** The transaction that paid it: its receipt holds the withdrawal's own WithdrawnTo event. */
+  txHash: string | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type WithdrawalPatch = Partial<Pick<WithdrawalRecord, "status" | "txHash" | "errorCode" | "errorMessage">>;
+
+/** One USDC transfer into an account's deposit address, credited to its vault balance once. */
+export interface DepositRecord {
+  /** `<tx hash>:<log index>`: the transfer as the chain names it. */
+  id: string;
+  accountId: string;
+  amount: Micro;
+  /** Lower case, as are the hashes. */
+  fromAddress: string;
+  txHash: string;
+  logIndex: number;
+  block: bigint;
+  status: DepositStatus;
+  /** The transaction that credited it: its receipt holds the deposit's DepositCredited event. */
+  creditTx: string | null;
+  /** Why the last credit attempt failed, while it is retried. */
+  errorMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type DepositPatch = Partial<Pick<DepositRecord, "status" | "creditTx" | "errorMessage">>;
+
+/** A drip of the dev faucet into an account's vault. */
+export interface FaucetDripRecord {
+  /** The faucet's idempotency key. */
+  key: string;
+  txHash: string;
+  accountId: string;
+  amount: Micro;
+  createdAt: string;
+}
+
+/** How far a scan of the chain got: through `block`, whose hash was `hash` (another hash there means a reorganisation). */
+export interface ChainCursor {
+  block: bigint;
+  hash: string;
+}
+
+/** One movement of an account's money, as GET /v1/activity lists it (src/store/activity.ts says where each comes from). */
+export interface ActivityRecord {
+  /** Unique across every kind: `<type>:<reference>`. */
+  id: string;
+  type: string;
+  amount: Micro;
+  txHash: string | null;
+  /** The state of what moved the money (the deposit's, the withdrawal's, the order's). */
+  status: string;
+  /** The order, withdrawal or deposit it belongs to. */
+  reference: string;
+  /** The other side, where there is one: a deposit's sender, a withdrawal's recipient. */
+  address: string | null;
+  createdAt: string;
+}
+
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;
@@ -238,7 +319,7 @@ export interface Store {
   /** Sets the hash of the password that signs the account in to the web terminal. */
   setPasswordHash(id: string, hash: string): Promise<void>;
 
-  insertApiKey(k: Omit<ApiKeyRecord, "createdAt" | "lastUsedAt" | "revokedAt">): Promise<ApiKeyRecord>;
+  insertApiKey(k: NewApiKeyRecord): Promise<ApiKeyRecord>;
   apiKey(apiKey: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Returns false when the key does not exist or was already revoked. */
@@ -352,6 +433,39 @@ export interface Store {
   reserveNonces(key: NonceKey, floor: number, count: number, at: string): Promise<number>;
   /** One past the highest nonce reserved, and when that reservation was made; undefined before the first. */
   noncesReserved(key: NonceKey): Promise<{ next: number; at: string } | undefined>;
+
+  /**
+   * Inserts a new withdrawal, leased to the instance that will execute it, or — when the account already has one
+   * with the same clientWithdrawalId — returns that one instead, so a retried request never pays twice.
+   */
+  insertWithdrawal(w: WithdrawalRecord, lease?: Lease): Promise<{ created: boolean; withdrawal: WithdrawalRecord }>;
+  withdrawal(id: string): Promise<WithdrawalRecord | undefined>;
+  withdrawalByClientId(accountId: string, clientWithdrawalId: string): Promise<WithdrawalRecord | undefined>;
+  /** The account's withdrawals, newest first. */
+  listWithdrawals(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<WithdrawalRecord>>;
+  withdrawalsInStatus(statuses: readonly WithdrawalStatus[]): Promise<WithdrawalRecord[]>;
+  /** A compare-and-set from `from`, as updateOrder; with `owner`, only while that instance holds the lease. */
+  updateWithdrawal(id: string, from: readonly WithdrawalStatus[], patch: WithdrawalPatch, owner?: string): Promise<WithdrawalRecord | undefined>;
+  /** Takes an open withdrawal for `lease.owner` unless another owner's lease runs past `now`, as claimOrder. */
+  claimWithdrawal(id: string, lease: Lease, now: string): Promise<boolean>;
+  renewWithdrawalLeases(ids: readonly string[], lease: Lease): Promise<void>;
+  releaseWithdrawal(id: string, owner: string): Promise<void>;
+
+  /** Stores each transfer once; one stored as dropped and found on chain again is detected anew. */
+  insertDeposits(deposits: readonly DepositRecord[]): Promise<void>;
+  depositsInStatus(statuses: readonly DepositStatus[]): Promise<DepositRecord[]>;
+  updateDeposit(id: string, from: readonly DepositStatus[], patch: DepositPatch, owner?: string): Promise<DepositRecord | undefined>;
+  /** Takes an open deposit for `lease.owner` unless another owner's lease runs past `now`, as claimOrder. */
+  claimDeposit(id: string, lease: Lease, now: string): Promise<boolean>;
+  releaseDeposit(id: string, owner: string): Promise<void>;
+
+  /** Records a drip of the dev faucet, once per (key, transaction). */
+  recordFaucetDrip(d: FaucetDripRecord): Promise<void>;
+  chainCursor(name: string): Promise<ChainCursor | undefined>;
+  setChainCursor(name: string, cursor: ChainCursor): Promise<void>;
+
+  /** Every movement of the account's money, newest first (src/store/activity.ts). */
+  activity(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<ActivityRecord>>;
 
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;

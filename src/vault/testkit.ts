@@ -83,6 +83,7 @@ export async function newClient(t: TestChain) {
     const r = await reader.waitForTransactionReceipt({ hash: h, pollingInterval: 20 });
     if (r.status !== "success") throw new Error(`client transaction reverted: ${h}`);
   };
+  const approveVault = (amount: bigint) => mined(wallet.writeContract({ address: usdc, abi: testUSDCAbi, functionName: "approve", args: [vault, amount] }));
   return {
     address: account.address as Address,
     reader,
@@ -90,8 +91,9 @@ export async function newClient(t: TestChain) {
     expire: (orderId: Hex32) => mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "expire", args: [orderId] })),
     withdraw: (amount: bigint) =>
       mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "withdraw", args: [amount] })),
+    approveVault,
     deposit: async (amount: bigint) => {
-      await mined(wallet.writeContract({ address: usdc, abi: testUSDCAbi, functionName: "approve", args: [vault, amount] }));
+      await approveVault(amount);
       await mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "deposit", args: [amount] }));
     },
     usdcBalance: () =>

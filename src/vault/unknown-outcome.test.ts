@@ -187,3 +187,27 @@ describe("a sell's escrow, its settlement, or a redemption whose outcome is unkn
     expect(await vault.sotBalance(client, tokenId)).toBe(0n);
   });
 });
+
+describe("a withdrawal whose outcome is unknown", () => {
+  it("is told by the chain by its id once nothing is pending: paid after all, and sending it again pays nothing more", async () => {
+    const w = keyOf("withdrawal unanswered");
+    const to = "0x0000000000000000000000000000000000000b0b" as const;
+    const before = (await vault.balanceOf(client)).available;
+    node.onSend = () => ({ kind: "drop" });
+    const e = await vault.withdrawTo(w, client, to, 1_000_000n).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    node.onSend = () => ({ kind: "pass" });
+    expect((e as VaultTxError).outcome).toBe("unknown");
+    expect(await vault.withdrawalState(w)).toEqual({ kind: "none" });
+    expect(await vault.pendingTransactions()).toBe(1);
+    await node.rpc.call("evm_mine");
+    expect(await vault.pendingTransactions()).toBe(0);
+    const state = await vault.withdrawalState(w);
+    expect(state).toMatchObject({ kind: "paid", client: expect.stringMatching(/c11e7$/i), to: expect.stringMatching(/b0b$/i), amount: 1_000_000n });
+    const { txHash, blockNumber } = state as { txHash: `0x${string}`; blockNumber: bigint };
+    expect(await vault.withdrawTo(w, client, to, 1_000_000n)).toEqual({ txHash, blockNumber });
+    expect((await vault.balanceOf(client)).available).toBe(before - 1_000_000n);
+  });
+});

@@ -19,6 +19,8 @@ export interface ChainInfo {
   faucet: boolean;
   /** Seconds from a lock to the deadline after which anyone may expire it. */
   lockTtlSeconds: number;
+  /** The block the Vault was deployed in (0 when unknown): no event of ours, and no deposit to credit, is older. */
+  deployedAt: bigint;
 }
 
 /** The most items one `Vault.redeem` takes: one transaction (of at most 9.1 M gas on the EVM chain). */
@@ -28,7 +30,8 @@ export const REDEEM_MAX_ITEMS = 100;
  * A Vault transaction that failed. `reverted`: it was not executed and nothing changed; `reason` is the
  * contract's custom error name (e.g. "InsufficientAvailable", "AlreadySettled"), or "NotSent"/"Refused"
  * when it never reached a block. `unknown`: it may or may not have been executed (the node went away
- * mid-flight): read `lockState` (`escrowState`, `redemption`) before deciding anything.
+ * mid-flight): read the state by id (`lockState`, `escrowState`, `redemption`, `withdrawalState`, `depositState`)
+ * before deciding anything.
  */
 export class VaultTxError extends Error {
   constructor(
@@ -73,6 +76,23 @@ export interface RedemptionItem {
   /** What the shares pay: all of them for a winning outcome (1 USDC a share), 0 for a losing one; never more than `shares`. */
   payout: Micro;
 }
+
+/** A withdrawal's state in the Vault: paid by the one transaction that logged its WithdrawnTo event, or not (yet). */
+export type WithdrawalState = { kind: "none" } | ({ kind: "paid"; client: Address; to: Address; amount: Micro } & LoggedAt);
+
+/** A deposit's state in the Vault: credited by the one transaction that logged its DepositCredited event, or not (yet). */
+export type DepositState = { kind: "none" } | ({ kind: "credited"; client: Address; amount: Micro } & LoggedAt);
+
+/** One ERC-20 Transfer of the Vault's USDC, named by its transaction and its log's index in the block. */
+export interface UsdcTransfer extends LoggedAt {
+  logIndex: number;
+  from: Address;
+  to: Address;
+  amount: Micro;
+}
+
+/** Signs a 32-byte digest with a client's key (an EIP-2612 permit's): a 65-byte signature, hex. */
+export type DigestSigner = (digest: Hex32) => Promise<Hex>;
 
 /** Where an event was logged. Logs exist only for transactions that succeeded: a reverted one leaves none. */
 export interface LoggedAt {
@@ -119,7 +139,13 @@ export interface Ledger {
   /** The test USDC granted to the treasury when TestUSDC was deployed (`treasuryGrant`: the dev chain's one mint besides the faucet); 0 on a chain without the faucet. */
   usdcGranted: Micro;
   usdcTotalSupply: Micro;
-  /** Every client of a lock, escrow, redemption, deposit or withdrawal above. */
+  /** The operator's withdrawals to an address (WithdrawnTo), by withdrawal id. */
+  withdrawnTo: ({ withdrawalId: Hex32; client: Address; to: Address; amount: Micro } & LoggedAt)[];
+  /** Deposits sent to a client's address and credited by the operator (DepositCredited), by key. */
+  depositCredits: ({ key: Hex32; client: Address; amount: Micro } & LoggedAt)[];
+  /** The USDC the Vault itself holds: what backs every client's available and locked balance. */
+  vaultUsdc: Micro;
+  /** Every client of a lock, escrow, redemption, deposit, withdrawal or credit above. */
   balances: { client: Address; available: Micro; locked: Micro }[];
 }
 
@@ -162,6 +188,27 @@ export interface Vault {
    * A repeated key (a retry, a crash after the first landed) mints nothing and resolves with the first funding.
    */
   fund(account: Address, amount: Micro, key: Hex32): Promise<TxRef>;
+  /**
+   * Pays `amount` of the account's available balance to `to`, once per withdrawal id. Sent again for an id already
+   * paid (a retry, a recovery), it pays nothing and resolves with the payment that was made.
+   */
+  withdrawTo(withdrawalId: Hex32, account: Address, to: Address, amount: Micro): Promise<TxRef>;
+  withdrawalState(withdrawalId: Hex32): Promise<WithdrawalState>;
+  /**
+   * Credits `amount` that was sent to the account's own address to its vault balance, pulled from that address under
+   * an EIP-2612 permit `sign` makes with the account's key, once per `key`. Sent again for a key already credited, it
+   * credits nothing and resolves with the credit that was made.
+   */
+  creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef>;
+  depositState(key: Hex32): Promise<DepositState>;
+  /** The USDC transfers to any of `to` logged from `fromBlock` to `toBlock` (inclusive), oldest first. */
+  usdcTransfers(to: readonly Address[], fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
+  /** The USDC transfer logged at `logIndex` by the transaction `txHash`, if the chain has it (it may have been reorganised away). */
+  usdcTransfer(txHash: Hex32, logIndex: number): Promise<UsdcTransfer | undefined>;
+  /** The latest block's number. */
+  blockNumber(): Promise<bigint>;
+  /** The hash of the block at `number`, undefined when the chain has no such block. */
+  blockHash(number: bigint): Promise<Hex32 | undefined>;
   /** The contracts' whole history from their event logs, for the audit. */
   ledger(): Promise<Ledger>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@ import { AppError, type ErrorCode, ERRORS } from "../../domain/errors.ts";
 import { orderView } from "../../orders/view.ts";
 import type { OrderRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
-import { parseJsonBody } from "../json-body.ts";
+import { namesClientId } from "../json-body.ts";
 import { ListQuery, Page } from "../schemas.ts";
 
 const OrdersQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
@@ -18,7 +18,7 @@ export const orderRoutes =
     app.post<{ Headers: { "idempotency-key"?: string } }>(
       "/v1/order",
       {
-        config: { auth: { scope: "trade", signed: true, idempotentReplay: namesClientOrderId } },
+        config: { auth: { scope: "trade", signed: true, idempotentReplay: namesClientId("client_order_id") } },
         // The body is validated by validateOrder, which reads amounts exactly; a schema validator would coerce them through floats.
         validatorCompiler: () => () => true,
         schema: {
@@ -85,20 +85,3 @@ export const orderRoutes =
       },
     );
   };
-
-/**
- * A repeated signature covers the very bytes of the first request. When those name a client_order_id,
- * the order service answers the copy with the order the first placed (insertOrder keeps one order per
- * account and client_order_id), so a client's quick retry gets its order back rather than
- * replayed_request. The Idempotency-Key header does not count: it is not signed, so whoever replays a
- * captured request could add a fresh one and place the order a second time.
- */
-function namesClientOrderId(rawBody: Buffer | undefined): boolean {
-  if (rawBody === undefined) return false;
-  try {
-    const body = parseJsonBody(rawBody) as { client_order_id?: unknown } | null;
-    return typeof body === "object" && body !== null && Object.hasOwn(body, "client_order_id") && typeof body.client_order_id === "string";
-  } catch {
-    return false;
-  }
-}

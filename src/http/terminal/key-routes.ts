@@ -14,6 +14,7 @@ export function keyView(k: ApiKeyRecord) {
     name: k.name,
     scopes: k.scopes,
     ip_allowlist: k.ipAllowlist,
+    withdrawal_allowlist: k.withdrawalAllowlist,
     created_at: k.createdAt,
     last_used_at: k.lastUsedAt,
     revoked_at: k.revokedAt,
@@ -54,6 +55,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps): void {
         name: req.body.name,
         scopes: req.body.scopes,
         ipAllowlist: req.body.ip_allowlist ?? null,
+        withdrawalAllowlist: req.body.withdrawal_allowlist ?? null,
       });
       reply.header("cache-control", "no-store");
       return reply.status(201).send({ ...keyView(record), api_secret: apiSecret });

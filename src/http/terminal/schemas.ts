@@ -22,8 +22,9 @@ export const ApiKeyInfo = Type.Object(
   {
     api_key: Type.String(),
     name: Type.String(),
-    scopes: Type.Array(Type.String({ enum: ["read", "trade"] })),
+    scopes: Type.Array(Type.String({ enum: ["read", "trade", "withdraw"] })),
     ip_allowlist: Type.Union([Type.Array(Type.String()), Type.Null()]),
+    withdrawal_allowlist: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "The only addresses withdrawals with this key may pay to; null: any." }),
     created_at: Type.String(),
     last_used_at: Type.Union([Type.String(), Type.Null()]),
     revoked_at: Type.Union([Type.String(), Type.Null()]),
@@ -33,8 +34,14 @@ export const ApiKeyInfo = Type.Object(
 export const NewKeyRequest = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 100 }),
-    scopes: Type.Array(Type.String({ enum: ["read", "trade"] }), { minItems: 1, maxItems: 2, uniqueItems: true }),
+    scopes: Type.Array(Type.String({ enum: ["read", "trade", "withdraw"] }), {
+      minItems: 1,
+      maxItems: 3,
+      uniqueItems: true,
+      description: "withdraw (pay money out of the vault) only when asked for: the terminal's form leaves it unticked",
+    }),
     ip_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
+    withdrawal_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 42 }), { maxItems: 50, description: "Addresses withdrawals with this key may pay to" })),
   },
   { additionalProperties: false },
 );

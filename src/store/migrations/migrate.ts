@@ -5,6 +5,7 @@ import { orderLegs } from "./003_order_legs.ts";
 import { catalog } from "./004_catalog.ts";
 import { orderLeases } from "./005_order_leases.ts";
 import { chainRecords } from "./006_chain_records.ts";
+import { funds } from "./007_funds.ts";
 import { resolutions } from "./009_resolutions.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
@@ -15,6 +16,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "004_catalog": catalog,
   "005_order_leases": orderLeases,
   "006_chain_records": chainRecords,
+  "007_funds": funds,
   "009_resolutions": resolutions,
 };
 

@@ -103,7 +103,9 @@ class DevNode {
     private readonly onFinalSnapshotError: ((err: unknown) => void) | undefined,
   ) {
     this.journal = new TxJournal(join(dir, JOURNAL));
-    // Transactions from other tools (a wallet, cast) would wait forever under --no-mining.
+    // Transactions from other tools (a wallet, cast) would wait forever under --no-mining. They are in no journal,
+    // so the block that mines them is snapshotted at once: a deposit credited from it is never lost by a kill
+    // (the credit, an operator transaction, is journaled only after that snapshot, being serialized behind it).
     this.idleMiner = setInterval(() => void this.idle().catch(() => undefined), IDLE_MINE_MS);
     this.idleMiner.unref();
   }
@@ -127,7 +129,9 @@ class DevNode {
       const refused = raws.filter((_, i) => !sent[i]!.ok).map((r) => keccak256(r));
       if (refused.length > 0) this.journal.appendDrop(refused);
       await this.rpc.call("evm_mine");
-      if (this.journal.size >= this.snapshotEvery) await this.writeSnapshot();
+      // A block that also took transactions other tools sent (a deposit from a wallet) is made durable at once.
+      const mined = Number(await this.rpc.call<Hex>("eth_getBlockTransactionCountByNumber", ["latest"]));
+      if (mined > raws.length - refused.length || this.journal.size >= this.snapshotEvery) await this.writeSnapshot();
       return results;
     });
   }
@@ -158,8 +162,9 @@ class DevNode {
     await this.serial(async () => {
       if (this.stopped) return;
       const status = await this.rpc.call<{ pending: Hex }>("txpool_status");
-      if (BigInt(status.pending) > 0n) await this.rpc.call("evm_mine");
-      if (this.journal.size > 0 && Date.now() - this.lastSubmit > IDLE_SNAPSHOT_MS) await this.writeSnapshot();
+      const strays = BigInt(status.pending) > 0n;
+      if (strays) await this.rpc.call("evm_mine");
+      if (strays || (this.journal.size > 0 && Date.now() - this.lastSubmit > IDLE_SNAPSHOT_MS)) await this.writeSnapshot();
     });
   }
 

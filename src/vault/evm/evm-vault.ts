@@ -1,6 +1,6 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, type Abi, type Hex, type PublicClient } from "viem";
+import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
@@ -10,6 +10,8 @@ import {
   VaultTxError,
   type Address,
   type ChainInfo,
+  type DepositState,
+  type DigestSigner,
   type EscrowState,
   type Hex32,
   type Ledger,
@@ -17,11 +19,14 @@ import {
   type LoggedAt,
   type RedemptionItem,
   type TxRef,
+  type UsdcTransfer,
   type Vault,
+  type WithdrawalState,
 } from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
+import { asTransfer, permitDigest, transferFilters } from "./funds.ts";
 import { loggedAt, readLedger } from "./ledger.ts";
-import { LogReader } from "./logs.ts";
+import { LogReader, type RawLog } from "./logs.ts";
 import { storeNonceBook, type ChainStore } from "./nonce-book.ts";
 import { VaultBatcher, type VaultCall } from "./batcher.ts";
 import { TxSender, rpcSubmit, type Submit, type TxObserver } from "./sender.ts";
@@ -68,9 +73,13 @@ const GAS = {
   settleSell: 200_000n,
   releaseEscrow: 100_000n,
   drip: 250_000n,
+  withdrawTo: 150_000n,
+  creditDeposit: 250_000n,
 } as const;
 /** A redeem's gas: the transaction and the treasury's one transfer, then each item's burn and credit. */
 const REDEEM_GAS = { base: 100_000n, item: 90_000n } as const;
+/** How long a deposit's permit stays valid, from the latest block's time (the chain's clock, not ours). */
+const PERMIT_SECONDS = 3_600n;
 const DAY = 86_400;
 /** topic0 of the events that end a lock, and of those that end an escrow. */
 const ENDINGS = (["Settled", "Released", "Expired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
@@ -104,7 +113,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   );
   // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.
   const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 }, timeout }) });
-  const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds };
+  const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
   const batcher = new VaultBatcher({
     sender,
@@ -112,7 +121,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     ...(opts.batchGas !== undefined ? { maxGas: opts.batchGas } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
   });
-  return new EvmVault(info, client, sender, batcher, logs);
+  return new EvmVault(info, client, rpc, sender, batcher, logs);
 }
 
 class EvmVault implements Vault {
@@ -122,6 +131,7 @@ class EvmVault implements Vault {
   constructor(
     private readonly chain: ChainInfo,
     private readonly client: PublicClient,
+    private readonly rpc: JsonRpc,
     private readonly sender: TxSender,
     private readonly batcher: VaultBatcher,
     private readonly logs: LogReader,
@@ -241,14 +251,74 @@ class EvmVault implements Vault {
   async fund(account: Address, amount: Micro, key: Hex32): Promise<TxRef> {
     if (!this.chain.faucet) throw new Error("fund is only available on the dev chain (faucet)");
     const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "drip", args: [key, this.c.vault, account, amount] });
-    try {
-      return await this.tx("TestUSDC.drip", this.c.usdc, GAS.drip, data);
-    } catch (e) {
-      if (!(e instanceof VaultTxError && e.reason === "AlreadyDripped")) throw e;
+    return this.once({ label: "TestUSDC.drip", to: this.c.usdc, gas: GAS.drip, data }, "AlreadyDripped", async () => {
       const log = await this.logs.newest({ address: this.c.usdc, topics: encodeEventTopics({ abi: testUSDCAbi, eventName: "Dripped", args: { key } }) });
-      if (!log) throw new Error(`the faucet says key ${key} was dripped but logged no Dripped for it`);
-      return loggedAt(log);
-    }
+      return log && loggedAt(log);
+    });
+  }
+
+  async withdrawTo(withdrawalId: Hex32, account: Address, to: Address, amount: Micro): Promise<TxRef> {
+    const data = encodeFunctionData({ abi: vaultAbi, functionName: "withdrawTo", args: [withdrawalId, account, to, amount] });
+    return this.once({ label: "Vault.withdrawTo", to: this.c.vault, gas: GAS.withdrawTo, data }, "AlreadyWithdrawn", async () => {
+      const state = await this.withdrawalState(withdrawalId);
+      return state.kind === "paid" ? state : undefined;
+    });
+  }
+
+  async withdrawalState(withdrawalId: Hex32): Promise<WithdrawalState> {
+    const log = await this.endedBy("withdrawn", "WithdrawnTo", withdrawalId);
+    if (!log) return { kind: "none" };
+    const e = decodeEventLog({ abi: vaultAbi, eventName: "WithdrawnTo", data: log.data, topics: log.topics });
+    return { kind: "paid", client: e.args.client, to: e.args.to, amount: e.args.amount, ...loggedAt(log) };
+  }
+
+  async creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef> {
+    const usdc = { address: this.c.usdc, abi: testUSDCAbi } as const;
+    const [domain, nonce, latest] = await Promise.all([
+      this.client.readContract({ ...usdc, functionName: "DOMAIN_SEPARATOR" }),
+      this.client.readContract({ ...usdc, functionName: "nonces", args: [account] }),
+      this.client.getBlock({ blockTag: "latest" }),
+    ]);
+    const deadline = latest.timestamp + PERMIT_SECONDS;
+    const sig = parseSignature(await sign(permitDigest(domain, { owner: account, spender: this.c.vault, value: amount, nonce, deadline })));
+    const v = Number(sig.v ?? BigInt(sig.yParity + 27));
+    const data = encodeFunctionData({ abi: vaultAbi, functionName: "creditDeposit", args: [key, account, amount, deadline, v, sig.r, sig.s] });
+    return this.once({ label: "Vault.creditDeposit", to: this.c.vault, gas: GAS.creditDeposit, data }, "AlreadyCredited", async () => {
+      const state = await this.depositState(key);
+      return state.kind === "credited" ? state : undefined;
+    });
+  }
+
+  async depositState(key: Hex32): Promise<DepositState> {
+    const log = await this.endedBy("credited", "DepositCredited", key);
+    if (!log) return { kind: "none" };
+    const e = decodeEventLog({ abi: vaultAbi, eventName: "DepositCredited", data: log.data, topics: log.topics });
+    return { kind: "credited", client: e.args.client, amount: e.args.amount, ...loggedAt(log) };
+  }
+
+  async usdcTransfers(to: readonly Address[], fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]> {
+    if (to.length === 0 || fromBlock > toBlock) return [];
+    const found = await this.logs.between(transferFilters(this.c.usdc, to), fromBlock, toBlock);
+    return found
+      .flat()
+      .flatMap((log) => asTransfer(this.c.usdc, log) ?? [])
+      .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
+  }
+
+  async usdcTransfer(txHash: Hex32, logIndex: number): Promise<UsdcTransfer | undefined> {
+    const receipt = await this.rpc.call<{ status: Hex; logs: (RawLog & { address: string })[] } | null>("eth_getTransactionReceipt", [txHash]);
+    if (!receipt || receipt.status !== "0x1") return undefined;
+    const log = receipt.logs.find((l) => Number(l.logIndex) === logIndex);
+    return log && asTransfer(this.c.usdc, log);
+  }
+
+  blockNumber(): Promise<bigint> {
+    return this.client.getBlockNumber({ cacheTime: 0 });
+  }
+
+  async blockHash(number: bigint): Promise<Hex32 | undefined> {
+    const block = await this.rpc.call<{ hash: Hex } | null>("eth_getBlockByNumber", [toHex(number), false]);
+    return block?.hash;
   }
 
   ledger(): Promise<Ledger> {
@@ -265,6 +335,30 @@ class EvmVault implements Vault {
   private vaultCall(fn: VaultCall, orderId: Hex32, data: Hex): Promise<TxRef> {
     if (this.closed) return Promise.reject(new Error("the vault is closed"));
     return this.batcher.call({ fn, orderId, data, gas: GAS[fn] });
+  }
+
+  /**
+   * A call the contract makes once per id: sent again for an id already done, the contract refuses it by `already`,
+   * and the call resolves with the transaction that did it, which `done` finds by the id's event.
+   */
+  private async once(call: { label: string; to: Address; gas: bigint; data: Hex }, already: string, done: () => Promise<TxRef | undefined>): Promise<TxRef> {
+    try {
+      return await this.tx(call.label, call.to, call.gas, call.data);
+    } catch (e) {
+      if (!(e instanceof VaultTxError && e.reason === already)) throw e;
+      const ref = await done();
+      if (!ref) throw new Error(`${call.label}: the contract says ${already} but logged no event for it`);
+      return { txHash: ref.txHash, blockNumber: ref.blockNumber };
+    }
+  }
+
+  /** The event that did a once-per-id call, found by the id as its first topic, when the Vault's flag says it was done. */
+  private async endedBy(flag: "withdrawn" | "credited", eventName: "WithdrawnTo" | "DepositCredited", id: Hex32): Promise<RawLog | undefined> {
+    const done = await this.client.readContract({ address: this.c.vault, abi: vaultAbi, functionName: flag, args: [id] });
+    if (!done) return undefined;
+    const log = await this.logs.newest({ address: this.c.vault, topics: [encodeEventTopics({ abi: vaultAbi, eventName })[0], id] });
+    if (!log) throw new Error(`the Vault says ${id} is ${flag} but logged no ${eventName} for it`);
+    return log;
   }
 
   private async tx(label: string, to: Address, gas: bigint, data: Hex): Promise<TxRef> {

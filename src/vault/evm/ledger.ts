@@ -34,7 +34,10 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
     sotBurns: [],
     sotSupply: [],
     usdcGranted: 0n,
+    withdrawnTo: [],
+    depositCredits: [],
     usdcTotalSupply: 0n,
+    vaultUsdc: 0n,
     balances: [],
   };
   for (const log of vaultLogs!) {
@@ -69,6 +72,12 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
       case "Redeemed":
         ledger.redemptions.push({ ...e.args, ...at });
         break;
+      case "WithdrawnTo":
+        ledger.withdrawnTo.push({ ...e.args, ...at });
+        break;
+      case "DepositCredited":
+        ledger.depositCredits.push({ ...e.args, ...at });
+        break;
     }
   }
   for (const log of dripLogs!) {
@@ -84,13 +93,16 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
     ledger.sotBurns.push({ from: e.args.from, tokenId: e.args.id, amount: e.args.value, ...loggedAt(log) });
   }
   const clients = [
-    ...new Set<Address>([...ledger.locks, ...ledger.escrows, ...ledger.redemptions, ...ledger.deposits, ...ledger.withdrawals].map((x) => x.client)),
+    ...new Set<Address>(
+      [...ledger.locks, ...ledger.escrows, ...ledger.redemptions, ...ledger.deposits, ...ledger.withdrawals, ...ledger.withdrawnTo, ...ledger.depositCredits].map((x) => x.client),
+    ),
   ];
   const tokenIds = [...new Set(ledger.sotMints.map((m) => m.tokenId))];
   const at = { blockNumber: toBlock } as const;
-  const [supply, granted, sotSupply, balances] = await Promise.all([
+  const [supply, granted, vaultUsdc, sotSupply, balances] = await Promise.all([
     client.readContract({ address: usdc, abi: testUSDCAbi, functionName: "totalSupply", ...at }),
     chain.faucet ? client.readContract({ address: usdc, abi: testUSDCAbi, functionName: "treasuryGrant", ...at }) : 0n,
+    client.readContract({ address: usdc, abi: testUSDCAbi, functionName: "balanceOf", args: [vault], ...at }),
     Promise.all(
       tokenIds.map(async (tokenId) => ({
         tokenId,
@@ -110,6 +122,7 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
   ledger.usdcGranted = granted;
   ledger.usdcTotalSupply = supply;
   ledger.sotSupply = sotSupply;
+  ledger.vaultUsdc = vaultUsdc;
   ledger.balances = balances;
   return ledger;
 }

@@ -15,6 +15,7 @@ export interface RawLog {
   data: Hex;
   blockNumber: Hex;
   transactionHash: Hex;
+  logIndex: Hex;
 }
 
 export class LogReader {
@@ -26,9 +27,14 @@ export class LogReader {
   ) {}
 
   /** Every log of each filter up to `toBlock`, oldest first; one JSON-RPC batch per block range. */
-  async all(filters: readonly LogFilter[], toBlock: bigint): Promise<RawLog[][]> {
+  all(filters: readonly LogFilter[], toBlock: bigint): Promise<RawLog[][]> {
+    return this.between(filters, this.fromBlock, toBlock);
+  }
+
+  /** Every log of each filter from `fromBlock` to `toBlock`, oldest first; one JSON-RPC batch per block range. */
+  async between(filters: readonly LogFilter[], fromBlock: bigint, toBlock: bigint): Promise<RawLog[][]> {
     const out = filters.map((): RawLog[] => []);
-    for (let from = this.fromBlock; from <= toBlock; from += this.rangeBlocks) {
+    for (let from = fromBlock; from <= toBlock; from += this.rangeBlocks) {
       const to = from + this.rangeBlocks - 1n < toBlock ? from + this.rangeBlocks - 1n : toBlock;
       const got = await this.rpc.batch(filters.map((f) => this.query(f, from, to)));
       got.forEach((g, i) => {

@@ -1,0 +1,122 @@
+import { formatMicro } from "../domain/money.ts";
+import type { AccountRecord, DepositRecord, WithdrawalRecord } from "../store/store.ts";
+import type { Hex32, Ledger, UsdcTransfer } from "../vault/vault.ts";
+
+/** What the audit of money in and out reads, beside the order path's input. */
+export interface FundsAuditInput {
+  withdrawals: readonly WithdrawalRecord[];
+  deposits: readonly DepositRecord[];
+  accounts: readonly AccountRecord[];
+  ledger: Ledger;
+  /** The on-chain id of a withdrawal. */
+  withdrawalId(id: string): Hex32;
+  /** The on-chain key of a deposit. */
+  depositKey(d: DepositRecord): Hex32;
+  /**
+   * The USDC transfers into deposit addresses up to where the deposit watcher says it scanned; undefined before
+   * it scanned at all.
+   */
+  depositTransfers: readonly UsdcTransfer[] | undefined;
+}
+
+export interface Checks {
+  check(name: string, description: string, run: (bad: (what: string) => void) => void): void;
+  /** An invariant that cannot be checked from what the audit could read, and why. */
+  skip(name: string, description: string, why: string): void;
+}
+
+const same = (a: string | null, b: string) => a !== null && a.toLowerCase() === b.toLowerCase();
+
+/** The invariants of withdrawals and deposits (DESIGN §12): each paid or credited exactly once, as the store says. */
+export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Checks): void {
+  const { withdrawals, deposits, ledger } = input;
+  const addressOf = new Map(input.accounts.map((a) => [a.id, a.address.toLowerCase()]));
+  const byWithdrawalId = new Map(withdrawals.map((w) => [input.withdrawalId(w.id).toLowerCase(), w]));
+  const byDepositKey = new Map(deposits.map((d) => [input.depositKey(d).toLowerCase(), d]));
+
+  check("withdrawals_finished", "every withdrawal was confirmed or failed", (bad) => {
+    for (const w of withdrawals) if (w.status !== "confirmed" && w.status !== "failed") bad(`${w.id} is ${w.status}`);
+  });
+
+  check("withdrawals_paid_once", "each confirmed withdrawal was paid by exactly one transaction, of its amount to its address, and nothing else was paid", (bad) => {
+    const paid = new Map<string, Ledger["withdrawnTo"]>();
+    for (const p of ledger.withdrawnTo) {
+      const key = p.withdrawalId.toLowerCase();
+      paid.set(key, [...(paid.get(key) ?? []), p]);
+      if (!byWithdrawalId.has(key)) bad(`payout ${p.withdrawalId} of ${formatMicro(p.amount)} USDC to ${p.to} belongs to no withdrawal`);
+    }
+    for (const [key, w] of byWithdrawalId) {
+      const payouts = paid.get(key) ?? [];
+      if (w.status !== "confirmed") {
+        if (payouts.length > 0) bad(`${w.id} is ${w.status} but was paid on chain`);
+        continue;
+      }
+      if (payouts.length !== 1) {
+        bad(`${w.id} was paid ${payouts.length} times`);
+        continue;
+      }
+      const p = payouts[0]!;
+      if (p.amount !== w.amount || !same(w.toAddress, p.to) || !same(addressOf.get(w.accountId) ?? null, p.client)) {
+        bad(`${w.id} asked ${formatMicro(w.amount)} USDC to ${w.toAddress}; the chain paid ${formatMicro(p.amount)} from ${p.client} to ${p.to}`);
+      }
+      if (!same(w.txHash, p.txHash)) bad(`${w.id}'s tx_hash ${w.txHash} is not the transaction that paid it (${p.txHash})`);
+    }
+  });
+
+  check("one_withdrawal_per_client_id", "one withdrawal per client_withdrawal_id of an account", (bad) => {
+    const seen = new Set<string>();
+    for (const w of withdrawals) {
+      if (w.clientWithdrawalId === null) continue;
+      const key = `${w.accountId}/${w.clientWithdrawalId}`;
+      if (seen.has(key)) bad(`${key} names more than one withdrawal`);
+      seen.add(key);
+    }
+  });
+
+  check("deposits_finished", "every deposit stored was credited, or is no longer on chain", (bad) => {
+    for (const d of deposits) if (d.status !== "credited" && d.status !== "dropped") bad(`${d.id} is ${d.status}`);
+  });
+
+  check("deposits_credited_once", "each credited deposit was credited by exactly one transaction, of its amount to its account, and nothing else was credited", (bad) => {
+    const credits = new Map<string, Ledger["depositCredits"]>();
+    for (const c of ledger.depositCredits) {
+      const key = c.key.toLowerCase();
+      credits.set(key, [...(credits.get(key) ?? []), c]);
+      if (!byDepositKey.has(key)) bad(`credit ${c.key} of ${formatMicro(c.amount)} USDC to ${c.client} belongs to no deposit`);
+    }
+    for (const [key, d] of byDepositKey) {
+      const found = credits.get(key) ?? [];
+      if (d.status !== "credited") {
+        if (found.length > 0) bad(`${d.id} is ${d.status} but was credited on chain`);
+        continue;
+      }
+      if (found.length !== 1) {
+        bad(`${d.id} was credited ${found.length} times`);
+        continue;
+      }
+      const c = found[0]!;
+      if (c.amount !== d.amount || !same(addressOf.get(d.accountId) ?? null, c.client)) bad(`${d.id} of ${formatMicro(d.amount)} USDC was credited ${formatMicro(c.amount)} to ${c.client}`);
+      if (!same(d.creditTx, c.txHash)) bad(`${d.id}'s credit tx ${d.creditTx} is not the transaction that credited it (${c.txHash})`);
+    }
+  });
+
+  const transfers = input.depositTransfers;
+  if (transfers === undefined) {
+    skip("deposits_found", "every transfer into a deposit address is a stored deposit", "the deposit watcher has not scanned the chain yet");
+  } else {
+    check("deposits_found", "every transfer into a deposit address, up to where the watcher scanned, is a stored deposit of its account", (bad) => {
+      const stored = new Map(deposits.map((d) => [d.id, d]));
+      const accountOf = new Map(input.accounts.map((a) => [a.address.toLowerCase(), a.id]));
+      for (const t of transfers) {
+        const d = stored.get(`${t.txHash.toLowerCase()}:${t.logIndex}`);
+        if (!d) bad(`transfer ${t.txHash}:${t.logIndex} of ${formatMicro(t.amount)} USDC to ${t.to} is no stored deposit`);
+        else if (d.amount !== t.amount || d.accountId !== accountOf.get(t.to.toLowerCase())) bad(`deposit ${d.id} differs from its transfer`);
+      }
+    });
+  }
+
+  check("vault_usdc", "the USDC the Vault holds backs every client's available and locked balance", (bad) => {
+    const owed = ledger.balances.reduce((s, b) => s + b.available + b.locked, 0n);
+    if (ledger.vaultUsdc < owed) bad(`the Vault holds ${formatMicro(ledger.vaultUsdc)} USDC against ${formatMicro(owed)} owed to its clients`);
+  });
+}

@@ -1,0 +1,67 @@
+import type { Command } from "commander";
+import { CrossfillClient, CrossfillError } from "../sdk/client.ts";
+import type { Activity, Withdrawal } from "../sdk/types.ts";
+
+/**
+ * The running server, as a client of its API: CROSSFILL_URL (default http://127.0.0.1:$PORT, 8080), with the key
+ * in CROSSFILL_API_KEY and, for fund-moving commands, its secret in CROSSFILL_API_SECRET.
+ */
+function apiClient(fail: (message: string) => never): CrossfillClient {
+  const apiKey = process.env.CROSSFILL_API_KEY;
+  if (!apiKey) fail("set CROSSFILL_API_KEY (and CROSSFILL_API_SECRET to move funds): make a key with `crossfill keys create`");
+  const baseUrl = process.env.CROSSFILL_URL || `http://127.0.0.1:${process.env.PORT || 8080}`;
+  return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
+}
+
+/** A refusal by the API, as its code and sentence; anything else (the server is not running) as it is. */
+async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
+  try {
+    return await call;
+  } catch (e) {
+    if (e instanceof CrossfillError) fail(`${e.code}: ${e.message}`);
+    fail(`the server did not answer (${(e as Error).message}); is it running? (CROSSFILL_URL)`);
+  }
+}
+
+function describeWithdrawal(w: Withdrawal): string {
+  const tx = w.tx_hash ? ` in ${w.tx_hash}` : "";
+  return `Withdrawal ${w.withdrawal_id} ${w.status}: ${w.amount_usdc} USDC to ${w.to_address}${tx}`;
+}
+
+/** `crossfill withdraw` and `crossfill activity`: money out of the vault, and every movement of it, through the API. */
+export function registerFundsCommands(program: Command, fail: (message: string) => never): void {
+  program
+    .command("withdraw")
+    .description("Pay available USDC out of your vault to an address (the key needs the withdraw scope)")
+    .argument("<amount>", "USDC, at most 6 decimals")
+    .argument("<to>", "a 0x address, checksummed or all lower case")
+    .option("--client-id <id>", "idempotency key: the same withdrawal sent again is paid once")
+    .option("--json", "print JSON for scripts")
+    .action(async (amount: string, to: string, o: { clientId?: string; json?: boolean }) => {
+      const client = apiClient(fail);
+      if (!process.env.CROSSFILL_API_SECRET) fail("set CROSSFILL_API_SECRET: a withdrawal is a signed request");
+      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, ...(o.clientId ? { client_withdrawal_id: o.clientId } : {}) }), fail);
+      console.log(o.json ? JSON.stringify(w) : describeWithdrawal(w));
+    });
+
+  program
+    .command("activity")
+    .description("Every movement of your money, newest first: deposits, order locks, settles and releases, withdrawals")
+    .option("--limit <n>", "how many, newest first (at most 500)", "50")
+    .option("--json", "print JSON for scripts")
+    .action(async (o: { limit: string; json?: boolean }) => {
+      const limit = Number(o.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 500) fail(`--limit must be an integer from 1 to 500 (got ${JSON.stringify(o.limit)})`);
+      const page = await answer(apiClient(fail).activity({ limit }), fail);
+      if (o.json) {
+        console.log(JSON.stringify(page.data));
+        return;
+      }
+      if (page.data.length === 0) console.log("No movements yet.");
+      for (const a of page.data) console.log(activityLine(a));
+    });
+}
+
+function activityLine(a: Activity): string {
+  return `${a.created_at}  ${a.type.padEnd(10)} ${String(a.amount_usdc).padStart(14)} USDC  ${a.status.padEnd(16)} ${a.reference}${a.tx_hash ? `  tx ${a.tx_hash}` : ""}`;
+}

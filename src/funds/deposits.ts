@@ -1,0 +1,170 @@
+import { OPEN_DEPOSIT_STATUSES, type DepositStatus } from "../domain/funds-status.ts";
+import { formatMicro } from "../domain/money.ts";
+import type { Clock } from "../domain/types.ts";
+import type { Log } from "../orders/service.ts";
+import type { AccountRecord, DepositPatch, DepositRecord, Lease, Store } from "../store/store.ts";
+import { VaultTxError, type Address, type ChainInfo, type DigestSigner, type Hex32, type Vault } from "../vault/vault.ts";
+import { depositId, depositKey } from "./chain-ids.ts";
+import type { FundsCheckpoint } from "./checkpoints.ts";
+
+export interface DepositDeps {
+  store: Store;
+  vault: Vault;
+  clock: Clock;
+  log: Log;
+  /** Blocks a transfer must be under before it is credited (0: as soon as it is mined). */
+  confirmations: number;
+  /** Signs with the key the service keeps for the account; undefined for an account whose key it does not keep. */
+  signerOf(account: AccountRecord): DigestSigner | undefined;
+  instanceId: string;
+  leaseMs?: number;
+  checkpoint?: (step: FundsCheckpoint, depositId: string) => void;
+}
+
+/** The store's name of how far the deposit watcher scanned this Vault's chain. */
+export function depositCursorName(chain: Pick<ChainInfo, "chainId" | "contracts">): string {
+  return `deposits:${chain.chainId}:${chain.contracts.vault.toLowerCase()}`;
+}
+
+/**
+ * Deposits: USDC sent to an account's deposit address (its own on-chain address, whose key the service keeps)
+ * is found in the USDC Transfer logs once it is under DEPOSIT_CONFIRMATIONS blocks, stored once per transfer
+ * (its transaction hash and log index), then credited to the account's vault balance by the Vault, once per
+ * key, pulled from the address under a permit its key signs. Each pass scans from where the last one stopped
+ * and credits every deposit still open, finishing what a crash or a lost answer interrupted: the chain says
+ * by the deposit's key whether it was credited, never a timer.
+ */
+export class DepositWatcher {
+  private running: Promise<number> | undefined;
+
+  constructor(private readonly d: DepositDeps) {}
+
+  /** Scans the chain, then credits every open deposit; one pass at a time. Resolves to how many it credited. */
+  pass(): Promise<number> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  private async run(): Promise<number> {
+    await this.scan();
+    let credited = 0;
+    // One at a time: the permits of one address take its nonces in turn.
+    for (const deposit of await this.d.store.depositsInStatus(OPEN_DEPOSIT_STATUSES)) {
+      const now = this.d.clock.now();
+      if (!(await this.d.store.claimDeposit(deposit.id, this.lease(now), new Date(now).toISOString()))) continue;
+      const log = this.d.log.child({ deposit_id: deposit.id });
+      try {
+        if ((await this.credit(deposit, log)) === "credited") credited++;
+      } catch (e) {
+        log.warn({ err: e }, "crediting a deposit failed; will retry");
+      } finally {
+        await this.d.store.releaseDeposit(deposit.id, this.d.instanceId);
+      }
+    }
+    return credited;
+  }
+
+  /**
+   * Stores every transfer into a deposit address from where the last scan stopped to the latest block under
+   * enough confirmations, then moves the cursor there. A cursor whose block the chain no longer has, or has
+   * with another hash, was passed by a reorganisation: the scan starts again from the Vault's deployment
+   * (storing is idempotent, so what was seen before is not stored twice).
+   */
+  private async scan(): Promise<void> {
+    const { store, vault, log } = this.d;
+    const chain = vault.info();
+    const name = depositCursorName(chain);
+    const target = (await vault.blockNumber()) - BigInt(this.d.confirmations);
+    let from = chain.deployedAt;
+    const cursor = await store.chainCursor(name);
+    if (cursor) {
+      if ((await vault.blockHash(cursor.block)) === cursor.hash) from = cursor.block + 1n;
+      else log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
+    }
+    if (from > target) return;
+    const accounts = new Map((await store.accounts()).filter((a) => a.walletKeyEnc !== null).map((a) => [a.address.toLowerCase(), a]));
+    const transfers = await vault.usdcTransfers([...accounts.values()].map((a) => a.address as Address), from, target);
+    const now = new Date(this.d.clock.now()).toISOString();
+    const found = transfers.map(
+      (t): DepositRecord => ({
+        id: depositId(t.txHash, t.logIndex),
+        accountId: accounts.get(t.to.toLowerCase())!.id,
+        amount: t.amount,
+        fromAddress: t.from.toLowerCase(),
+        txHash: t.txHash.toLowerCase(),
+        logIndex: t.logIndex,
+        block: t.blockNumber,
+        status: "detected",
+        creditTx: null,
+        errorMessage: null,
+        createdAt: now,
+        updatedAt: now,
+      }),
+    );
+    await store.insertDeposits(found);
+    for (const f of found) {
+      log.info({ deposit_id: f.id, account_id: f.accountId, amount: formatMicro(f.amount) }, "deposit found");
+      this.d.checkpoint?.("deposit.stored", f.id);
+    }
+    const hash = await vault.blockHash(target);
+    if (hash) await store.setChainCursor(name, { block: target, hash });
+  }
+
+  /**
+   * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
+   * for; a transfer the chain no longer has (reorganised away) is dropped; anything the Vault refused is tried
+   * again at the next pass, which is safe: the Vault credits a key once.
+   */
+  private async credit(deposit: DepositRecord, log: Log): Promise<DepositStatus> {
+    const { store, vault } = this.d;
+    const key = depositKey(deposit.txHash as Hex32, deposit.logIndex);
+    let state = await vault.depositState(key);
+    if (deposit.status === "crediting" && state.kind === "none") {
+      if ((await vault.pendingTransactions()) > 0) return deposit.status;
+      state = await vault.depositState(key);
+    }
+    if (state.kind === "credited") return this.finish(deposit, { status: "credited", creditTx: state.txHash }, log);
+
+    const account = await store.accountById(deposit.accountId);
+    const sign = account && this.d.signerOf(account);
+    if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
+    const transfer = await vault.usdcTransfer(deposit.txHash as Hex32, deposit.logIndex);
+    const head = await vault.blockNumber();
+    if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
+      return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
+    }
+    if (head - transfer.blockNumber < BigInt(this.d.confirmations)) return deposit.status;
+
+    await this.update(deposit.id, ["detected", "crediting"], { status: "crediting" });
+    this.d.checkpoint?.("deposit.credit.sent", deposit.id);
+    try {
+      const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, sign);
+      this.d.checkpoint?.("deposit.credited", deposit.id);
+      return await this.finish(deposit, { status: "credited", creditTx: credited.txHash }, log);
+    } catch (e) {
+      if (!(e instanceof VaultTxError)) throw e;
+      // Refused, nothing happened; or unknown, and the chain decides at the next pass. Either way it stays crediting.
+      await this.update(deposit.id, ["crediting"], { errorMessage: e.message });
+      log.warn({ err: e }, e.outcome === "reverted" ? "the Vault refused a deposit credit; will retry" : "deposit credit outcome unknown; left to the next pass");
+      return "crediting";
+    }
+  }
+
+  private lease(now: number): Lease {
+    return { owner: this.d.instanceId, until: new Date(now + (this.d.leaseMs ?? 30_000)).toISOString() };
+  }
+
+  private async finish(deposit: DepositRecord, patch: DepositPatch & { status: DepositStatus }, log: Log): Promise<DepositStatus> {
+    await this.update(deposit.id, ["detected", "crediting"], patch);
+    log.info({ status: patch.status, amount: formatMicro(deposit.amount), credit_tx: patch.creditTx ?? null }, "deposit finished");
+    return patch.status;
+  }
+
+  private async update(id: string, from: readonly DepositStatus[], patch: DepositPatch): Promise<void> {
+    if (!(await this.d.store.updateDeposit(id, from, patch, this.d.instanceId))) throw new Error(`deposit ${id} is no longer ${from.join(" or ")}, or no longer this instance's`);
+  }
+}

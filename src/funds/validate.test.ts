@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { AppError } from "../domain/errors.ts";
+import { validateWithdrawal } from "./validate.ts";
+
+const TO = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"; // an EIP-55 test vector
+const body = { amount_usdc: "12.5", to_address: TO };
+
+function refused(b: unknown, session = false): Record<string, string> {
+  try {
+    validateWithdrawal(b, { session });
+  } catch (e) {
+    expect(e).toBeInstanceOf(AppError);
+    expect((e as AppError).code).toBe("invalid_request");
+    return (e as AppError).details!.fields as Record<string, string>;
+  }
+  throw new Error("accepted");
+}
+
+describe("validateWithdrawal", () => {
+  it("reads the amount exactly and the address in lower case, checksummed or already lower case", () => {
+    expect(validateWithdrawal(body, { session: false })).toEqual({ amount: 12_500_000n, toAddress: TO.toLowerCase(), clientWithdrawalId: null, password: undefined });
+    expect(validateWithdrawal({ ...body, to_address: TO.toLowerCase(), client_withdrawal_id: "w-1" }, { session: false })).toMatchObject({ toAddress: TO.toLowerCase(), clientWithdrawalId: "w-1" });
+    expect(validateWithdrawal({ ...body, amount_usdc: 0.000001 }, { session: false }).amount).toBe(1n);
+  });
+
+  it.each([
+    ["a wrong checksum", { ...body, to_address: TO.replace("aAeb", "aaeb") }, "to_address"],
+    ["all upper case", { ...body, to_address: "0x" + TO.slice(2).toUpperCase() }, "to_address"],
+    ["too short", { ...body, to_address: TO.slice(0, 41) }, "to_address"],
+    ["not hex", { ...body, to_address: "0x" + "g".repeat(40) }, "to_address"],
+    ["without 0x", { ...body, to_address: TO.slice(2) }, "to_address"],
+    ["the zero address", { ...body, to_address: "0x" + "0".repeat(40) }, "to_address"],
+    ["no address", { amount_usdc: 1 }, "to_address"],
+    ["no amount", { to_address: TO }, "amount_usdc"],
+    ["a zero amount", { ...body, amount_usdc: 0 }, "amount_usdc"],
+    ["a negative amount", { ...body, amount_usdc: -1 }, "amount_usdc"],
+    ["seven decimals", { ...body, amount_usdc: "1.0000001" }, "amount_usdc"],
+    ["an exponent", { ...body, amount_usdc: "1e3" }, "amount_usdc"],
+    ["a client id too long", { ...body, client_withdrawal_id: "x".repeat(65) }, "client_withdrawal_id"],
+    ["a client id that is a number", { ...body, client_withdrawal_id: 7 }, "client_withdrawal_id"],
+    ["an unknown field", { ...body, memo: "rent" }, "memo"],
+    ["a password from a key's request", { ...body, password: "hunter22" }, "password"],
+  ])("refuses %s, naming the field", (_name, b, field) => {
+    expect(Object.keys(refused(b))).toEqual([field]);
+  });
+
+  it("asks a session's request for the password, and names every offending field at once", () => {
+    expect(refused(body, true)).toEqual({ password: expect.stringContaining("password again") });
+    expect(validateWithdrawal({ ...body, password: "correct horse" }, { session: true }).password).toBe("correct horse");
+    expect(Object.keys(refused({ amount_usdc: "x", to_address: "y", extra: 1 }))).toEqual(["extra", "amount_usdc", "to_address"]);
+    expect(refused([body])).toEqual({ body: "must be a JSON object" });
+  });
+});

@@ -1,0 +1,201 @@
+import { createHash } from "node:crypto";
+import { AppError } from "../domain/errors.ts";
+import { OPEN_WITHDRAWAL_STATUSES, type WithdrawalStatus } from "../domain/funds-status.ts";
+import { formatMicro } from "../domain/money.ts";
+import type { Clock } from "../domain/types.ts";
+import type { Log } from "../orders/service.ts";
+import type { Lease, Store, WithdrawalPatch, WithdrawalRecord } from "../store/store.ts";
+import { VaultTxError, type Address, type Vault } from "../vault/vault.ts";
+import { chainWithdrawalId } from "./chain-ids.ts";
+import type { FundsCheckpoint } from "./checkpoints.ts";
+import type { WithdrawalRequest } from "./validate.ts";
+
+export interface WithdrawalDeps {
+  store: Store;
+  vault: Vault;
+  clock: Clock;
+  log: Log;
+  newWithdrawalId(): string;
+  /** This process among the instances sharing the store: it holds the lease of each withdrawal it executes or recovers. */
+  instanceId: string;
+  /** How long a lease lasts unless renewed (default 30 s). */
+  leaseMs?: number;
+  checkpoint?: (step: FundsCheckpoint, withdrawalId: string) => void;
+}
+
+/** Who asks for a withdrawal: the account, its vault address, and the addresses the key may pay to (null: any). */
+export interface Withdrawer {
+  accountId: string;
+  address: Address;
+  allowlist: readonly string[] | null;
+}
+
+/**
+ * Withdrawals: validate → idempotency → pending → sent → paid on chain (confirmed) or refused by it (failed, the
+ * funds untouched). `sent` is persisted before the transaction goes, so a crash or a lost answer leaves a
+ * withdrawal recovery knows to ask the chain about, by its id: the Vault pays each id at most once, and a
+ * withdrawal is failed only when no transaction of it can still land.
+ */
+export class WithdrawalService {
+  /** Withdrawals this process is executing right now; recovery leaves them alone. */
+  readonly inFlight = new Set<string>();
+  private running: Promise<number> | undefined;
+
+  constructor(private readonly d: WithdrawalDeps) {}
+
+  async submit(who: Withdrawer, req: WithdrawalRequest, log: Log = this.d.log): Promise<WithdrawalRecord> {
+    if (who.allowlist !== null && !who.allowlist.includes(req.toAddress)) {
+      throw new AppError("withdrawal_address_not_allowed", `This API key may only withdraw to ${who.allowlist.join(", ")}.`, { to_address: req.toAddress });
+    }
+    if (req.toAddress === this.d.vault.info().contracts.vault.toLowerCase()) {
+      throw new AppError("invalid_request", "to_address is the Vault itself: what it is sent would be no one's.", { fields: { to_address: "is the Vault" } });
+    }
+    const requestHash = createHash("sha256").update(`${req.amount}\n${req.toAddress}`).digest("hex");
+    if (req.clientWithdrawalId !== null) {
+      const existing = await this.d.store.withdrawalByClientId(who.accountId, req.clientWithdrawalId);
+      if (existing) return this.sameRequest(existing, requestHash);
+    }
+    const { available } = await this.d.vault.balanceOf(who.address).catch(() => {
+      throw new AppError("chain_unavailable");
+    });
+    if (available < req.amount) {
+      throw new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the withdrawal needs ${formatMicro(req.amount)}.`, {
+        available_usdc: formatMicro(available),
+      });
+    }
+    const now = new Date(this.d.clock.now()).toISOString();
+    const record: WithdrawalRecord = {
+      id: this.d.newWithdrawalId(),
+      accountId: who.accountId,
+      clientWithdrawalId: req.clientWithdrawalId,
+      requestHash,
+      amount: req.amount,
+      toAddress: req.toAddress,
+      status: "pending",
+      txHash: null,
+      errorCode: null,
+      errorMessage: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const inserted = await this.d.store.insertWithdrawal(record, this.lease());
+    if (!inserted.created) return this.sameRequest(inserted.withdrawal, requestHash);
+    this.inFlight.add(record.id);
+    const wlog = log.child({ withdrawal_id: record.id });
+    try {
+      this.d.checkpoint?.("withdrawal.inserted", record.id);
+      return await this.execute(record, who.address, wlog);
+    } catch (e) {
+      wlog.error({ err: e }, "withdrawal interrupted; recovery will finish it");
+      return (await this.d.store.withdrawal(record.id))!;
+    } finally {
+      this.inFlight.delete(record.id);
+    }
+  }
+
+  lease(): Lease {
+    return { owner: this.d.instanceId, until: new Date(this.d.clock.now() + (this.d.leaseMs ?? 30_000)).toISOString() };
+  }
+
+  renewLeases(): Promise<void> {
+    return this.d.store.renewWithdrawalLeases([...this.inFlight], this.lease());
+  }
+
+  /**
+   * Finishes every open withdrawal no one is executing, last updated at least `minAgeMs` ago: at start-up and
+   * periodically. One pass at a time; resolves to how many it finished.
+   */
+  pass(minAgeMs: number): Promise<number> {
+    this.running ??= this.run(minAgeMs).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  async idle(): Promise<void> {
+    while (this.running) await this.running.catch(() => undefined);
+  }
+
+  private async run(minAgeMs: number): Promise<number> {
+    let finished = 0;
+    for (const w of await this.d.store.withdrawalsInStatus(OPEN_WITHDRAWAL_STATUSES)) {
+      if (this.inFlight.has(w.id)) continue;
+      const now = this.d.clock.now();
+      if (now - Date.parse(w.updatedAt) < minAgeMs) continue;
+      if (!(await this.d.store.claimWithdrawal(w.id, this.lease(), new Date(now).toISOString()))) continue;
+      const wlog = this.d.log.child({ withdrawal_id: w.id });
+      try {
+        const done = await this.recover(w, wlog);
+        if (done.status === "confirmed" || done.status === "failed") finished++;
+      } catch (e) {
+        wlog.warn({ err: e }, "withdrawal recovery failed; will retry");
+      } finally {
+        await this.d.store.releaseWithdrawal(w.id, this.d.instanceId);
+      }
+    }
+    return finished;
+  }
+
+  /**
+   * The chain says what became of it, by its id. Paid: confirmed with that transaction. Not paid while a
+   * transaction it sent may still land: left for a later pass. Otherwise (never sent, or sent and never to
+   * land) it is sent, again: the Vault pays an id once, so the worst a resend can do is be refused.
+   */
+  private async recover(w: WithdrawalRecord, log: Log): Promise<WithdrawalRecord> {
+    const id = chainWithdrawalId(w.id);
+    const { vault } = this.d;
+    let state = await vault.withdrawalState(id);
+    if (w.status === "sent" && state.kind === "none") {
+      if ((await vault.pendingTransactions()) > 0) return w;
+      // Read again after the count: a payment that landed meanwhile is found now.
+      state = await vault.withdrawalState(id);
+    }
+    if (state.kind === "paid") return this.finish(w.id, ["sent"], { status: "confirmed", txHash: state.txHash }, log);
+    const account = await this.d.store.accountById(w.accountId);
+    if (!account) throw new Error(`withdrawal ${w.id} belongs to no account`);
+    return this.execute(w, account.address as Address, log);
+  }
+
+  private async execute(w: WithdrawalRecord, address: Address, log: Log): Promise<WithdrawalRecord> {
+    await this.update(w.id, ["pending", "sent"], { status: "sent" });
+    this.d.checkpoint?.("withdrawal.sent", w.id);
+    const id = chainWithdrawalId(w.id);
+    try {
+      const paid = await this.d.vault.withdrawTo(id, address, w.toAddress as Address, w.amount);
+      this.d.checkpoint?.("withdrawal.paid", w.id);
+      return await this.finish(w.id, ["sent"], { status: "confirmed", txHash: paid.txHash }, log);
+    } catch (e) {
+      if (!(e instanceof VaultTxError)) throw e;
+      if (e.outcome === "reverted") {
+        // Nothing happened, and no other transaction of this withdrawal can land (this one is the first, or
+        // recovery sent it again only once none could): the funds stay where they were.
+        const insufficient = e.reason === "InsufficientAvailable";
+        return this.finish(w.id, ["sent"], { status: "failed", errorCode: insufficient ? "insufficient_funds" : "chain_unavailable", errorMessage: `Nothing was paid: ${e.message}` }, log);
+      }
+      // It may have been paid, or may yet be: the chain decides, here or in recovery, never a timer.
+      const state = await this.d.vault.withdrawalState(id);
+      if (state.kind === "paid") return this.finish(w.id, ["sent"], { status: "confirmed", txHash: state.txHash }, log);
+      log.warn({ err: e }, "withdrawal outcome unknown; left to recovery");
+      return (await this.d.store.withdrawal(w.id))!;
+    }
+  }
+
+  private sameRequest(existing: WithdrawalRecord, requestHash: string): WithdrawalRecord {
+    if (existing.requestHash !== requestHash) {
+      throw new AppError("idempotency_conflict", `client_withdrawal_id ${JSON.stringify(existing.clientWithdrawalId)} was already used for a different withdrawal.`, {
+        withdrawal_id: existing.id,
+      });
+    }
+    return existing;
+  }
+
+  private async finish(id: string, from: readonly WithdrawalStatus[], patch: WithdrawalPatch, log: Log): Promise<WithdrawalRecord> {
+    const w = await this.update(id, from, patch);
+    log.info({ status: w.status, amount: formatMicro(w.amount), tx_hash: w.txHash, error: w.errorCode }, "withdrawal finished");
+    return w;
+  }
+
+  private async update(id: string, from: readonly WithdrawalStatus[], patch: WithdrawalPatch): Promise<WithdrawalRecord> {
+    const w = await this.d.store.updateWithdrawal(id, from, patch, this.d.instanceId);
+    if (!w) throw new Error(`withdrawal ${id} is no longer ${from.join(" or ")}, or no longer this instance's`);
+    return w;
+  }
+}

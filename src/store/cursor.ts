@@ -1,0 +1,26 @@
+import { AppError } from "../domain/errors.ts";
+
+/** Where a page of a list, newest first, ended: its last item's creation time and id. Opaque to clients. */
+export interface PageCursor {
+  createdAt: string;
+  id: string;
+}
+
+export function encodeCursor(last: PageCursor): string {
+  return Buffer.from(JSON.stringify([last.createdAt, last.id]), "utf8").toString("base64url");
+}
+
+export function decodeCursor(cursor: string): PageCursor {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") {
+    throw new AppError("invalid_request", "cursor is not one this server returned", {
+      fields: { cursor: "is not one this server returned" },
+    });
+  }
+  return { createdAt: parsed[0], id: parsed[1] };
+}

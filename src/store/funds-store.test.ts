@@ -1,0 +1,240 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
+import { AppError } from "../domain/errors.ts";
+import type { Clock } from "../domain/types.ts";
+import type { DepositRecord, OrderRecord, Store, WithdrawalRecord } from "./store.ts";
+
+const BEYOND_DOUBLE = 2n ** 53n + 1n;
+let db: TestStoreDatabase;
+let store: Store;
+const START = Date.parse("2026-01-05T10:00:00.000Z");
+const clock: Clock & { ms: number } = { ms: START, now: () => clock.ms };
+const iso = () => new Date(clock.ms).toISOString();
+const lease = (owner: string, ms = 30_000) => ({ owner, until: new Date(clock.ms + ms).toISOString() });
+
+function withdrawal(over: Partial<WithdrawalRecord> = {}): WithdrawalRecord {
+  return {
+    id: "wd_1",
+    accountId: "acc_1",
+    clientWithdrawalId: "w-1",
+    requestHash: "h1",
+    amount: BEYOND_DOUBLE,
+    toAddress: "0x00000000000000000000000000000000000000b0",
+    status: "pending",
+    txHash: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: iso(),
+    updatedAt: iso(),
+    ...over,
+  };
+}
+
+function deposit(over: Partial<DepositRecord> = {}): DepositRecord {
+  return {
+    id: "0xaa:3",
+    accountId: "acc_1",
+    amount: 25_000_000n,
+    fromAddress: "0x00000000000000000000000000000000000000c0",
+    txHash: "0xaa",
+    logIndex: 3,
+    block: 17n,
+    status: "detected",
+    creditTx: null,
+    errorMessage: null,
+    createdAt: iso(),
+    updatedAt: iso(),
+    ...over,
+  };
+}
+
+describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (backend) => {
+  beforeEach(async () => {
+    clock.ms = START;
+    db = await backend.create();
+    store = await db.open(clock);
+    await store.migrate();
+    for (const id of ["acc_1", "acc_2"]) {
+      await store.createAccount({ id, email: `${id}@example.com`, address: `0x${id === "acc_1" ? "a" : "b"}`.padEnd(42, "0"), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+    }
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await db.drop();
+  });
+
+  describe("withdrawals", () => {
+    it("keeps one withdrawal per client id of an account: a retry gets the first back, another account its own", async () => {
+      const first = await store.insertWithdrawal(withdrawal(), lease("a"));
+      expect(first).toEqual({ created: true, withdrawal: withdrawal() });
+      const retry = await store.insertWithdrawal(withdrawal({ id: "wd_2", requestHash: "h2" }));
+      expect(retry).toEqual({ created: false, withdrawal: withdrawal() });
+      expect((await store.insertWithdrawal(withdrawal({ id: "wd_3", accountId: "acc_2" }))).created).toBe(true);
+      expect((await store.insertWithdrawal(withdrawal({ id: "wd_4", clientWithdrawalId: null }))).created).toBe(true);
+      expect((await store.insertWithdrawal(withdrawal({ id: "wd_5", clientWithdrawalId: null }))).created).toBe(true);
+      expect(await store.withdrawalByClientId("acc_1", "w-1")).toEqual(withdrawal());
+      expect(await store.withdrawal("wd_2")).toBeUndefined();
+    });
+
+    it("moves only along its state machine, as a compare-and-set under the holder's lease", async () => {
+      await store.insertWithdrawal(withdrawal(), lease("a"));
+      await expect(store.updateWithdrawal("wd_1", ["pending"], { status: "confirmed" })).rejects.toThrow(/no transition from pending to confirmed/);
+      expect(await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" }, "b")).toBeUndefined();
+      clock.ms += 1_000;
+      const sent = await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" }, "a");
+      expect(sent).toMatchObject({ status: "sent", updatedAt: iso() });
+      expect(await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" }, "a")).toBeUndefined();
+      const done = await store.updateWithdrawal("wd_1", ["sent"], { status: "confirmed", txHash: "0xfeed" });
+      expect(done).toMatchObject({ status: "confirmed", txHash: "0xfeed", amount: BEYOND_DOUBLE });
+      expect((await store.withdrawalsInStatus(["pending", "sent"])).map((w) => w.id)).toEqual([]);
+      expect((await store.withdrawalsInStatus(["confirmed"])).map((w) => w.id)).toEqual(["wd_1"]);
+    });
+
+    it("leases an open withdrawal to one instance at a time, and lets another take it once the lease ran out", async () => {
+      await store.insertWithdrawal(withdrawal(), lease("a"));
+      expect(await store.claimWithdrawal("wd_1", lease("b"), iso())).toBe(false);
+      await store.renewWithdrawalLeases(["wd_1"], lease("a", 60_000));
+      clock.ms += 45_000;
+      expect(await store.claimWithdrawal("wd_1", lease("b"), iso())).toBe(false);
+      clock.ms += 30_000;
+      expect(await store.claimWithdrawal("wd_1", lease("b"), iso())).toBe(true);
+      await store.releaseWithdrawal("wd_1", "a");
+      expect(await store.claimWithdrawal("wd_1", lease("c"), iso())).toBe(false);
+      await store.releaseWithdrawal("wd_1", "b");
+      expect(await store.claimWithdrawal("wd_1", lease("c"), iso())).toBe(true);
+    });
+
+    it("lists an account's withdrawals newest first, each once across pages", async () => {
+      for (let i = 0; i < 5; i++) {
+        clock.ms += 1_000;
+        await store.insertWithdrawal(withdrawal({ id: `wd_${i}`, clientWithdrawalId: `c${i}`, createdAt: iso(), updatedAt: iso() }));
+      }
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.listWithdrawals("acc_1", { limit: 2, cursor });
+        seen.push(...page.data.map((w) => w.id));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      expect(seen).toEqual(["wd_4", "wd_3", "wd_2", "wd_1", "wd_0"]);
+      expect((await store.listWithdrawals("acc_2", { limit: 2, cursor: null })).data).toEqual([]);
+    });
+  });
+
+  describe("deposits", () => {
+    it("stores each transfer once, with its first values, and finds it again only when it was dropped", async () => {
+      await store.insertDeposits([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 18n })]);
+      await store.insertDeposits([deposit({ amount: 1n, block: 99n })]);
+      expect(await store.depositsInStatus(["detected"])).toEqual([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 18n })]);
+
+      const credited = await store.updateDeposit("0xbb:0", ["detected", "crediting"], { status: "credited", creditTx: "0xc1" });
+      expect(credited).toMatchObject({ status: "credited", creditTx: "0xc1" });
+      await store.insertDeposits([deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 30n })]);
+      expect((await store.depositsInStatus(["credited"]))[0]).toMatchObject({ id: "0xbb:0", block: 18n });
+
+      const first = deposit();
+      await store.updateDeposit("0xaa:3", ["detected"], { status: "dropped", errorMessage: "the transfer is no longer on chain" });
+      clock.ms += 5_000;
+      await store.insertDeposits([deposit({ block: 21n, createdAt: iso(), updatedAt: iso() })]);
+      expect(await store.depositsInStatus(["detected"])).toEqual([{ ...first, block: 21n, updatedAt: iso(), errorMessage: "the transfer is no longer on chain" }]);
+    });
+
+    it("moves a deposit only along its state machine, under the holder's lease", async () => {
+      await store.insertDeposits([deposit()]);
+      await expect(store.updateDeposit("0xaa:3", ["credited"], { status: "crediting" })).rejects.toThrow(/no transition/);
+      expect(await store.claimDeposit("0xaa:3", lease("a"), iso())).toBe(true);
+      expect(await store.claimDeposit("0xaa:3", lease("b"), iso())).toBe(false);
+      expect(await store.updateDeposit("0xaa:3", ["detected"], { status: "crediting" }, "b")).toBeUndefined();
+      expect(await store.updateDeposit("0xaa:3", ["detected"], { status: "crediting" }, "a")).toMatchObject({ status: "crediting" });
+      await store.releaseDeposit("0xaa:3", "a");
+      expect(await store.claimDeposit("0xaa:3", lease("b"), iso())).toBe(true);
+      await store.updateDeposit("0xaa:3", ["crediting"], { status: "credited", creditTx: "0xc" }, "b");
+      expect(await store.claimDeposit("0xaa:3", lease("c", 1), new Date(clock.ms + 3_600_000).toISOString())).toBe(false);
+    });
+
+    it("keeps the chain scan cursor by name", async () => {
+      expect(await store.chainCursor("deposits:1")).toBeUndefined();
+      await store.setChainCursor("deposits:1", { block: 10n, hash: "0x10" });
+      await store.setChainCursor("deposits:1", { block: BEYOND_DOUBLE, hash: "0x11" });
+      expect(await store.chainCursor("deposits:1")).toEqual({ block: BEYOND_DOUBLE, hash: "0x11" });
+      expect(await store.chainCursor("deposits:2")).toBeUndefined();
+    });
+  });
+
+  describe("activity", () => {
+    const order = (over: Partial<OrderRecord>): OrderRecord => ({
+      id: "ord_1",
+      accountId: "acc_1",
+      clientOrderId: null,
+      requestHash: "x",
+      eventId: "e",
+      outcome: "YES",
+      side: "buy",
+      amount: 10_000_000n,
+      maxSlippage: 10_000n,
+      strategy: "optimize_price",
+      timeInForce: "FOK",
+      status: "pending",
+      locked: 0n,
+      spent: 0n,
+      fees: 0n,
+      filledShares: 0n,
+      routedTo: null,
+      legs: [],
+      sotTokenId: null,
+      lockTx: null,
+      settleTx: null,
+      releaseTx: null,
+      errorCode: null,
+      errorMessage: null,
+      createdAt: iso(),
+      updatedAt: iso(),
+      ...over,
+    });
+    const at = (s: number) => new Date(START + s * 1000).toISOString();
+
+    it("lists every movement of the account's money newest first, with its tx hash, across pages", async () => {
+      await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });
+      await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });
+      await store.insertOrder(order({ id: "ord_a", status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl1", settleTx: "0xs1", createdAt: at(2), updatedAt: at(3) }));
+      await store.insertOrder(order({ id: "ord_b", status: "failed", locked: 5_000_000n, lockTx: "0xl2", releaseTx: "0xr2", createdAt: at(4), updatedAt: at(5) }));
+      await store.insertOrder(order({ id: "ord_c", status: "rejected", createdAt: at(6) }));
+      await store.insertDeposits([deposit({ status: "credited", creditTx: "0xc3", createdAt: at(7) })]);
+      await store.insertWithdrawal(withdrawal({ status: "confirmed", txHash: "0xw", createdAt: at(8) }));
+      await store.insertWithdrawal(withdrawal({ id: "wd_other", accountId: "acc_2", createdAt: at(9) }));
+
+      const entries = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.activity("acc_1", { limit: 3, cursor });
+        entries.push(...page.data);
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      expect(entries.map((e) => [e.type, e.reference, e.amount, e.txHash, e.status, e.address])).toEqual([
+        ["withdrawal", "wd_1", BEYOND_DOUBLE, "0xw", "confirmed", "0x00000000000000000000000000000000000000b0"],
+        ["deposit", "0xaa:3", 25_000_000n, "0xc3", "credited", "0x00000000000000000000000000000000000000c0"],
+        ["release", "ord_b", 5_000_000n, "0xr2", "failed", null],
+        ["lock", "ord_b", 5_000_000n, "0xl2", "failed", null],
+        ["settle", "ord_a", 9_000_000n, "0xs1", "filled", null],
+        ["lock", "ord_a", 10_000_000n, "0xl1", "filled", null],
+        ["faucet", "0xkey", 10_000_000_000n, "0xf0", "credited", null],
+      ]);
+      expect(entries.map((e) => e.createdAt)).toEqual([at(8), at(7), at(5), at(4), at(3), at(2), at(1)]);
+      expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
+      expect((await store.activity("acc_2", { limit: 50, cursor: null })).data.map((e) => e.reference)).toEqual(["wd_other"]);
+    });
+
+    it("refuses a cursor it did not issue", async () => {
+      await expect(store.activity("acc_1", { limit: 5, cursor: "nope" })).rejects.toBeInstanceOf(AppError);
+    });
+  });
+
+  it("keeps a key's withdrawal allowlist, none unless given", async () => {
+    const plain = await store.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "a", scopes: ["read"], secretEnc: "s", ipAllowlist: null });
+    expect(plain.withdrawalAllowlist).toBeNull();
+    await store.insertApiKey({ apiKey: "ck_2", accountId: "acc_1", name: "b", scopes: ["read", "withdraw"], secretEnc: "s", ipAllowlist: null, withdrawalAllowlist: ["0xab"] });
+    expect(await store.apiKey("ck_2")).toMatchObject({ scopes: ["read", "withdraw"], withdrawalAllowlist: ["0xab"] });
+    expect((await store.apiKey("ck_1"))?.withdrawalAllowlist).toBeNull();
+  });
+});
