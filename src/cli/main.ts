@@ -81,6 +81,7 @@ keys
       api_key: k.apiKey,
       name: k.name,
       scopes: k.scopes,
+      withdrawal_allowlist: k.withdrawalAllowlist,
       created_at: k.createdAt,
       last_used_at: k.lastUsedAt,
       revoked_at: k.revokedAt,

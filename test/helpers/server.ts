@@ -18,7 +18,7 @@ export interface TestServer {
   /** A read+trade key of a fresh account, and a client signing with it. */
   client: CrossfillClient;
   key: { apiKey: string; apiSecret: string; accountId: string };
-  newKey(opts?: { scopes?: Scope[]; email?: string }): Promise<{ apiKey: string; apiSecret: string; accountId: string; client: CrossfillClient }>;
+  newKey(opts?: { scopes?: Scope[]; email?: string; withdrawalAllowlist?: string[] }): Promise<{ apiKey: string; apiSecret: string; accountId: string; client: CrossfillClient }>;
   restart(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -46,7 +46,13 @@ export async function startTestServer(env: Record<string, string> = {}, opts: { 
     async newKey(opts = {}) {
       const email = opts.email ?? `trader${++accounts}-${Date.now()}@example.com`;
       const { account } = await findOrCreateAccount(crossfill.store, email, (k) => encryptSecret(master, k));
-      const { apiKey, apiSecret } = await createApiKey(crossfill.store, master, { accountId: account.id, name: "test", scopes: opts.scopes ?? ["read", "trade"], ipAllowlist: null });
+      const { apiKey, apiSecret } = await createApiKey(crossfill.store, master, {
+        accountId: account.id,
+        name: "test",
+        scopes: opts.scopes ?? ["read", "trade"],
+        ipAllowlist: null,
+        withdrawalAllowlist: opts.withdrawalAllowlist ?? null,
+      });
       return { apiKey, apiSecret, accountId: account.id, client: new CrossfillClient({ baseUrl: server.url, apiKey, apiSecret }) };
     },
     async restart() {

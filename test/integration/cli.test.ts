@@ -54,7 +54,7 @@ describe("crossfill keys", () => {
     expect((await client.account()).email).toBe("desk@example.com");
 
     const listed = JSON.parse(await cli("keys", "list", "--account", "desk@example.com", "--json")) as { api_key: string; scopes: string[]; revoked_at: string | null }[];
-    expect(listed).toEqual([expect.objectContaining({ api_key: made.api_key, scopes: ["read"], revoked_at: null })]);
+    expect(listed).toEqual([expect.objectContaining({ api_key: made.api_key, scopes: ["read"], withdrawal_allowlist: null, revoked_at: null })]);
     expect(JSON.stringify(listed)).not.toContain(made.api_secret);
     expect(await cli("keys", "list", "--account", "desk@example.com")).toContain(made.api_key);
 
@@ -70,6 +70,19 @@ describe("crossfill keys", () => {
     const bad = await run(process.execPath, [BIN, "keys", "create", "--name", "x", "--scopes", "read,admin"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/admin/);
+  });
+});
+
+describe("crossfill keys create --scopes ... withdraw", () => {
+  it("grants the withdraw scope only when named, with the addresses its withdrawals may pay to", async () => {
+    const to = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    await cli("keys", "create", "--name", "payouts", "--scopes", "read,withdraw", "--withdraw-to", to, "--account", "payouts@example.com", "--json");
+    await cli("keys", "create", "--name", "default", "--account", "payouts@example.com", "--json");
+    const listed = JSON.parse(await cli("keys", "list", "--account", "payouts@example.com", "--json")) as { name: string; scopes: string[]; withdrawal_allowlist: string[] | null }[];
+    expect(listed.map((k) => [k.name, k.scopes, k.withdrawal_allowlist])).toEqual([
+      ["payouts", ["read", "withdraw"], [to.toLowerCase()]],
+      ["default", ["read", "trade"], null],
+    ]);
   });
 });
 

@@ -37,8 +37,10 @@ export const withdrawalRoutes =
         const session = principal.apiKey === undefined;
         const request = validateWithdrawal(req.body, { session });
         const account = await deps.account(principal.accountId);
-        if (session && !(account.passwordHash !== null && (await verifyPassword(request.password!, account.passwordHash)))) {
-          throw new AppError("invalid_credentials", "The password is wrong: nothing was withdrawn.");
+        if (session) {
+          // Read afresh: the account as deps.account caches it may predate a change of password.
+          const hash = (await deps.store.accountById(account.id))?.passwordHash ?? null;
+          if (hash === null || !(await verifyPassword(request.password!, hash))) throw new AppError("invalid_credentials", "The password is wrong: nothing was withdrawn.");
         }
         const key = principal.apiKey === undefined ? undefined : await deps.store.apiKey(principal.apiKey);
         const w = await deps.withdrawals.submit(
