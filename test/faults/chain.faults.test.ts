@@ -1,4 +1,5 @@
-// The chain fault suite: concurrent orders from several traders while the chain's JSON-RPC misbehaves
+// The chain fault suite: concurrent orders and withdrawals (most to another trader's deposit address, so
+// deposits too, which the deposit watcher finds and credits) from several traders while the chain's JSON-RPC misbehaves
 // (errors, refused connections, answers lost after the node acted, requests held past the client's
 // timeout and then done, slow requests), the server sometimes killed mid-burst and started again under
 // the same faults; once the faults stop and recovery is done, `crossfill audit`, reading the chain
@@ -12,7 +13,7 @@ import { startDevChain, type DevChain } from "../../src/vault/devnode/index.ts";
 import { startRpcFront } from "../../src/vault/devnode/rpc-front.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { startRpcProxy, type RpcProxy } from "../helpers/rpc-proxy.ts";
-import { expectAuditOk, makeTraders, outcomes, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
+import { expectAuditOk, fundsOutcomes, makeTraders, outcomes, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES ?? 3);
@@ -81,7 +82,7 @@ beforeAll(async () => {
   proxy = await startRpcProxy(front.url);
   sims = await Simulators.start(dataDir, SEED % 1000);
   traders = await makeTraders(dataDir, 4);
-  traffic = new Traffic({ seed: SEED, rng, traders, dataDir, serverLog: () => server?.log.tail });
+  traffic = new Traffic({ seed: SEED, rng, traders, dataDir, serverLog: () => server?.log.tail, withdrawalShare: 0.3 });
   serverEnv = { DATA_DIR: dataDir, ...sims.env, ...BASE_ENV, CHAIN_RPC_URL: proxy.url, OPERATOR_PRIVATE_KEY: chain.operatorKey };
 }, 120_000);
 
@@ -91,7 +92,7 @@ afterAll(async () => {
   await sims?.stop();
   await front?.close();
   await chain?.stop();
-  const ended = traffic ? { ...traffic.counts, outcomes: await outcomes(dataDir) } : {};
+  const ended = traffic ? { ...traffic.counts, outcomes: await outcomes(dataDir), funds: await fundsOutcomes(dataDir) } : {};
   console.log(`chain fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...ended })}`);
   if (process.env.FAULT_KEEP) console.log(`chain fault suite directories kept: ${dataDir} ${chainDir}`);
   else for (const dir of [dataDir, chainDir]) rmSync(dir, { recursive: true, force: true });
@@ -247,7 +248,7 @@ async function run(): Promise<void> {
 
 describe(`chain fault suite (FAULT_SEED=${SEED})`, () => {
   it(
-    "keeps every invariant of the order path while the chain's JSON-RPC errs, refuses, loses answers and times out",
+    "keeps every invariant of the order path, withdrawals and deposits while the chain's JSON-RPC errs, refuses, loses answers and times out",
     async () => {
       const deadline = Date.now() + MINUTES * 60_000;
       while (Date.now() < deadline) {

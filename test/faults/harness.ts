@@ -8,9 +8,10 @@ import { findOrCreateAccount } from "../../src/accounts/service.ts";
 import type { AuditReport } from "../../src/audit/run.ts";
 import { createApiKey } from "../../src/auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
+import { OPEN_DEPOSIT_STATUSES, OPEN_WITHDRAWAL_STATUSES } from "../../src/domain/funds-status.ts";
 import { OPEN_STATUSES, ORDER_STATUSES, type OrderStatus } from "../../src/domain/order-status.ts";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
-import type { OrderRequest } from "../../src/sdk/types.ts";
+import type { OrderRequest, WithdrawalRequest } from "../../src/sdk/types.ts";
 import { loadConfig } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
@@ -180,6 +181,8 @@ export class ServerProcess {
 
 export interface Trader {
   email: string;
+  /** The account's address: its vault balance, and its deposit address. */
+  address: string;
   /** A client signing with the trader's key; with `clock`, at the time it says. */
   client: (url: string, clock?: () => number) => CrossfillClient;
 }
@@ -188,8 +191,9 @@ export interface Trader {
 const storeOf = (dataDir: string) => openStore(loadConfig({ ...process.env, DATA_DIR: dataDir }));
 
 /**
- * Accounts and keys made straight in the store, as `crossfill keys create` would, numbered from `first`.
- * The dev faucet funds each on its first request, so a trader made while the server runs puts the faucet under the same kills.
+ * Accounts and keys made straight in the store, as `crossfill keys create` would, numbered from `first`, with the
+ * withdraw scope. The dev faucet funds each on its first request, so a trader made while the server runs puts the
+ * faucet under the same kills.
  */
 export async function makeTraders(dataDir: string, n: number, first = 0): Promise<Trader[]> {
   const store = await storeOf(dataDir);
@@ -200,8 +204,8 @@ export async function makeTraders(dataDir: string, n: number, first = 0): Promis
     for (let i = first; i < first + n; i++) {
       const email = `trader${i}@faults.example`;
       const { account } = await findOrCreateAccount(store, email, (k) => encryptSecret(master, k));
-      const { apiKey, apiSecret } = await createApiKey(store, master, { accountId: account.id, name: "fault-suite", scopes: ["read", "trade"], ipAllowlist: null });
-      traders.push({ email, client: (url, clock) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret, ...(clock ? { clock } : {}) }) });
+      const { apiKey, apiSecret } = await createApiKey(store, master, { accountId: account.id, name: "fault-suite", scopes: ["read", "trade", "withdraw"], ipAllowlist: null });
+      traders.push({ email, address: account.address, client: (url, clock) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret, ...(clock ? { clock } : {}) }) });
     }
     return traders;
   } finally {
@@ -214,6 +218,42 @@ async function ordersIn(dataDir: string, statuses: readonly OrderStatus[]): Prom
   const store = await storeOf(dataDir);
   try {
     return await store.ordersInStatus(statuses);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * What keeps money in or out from being done: withdrawals and deposits still open, and confirmed withdrawals to a
+ * trader's deposit address whose transfer the deposit watcher has not stored and credited yet. Empty when done.
+ */
+async function fundsOpen(dataDir: string): Promise<string[]> {
+  const store = await storeOf(dataDir);
+  try {
+    const [withdrawals, deposits, accounts] = await Promise.all([store.withdrawalsInStatus(["pending", "sent", "confirmed", "failed"]), store.depositsInStatus(["detected", "crediting", "credited", "dropped"]), store.accounts()]);
+    const addresses = new Set(accounts.map((a) => a.address.toLowerCase()));
+    const credited = new Set(deposits.filter((d) => d.status === "credited").map((d) => d.txHash.toLowerCase()));
+    return [
+      ...withdrawals.filter((w) => OPEN_WITHDRAWAL_STATUSES.includes(w.status)).map((w) => `withdrawal ${w.id} is ${w.status}`),
+      ...deposits.filter((d) => OPEN_DEPOSIT_STATUSES.includes(d.status)).map((d) => `deposit ${d.id} is ${d.status}`),
+      ...withdrawals
+        .filter((w) => w.status === "confirmed" && addresses.has(w.toAddress) && !credited.has(w.txHash!.toLowerCase()))
+        .map((w) => `withdrawal ${w.id} paid ${w.toAddress} in ${w.txHash}, not credited yet`),
+    ];
+  } finally {
+    await store.close();
+  }
+}
+
+/** How the stored withdrawals and deposits ended, counted by status (and error code): a run's figures. */
+export async function fundsOutcomes(dataDir: string): Promise<Record<string, number>> {
+  const store = await storeOf(dataDir);
+  try {
+    const out: Record<string, number> = {};
+    const count = (key: string) => (out[key] = (out[key] ?? 0) + 1);
+    for (const w of await store.withdrawalsInStatus(["pending", "sent", "confirmed", "failed"])) count(`withdrawal/${w.errorCode ? `${w.status}/${w.errorCode}` : w.status}`);
+    for (const d of await store.depositsInStatus(["detected", "crediting", "credited", "dropped"])) count(`deposit/${d.status}`);
+    return out;
   } finally {
     await store.close();
   }
@@ -259,24 +299,26 @@ export async function expectAuditOk(env: Env, fail: (what: string) => Error): Pr
 
 const EVENTS = ["fed-cut-2026-12", "spx-above-7500-2026-12-31", "btc-above-150k-2026-12-31"];
 
-/** One order a trader sent, and what became of it as the trader saw it. */
-export interface Sent {
+/** One order or withdrawal a trader sent, and what became of it as the trader saw it. */
+export type Sent = {
   trader: Trader;
-  body: OrderRequest;
-  /** The order id the trader learnt, if any answer came back. */
-  orderId?: string;
+  /** The order or withdrawal id the trader learnt, if any answer came back. */
+  id?: string;
   /** No answer: the server died under it. */
   interrupted: boolean;
-}
+} & ({ kind: "order"; body: OrderRequest } | { kind: "withdrawal"; body: WithdrawalRequest });
+
+export const clientIdOf = (s: Sent): string | undefined => (s.kind === "order" ? s.body.client_order_id : s.body.client_withdrawal_id);
 
 /**
- * The traders of a seeded run and what they send: random orders in concurrent bursts, the check that no
- * answer is ever a 500 and that a client_order_id names one order, re-sends after a restart, and the
- * wait for recovery to finish every order.
+ * The traders of a seeded run and what they send: random orders (and, with `withdrawalShare`, withdrawals, to
+ * another trader's deposit address or out of the service) in concurrent bursts, the check that no answer is
+ * ever a 500 and that a client id names one order or withdrawal, re-sends after a restart, and the wait for
+ * recovery to finish every order, withdrawal and deposit.
  */
 export class Traffic {
-  /** Orders sent in bursts, and copies sent at once with the same client_order_id. */
-  readonly counts = { orders: 0, duplicateSubmissions: 0 };
+  /** Orders and withdrawals sent in bursts, and copies sent at once with the same client id. */
+  readonly counts = { orders: 0, withdrawals: 0, duplicateSubmissions: 0 };
 
   constructor(
     private readonly o: {
@@ -286,6 +328,8 @@ export class Traffic {
       dataDir: string;
       /** The running server's last log lines, for a failure's message. */
       serverLog: () => string | undefined;
+      /** The share of a burst's requests that are withdrawals (default none). */
+      withdrawalShare?: number;
     },
   ) {}
 
@@ -310,59 +354,87 @@ export class Traffic {
     };
   }
 
-  /** Sends one order; a server that dies under it leaves the trader without an answer. No answer may ever be a 500. */
+  /**
+   * A withdrawal as a bot would send it: up to 50 USDC with up to 6 decimals, most often to another trader's
+   * deposit address (so it is a deposit too), else out of the service; half with a client id.
+   */
+  randomWithdrawal(run: number, i: number, from: Trader): WithdrawalRequest {
+    const { rng, traders } = this.o;
+    const others = traders.filter((t) => t !== from);
+    const to = others.length > 0 && rng.chance(0.7) ? others[rng.int(0, others.length - 1)]!.address : `0x${Array.from({ length: 40 }, () => "0123456789abcdef"[rng.int(0, 15)]).join("")}`;
+    return {
+      amount_usdc: (rng.int(1, 50) + rng.int(0, 999_999) / 1e6).toFixed(6),
+      to_address: to,
+      ...(rng.chance(0.5) ? { client_withdrawal_id: `w${this.o.seed}-${run}-${i}` } : {}),
+    };
+  }
+
+  /** Sends one order or withdrawal; a server that dies under it leaves the trader without an answer. No answer may ever be a 500. */
   async send(client: CrossfillClient, s: Sent): Promise<void> {
     try {
-      s.orderId = (await client.order(s.body)).order_id;
+      s.id = s.kind === "order" ? (await client.order(s.body)).order_id : (await client.withdraw(s.body)).withdrawal_id;
     } catch (e) {
       if (e instanceof CrossfillError) {
         if (e.code === "internal" || e.status === 500) {
-          throw this.fail(`a 500 answered ${JSON.stringify(s.body)}: ${e.message}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`);
+          throw this.fail(`a 500 answered ${s.kind} ${JSON.stringify(s.body)}: ${e.message}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`);
         }
-        const id = e.details?.order_id;
-        if (typeof id === "string") s.orderId = id;
+        const id = e.details?.order_id ?? e.details?.withdrawal_id;
+        if (typeof id === "string") s.id = id;
         return;
       }
       s.interrupted = true;
     }
   }
 
-  /** A burst of concurrent orders from every trader; with `duplicates`, each order with a client id is also sent again at once. */
+  /**
+   * A burst of concurrent orders (and withdrawals) from every trader; with `duplicates`, each one with a client
+   * id is also sent again at once. `n` counts the orders; withdrawals come on top, in the share the traffic was given.
+   */
   async burst(url: string, run: number, n: number, duplicates: boolean): Promise<Sent[]> {
     const { rng, traders } = this.o;
-    const sent: Sent[] = Array.from({ length: n }, (_, i) => ({ trader: traders[rng.int(0, traders.length - 1)]!, body: this.randomOrder(run, i), interrupted: false }));
-    const copies = duplicates ? sent.filter((s) => s.body.client_order_id).map((s) => ({ ...s, interrupted: false })) : [];
+    const trader = () => traders[rng.int(0, traders.length - 1)]!;
+    const sent: Sent[] = Array.from({ length: n }, (_, i) => ({ kind: "order" as const, trader: trader(), body: this.randomOrder(run, i), interrupted: false }));
+    const withdrawals = Math.round(n * (this.o.withdrawalShare ?? 0));
+    for (let i = 0; i < withdrawals; i++) {
+      const from = trader();
+      sent.push({ kind: "withdrawal", trader: from, body: this.randomWithdrawal(run, i, from), interrupted: false });
+    }
+    const copies = duplicates ? sent.filter((s) => clientIdOf(s) !== undefined).map((s) => ({ ...s, interrupted: false })) : [];
     this.counts.duplicateSubmissions += copies.length;
     await Promise.all([...sent, ...copies].map((s) => this.send(s.trader.client(url), s)));
     for (const c of copies) {
-      const first = sent.find((s) => s.body.client_order_id === c.body.client_order_id)!;
-      if (first.orderId && c.orderId && first.orderId !== c.orderId) throw this.fail(`client_order_id ${c.body.client_order_id} gave two orders`);
+      const first = sent.find((s) => s.kind === c.kind && clientIdOf(s) === clientIdOf(c))!;
+      if (first.id && c.id && first.id !== c.id) throw this.fail(`${c.kind} client id ${clientIdOf(c)} gave two: ${first.id} and ${c.id}`);
     }
     this.counts.orders += n;
+    this.counts.withdrawals += withdrawals;
     return sent;
   }
 
-  /** After a restart a trader re-sends every order it got no answer for and has a client id for: it must get that one order back, never a second. */
+  /** After a restart a trader re-sends everything it got no answer for and has a client id for: it must get that one back, never a second. */
   async resend(url: string, sent: readonly Sent[]): Promise<void> {
-    for (const s of sent.filter((x) => x.body.client_order_id !== undefined)) {
-      const before = s.orderId;
+    for (const s of sent.filter((x) => clientIdOf(x) !== undefined)) {
+      const before = s.id;
       const again: Sent = { ...s, interrupted: false };
-      delete again.orderId;
+      delete again.id;
       await this.send(s.trader.client(url), again);
-      if (again.interrupted) throw this.fail(`the restarted server gave no answer to ${s.body.client_order_id}`);
-      if (before && again.orderId && before !== again.orderId) throw this.fail(`client_order_id ${s.body.client_order_id} answered ${before} then ${again.orderId}`);
+      if (again.interrupted) throw this.fail(`the restarted server gave no answer to ${s.kind} ${clientIdOf(s)}`);
+      if (before && again.id && before !== again.id) throw this.fail(`${s.kind} client id ${clientIdOf(s)} answered ${before} then ${again.id}`);
     }
   }
 
-  /** Waits until recovery has finished every order (the store holds no open order). */
+  /** Waits until recovery has finished every order, withdrawal and deposit (the store holds none open, and every transfer to a trader is credited). */
   async quiet(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const open = await ordersIn(this.o.dataDir, OPEN_STATUSES);
-      if (open.length === 0) return;
+      const funds = await fundsOpen(this.o.dataDir);
+      if (open.length === 0 && funds.length === 0) return;
       if (Date.now() > deadline) {
         const shown = JSON.stringify(open.slice(0, 3), (_k, v) => (typeof v === "bigint" ? v.toString() : v), 1);
-        throw this.fail(`${open.length} orders still open ${timeoutMs} ms after recovery started: ${shown}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`);
+        throw this.fail(
+          `${open.length} orders still open ${timeoutMs} ms after recovery started: ${shown}\n${funds.slice(0, 5).join("\n")}\nserver log:\n${this.o.serverLog()?.slice(-8_000)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 250));
     }

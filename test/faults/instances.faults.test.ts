@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillError } from "../../src/sdk/client.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { Chain, expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
+import { Chain, clientIdOf, expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES_INSTANCES ?? 3);
@@ -102,7 +102,7 @@ async function run(r: number): Promise<void> {
   const other = live().find((x) => x.i !== victim.i)!;
   const unanswered: Sent[] = bursts.flat();
   tally.interrupted += unanswered.filter((x) => x.interrupted).length;
-  tally.retriesElsewhere += unanswered.filter((x) => x.body.client_order_id !== undefined).length;
+  tally.retriesElsewhere += unanswered.filter((x) => clientIdOf(x) !== undefined).length;
   await traffic.resend(other.s.url, unanswered);
   await traffic.quiet(leftDead ? 120_000 : 45_000);
   if (leftDead) await start(victim.i);

@@ -1,16 +1,18 @@
-// The fault suite: concurrent orders from several traders while the server is killed at every step
-// boundary of the order flow and of its recovery, at random moments, under venue faults, with
+// The fault suite: concurrent orders and withdrawals (most to another trader's deposit address, so deposits
+// too) from several traders while the server is killed at every step boundary of the order flow, of a
+// withdrawal, of a deposit credit and of their recovery, at random moments, under venue faults, with
 // duplicate submissions and clock jumps; after each run, restarted and recovered, `crossfill audit`
-// must find every invariant of the order path intact. Seeded: FAULT_SEED reproduces a run (the seed is
+// must find every invariant of the order path and of money in and out intact. Seeded: FAULT_SEED reproduces a run (the seed is
 // printed, and named in every failure); FAULT_MINUTES bounds its length.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FUNDS_CHECKPOINTS, type FundsCheckpoint } from "../../src/funds/checkpoints.ts";
 import { CHECKPOINTS, type Checkpoint } from "../../src/orders/service.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
+import { expectAuditOk, fundsOutcomes, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES ?? 18);
@@ -18,6 +20,8 @@ const rng = new Rng(SEED);
 console.log(`fault suite: FAULT_SEED=${SEED} FAULT_MINUTES=${MINUTES} on ${process.env.FAULT_STORE === "postgres" ? "PostgreSQL" : "SQLite"}`);
 
 const ORDER_STEPS = CHECKPOINTS.filter((c) => c.startsWith("order."));
+/** A withdrawal's steps and a deposit credit's: they pass in requests, in the deposit watcher and in recovery alike. */
+const FUNDS_STEPS: readonly FundsCheckpoint[] = FUNDS_CHECKPOINTS;
 const RECOVERY_STEPS = CHECKPOINTS.filter((c) => c.startsWith("reconcile."));
 /** Child orders expire fast, so recovery can call a lost one never placed within seconds. */
 const BASE_ENV: Env = { CHILD_ORDER_TTL_MS: "2000", EXPIRY_SKEW_MS: "1000", RECONCILE_INTERVAL_MS: "1000", SIM_LATENCY_SCALE: "0.05" };
@@ -56,13 +60,14 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-faults-"));
   sims = await Simulators.start(dataDir, SEED % 1000);
   traders = await makeTraders(dataDir, 4);
-  traffic = new Traffic({ seed: SEED, rng, traders, dataDir, serverLog: () => server?.log.tail });
+  traffic = new Traffic({ seed: SEED, rng, traders, dataDir, serverLog: () => server?.log.tail, withdrawalShare: 0.3 });
 }, 120_000);
 
 afterAll(async () => {
   await server?.kill();
   await sims?.stop();
-  console.log(`fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...traffic?.counts })}`);
+  const funds = traffic ? await fundsOutcomes(dataDir) : {};
+  console.log(`fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...traffic?.counts, funds })}`);
   if (process.env.FAULT_KEEP) console.log(`fault suite data directory kept: ${dataDir}`);
   else rmSync(dataDir, { recursive: true, force: true });
   if (database) {
@@ -115,8 +120,11 @@ async function run(i: number): Promise<void> {
   const jump = kind === 9;
   const jumpEnv: Env = jump ? { ...JUMP_ENV, CLOCK_SKEW_MS: String(rng.chance(0.5) ? 10_000 : -10_000) } : {};
   if (jump) tally.clockJumps++;
-  const checkpoint: Checkpoint | undefined = kind <= 3 ? ORDER_STEPS[rng.int(0, ORDER_STEPS.length - 1)] : undefined;
-  const killAt: Env = checkpoint ? { CROSSFILL_KILL_AT: `${checkpoint}:${rng.int(1, Math.max(1, Math.floor(n / 2)))}` } : {};
+  // A kill at a step of an order, or (kind 3) of a withdrawal or a deposit credit, of which a burst holds fewer.
+  const checkpoint: Checkpoint | FundsCheckpoint | undefined =
+    kind <= 2 ? ORDER_STEPS[rng.int(0, ORDER_STEPS.length - 1)] : kind === 3 ? FUNDS_STEPS[rng.int(0, FUNDS_STEPS.length - 1)] : undefined;
+  const passes = kind === 3 ? Math.max(1, Math.floor(n / 8)) : Math.max(1, Math.floor(n / 2));
+  const killAt: Env = checkpoint ? { CROSSFILL_KILL_AT: `${checkpoint}:${rng.int(1, passes)}` } : {};
   if (server) await server.stop();
   const s = await start({ ...killAt, ...jumpEnv });
   if (rng.chance(0.25)) {
@@ -157,7 +165,7 @@ async function run(i: number): Promise<void> {
 
 describe(`fault suite (FAULT_SEED=${SEED})`, () => {
   it(
-    "keeps every invariant of the order path through kills at every step, venue faults, duplicates and clock jumps",
+    "keeps every invariant of the order path, withdrawals and deposits through kills at every step, venue faults, duplicates and clock jumps",
     async () => {
       const deadline = Date.now() + MINUTES * 60_000;
       let i = 0;
