@@ -38,30 +38,22 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
     for (const w of withdrawals) if (w.status !== "confirmed" && w.status !== "failed") bad(`${w.id} is ${w.status}`);
   });
 
-  check("withdrawals_paid_once", "each confirmed withdrawal was paid by exactly one transaction, of its amount to its address, and nothing else was paid", (bad) => {
-    const paid = new Map<string, Ledger["withdrawnTo"]>();
-    for (const p of ledger.withdrawnTo) {
-      const key = p.withdrawalId.toLowerCase();
-      paid.set(key, [...(paid.get(key) ?? []), p]);
-      if (!byWithdrawalId.has(key)) bad(`payout ${p.withdrawalId} of ${formatMicro(p.amount)} USDC to ${p.to} belongs to no withdrawal`);
-    }
-    for (const [key, w] of byWithdrawalId) {
-      const payouts = paid.get(key) ?? [];
-      if (w.status !== "confirmed") {
-        if (payouts.length > 0) bad(`${w.id} is ${w.status} but was paid on chain`);
-        continue;
-      }
-      if (payouts.length !== 1) {
-        bad(`${w.id} was paid ${payouts.length} times`);
-        continue;
-      }
-      const p = payouts[0]!;
-      if (p.amount !== w.amount || !same(w.toAddress, p.to) || !same(addressOf.get(w.accountId) ?? null, p.client)) {
-        bad(`${w.id} asked ${formatMicro(w.amount)} USDC to ${w.toAddress}; the chain paid ${formatMicro(p.amount)} from ${p.client} to ${p.to}`);
-      }
-      if (!same(w.txHash, p.txHash)) bad(`${w.id}'s tx_hash ${w.txHash} is not the transaction that paid it (${p.txHash})`);
-    }
-  });
+  check("withdrawals_paid_once", "each confirmed withdrawal was paid by exactly one transaction, of its amount to its address, and nothing else was paid", (bad) =>
+    doneOnce(bad, {
+      verb: "paid",
+      records: byWithdrawalId,
+      events: ledger.withdrawnTo,
+      idOf: (p) => p.withdrawalId,
+      done: (w) => w.status === "confirmed",
+      stray: (p) => `payout ${p.withdrawalId} of ${formatMicro(p.amount)} USDC to ${p.to} belongs to no withdrawal`,
+      differs: (w, p) =>
+        p.amount !== w.amount || !same(w.toAddress, p.to) || !same(addressOf.get(w.accountId) ?? null, p.client)
+          ? `${w.id} asked ${formatMicro(w.amount)} USDC to ${w.toAddress}; the chain paid ${formatMicro(p.amount)} from ${p.client} to ${p.to}`
+          : !same(w.txHash, p.txHash)
+            ? `${w.id}'s tx_hash ${w.txHash} is not the transaction that paid it (${p.txHash})`
+            : undefined,
+    }),
+  );
 
   check("one_withdrawal_per_client_id", "one withdrawal per client_withdrawal_id of an account", (bad) => {
     const seen = new Set<string>();
@@ -77,28 +69,22 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
     for (const d of deposits) if (d.status !== "credited" && d.status !== "dropped") bad(`${d.id} is ${d.status}`);
   });
 
-  check("deposits_credited_once", "each credited deposit was credited by exactly one transaction, of its amount to its account, and nothing else was credited", (bad) => {
-    const credits = new Map<string, Ledger["depositCredits"]>();
-    for (const c of ledger.depositCredits) {
-      const key = c.key.toLowerCase();
-      credits.set(key, [...(credits.get(key) ?? []), c]);
-      if (!byDepositKey.has(key)) bad(`credit ${c.key} of ${formatMicro(c.amount)} USDC to ${c.client} belongs to no deposit`);
-    }
-    for (const [key, d] of byDepositKey) {
-      const found = credits.get(key) ?? [];
-      if (d.status !== "credited") {
-        if (found.length > 0) bad(`${d.id} is ${d.status} but was credited on chain`);
-        continue;
-      }
-      if (found.length !== 1) {
-        bad(`${d.id} was credited ${found.length} times`);
-        continue;
-      }
-      const c = found[0]!;
-      if (c.amount !== d.amount || !same(addressOf.get(d.accountId) ?? null, c.client)) bad(`${d.id} of ${formatMicro(d.amount)} USDC was credited ${formatMicro(c.amount)} to ${c.client}`);
-      if (!same(d.creditTx, c.txHash)) bad(`${d.id}'s credit tx ${d.creditTx} is not the transaction that credited it (${c.txHash})`);
-    }
-  });
+  check("deposits_credited_once", "each credited deposit was credited by exactly one transaction, of its amount to its account, and nothing else was credited", (bad) =>
+    doneOnce(bad, {
+      verb: "credited",
+      records: byDepositKey,
+      events: ledger.depositCredits,
+      idOf: (c) => c.key,
+      done: (d) => d.status === "credited",
+      stray: (c) => `credit ${c.key} of ${formatMicro(c.amount)} USDC to ${c.client} belongs to no deposit`,
+      differs: (d, c) =>
+        c.amount !== d.amount || !same(addressOf.get(d.accountId) ?? null, c.client)
+          ? `${d.id} of ${formatMicro(d.amount)} USDC was credited ${formatMicro(c.amount)} to ${c.client}`
+          : !same(d.creditTx, c.txHash)
+            ? `${d.id}'s credit tx ${d.creditTx} is not the transaction that credited it (${c.txHash})`
+            : undefined,
+    }),
+  );
 
   const transfers = input.depositTransfers;
   if (transfers === undefined) {
@@ -119,4 +105,39 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
     const owed = ledger.balances.reduce((s, b) => s + b.available + b.locked, 0n);
     if (ledger.vaultUsdc < owed) bad(`the Vault holds ${formatMicro(ledger.vaultUsdc)} USDC against ${formatMicro(owed)} owed to its clients`);
   });
+}
+
+/**
+ * The chain did each record's once-per-id call exactly once when the store says it was done (`done`), and never
+ * when it says not; every such event belongs to a record. `records` are keyed by on-chain id, lower case.
+ */
+function doneOnce<R extends { id: string; status: string }, E extends { txHash: string }>(
+  bad: (what: string) => void,
+  o: {
+    verb: string;
+    records: ReadonlyMap<string, R>;
+    events: readonly E[];
+    idOf(e: E): string;
+    done(r: R): boolean;
+    stray(e: E): string;
+    /** What differs between the record and its event, if anything. */
+    differs(r: R, e: E): string | undefined;
+  },
+): void {
+  const eventsOf = new Map<string, E[]>();
+  for (const e of o.events) {
+    const key = o.idOf(e).toLowerCase();
+    eventsOf.set(key, [...(eventsOf.get(key) ?? []), e]);
+    if (!o.records.has(key)) bad(o.stray(e));
+  }
+  for (const [key, r] of o.records) {
+    const found = eventsOf.get(key) ?? [];
+    if (!o.done(r)) {
+      if (found.length > 0) bad(`${r.id} is ${r.status} but was ${o.verb} on chain`);
+    } else if (found.length !== 1) bad(`${r.id} was ${o.verb} ${found.length} times`);
+    else {
+      const why = o.differs(r, found[0]!);
+      if (why !== undefined) bad(why);
+    }
+  }
 }

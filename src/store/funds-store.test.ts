@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
+import { orderRecord, STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
-import type { DepositRecord, OrderRecord, Store, WithdrawalRecord } from "./store.ts";
+import type { DepositRecord, Store, WithdrawalRecord } from "./store.ts";
 
 const BEYOND_DOUBLE = 2n ** 53n + 1n;
 let db: TestStoreDatabase;
@@ -163,43 +163,14 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
   });
 
   describe("activity", () => {
-    const order = (over: Partial<OrderRecord>): OrderRecord => ({
-      id: "ord_1",
-      accountId: "acc_1",
-      clientOrderId: null,
-      requestHash: "x",
-      eventId: "e",
-      outcome: "YES",
-      side: "buy",
-      amount: 10_000_000n,
-      maxSlippage: 10_000n,
-      strategy: "optimize_price",
-      timeInForce: "FOK",
-      status: "pending",
-      locked: 0n,
-      spent: 0n,
-      fees: 0n,
-      filledShares: 0n,
-      routedTo: null,
-      legs: [],
-      sotTokenId: null,
-      lockTx: null,
-      settleTx: null,
-      releaseTx: null,
-      errorCode: null,
-      errorMessage: null,
-      createdAt: iso(),
-      updatedAt: iso(),
-      ...over,
-    });
     const at = (s: number) => new Date(START + s * 1000).toISOString();
 
     it("lists every movement of the account's money newest first, with its tx hash, across pages", async () => {
       await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });
       await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });
-      await store.insertOrder(order({ id: "ord_a", status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl1", settleTx: "0xs1", createdAt: at(2), updatedAt: at(3) }));
-      await store.insertOrder(order({ id: "ord_b", status: "failed", locked: 5_000_000n, lockTx: "0xl2", releaseTx: "0xr2", createdAt: at(4), updatedAt: at(5) }));
-      await store.insertOrder(order({ id: "ord_c", status: "rejected", createdAt: at(6) }));
+      await store.insertOrder(orderRecord({ id: "ord_a", status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl1", settleTx: "0xs1", createdAt: at(2), updatedAt: at(3) }));
+      await store.insertOrder(orderRecord({ id: "ord_b", status: "failed", locked: 5_000_000n, lockTx: "0xl2", releaseTx: "0xr2", createdAt: at(4), updatedAt: at(5) }));
+      await store.insertOrder(orderRecord({ id: "ord_c", status: "rejected", createdAt: at(6) }));
       await store.insertDeposits([deposit({ status: "credited", creditTx: "0xc3", createdAt: at(7) })]);
       await store.insertWithdrawal(withdrawal({ status: "confirmed", txHash: "0xw", createdAt: at(8) }));
       await store.insertWithdrawal(withdrawal({ id: "wd_other", accountId: "acc_2", createdAt: at(9) }));

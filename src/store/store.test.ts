@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
+import { orderRecord, STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
 import { KeyCache } from "../auth/key-cache.ts";
@@ -46,35 +46,7 @@ async function seedAccount(store: Store, id = "acc_1") {
 }
 
 function order(over: Partial<OrderRecord> = {}): OrderRecord {
-  return {
-    id: "ord_1",
-    accountId: "acc_1",
-    clientOrderId: "client-1",
-    requestHash: "hash-1",
-    eventId: "evt_election",
-    outcome: "YES",
-    side: "buy",
-    amount: BEYOND_DOUBLE,
-    maxSlippage: 10_000n,
-    strategy: "optimize_price",
-    timeInForce: "FOK",
-    status: "pending",
-    locked: 0n,
-    spent: 0n,
-    fees: 0n,
-    filledShares: 0n,
-    routedTo: null,
-    legs: [],
-    sotTokenId: null,
-    lockTx: null,
-    settleTx: null,
-    releaseTx: null,
-    errorCode: null,
-    errorMessage: null,
-    createdAt: clock.iso(),
-    updatedAt: clock.iso(),
-    ...over,
-  };
+  return orderRecord({ clientOrderId: "client-1", requestHash: "hash-1", eventId: "evt_election", amount: BEYOND_DOUBLE, createdAt: clock.iso(), updatedAt: clock.iso(), ...over });
 }
 
 function fill(over: Partial<FillRecord> = {}): FillRecord {

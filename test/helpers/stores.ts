@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Clock } from "../../src/domain/types.ts";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { OrderRecord, Store } from "../../src/store/store.ts";
 import { createTestDatabase } from "./postgres.ts";
 
 /** A fresh, empty database of one backend. */
@@ -35,3 +35,36 @@ export const STORE_BACKENDS: { name: string; create(): Promise<TestStoreDatabase
     },
   },
 ];
+
+/** An order as the store keeps it, for store tests: a pending FOK buy of 10 USDC of account acc_1, with `over` on top. */
+export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
+  return {
+    id: "ord_1",
+    accountId: "acc_1",
+    clientOrderId: null,
+    requestHash: "h",
+    eventId: "e",
+    outcome: "YES",
+    side: "buy",
+    amount: 10_000_000n,
+    maxSlippage: 10_000n,
+    strategy: "optimize_price",
+    timeInForce: "FOK",
+    status: "pending",
+    locked: 0n,
+    spent: 0n,
+    fees: 0n,
+    filledShares: 0n,
+    routedTo: null,
+    legs: [],
+    sotTokenId: null,
+    lockTx: null,
+    settleTx: null,
+    releaseTx: null,
+    errorCode: null,
+    errorMessage: null,
+    createdAt: "2026-01-05T10:00:00.000Z",
+    updatedAt: "2026-01-05T10:00:00.000Z",
+    ...over,
+  };
+}
