@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { keccak256, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { sotTokenId } from "../contracts/sot.ts";
 import { readJournal } from "./devnode/journal.ts";
@@ -113,6 +114,35 @@ describe("dev chain persistence", () => {
       }
     } finally {
       await closeTestChain(t);
+    }
+  });
+
+  it("keeps a transaction another tool sent (a wallet's deposit) once it is mined, across a SIGKILL of anvil", async () => {
+    const dir = tempDir();
+    const t1 = await openTestChain(dir, { snapshotEvery: 1_000_000 });
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    await t1.rpc.call("anvil_setBalance", [wallet.address, "0xde0b6b3a7640000"]);
+    const to = "0x000000000000000000000000000000000000dEaD" as const;
+    const send = async (nonce: number) => {
+      const raw = await wallet.signTransaction({ chainId: t1.chain.chainId, type: "eip1559", nonce, to, value: 1n, gas: 21_000n, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n });
+      return t1.rpc.call<Hex>("eth_sendRawTransaction", [raw]);
+    };
+    // One mined by the idle miner, one mined in the block of an operator's batch: neither is in the journal.
+    const alone = await send(0);
+    await expect.poll(() => t1.rpc.call("eth_getTransactionReceipt", [alone]), { timeout: 5_000, interval: 50 }).not.toBeNull();
+    const beside = await send(1);
+    const hashes = await trade(t1, 3, "beside");
+    process.kill(t1.chain.pid, "SIGKILL");
+    await waitDead(t1.chain.pid);
+    await t1.vault.close();
+    await t1.store.close();
+
+    const t2 = await openTestChain(dir);
+    try {
+      for (const h of [alone, beside, ...hashes]) expect((await t2.rpc.call<{ status: Hex } | null>("eth_getTransactionReceipt", [h]))?.status).toBe("0x1");
+      expect(BigInt(await t2.rpc.call<Hex>("eth_getBalance", [to, "latest"]))).toBe(2n);
+    } finally {
+      await closeTestChain(t2);
     }
   });
 });
