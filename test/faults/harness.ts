@@ -423,13 +423,17 @@ export class Traffic {
     }
   }
 
-  /** Waits until recovery has finished every order, withdrawal and deposit (the store holds none open, and every transfer to a trader is credited). */
-  async quiet(timeoutMs: number): Promise<void> {
+  /**
+   * Waits until recovery has finished every order, withdrawal and deposit (the store holds none open, and every
+   * transfer to a trader is credited): true then; false as soon as `gone` says the server it waits on died.
+   */
+  async quiet(timeoutMs: number, gone: () => boolean = () => false): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const open = await ordersIn(this.o.dataDir, OPEN_STATUSES);
       const funds = await fundsOpen(this.o.dataDir);
-      if (open.length === 0 && funds.length === 0) return;
+      if (open.length === 0 && funds.length === 0) return true;
+      if (gone()) return false;
       if (Date.now() > deadline) {
         const shown = JSON.stringify(open.slice(0, 3), (_k, v) => (typeof v === "bigint" ? v.toString() : v), 1);
         throw this.fail(
