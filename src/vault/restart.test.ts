@@ -50,6 +50,14 @@ async function waitDead(pid: number): Promise<void> {
   }
 }
 
+/** A crash of the node alone: anvil killed with SIGKILL, nothing flushed; the vault and store of the test closed after it. */
+async function killAnvil(t: TestChain): Promise<void> {
+  process.kill(t.chain.pid, "SIGKILL");
+  await waitDead(t.chain.pid);
+  await t.vault.close();
+  await t.store.close();
+}
+
 describe("dev chain persistence", () => {
   it("keeps balances, receipts, positions and the deployment across a clean stop", async () => {
     const dir = tempDir();
@@ -76,10 +84,7 @@ describe("dev chain persistence", () => {
     const t1 = await openTestChain(dir, { snapshotEvery: 1_000_000 });
     const hashes = await trade(t1, 40, "kill");
     expect(readJournal(join(dir, "node", "journal.jsonl")).batches.length).toBeGreaterThan(0);
-    process.kill(t1.chain.pid, "SIGKILL");
-    await waitDead(t1.chain.pid);
-    await t1.vault.close();
-    await t1.store.close();
+    await killAnvil(t1);
 
     const t2 = await openTestChain(dir);
     try {
@@ -132,10 +137,7 @@ describe("dev chain persistence", () => {
     await expect.poll(() => t1.rpc.call("eth_getTransactionReceipt", [alone]), { timeout: 5_000, interval: 50 }).not.toBeNull();
     const beside = await send(1);
     const hashes = await trade(t1, 3, "beside");
-    process.kill(t1.chain.pid, "SIGKILL");
-    await waitDead(t1.chain.pid);
-    await t1.vault.close();
-    await t1.store.close();
+    await killAnvil(t1);
 
     const t2 = await openTestChain(dir);
     try {
