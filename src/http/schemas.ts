@@ -177,12 +177,12 @@ export const Activity = Type.Object(
     activity_id: Type.String(),
     type: Type.String({
       description:
-        "deposit (USDC sent to the deposit address), faucet (dev chain test USDC), lock / settle / release (an order's USDC locked, spent, or given back), withdrawal; more kinds may come.",
+        "deposit (USDC sent to the deposit address), faucet (dev chain test USDC), lock / settle / release (an order's USDC locked, spent, or given back), withdrawal, redemption (a resolved event's position paid out: 1 USDC a winning share, 0 for a losing one); more kinds may come.",
     }),
     amount_usdc: Num("USDC moved: deposited, locked, spent by a settle, released, or withdrawn"),
     tx_hash: Nullable(Type.String({ description: "The transaction that moved it (a deposit's credit, not its transfer): null until there is one." })),
     status: Type.String({ description: "The state of the deposit, withdrawal or order it belongs to" }),
-    reference: Type.String({ description: "The order id, withdrawal id, deposit id (<transfer tx hash>:<log index>) or faucet key" }),
+    reference: Type.String({ description: "The order id, withdrawal id, deposit id (<transfer tx hash>:<log index>), faucet key, or a redemption's event id" }),
     address: Nullable(Type.String({ description: "A deposit's sender, a withdrawal's recipient" })),
     created_at: Type.String(),
   },

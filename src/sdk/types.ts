@@ -145,7 +145,7 @@ export interface Withdrawal {
 /** One movement of the account's money. */
 export interface Activity {
   activity_id: string;
-  /** deposit, faucet, lock, settle, release, withdrawal; more kinds may come. */
+  /** deposit, faucet, lock, settle, release, withdrawal, redemption; more kinds may come. */
   type: string;
   amount_usdc: number;
   tx_hash: string | null;

@@ -88,6 +88,12 @@ const SOURCES: Source[] = [
       .where("account_id", "=", accountId)
       .where("release_tx", "is not", null)
       .select([entryId("release:", "id").as("id"), text("release").as("type"), "locked as amount", "release_tx as tx_hash", "status", "id as reference", none.as("address"), "updated_at as created_at"]),
+  // A resolved event's position paid out (a losing one: burned for 0); tx_hash once the chain redeemed it.
+  (db, accountId) =>
+    db
+      .selectFrom("redemptions")
+      .where("account_id", "=", accountId)
+      .select([entryId("redemption:", "key").as("id"), text("redemption").as("type"), "payout as amount", "tx_hash", "status", "event_id as reference", none.as("address"), "created_at"]),
 ];
 
 export async function activity(db: Kysely<Database>, accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<ActivityRecord>> {

@@ -51,6 +51,10 @@ describe("resolution and redemption", () => {
     expect(receipt.status).toBe("success");
     expect(receipt.logs.some((l) => { try { return decodeEventLog({ abi: vaultAbi, data: l.data, topics: l.topics }).eventName === "Redeemed"; } catch { return false; } })).toBe(true);
 
+    const paidOut = (await winner.client.activity()).data.find((a) => a.type === "redemption");
+    expect(paidOut).toMatchObject({ amount_usdc: yes.filled_shares, status: "redeemed", reference: EVENT, tx_hash: paid.find((r) => r.payout > 0n)!.txHash });
+    expect((await loser.client.activity()).data.find((a) => a.type === "redemption")).toMatchObject({ amount_usdc: 0, status: "redeemed" });
+
     // Another pass, and a restart, pay nothing more.
     await s.crossfill.resolutions.pass();
     await s.restart();
