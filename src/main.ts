@@ -20,7 +20,7 @@ import { decryptSecret, encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
-import { venueQuotes } from "./markets/merged-book.ts";
+import { sellQuotes, venueQuotes } from "./markets/merged-book.ts";
 import { PriceBoard } from "./markets/price-board.ts";
 import { presentMarket } from "./markets/present.ts";
 import { Metrics, meteredVenue } from "./metrics/metrics.ts";
@@ -131,6 +131,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     event: (id) => catalog.get(id),
     quotes: (event, outcome) => venueQuotes(event, outcome, venues, clock.now()),
     plan,
+    sellQuotes: (event, outcome, inventory) => sellQuotes(event, outcome, venues, clock.now(), inventory),
+    planSell: plan,
     tokenId: sotTokenId,
     clock,
     newOrderId: () => `ord_${clock.now().toString(36)}${randomBytes(10).toString("hex")}`,

@@ -23,6 +23,7 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
     outcome: "YES",
     side: "buy",
     amount: 10_000_000n,
+    shares: 0n,
     maxSlippage: 10_000n,
     strategy: "optimize_price",
     timeInForce: "IOC",
@@ -31,6 +32,8 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
     spent: 5_000_000n,
     fees: 0n,
     filledShares: 10_000_000n,
+    escrowed: 0n,
+    proceeds: 0n,
     routedTo: "v",
     legs: [],
     sotTokenId: "7",
@@ -47,6 +50,11 @@ function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
 
 const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
 const trade: VenueFill = { tradeId: "t1", venueOrderId: "vo", clientOrderId: "", side: "buy", price: 500_000n, shares: 10_000_000n, fee: 0n };
+/** The sell s1 sold 3 shares at 0.51 for a fee of 0.03: 1.53 − 0.03 = 1.5 USDC credited. */
+const sellFill: FillRecord = { ...fill, orderId: "s1", tradeId: "t-s1", clientOrderId: "s1-v", price: 510_000n, shares: 3_000_000n, fee: 30_000n };
+const sellTrade: VenueFill = { ...trade, tradeId: "t-s1", side: "sell", price: 510_000n, shares: 3_000_000n, fee: 30_000n };
+const sellOrder = (over: Partial<OrderRecord> = {}) =>
+  order("s1", { side: "sell", status: "partially_filled", amount: 0n, shares: 4_000_000n, locked: 0n, spent: 0n, escrowed: 4_000_000n, filledShares: 3_000_000n, fees: 30_000n, proceeds: 1_500_000n, lockTx: TX(3), settleTx: TX(4), ...over });
 const BOB = "0x00000000000000000000000000000000000000b0" as const;
 const withdrawal: WithdrawalRecord = {
   id: "wd1",
@@ -81,9 +89,8 @@ const VAULT = "0x00000000000000000000000000000000000000fa" as const;
 const GRANT = 1_000_000_000_000n;
 
 /**
- * Alice buys 10 shares of token 7 (order o1) for 5 USDC, sells 3 of the 4 she escrows for 1.5 USDC (order s1),
- * and the event resolves her way: her other 7 shares are redeemed for 7 USDC. Of the sell, the store has only
- * what the invariants of shares read so far: its id and a terminal status.
+ * Alice buys 10 shares of token 7 (order o1) for 5 USDC, sells 3 of the 4 she escrows for 1.5 USDC after fees
+ * (order s1), and the event resolves her way: her other 7 shares are redeemed for 7 USDC.
  */
 function healthy(): AuditInput {
   const ledger: Ledger = {
@@ -113,7 +120,6 @@ function healthy(): AuditInput {
     balances: [{ client: ALICE, available: 113_500_000n, locked: 0n }],
   };
   const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
-  const sell = order("s1", { status: "rejected", amount: 0n, locked: 0n, spent: 0n, filledShares: 0n, lockTx: null, settleTx: null });
   const redemption: RedemptionRecord = {
     key: TX(77),
     eventId: "evt",
@@ -129,13 +135,13 @@ function healthy(): AuditInput {
     updatedAt: "",
   };
   return {
-    orders: [order("o1"), sell],
-    fills: [fill],
+    orders: [order("o1"), sellOrder()],
+    fills: [fill, sellFill],
     accounts: [account],
     redemptions: [redemption],
     ledger,
     chainId,
-    venueTrades: new Map([["v", [trade]]]),
+    venueTrades: new Map([["v", [trade, sellTrade]]]),
     withdrawals: [withdrawal],
     deposits: [deposit],
     withdrawalId: chainWithdrawalId,
@@ -181,9 +187,11 @@ describe("the audit's invariants", () => {
     k.ledger.sotBurns.shift();
     k.ledger.sotSupply[0]!.supply = 3_000_000n;
     k.ledger.balances[0]!.available -= 1_500_000n;
-    expect(broken(k)).toEqual({ escrows_of_finished_orders_ended: 1 });
+    // The store says the sell failed, nothing sold: its shares should have been returned.
+    const failed = { ...k, orders: [order("o1"), sellOrder({ status: "failed", filledShares: 0n, fees: 0n, proceeds: 0n, settleTx: null })], fills: [fill], venueTrades: new Map([["v", [trade]]]) };
+    expect(broken(failed)).toEqual({ escrows_of_finished_orders_ended: 1 });
     // Still open: the order's escrow may yet end.
-    expect(broken({ ...k, orders: [order("o1"), order("s1", { status: "routing", spent: 0n, settleTx: null })] })).toEqual({ orders_terminal: 1 });
+    expect(broken({ ...failed, orders: [order("o1"), sellOrder({ status: "routing", filledShares: 0n, proceeds: 0n, settleTx: null })] })).toEqual({ orders_terminal: 1 });
   });
 
   it("finds a sale paid without its burn, a burn without a sale, and a supply that does not add up", () => {
@@ -238,10 +246,30 @@ describe("the audit's invariants", () => {
     expect(broken(i)).toEqual({ charge_equals_fills: 1 });
   });
 
+  it("finds a sell credited other than its fills netted, burning other than they sold, or recorded otherwise in the store", () => {
+    const i = healthy();
+    const e = i.ledger.escrowEndings[0]!;
+    if (e.kind === "settled") e.proceeds += 1n;
+    i.ledger.balances[0]!.available += 1n;
+    i.ledger.vaultUsdc += 1n;
+    expect(broken(i)).toEqual({ proceeds_equal_fills: 1 });
+    const j = healthy();
+    expect(broken({ ...j, orders: [order("o1"), sellOrder({ proceeds: 1_530_000n })] })).toEqual({ proceeds_equal_fills: 1 });
+    // A fill stored after the settlement: the chain burned and credited less than the fills say, and so does the store.
+    const k = healthy();
+    k.fills = [...k.fills, { ...sellFill, tradeId: "t-s1b", shares: 1_000_000n, fee: 0n }];
+    k.venueTrades = new Map([["v", [trade, sellTrade, { ...sellTrade, tradeId: "t-s1b", shares: 1_000_000n, fee: 0n }]]]);
+    expect(broken(k)).toEqual({ proceeds_equal_fills: 3 });
+  });
+
+  it("finds a settled sell whose tx_hash is not the transaction that burned and credited it", () => {
+    expect(broken({ ...healthy(), orders: [order("o1"), sellOrder({ settleTx: TX(2) })] })).toEqual({ settled_tx_hash: 1 });
+  });
+
   it("finds a venue trade no fill records, and a fill no venue traded", () => {
     const i = healthy();
-    expect(broken({ ...i, venueTrades: new Map([["v", [trade, { ...trade, tradeId: "t9" }]]]) })).toEqual({ fills_match_venues: 1 });
-    expect(broken({ ...i, venueTrades: new Map([["v", []]]) })).toEqual({ fills_match_venues: 1 });
+    expect(broken({ ...i, venueTrades: new Map([["v", [trade, sellTrade, { ...trade, tradeId: "t9" }]]]) })).toEqual({ fills_match_venues: 1 });
+    expect(broken({ ...i, venueTrades: new Map([["v", [sellTrade]]]) })).toEqual({ fills_match_venues: 1 });
     const skipped = checkInvariants({ ...i, venueTrades: undefined }).find((r) => r.name === "fills_match_venues")!;
     expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("crossfill sim") });
   });
@@ -268,7 +296,7 @@ describe("the audit's invariants", () => {
       i.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 4_000_000n, ...at(2) });
       i.ledger.sotSupply[0]!.supply += 4_000_000n;
       i.ledger.balances[0]!.available -= 2_000_000n;
-      return { ...i, venueTrades: new Map([["v", [trade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]) };
+      return { ...i, venueTrades: new Map([["v", [trade, sellTrade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]) };
     };
     expect(broken(batched())).toEqual({});
     const missing = batched();

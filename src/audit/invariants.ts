@@ -1,5 +1,6 @@
 import { formatMicro, notional } from "../domain/money.ts";
 import { isTerminal } from "../domain/order-status.ts";
+import { proceedsOfFills } from "../orders/service.ts";
 import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
@@ -184,15 +185,30 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     }
   });
 
-  check("charge_equals_fills", "each finished order was charged exactly what its fills cost, on chain and in the store", (bad) => {
+  check("charge_equals_fills", "each finished buy was charged exactly what its fills cost, on chain and in the store", (bad) => {
     for (const o of orders) {
-      if (!isTerminal(o.status)) continue;
+      if (!isTerminal(o.status) || o.side === "sell") continue;
       const fills = fillsOf.get(o.id) ?? [];
       const cost = fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
       const settled = (endingsOf.get(input.chainId(o.id).toLowerCase()) ?? []).find((e) => e.kind === "settled");
       const charged = settled?.kind === "settled" ? settled.spent : 0n;
       if (charged !== cost) bad(`${o.id} (${o.status}) was charged ${formatMicro(charged)} on chain for fills costing ${formatMicro(cost)}`);
       if (o.spent !== cost) bad(`${o.id} records ${formatMicro(o.spent)} spent for fills costing ${formatMicro(cost)}`);
+    }
+  });
+
+  check("proceeds_equal_fills", "each finished sell burned exactly the shares its fills sold and credited exactly their net, on chain and in the store", (bad) => {
+    const saleOf = new Map(ledger.escrowEndings.flatMap((e) => (e.kind === "settled" ? [[e.orderId.toLowerCase(), e] as const] : [])));
+    for (const o of orders) {
+      if (!isTerminal(o.status) || o.side !== "sell") continue;
+      const fills = fillsOf.get(o.id) ?? [];
+      const sold = sum(fills, (f) => f.shares);
+      const net = proceedsOfFills(fills);
+      const settled = saleOf.get(input.chainId(o.id).toLowerCase());
+      const [burned, credited] = settled ? [settled.sold, settled.proceeds] : [0n, 0n];
+      if (burned !== sold) bad(`${o.id} (${o.status}) burned ${formatMicro(burned)} shares on chain for fills selling ${formatMicro(sold)}`);
+      if (credited !== net) bad(`${o.id} (${o.status}) was credited ${formatMicro(credited)} on chain for fills netting ${formatMicro(net)}`);
+      if (o.proceeds !== net || o.filledShares !== sold) bad(`${o.id} records ${formatMicro(o.filledShares)} shares sold for ${formatMicro(o.proceeds)}, its fills ${formatMicro(sold)} for ${formatMicro(net)}`);
     }
   });
 
@@ -253,7 +269,9 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   check("settled_tx_hash", "every settled order carries the hash of the successful transaction that settled it", (bad) => {
     for (const o of orders) {
       if (o.status !== "filled" && o.status !== "partially_filled") continue;
-      const settled = (endingsOf.get(input.chainId(o.id).toLowerCase()) ?? []).find((e) => e.kind === "settled");
+      const chainId = input.chainId(o.id).toLowerCase();
+      const endings = o.side === "sell" ? ledger.escrowEndings.filter((e) => e.orderId.toLowerCase() === chainId) : (endingsOf.get(chainId) ?? []);
+      const settled = endings.find((e) => e.kind === "settled");
       if (o.settleTx === null) bad(`${o.id} is ${o.status} without a tx_hash`);
       else if (!settled || settled.txHash.toLowerCase() !== o.settleTx.toLowerCase()) bad(`${o.id}'s tx_hash ${o.settleTx} is not the transaction that settled it`);
     }

@@ -6,7 +6,7 @@ import type { Activity, Withdrawal } from "../sdk/types.ts";
  * The running server, as a client of its API: CROSSFILL_URL (default http://127.0.0.1:$PORT, 8080), with the key
  * in CROSSFILL_API_KEY and, for fund-moving commands, its secret in CROSSFILL_API_SECRET.
  */
-function apiClient(fail: (message: string) => never): CrossfillClient {
+export function apiClient(fail: (message: string) => never): CrossfillClient {
   const apiKey = process.env.CROSSFILL_API_KEY;
   if (!apiKey) fail("set CROSSFILL_API_KEY (and CROSSFILL_API_SECRET to move funds): make a key with `crossfill keys create`");
   const baseUrl = process.env.CROSSFILL_URL || `http://127.0.0.1:${process.env.PORT || 8080}`;
@@ -14,7 +14,7 @@ function apiClient(fail: (message: string) => never): CrossfillClient {
 }
 
 /** A refusal by the API, as its code and sentence; anything else (the server is not running) as it is. */
-async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
+export async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
   try {
     return await call;
   } catch (e) {
@@ -46,7 +46,7 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
 
   program
     .command("activity")
-    .description("Every movement of your money, newest first: deposits, order locks, settles and releases, withdrawals")
+    .description("Every movement of your money, newest first: deposits, buys' locks, settles and releases, sells' proceeds, withdrawals")
     .option("--limit <n>", "how many, newest first (at most 500)", "50")
     .option("--json", "print JSON for scripts")
     .action(async (o: { limit: string; json?: boolean }) => {

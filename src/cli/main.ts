@@ -12,6 +12,7 @@ import { registerAuditCommand } from "./audit.ts";
 import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerFundsCommands } from "./funds.ts";
+import { registerOrderCommand } from "./order.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
 
@@ -133,6 +134,7 @@ accounts
 
 registerEventCommands(program, fail);
 registerFundsCommands(program, fail);
+registerOrderCommand(program, fail);
 registerAuditCommand(program);
 registerChainCommand(program, fail);
 registerSimCommand(program, fail);

@@ -2,7 +2,7 @@ import type { Micro, Ppm, PriceMicro, ShareMicro } from "./money.ts";
 
 export const OUTCOMES = ["YES", "NO"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
-export const SIDES = ["buy"] as const;
+export const SIDES = ["buy", "sell"] as const;
 export type Side = (typeof SIDES)[number];
 export const STRATEGIES = ["optimize_price", "optimize_speed"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
@@ -25,7 +25,10 @@ export interface OrderIntent {
   eventId: string;
   outcome: Outcome;
   side: Side;
+  /** A buy's budget (amount_usdc), fees included; 0 for a sell. */
   amount: Micro;
+  /** The shares a sell asks to sell; 0 for a buy. */
+  shares: ShareMicro;
   maxSlippage: Ppm;
   strategy: Strategy;
   timeInForce: TimeInForce;

@@ -4,7 +4,7 @@ import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
 import { learnOutcome } from "./child-outcome.ts";
-import { chainOrderId, childOrder, fillRecord, settlement, type Checkpoint, type Log, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, sale, settlement, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
@@ -16,6 +16,7 @@ export interface ReconcileDeps {
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
+const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 
 /**
  * Finishes every order not in a terminal state that no one is executing: the recovery path, run at
@@ -38,27 +39,30 @@ export class Reconciler {
   }
 
   /**
-   * Releases every lock still open on chain whose order is finished, or unknown to the store: the
-   * operator's way out for a lock that landed after its order was closed. Open orders are read after
-   * the chain, so an order whose lock the chain shows was already stored, and is left to its own path.
-   * Returns how many locks it released.
+   * Releases every lock, and returns every escrow, still open on chain whose order is finished, or
+   * unknown to the store: the operator's way out for a lock or an escrow that landed after its order
+   * was closed. Open orders are read after the chain, so an order whose lock or escrow the chain shows
+   * was already stored, and is left to its own path. Returns how many it released.
    */
   async sweepLocks(): Promise<number> {
     const { store, vault, log } = this.d;
     const ledger = await vault.ledger();
-    const ended = new Set(ledger.endings.map((e) => e.orderId.toLowerCase()));
-    const stranded = ledger.locks.filter((l) => !ended.has(l.orderId.toLowerCase()));
+    const ended = new Set([...ledger.endings, ...ledger.escrowEndings].map((e) => e.orderId.toLowerCase()));
+    const stranded = [
+      ...ledger.locks.map((l) => ({ orderId: l.orderId, client: l.client, held: `${l.amount} micro-USDC`, release: () => vault.release(l.orderId) })),
+      ...ledger.escrows.map((e) => ({ orderId: e.orderId, client: e.client, held: `${e.shares} micro-shares`, release: () => vault.releaseEscrow(e.orderId) })),
+    ].filter((x) => !ended.has(x.orderId.toLowerCase()));
     if (stranded.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
     let released = 0;
-    for (const lock of stranded) {
-      if (open.has(lock.orderId.toLowerCase())) continue;
+    for (const x of stranded) {
+      if (open.has(x.orderId.toLowerCase())) continue;
       try {
-        const tx = await vault.release(lock.orderId);
+        const tx = await x.release();
         released++;
-        log.warn({ chain_order_id: lock.orderId, client: lock.client, amount: lock.amount.toString(), release_tx: tx.txHash }, "released a lock whose order is not open");
+        log.warn({ chain_order_id: x.orderId, client: x.client, held: x.held, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
       } catch (err) {
-        log.warn({ chain_order_id: lock.orderId, err }, "could not release a stranded lock; will retry at the next start");
+        log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; will retry at the next start");
       }
     }
     return released;
@@ -101,36 +105,43 @@ export class Reconciler {
     return order.status === "routing" ? this.reconcileRouting(order) : this.reconcileUnrouted(order);
   }
 
-  /** No child order is sent before `routing` is persisted, so the venues hold nothing of a pending or locked order. */
+  /**
+   * No child order is sent before `routing` is persisted, so the venues hold nothing of a pending or
+   * locked order: its lock (a buy) or escrow (a sell), if it landed, is released whole.
+   */
   private async reconcileUnrouted(order: OrderRecord): Promise<boolean> {
     const { vault, log } = this.d;
-    const chainId = chainOrderId(order.id);
-    const lock = await vault.lockState(chainId);
+    const hold = await this.svc.holdOf(order);
+    const sell = order.side === "sell";
+    const interrupted = { errorCode: "order_interrupted", errorMessage: sell ? INTERRUPTED_SELL : INTERRUPTED } as const;
+    const held = (amount: bigint): OrderPatch => (sell ? { escrowed: amount } : { locked: amount });
     const from = ["pending", "locked"] as const;
-    switch (lock.kind) {
-      case "locked": {
-        const tx = await vault.release(chainId);
-        await this.finish(order, from, { status: "failed", locked: lock.amount, releaseTx: tx.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+    switch (hold.kind) {
+      case "held": {
+        const tx = await this.svc.releaseHold(order);
+        await this.finish(order, from, { status: "failed", ...held(hold.amount), releaseTx: tx.txHash, ...interrupted });
         break;
       }
       case "released":
-        await this.finish(order, from, { status: "failed", locked: order.amount, releaseTx: lock.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+        await this.finish(order, from, { status: "failed", ...held(sell ? order.shares : order.amount), releaseTx: hold.txHash, ...interrupted });
         break;
       case "none":
-        // A lock whose answer was lost may still be on its way: only when no operator transaction is
-        // pending can it no longer land. The lock is read again after that, for one that landed meanwhile.
-        if ((await vault.pendingTransactions()) > 0 || (await vault.lockState(chainId)).kind !== "none") return false;
+        // A lock or escrow whose answer was lost may still be on its way: only when no operator transaction
+        // is pending can it no longer land. It is read again after that, for one that landed meanwhile.
+        if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
         await this.finish(order, from, {
           status: "rejected",
           errorCode: "order_interrupted",
-          errorMessage: "The server stopped before the order's funds were locked; nothing was locked.",
+          errorMessage: sell
+            ? "The server stopped before the order's shares were escrowed; nothing was escrowed."
+            : "The server stopped before the order's funds were locked; nothing was locked.",
         });
         break;
       case "settled":
         log.error({ order_id: order.id, status: order.status }, "an order never routed was settled on chain; left for an operator");
         return false;
     }
-    log.info({ order_id: order.id, lock: lock.kind }, "interrupted order closed");
+    log.info({ order_id: order.id, side: order.side, hold: hold.kind }, "interrupted order closed");
     return true;
   }
 
@@ -139,7 +150,7 @@ export class Reconciler {
    * settles on them, or records the settlement or release the chain already made.
    */
   private async reconcileRouting(order: OrderRecord): Promise<boolean> {
-    const { store, vault, venues, clock, log } = this.d;
+    const { store, venues, clock, log } = this.d;
     const fills: FillRecord[] = [];
     for (const leg of order.legs) {
       const venue = venues.get(leg.venue);
@@ -158,31 +169,32 @@ export class Reconciler {
     await store.insertFills(fills);
     this.d.checkpoint?.("reconcile.fills.stored", order.id);
 
-    const chainId = chainOrderId(order.id);
-    const lock = await vault.lockState(chainId);
+    const hold = await this.svc.holdOf(order);
     const orderLog = log.child({ order_id: order.id });
-    switch (lock.kind) {
-      case "locked":
+    switch (hold.kind) {
+      case "held":
         this.d.checkpoint?.("reconcile.settle.sent", order.id);
         await this.svc.settle(order, orderLog);
         break;
       case "settled": {
         // The settlement landed but was not recorded: record what the chain did, with its transaction.
-        const { status, ...settled } = settlement(order, await store.fills(order.id), orderLog);
-        await this.finish(order, ["routing"], { ...settled, status, sotTokenId: lock.tokenId.toString(), settleTx: lock.txHash });
+        const stored = await store.fills(order.id);
+        const done = order.side === "sell" ? sale(order, stored, orderLog) : settlement(order, stored, orderLog);
+        const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
+        await this.finish(order, ["routing"], { ...done, ...minted, settleTx: hold.txHash });
         break;
       }
       case "released": {
         const stored = await store.fills(order.id);
-        if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length }, "the lock was released although venues filled; the operator carries the fills");
-        await this.finish(order, ["routing"], { status: "failed", releaseTx: lock.txHash, errorCode: "order_interrupted", errorMessage: INTERRUPTED });
+        if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length }, "the lock or escrow was released although venues filled; the operator carries the fills");
+        await this.finish(order, ["routing"], { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
         break;
       }
       case "none":
-        log.error({ order_id: order.id }, "a routing order has no lock on chain; left for an operator");
+        log.error({ order_id: order.id }, "a routing order has no lock or escrow on chain; left for an operator");
         return false;
     }
-    log.info({ order_id: order.id, lock: lock.kind, fills: fills.length }, "routing order reconciled");
+    log.info({ order_id: order.id, side: order.side, hold: hold.kind, fills: fills.length }, "routing order reconciled");
     return true;
   }
 

@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import { AppError } from "../domain/errors.ts";
 import { beforeEach, describe, expect, it } from "vitest";
 import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
 import { Reconciler } from "./reconcile.ts";
@@ -6,9 +7,9 @@ import { plan } from "../router/index.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
-import type { VenueQuote } from "../router/index.ts";
+import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
-import { VaultTxError, type LockState, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
 
 // The use-case over a real store, a venue that answers from a script, and a vault that records what it
 // was asked to do: what a trader would see of an order whose first legs arrive after their levels are gone.
@@ -26,20 +27,31 @@ const EVENT: UnifiedEvent = {
 const HASH = `0x${"ab".repeat(32)}` as const;
 
 class Ledger {
-  locks = new Map<string, { amount: bigint; state: LockState["kind"]; spent?: bigint }>();
+  locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; spent?: bigint }>();
+  escrows = new Map<string, { account: string; shares: bigint; state: EscrowState["kind"]; sold?: bigint; proceeds?: bigint }>();
+  /** Each address's SOT of the one token these tests trade, and its USDC credited by sells. */
+  sot = new Map<string, bigint>();
+  credited = new Map<string, bigint>();
   /** Makes the next vault call of this name throw, as a chain that went away mid-call would. */
-  failNext: { settle?: Error; lock?: Error } = {};
+  failNext: { settle?: Error; lock?: Error; escrow?: Error; settleSell?: Error } = {};
   vault(): Vault {
     const tx = () => Promise.resolve({ txHash: HASH, blockNumber: 1n });
-    const fail = (name: "settle" | "lock") => {
+    const fail = (name: keyof Ledger["failNext"]) => {
       const e = this.failNext[name];
       delete this.failNext[name];
       if (e) throw e;
     };
+    const add = (m: Map<string, bigint>, a: string, n: bigint) => m.set(a, (m.get(a) ?? 0n) + n);
     return {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
-      lock: async (id, _a, amount) => (fail("lock"), this.locks.set(id, { amount, state: "locked" }), tx()),
-      settle: async (id, spent) => (fail("settle"), this.locks.set(id, { ...this.locks.get(id)!, state: "settled", spent }), tx()),
+      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked" }), tx()),
+      settle: async (id, spent, position) => {
+        fail("settle");
+        const l = this.locks.get(id)!;
+        add(this.sot, l.account, position.shares);
+        this.locks.set(id, { ...l, state: "settled", spent });
+        return tx();
+      },
       release: async (id) => (this.locks.set(id, { ...this.locks.get(id)!, state: "released" }), tx()),
       lockState: async (id): Promise<LockState> => {
         const l = this.locks.get(id);
@@ -47,6 +59,37 @@ class Ledger {
         if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: 0 };
         if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: 0n, tokenId: 7n };
         return { kind: "released", txHash: HASH, expired: false };
+      },
+      sotBalance: async (account) => this.sot.get(account) ?? 0n,
+      escrow: async (id, account, position) => {
+        fail("escrow");
+        const held = this.sot.get(account) ?? 0n;
+        if (position.shares > held) throw new VaultTxError("reverted", "InsufficientShares", "Vault.escrow reverted: InsufficientShares");
+        add(this.sot, account, -position.shares);
+        this.escrows.set(id, { account, shares: position.shares, state: "escrowed" });
+        return tx();
+      },
+      settleSell: async (id, sold, proceeds) => {
+        fail("settleSell");
+        const e = this.escrows.get(id)!;
+        if (e.state !== "escrowed") throw new VaultTxError("reverted", "AlreadySettled", "Vault.settleSell reverted");
+        add(this.sot, e.account, e.shares - sold);
+        add(this.credited, e.account, proceeds);
+        this.escrows.set(id, { ...e, state: "settled", sold, proceeds });
+        return tx();
+      },
+      releaseEscrow: async (id) => {
+        const e = this.escrows.get(id)!;
+        add(this.sot, e.account, e.shares);
+        this.escrows.set(id, { ...e, state: "released" });
+        return tx();
+      },
+      escrowState: async (id): Promise<EscrowState> => {
+        const e = this.escrows.get(id);
+        if (!e) return { kind: "none" };
+        if (e.state === "escrowed") return { kind: "escrowed", account: e.account as Address, tokenId: 7n, shares: e.shares };
+        if (e.state === "settled") return { kind: "settled", txHash: HASH, sold: e.sold!, proceeds: e.proceeds! };
+        return { kind: "released", txHash: HASH };
       },
       pendingTransactions: async () => 0,
     } as Partial<Vault> as Vault;
@@ -56,6 +99,8 @@ class Ledger {
 let store: Store;
 let ledger: Ledger;
 let asks: { price: bigint; shares: bigint }[];
+/** Each venue's bids, by venue id: the venues a sell may route to. */
+let bids: Map<string, { price: bigint; shares: bigint }[]>;
 let script: ((o: ChildOrder) => PlaceResult)[];
 const sent: ChildOrder[] = [];
 
@@ -82,16 +127,16 @@ function scriptedVenue(): Venue {
 
 function service(over: Partial<OrderDeps> = {}): OrderService {
   const venue = scriptedVenue();
-  const quote = (): VenueQuote => ({
-    venue: "v",
+  const market = {
     venueMarketId: "m",
-    asks,
     feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
     tickSize: 10_000n,
     minOrderShares: 1_000_000n,
     lotShares: 10_000n,
     latencyMs: 1,
-  });
+  } as const;
+  const quote = (): VenueQuote => ({ venue: "v", ...market, asks });
+  const sellQuote = (id: string, inventory: ReadonlyMap<string, bigint>): SellQuote => ({ venue: id, ...market, bids: bids.get(id) ?? [], inventory: inventory.get(id) ?? 0n });
   return new OrderService({
     store,
     vault: ledger.vault(),
@@ -99,6 +144,8 @@ function service(over: Partial<OrderDeps> = {}): OrderService {
     event: (id) => (id === "evt" ? EVENT : undefined),
     quotes: () => [quote()],
     plan,
+    sellQuotes: (_event, _outcome, inventory) => [...bids.keys()].map((id) => sellQuote(id, inventory)),
+    planSell: plan,
     tokenId: () => 7n,
     clock: { now: () => Date.now() },
     newOrderId: () => `ord_${sent.length}_${Math.random().toString(36).slice(2)}`,
@@ -126,6 +173,7 @@ beforeEach(async () => {
   cancelled.length = 0;
   known = new Map();
   asks = [{ price: 500_000n, shares: 100_000_000n }];
+  bids = new Map([["v", [{ price: 450_000n, shares: 100_000_000n }]]]);
 });
 
 const who = { accountId: "acc", address: "0x00000000000000000000000000000000000000aa" as const };
@@ -258,3 +306,138 @@ describe("recovery", () => {
     expect((await store.order(order.id))?.status).toBe("filled");
   });
 });
+
+describe("sells", () => {
+  const sell = { market_id: "evt", outcome: "YES", side: "sell", max_slippage: 0.02 };
+  const holding = async (svc = service()) => {
+    // A buy of 20 shares at 0.50 gives the client its SOT and the operator its inventory on venue v.
+    script = [(o) => fill(o, o.shares)];
+    const bought = await svc.submit(who, body, undefined);
+    expect(bought).toMatchObject({ status: "filled", filledShares: 20_000_000n });
+    sent.length = 0;
+    return svc;
+  };
+  const escrowOf = (orderId: string) => ledger.escrows.get(chainOrderId(orderId));
+
+  it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
+    expect(sent).toMatchObject([{ side: "sell", outcome: "YES", shares: 8_000_000n, limitPrice: 450_000n }]);
+    expect(order).toMatchObject({ status: "filled", side: "sell", shares: 8_000_000n, escrowed: 8_000_000n, filledShares: 8_000_000n, proceeds: 3_600_000n, spent: 0n, amount: 0n });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 8_000_000n, proceeds: 3_600_000n });
+    expect(ledger.sot.get(who.address)).toBe(12_000_000n);
+    expect(ledger.credited.get(who.address)).toBe(3_600_000n);
+  });
+
+  it("credits the buyers' price less the venue's fee, each fill rounded down to the micro-USDC", async () => {
+    const svc = await holding();
+    script = [
+      (o) => ({
+        kind: "filled",
+        venueOrderId: "vo",
+        fills: [
+          { tradeId: "t1", venueOrderId: "vo", clientOrderId: o.clientOrderId, side: "sell", price: 450_000n, shares: 1_000_001n, fee: 7n },
+          { tradeId: "t2", venueOrderId: "vo", clientOrderId: o.clientOrderId, side: "sell", price: 450_000n, shares: 999_999n, fee: 0n },
+        ],
+      }),
+    ];
+    const order = await svc.submit(who, { ...sell, shares: 2 }, undefined);
+    // 450_000.45 rounds down to 450_000, 449_999.55 to 449_999; less the 7 micro-USDC fee.
+    expect(order).toMatchObject({ status: "filled", filledShares: 2_000_000n, fees: 7n, proceeds: 899_992n });
+  });
+
+  it("refuses a sell of more than the position holds with insufficient_position, storing and escrowing nothing", async () => {
+    const svc = await holding();
+    const refused = await svc.submit(who, { ...sell, shares: "20.000001" }, undefined).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: "insufficient_position", status: 422, details: { held_shares: "20", shares: "20.000001" } });
+    expect(ledger.escrows.size).toBe(0);
+    expect((await store.listOrders("acc", { limit: 10, cursor: null })).data).toHaveLength(1);
+  });
+
+  it("rejects a sell whose shares another sell escrowed first, returning nothing to sell twice", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    // Both pass the position check before either escrows: the vault refuses the second by name.
+    const [a, b] = await Promise.all([svc.submit(who, { ...sell, shares: 15 }, undefined), svc.submit(who, { ...sell, shares: 15 }, undefined)]);
+    expect([a.status, b.status].sort()).toEqual(["filled", "rejected"]);
+    expect([a, b].find((o) => o.status === "rejected")).toMatchObject({ errorCode: "insufficient_position", escrowed: 0n });
+    expect(ledger.sot.get(who.address)).toBe(5_000_000n);
+  });
+
+  it("answers a retried sell by its client_order_id with the first order, even once its shares are gone", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    const first = await svc.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined);
+    expect(first.status).toBe("filled");
+    expect((await svc.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined)).id).toBe(first.id);
+    await expect(svc.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
+  });
+
+  it("returns the whole escrow when no venue buys any of it", async () => {
+    const svc = await holding();
+    script = [nothing, nothing, nothing];
+    const order = await svc.submit(who, { ...sell, shares: 5, time_in_force: "IOC" }, undefined);
+    expect(order).toMatchObject({ status: "failed", errorCode: "all_venues_failed", filledShares: 0n, proceeds: 0n, releaseTx: HASH });
+    expect(escrowOf(order.id)?.state).toBe("released");
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+  });
+
+  it("sells only on venues where the operator holds the outcome, however good another venue's bids", async () => {
+    const svc = await holding();
+    bids.set("w", [{ price: 600_000n, shares: 100_000_000n }]);
+    script = [(o) => fill(o, o.shares)];
+    const order = await svc.submit(who, { ...sell, shares: 5 }, undefined);
+    expect(order.status).toBe("filled");
+    expect(sent.map((o) => o.clientOrderId)).toEqual([childOrderId(order.id, "v")]);
+  });
+
+  it("never plans two sells of one market on the same inventory", async () => {
+    const svc = await holding();
+    // The client holds 20 shares, and 15 more bought elsewhere; the operator holds 20 on venue v.
+    ledger.sot.set(who.address, 35_000_000n);
+    script = [(o) => fill(o, o.shares), (o) => fill(o, o.shares)];
+    const orders = await Promise.all([0, 1].map(() => svc.submit(who, { ...sell, shares: 15, time_in_force: "IOC" }, undefined)));
+    expect(sent.reduce((n, o) => n + o.shares, 0n)).toBe(20_000_000n);
+    expect(orders.map((o) => o.filledShares).sort()).toEqual([15_000_000n, 5_000_000n].sort());
+  });
+
+  it("leaves a sell pending when its escrow's outcome is unknown and the chain holds none", async () => {
+    const svc = await holding();
+    ledger.failNext.escrow = new VaultTxError("unknown", "Unknown", "Vault.escrow: outcome unknown");
+    const order = await svc.submit(who, { ...sell, shares: 5 }, undefined);
+    expect(order.status).toBe("pending");
+    expect(sent).toHaveLength(0);
+  });
+
+  it("recovery settles a sell whose settlement's answer was lost, once, on its stored fills", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settleSell = new VaultTxError("unknown", "Unknown", "Vault.settleSell: outcome unknown");
+    const order = await svc.submit(who, { ...sell, shares: 6 }, undefined);
+    expect(order.status).toBe("routing");
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "sell" as const })) });
+    await reconciler(svc).pass(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: 6_000_000n, proceeds: 2_700_000n, settleTx: HASH });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 6_000_000n });
+    expect(ledger.credited.get(who.address)).toBe(2_700_000n);
+  });
+
+  it("recovery returns the escrow of a sell interrupted before it routed", async () => {
+    const svc = await holding();
+    ledger.failNext.escrow = new VaultTxError("unknown", "Unknown", "Vault.escrow: outcome unknown");
+    const order = await svc.submit(who, { ...sell, shares: 5 }, undefined);
+    // The escrow landed after all, its answer lost.
+    await ledger.vault().escrow(chainOrderId(order.id), who.address, { tokenId: 7n, shares: 5_000_000n });
+    expect(ledger.sot.get(who.address)).toBe(15_000_000n);
+    await reconciler(svc).pass(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "order_interrupted", escrowed: 5_000_000n });
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+  });
+});
+
+function reconciler(svc: OrderService): Reconciler {
+  return new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+}

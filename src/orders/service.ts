@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import { keccak256, toHex } from "viem";
 import { AppError } from "../domain/errors.ts";
-import { formatMicro, notional } from "../domain/money.ts";
+import { formatMicro, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
-import type { Plan, Refusal, VenueQuote, PlanRequest } from "../router/index.ts";
+import type { Plan, Refusal, VenueQuote, PlanRequest, SellPlan, SellQuote, SellRequest } from "../router/index.ts";
 import type { FillRecord, Lease, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
 import type { ChildOrder, Venue, VenueFill } from "../venues/venue.ts";
 import { learnOutcome, outcomeOfPlacement, type ChildOutcome, type OutcomeRules } from "./child-outcome.ts";
-import { VaultTxError, type Address, type Hex32, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { validateOrder, type OrderLimits } from "./validate.ts";
 import { largestVenue } from "./view.ts";
 
@@ -19,6 +19,9 @@ export interface OrderDeps {
   event(eventId: string): UnifiedEvent | undefined;
   quotes(event: UnifiedEvent, outcome: OrderIntent["outcome"]): VenueQuote[];
   plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal;
+  /** The router's input for selling `outcome`: each fresh venue's bids, capped by what the operator's account holds there (`inventory`, by venue id). */
+  sellQuotes(event: UnifiedEvent, outcome: OrderIntent["outcome"], inventory: ReadonlyMap<string, ShareMicro>): SellQuote[];
+  planSell(req: SellRequest, quotes: readonly SellQuote[]): SellPlan | Refusal;
   tokenId(eventId: string, outcome: OrderIntent["outcome"]): bigint;
   clock: Clock;
   newOrderId(): string;
@@ -116,15 +119,67 @@ function plannedShares(order: Pick<OrderRecord, "legs">): bigint {
   return order.legs.filter((l) => l.round === 1).reduce((s, l) => s + l.shares, 0n);
 }
 
+/**
+ * What a sell's fills come to. The client is credited what the buyers paid, each fill's price × shares
+ * rounded down to the micro-USDC, less the venues' fees: never less than 0, and never more than a share
+ * pays (1 USDC a share), which the vault would refuse. Plans never sell beyond the escrow; were a venue
+ * to, the escrow is burned whole and the operator carries the excess, logged as an error for
+ * `crossfill audit` to report.
+ */
+export function sale(
+  order: Pick<OrderRecord, "id" | "escrowed" | "legs">,
+  fills: readonly FillRecord[],
+  log: Pick<Log, "error">,
+): Required<Pick<OrderPatch, "proceeds" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
+  const sold = fills.reduce((s, f) => s + f.shares, 0n);
+  if (sold > order.escrowed) log.error({ sold: sold.toString(), escrowed: order.escrowed.toString() }, "venues sold more than the escrow; burning the escrow");
+  const filledShares = sold > order.escrowed ? order.escrowed : sold;
+  const net = proceedsOfFills(fills);
+  return {
+    proceeds: net > filledShares ? filledShares : net,
+    fees: fills.reduce((s, f) => s + f.fee, 0n),
+    filledShares,
+    routedTo: largestVenue(fills),
+    status: filledShares >= plannedShares(order) ? "filled" : "partially_filled",
+  };
+}
+
+/** What a sell's fills paid after the venues' fees, in micro-USDC, never below 0: the proceeds the client is credited. */
+export function proceedsOfFills(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
+  const net = fills.reduce((s, f) => s + proceedsOf(f.price, f.shares) - f.fee, 0n);
+  return net > 0n ? net : 0n;
+}
+
 /** What fills cost, fees included, in micro-USDC. */
 export function costOf(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
   return fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
 }
 
+/**
+ * What the chain holds for an order, a buy's USDC lock or a sell's share escrow alike: `held` (micro-USDC
+ * locked, or micro-shares escrowed), or ended by the transaction that settled or released it.
+ */
+export type Hold = { kind: "none" } | { kind: "held"; amount: bigint } | (Extract<LockState | EscrowState, { kind: "settled" | "released" }>);
+
 /** A write that found the order already moved on by another writer: this one stops and leaves the order to it. */
 class OrderMovedOn extends Error {
   constructor(id: string, from: readonly string[]) {
     super(`order ${id} is no longer ${from.join(" or ")}`);
+  }
+}
+
+/** Runs tasks one at a time per key, each after the one given before it has finished. */
+class KeyedQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const result = (this.tails.get(key) ?? Promise.resolve()).then(task);
+    const tail = result.catch(() => undefined);
+    this.tails.set(key, tail);
+    void tail.then(() => {
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+    });
+    return result;
   }
 }
 
@@ -137,6 +192,8 @@ class OrderMovedOn extends Error {
 export class OrderService {
   /** Orders this process is executing right now; the reconciler leaves them alone. */
   readonly inFlight = new Set<string>();
+  /** Sells plan and store their child orders one at a time per event and outcome: what each may sell depends on the others'. */
+  private readonly selling = new KeyedQueue();
 
   constructor(private readonly d: OrderDeps) {}
 
@@ -148,6 +205,13 @@ export class OrderService {
   async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined, log: Log = this.d.log): Promise<OrderRecord> {
     const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
     const event = this.tradableEvent(intent);
+    if (intent.side === "sell") {
+      // A retry of a sell already placed gets that order back, even once its shares are sold; a new
+      // sell of more than the position holds unlocked is refused before anything is stored.
+      const earlier = clientOrderId === null ? undefined : await this.d.store.orderByClientId(who.accountId, clientOrderId);
+      if (earlier) return sameRequest(earlier, intent, clientOrderId!);
+      await this.checkPosition(who.address, intent);
+    }
 
     const now = new Date(this.d.clock.now()).toISOString();
     const record: OrderRecord = {
@@ -161,6 +225,8 @@ export class OrderService {
       spent: 0n,
       fees: 0n,
       filledShares: 0n,
+      escrowed: 0n,
+      proceeds: 0n,
       routedTo: null,
       legs: [],
       sotTokenId: null,
@@ -173,14 +239,7 @@ export class OrderService {
       updatedAt: now,
     };
     const inserted = await this.d.store.insertOrder(record, this.lease());
-    if (!inserted.created) {
-      if (inserted.order.requestHash !== record.requestHash) {
-        throw new AppError("idempotency_conflict", `client_order_id ${JSON.stringify(clientOrderId)} was already used for a different order.`, {
-          order_id: inserted.order.id,
-        });
-      }
-      return inserted.order;
-    }
+    if (!inserted.created) return sameRequest(inserted.order, intent, clientOrderId!);
     this.inFlight.add(record.id);
     const orderLog = log.child({ order_id: record.id });
     try {
@@ -222,82 +281,197 @@ export class OrderService {
     return event;
   }
 
-  private async execute(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
+  /** Refuses a sell of more shares than the account holds unlocked (shares escrowed for its other sells are no longer in its balance). */
+  private async checkPosition(address: Address, intent: OrderIntent): Promise<void> {
+    const held = await this.sharesHeld(address, intent);
+    if (held < intent.shares) throw insufficientPosition(intent, held);
+  }
+
+  private sharesHeld(address: Address, intent: Pick<OrderIntent, "eventId" | "outcome">): Promise<ShareMicro> {
+    return this.d.vault.sotBalance(address, this.d.tokenId(intent.eventId, intent.outcome)).catch((err: unknown) => {
+      throw new AppError("chain_unavailable", `The position could not be read from the chain: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+
+  private execute(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
+    return order.side === "sell" ? this.executeSell(order, event, address, log) : this.executeBuy(order, event, address, log);
+  }
+
+  private async executeBuy(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
     const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
-    const chainId = chainOrderId(order.id);
-    try {
-      this.d.checkpoint?.("order.lock.sent", order.id);
-      const lock = await this.d.vault.lock(chainId, address, order.amount);
-      this.d.checkpoint?.("order.locked", order.id);
-      order = await this.update(order.id, ["pending"], { status: "locked", locked: order.amount, lockTx: lock.txHash });
-    } catch (e) {
-      if (!(e instanceof VaultTxError)) throw e;
-      // The vault dry-runs every transaction, so a lock beyond the available balance is refused by name
-      // and nothing is sent: no balance read is needed before it.
-      if (e.reason === "InsufficientAvailable") {
-        const { available } = await this.d.vault.balanceOf(address);
-        return this.finish(order.id, ["pending"], {
-          status: "rejected",
-          errorCode: "insufficient_funds",
-          errorMessage: `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`,
-        }, log);
-      }
-      if (e.outcome === "reverted") {
-        return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was locked: ${e.message}` }, log);
-      }
-      // The lock may have landed, or may yet: the chain decides, here or in recovery, never a timer.
-      const state = await this.d.vault.lockState(chainId);
-      if (state.kind !== "locked") {
-        log.warn({ err: e }, "lock outcome unknown; left to recovery");
-        return order;
-      }
-      order = await this.update(order.id, ["pending"], { status: "locked", locked: state.amount });
-    }
+    order = await this.hold(order, address, log);
+    if (order.status !== "locked") return order;
 
     // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
     const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
-    if (routed.kind === "refusal") {
-      const release = await this.d.vault.release(chainId);
-      return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: routed.code, errorMessage: routed.message }, log);
-    }
+    if (routed.kind === "refusal") return this.unwind(order, routed, log);
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
     // within the limit price of the first routing, for a few rounds; each round's worst case stays
     // within what the fills so far left of the lock.
+    return this.route(order, log, async (round, o, fills) => {
+      if (round === 1) return this.routeLegs(o, event, round, routed.legs);
+      const next = this.d.plan(
+        { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
+        this.d.quotes(event, o.outcome),
+      );
+      return next.kind === "refusal" ? undefined : this.routeLegs(o, event, round, next.legs);
+    });
+  }
+
+  /**
+   * A sell (DESIGN §12): plans on the venues' bids, each venue capped by what the operator's account
+   * holds there, escrows the client's shares, routes the sell child orders in rounds as a buy routes,
+   * then burns what sold and credits the proceeds, or returns the shares when nothing sold.
+   */
+  private async executeSell(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
+    const first = this.d.planSell(sellRequest(order, order.shares), this.d.sellQuotes(event, order.outcome, await this.inventory(order)));
+    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
+
+    order = await this.hold(order, address, log);
+    if (order.status !== "locked") return order;
+
+    let limitPrice: bigint | undefined;
+    return this.route(order, log, (round, o, fills) =>
+      // Planning and storing the legs is one step per market, so two sells never plan on the same inventory.
+      this.selling.run(`${o.eventId}\n${o.outcome}`, async () => {
+        const left = o.escrowed - fills.reduce((n, f) => n + f.shares, 0n);
+        const req = round === 1 ? sellRequest(o, left) : { ...sellRequest(o, left), timeInForce: "IOC" as const, limitPrice };
+        const planned = this.d.planSell(req, this.d.sellQuotes(event, o.outcome, await this.inventory(o)));
+        if (planned.kind === "refusal") return round === 1 ? planned : undefined;
+        limitPrice ??= planned.limitPrice;
+        return this.routeLegs(o, event, round, planned.legs);
+      }),
+    );
+  }
+
+  /**
+   * Locks a buy's USDC, or escrows a sell's shares, and moves the order to `locked`; answers the order
+   * rejected when the vault refused (the balance or the position short: refused by name, since the vault
+   * dry-runs every transaction and sends nothing it would revert), or still pending when the outcome is
+   * unknown and the chain shows nothing yet: the chain decides, here or in recovery, never a timer.
+   */
+  private async hold(order: OrderRecord, address: Address, log: Log): Promise<OrderRecord> {
+    const chainId = chainOrderId(order.id);
+    const sell = order.side === "sell";
+    const sotTokenId = this.d.tokenId(order.eventId, order.outcome);
+    const held = (amount: bigint): OrderPatch => (sell ? { escrowed: amount, sotTokenId: sotTokenId.toString() } : { locked: amount });
+    try {
+      this.d.checkpoint?.("order.lock.sent", order.id);
+      const tx = sell ? await this.d.vault.escrow(chainId, address, { tokenId: sotTokenId, shares: order.shares }) : await this.d.vault.lock(chainId, address, order.amount);
+      this.d.checkpoint?.("order.locked", order.id);
+      return await this.update(order.id, ["pending"], { status: "locked", ...held(sell ? order.shares : order.amount), lockTx: tx.txHash });
+    } catch (e) {
+      if (!(e instanceof VaultTxError)) throw e;
+      const refused = await this.refusal(order, address, e);
+      if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message }, log);
+      if (e.outcome === "reverted") {
+        return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was ${sell ? "escrowed" : "locked"}: ${e.message}` }, log);
+      }
+      const state = await this.holdOf(order);
+      if (state.kind !== "held") {
+        log.warn({ err: e }, `${sell ? "escrow" : "lock"} outcome unknown; left to recovery`);
+        return order;
+      }
+      return this.update(order.id, ["pending"], { status: "locked", ...held(state.amount) });
+    }
+  }
+
+  /** The client's side of a vault refusal, by the contract's error: its available USDC (a buy) or its position (a sell) short of the order. */
+  private async refusal(order: OrderRecord, address: Address, e: VaultTxError): Promise<AppError | undefined> {
+    if (e.reason === "InsufficientAvailable") {
+      const { available } = await this.d.vault.balanceOf(address);
+      return new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
+    }
+    // Another sell of the same position escrowed its shares first.
+    if (e.reason === "InsufficientShares") return insufficientPosition(order, await this.sharesHeld(address, order));
+    return undefined;
+  }
+
+  /** What the chain holds for the order: a buy's lock or a sell's escrow, read alike (recovery reads it too). */
+  async holdOf(order: Pick<OrderRecord, "id" | "side">): Promise<Hold> {
+    const chainId = chainOrderId(order.id);
+    if (order.side === "sell") {
+      const escrow = await this.d.vault.escrowState(chainId);
+      return escrow.kind === "escrowed" ? { kind: "held", amount: escrow.shares } : escrow;
+    }
+    const lock = await this.d.vault.lockState(chainId);
+    return lock.kind === "locked" ? { kind: "held", amount: lock.amount } : lock;
+  }
+
+  /** Releases a buy's lock, or returns a sell's escrow, whole. */
+  releaseHold(order: Pick<OrderRecord, "id" | "side">): Promise<TxRef> {
+    const chainId = chainOrderId(order.id);
+    return order.side === "sell" ? this.d.vault.releaseEscrow(chainId) : this.d.vault.release(chainId);
+  }
+
+  /**
+   * What the operator's account holds on each venue for a sell to sell. The order's own child orders
+   * of earlier rounds count as sold in the store's reckoning while it is open; each has its final answer
+   * by the time the next round plans, so only what they filled is taken off again.
+   */
+  private async inventory(order: OrderRecord): Promise<Map<string, ShareMicro>> {
+    const inventory = await this.d.store.venueInventory(order.eventId, order.outcome);
+    if (order.legs.length === 0) return inventory;
+    const add = (venue: string, shares: ShareMicro) => inventory.set(venue, (inventory.get(venue) ?? 0n) + shares);
+    for (const leg of order.legs) add(leg.venue, leg.shares);
+    for (const f of await this.d.store.fills(order.id)) add(f.venue, -f.shares);
+    return inventory;
+  }
+
+  /** Stores a round's child orders, with the move to `routing`, before any is sent. */
+  private routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, legs: readonly Pick<OrderLeg, "venue" | "venueMarketId" | "limitPrice" | "shares">[]): Promise<OrderRecord> {
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
+    const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
+    const sent: OrderLeg[] = legs.map((leg) => ({
+      venue: leg.venue,
+      clientOrderId: childOrderId(order.id, leg.venue, round),
+      venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
+      limitPrice: leg.limitPrice,
+      shares: leg.shares,
+      round,
+      expiresAt,
+    }));
     const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
-    let plan: Plan = routed;
-    for (let round = 1; ; round++) {
-      const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
-      const sent: OrderLeg[] = plan.legs.map((leg) => ({
-        venue: leg.venue,
-        clientOrderId: childOrderId(order.id, leg.venue, round),
-        venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
-        limitPrice: leg.limitPrice,
-        shares: leg.shares,
-        round,
-        expiresAt,
-      }));
-      order = await this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
+    return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
+  }
+
+  /**
+   * Routes a locked order in rounds: `next` stores a round's legs (the order moves to `routing`), or
+   * answers undefined when no further round is worth routing, or the refusal of the first round. Each
+   * round's legs are sent at once; an unknown outcome leaves the order to recovery; then it settles
+   * on its stored fills.
+   */
+  private async route(
+    order: OrderRecord,
+    log: Log,
+    next: (round: number, order: OrderRecord, fills: readonly FillRecord[]) => Promise<OrderRecord | Refusal | undefined>,
+  ): Promise<OrderRecord> {
+    let fills: FillRecord[] = [];
+    for (let round = 1; round <= ROUTING_ROUNDS; round++) {
+      const routed = await next(round, order, fills);
+      if (routed === undefined) break;
+      if ("kind" in routed) return this.unwind(order, routed, log);
+      order = routed;
       this.d.checkpoint?.("order.routing", order.id);
-      const unknown = await this.placeRound(order, sent, log);
+      const unknown = await this.placeRound(order, order.legs.filter((l) => l.round === round), log);
       if (unknown.length > 0) {
         // Never guess: the order stays `routing` until recovery learns what the venues did.
         log.warn({ venues: unknown }, "child order outcome unknown; left to recovery");
         return order;
       }
-      const fills = await this.d.store.fills(order.id);
-      if (fills.reduce((n, f) => n + f.shares, 0n) >= plannedShares(order) || round === ROUTING_ROUNDS) break;
-      const next = this.d.plan(
-        { ...planRequest(order), amount: order.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
-        this.d.quotes(event, order.outcome),
-      );
-      if (next.kind === "refusal") break;
-      plan = next;
+      fills = await this.d.store.fills(order.id);
+      if (fills.reduce((n, f) => n + f.shares, 0n) >= plannedShares(order)) break;
     }
     return this.settle(order, log);
+  }
+
+  /** A locked order the router refused at routing time: its USDC released, or its shares returned, and the refusal recorded. */
+  private async unwind(order: OrderRecord, refusal: Refusal, log: Log): Promise<OrderRecord> {
+    const release = await this.releaseHold(order);
+    return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: refusal.code, errorMessage: refusal.message }, log);
   }
 
   /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */
@@ -310,9 +484,10 @@ export class OrderService {
   }
 
   /**
-   * Settles the order on its stored fills, each venue trade counted once: spends what they cost,
-   * releases the rest and mints the SOT, in one transaction; or releases everything when nothing filled.
-   * Recovery calls it too, for a routing order whose lock is still open. `log` carries the order's id.
+   * Settles the order on its stored fills, each venue trade counted once, in one transaction: a buy
+   * spends what they cost, releases the rest and mints the SOT; a sell burns the shares sold, credits the
+   * proceeds and returns the rest. Nothing filled: the lock released, or the escrow returned, whole.
+   * Recovery calls it too, for a routing order whose lock or escrow is still open. `log` carries the order's id.
    */
   async settle(order: OrderRecord, log: Log): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
@@ -320,13 +495,19 @@ export class OrderService {
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
     this.d.checkpoint?.("order.settle.sent", order.id);
     if (shares === 0n) {
-      const release = await this.d.vault.release(chainId);
+      const release = await this.releaseHold(order);
       return this.finish(order.id, ["routing"], {
         status: "failed",
         releaseTx: release.txHash,
         errorCode: "all_venues_failed",
-        errorMessage: "No venue filled any part of the order; the locked USDC was released.",
+        errorMessage: order.side === "sell" ? "No venue bought any part of the order; the escrowed shares were returned." : "No venue filled any part of the order; the locked USDC was released.",
       }, log);
+    }
+    if (order.side === "sell") {
+      // Burns the shares sold, credits the proceeds and returns the rest of the escrow, in one transaction.
+      const sold = sale(order, fills, log);
+      const tx = await this.d.vault.settleSell(chainId, sold.filledShares, sold.proceeds);
+      return this.finish(order.id, ["routing"], { ...sold, settleTx: tx.txHash }, log);
     }
     const settled = settlement(order, fills, log);
     const tokenId = this.d.tokenId(order.eventId, order.outcome);
@@ -378,19 +559,42 @@ function planRequest(o: Pick<OrderRecord, "amount" | "maxSlippage" | "strategy" 
   return { amount: o.amount, maxSlippage: o.maxSlippage, strategy: o.strategy, timeInForce: o.timeInForce };
 }
 
-/** Hash of what the order asks for, so a retry with the same idempotency key can be told from a conflicting one. */
+function sellRequest(o: Pick<OrderRecord, "maxSlippage" | "strategy" | "timeInForce">, shares: ShareMicro): SellRequest {
+  return { side: "sell", shares, maxSlippage: o.maxSlippage, strategy: o.strategy, timeInForce: o.timeInForce };
+}
+
+/**
+ * Hash of what the order asks for, so a retry with the same idempotency key can be told from a
+ * conflicting one. A sell's shares are part of it; a buy's hash is what it was before sells existed.
+ */
 function requestHash(i: OrderIntent): string {
-  const canonical = [i.eventId, i.outcome, i.side, i.amount, i.maxSlippage, i.strategy, i.timeInForce].join("\n");
+  const canonical = [i.eventId, i.outcome, i.side, i.amount, i.maxSlippage, i.strategy, i.timeInForce, ...(i.side === "sell" ? [i.shares] : [])].join("\n");
   return createHash("sha256").update(canonical).digest("hex");
 }
 
+/** The order a retry names by its client_order_id, when it asks for the same; idempotency_conflict when it does not. */
+function sameRequest(order: OrderRecord, intent: OrderIntent, clientOrderId: string): OrderRecord {
+  if (order.requestHash !== requestHash(intent)) {
+    throw new AppError("idempotency_conflict", `client_order_id ${JSON.stringify(clientOrderId)} was already used for a different order.`, { order_id: order.id });
+  }
+  return order;
+}
+
+function insufficientPosition(intent: Pick<OrderIntent, "eventId" | "outcome" | "shares">, held: ShareMicro): AppError {
+  return new AppError(
+    "insufficient_position",
+    `The account holds ${formatMicro(held)} unlocked ${intent.outcome} shares of ${intent.eventId}; the sell asks for ${formatMicro(intent.shares)}.`,
+    { held_shares: formatMicro(held), shares: formatMicro(intent.shares) },
+  );
+}
+
 /** The order a leg sends to its venue. */
-export function childOrder(order: Pick<OrderRecord, "outcome">, leg: OrderLeg): ChildOrder {
+export function childOrder(order: Pick<OrderRecord, "outcome" | "side">, leg: OrderLeg): ChildOrder {
   return {
     clientOrderId: leg.clientOrderId,
     venueMarketId: leg.venueMarketId,
     outcome: order.outcome,
-    side: "buy",
+    side: order.side,
     limitPrice: leg.limitPrice,
     shares: leg.shares,
     expiresAt: leg.expiresAt,

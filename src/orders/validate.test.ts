@@ -5,6 +5,7 @@ import { validateOrder } from "./validate.ts";
 
 const limits = { maxOrder: 100_000_000_000n };
 const base = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 100.5 };
+const sell = { market_id: "fed-cut-2026-12", outcome: "YES", side: "sell", shares: 12 };
 
 function fields(body: unknown, key?: string): Record<string, string> {
   try {
@@ -19,7 +20,7 @@ function fields(body: unknown, key?: string): Record<string, string> {
 describe("validateOrder", () => {
   it("reads the SPEC's sample exactly and applies the documented defaults", () => {
     expect(validateOrder(base, undefined, limits)).toEqual({
-      intent: { eventId: "fed-cut-2026-12", outcome: "YES", side: "buy", amount: 100_500_000n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK" },
+      intent: { eventId: "fed-cut-2026-12", outcome: "YES", side: "buy", amount: 100_500_000n, shares: 0n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK" },
       clientOrderId: null,
     });
   });
@@ -37,7 +38,7 @@ describe("validateOrder", () => {
   });
 
   it("names every bad field at once", () => {
-    expect(Object.keys(fields({ outcome: "yes", side: "sell", amount_usdc: 0, max_slippage: 0.51, extra: 1 })).sort()).toEqual([
+    expect(Object.keys(fields({ outcome: "yes", side: "hold", amount_usdc: 0, max_slippage: 0.51, extra: 1 })).sort()).toEqual([
       "amount_usdc",
       "extra",
       "market_id",
@@ -63,5 +64,29 @@ describe("validateOrder", () => {
 
   it("enforces the per-order cap", () => {
     expect(fields({ ...base, amount_usdc: 100_001 })).toHaveProperty("amount_usdc");
+  });
+
+  it("reads a sell's shares exactly, with no amount_usdc", () => {
+    expect(validateOrder({ ...sell, shares: "12.000001" }, undefined, limits).intent).toEqual({
+      eventId: "fed-cut-2026-12",
+      outcome: "YES",
+      side: "sell",
+      amount: 0n,
+      shares: 12_000_001n,
+      maxSlippage: 10_000n,
+      strategy: "optimize_price",
+      timeInForce: "FOK",
+    });
+  });
+
+  it("takes each side's own quantity and refuses the other's, naming the field", () => {
+    expect(fields({ ...sell, amount_usdc: 5 })).toEqual({ amount_usdc: "is not taken by a sell: send shares" });
+    expect(fields({ ...base, shares: 5 })).toEqual({ shares: "is taken only by a sell: a buy sends amount_usdc" });
+    expect(Object.keys(fields({ market_id: "fed-cut-2026-12", outcome: "YES", side: "sell", amount_usdc: 5 })).sort()).toEqual(["amount_usdc", "shares"]);
+    expect(fields({ ...sell, shares: undefined })).toEqual({ shares: "is required for a sell" });
+  });
+
+  it.each([0, "0", -1, "1.0000001", "1e3", "abc", null])("refuses shares %j", (shares) => {
+    expect(Object.keys(fields({ ...sell, shares }))).toEqual(["shares"]);
   });
 });

@@ -12,7 +12,7 @@ export interface ValidOrder {
   clientOrderId: string | null;
 }
 
-const FIELDS = new Set(["market_id", "outcome", "side", "amount_usdc", "max_slippage", "strategy", "client_order_id", "time_in_force"]);
+const FIELDS = new Set(["market_id", "outcome", "side", "amount_usdc", "shares", "max_slippage", "strategy", "client_order_id", "time_in_force"]);
 const MAX_SLIPPAGE = 500_000n;
 const CLIENT_ID = /^[\x21-\x7e\u00a0-\uffff]{1,64}$/u;
 
@@ -44,11 +44,26 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
   const side = check("side", () => oneOf(b.side, "side", SIDES, undefined));
   const strategy = check("strategy", () => oneOf(b.strategy, "strategy", STRATEGIES, "optimize_price"));
   const timeInForce = check("time_in_force", () => oneOf(b.time_in_force, "time_in_force", TIME_IN_FORCE, "FOK"));
+  // A buy spends amount_usdc, a sell sells shares (DESIGN §12): each side takes its own field and refuses the other's.
   const amount = check("amount_usdc", () => {
+    if (side === "sell") {
+      if (b.amount_usdc !== undefined) throw fieldError("amount_usdc", "is not taken by a sell: send shares");
+      return 0n;
+    }
     if (b.amount_usdc === undefined) throw fieldError("amount_usdc", "is required");
     const v = parseMicro(b.amount_usdc, "amount_usdc");
     if (v <= 0n) throw fieldError("amount_usdc", "must be greater than 0");
     if (v > limits.maxOrder) throw fieldError("amount_usdc", `must be at most ${Number(limits.maxOrder / 1_000_000n)} USDC per order`);
+    return v;
+  });
+  const shares = check("shares", () => {
+    if (side !== "sell") {
+      if (b.shares !== undefined) throw fieldError("shares", "is taken only by a sell: a buy sends amount_usdc");
+      return 0n;
+    }
+    if (b.shares === undefined) throw fieldError("shares", "is required for a sell");
+    const v = parseMicro(b.shares, "shares");
+    if (v <= 0n) throw fieldError("shares", "must be greater than 0");
     return v;
   });
   const maxSlippage = check("max_slippage", () => {
@@ -79,6 +94,7 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
       outcome: outcome!,
       side: side!,
       amount: amount!,
+      shares: shares!,
       maxSlippage: maxSlippage!,
       strategy: strategy!,
       timeInForce: timeInForce!,

@@ -7,11 +7,18 @@ export interface OrderView {
   status: string;
   executed_price: number | null;
   routed_to: string | null;
+  /** A buy's position token, minted by its settlement; null for a sell. */
   sot_minted: string | null;
   tx_hash: string | null;
+  /** Shares bought, or sold. */
   filled_shares: number;
+  /** A buy's charge, fees included; 0 for a sell, which spends nothing. */
   spent_usdc: number;
   fees_usdc: number;
+  /** A sell's USDC credited to available: the fills' price × shares less their fees; null for a buy. */
+  proceeds_usdc: number | null;
+  /** A sell's position token, burned by its settlement; null for a buy. */
+  sot_burned: string | null;
   fills: { venue: string; price: number; shares: number; fee_usdc: number; venue_order_id: string }[];
   created_at: string;
   updated_at: string;
@@ -19,7 +26,10 @@ export interface OrderView {
   market_id: string;
   outcome: string;
   side: string;
-  amount_usdc: number;
+  /** What a buy asked to spend; null for a sell. */
+  amount_usdc: number | null;
+  /** What a sell asked to sell; null for a buy. */
+  shares: number | null;
   max_slippage: number;
   strategy: string;
   time_in_force: string;
@@ -42,16 +52,20 @@ export function averagePrice(fills: readonly Pick<FillRecord, "price" | "shares"
 
 export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAssetId: (tokenId: string) => string): OrderView {
   const avg = averagePrice(fills);
+  const sell = o.side === "sell";
+  const traded = o.sotTokenId !== null && o.filledShares > 0n ? sotAssetId(o.sotTokenId) : null;
   return {
     order_id: o.id,
     status: o.status,
     executed_price: avg === null ? null : microToNumber(avg),
     routed_to: o.routedTo,
-    sot_minted: o.sotTokenId !== null && o.filledShares > 0n ? sotAssetId(o.sotTokenId) : null,
+    sot_minted: sell ? null : traded,
     tx_hash: o.settleTx,
     filled_shares: microToNumber(o.filledShares),
     spent_usdc: microToNumber(o.spent),
     fees_usdc: microToNumber(o.fees),
+    proceeds_usdc: sell ? microToNumber(o.proceeds) : null,
+    sot_burned: sell ? traded : null,
     fills: fills.map((f) => ({
       venue: f.venue,
       price: microToNumber(f.price),
@@ -65,7 +79,8 @@ export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAsset
     market_id: o.eventId,
     outcome: o.outcome,
     side: o.side,
-    amount_usdc: microToNumber(o.amount),
+    amount_usdc: sell ? null : microToNumber(o.amount),
+    shares: sell ? microToNumber(o.shares) : null,
     max_slippage: microToNumber(o.maxSlippage),
     strategy: o.strategy,
     time_in_force: o.timeInForce,

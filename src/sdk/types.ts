@@ -63,17 +63,30 @@ export interface PricesQuery {
   side?: "buy" | "sell";
 }
 
-export interface OrderRequest {
+interface OrderRequestCommon {
   market_id: string;
   outcome: Outcome;
-  side: "buy";
-  /** A number, or a decimal string to avoid any float rounding on the client's side. */
-  amount_usdc: number | string;
   max_slippage?: number | string;
   strategy?: "optimize_price" | "optimize_speed";
   client_order_id?: string;
   time_in_force?: "FOK" | "IOC";
 }
+
+/** A buy spends `amount_usdc`, fees included. */
+export interface BuyRequest extends OrderRequestCommon {
+  side: "buy";
+  /** A number, or a decimal string to avoid any float rounding on the client's side. */
+  amount_usdc: number | string;
+}
+
+/** A sell sells `shares` of a position held (at most its unlocked shares, else `insufficient_position`). */
+export interface SellRequest extends OrderRequestCommon {
+  side: "sell";
+  /** A number, or a decimal string. */
+  shares: number | string;
+}
+
+export type OrderRequest = BuyRequest | SellRequest;
 
 export interface Fill {
   venue: string;
@@ -88,19 +101,29 @@ export interface Order {
   status: OrderStatus;
   executed_price: number | null;
   routed_to: string | null;
+  /** A buy's position token, minted; null for a sell. */
   sot_minted: string | null;
   tx_hash: string | null;
+  /** Shares bought, or sold. */
   filled_shares: number;
+  /** A buy's charge; 0 for a sell. */
   spent_usdc: number;
   fees_usdc: number;
+  /** A sell's USDC credited after fees; null for a buy. */
+  proceeds_usdc: number | null;
+  /** A sell's position token, burned; null for a buy. */
+  sot_burned: string | null;
   fills: Fill[];
   created_at: string;
   updated_at: string;
   client_order_id: string | null;
   market_id: string;
   outcome: Outcome;
-  side: "buy";
-  amount_usdc: number;
+  side: "buy" | "sell";
+  /** A buy's amount asked; null for a sell. */
+  amount_usdc: number | null;
+  /** A sell's shares asked; null for a buy. */
+  shares: number | null;
   max_slippage: number;
   strategy: "optimize_price" | "optimize_speed";
   time_in_force: "FOK" | "IOC";
@@ -145,7 +168,7 @@ export interface Withdrawal {
 /** One movement of the account's money. */
 export interface Activity {
   activity_id: string;
-  /** deposit, faucet, lock, settle, release, withdrawal, redemption; more kinds may come. */
+  /** deposit, faucet, lock, settle, release (a buy), sell (its proceeds), withdrawal, redemption; more kinds may come. */
   type: string;
   amount_usdc: number;
   tx_hash: string | null;

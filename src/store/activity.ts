@@ -1,5 +1,5 @@
 // GET /v1/activity: every movement of an account's money, newest first, from the tables that record each
-// kind, as one UNION ALL query paginated like the orders. A new kind of movement (a sell, a redemption) is
+// kind, as one UNION ALL query paginated like the orders. A new kind of movement is
 // one more entry of SOURCES: a select of the same eight columns from the table that records it.
 import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -69,7 +69,7 @@ const SOURCES: Source[] = [
         sql<string | null>`to_address`.as("address"),
         "created_at",
       ]),
-  // An order moves money up to three times: its lock, then its settle (what it spent) or its release (all of it).
+  // A buy moves money up to three times: its lock, then its settle (what it spent) or its release (all of it).
   (db, accountId) =>
     db
       .selectFrom("orders")
@@ -80,14 +80,24 @@ const SOURCES: Source[] = [
     db
       .selectFrom("orders")
       .where("account_id", "=", accountId)
+      .where("side", "=", "buy")
       .where("settle_tx", "is not", null)
       .select([entryId("settle:", "id").as("id"), text("settle").as("type"), "spent as amount", "settle_tx as tx_hash", "status", "id as reference", none.as("address"), "updated_at as created_at"]),
   (db, accountId) =>
     db
       .selectFrom("orders")
       .where("account_id", "=", accountId)
+      .where("side", "=", "buy")
       .where("release_tx", "is not", null)
       .select([entryId("release:", "id").as("id"), text("release").as("type"), "locked as amount", "release_tx as tx_hash", "status", "id as reference", none.as("address"), "updated_at as created_at"]),
+  // A sell credits its proceeds in the settlement that burned the shares it sold (a sell that sold nothing moved no money).
+  (db, accountId) =>
+    db
+      .selectFrom("orders")
+      .where("account_id", "=", accountId)
+      .where("side", "=", "sell")
+      .where("settle_tx", "is not", null)
+      .select([entryId("sell:", "id").as("id"), text("sell").as("type"), "proceeds as amount", "settle_tx as tx_hash", "status", "id as reference", none.as("address"), "updated_at as created_at"]),
   // A resolved event's position paid out (a losing one: burned for 0); tx_hash once the chain redeemed it.
   (db, accountId) =>
     db

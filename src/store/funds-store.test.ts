@@ -171,6 +171,9 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       await store.insertOrder(orderRecord({ id: "ord_a", status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl1", settleTx: "0xs1", createdAt: at(2), updatedAt: at(3) }));
       await store.insertOrder(orderRecord({ id: "ord_b", status: "failed", locked: 5_000_000n, lockTx: "0xl2", releaseTx: "0xr2", createdAt: at(4), updatedAt: at(5) }));
       await store.insertOrder(orderRecord({ id: "ord_c", status: "rejected", createdAt: at(6) }));
+      // A sell's proceeds once it settled; a sell whose shares all came back moved no money.
+      await store.insertOrder(orderRecord({ id: "ord_s", side: "sell", amount: 0n, shares: 4_000_000n, escrowed: 4_000_000n, status: "partially_filled", filledShares: 3_000_000n, proceeds: 1_470_000n, lockTx: "0xe1", settleTx: "0xs2", createdAt: at(6), updatedAt: at(6.5) }));
+      await store.insertOrder(orderRecord({ id: "ord_t", side: "sell", amount: 0n, shares: 1_000_000n, escrowed: 1_000_000n, status: "failed", lockTx: "0xe2", releaseTx: "0xr3", createdAt: at(6), updatedAt: at(6.6) }));
       await store.insertDeposits([deposit({ status: "credited", creditTx: "0xc3", createdAt: at(7) })]);
       await store.insertWithdrawal(withdrawal({ status: "confirmed", txHash: "0xw", createdAt: at(8) }));
       await store.insertWithdrawal(withdrawal({ id: "wd_other", accountId: "acc_2", createdAt: at(9) }));
@@ -185,13 +188,14 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect(entries.map((e) => [e.type, e.reference, e.amount, e.txHash, e.status, e.address])).toEqual([
         ["withdrawal", "wd_1", BEYOND_DOUBLE, "0xw", "confirmed", "0x00000000000000000000000000000000000000b0"],
         ["deposit", "0xaa:3", 25_000_000n, "0xc3", "credited", "0x00000000000000000000000000000000000000c0"],
+        ["sell", "ord_s", 1_470_000n, "0xs2", "partially_filled", null],
         ["release", "ord_b", 5_000_000n, "0xr2", "failed", null],
         ["lock", "ord_b", 5_000_000n, "0xl2", "failed", null],
         ["settle", "ord_a", 9_000_000n, "0xs1", "filled", null],
         ["lock", "ord_a", 10_000_000n, "0xl1", "filled", null],
         ["faucet", "0xkey", 10_000_000_000n, "0xf0", "credited", null],
       ]);
-      expect(entries.map((e) => e.createdAt)).toEqual([at(8), at(7), at(5), at(4), at(3), at(2), at(1)]);
+      expect(entries.map((e) => e.createdAt)).toEqual([at(8), at(7), at(6.5), at(5), at(4), at(3), at(2), at(1)]);
       expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
       expect((await store.activity("acc_2", { limit: 50, cursor: null })).data.map((e) => e.reference)).toEqual(["wd_other"]);
     });

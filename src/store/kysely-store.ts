@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
+import type { ShareMicro } from "../domain/money.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { FundsStore } from "./funds-store.ts";
@@ -12,6 +13,7 @@ import {
   catalogEventFromRows,
   catalogEventToRow,
   catalogListingToRow,
+  decodeLegs,
   fillFromRow,
   fillToRow,
   int64,
@@ -248,6 +250,37 @@ export class KyselyStore implements Store {
   async order(id: string): Promise<OrderRecord | undefined> {
     const row = await this.db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
     return row && orderFromRow(row);
+  }
+
+  async orderByClientId(accountId: string, clientOrderId: string): Promise<OrderRecord | undefined> {
+    const row = await this.db.selectFrom("orders").selectAll().where("account_id", "=", accountId).where("client_order_id", "=", clientOrderId).executeTakeFirst();
+    return row && orderFromRow(row);
+  }
+
+  async venueInventory(eventId: string, outcome: Outcome): Promise<Map<string, ShareMicro>> {
+    const inventory = new Map<string, ShareMicro>();
+    const add = (venue: string, shares: ShareMicro) => inventory.set(venue, (inventory.get(venue) ?? 0n) + shares);
+    // The fills of buys, and of sells that finished; an open sell's child orders count whole, below.
+    const filled = await this.db
+      .selectFrom("fills")
+      .innerJoin("orders", "orders.id", "fills.order_id")
+      .select(["fills.venue", "orders.side", sql<bigint>`cast(sum(fills.shares) as bigint)`.as("shares")])
+      .where("orders.event_id", "=", eventId)
+      .where("orders.outcome", "=", outcome)
+      .where((eb) => eb.or([eb("orders.side", "=", "buy"), eb("orders.status", "not in", [...OPEN_STATUSES])]))
+      .groupBy(["fills.venue", "orders.side"])
+      .execute();
+    for (const r of filled) add(r.venue, r.side === "sell" ? -int64(r.shares, "shares") : int64(r.shares, "shares"));
+    const selling = await this.db
+      .selectFrom("orders")
+      .select("legs")
+      .where("event_id", "=", eventId)
+      .where("outcome", "=", outcome)
+      .where("side", "=", "sell")
+      .where("status", "in", [...OPEN_STATUSES])
+      .execute();
+    for (const r of selling) for (const leg of decodeLegs(r.legs)) add(leg.venue, -leg.shares);
+    return inventory;
   }
 
   async listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>> {

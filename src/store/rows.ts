@@ -70,6 +70,10 @@ export interface OrdersTable {
   spent: Int64;
   fees: Int64;
   filled_shares: Int64;
+  /** A sell's shares asked, escrowed, and proceeds (migration 008); 0 on a buy. */
+  shares: Int64;
+  escrowed: Int64;
+  proceeds: Int64;
   routed_to: string | null;
   /** JSON array of the child orders, amounts as decimal strings. */
   legs: string;
@@ -347,6 +351,9 @@ const ORDER_COLUMNS = {
   spent: "spent",
   fees: "fees",
   filledShares: "filled_shares",
+  shares: "shares",
+  escrowed: "escrowed",
+  proceeds: "proceeds",
   routedTo: "routed_to",
   legs: "legs",
   sotTokenId: "sot_token_id",
@@ -374,7 +381,7 @@ function encodeLegs(legs: readonly OrderLeg[]): string {
 }
 
 /** Legs stored before rounds and expiries were recorded read as round 1, long expired: their venues' answers are final. */
-function decodeLegs(text: string): OrderLeg[] {
+export function decodeLegs(text: string): OrderLeg[] {
   type Stored = Omit<OrderLeg, "limitPrice" | "shares" | "round" | "expiresAt"> & { limitPrice: string; shares: string; round?: number; expiresAt?: number };
   return (JSON.parse(text) as Stored[]).map((l) => ({
     ...l,
@@ -411,6 +418,9 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     spent: int64(r.spent, "spent"),
     fees: int64(r.fees, "fees"),
     filledShares: int64(r.filled_shares, "filled_shares"),
+    shares: int64(r.shares, "shares"),
+    escrowed: int64(r.escrowed, "escrowed"),
+    proceeds: int64(r.proceeds, "proceeds"),
     routedTo: r.routed_to,
     legs: decodeLegs(r.legs),
     sotTokenId: r.sot_token_id,

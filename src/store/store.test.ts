@@ -151,6 +151,59 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.fills("ord_1")).toEqual([f]);
     });
 
+    it("keeps a sell's shares asked, shares escrowed and proceeds exact, and a buy's at 0", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const buy = order({ id: "ord_buy", clientOrderId: null });
+      const sell = order({ side: "sell", amount: 0n, shares: BEYOND_DOUBLE });
+      await store.insertOrder(buy);
+      await store.insertOrder(sell);
+      await store.updateOrder("ord_1", ["pending"], { status: "locked", escrowed: BEYOND_DOUBLE, lockTx: "0xescrow" });
+      await store.updateOrder("ord_1", ["locked"], { status: "routing" });
+      const done = await store.updateOrder("ord_1", ["routing"], { status: "partially_filled", filledShares: 5_000_000n, proceeds: INT64_MAX, settleTx: "0xsettle" });
+      expect(done).toMatchObject({ side: "sell", amount: 0n, shares: BEYOND_DOUBLE, escrowed: BEYOND_DOUBLE, filledShares: 5_000_000n, proceeds: INT64_MAX, spent: 0n });
+      expect(await store.order("ord_buy")).toEqual(buy);
+      expect(buy).toMatchObject({ shares: 0n, escrowed: 0n, proceeds: 0n });
+    });
+
+    it("finds an account's order by its client_order_id, and no other account's", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await seedAccount(store, "acc_2");
+      const mine = order();
+      await store.insertOrder(mine);
+      expect(await store.orderByClientId("acc_1", "client-1")).toEqual(mine);
+      expect(await store.orderByClientId("acc_2", "client-1")).toBeUndefined();
+      expect(await store.orderByClientId("acc_1", "client-2")).toBeUndefined();
+    });
+
+    it("counts each venue's inventory of an outcome: buys' fills less finished sells' fills less open sells' child orders", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const leg = (venue: string, shares: bigint, id: string) => ({ venue, clientOrderId: `${id}-${venue}`, venueMarketId: "m", limitPrice: 400_000n, shares, round: 1, expiresAt: 0 });
+      const at = (id: string, venue: string, shares: bigint) => fill({ orderId: id, venue, tradeId: `${id}-${venue}-t`, shares });
+      // Two buys on two venues, one of them still routing: its stored fills are held already.
+      await store.insertOrder(order({ id: "b1", clientOrderId: null, status: "filled" }));
+      await store.insertOrder(order({ id: "b2", clientOrderId: null, status: "routing" }));
+      await store.insertOrder(order({ id: "b3", clientOrderId: null, status: "filled", outcome: "NO" }));
+      await store.insertOrder(order({ id: "b4", clientOrderId: null, status: "filled", eventId: "evt_other" }));
+      // A finished sell counts what it sold; an open one every share its child orders may sell.
+      await store.insertOrder(order({ id: "s1", clientOrderId: null, side: "sell", status: "partially_filled", legs: [leg("p", 9_000_000n, "s1")] }));
+      await store.insertOrder(order({ id: "s2", clientOrderId: null, side: "sell", status: "routing", legs: [leg("p", 2_000_000n, "s2"), leg("k", 1_000_000n, "s2")] }));
+      await store.insertFills([
+        at("b1", "p", 20_000_000n),
+        at("b1", "k", 5_000_000n),
+        at("b2", "k", 3_000_000n),
+        at("b3", "p", 7_000_000n),
+        at("b4", "p", 7_000_000n),
+        at("s1", "p", 4_000_000n),
+        at("s2", "p", 1_000_000n),
+      ]);
+      expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["p", 14_000_000n], ["k", 7_000_000n]]));
+      expect(await store.venueInventory("evt_election", "NO")).toEqual(new Map([["p", 7_000_000n]]));
+      expect(await store.venueInventory("evt_none", "YES")).toEqual(new Map());
+    });
+
     it("keeps an order's child orders, with amounts beyond 2^53 exact", async () => {
       const store = await openStore();
       await seedAccount(store);

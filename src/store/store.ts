@@ -67,21 +67,34 @@ export interface OrderRecord {
   eventId: string;
   outcome: Outcome;
   side: Side;
+  /** A buy's budget; 0 for a sell. */
   amount: Micro;
+  /** The shares a sell asks to sell; 0 for a buy. */
+  shares: ShareMicro;
   maxSlippage: Ppm;
   strategy: Strategy;
   timeInForce: TimeInForce;
   status: OrderStatus;
+  /** A buy's USDC locked in the vault; 0 for a sell. */
   locked: Micro;
+  /** A buy's charge, fees included; 0 for a sell. */
   spent: Micro;
   fees: Micro;
+  /** Shares bought (minted) for a buy, sold (burned) for a sell. */
   filledShares: ShareMicro;
+  /** A sell's shares held in escrow by the vault for the order; 0 for a buy. */
+  escrowed: ShareMicro;
+  /** A sell's USDC credited to the client: its fills' price × shares less their fees; 0 for a buy. */
+  proceeds: Micro;
   routedTo: string | null;
   /** The child orders, stored with the move to `routing`, before any is sent. */
   legs: OrderLeg[];
   sotTokenId: string | null;
+  /** The transaction that locked a buy's USDC, or escrowed a sell's shares. */
   lockTx: string | null;
+  /** The transaction that settled the order: a buy's charge and mint, or a sell's burn and credit. */
   settleTx: string | null;
+  /** The transaction that released a buy's lock, or returned a sell's escrow whole. */
   releaseTx: string | null;
   errorCode: string | null;
   errorMessage: string | null;
@@ -357,11 +370,20 @@ export interface Store {
    */
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
   order(id: string): Promise<OrderRecord | undefined>;
+  /** The account's order with this client_order_id, if any. */
+  orderByClientId(accountId: string, clientOrderId: string): Promise<OrderRecord | undefined>;
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
   ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]>;
   /** The position tokens the account's orders minted: one row per token. */
   positionTokens(accountId: string): Promise<{ eventId: string; outcome: Outcome; sotTokenId: string }[]>;
+
+  /**
+   * What the operator's account holds of an event's outcome on each venue, by venue id, from the stored
+   * fills: what buys filled less what sells filled. A sell still open counts every share of its child
+   * orders as sold, so two sells never plan on the same shares. Venues with nothing stored are absent.
+   */
+  venueInventory(eventId: string, outcome: Outcome): Promise<Map<string, ShareMicro>>;
 
   /** Inserts fills, ignoring any whose (venue, tradeId) is already stored. */
   insertFills(fills: FillRecord[]): Promise<void>;

@@ -77,7 +77,7 @@ describe("invalid orders are refused with a code and change nothing", () => {
   });
 
   it("names every offending field in details", async () => {
-    const r = await post(JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "MAYBE", side: "sell", amount_usdc: -1 }));
+    const r = await post(JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "MAYBE", side: "short", amount_usdc: -1 }));
     const fields = (r.body as { error: { details: { fields: Record<string, string> } } }).error.details.fields;
     expect(Object.keys(fields).sort()).toEqual(["amount_usdc", "outcome", "side"]);
   });

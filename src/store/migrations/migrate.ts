@@ -6,6 +6,7 @@ import { catalog } from "./004_catalog.ts";
 import { orderLeases } from "./005_order_leases.ts";
 import { chainRecords } from "./006_chain_records.ts";
 import { funds } from "./007_funds.ts";
+import { sells } from "./008_sells.ts";
 import { resolutions } from "./009_resolutions.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
@@ -17,6 +18,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "005_order_leases": orderLeases,
   "006_chain_records": chainRecords,
   "007_funds": funds,
+  "008_sells": sells,
   "009_resolutions": resolutions,
 };
 

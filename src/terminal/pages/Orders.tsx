@@ -59,14 +59,14 @@ export function OrdersPage() {
               <div className="order-head">
                 <StatusBadge status={o.status} />
                 <strong>
-                  Buy {o.outcome} · <Link to={`/events/${encodeURIComponent(o.market_id)}`}>{o.market_id}</Link>
+                  {o.side === "sell" ? "Sell" : "Buy"} {o.outcome} · <Link to={`/events/${encodeURIComponent(o.market_id)}`}>{o.market_id}</Link>
                 </strong>
                 <span className="muted">{when(o.created_at)}</span>
               </div>
               <dl className="order-facts">
                 <div>
-                  <dt>Amount</dt>
-                  <dd className="mono">{usdc(o.amount_usdc)}</dd>
+                  <dt>{o.side === "sell" ? "Shares" : "Amount"}</dt>
+                  <dd className="mono">{o.side === "sell" ? shares(o.shares) : usdc(o.amount_usdc)}</dd>
                 </div>
                 <div>
                   <dt>Filled</dt>
@@ -75,8 +75,8 @@ export function OrdersPage() {
                   </dd>
                 </div>
                 <div>
-                  <dt>Spent</dt>
-                  <dd className="mono">{usdc(o.spent_usdc)}</dd>
+                  <dt>{o.side === "sell" ? "Proceeds" : "Spent"}</dt>
+                  <dd className="mono">{usdc(o.side === "sell" ? o.proceeds_usdc : o.spent_usdc)}</dd>
                 </div>
                 <div>
                   <dt>Fees</dt>
