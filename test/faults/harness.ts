@@ -11,7 +11,9 @@ import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
 import { OPEN_DEPOSIT_STATUSES, OPEN_WITHDRAWAL_STATUSES } from "../../src/domain/funds-status.ts";
 import { OPEN_STATUSES, ORDER_STATUSES, type OrderStatus } from "../../src/domain/order-status.ts";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
-import type { OrderRequest, WithdrawalRequest } from "../../src/sdk/types.ts";
+import type { Account, OrderRequest, WithdrawalRequest } from "../../src/sdk/types.ts";
+
+type Position = Account["positions"][number];
 import { loadConfig } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
@@ -317,8 +319,8 @@ export const clientIdOf = (s: Sent): string | undefined => (s.kind === "order" ?
  * recovery to finish every order, withdrawal and deposit.
  */
 export class Traffic {
-  /** Orders and withdrawals sent in bursts, and copies sent at once with the same client id. */
-  readonly counts = { orders: 0, withdrawals: 0, duplicateSubmissions: 0 };
+  /** Orders (sells among them) and withdrawals sent in bursts, and copies sent at once with the same client id. */
+  readonly counts = { orders: 0, sells: 0, withdrawals: 0, duplicateSubmissions: 0 };
 
   constructor(
     private readonly o: {
@@ -369,6 +371,32 @@ export class Traffic {
     };
   }
 
+  /**
+   * A sell of one of the trader's positions, as a bot holding it would send it: most of the time at most
+   * what it holds, sometimes more (insufficient_position), both times in force, half with a client id.
+   */
+  randomSell(run: number, i: number, position: Position): OrderRequest {
+    const { rng } = this.o;
+    const held = Math.floor(position.shares * 100);
+    const shares = rng.chance(0.85) ? rng.int(1, Math.max(1, held)) : held + rng.int(1, 500);
+    return {
+      market_id: position.event_id,
+      outcome: position.outcome,
+      side: "sell",
+      shares: (shares / 100).toFixed(2),
+      max_slippage: (rng.int(5, 60) / 1000).toFixed(3),
+      strategy: rng.chance(0.7) ? "optimize_price" : "optimize_speed",
+      time_in_force: rng.chance(0.5) ? "IOC" : "FOK",
+      ...(rng.chance(0.5) ? { client_order_id: `f${this.o.seed}-${run}-${i}` } : {}),
+    };
+  }
+
+  /** What each trader holds now (none for one the server could not answer): the positions its sells sell. */
+  private async positions(url: string): Promise<Map<Trader, Position[]>> {
+    const held = await Promise.all(this.o.traders.map(async (t) => [t, await t.client(url).account().then((a) => a.positions, () => [])] as const));
+    return new Map(held);
+  }
+
   /** Sends one order or withdrawal; a server that dies under it leaves the trader without an answer. No answer may ever be a 500. */
   async send(client: CrossfillClient, s: Sent): Promise<void> {
     try {
@@ -393,7 +421,14 @@ export class Traffic {
   async burst(url: string, run: number, n: number, duplicates: boolean): Promise<Sent[]> {
     const { rng, traders } = this.o;
     const trader = () => traders[rng.int(0, traders.length - 1)]!;
-    const sent: Sent[] = Array.from({ length: n }, (_, i) => ({ kind: "order" as const, trader: trader(), body: this.randomOrder(run, i), interrupted: false }));
+    const positions = await this.positions(url);
+    const sent: Sent[] = Array.from({ length: n }, (_, i) => {
+      const by = trader();
+      const held = positions.get(by) ?? [];
+      const body = held.length > 0 && rng.chance(0.35) ? this.randomSell(run, i, held[rng.int(0, held.length - 1)]!) : this.randomOrder(run, i);
+      if (body.side === "sell") this.counts.sells++;
+      return { kind: "order" as const, trader: by, body, interrupted: false };
+    });
     const withdrawals = Math.round(n * (this.o.withdrawalShare ?? 0));
     for (let i = 0; i < withdrawals; i++) {
       const from = trader();
