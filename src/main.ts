@@ -10,8 +10,9 @@ import type { FastifyInstance } from "fastify";
 import { loadConfig, type Config } from "./config.ts";
 import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
-import { skewed, systemClock, type Clock } from "./domain/types.ts";
+import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory } from "./accounts/service.ts";
+import { accountOrders, orderMoves, positionBooks, positionMark, positionViews } from "./accounts/positions.ts";
 import { authenticate } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
@@ -20,7 +21,7 @@ import { decryptSecret, encryptSecret, loadMasterKey } from "./auth/secrets.ts";
 import { buildApp } from "./http/app.ts";
 import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
-import { sellQuotes, venueQuotes } from "./markets/merged-book.ts";
+import { markPrice, sellQuotes, venueQuotes } from "./markets/merged-book.ts";
 import { PriceBoard } from "./markets/price-board.ts";
 import { presentMarket } from "./markets/present.ts";
 import { Metrics, meteredVenue } from "./metrics/metrics.ts";
@@ -222,14 +223,19 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         log.warn({ err, account_id: account.id }, "reading a vault balance failed");
         throw new AppError("chain_unavailable");
       });
-      const positions = await Promise.all(
+      const held = await Promise.all(
         (await store.positionTokens(account.id)).map(async (p) => ({
-          event_id: p.eventId,
+          eventId: p.eventId,
           outcome: p.outcome,
           sot: asset(p.sotTokenId),
-          shares: microToNumber(await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId))),
+          shares: await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId)),
         })),
       );
+      const books = positionBooks(orderMoves(await accountOrders(store, account.id)));
+      const mark = (eventId: string, outcome: Outcome) => {
+        const event = catalog.get(eventId);
+        return event === undefined ? null : positionMark(event, outcome, () => markPrice(event, outcome, venues, clock.now()));
+      };
       return {
         account_id: account.id,
         email: account.email,
@@ -238,7 +244,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         deposit_address: account.walletKeyEnc === null ? null : account.address,
         available_usdc: microToNumber(balance.available),
         locked_usdc: microToNumber(balance.locked),
-        positions: positions.filter((p) => p.shares > 0),
+        positions: positionViews(held, books, mark),
       };
     },
     markets: (q) =>

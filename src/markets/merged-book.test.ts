@@ -5,7 +5,7 @@ import type { Level, Outcome } from "../domain/types.ts";
 import { createSimulatedVenues } from "../venues/simulated/index.ts";
 import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket, VenueResolution } from "../venues/venue.ts";
 import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
-import { mergeBooks, sellQuotes, venueQuotes } from "./merged-book.ts";
+import { markPrice, mergeBooks, sellQuotes, venueQuotes } from "./merged-book.ts";
 import { presentMarket } from "./present.ts";
 
 const NOW = 1_800_000_000_000;
@@ -206,6 +206,19 @@ describe("mergeBooks for a sell", () => {
     expect(r.best_execution).toEqual({ venue: "k-venue", price: 0.51, fee_adjusted_price: 0.49 });
     expect(r.spread.best_bid).toBe(0.51);
     expect(mergeBooks(eventOn("f-venue"), "YES", [k, f], { depth: 2, now: NOW, side: "sell" }).best_execution).toEqual({ venue: "f-venue", price: 0.4, fee_adjusted_price: 0.4 });
+  });
+});
+
+describe("markPrice", () => {
+  it("is what selling a share nets at the best bid after its venue's fee, leaving out stale venues, and null without a bid", () => {
+    const [a, b, c] = trio();
+    const event = eventOn("a-venue", "b-venue", "c-venue");
+    expect(markPrice(event, "YES", [a!, b!, c!], NOW)).toBe(500_000n);
+    a!.state = "down";
+    // b-venue's 0.51 nets 0.4925 after Kalshi's fee.
+    expect(markPrice(event, "YES", [a!, b!, c!], NOW)).toBe(492_500n);
+    const empty = new FixedVenue("e-venue", FREE, { bids: [], asks: [lv(0.6, 5)] });
+    expect(markPrice(eventOn("e-venue"), "YES", [empty], NOW)).toBeNull();
   });
 });
 

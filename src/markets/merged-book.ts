@@ -96,6 +96,14 @@ export function mergeBooks(
   };
 }
 
+/**
+ * What selling a share of `outcome` nets now: the best bid across the fresh venues after its venue's fee
+ * (the `best_execution.fee_adjusted_price` of the sell side's record), in exact units; null with no bid.
+ */
+export function markPrice(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): PriceMicro | null {
+  return bestExecution(freshBooks(event, outcome, venues, now).fresh, "sell")?.adjusted ?? null;
+}
+
 interface Best {
   venue: string;
   price: PriceMicro;

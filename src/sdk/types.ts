@@ -140,7 +140,24 @@ export interface Account {
   deposit_address: string | null;
   available_usdc: number;
   locked_usdc: number;
-  positions: { event_id: string; outcome: Outcome; sot: string; shares: number }[];
+  positions: Position[];
+}
+
+/** A position: a token held, or one sold or redeemed whole (shares 0, its realized P&L kept). */
+export interface Position {
+  event_id: string;
+  outcome: Outcome;
+  /** CAIP-19 id of the position token. */
+  sot: string;
+  shares: number;
+  /** USDC a share the shares held cost, fees included (average cost method); null with none held. */
+  avg_cost: number | null;
+  /** What selling a share nets now: the best fee-adjusted bid across venues (1 or 0 once resolved); null with no bid. */
+  mark_price: number | null;
+  /** (mark_price − avg_cost) × shares; null without a mark. */
+  unrealized_pnl_usdc: number | null;
+  /** What sells and redemptions paid, less the average cost of the shares they removed. */
+  realized_pnl_usdc: number;
 }
 
 export interface WithdrawalRequest {

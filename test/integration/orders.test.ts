@@ -132,7 +132,9 @@ describe("a filled order", () => {
     const after = await k.client.account();
     expect(after.locked_usdc).toBe(0);
     expect(after.available_usdc).toBeCloseTo(10_000 - o.spent_usdc, 6);
-    expect(after.positions).toEqual([{ event_id: "fed-cut-2026-12", outcome: "YES", sot: o.sot_minted, shares: o.filled_shares }]);
+    expect(after.positions).toEqual([
+      expect.objectContaining({ event_id: "fed-cut-2026-12", outcome: "YES", sot: o.sot_minted, shares: o.filled_shares, realized_pnl_usdc: 0 }),
+    ]);
     expect(await k.client.getOrder(o.order_id)).toMatchObject({ order_id: o.order_id, status: "filled", tx_hash: o.tx_hash });
   });
 });

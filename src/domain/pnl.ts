@@ -1,0 +1,61 @@
+import { ceilDiv, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "./money.ts";
+
+/**
+ * One change to a position, in the order it happened: a buy adds shares at their cost (fees included), a
+ * sell removes shares for its proceeds (after fees), a redemption removes shares for its payout (1 USDC a
+ * winning share, 0 a losing one).
+ */
+export type PositionMove =
+  | { kind: "buy"; shares: ShareMicro; cost: Micro }
+  | { kind: "sell"; shares: ShareMicro; proceeds: Micro }
+  | { kind: "redeem"; shares: ShareMicro; payout: Micro };
+
+/** A position's standing by the average cost method, in exact micro units. */
+export interface PositionBook {
+  /** Shares held: bought less sold and redeemed. */
+  shares: ShareMicro;
+  /** The cost of the shares held: what buys cost, less the average cost of every share a sell or redemption removed. */
+  cost: Micro;
+  /** What sells and redemptions paid, less the average cost of the shares they removed. */
+  realized: Micro;
+}
+
+/**
+ * Folds a position's moves into its book. A sell or redemption of `s` of the `S` shares held removes
+ * `cost × s / S` of the cost, rounded up to the micro-USDC (a realized P&L is never overstated; the
+ * shares still held keep the rest), and the last share removes all that is left. Shares removed beyond
+ * those held (which the vault never allows) carry no cost.
+ */
+export function positionBook(moves: readonly PositionMove[]): PositionBook {
+  let shares = 0n;
+  let cost = 0n;
+  let realized = 0n;
+  for (const m of moves) {
+    if (m.kind === "buy") {
+      shares += m.shares;
+      cost += m.cost;
+      continue;
+    }
+    const removed = m.shares < shares ? m.shares : shares;
+    const removedCost = removed === shares ? cost : ceilDiv(cost * removed, shares);
+    shares -= removed;
+    cost -= removedCost;
+    realized += (m.kind === "sell" ? m.proceeds : m.payout) - removedCost;
+  }
+  return { shares, cost, realized };
+}
+
+/** USDC per share the shares held cost, fees included, rounded up to the micro-USDC; null with none held. */
+export function averageCost(book: PositionBook): PriceMicro | null {
+  return book.shares === 0n ? null : ceilDiv(book.cost * ONE, book.shares);
+}
+
+/**
+ * What the shares held would gain or lose if sold at `mark` (USDC a share netted after fees): their value at
+ * the mark, rounded down to the micro-USDC as a sale's proceeds are, less their cost. Equal to
+ * (mark − avg_cost) × shares up to that rounding, and exact in total: realized + unrealized =
+ * everything received + the value held − everything paid.
+ */
+export function unrealizedPnl(book: PositionBook, mark: PriceMicro): Micro {
+  return proceedsOf(mark, book.shares) - book.cost;
+}
