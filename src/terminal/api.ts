@@ -35,13 +35,18 @@ export interface QuoteLeg {
 export interface Quote {
   market_id: string;
   outcome: string;
+  side: "buy" | "sell";
   strategy: string;
   shares: number;
   average_price: number;
+  /** A buy's cost a share with fees; a sell's net a share after them. */
   fee_adjusted_price: number;
   notional_usdc: number;
   fees_usdc: number;
-  cost_usdc: number;
+  /** A buy's cost, fees included; null for a sell. */
+  cost_usdc: number | null;
+  /** A sell's USDC after fees; null for a buy. */
+  proceeds_usdc: number | null;
   reference_price: number;
   limit_price: number;
   legs: QuoteLeg[];

@@ -33,6 +33,13 @@ export function usdc(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : `${usdFmt.format(n)} USDC`;
 }
 
+/** A profit or loss: signed, "+1.25 USDC" / "−0.40 USDC". */
+export function pnl(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "—";
+  const text = usdFmt.format(Math.abs(n));
+  return `${n > 0 ? "+" : n < 0 ? "−" : ""}${text} USDC`;
+}
+
 export function num(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : usdFmt.format(n);
 }

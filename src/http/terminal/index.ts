@@ -55,7 +55,7 @@ export const terminalRoutes =
         },
       },
       async (req) => {
-        const { intent, plan } = deps.orders.quote({ ...req.query, side: "buy" });
+        const { intent, plan } = deps.orders.quote({ ...req.query, side: req.query.side ?? "buy" });
         return quoteView(intent, plan, deps.terminal.clock.now());
       },
     );

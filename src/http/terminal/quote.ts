@@ -1,23 +1,29 @@
 import type { Static } from "@sinclair/typebox";
 import { microToNumber, ONE } from "../../domain/money.ts";
 import type { OrderIntent } from "../../domain/types.ts";
-import type { Plan } from "../../router/index.ts";
+import type { Plan, SellPlan } from "../../router/index.ts";
 import type { Quote } from "./schemas.ts";
 
-/** The JSON of a quote: the plan the router makes for the order on the books of `now`. */
-export function quoteView(intent: OrderIntent, result: Plan, now: number): Static<typeof Quote> {
+/**
+ * The JSON of a quote: the plan the router makes for the order on the books of `now`. A buy's plan
+ * costs (`cost_usdc`, fees included), a sell's pays (`proceeds_usdc`, after fees).
+ */
+export function quoteView(intent: OrderIntent, result: Plan | SellPlan, now: number): Static<typeof Quote> {
+  const sell = "proceeds" in result;
   return {
     market_id: intent.eventId,
     outcome: intent.outcome,
+    side: sell ? "sell" : "buy",
     strategy: intent.strategy,
     time_in_force: intent.timeInForce,
-    amount_usdc: microToNumber(intent.amount),
+    amount_usdc: sell ? null : microToNumber(intent.amount),
     shares: microToNumber(result.shares),
     average_price: perShare(result.notional, result.shares),
-    fee_adjusted_price: perShare(result.cost, result.shares),
+    fee_adjusted_price: perShare(sell ? result.proceeds : result.cost, result.shares),
     notional_usdc: microToNumber(result.notional),
     fees_usdc: microToNumber(result.fees),
-    cost_usdc: microToNumber(result.cost),
+    cost_usdc: sell ? null : microToNumber(result.cost),
+    proceeds_usdc: sell ? microToNumber(result.proceeds) : null,
     reference_price: microToNumber(result.referencePrice),
     limit_price: microToNumber(result.limitPrice),
     legs: result.legs.map((l) => ({

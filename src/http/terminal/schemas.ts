@@ -59,7 +59,9 @@ export const QuoteQuery = Type.Object(
   {
     market_id: Type.String({ minLength: 1, maxLength: 128, description: "Unified event id" }),
     outcome: Type.String({ enum: ["YES", "NO"] }),
-    amount_usdc: { ...Amount, description: "USDC to spend, fees included" },
+    side: Type.Optional(Type.String({ enum: ["buy", "sell"], description: "Default buy" })),
+    amount_usdc: Type.Optional({ ...Amount, description: "A buy's USDC to spend, fees included" }),
+    shares: Type.Optional({ ...Amount, description: "A sell's shares to sell" }),
     max_slippage: Type.Optional({ ...Amount, description: "Fraction 0 to 0.5; default 0.01" }),
     strategy: Type.Optional(Type.String({ enum: ["optimize_price", "optimize_speed"] })),
     time_in_force: Type.Optional(Type.String({ enum: ["FOK", "IOC"] })),
@@ -67,21 +69,27 @@ export const QuoteQuery = Type.Object(
   { additionalProperties: false },
 );
 
+const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+
 export const Quote = Type.Object(
   {
     market_id: Type.String(),
     outcome: Type.String(),
+    side: Type.String({ enum: ["buy", "sell"] }),
     strategy: Type.String(),
     time_in_force: Type.String(),
-    amount_usdc: Type.Number(),
-    shares: Type.Number({ description: "Shares the plan buys" }),
+    amount_usdc: NullableNumber("A buy's amount asked; null for a sell"),
+    shares: Type.Number({ description: "Shares the plan buys, or sells" }),
     average_price: Type.Number({ description: "Volume-weighted price per share, fees excluded" }),
-    fee_adjusted_price: Type.Number({ description: "Cost per share, fees included" }),
+    fee_adjusted_price: Type.Number({ description: "A buy's cost per share, fees included; a sell's net per share, after fees" }),
     notional_usdc: Type.Number(),
     fees_usdc: Type.Number(),
-    cost_usdc: Type.Number({ description: "notional + fees; never more than amount_usdc" }),
-    reference_price: Type.Number({ description: "Best fee-adjusted ask across venues now" }),
-    limit_price: Type.Number({ description: "reference × (1 + max_slippage): no share is bought above it" }),
+    cost_usdc: NullableNumber("A buy's notional + fees, never more than amount_usdc; null for a sell"),
+    proceeds_usdc: NullableNumber("A sell's notional − fees: what it would pay; null for a buy"),
+    reference_price: Type.Number({ description: "Best fee-adjusted ask (a buy), or bid of the venues that can sell (a sell), across venues now" }),
+    limit_price: Type.Number({
+      description: "A buy's reference × (1 + max_slippage): no share is bought above it; a sell's reference × (1 − max_slippage): none is sold below it",
+    }),
     legs: Type.Array(
       Type.Object({
         venue: Type.String(),

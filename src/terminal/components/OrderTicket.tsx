@@ -7,21 +7,44 @@ import { CopyButton, ErrorNote, StatusBadge, VenueChip } from "./ui.tsx";
 const SLIPPAGES = [0.005, 0.01, 0.02, 0.05];
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
 
+export type Side = "buy" | "sell";
+
 type QuoteState = { kind: "idle" } | { kind: "loading"; last?: Quote } | { kind: "ok"; quote: Quote } | { kind: "refused"; error: unknown };
 
-export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: string; outcome: "YES" | "NO"; onOutcome: (o: "YES" | "NO") => void; open: boolean }) {
+/**
+ * Buys spend an amount of USDC, fees included; sells sell a number of shares of the position held.
+ * `initial` opens the ticket on a side, with the shares to sell (the account page's Sell button).
+ */
+export function OrderTicket({
+  eventId,
+  outcome,
+  onOutcome,
+  open,
+  initial,
+}: {
+  eventId: string;
+  outcome: "YES" | "NO";
+  onOutcome: (o: "YES" | "NO") => void;
+  open: boolean;
+  initial?: { side: Side; shares?: string };
+}) {
+  const [side, setSide] = useState<Side>(initial?.side ?? "buy");
   const [amount, setAmount] = useState("25");
+  const [sellShares, setSellShares] = useState(initial?.shares ?? "");
   const [slippage, setSlippage] = useState(0.01);
   const [strategy, setStrategy] = useState<"optimize_price" | "optimize_speed">("optimize_price");
   const [tif, setTif] = useState<"FOK" | "IOC">("FOK");
   const [quote, setQuote] = useState<QuoteState>({ kind: "idle" });
   const [submitting, setSubmitting] = useState(false);
   const [result, setResult] = useState<{ order?: Order; error?: unknown }>();
-  const [available, setAvailable] = useState<number>();
-  const valid = AMOUNT.test(amount) && Number(amount) > 0;
+  const [account, setAccount] = useState<Account>();
+  const sell = side === "sell";
+  const quantity = sell ? sellShares : amount;
+  const valid = AMOUNT.test(quantity) && Number(quantity) > 0;
+  const held = account?.positions.find((p) => p.event_id === eventId && p.outcome === outcome)?.shares ?? 0;
 
   useEffect(() => {
-    api<Account>("GET", "/v1/account").then((a) => setAvailable(a.available_usdc), () => setAvailable(undefined));
+    api<Account>("GET", "/v1/account").then(setAccount, () => setAccount(undefined));
   }, [result]);
 
   // The quote follows the inputs (after a short pause) and the moving books (every 2 s).
@@ -33,7 +56,8 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
     let live = true;
     const run = () => {
       setQuote((q) => ({ kind: "loading", last: q.kind === "ok" ? q.quote : q.kind === "loading" ? q.last : undefined }));
-      api<Quote>("GET", `/v1/quote${query({ market_id: eventId, outcome, amount_usdc: amount, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
+      const size = sell ? { side, shares: sellShares } : { amount_usdc: amount };
+      api<Quote>("GET", `/v1/quote${query({ market_id: eventId, outcome, ...size, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
         (q) => live && setQuote({ kind: "ok", quote: q }),
         (error: unknown) => live && setQuote({ kind: "refused", error }),
       );
@@ -45,7 +69,14 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
       clearTimeout(first);
       clearInterval(every);
     };
-  }, [eventId, outcome, amount, slippage, strategy, tif, valid, open]);
+  }, [eventId, outcome, side, sell, amount, sellShares, slippage, strategy, tif, valid, open]);
+
+  const chooseSide = (s: Side) => {
+    setSide(s);
+    setResult(undefined);
+    // Selling starts from the whole position; the shares can be changed before sending.
+    if (s === "sell" && sellShares === "" && held > 0) setSellShares(String(held));
+  };
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -56,12 +87,11 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
       const order = await api<Order>("POST", "/v1/order", {
         market_id: eventId,
         outcome,
-        side: "buy",
-        amount_usdc: amount,
+        ...(sell ? { side: "sell", shares: sellShares } : { side: "buy", amount_usdc: amount }),
         max_slippage: String(slippage),
         strategy,
         time_in_force: tif,
-        // A fresh id per click: should the answer be lost, resending the same request cannot buy twice.
+        // A fresh id per click: should the answer be lost, resending the same request cannot trade twice.
         client_order_id: crypto.randomUUID(),
       });
       setResult({ order });
@@ -80,22 +110,42 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
       <h2 id="ticket-title">Order ticket</h2>
       {!open && <p className="note">This market is not open for trading.</p>}
       <fieldset className="field">
-        <legend>Outcome</legend>
-        <div className="segmented wide" role="radiogroup" aria-label="Outcome">
-          {(["YES", "NO"] as const).map((o) => (
-            <button key={o} type="button" role="radio" aria-checked={outcome === o} className={`seg ${outcome === o ? "on" : ""} ${o.toLowerCase()}`} onClick={() => onOutcome(o)}>
-              Buy {o}
+        <legend>Side</legend>
+        <div className="segmented wide" role="radiogroup" aria-label="Side">
+          {(["buy", "sell"] as const).map((s) => (
+            <button key={s} type="button" role="radio" aria-checked={side === s} className={`seg ${side === s ? "on" : ""}`} onClick={() => chooseSide(s)}>
+              {s === "buy" ? "Buy" : "Sell"}
             </button>
           ))}
         </div>
       </fieldset>
-      <label className="field">
-        Amount (USDC, fees included)
-        <input inputMode="decimal" name="amount" value={amount} onChange={(e) => setAmount(e.target.value.trim())} aria-invalid={!valid} aria-describedby="amount-help" />
-        <small id="amount-help" className={valid ? "muted" : "field-error"}>
-          {valid ? (available !== undefined ? `Available in your vault: ${usdc(available)}` : " ") : "Enter an amount above 0 with at most 6 decimals."}
-        </small>
-      </label>
+      <fieldset className="field">
+        <legend>Outcome</legend>
+        <div className="segmented wide" role="radiogroup" aria-label="Outcome">
+          {(["YES", "NO"] as const).map((o) => (
+            <button key={o} type="button" role="radio" aria-checked={outcome === o} className={`seg ${outcome === o ? "on" : ""} ${o.toLowerCase()}`} onClick={() => onOutcome(o)}>
+              {sell ? "Sell" : "Buy"} {o}
+            </button>
+          ))}
+        </div>
+      </fieldset>
+      {sell ? (
+        <label className="field">
+          Shares to sell
+          <input inputMode="decimal" name="shares" value={sellShares} onChange={(e) => setSellShares(e.target.value.trim())} aria-invalid={!valid} aria-describedby="shares-help" />
+          <small id="shares-help" className={valid ? "muted" : "field-error"}>
+            {valid ? `You hold ${shares(held)} ${outcome} shares` : "Enter a number of shares above 0 with at most 6 decimals."}
+          </small>
+        </label>
+      ) : (
+        <label className="field">
+          Amount (USDC, fees included)
+          <input inputMode="decimal" name="amount" value={amount} onChange={(e) => setAmount(e.target.value.trim())} aria-invalid={!valid} aria-describedby="amount-help" />
+          <small id="amount-help" className={valid ? "muted" : "field-error"}>
+            {valid ? (account !== undefined ? `Available in your vault: ${usdc(account.available_usdc)}` : " ") : "Enter an amount above 0 with at most 6 decimals."}
+          </small>
+        </label>
+      )}
       <fieldset className="field">
         <legend>Max slippage</legend>
         <div className="segmented" role="radiogroup" aria-label="Max slippage">
@@ -164,25 +214,39 @@ export function OrderTicket({ eventId, outcome, onOutcome, open }: { eventId: st
               <dd className="mono">{shares(shown.shares)}</dd>
               <dt>Average price</dt>
               <dd className="mono">{price(shown.average_price)}</dd>
-              <dt>With fees, per share</dt>
+              <dt>{shown.side === "sell" ? "After fees, per share" : "With fees, per share"}</dt>
               <dd className="mono">{price(shown.fee_adjusted_price)}</dd>
               <dt>Fees</dt>
               <dd className="mono">{usdc(shown.fees_usdc)}</dd>
-              <dt>Total cost</dt>
-              <dd className="mono">{usdc(shown.cost_usdc)}</dd>
-              <dt>Price limit</dt>
+              {shown.side === "sell" ? (
+                <>
+                  <dt>You receive</dt>
+                  <dd className="mono" data-testid="quote-proceeds">
+                    {usdc(shown.proceeds_usdc)}
+                  </dd>
+                  <dt>Price floor</dt>
+                </>
+              ) : (
+                <>
+                  <dt>Total cost</dt>
+                  <dd className="mono">{usdc(shown.cost_usdc)}</dd>
+                  <dt>Price limit</dt>
+                </>
+              )}
               <dd className="mono">{price(shown.limit_price)}</dd>
             </dl>
           </>
         ) : (
-          <p className="muted">{valid ? "Pricing…" : "Enter an amount to see the plan."}</p>
+          <p className="muted">{valid ? "Pricing…" : sell ? "Enter the shares to see the plan." : "Enter an amount to see the plan."}</p>
         )}
       </section>
 
       <button type="submit" className={`btn btn-primary btn-block ${outcome === "NO" ? "btn-no" : ""}`} disabled={!valid || submitting || !open}>
-        {submitting ? "Placing the order…" : `Buy ${outcome} for ${valid ? usdc(Number(amount)) : "…"}`}
+        {submitting ? "Placing the order…" : sell ? `Sell ${valid ? shares(Number(sellShares)) : "…"} ${outcome} shares` : `Buy ${outcome} for ${valid ? usdc(Number(amount)) : "…"}`}
       </button>
-      <p className="fine">The order is planned again on the books of the moment it is sent; nothing above the price limit is bought.</p>
+      <p className="fine">
+        The order is planned again on the books of the moment it is sent; {sell ? "nothing is sold below the price floor." : "nothing above the price limit is bought."}
+      </p>
 
       {result && <OrderResult order={result.order} error={result.error} />}
     </form>

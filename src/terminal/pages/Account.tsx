@@ -1,12 +1,15 @@
 import { api, type Account } from "../api.ts";
-import { shares, short, usdc } from "../format.ts";
-import { Link } from "../router.tsx";
+import { pnl, price, shares, short, usdc } from "../format.ts";
+import { Link, navigate } from "../router.tsx";
 import { CopyButton, ErrorNote, Loading, useAsync } from "../components/ui.tsx";
 
 export function AccountPage() {
   const account = useAsync(() => api<Account>("GET", "/v1/account"), []);
   if (account.data === undefined) return account.error ? <ErrorNote error={account.error} onRetry={account.reload} /> : <Loading label="Reading your vault…" />;
   const a = account.data;
+  // Totals to the micro-USDC: each position's figures are exact micro amounts, summed as integers.
+  const unrealized = total(a.positions.map((p) => p.unrealized_pnl_usdc));
+  const realized = total(a.positions.map((p) => p.realized_pnl_usdc));
   return (
     <section>
       <div className="page-head row">
@@ -43,37 +46,102 @@ export function AccountPage() {
           No positions yet. Each filled order mints its position token (SOT) to your address; <Link to="/markets">find a market</Link>.
         </p>
       ) : (
-        <div className="table-wrap">
-          <table className="table">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Outcome</th>
-                <th scope="col" className="r">
-                  Shares
-                </th>
-                <th scope="col">Position token (SOT)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {a.positions.map((p) => (
-                <tr key={p.sot}>
-                  <td data-label="Event">
-                    <Link to={`/events/${encodeURIComponent(p.event_id)}`}>{p.event_id}</Link>
-                  </td>
-                  <td data-label="Outcome">{p.outcome}</td>
-                  <td data-label="Shares" className="r mono">
-                    {shares(p.shares)}
-                  </td>
-                  <td data-label="SOT" className="hash">
-                    <code title={p.sot}>{short(p.sot, 12)}</code> <CopyButton text={p.sot} />
-                  </td>
+        <>
+          <div className="stats pnl-totals">
+            <div className="card stat">
+              <span className="muted">Unrealized P&amp;L</span>
+              <strong className={`big mono ${sign(unrealized)}`} data-testid="total-unrealized">
+                {pnl(unrealized)}
+              </strong>
+            </div>
+            <div className="card stat">
+              <span className="muted">Realized P&amp;L</span>
+              <strong className={`big mono ${sign(realized)}`} data-testid="total-realized">
+                {pnl(realized)}
+              </strong>
+            </div>
+          </div>
+          <div className="table-wrap">
+            <table className="table positions">
+              <thead>
+                <tr>
+                  <th scope="col">Event</th>
+                  <th scope="col">Outcome</th>
+                  <th scope="col" className="r">
+                    Shares
+                  </th>
+                  <th scope="col" className="r">
+                    Avg cost
+                  </th>
+                  <th scope="col" className="r">
+                    Mark
+                  </th>
+                  <th scope="col" className="r">
+                    Unrealized
+                  </th>
+                  <th scope="col" className="r">
+                    Realized
+                  </th>
+                  <th scope="col">Position token (SOT)</th>
+                  <th scope="col">
+                    <span className="sr-only">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {a.positions.map((p) => (
+                  <tr key={p.sot} data-testid="position-row">
+                    <td data-label="Event">
+                      <Link to={`/events/${encodeURIComponent(p.event_id)}`}>{p.event_id}</Link>
+                    </td>
+                    <td data-label="Outcome">{p.outcome}</td>
+                    <td data-label="Shares" className="r mono" data-testid="position-shares">
+                      {shares(p.shares)}
+                    </td>
+                    <td data-label="Avg cost" className="r mono">
+                      {price(p.avg_cost)}
+                    </td>
+                    <td data-label="Mark" className="r mono">
+                      {price(p.mark_price)}
+                    </td>
+                    <td data-label="Unrealized" className={`r mono ${sign(p.unrealized_pnl_usdc)}`} data-testid="position-unrealized">
+                      {pnl(p.unrealized_pnl_usdc)}
+                    </td>
+                    <td data-label="Realized" className={`r mono ${sign(p.realized_pnl_usdc)}`} data-testid="position-realized">
+                      {pnl(p.realized_pnl_usdc)}
+                    </td>
+                    <td data-label="SOT" className="hash">
+                      <code title={p.sot}>{short(p.sot, 12)}</code> <CopyButton text={p.sot} />
+                    </td>
+                    <td data-label="">
+                      {p.shares > 0 && (
+                        <button
+                          type="button"
+                          className="btn btn-small"
+                          aria-label={`Sell ${p.outcome} of ${p.event_id}`}
+                          onClick={() => navigate(`/events/${encodeURIComponent(p.event_id)}?side=sell&outcome=${p.outcome}&shares=${p.shares}`)}
+                        >
+                          Sell
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
       )}
     </section>
   );
+}
+
+/** The sum of micro-USDC amounts given as decimals, leaving out the unknown (a position without a mark); null when all are. */
+function total(amounts: readonly (number | null)[]): number | null {
+  const known = amounts.filter((a): a is number => a !== null);
+  return known.length === 0 ? null : known.reduce((micro, a) => micro + Math.round(a * 1e6), 0) / 1e6;
+}
+
+function sign(n: number | null): string {
+  return n === null || n === 0 ? "" : n > 0 ? "gain" : "loss";
 }

@@ -9,7 +9,9 @@ import { ErrorNote, Loading, useAsync, VenueChip } from "../components/ui.tsx";
 import { usePriceStream } from "../components/usePriceStream.ts";
 
 export function EventPage({ eventId }: { eventId: string }) {
-  const [outcome, setOutcome] = useState<"YES" | "NO">("YES");
+  // The account page's Sell button opens the ticket as ?side=sell&outcome=…&shares=….
+  const [opening] = useState(() => new URLSearchParams(location.search));
+  const [outcome, setOutcome] = useState<"YES" | "NO">(opening.get("outcome") === "NO" ? "NO" : "YES");
   // The catalog's search covers event ids, so the exact id finds its one event among any partial matches.
   const market = useAsync(
     () => api<Page<Market>>("GET", `/v1/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
@@ -78,7 +80,13 @@ export function EventPage({ eventId }: { eventId: string }) {
           )}
         </div>
         <div className="ticket-col">
-          <OrderTicket eventId={m.event_id} outcome={outcome} onOutcome={setOutcome} open={m.status === "open"} />
+          <OrderTicket
+            eventId={m.event_id}
+            outcome={outcome}
+            onOutcome={setOutcome}
+            open={m.status === "open"}
+            initial={opening.get("side") === "sell" ? { side: "sell", shares: opening.get("shares") ?? undefined } : undefined}
+          />
         </div>
         <div className="card depth-card">
           <h2>Depth by venue</h2>
