@@ -12,7 +12,7 @@ import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory } from "./accounts/service.ts";
-import { accountOrders, orderMoves, positionBooks, positionMark, positionViews } from "./accounts/positions.ts";
+import { accountOrders, orderMoves, positionBooks, positionMark, positionViews, redemptionMoves } from "./accounts/positions.ts";
 import { authenticate } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
@@ -231,7 +231,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
           shares: await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId)),
         })),
       );
-      const books = positionBooks(orderMoves(await accountOrders(store, account.id)));
+      const books = positionBooks([...orderMoves(await accountOrders(store, account.id)), ...redemptionMoves(await store.accountRedemptions(account.id))]);
       const mark = (eventId: string, outcome: Outcome) => {
         const event = catalog.get(eventId);
         return event === undefined ? null : positionMark(event, outcome, () => markPrice(event, outcome, venues, clock.now()));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ONE } from "../domain/money.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
-import { positionBooks, positionMark, positionViews, type DatedMove } from "./positions.ts";
+import type { RedemptionRecord } from "../store/store.ts";
+import { positionBooks, positionMark, positionViews, redemptionMoves, type DatedMove } from "./positions.ts";
 
 const u = (n: number) => BigInt(Math.round(n * 1e6));
 const move = (at: string, ref: string, m: DatedMove["move"], outcome: "YES" | "NO" = "YES"): DatedMove => ({ eventId: "e", outcome, at, ref, move: m });
@@ -38,6 +39,26 @@ describe("an account's positions", () => {
     expect(positionViews([held(10), held(0, "NO")], books, () => null)).toEqual([
       { event_id: "e", outcome: "YES", sot: "sot-YES", shares: 10, avg_cost: 0.45, mark_price: null, unrealized_pnl_usdc: null, realized_pnl_usdc: 0 },
     ]);
+  });
+
+  it("counts a redemption once the chain made it: its payout less the cost of the shares it burned", () => {
+    const redemption = (status: RedemptionRecord["status"]): RedemptionRecord => ({
+      key: "0x01",
+      eventId: "e",
+      accountId: "acc",
+      address: "0xaa",
+      outcome: "YES",
+      tokenId: "7",
+      shares: u(10),
+      payout: u(10),
+      status,
+      txHash: status === "redeemed" ? "0xabc" : null,
+      createdAt: "t2",
+      updatedAt: "t3",
+    });
+    const bought = move("t1", "o1", { kind: "buy", shares: u(10), cost: u(4.5) });
+    expect(positionBooks([bought, ...redemptionMoves([redemption("pending")])]).get("e\u0000YES")).toEqual({ book: { shares: u(10), cost: u(4.5), realized: 0n }, closed: false });
+    expect(positionBooks([bought, ...redemptionMoves([redemption("redeemed")])]).get("e\u0000YES")).toEqual({ book: { shares: 0n, cost: 0n, realized: u(5.5) }, closed: true });
   });
 
   it("marks a resolved event's shares at what they redeem for, and an open one's at its best bid", () => {

@@ -2,7 +2,7 @@ import { microToNumber, ONE, type PriceMicro, type ShareMicro } from "../domain/
 import { averageCost, positionBook, unrealizedPnl, type PositionBook, type PositionMove } from "../domain/pnl.ts";
 import type { Outcome } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
-import type { OrderRecord, Store } from "../store/store.ts";
+import type { OrderRecord, RedemptionRecord, Store } from "../store/store.ts";
 
 /** A move of one of the account's positions, and when it took effect. */
 export interface DatedMove {
@@ -20,6 +20,13 @@ export function orderMoves(orders: readonly OrderRecord[]): DatedMove[] {
   return orders
     .filter((o) => (o.status === "filled" || o.status === "partially_filled") && o.filledShares > 0n)
     .map((o) => ({ eventId: o.eventId, outcome: o.outcome, at: o.updatedAt, ref: o.id, move: { kind: "buy", shares: o.filledShares, cost: o.spent } }));
+}
+
+/** The moves of the account's redemptions the chain made: each removes the shares it burned for its payout. */
+export function redemptionMoves(redemptions: readonly RedemptionRecord[]): DatedMove[] {
+  return redemptions
+    .filter((r) => r.status === "redeemed")
+    .map((r) => ({ eventId: r.eventId, outcome: r.outcome, at: r.updatedAt, ref: r.key, move: { kind: "redeem", shares: r.shares, payout: r.payout } }));
 }
 
 const positionKey = (eventId: string, outcome: Outcome) => `${eventId}\u0000${outcome}`;

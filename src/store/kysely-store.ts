@@ -372,6 +372,11 @@ export class KyselyStore implements Store {
     return rows.map(redemptionFromRow);
   }
 
+  async accountRedemptions(accountId: string): Promise<RedemptionRecord[]> {
+    const rows = await this.db.selectFrom("redemptions").selectAll().where("account_id", "=", accountId).orderBy("created_at").orderBy("key").execute();
+    return rows.map(redemptionFromRow);
+  }
+
   async markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void> {
     if (keys.length === 0) return;
     await this.db.updateTable("redemptions").set({ status: "redeemed", tx_hash: txHash, updated_at: at }).where("key", "in", [...keys]).execute();

@@ -555,6 +555,8 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       await store.markRedeemed(["0x01"], "0xabc", clock.iso());
       expect((await store.redemptions("pending")).map((x) => x.key)).toEqual(["0x02"]);
       expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
+      expect((await store.accountRedemptions("acc_1")).map((x) => x.key)).toEqual(["0x01", "0x02"]);
+      expect(await store.accountRedemptions("acc_2")).toEqual([]);
     });
 
     it("names the accounts whose orders on an event filled as its holders", async () => {

@@ -444,6 +444,8 @@ export interface Store {
   insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void>;
   /** The redemptions in `status` (every one without it), oldest first. */
   redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]>;
+  /** The account's redemptions, made or pending, oldest first: what its positions were paid at resolution. */
+  accountRedemptions(accountId: string): Promise<RedemptionRecord[]>;
   /** Records the transaction that redeemed these keys. */
   markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void>;
 

@@ -32,8 +32,10 @@ describe("resolution and redemption", () => {
     const loserAfter = await loser.client.account();
     expect(winnerAfter.available_usdc).toBeCloseTo(winnerBefore.available_usdc + yes.filled_shares, 6);
     expect(loserAfter.available_usdc).toBeCloseTo(loserBefore.available_usdc, 6);
-    expect(winnerAfter.positions).toEqual([]);
-    expect(loserAfter.positions).toEqual([]);
+    // Redeemed whole, each position stays listed with no shares and what it realized: the payout less its cost.
+    expect(winnerAfter.positions).toEqual([expect.objectContaining({ outcome: "YES", shares: 0, avg_cost: null })]);
+    expect(winnerAfter.positions[0]!.realized_pnl_usdc).toBeCloseTo(yes.filled_shares - yes.spent_usdc, 6);
+    expect(loserAfter.positions).toEqual([expect.objectContaining({ outcome: "NO", shares: 0, avg_cost: null, realized_pnl_usdc: -no.spent_usdc })]);
 
     // The chain's own record: one Redeemed event per holder and token, with the payout.
     const redemptions = (await s.crossfill.store.redemptions("pending")).length;
@@ -97,7 +99,7 @@ describe("resolution and redemption", () => {
     await s.crossfill.store.decideEvent({ eventId: disputed, status: "resolved", outcome: "NO", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
     await s.crossfill.resolutions.pass();
     const after = await holder.client.account();
-    expect(after.positions.filter((p) => p.event_id === disputed)).toEqual([]);
+    expect(after.positions.filter((p) => p.event_id === disputed)).toEqual([expect.objectContaining({ outcome: "NO", shares: 0, mark_price: 1 })]);
     expect(after.available_usdc).toBeCloseTo(before.available_usdc + bought.filled_shares, 6);
   });
 });
