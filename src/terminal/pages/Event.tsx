@@ -1,6 +1,6 @@
 import { useState } from "react";
-import { api, query, type Market, type Page } from "../api.ts";
-import { price, when } from "../format.ts";
+import { api, query, type Account, type Market, type Page } from "../api.ts";
+import { pnl, price, shares, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { DepthChart } from "../components/DepthChart.tsx";
 import { Ladder } from "../components/Ladder.tsx";
@@ -51,6 +51,7 @@ export function EventPage({ eventId }: { eventId: string }) {
           </span>
         </div>
       </div>
+      {m.status === "resolved" && <Resolved market={m} />}
       <div className="event-grid">
         <div className="card book-card">
           <div className="card-head">
@@ -93,6 +94,40 @@ export function EventPage({ eventId }: { eventId: string }) {
           {record ? <DepthChart record={record} /> : <Loading label="Waiting for the book…" />}
         </div>
       </div>
+    </section>
+  );
+}
+
+/** A resolved event: the outcome, and what the account's positions in it were paid at redemption. */
+function Resolved({ market }: { market: Market }) {
+  const account = useAsync(() => api<Account>("GET", "/v1/account"), [market.event_id]);
+  const mine = account.data?.positions.filter((p) => p.event_id === market.event_id) ?? [];
+  return (
+    <section className="card resolved" data-testid="resolved" aria-labelledby="resolved-title">
+      <h2 id="resolved-title">
+        Resolved: <span className={market.resolution === "NO" ? "ask" : "bid"}>{market.resolution}</span>
+      </h2>
+      {account.error !== undefined && <ErrorNote error={account.error} onRetry={account.reload} />}
+      {mine.length === 0 ? (
+        <p className="muted">{account.data === undefined ? "Reading your positions…" : "You held no position in this event."}</p>
+      ) : (
+        <ul className="paid">
+          {mine.map((p) => (
+            <li key={p.outcome} data-testid="resolved-position">
+              Your {p.outcome} position:{" "}
+              {p.shares > 0 ? (
+                <>
+                  {shares(p.shares)} shares being redeemed at {price(p.mark_price)} each
+                </>
+              ) : (
+                <>
+                  redeemed, <strong className={p.realized_pnl_usdc < 0 ? "loss" : "gain"}>{pnl(p.realized_pnl_usdc)}</strong> realized
+                </>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
     </section>
   );
 }
