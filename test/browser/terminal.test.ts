@@ -136,6 +136,26 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09-account");
   });
 
+  it("shows a resolved event's outcome and what the position in it realized", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);
+    const event = open[open.length - 1]!.event_id;
+    const bought = await client.order({ market_id: event, outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05 });
+    expect(bought.status).toBe("filled");
+    await server.crossfill.store.decideEvent({ eventId: event, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
+    await server.crossfill.resolutions.pass();
+
+    await page.goto(`${server.url}/events/${encodeURIComponent(event)}`);
+    const resolved = page.getByTestId("resolved");
+    await resolved.waitFor();
+    await expect(resolved.getByRole("heading").textContent()).resolves.toBe("Resolved: YES");
+    // Each share paid 1 USDC: the payout less what the shares cost.
+    const realized = bought.filled_shares - bought.spent_usdc;
+    await expect(resolved.getByTestId("resolved-position").textContent()).resolves.toBe(`Your YES position: redeemed, +${realized.toFixed(2)} USDC realized`);
+    await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
+    await shot("09d-resolved-event");
+  });
+
   it("revokes the key with confirmation, after which the API refuses it", async () => {
     await page.getByRole("link", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Revoke key browser test bot" }).click();

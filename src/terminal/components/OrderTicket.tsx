@@ -237,7 +237,7 @@ export function OrderTicket({
             </dl>
           </>
         ) : (
-          <p className="muted">{valid ? "Pricing…" : sell ? "Enter the shares to see the plan." : "Enter an amount to see the plan."}</p>
+          <p className="muted">{!open ? "No quote: the market is not open." : valid ? "Pricing…" : sell ? "Enter the shares to see the plan." : "Enter an amount to see the plan."}</p>
         )}
       </section>
 
