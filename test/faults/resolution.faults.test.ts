@@ -87,7 +87,8 @@ describe("resolution fault suite", () => {
       for (const { trader, yes, before } of held) {
         const after = await trader.client(server.url).account();
         expect(micro(after.available_usdc) - micro(before.available_usdc), `${event} killed at ${killAt}`).toBe(yes);
-        expect(after.positions.filter((p) => p.event_id === event)).toEqual([]);
+        // Redeemed whole: the positions stay listed with no shares left, for the P&L they realized.
+        expect(after.positions.filter((p) => p.event_id === event && p.shares !== 0)).toEqual([]);
       }
       await server.stop();
       server = undefined;
