@@ -18,8 +18,10 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     const account = await k.client.account();
     const after = await k.client.prices("fed-cut-2026-12", { side: "sell" });
 
-    const shares = first.filled_shares + second.filled_shares;
-    const cost = first.spent_usdc + second.spent_usdc;
+    // Summed in micro units: the decimals of two orders added as doubles are not the decimal of their sum.
+    const micro = (n: number) => Math.round(n * 1e6);
+    const shares = (micro(first.filled_shares) + micro(second.filled_shares)) / 1e6;
+    const cost = (micro(first.spent_usdc) + micro(second.spent_usdc)) / 1e6;
     const [p] = account.positions;
     expect(account.positions).toHaveLength(1);
     expect(p).toMatchObject({ event_id: "fed-cut-2026-12", outcome: "YES", shares, realized_pnl_usdc: 0 });
@@ -30,7 +32,9 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     const bids = [before, after].map((r) => r.best_execution!.fee_adjusted_price);
     expect(p!.mark_price! >= Math.min(...bids) - 0.02 && p!.mark_price! <= Math.max(...bids) + 0.02).toBe(true);
     expect(p!.mark_price!).toBeLessThan(p!.avg_cost!);
-    expect(p!.unrealized_pnl_usdc!).toBeCloseTo(Math.floor(p!.mark_price! * shares * 1e6) / 1e6 - cost, 6);
+    // The shares' value at the mark, rounded down to the micro-USDC as a sale's proceeds are, less their cost: exact.
+    const value = (BigInt(micro(p!.mark_price!)) * BigInt(micro(shares))) / 1_000_000n;
+    expect(micro(p!.unrealized_pnl_usdc!)).toBe(Number(value) - micro(cost));
     expect(p!.unrealized_pnl_usdc!).toBeLessThan(0);
   });
 });
