@@ -11,7 +11,7 @@ import { loadConfig, type Config } from "./config.ts";
 import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
-import { AccountDirectory } from "./accounts/service.ts";
+import { AccountDirectory, topUp } from "./accounts/service.ts";
 import { accountOrders, orderMoves, positionBooks, positionMark, positionViews, redemptionMoves } from "./accounts/positions.ts";
 import { authenticate } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
@@ -282,6 +282,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       clock,
       encryptWalletKey: (key) => encryptSecret(master, key),
       createApiKey: (input) => createApiKey(store, master, input),
+      topUp: (account) => topUp(vault, account, config.faucet, clock),
       assetsDir: fileURLToPath(new URL("../dist/terminal", import.meta.url)),
     },
   };

@@ -97,6 +97,23 @@ export class AccountDirectory {
   }
 }
 
+/** The terminal's "Get test USDC" drips at most once per account in this long: a click within it gets the same drip. */
+export const TOP_UP_INTERVAL_MS = 60_000;
+
+/**
+ * "Get test USDC" (the terminal, on the dev chain only): one more drip of the faucet's amount into the
+ * account's vault. Keyed by the account and the minute, so the faucet mints at most one drip a minute
+ * per account however often it is asked, and a retry within the minute is answered with the drip made.
+ */
+export async function topUp(vault: Vault, account: AccountRecord, amount: Micro, clock: Clock): Promise<{ amount: Micro; txHash: string }> {
+  if (!vault.info().faucet || amount === 0n) throw new AppError("not_found", "Test USDC is only given on the dev chain.");
+  const key = faucetKey(`${account.id}:top-up:${Math.floor(clock.now() / TOP_UP_INTERVAL_MS)}`);
+  const drip = await vault.fund(account.address as Address, amount, key).catch((err: unknown) => {
+    throw new AppError("chain_unavailable", `The chain did not answer while the dev faucet dripped; try again. (${(err as Error).message})`);
+  });
+  return { amount, txHash: drip.txHash };
+}
+
 /** The faucet's idempotency key of an account: one drip per account id, for good. */
 export function faucetKey(accountId: string): Hex32 {
   return keccak256(toHex(accountId));

@@ -1,6 +1,6 @@
-import type { Account, Market, Order, OrderRequest, Page, PriceRecord } from "../sdk/types.ts";
+import type { Account, Health, Market, Order, OrderRequest, Page, PriceRecord } from "../sdk/types.ts";
 
-export type { Account, Market, Order, OrderRequest, Page, PriceRecord };
+export type { Account, Health, Market, Order, OrderRequest, Page, PriceRecord };
 
 export interface Session {
   account_id: string;

@@ -136,6 +136,15 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09-account");
   });
 
+  it("gets test USDC on the dev chain", async () => {
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByTestId("available").waitFor();
+    const available = async () => Number((await page.getByTestId("available").textContent())!.replace(/[^\d.]/g, ""));
+    const before = await available();
+    await page.getByRole("button", { name: "Get test USDC" }).click();
+    await expect.poll(available, { timeout: 30_000 }).toBeCloseTo(before + 10_000, 2);
+  });
+
   it("shows a resolved event's outcome and what the position in it realized", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);

@@ -38,3 +38,27 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     expect(p!.unrealized_pnl_usdc!).toBeLessThan(0);
   });
 });
+
+describe("Get test USDC", () => {
+  it("drips the faucet's amount into the signed-in account's vault, at most once a minute", async () => {
+    const signup = await fetch(`${s.url}/v1/session/signup`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: `faucet-${Date.now()}@example.com`, password: "a long enough password" }),
+    });
+    const { csrf_token } = (await signup.json()) as { csrf_token: string };
+    const headers = { cookie: signup.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": csrf_token };
+    const balance = async () => ((await (await fetch(`${s.url}/v1/account`, { headers })).json()) as { available_usdc: number }).available_usdc;
+    expect(await balance()).toBe(10_000);
+    const first = await fetch(`${s.url}/v1/faucet`, { method: "POST", headers });
+    expect(first.status).toBe(200);
+    const drip = (await first.json()) as { amount_usdc: number; tx_hash: string };
+    expect(drip.amount_usdc).toBe(10_000);
+    expect(await balance()).toBe(20_000);
+    const again = await Promise.all([1, 2].map(async () => ((await (await fetch(`${s.url}/v1/faucet`, { method: "POST", headers })).json()) as { tx_hash: string }).tx_hash));
+    // Within a minute the same drip answers and nothing more is minted: three clicks make two drips only if a minute turned between them.
+    const drips = new Set([drip.tx_hash, ...again]).size;
+    expect(drips).toBeLessThanOrEqual(2);
+    expect(await balance()).toBe(10_000 * (1 + drips));
+  });
+});

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { Static } from "@sinclair/typebox";
 import { AppError } from "../../domain/errors.ts";
 import type { HttpDeps } from "../deps.ts";
+import { registerFaucetRoute } from "./faucet.ts";
 import { registerKeyRoutes } from "./key-routes.ts";
 import { quoteView } from "./quote.ts";
 import { Quote, QuoteQuery } from "./schemas.ts";
@@ -38,6 +39,7 @@ export const terminalRoutes =
 
     registerSessionRoutes(app, deps, sessions);
     registerKeyRoutes(app, deps);
+    registerFaucetRoute(app, deps);
     registerPriceStream(app, deps, deps.terminal.streamIntervalMs ?? 500);
 
     app.get<{ Querystring: Static<typeof QuoteQuery> }>(

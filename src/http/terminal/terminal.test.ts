@@ -87,6 +87,7 @@ beforeEach(async () => {
       clock,
       encryptWalletKey: (k) => encryptSecret(master, k),
       createApiKey: (input) => createApiKey(store, master, input),
+      topUp: async (account) => ({ amount: 10_000_000_000n, txHash: `0x${account.id.length.toString(16).padStart(64, "0")}` }),
       assetsDir: assets,
       streamIntervalMs: 20,
     },
@@ -243,6 +244,18 @@ describe("the API from the terminal's session", () => {
     const { cookie } = await signUp();
     const res = await app.inject({ method: "GET", url: `/v1/prices/${EVENT.eventId}`, headers: { cookie, "x-api-key": "ck_live_000000000000000000000000" } });
     expect(res.json().error.code).toBe("invalid_api_key");
+  });
+});
+
+describe("Get test USDC", () => {
+  it("drips into the signed-in account's vault, only with the session's CSRF token", async () => {
+    const { cookie, csrf } = await signUp();
+    const forged = await app.inject({ method: "POST", url: "/v1/faucet", headers: { cookie } });
+    expect([forged.statusCode, forged.json().error.code]).toEqual([403, "csrf_failed"]);
+    const res = await app.inject({ method: "POST", url: "/v1/faucet", headers: { cookie, "x-csrf-token": csrf } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ amount_usdc: 10_000, tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect((await app.inject({ method: "POST", url: "/v1/faucet" })).json().error.code).toBe("not_signed_in");
   });
 });
 

@@ -1,10 +1,26 @@
-import { api, type Account } from "../api.ts";
+import { useState } from "react";
+import { api, type Account, type Health } from "../api.ts";
 import { pnl, price, shares, short, usdc } from "../format.ts";
 import { Link, navigate } from "../router.tsx";
 import { CopyButton, ErrorNote, Loading, useAsync } from "../components/ui.tsx";
 
+/** The dev chain's id: only there does the faucet give test USDC. */
+const DEV_CHAIN_ID = 31337;
+
 export function AccountPage() {
   const account = useAsync(() => api<Account>("GET", "/v1/account"), []);
+  const health = useAsync(() => api<Health>("GET", "/v1/health"), []);
+  const [dripping, setDripping] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  const drip = async () => {
+    setDripping({ busy: true });
+    try {
+      await api("POST", "/v1/faucet");
+      setDripping({ busy: false });
+      account.reload();
+    } catch (error) {
+      setDripping({ busy: false, error });
+    }
+  };
   if (account.data === undefined) return account.error ? <ErrorNote error={account.error} onRetry={account.reload} /> : <Loading label="Reading your vault…" />;
   const a = account.data;
   // Totals to the micro-USDC: each position's figures are exact micro amounts, summed as integers.
@@ -17,11 +33,19 @@ export function AccountPage() {
           <h1>Account</h1>
           <p className="muted">{a.email}</p>
         </div>
-        <button type="button" className="btn" onClick={account.reload} disabled={account.loading}>
-          {account.loading ? "Refreshing…" : "Refresh"}
-        </button>
+        <div className="actions">
+          {health.data?.chain.chain_id === DEV_CHAIN_ID && (
+            <button type="button" className="btn" onClick={drip} disabled={dripping.busy}>
+              {dripping.busy ? "Minting…" : "Get test USDC"}
+            </button>
+          )}
+          <button type="button" className="btn" onClick={account.reload} disabled={account.loading}>
+            {account.loading ? "Refreshing…" : "Refresh"}
+          </button>
+        </div>
       </div>
       {account.error !== undefined && <ErrorNote error={account.error} onRetry={account.reload} />}
+      {dripping.error !== undefined && <ErrorNote error={dripping.error} />}
       <div className="stats">
         <div className="card stat">
           <span className="muted">Available</span>
