@@ -282,7 +282,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       clock,
       encryptWalletKey: (key) => encryptSecret(master, key),
       createApiKey: (input) => createApiKey(store, master, input),
-      topUp: (account) => topUp(vault, account, config.faucet, clock),
+      topUp: (account) => topUp(store, vault, account, config.faucet, clock),
       assetsDir: fileURLToPath(new URL("../dist/terminal", import.meta.url)),
     },
   };

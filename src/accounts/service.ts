@@ -105,12 +105,14 @@ export const TOP_UP_INTERVAL_MS = 60_000;
  * account's vault. Keyed by the account and the minute, so the faucet mints at most one drip a minute
  * per account however often it is asked, and a retry within the minute is answered with the drip made.
  */
-export async function topUp(vault: Vault, account: AccountRecord, amount: Micro, clock: Clock): Promise<{ amount: Micro; txHash: string }> {
+export async function topUp(store: Store, vault: Vault, account: AccountRecord, amount: Micro, clock: Clock): Promise<{ amount: Micro; txHash: string }> {
   if (!vault.info().faucet || amount === 0n) throw new AppError("not_found", "Test USDC is only given on the dev chain.");
   const key = faucetKey(`${account.id}:top-up:${Math.floor(clock.now() / TOP_UP_INTERVAL_MS)}`);
   const drip = await vault.fund(account.address as Address, amount, key).catch((err: unknown) => {
     throw new AppError("chain_unavailable", `The chain did not answer while the dev faucet dripped; try again. (${(err as Error).message})`);
   });
+  // Listed in the account's activity; the same drip answered again is recorded once.
+  await store.recordFaucetDrip({ key, txHash: drip.txHash, accountId: account.id, amount, createdAt: new Date(clock.now()).toISOString() });
   return { amount, txHash: drip.txHash };
 }
 

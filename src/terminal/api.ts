@@ -1,6 +1,6 @@
-import type { Account, Health, Market, Order, OrderRequest, Page, PriceRecord } from "../sdk/types.ts";
+import type { Account, Activity, Health, Market, Order, OrderRequest, Page, PriceRecord, Withdrawal } from "../sdk/types.ts";
 
-export type { Account, Health, Market, Order, OrderRequest, Page, PriceRecord };
+export type { Account, Activity, Health, Market, Order, OrderRequest, Page, PriceRecord, Withdrawal };
 
 export interface Session {
   account_id: string;

@@ -77,4 +77,9 @@ export const STATUS_WORDS: Record<string, string> = {
   partially_filled: "Partially filled",
   rejected: "Rejected",
   failed: "Failed",
+  sent: "Sent",
+  confirmed: "Confirmed",
+  credited: "Credited",
+  crediting: "Crediting",
+  redeemed: "Redeemed",
 };

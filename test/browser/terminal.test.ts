@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { createPublicClient, http, parseAbi } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -136,13 +138,39 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09-account");
   });
 
-  it("gets test USDC on the dev chain", async () => {
+  it("gets test USDC, and withdraws to an address only with the password given again", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByTestId("available").waitFor();
     const available = async () => Number((await page.getByTestId("available").textContent())!.replace(/[^\d.]/g, ""));
     const before = await available();
     await page.getByRole("button", { name: "Get test USDC" }).click();
     await expect.poll(available, { timeout: 30_000 }).toBeCloseTo(before + 10_000, 2);
+    await page.locator('[data-testid=activity-row][data-type="faucet"]').first().waitFor();
+
+    const to = privateKeyToAddress(generatePrivateKey());
+    await page.getByRole("button", { name: "Withdraw", exact: true }).click();
+    await page.getByLabel("Amount (USDC)").fill("25");
+    await page.getByLabel("To address").fill(to);
+    await page.getByRole("button", { name: "Continue" }).click();
+    await page.getByLabel("Your password").fill("not the password");
+    await page.getByRole("button", { name: "Confirm withdrawal" }).click();
+    await page.getByRole("alert").getByText(/password is wrong/).waitFor();
+    await page.getByLabel("Your password").fill(password);
+    await page.getByRole("button", { name: "Confirm withdrawal" }).click();
+    await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId("withdrawal-tx").textContent()).toMatch(/^0x[0-9a-f]{64}$/);
+    await shot("09c-withdrawal");
+    await page.getByRole("button", { name: "Done" }).click();
+    await page.locator('[data-testid=activity-row][data-type="withdrawal"]').first().waitFor();
+    await expect.poll(available, { timeout: 30_000 }).toBeCloseTo(before + 10_000 - 25, 2);
+    await shot("09b-account");
+
+    const health = await new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret }).health();
+    const chain = createPublicClient({ transport: http(health.chain.rpc_url) });
+    const erc20 = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+    await expect
+      .poll(() => chain.readContract({ address: health.chain.contracts.usdc as `0x${string}`, abi: erc20, functionName: "balanceOf", args: [to] }), { timeout: 30_000 })
+      .toBe(25_000_000n);
   });
 
   it("shows a resolved event's outcome and what the position in it realized", async () => {
@@ -161,6 +189,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     // Each share paid 1 USDC: the payout less what the shares cost.
     const realized = bought.filled_shares - bought.spent_usdc;
     await expect(resolved.getByTestId("resolved-position").textContent()).resolves.toBe(`Your YES position: redeemed, +${realized.toFixed(2)} USDC realized`);
+    await expect(resolved.getByTestId("resolved-paid").textContent()).resolves.toMatch(new RegExp(`^Paid into your vault: ${bought.filled_shares.toFixed(2)} USDC 0x`));
     await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
     await shot("09d-resolved-event");
   });

@@ -2,7 +2,9 @@ import { useState } from "react";
 import { api, type Account, type Health } from "../api.ts";
 import { pnl, price, shares, short, usdc } from "../format.ts";
 import { Link, navigate } from "../router.tsx";
+import { ActivityList } from "../components/ActivityList.tsx";
 import { CopyButton, ErrorNote, Loading, useAsync } from "../components/ui.tsx";
+import { WithdrawDialog } from "../components/Withdraw.tsx";
 
 /** The dev chain's id: only there does the faucet give test USDC. */
 const DEV_CHAIN_ID = 31337;
@@ -10,13 +12,20 @@ const DEV_CHAIN_ID = 31337;
 export function AccountPage() {
   const account = useAsync(() => api<Account>("GET", "/v1/account"), []);
   const health = useAsync(() => api<Health>("GET", "/v1/health"), []);
+  const [withdrawing, setWithdrawing] = useState(false);
   const [dripping, setDripping] = useState<{ busy: boolean; error?: unknown }>({ busy: false });
+  // Bumped whenever money moves from this page, so the activity list reads it again.
+  const [moved, setMoved] = useState(0);
+  const refresh = () => {
+    account.reload();
+    setMoved((n) => n + 1);
+  };
   const drip = async () => {
     setDripping({ busy: true });
     try {
       await api("POST", "/v1/faucet");
       setDripping({ busy: false });
-      account.reload();
+      refresh();
     } catch (error) {
       setDripping({ busy: false, error });
     }
@@ -39,13 +48,17 @@ export function AccountPage() {
               {dripping.busy ? "Minting…" : "Get test USDC"}
             </button>
           )}
-          <button type="button" className="btn" onClick={account.reload} disabled={account.loading}>
+          <button type="button" className="btn" onClick={() => setWithdrawing(true)}>
+            Withdraw
+          </button>
+          <button type="button" className="btn" onClick={refresh} disabled={account.loading}>
             {account.loading ? "Refreshing…" : "Refresh"}
           </button>
         </div>
       </div>
       {account.error !== undefined && <ErrorNote error={account.error} onRetry={account.reload} />}
       {dripping.error !== undefined && <ErrorNote error={dripping.error} />}
+      {withdrawing && <WithdrawDialog available={a.available_usdc} onClose={() => setWithdrawing(false)} onDone={refresh} />}
       <div className="stats">
         <div className="card stat">
           <span className="muted">Available</span>
@@ -156,6 +169,8 @@ export function AccountPage() {
           </div>
         </>
       )}
+      <h2>Activity</h2>
+      <ActivityList version={moved} />
     </section>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from "react";
-import { api, query, type Account, type Market, type Page } from "../api.ts";
-import { pnl, price, shares, when } from "../format.ts";
+import { api, query, type Account, type Activity, type Market, type Page } from "../api.ts";
+import { pnl, price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { DepthChart } from "../components/DepthChart.tsx";
 import { Ladder } from "../components/Ladder.tsx";
@@ -101,6 +101,10 @@ export function EventPage({ eventId }: { eventId: string }) {
 /** A resolved event: the outcome, and what the account's positions in it were paid at redemption. */
 function Resolved({ market }: { market: Market }) {
   const account = useAsync(() => api<Account>("GET", "/v1/account"), [market.event_id]);
+  // What was paid: the account's redemptions of the event (one a token held, 0 for losing shares), from its activity.
+  const activity = useAsync(() => api<Page<Activity>>("GET", `/v1/activity${query({ limit: 500 })}`), [market.event_id]);
+  const redeemed = activity.data?.data.filter((a) => a.type === "redemption" && a.reference === market.event_id && a.tx_hash !== null) ?? [];
+  const paid = redeemed.reduce((micro, a) => micro + Math.round(a.amount_usdc * 1e6), 0) / 1e6;
   const mine = account.data?.positions.filter((p) => p.event_id === market.event_id) ?? [];
   return (
     <section className="card resolved" data-testid="resolved" aria-labelledby="resolved-title">
@@ -127,6 +131,16 @@ function Resolved({ market }: { market: Market }) {
             </li>
           ))}
         </ul>
+      )}
+      {redeemed.length > 0 && (
+        <p data-testid="resolved-paid">
+          Paid into your vault: <strong className="mono">{usdc(paid)}</strong>{" "}
+          {[...new Set(redeemed.map((a) => a.tx_hash!))].map((tx) => (
+            <code key={tx} title={tx}>
+              {short(tx)}
+            </code>
+          ))}
+        </p>
       )}
     </section>
   );
