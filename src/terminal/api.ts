@@ -12,7 +12,7 @@ export interface Session {
 export interface ApiKey {
   api_key: string;
   name: string;
-  scopes: ("read" | "trade")[];
+  scopes: ("read" | "trade" | "withdraw")[];
   ip_allowlist: string[] | null;
   created_at: string;
   last_used_at: string | null;

@@ -76,6 +76,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("heading", { name: "API Keys" }).waitFor();
     await page.getByRole("button", { name: "Generate New Key" }).click();
     await page.getByLabel("Name").fill("browser test bot");
+    // Paying money out is never granted unless asked for.
+    await expect(page.getByRole("checkbox", { name: /^withdraw/ }).isChecked()).resolves.toBe(false);
     await page.getByRole("button", { name: "Generate key" }).click();
     const secret = page.getByTestId("new-api-secret");
     await secret.waitFor();

@@ -100,6 +100,8 @@ export function ApiKeysPage() {
 function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (k: NewApiKey) => void }) {
   const [name, setName] = useState("");
   const [trade, setTrade] = useState(true);
+  // Never on by default: a key that can withdraw can move the vault's USDC out of crossfill.
+  const [withdraw, setWithdraw] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const submit = async (e: FormEvent) => {
@@ -107,7 +109,7 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
     setBusy(true);
     setError(undefined);
     try {
-      onCreated(await api<NewApiKey>("POST", "/v1/keys", { name: name.trim(), scopes: trade ? ["read", "trade"] : ["read"] }));
+      onCreated(await api<NewApiKey>("POST", "/v1/keys", { name: name.trim(), scopes: ["read", ...(trade ? ["trade"] : []), ...(withdraw ? ["withdraw"] : [])] }));
     } catch (err) {
       setError(err);
       setBusy(false);
@@ -127,6 +129,9 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
           </label>
           <label className="check">
             <input type="checkbox" name="trade" checked={trade} onChange={(e) => setTrade(e.target.checked)} /> trade — place orders that spend your vault's USDC
+          </label>
+          <label className="check">
+            <input type="checkbox" name="withdraw" checked={withdraw} onChange={(e) => setWithdraw(e.target.checked)} /> withdraw — pay your vault's USDC out to any address
           </label>
         </fieldset>
         {error !== undefined && <ErrorNote error={error} />}
