@@ -15,11 +15,17 @@ export interface DatedMove {
   move: PositionMove;
 }
 
-/** The moves of the account's orders that filled: each settled with its last update. */
+/** The moves of the account's orders that filled, buys and sells: each settled with its last update. */
 export function orderMoves(orders: readonly OrderRecord[]): DatedMove[] {
   return orders
     .filter((o) => (o.status === "filled" || o.status === "partially_filled") && o.filledShares > 0n)
-    .map((o) => ({ eventId: o.eventId, outcome: o.outcome, at: o.updatedAt, ref: o.id, move: { kind: "buy", shares: o.filledShares, cost: o.spent } }));
+    .map((o) => ({
+      eventId: o.eventId,
+      outcome: o.outcome,
+      at: o.updatedAt,
+      ref: o.id,
+      move: o.side === "sell" ? { kind: "sell", shares: o.filledShares, proceeds: o.proceeds } : { kind: "buy", shares: o.filledShares, cost: o.spent },
+    }));
 }
 
 /** The moves of the account's redemptions the chain made: each removes the shares it burned for its payout. */

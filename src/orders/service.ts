@@ -263,10 +263,17 @@ export class OrderService {
     return this.d.store.renewLeases([...this.inFlight], this.lease());
   }
 
-  /** Plans an order on the books as they are now, exactly as submit() would, storing, locking and sending nothing. */
-  quote(body: unknown): { intent: OrderIntent; plan: Plan } {
+  /**
+   * Plans an order on the books as they are now, exactly as submit() would, storing, locking and sending
+   * nothing: a buy on the asks, a sell on the bids within the operator's inventory at each venue.
+   */
+  async quote(body: unknown): Promise<{ intent: OrderIntent; plan: Plan | SellPlan }> {
     const { intent } = validateOrder(body, undefined, this.d.limits);
-    const result = this.d.plan(planRequest(intent), this.d.quotes(this.tradableEvent(intent), intent.outcome));
+    const event = this.tradableEvent(intent);
+    const result =
+      intent.side === "sell"
+        ? this.d.planSell(sellRequest(intent, intent.shares), this.d.sellQuotes(event, intent.outcome, await this.d.store.venueInventory(intent.eventId, intent.outcome)))
+        : this.d.plan(planRequest(intent), this.d.quotes(event, intent.outcome));
     if (result.kind === "refusal") throw new AppError(result.code, result.message, result.details);
     return { intent, plan: result };
   }

@@ -26,6 +26,9 @@ let eventPath: string;
 /** Uncaught exceptions in the page: the terminal must have none. */
 const pageErrors: Error[] = [];
 
+/** A P&L as the terminal writes it: "+1.25 USDC", "−0.40 USDC" (exactly 0 has no sign). */
+const SIGNED = /^[+−][\d,]+\.\d\d USDC$/;
+
 async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 }
@@ -138,6 +141,42 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("heading", { name: "Positions" }).waitFor();
     await page.locator("table.table tbody tr").first().waitFor();
     await shot("09-account");
+  });
+
+  it("sells a position from the account page, and sees its P&L", async () => {
+    const row = page.getByTestId("position-row").first();
+    await row.waitFor();
+    // Bought, not sold yet: a gain or loss at the mark (signed), nothing realized.
+    await expect(row.getByTestId("position-unrealized").textContent()).resolves.toMatch(SIGNED);
+    await expect(row.getByTestId("position-realized").textContent()).resolves.toBe("0.00 USDC");
+    await expect(page.getByTestId("total-unrealized").textContent()).resolves.toMatch(SIGNED);
+    const held = Number((await row.getByTestId("position-shares").textContent())!.replaceAll(",", ""));
+
+    await row.getByRole("button", { name: /^Sell YES of / }).click();
+    await page.waitForURL(/\/events\/.*side=sell/);
+    await expect(page.getByRole("radio", { name: "Sell", exact: true }).getAttribute("aria-checked")).resolves.toBe("true");
+    const sharesField = page.getByLabel("Shares to sell");
+    expect(Number(await sharesField.inputValue())).toBeCloseTo(held, 1);
+    await sharesField.fill(String(Math.floor(held / 2)));
+    await page.getByRole("radio", { name: "5.00 %" }).click();
+    await page.getByTestId("quote-proceeds").waitFor();
+    expect(await page.getByTestId("quote-proceeds").textContent()).toMatch(/^[\d,.]+ USDC$/);
+    await shot("09a-sell-ticket");
+    await page.getByRole("button", { name: /^Sell [\d,.]+ YES shares$/ }).click();
+    const result = page.getByTestId("order-result");
+    await result.waitFor({ timeout: 30_000 });
+    await expect(result.getByRole("heading").textContent()).resolves.toBe("Order placed");
+    expect(await page.getByTestId("proceeds").textContent()).toMatch(/^[\d,.]+ USDC$/);
+
+    await page.getByRole("link", { name: "Account" }).click();
+    const after = page.getByTestId("position-row").first();
+    await after.waitFor();
+    expect(Number((await after.getByTestId("position-shares").textContent())!.replaceAll(",", ""))).toBeCloseTo(held - Math.floor(held / 2), 1);
+    // The sale realized a gain or a loss against the average cost, also in the total.
+    await expect(after.getByTestId("position-realized").textContent()).resolves.toMatch(SIGNED);
+    await expect(page.getByTestId("total-realized").textContent()).resolves.toMatch(SIGNED);
+    await page.getByTestId("activity-row").first().waitFor();
+    await shot("09b-account-pnl");
   });
 
   it("gets test USDC, and withdraws to an address only with the password given again", async () => {

@@ -37,6 +37,29 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     expect(micro(p!.unrealized_pnl_usdc!)).toBe(Number(value) - micro(cost));
     expect(p!.unrealized_pnl_usdc!).toBeLessThan(0);
   });
+
+  it("realizes a sell against the average cost and keeps the rest of the position at it; a position sold whole stays listed", async () => {
+    const k = await s.newKey();
+    const bought = await k.client.order({ ...buy, amount_usdc: 30 });
+    const before = (await k.client.account()).positions[0]!;
+    const half = Math.floor(bought.filled_shares * 50) / 100;
+    const sold = await k.client.order({ ...buy, side: "sell", shares: half, max_slippage: 0.1, client_order_id: "sell-half" });
+    expect(sold.status).toBe("filled");
+
+    const after = (await k.client.account()).positions[0]!;
+    expect(after.shares).toBeCloseTo(bought.filled_shares - sold.filled_shares, 6);
+    // The shares kept cost what they did: the sale moves no cost onto them.
+    expect(after.avg_cost!).toBeCloseTo(before.avg_cost!, 5);
+    // The sale's proceeds less the average cost of the shares it removed, to the micro-USDC.
+    expect(Math.abs(after.realized_pnl_usdc - (sold.proceeds_usdc! - (bought.spent_usdc * sold.filled_shares) / bought.filled_shares))).toBeLessThanOrEqual(2e-6);
+    expect(after.realized_pnl_usdc).toBeLessThan(0);
+
+    const rest = await k.client.order({ ...buy, side: "sell", shares: after.shares, max_slippage: 0.1, client_order_id: "sell-rest" });
+    const closed = (await k.client.account()).positions[0]!;
+    expect(closed).toMatchObject({ shares: 0, avg_cost: null });
+    // Sold whole: what the two sales paid less everything the buy cost.
+    expect(closed.realized_pnl_usdc).toBeCloseTo(sold.proceeds_usdc! + rest.proceeds_usdc! - bought.spent_usdc, 6);
+  });
 });
 
 describe("Get test USDC", () => {

@@ -57,7 +57,7 @@ export const terminalRoutes =
         },
       },
       async (req) => {
-        const { intent, plan } = deps.orders.quote({ ...req.query, side: req.query.side ?? "buy" });
+        const { intent, plan } = await deps.orders.quote({ ...req.query, side: req.query.side ?? "buy" });
         return quoteView(intent, plan, deps.terminal.clock.now());
       },
     );

@@ -68,6 +68,21 @@ beforeEach(async () => {
         },
       ],
       plan,
+      sellQuotes: () => [
+        {
+          venue: "a",
+          venueMarketId: "m",
+          bids: [{ price: 400_000n, shares: 100_000_000n }],
+          feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
+          tickSize: 10_000n,
+          minOrderShares: 1_000_000n,
+          lotShares: 10_000n,
+          latencyMs: 10,
+          inventory: 50_000_000n,
+        },
+      ],
+      planSell: plan,
+      store,
       limits: { maxOrder: 1_000_000_000n },
     } as Partial<OrderDeps> as OrderDeps),
     prices: (eventId, outcome) => {
@@ -265,6 +280,17 @@ describe("quote", () => {
     const res = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=10&max_slippage=0.02", headers: { cookie } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ shares: 20, average_price: 0.5, fees_usdc: 0, cost_usdc: 10, legs: [{ venue: "a", shares: 20 }] });
+  });
+
+  it("plans a sell on the bids within the operator's inventory: what it pays after fees, no cost", async () => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&side=sell&shares=20", headers: { cookie } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ side: "sell", amount_usdc: null, shares: 20, average_price: 0.4, cost_usdc: null, proceeds_usdc: 8, legs: [{ venue: "a", shares: 20 }] });
+    const tooMany = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&side=sell&shares=60&time_in_force=FOK", headers: { cookie } });
+    expect([tooMany.statusCode, tooMany.json().error.code]).toEqual([422, "insufficient_liquidity"]);
+    const both = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&side=sell&shares=5&amount_usdc=5", headers: { cookie } });
+    expect([both.statusCode, both.json().error.code]).toEqual([400, "invalid_request"]);
   });
 
   it("answers a bad or unroutable request with its code in words", async () => {

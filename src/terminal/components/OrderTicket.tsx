@@ -266,12 +266,23 @@ function OrderResult({ order, error }: { order?: Order; error?: unknown }) {
           </dd>
           <dt>Order</dt>
           <dd className="mono">{order.order_id}</dd>
-          <dt>Filled</dt>
+          <dt>{order.side === "sell" ? "Sold" : "Filled"}</dt>
           <dd className="mono">
             {shares(order.filled_shares)} shares at {price(order.executed_price)}
           </dd>
-          <dt>Spent</dt>
-          <dd className="mono">{usdc(order.spent_usdc)}</dd>
+          {order.side === "sell" ? (
+            <>
+              <dt>Received, after fees</dt>
+              <dd className="mono" data-testid="proceeds">
+                {usdc(order.proceeds_usdc)}
+              </dd>
+            </>
+          ) : (
+            <>
+              <dt>Spent</dt>
+              <dd className="mono">{usdc(order.spent_usdc)}</dd>
+            </>
+          )}
           {order.tx_hash && (
             <>
               <dt>Settlement tx</dt>
