@@ -391,9 +391,9 @@ export class Traffic {
     };
   }
 
-  /** What each trader holds now (none for one the server could not answer): the positions its sells sell. */
+  /** What each trader holds now (none for one the server could not answer): the positions its sells sell (not those sold or redeemed whole). */
   private async positions(url: string): Promise<Map<Trader, Position[]>> {
-    const held = await Promise.all(this.o.traders.map(async (t) => [t, await t.client(url).account().then((a) => a.positions, () => [])] as const));
+    const held = await Promise.all(this.o.traders.map(async (t) => [t, await t.client(url).account().then((a) => a.positions.filter((p) => p.shares > 0), () => [])] as const));
     return new Map(held);
   }
 
