@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chainOrderId, childOrder, childOrderId } from "../../src/orders/service.ts";
 import type { OrderLeg, OrderRecord } from "../../src/store/store.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { orderRecord } from "../helpers/stores.ts";
 
 // Each case leaves an order where a crash would have left it (its state persisted, its chain lock and
 // venue orders real), then runs the reconciliation the server runs at start-up.
@@ -17,37 +18,19 @@ async function interrupted(status: OrderRecord["status"], amount = 20_000_000n):
   await s.client.account(); // the first authenticated request funds the account
   const account = (await s.crossfill.store.accountById(s.key.accountId))!;
   const now = new Date().toISOString();
-  const order: OrderRecord = {
+  const order = orderRecord({
     id: `ord_crash${++n}${Date.now()}`,
     accountId: account.id,
-    clientOrderId: null,
     requestHash: "x",
     eventId: "fed-cut-2026-12",
-    outcome: "YES",
-    side: "buy",
     amount,
-    shares: 0n,
     maxSlippage: 50_000n,
-    strategy: "optimize_price",
     timeInForce: "IOC",
     status,
     locked: status === "pending" ? 0n : amount,
-    spent: 0n,
-    fees: 0n,
-    filledShares: 0n,
-    escrowed: 0n,
-    proceeds: 0n,
-    routedTo: null,
-    legs: [],
-    sotTokenId: null,
-    lockTx: null,
-    settleTx: null,
-    releaseTx: null,
-    errorCode: null,
-    errorMessage: null,
     createdAt: now,
     updatedAt: now,
-  };
+  });
   await s.crossfill.store.insertOrder(order);
   return { order, address: account.address as `0x${string}` };
 }
