@@ -219,7 +219,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);
     const event = open[open.length - 1]!.event_id;
     const bought = await client.order({ market_id: event, outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05 });
-    expect(bought.status).toBe("filled");
+    // A position is all it needs: the books the simulators draw may fill a part of it.
+    expect(bought.filled_shares).toBeGreaterThan(0);
     await server.crossfill.store.decideEvent({ eventId: event, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
     await server.crossfill.resolutions.pass();
 
