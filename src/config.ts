@@ -47,6 +47,8 @@ export interface Config {
   instanceId: string;
   /** How often recovery looks at open orders, and how long an order must have been untouched before it does. */
   reconcileIntervalMs: number;
+  /** How often the venues are asked whether an undecided event has resolved (RESOLUTION_POLL_MS). */
+  resolutionPollMs: number;
   /** Shifts the server's clock (ms, either way): the fault suite's clock jumps. */
   clockSkewMs: number;
   /** `<checkpoint>:<n>`: the process kills itself with SIGKILL the n-th time the order flow passes that checkpoint. For the fault suite. */
@@ -88,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // A port chosen by the system differs at each start, so such an instance is named by its data directory.
     instanceId: env.INSTANCE_ID || `${hostname()}:${port === 0 ? dataDir : port}`,
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 5_000, 100, 3_600_000),
+    resolutionPollMs: int(env, "RESOLUTION_POLL_MS", 60_000, 0, 86_400_000),
     clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
     killAt: env.CROSSFILL_KILL_AT || undefined,
   };

@@ -160,6 +160,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       return v.resolution(venueMarketId);
     },
     tokenId: sotTokenId,
+    pollMs: config.resolutionPollMs,
     clock,
     log,
     checkpoint,

@@ -15,6 +15,8 @@ export interface ResolutionDeps {
   /** The venue's report on one of its markets; throws when the venue cannot be asked. */
   ask(venue: string, venueMarketId: string): Promise<VenueResolution>;
   tokenId(eventId: string, outcome: Outcome): bigint;
+  /** How long after asking the venues about an undecided event they are asked again (RESOLUTION_POLL_MS). */
+  pollMs: number;
   clock: Clock;
   log: Log;
   checkpoint?: (step: Checkpoint, id: string) => void;
@@ -29,13 +31,16 @@ export function redemptionKey(eventId: string, outcome: Outcome, address: string
  * The end of an event: learns from the venues that it resolved (or that they disagree), records the
  * decision, and redeems every position in it exactly once — each winning share pays 1 USDC into the
  * holder's vault balance, each losing share is burned for nothing. Run at start-up and then at every
- * tick; each step is persisted before the next, and the chain is asked by key before anything is sent
+ * tick (the venues are asked about an undecided event once per `pollMs`, so a catalog of many events
+ * stays within their read limits; stored decisions and redemptions are acted on at every pass); each step is persisted before the next, and the chain is asked by key before anything is sent
  * again, so a crash at any point is finished by the next pass without paying twice.
  */
 export class ResolutionService {
   private running: Promise<void> | undefined;
   /** Events whose every holder this process has seen redeemed: not read again. */
   private readonly done = new Set<string>();
+  /** When this process last asked the venues about each undecided event. */
+  private readonly asked = new Map<string, number>();
 
   constructor(private readonly d: ResolutionDeps) {}
 
@@ -53,8 +58,11 @@ export class ResolutionService {
   private async run(): Promise<void> {
     const decided = new Map((await this.d.store.eventResolutions()).map((r) => [r.eventId, r]));
     for (const r of decided.values()) this.apply(r);
+    const now = this.d.clock.now();
     for (const event of this.d.catalog.events()) {
       if (decided.has(event.eventId) || event.status === "resolved") continue;
+      if (now < (this.asked.get(event.eventId) ?? -Infinity) + this.d.pollMs) continue;
+      this.asked.set(event.eventId, now);
       await this.learn(event.eventId, event.listings).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
     }
     for (const r of (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId))) {

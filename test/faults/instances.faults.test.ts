@@ -1,7 +1,8 @@
 // Several instances (issue 8): three server processes on one PostgreSQL database, one Redis, one dev
 // chain (`crossfill chain`) and one set of venue simulators (`crossfill sim`), each with its own port
 // and data directory and one shared MASTER_KEY. Orders go to every instance while one is killed with
-// SIGKILL; an idempotent retry goes to another instance and must return the same order; a signed
+// SIGKILL (sells and withdrawals among them, the withdrawals to other traders' deposit addresses
+// making deposits too); an idempotent retry goes to another instance and must return the same order; a signed
 // request replayed to another instance is refused; the dead instance's orders are finished by
 // itself when it comes back or, left dead, by another once its leases run out. Then `crossfill audit`
 // must find every invariant of the order path intact. Seeded by FAULT_SEED; FAULT_MINUTES bounds it.
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillError } from "../../src/sdk/client.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { Chain, clientIdOf, expectAuditOk, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
+import { Chain, clientIdOf, expectAuditOk, fundsOutcomes, makeTraders, outcomes, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES_INSTANCES ?? 3);
@@ -66,20 +67,21 @@ beforeAll(async () => {
     RECONCILE_INTERVAL_MS: "1000",
   };
   traders = await makeTraders(join(root, "instance-0"), 4);
-  traffic = new Traffic({ seed: SEED, rng, traders, dataDir: join(root, "instance-0"), serverLog: () => live()[0]?.s.log.tail });
+  traffic = new Traffic({ seed: SEED, rng, traders, dataDir: join(root, "instance-0"), serverLog: () => live()[0]?.s.log.tail, withdrawalShare: 0.3 });
   // One instance first: on the fresh chain it deploys the contracts and records them in the database; the others read them there.
   await start(0);
   for (let i = 1; i < INSTANCES; i++) await start(i);
 }, 300_000);
 
 afterAll(async () => {
+  const ended = traffic ? { ...traffic.counts, outcomes: await outcomes(join(root, "instance-0")), funds: await fundsOutcomes(join(root, "instance-0")) } : {};
   for (const s of servers) await s?.kill();
   await sims?.stop();
   await chain?.stop();
   delete process.env.DATABASE_URL;
   delete process.env.MASTER_KEY;
   await db?.drop();
-  console.log(`instances fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify(tally)}`);
+  console.log(`instances fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...ended })}`);
   rmSync(root, { recursive: true, force: true });
 });
 

@@ -33,7 +33,7 @@ let accounts = 0;
 export async function startTestServer(env: Record<string, string> = {}, opts: { logger?: Logger } = {}): Promise<TestServer> {
   const database = testStore() === "postgres" ? await createTestDatabase() : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), "crossfill-it-"));
-  const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", ...(database && { DATABASE_URL: database.url }), ...env });
+  const config = () => loadConfig({ DATA_DIR: dataDir, PORT: "0", SIM_LATENCY_SCALE: "0.05", RESOLUTION_POLL_MS: "0", ...(database && { DATABASE_URL: database.url }), ...env });
   let crossfill = await startCrossfill(config(), { logger: opts.logger ?? false });
   const master = await loadMasterKey({ env: undefined, dataDir });
 

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import type { MarketCatalog } from "../markets/catalog.ts";
+import type { Store } from "../store/store.ts";
+import type { Vault } from "../vault/vault.ts";
+import { ResolutionService } from "./service.ts";
+
+/** A pass over one undecided event listed on two venues that are still open, with the venues' reads counted. */
+function setUp(pollMs: number) {
+  let now = 1_000_000;
+  const asked: string[] = [];
+  const store = { eventResolutions: async () => [], redemptions: async () => [] } as unknown as Store;
+  const catalog = { events: () => [{ eventId: "ev", status: "open", listings: [{ venue: "a", venueMarketId: "a-1" }, { venue: "b", venueMarketId: "b-1" }] }] } as unknown as MarketCatalog;
+  const service = new ResolutionService({
+    store,
+    vault: {} as Vault,
+    catalog,
+    ask: async (venue) => {
+      asked.push(venue);
+      return { state: "open" };
+    },
+    tokenId: () => 0n,
+    pollMs,
+    clock: { now: () => now },
+    log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+  });
+  return { service, asked, advance: (ms: number) => (now += ms) };
+}
+
+describe("resolution pass", () => {
+  it("asks the venues about an undecided event once per poll interval, however often it runs", async () => {
+    const { service, asked, advance } = setUp(60_000);
+    await service.pass();
+    expect(asked).toEqual(["a", "b"]);
+    advance(59_999);
+    await service.pass();
+    expect(asked).toHaveLength(2);
+    advance(1);
+    await service.pass();
+    expect(asked).toEqual(["a", "b", "a", "b"]);
+  });
+
+  it("asks at every pass with a poll interval of 0", async () => {
+    const { service, asked } = setUp(0);
+    await service.pass();
+    await service.pass();
+    expect(asked).toHaveLength(4);
+  });
+});
