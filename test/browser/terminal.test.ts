@@ -114,7 +114,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     eventPath = new URL(page.url()).pathname;
     await page.getByText("Live", { exact: true }).waitFor();
     await page.locator("table.ladder tr.lvl.ask").first().waitFor();
-    expect(await page.locator("table.ladder tr.best").count()).toBe(1);
+    expect(await page.locator("table.ladder tr.lvl.ask.best").count()).toBe(1);
     await page.locator(".depth svg polygon").first().waitFor();
 
     await page.getByLabel("Amount (USDC, fees included)").fill("20");
@@ -155,6 +155,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await row.getByRole("button", { name: /^Sell YES of / }).click();
     await page.waitForURL(/\/events\/.*side=sell/);
     await expect(page.getByRole("radio", { name: "Sell", exact: true }).getAttribute("aria-checked")).resolves.toBe("true");
+    // Ranked for a seller: the level named best execution is a bid, the one that nets most after fees.
+    await page.locator("table.ladder tr.lvl.bid.best").waitFor();
+    expect(await page.locator("table.ladder tr.best").count()).toBe(1);
     const sharesField = page.getByLabel("Shares to sell");
     expect(Number(await sharesField.inputValue())).toBeCloseTo(held, 1);
     await sharesField.fill(String(Math.floor(held / 2)));

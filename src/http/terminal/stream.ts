@@ -7,6 +7,7 @@ const StreamQuery = Type.Object(
   {
     outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: "YES" })),
     depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20, description: "Levels per side" })),
+    side: Type.Optional(Type.String({ enum: ["buy", "sell"], default: "buy", description: "The order side to rank for, as in GET /v1/prices/{event_id}" })),
   },
   { additionalProperties: false },
 );
@@ -48,7 +49,8 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
     async (req, reply) => {
       const outcome = (req.query.outcome ?? "YES") as Outcome;
       const depth = req.query.depth ?? 20;
-      const read = () => JSON.stringify(deps.prices(req.params.event_id, outcome, depth));
+      const side = (req.query.side ?? "buy") as "buy" | "sell";
+      const read = () => JSON.stringify(deps.prices(req.params.event_id, outcome, depth, side));
       let last = read(); // an unknown event throws here, and is answered as a normal 404
 
       reply.hijack();

@@ -35,6 +35,8 @@ let store: Store;
 let app: FastifyInstance;
 let deps: HttpDeps;
 let ticks = 0;
+/** The side the last price read was ranked for. */
+let rankedFor: "buy" | "sell" | undefined;
 let assets: string;
 
 beforeEach(async () => {
@@ -85,9 +87,10 @@ beforeEach(async () => {
       store,
       limits: { maxOrder: 1_000_000_000n },
     } as Partial<OrderDeps> as OrderDeps),
-    prices: (eventId, outcome) => {
+    prices: (eventId, outcome, _depth, side) => {
       if (eventId !== EVENT.eventId) throw new AppError("unknown_event");
       ticks++;
+      rankedFor = side;
       return {
         event_id: eventId,
         outcome,
@@ -317,6 +320,18 @@ describe("price stream", () => {
     const first = JSON.parse(text.split("data: ")[1]!.split("\n")[0]!);
     expect(first).toMatchObject({ event_id: EVENT.eventId, outcome: "YES" });
     // app.close() in afterEach must end the open stream rather than wait for it.
+  });
+
+  it("ranks the streamed book for the side asked, as GET /v1/prices does", async () => {
+    const { cookie } = await signUp();
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    for (const side of ["sell", "buy"] as const) {
+      const res = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}?side=${side}`, { headers: { cookie } });
+      await res.body!.getReader().read();
+      expect(rankedFor).toBe(side);
+    }
+    const bad = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}?side=short`, headers: { cookie } });
+    expect(bad.json().error.code).toBe("invalid_request");
   });
 
   it("refuses a stream without a session or key, and an unknown event, as plain JSON errors", async () => {

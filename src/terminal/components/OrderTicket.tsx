@@ -19,18 +19,21 @@ export function OrderTicket({
   eventId,
   outcome,
   onOutcome,
+  side,
+  onSide,
   open,
-  initial,
+  initialShares,
 }: {
   eventId: string;
   outcome: "YES" | "NO";
   onOutcome: (o: "YES" | "NO") => void;
+  side: Side;
+  onSide: (s: Side) => void;
   open: boolean;
-  initial?: { side: Side; shares?: string };
+  initialShares?: string;
 }) {
-  const [side, setSide] = useState<Side>(initial?.side ?? "buy");
   const [amount, setAmount] = useState("25");
-  const [sellShares, setSellShares] = useState(initial?.shares ?? "");
+  const [sellShares, setSellShares] = useState(initialShares ?? "");
   const [slippage, setSlippage] = useState(0.01);
   const [strategy, setStrategy] = useState<"optimize_price" | "optimize_speed">("optimize_price");
   const [tif, setTif] = useState<"FOK" | "IOC">("FOK");
@@ -72,7 +75,7 @@ export function OrderTicket({
   }, [eventId, outcome, side, sell, amount, sellShares, slippage, strategy, tif, valid, open]);
 
   const chooseSide = (s: Side) => {
-    setSide(s);
+    onSide(s);
     setResult(undefined);
     // Selling starts from the whole position; the shares can be changed before sending.
     if (s === "sell" && sellShares === "" && held > 0) setSellShares(String(held));

@@ -4,11 +4,11 @@ import { api, type PriceRecord } from "../api.ts";
 export type StreamState = { kind: "connecting" } | { kind: "live"; record: PriceRecord } | { kind: "reconnecting"; record?: PriceRecord } | { kind: "failed"; error: unknown };
 
 /** The event's merged book from GET /v1/stream/prices/{id}, kept live; EventSource reconnects by itself. */
-export function usePriceStream(eventId: string, outcome: string, depth: number): StreamState {
+export function usePriceStream(eventId: string, outcome: string, depth: number, side: "buy" | "sell"): StreamState {
   const [state, setState] = useState<StreamState>({ kind: "connecting" });
   useEffect(() => {
     setState({ kind: "connecting" });
-    const path = `/v1/stream/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`;
+    const path = `/v1/stream/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}&side=${side}`;
     const source = new EventSource(path, { withCredentials: true });
     let last: PriceRecord | undefined;
     source.addEventListener("price", (e) => {
@@ -22,12 +22,12 @@ export function usePriceStream(eventId: string, outcome: string, depth: number):
       }
       // A refused stream (no session, unknown event) closes for good without saying why; the same
       // read as a plain request brings back the reason in words.
-      api<PriceRecord>("GET", `/v1/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}`).then(
+      api<PriceRecord>("GET", `/v1/prices/${encodeURIComponent(eventId)}?outcome=${outcome}&depth=${depth}&side=${side}`).then(
         (record) => setState({ kind: "reconnecting", record }),
         (error: unknown) => setState({ kind: "failed", error }),
       );
     };
     return () => source.close();
-  }, [eventId, outcome, depth]);
+  }, [eventId, outcome, depth, side]);
   return state;
 }

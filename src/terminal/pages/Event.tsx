@@ -12,12 +12,14 @@ export function EventPage({ eventId }: { eventId: string }) {
   // The account page's Sell button opens the ticket as ?side=sell&outcome=…&shares=….
   const [opening] = useState(() => new URLSearchParams(location.search));
   const [outcome, setOutcome] = useState<"YES" | "NO">(opening.get("outcome") === "NO" ? "NO" : "YES");
+  const [side, setSide] = useState<"buy" | "sell">(opening.get("side") === "sell" ? "sell" : "buy");
   // The catalog's search covers event ids, so the exact id finds its one event among any partial matches.
   const market = useAsync(
     () => api<Page<Market>>("GET", `/v1/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
     [eventId],
   );
-  const stream = usePriceStream(eventId, outcome, 30);
+  // The book is ranked for the ticket's side: a seller's best execution is the bid that nets most after fees.
+  const stream = usePriceStream(eventId, outcome, 30, side);
 
   if (market.data === undefined) return market.error ? <ErrorNote error={market.error} onRetry={market.reload} /> : <Loading label="Loading the event…" />;
   if (market.data === null) {
@@ -74,7 +76,7 @@ export function EventPage({ eventId }: { eventId: string }) {
                 </div>
                 {record.stale_venues.length > 0 && <div className="warn">Left out, no fresh book: {record.stale_venues.join(", ")}</div>}
               </div>
-              <Ladder record={record} />
+              <Ladder record={record} side={side} />
             </>
           ) : (
             stream.kind !== "failed" && <Loading label="Connecting to the live book…" />
@@ -85,8 +87,10 @@ export function EventPage({ eventId }: { eventId: string }) {
             eventId={m.event_id}
             outcome={outcome}
             onOutcome={setOutcome}
+            side={side}
+            onSide={setSide}
             open={m.status === "open"}
-            initial={opening.get("side") === "sell" ? { side: "sell", shares: opening.get("shares") ?? undefined } : undefined}
+            initialShares={opening.get("shares") ?? undefined}
           />
         </div>
         <div className="card depth-card">
