@@ -14,6 +14,7 @@ export interface ApiKey {
   name: string;
   scopes: ("read" | "trade" | "withdraw")[];
   ip_allowlist: string[] | null;
+  withdrawal_allowlist: string[] | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;

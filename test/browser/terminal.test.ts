@@ -98,6 +98,24 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("05-api-keys");
   });
 
+  it("limits a withdrawing key to the addresses given, and refuses one that is not an address", async () => {
+    const payee = "0x00000000000000000000000000000000000000b0";
+    await page.getByRole("button", { name: "Generate New Key" }).click();
+    await page.getByLabel("Name").fill("payout bot");
+    await page.getByRole("checkbox", { name: /^withdraw/ }).check();
+    const allowed = page.getByLabel(/^Withdrawals only to/);
+    await allowed.fill("not-an-address");
+    await page.getByRole("button", { name: "Generate key" }).click();
+    await page.getByText(/Not an address money may be paid to/).waitFor();
+    await allowed.fill(payee);
+    await page.getByText("to one address only").waitFor();
+    await page.getByRole("button", { name: "Generate key" }).click();
+    await page.getByTestId("new-api-secret").waitFor();
+    await page.getByRole("button", { name: "I have stored the secret" }).click();
+    const row = page.getByTestId("key-row").filter({ hasText: "payout bot" });
+    await expect(row.getByTestId("key-allowlist").textContent()).resolves.toMatch(/^withdrawals only to 0x0000.*00b0$/);
+  });
+
   it("signs an API call with that key", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const account = await client.account();

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { api, type ApiKey, type NewApiKey } from "../api.ts";
-import { when } from "../format.ts";
+import { short, when } from "../format.ts";
 import { CopyButton, ErrorNote, Loading, Modal, useAsync } from "../components/ui.tsx";
 
 export function ApiKeysPage() {
@@ -52,7 +52,14 @@ export function ApiKeysPage() {
                   <td data-label="Key" className="hash">
                     <code>{k.api_key}</code> <CopyButton text={k.api_key} />
                   </td>
-                  <td data-label="Scopes">{k.scopes.join(", ")}</td>
+                  <td data-label="Scopes">
+                    {k.scopes.join(", ")}
+                    {k.withdrawal_allowlist && (
+                      <div className="muted allowlist" data-testid="key-allowlist">
+                        withdrawals only to {k.withdrawal_allowlist.map((a) => short(a)).join(", ")}
+                      </div>
+                    )}
+                  </td>
                   <td data-label="Created">{when(k.created_at)}</td>
                   <td data-label="Last used">{when(k.last_used_at)}</td>
                   <td data-label="Status" className="r">
@@ -102,6 +109,9 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
   const [trade, setTrade] = useState(true);
   // Never on by default: a key that can withdraw can move the vault's USDC out of crossfill.
   const [withdraw, setWithdraw] = useState(false);
+  // The only addresses a withdrawing key may pay to, one a line; none: any address.
+  const [allowed, setAllowed] = useState("");
+  const allowlist = allowed.split(/\s+/).filter((a) => a !== "");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const submit = async (e: FormEvent) => {
@@ -109,7 +119,13 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
     setBusy(true);
     setError(undefined);
     try {
-      onCreated(await api<NewApiKey>("POST", "/v1/keys", { name: name.trim(), scopes: ["read", ...(trade ? ["trade"] : []), ...(withdraw ? ["withdraw"] : [])] }));
+      onCreated(
+        await api<NewApiKey>("POST", "/v1/keys", {
+          name: name.trim(),
+          scopes: ["read", ...(trade ? ["trade"] : []), ...(withdraw ? ["withdraw"] : [])],
+          ...(withdraw && allowlist.length > 0 ? { withdrawal_allowlist: allowlist } : {}),
+        }),
+      );
     } catch (err) {
       setError(err);
       setBusy(false);
@@ -131,9 +147,16 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
             <input type="checkbox" name="trade" checked={trade} onChange={(e) => setTrade(e.target.checked)} /> trade — place orders that spend your vault's USDC
           </label>
           <label className="check">
-            <input type="checkbox" name="withdraw" checked={withdraw} onChange={(e) => setWithdraw(e.target.checked)} /> withdraw — pay your vault's USDC out to any address
+            <input type="checkbox" name="withdraw" checked={withdraw} onChange={(e) => setWithdraw(e.target.checked)} /> withdraw — pay your vault's USDC out
+            {allowlist.length > 0 ? ` to ${allowlist.length === 1 ? "one address" : `${allowlist.length} addresses`} only` : " to any address"}
           </label>
         </fieldset>
+        {withdraw && (
+          <label className="field">
+            Withdrawals only to (one address a line; empty: any address)
+            <textarea name="withdrawal_allowlist" rows={3} spellCheck={false} placeholder="0x…" value={allowed} onChange={(e) => setAllowed(e.target.value)} />
+          </label>
+        )}
         {error !== undefined && <ErrorNote error={error} />}
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
