@@ -1,27 +1,31 @@
-import { ceilDiv, ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { RAW_PER_MICRO, roundingBelow, slopeLess, type Curve, type Ladder, type Slope } from "./curve.ts";
+import { mulMicroDown, mulMicroUp, versusAverage, type Curve, type Ladder } from "./curve.ts";
 
-/** Lots per venue (indexed like the curves) with the exact total they cost and can cost at most. */
+/**
+ * Lots per venue (indexed like the curves) with the exact total they cost and can cost at most, in
+ * micro-USDC, and the micro-shares they buy: integers, exact in doubles (curve.ts, SAFE).
+ */
 export interface Allocation {
-  lots: bigint[];
-  cost: Micro;
+  lots: number[];
+  cost: number;
   /** Σ of the legs' worst cases (all of each leg at its limit): what the budget must cover. */
-  worst: Micro;
-  shares: ShareMicro;
+  worst: number;
+  shares: number;
 }
 
 /** The two limits every plan keeps: the budget, and the average price cap (null: none). */
 export interface Limits {
-  budget: Micro;
-  avgCap: PriceMicro | null;
+  budget: number;
+  avgCap: number | null;
 }
 
-function fits(limits: Limits, worst: Micro, cost: Micro, shares: ShareMicro): boolean {
-  return worst <= limits.budget && (limits.avgCap === null || cost * ONE <= limits.avgCap * shares);
+function fits(limits: Limits, worst: number, cost: number, shares: number): boolean {
+  return worst <= limits.budget && (limits.avgCap === null || versusAverage(cost, shares, limits.avgCap) <= 0);
 }
 
-export function legCount(a: { lots: readonly bigint[] }): number {
-  return a.lots.filter((k) => k > 0n).length;
+export function legCount(a: { lots: readonly number[] }): number {
+  let legs = 0;
+  for (const k of a.lots) if (k > 0) legs++;
+  return legs;
 }
 
 /** More shares, then lower cost, then fewer legs. */
@@ -36,28 +40,28 @@ export function better(a: Allocation, b: Allocation): boolean {
  * price keeps the cap; among those the cheapest, then the one with fewest legs.
  *
  * Two steps, both polynomial in venues: a greedy merge of every venue's pieces by unrounded price
- * gives a good allocation and a price λ where the budget ran out; then an exact search over
- * venues (`refine`) looks at every allocation the Lagrangian bound at λ cannot rule out, within
- * REACH lots of the greedy's on each venue (plus every run end, where a leg's limit changes).
+ * gives a good allocation and a price λ where the budget ran out; then a search over venues
+ * (`refine`) of the allocations the Lagrangian bound at λ cannot rule out.
  */
-export function bestAllocation(curves: readonly Curve[], limits: Limits, breadth = 1): Allocation {
+export function bestAllocation(curves: readonly Curve[], limits: Limits): Allocation {
   const { kept, lambda } = greedy(curves, limits);
   if (lambda === undefined) return kept;
-  const refined = refine(curves, limits, kept, lambda, breadth);
+  const refined = refine(curves, limits, kept, lambda);
   return better(refined, kept) ? refined : kept;
 }
 
 export interface Piece {
-  to: bigint;
-  slope: Slope;
+  to: number;
+  /** Unrounded value per micro-share, in micro-USDC (USDC per share). */
+  slope: number;
   /** A minimum size of more than one lot, taken whole or not at all. */
   whole: boolean;
 }
 
 /** The piece after lot k of a venue's book, whichever side: its first piece is its minimum size when that is more than one lot. */
-export function nextPiece(c: Ladder, k: bigint): Piece | undefined {
-  if (k === 0n && c.minLots > 1n) {
-    return c.has(c.minLots) ? { to: c.minLots, slope: { num: c.raw(c.minLots), den: c.minLots * c.lot }, whole: true } : undefined;
+export function nextPiece(c: Ladder, k: number): Piece | undefined {
+  if (k === 0 && c.minLots > 1) {
+    return c.has(c.minLots) ? { to: c.minLots, slope: c.raw(c.minLots) / (c.minLots * c.lot), whole: true } : undefined;
   }
   const seg = c.segmentAfter(k);
   return seg && { to: seg.to, slope: seg.slope, whole: false };
@@ -74,46 +78,50 @@ export function nextPiece(c: Ladder, k: bigint): Piece | undefined {
  * rounding), so growth follows the budget and the result is the best state met that also keeps
  * the cap — or, inside the piece that broke it, the most lots that keep it.
  */
-function greedy(curves: readonly Curve[], limits: Limits): { kept: Allocation; lambda: bigint | undefined } {
-  const lots = curves.map(() => 0n);
-  const venueCost = curves.map(() => 0n);
-  const venueWorst = curves.map(() => 0n);
-  let cost = 0n;
-  let worst = 0n;
-  let shares = 0n;
-  let kept: Allocation = { lots: [...lots], cost: 0n, worst: 0n, shares: 0n };
+function greedy(curves: readonly Curve[], limits: Limits): { kept: Allocation; lambda: number | undefined } {
+  const n = curves.length;
+  const lots = new Array<number>(n).fill(0);
+  const venueCost = new Array<number>(n).fill(0);
+  const venueWorst = new Array<number>(n).fill(0);
+  let cost = 0;
+  let worst = 0;
+  let shares = 0;
+  let kept: Allocation = { lots: [...lots], cost: 0, worst: 0, shares: 0 };
   const keep = (a: Allocation) => {
     if (fits(limits, a.worst, a.cost, a.shares) && better(a, kept)) kept = a;
   };
-  const heap = new PieceHeap();
-  for (const [v, c] of curves.entries()) {
-    const p = nextPiece(c, 0n);
-    if (p) heap.push(v, p);
+  const heap = new Heap<Next>(cheaper);
+  for (let v = 0; v < n; v++) {
+    const p = nextPiece(curves[v]!, 0);
+    if (p) heap.push({ v, piece: p });
   }
-  let lambda: bigint | undefined;
-  let last: Slope | undefined;
+  let lambda: number | undefined;
+  let last: number | undefined;
   for (let top = heap.pop(); top !== undefined; top = heap.pop()) {
     const { v, piece } = top;
     const c = curves[v]!;
     const from = lots[v]!;
     const baseWorst = worst - venueWorst[v]!;
     const baseCost = cost - venueCost[v]!;
+    // The most this venue's leg may cost at worst: what the other legs leave of the budget.
+    const room = limits.budget - baseWorst;
     let to = piece.to;
-    let toWorst = c.worst(to);
-    const cut = baseWorst + toWorst > limits.budget;
     last = piece.slope;
-    if (cut) {
-      lambda ??= piece.slope.num / piece.slope.den;
-      to = piece.whole ? from : c.mostWithin(from, to - 1n, limits.budget - baseWorst, (k) => c.worst(k));
-      toWorst = c.worst(to);
-    }
+    let cut = true;
+    // A piece whose first lot (or whole minimum) cannot fit is cut to nothing before it is priced.
+    if (venueWorst[v]! + c.addsAtLeast(from, piece.whole ? to : from + 1) > room) to = from;
+    else if (c.worst(to) > room) to = piece.whole ? from : c.mostWithin(from, to - 1, room, (k) => c.worst(k));
+    else cut = false;
+    if (cut) lambda ??= piece.slope;
+    const toWorst = c.worst(to);
     const toCost = c.cost(to);
     const toShares = shares + (to - from) * c.lot;
     if (limits.avgCap !== null && !fits(limits, baseWorst + toWorst, baseCost + toCost, toShares)) {
       keep({ lots: [...lots], cost, worst, shares });
       const under = piece.whole ? from : underAverageCap(c, from, to, shares - from * c.lot, baseCost, limits.avgCap);
       if (under > from) {
-        const at = lots.map((k, u) => (u === v ? under : k));
+        const at = [...lots];
+        at[v] = under;
         keep({ lots: at, cost: baseCost + c.cost(under), worst: baseWorst + c.worst(under), shares: shares + (under - from) * c.lot });
       }
     }
@@ -124,11 +132,11 @@ function greedy(curves: readonly Curve[], limits: Limits): { kept: Allocation; l
     venueCost[v] = toCost;
     venueWorst[v] = toWorst;
     const next = cut ? undefined : nextPiece(c, to);
-    if (next) heap.push(v, next);
+    if (next) heap.push({ v, piece: next });
   }
   keep({ lots, cost, worst, shares });
-  lambda ??= last && last.num / last.den;
-  return { kept, lambda: lambda === 0n ? 1n : lambda };
+  lambda ??= last;
+  return { kept, lambda: lambda === undefined || lambda > 0 ? lambda : Number.MIN_VALUE };
 }
 
 /**
@@ -137,39 +145,49 @@ function greedy(curves: readonly Curve[], limits: Limits): { kept: Allocation; l
  * that keeps the cap costs no more than that allowance at the k just refused: bisecting on it
  * skips whole runs of lots and never skips a k that keeps the cap.
  */
-function underAverageCap(c: Curve, from: bigint, most: bigint, otherShares: ShareMicro, otherCost: Micro, cap: PriceMicro): bigint {
-  const allowance = (k: bigint) => (cap * (otherShares + k * c.lot)) / ONE - otherCost;
+function underAverageCap(c: Curve, from: number, most: number, otherShares: number, otherCost: number, cap: number): number {
+  const allowance = (k: number) => mulMicroDown(cap, otherShares + k * c.lot) - otherCost;
   let k = most;
   while (k > from && c.cost(k) > allowance(k)) {
     const ceiling = allowance(k);
-    k = ceiling < c.cost(from) ? from : c.mostWithin(from, k - 1n, ceiling, (x) => c.cost(x));
+    k = ceiling < c.cost(from) ? from : c.mostWithin(from, k - 1, ceiling, (x) => c.cost(x));
   }
   return k;
 }
 
-/** How far from the greedy's lots on one venue the search looks, besides the ends of levels. */
-const REACH = 6n;
+/** How far from the greedy's lots on a wide venue the search looks, besides the ends of levels. */
+const REACH = 6;
 /** How many partial allocations the search carries from one venue to the next. */
 const BEAM = 64;
 /** How many venues, those priced nearest λ where the budget ran out, the search may move off the greedy's lots. */
 const MARGIN = 4;
-/** How many levels before the greedy's last one on a venue the search may stop at instead. */
+/** How many levels before the greedy's last one a wide venue may stop at instead. */
 const BACK = 3;
+/** A venue whose lot counts allowed by the bound number at most this many offers every one of them. */
+const WHOLE = 32;
+/** A search whose partial allocations cannot number more than this carries them all. */
+const EXACT = 1024;
 
 interface Option {
-  k: bigint;
-  shares: ShareMicro;
-  cost: Micro;
-  worst: Micro;
+  k: number;
+  shares: number;
+  cost: number;
+  worst: number;
+  /** The bound's reduced cost H − h(k) (see refine). */
+  r: number;
 }
 
 interface State {
-  shares: ShareMicro;
-  cost: Micro;
-  worst: Micro;
+  shares: number;
+  cost: number;
+  worst: number;
   legs: number;
+  /** Σ of the venues' reduced costs so far. */
+  r: number;
+  /** Set by `frontier`. */
+  promise: number;
   v: number;
-  k: bigint;
+  k: number;
   prev: State | undefined;
 }
 
@@ -185,85 +203,129 @@ interface State {
  * last level taken), h_v(k) = λ·shares_v(k) − Wr_v(k), H_v its maximum over k and b_v how far
  * below Wr_v the venue's rounding can go,
  *     λ·S = Σ Wr_v(k_v) + Σ h_v(k_v) ≤ B + Σ b_v + Σ H_v − Σ (H_v − h_v(k_v)),
- * so an allocation at least as good as g has H_v − h_v(k_v) ≤ D = B + Σ b_v + Σ H_v − λ·S_g on
- * every venue: per level, an interval of lot counts. Of those, each of the MARGIN venues priced
- * nearest λ offers none, the counts within REACH of g's, the ends of each level's interval (for
- * the level of g's last lot, BACK levels before it and one after), and, for each partial
- * allocation, the most lots the budget it leaves allows in each of those intervals. Venue by
- * venue only states no other dominates are kept (as many shares or more at no higher cost nor
- * worst case), at most BEAM of them: a dynamic programme over venues, never over sets of them,
- * in O(venues + MARGIN × BEAM × choices).
+ * so an allocation at least as good as g (S ≥ S_g) has Σ_v r_v(k_v) ≤ D = B + Σ b_v + Σ H_v − λ·S_g,
+ * where r_v(k) = H_v − h_v(k) ≥ 0: the venues' reduced costs together stay within D, and each
+ * venue's allowed lot counts are, per level, an interval.
+ *
+ * Exhaustive when it can be: the MARGIN × breadth venues priced nearest λ (every venue, when there
+ * are no more) may move, each offering every lot count the bound allows when those number at most
+ * WHOLE; a partial allocation is dropped only when another dominates it (as many shares or more at
+ * no higher cost, cost and legs compared in that order, nor worst case: every completion of it is
+ * then no better) or its reduced costs pass D. Up to the last venue at most BEAM × breadth
+ * partial allocations are carried, those whose shares plus what their budget left would buy at λ
+ * are most. Under those three conditions — no more venues than may move, no wide venue, no beam
+ * cut — the result is the exact optimum. A wide venue offers none, the counts within REACH of g's,
+ * the ends of each level's interval (for the level of g's last lot, BACK levels before it and the
+ * levels after it the bound allows), and, for each partial allocation, the most lots the budget it
+ * leaves allows.
  */
-function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda: bigint, breadth: number): Allocation {
-  const H = curves.map((c) => {
-    c.readBelow(lambda);
-    let best = 0n;
-    for (const run of c.levelRuns()) if (run.slope < lambda && run.to * c.lot * (lambda - run.slope) > best) best = run.to * c.lot * (lambda - run.slope);
-    return best;
-  });
-  const below = curves.reduce((s, c) => s + roundingBelow(c.quote.feeModel) * RAW_PER_MICRO, 0n);
-  const D = limits.budget * RAW_PER_MICRO + below + H.reduce((s, x) => s + x, 0n) - lambda * g.shares;
-  const moved = nearest(curves, g.lots, lambda, MARGIN * breadth);
-  let base: State = { shares: 0n, cost: 0n, worst: 0n, legs: 0, v: -1, k: 0n, prev: undefined };
-  const choice = new Map<number, Choices>();
-  for (const [v, c] of curves.entries()) {
-    const k = g.lots[v]!;
-    const ch = moved.has(v) ? choices(c, k, lambda, H[v]!, D) : undefined;
-    if (ch && (ch.options.length > 1 || ch.runs.length > 0)) choice.set(v, ch);
-    else if (k > 0n) base = step(base, v, option(c, k));
+function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda: number): Allocation {
+  const n = curves.length;
+  const H = curves.map((c) => peak(c, lambda));
+  const r = (v: number, k: number) => {
+    const c = curves[v]!;
+    return k === 0 ? H[v]! : H[v]! - (lambda * k * c.lot - c.rawWorst(k));
+  };
+  let sumH = 0;
+  let below = 0;
+  for (let v = 0; v < n; v++) {
+    sumH += H[v]!;
+    below += curves[v]!.below;
   }
+  const scale = limits.budget + sumH + lambda * g.shares;
+  // The doubles' rounding, far below a micro-USDC, widened to one: the bound only admits more.
+  const D = limits.budget + below + sumH - lambda * g.shares + 2 + scale * 1e-9;
+  const { moved, all } = nearest(curves, g.lots, lambda, MARGIN);
+  // The venues that do not move keep g's lots; those with none add only their reduced cost, H_v.
+  let base: State = { shares: 0, cost: 0, worst: 0, legs: 0, r: 0, promise: 0, v: -1, k: 0, prev: undefined };
+  let idle = 0;
+  const choice = new Map<number, Choices>();
+  for (let v = 0; v < n; v++) {
+    const c = curves[v]!;
+    const k = g.lots[v]!;
+    const ch = moved.has(v) ? choices(c, k, lambda, H[v]!, D, (x) => r(v, x)) : undefined;
+    if (ch && (ch.options.length > 1 || ch.runs.length > 0)) choice.set(v, ch);
+    else if (k > 0) base = step(base, v, option(c, k, r(v, k)));
+    else idle += H[v]!;
+  }
+  base = { ...base, r: base.r + idle };
   // The venues with the widest choice last: they fill what the others leave.
   const open = [...choice.keys()].sort((x, y) => width(choice.get(x)!) - width(choice.get(y)!) || x - y);
-  // Shares, plus what the budget left could buy at λ: how promising a partial allocation is.
-  const promise = (s: State) => lambda * s.shares + (limits.budget - s.worst) * RAW_PER_MICRO;
+  // Small enough to search whole: every venue with a lot may move, none is wide, and the partial allocations are few.
+  let product = 1;
+  for (const v of open.slice(0, -1)) product *= choice.get(v)!.options.length;
+  const size = all && open.every((v) => choice.get(v)!.runs.length === 0) && product <= EXACT ? Infinity : BEAM;
+  let best: State | undefined;
+  /** Whether s is a plan (shares, within the limits), keeping it when it is the best yet. */
+  const consider = (s: State): boolean => {
+    if (s.shares === 0 || !fits(limits, s.worst, s.cost, s.shares)) return false;
+    if (best === undefined || s.shares > best.shares || (s.shares === best.shares && (s.cost < best.cost || (s.cost === best.cost && s.legs < best.legs)))) best = s;
+    return true;
+  };
+  if (open.length === 0) consider(base);
   let states = [base];
-  for (const v of open) {
-    const next: State[] = [];
+  for (const [i, v] of open.entries()) {
     const c = curves[v]!;
-    const { options, runs } = choice.get(v)!;
-    const listed = new Set(options.map((o) => o.k));
-    for (const st of states) {
-      const left = limits.budget - st.worst;
-      for (const o of options) {
-        if (o.worst > left) break;
-        next.push(step(st, v, o));
-      }
+    const { options, runs, listed } = choice.get(v)!;
+    // The most lots the budget `left` allows in the run where it runs out, unless the options list them.
+    const fill = (left: number): Option | undefined => {
       for (const run of runs) {
         if (run.lo.worst > left || run.hi.worst <= left) continue;
-        const k = c.mostWorstWithin(run.lo.k, run.hi.k - 1n, left);
-        if (!listed.has(k)) next.push(step(st, v, option(c, k)));
+        const k = c.mostWithin(run.lo.k, run.hi.k - 1, left, (x) => c.worst(x));
+        return listed.has(k) ? undefined : option(c, k, r(v, k));
       }
+      return undefined;
+    };
+    if (i === open.length - 1) {
+      // The last venue: more shares always win, so each state takes the most lots that fit and keep the cap.
+      for (const st of states) {
+        const left = limits.budget - st.worst;
+        const extra = fill(left);
+        if (extra && consider(step(st, v, extra))) continue;
+        let j = options.length - 1;
+        while (j >= 0 && options[j]!.worst > left) j--;
+        while (j >= 0 && !consider(step(st, v, options[j]!))) j--;
+      }
+      break;
     }
-    states = undominated(next);
-    if (states.length > BEAM * breadth) {
-      const ranked = states.map((st) => ({ st, promise: promise(st) }));
-      ranked.sort((a, b) => (a.promise !== b.promise ? (a.promise > b.promise ? -1 : 1) : a.st.cost < b.st.cost ? -1 : a.st.cost > b.st.cost ? 1 : 0));
-      states = ranked.slice(0, BEAM * breadth).map((r) => r.st);
-    }
+    states = frontier(states, v, options, fill, { size, lambda, budget: limits.budget, D });
   }
-  let best: State | undefined;
-  for (const s of states) {
-    if (!fits(limits, s.worst, s.cost, s.shares) || s.shares === 0n) continue;
-    if (best === undefined || s.shares > best.shares || (s.shares === best.shares && (s.cost < best.cost || (s.cost === best.cost && s.legs < best.legs)))) best = s;
-  }
-  const lots = curves.map(() => 0n);
-  for (let s = best; s !== undefined; s = s.prev) if (s.v >= 0) lots[s.v] = s.k;
-  return best ? { lots, cost: best.cost, worst: best.worst, shares: best.shares } : { lots, cost: 0n, worst: 0n, shares: 0n };
+  const lots = new Array<number>(n).fill(0);
+  const found = best as State | undefined;
+  for (let s = found; s !== undefined; s = s.prev) if (s.v >= 0) lots[s.v] = s.k;
+  return found ? { lots, cost: found.cost, worst: found.worst, shares: found.shares } : { lots, cost: 0, worst: 0, shares: 0 };
 }
 
-/** The `count` venues (of those with any lot) whose next lot after `lots` is priced nearest λ; ties to the lower index. */
-export function nearest(curves: readonly Ladder[], lots: readonly bigint[], lambda: bigint, count: number): Set<number> {
-  const near = curves.flatMap((c, v) => {
-    if (!c.has(1n)) return [];
-    const d = c.priceAt(lots[v]!) - lambda;
-    return [{ v, distance: d < 0n ? -d : d }];
-  });
-  near.sort((x, y) => (x.distance !== y.distance ? (x.distance < y.distance ? -1 : 1) : x.v - y.v));
-  return new Set(near.slice(0, count).map((x) => x.v));
+/** H_v: the most h(k) = λ·k·lot − Wr(k) can be, at the end of a level priced under λ (or 0, no lot). Reads the levels under λ. */
+function peak(c: Curve, lambda: number): number {
+  c.readBelow(lambda);
+  let best = 0;
+  for (let i = 0; i < c.depth; i++) {
+    const run = c.run(i);
+    if (run.to > run.from && run.slope < lambda) {
+      const h = run.to * c.lot * (lambda - run.slope);
+      if (h > best) best = h;
+    }
+  }
+  return best;
+}
+
+/**
+ * The `count` venues (of those with any lot) whose next lot after `lots` is priced nearest λ; ties to
+ * the lower index. `all`: no venue with a lot was left out.
+ */
+export function nearest(curves: readonly Ladder[], lots: readonly number[], lambda: number, count: number): { moved: Set<number>; all: boolean } {
+  const near: { v: number; distance: number }[] = [];
+  for (let v = 0; v < curves.length; v++) {
+    const c = curves[v]!;
+    if (c.has(1)) near.push({ v, distance: Math.abs(c.priceAt(lots[v]!) - lambda) });
+  }
+  if (near.length > count) near.sort((x, y) => x.distance - y.distance || x.v - y.v);
+  return { moved: new Set(near.slice(0, count).map((x) => x.v)), all: near.length <= count };
 }
 
 function step(st: State, v: number, o: Option): State {
-  return { shares: st.shares + o.shares, cost: st.cost + o.cost, worst: st.worst + o.worst, legs: st.legs + (o.k > 0n ? 1 : 0), v, k: o.k, prev: st };
+  return { shares: st.shares + o.shares, cost: st.cost + o.cost, worst: st.worst + o.worst, legs: st.legs + (o.k > 0 ? 1 : 0), r: st.r + o.r, promise: 0, v, k: o.k, prev: st };
 }
 
 interface Choices {
@@ -271,81 +333,146 @@ interface Choices {
   options: Option[];
   /** Intervals of counts, all ending in one level, with more between their ends than `options` lists. */
   runs: { lo: Option; hi: Option }[];
+  listed: Set<number>;
 }
 
-/** One venue's choices (see refine): the lot counts k the bound allows, near the greedy's g. */
-function choices(c: Curve, g: bigint, lambda: bigint, H: bigint, D: bigint): Choices {
-  const ks = new Set<bigint>([g]);
-  const runs: { lo: Option; hi: Option }[] = [];
-  if (H <= D) ks.add(0n);
-  const add = (from: bigint, to: bigint, slope: bigint) => {
-    let lo = from + 1n > c.minLots ? from + 1n : c.minLots;
-    let hi = to;
-    // h(k) = k·lot·(λ − slope) over the lots ending in this level.
-    const rate = c.lot * (lambda - slope);
-    if (rate > 0n) {
-      const least = ceilDiv(H - D, rate);
-      if (least > lo) lo = least;
-    } else if (rate < 0n) {
-      if (H > D) return;
-      const most = (D - H) / -rate;
+/**
+ * One venue's choices (see refine): the lot counts k whose reduced cost is within D. Level by
+ * level that is an interval: h(k) = k·lot·(λ − slope) over the lots ending in the level, rising
+ * under λ and falling over it, so the levels over λ are read only while their first lot is
+ * allowed. At most WHOLE counts in all: every one. More: the venue is wide (see refine).
+ */
+function choices(c: Curve, g: number, lambda: number, H: number, D: number, r: (k: number) => number): Choices {
+  const spans: { lo: number; hi: number; level: number }[] = [];
+  let count = H <= D ? 1 : 0;
+  const at = g === 0 ? -1 : c.levelOfLots(g);
+  for (let i = 0; i < c.depth || c.readNext(); i++) {
+    const run = c.run(i);
+    if (count > WHOLE && i > at + 1 && run.from > g) break;
+    if (run.to <= run.from) continue;
+    const rate = c.lot * (lambda - run.slope);
+    let lo = run.from + 1 > c.minLots ? run.from + 1 : c.minLots;
+    let hi = run.to;
+    if (rate > 0) lo = Math.max(lo, Math.ceil((H - D) / rate));
+    else if (rate < 0) {
+      const most = Math.floor((D - H) / -rate);
+      if (most <= run.from) break;
       if (most < hi) hi = most;
-    } else if (H > D) return;
-    if (lo > hi) return;
-    ks.add(lo);
-    ks.add(hi);
-    const a = g - REACH > lo ? g - REACH : lo;
-    const b = g + REACH < hi ? g + REACH : hi;
-    for (let k = a; k <= b; k++) ks.add(k);
-    if (hi - lo > b - a + 1n) runs.push({ lo: option(c, lo), hi: option(c, hi) });
-  };
-  const read = c.levelRuns();
-  const at = read.findIndex((r) => g <= r.to);
-  for (const run of read.slice(at < 0 ? Math.max(0, read.length - BACK) : Math.max(0, at - BACK))) add(run.from, run.to, run.slope);
-  // Levels past those read count only while their first lot is within the bound.
-  for (let run = c.readRun(); run !== undefined; run = c.readRun()) {
-    if (run.slope > lambda && (H > D || run.from * c.lot * (run.slope - lambda) > D - H)) break;
-    add(run.from, run.to, run.slope);
-    if (run.from > g) break;
+    } else if (H > D) continue;
+    if (lo > hi) continue;
+    spans.push({ lo, hi, level: i });
+    count += hi - lo + 1;
   }
-  const options = [...ks]
-    .filter((k) => k === 0n || (k >= c.minLots && c.has(k)))
-    .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
-    .map((k) => option(c, k));
-  return { options, runs };
+  const ks = new Set<number>([g]);
+  if (H <= D) ks.add(0);
+  const near: { lo: number; hi: number }[] = [];
+  if (count <= WHOLE) {
+    for (const { lo, hi } of spans) for (let k = lo; k <= hi; k++) ks.add(k);
+  } else {
+    const first = spans.findIndex((s) => s.level >= at - BACK);
+    for (const { lo, hi } of first < 0 ? [] : spans.slice(first)) {
+      ks.add(lo);
+      ks.add(hi);
+      const a = g - REACH > lo ? g - REACH : lo;
+      const b = g + REACH < hi ? g + REACH : hi;
+      for (let k = a; k <= b; k++) ks.add(k);
+      if (hi - lo > b - a + 1) near.push({ lo, hi });
+    }
+  }
+  const options = [...ks].sort((x, y) => x - y).map((k) => option(c, k, r(k)));
+  const runs = near.map(({ lo, hi }) => ({ lo: option(c, lo, r(lo)), hi: option(c, hi, r(hi)) }));
+  return { options, runs, listed: ks };
 }
 
-function option(c: Curve, k: bigint): Option {
-  return { k, shares: k * c.lot, cost: c.cost(k), worst: c.worst(k) };
+function option(c: Curve, k: number, r: number): Option {
+  return { k, shares: k * c.lot, cost: c.cost(k), worst: c.worst(k), r };
 }
 
 function width(o: Choices): number {
   return o.options.length + 64 * o.runs.length;
 }
 
+/** A partial allocation `st` taking option `o` (the j-th of its venue's by value; −1: its fill) on the next venue. */
+interface Pick {
+  st: State;
+  o: Option;
+  j: number;
+  shares: number;
+  cost: number;
+  worst: number;
+  legs: number;
+  /** Shares, plus what the budget they leave would buy at λ. */
+  promise: number;
+}
+
+/** Most promise first, then lower cost, fewer legs, more shares, lower worst case. */
+function ahead(a: Pick, b: Pick): boolean {
+  if (a.promise !== b.promise) return a.promise > b.promise;
+  if (a.cost !== b.cost) return a.cost < b.cost;
+  if (a.legs !== b.legs) return a.legs < b.legs;
+  if (a.shares !== b.shares) return a.shares > b.shares;
+  return a.worst < b.worst;
+}
+
 /**
- * The states no other state dominates: as many shares or more at no higher cost nor worst case.
- * Sorted by shares (most first), each is checked against the staircase of those kept so far:
- * ascending cost, descending worst case, so the entry with the largest cost not above the state's
- * holds the least worst case among all that could dominate it.
+ * The next venue's step of the search: the `size` partial allocations of most promise — shares,
+ * plus what the budget they leave would buy at λ — among those no other dominates (as many shares
+ * or more at no higher cost, cost and legs compared in that order, nor worst case) and whose
+ * reduced costs stay within D, each a state taking one of the venue's options (or its fill).
+ *
+ * A state's promise is never above that of one dominating it, and ties only where shares and worst
+ * case tie too, so in the order of `ahead` a state comes after every state that dominates it: taken
+ * in that order, a state is kept when none kept before dominates it, until `size` are kept. A
+ * state's promise is its own plus the option's value λ·shares − worst case, so with the options
+ * sorted by value each state's steps come in order, and a heap holding each state's next step
+ * yields them all in order while building only those it reaches.
  */
-function undominated(states: State[]): State[] {
-  states.sort((a, b) => (a.shares !== b.shares ? (a.shares > b.shares ? -1 : 1) : a.cost !== b.cost ? (a.cost < b.cost ? -1 : 1) : a.worst !== b.worst ? (a.worst < b.worst ? -1 : 1) : a.legs - b.legs));
-  const kept: State[] = [];
-  const stairs: State[] = [];
-  for (const s of states) {
-    let lo = 0;
-    let hi = stairs.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (stairs[mid]!.cost <= s.cost) lo = mid + 1;
-      else hi = mid;
+function frontier(
+  states: readonly State[],
+  v: number,
+  options: readonly Option[],
+  fill: (left: number) => Option | undefined,
+  at: { size: number; lambda: number; budget: number; D: number },
+): State[] {
+  const { size, lambda, budget, D } = at;
+  const value = (o: Option) => lambda * o.shares - o.worst;
+  const byValue = [...options].sort((a, b) => value(b) - value(a) || a.cost - b.cost || a.k - b.k);
+  const pick = (st: State, o: Option, j: number): Pick => {
+    const shares = st.shares + o.shares;
+    const worst = st.worst + o.worst;
+    return { st, o, j, shares, cost: st.cost + o.cost, worst, legs: st.legs + (o.k > 0 ? 1 : 0), promise: lambda * shares + (budget - worst) };
+  };
+  // The state's next step from its j-th option by value on: one within the budget and the bound.
+  const after = (st: State, j: number): Pick | undefined => {
+    const left = budget - st.worst;
+    const slack = D - st.r;
+    for (; j < byValue.length; j++) {
+      const o = byValue[j]!;
+      if (o.worst <= left && o.r <= slack) return pick(st, o, j);
     }
-    if (lo > 0 && stairs[lo - 1]!.worst <= s.worst) continue;
-    kept.push(s);
-    let end = lo;
-    while (end < stairs.length && stairs[end]!.worst >= s.worst) end++;
-    stairs.splice(lo, end - lo, s);
+    return undefined;
+  };
+  const heap = new Heap<Pick>(ahead);
+  for (const st of states) {
+    const first = after(st, 0);
+    if (first) heap.push(first);
+    const extra = fill(budget - st.worst);
+    if (extra && extra.r <= D - st.r) heap.push(pick(st, extra, -1));
+  }
+  const kept: State[] = [];
+  for (let p = heap.pop(); p !== undefined && kept.length < size; p = heap.pop()) {
+    let dominated = false;
+    for (const t of kept) {
+      if (t.shares >= p.shares && t.worst <= p.worst && (t.cost < p.cost || (t.cost === p.cost && t.legs <= p.legs))) {
+        dominated = true;
+        break;
+      }
+    }
+    if (!dominated) kept.push(step(p.st, v, p.o));
+    if (p.j >= 0) {
+      const next = after(p.st, p.j + 1);
+      if (next) heap.push(next);
+    }
   }
   return kept;
 }
@@ -355,51 +482,55 @@ function undominated(states: State[]): State[] {
  * when unused) within the limits, counting a venue whose book ran out as selling at `beyondPrice`
  * — the order wanted more than the book had.
  */
-export function dust(curves: readonly Curve[], a: Allocation, limits: Limits, beyondPrice: PriceMicro): boolean {
+export function dust(curves: readonly Curve[], a: Allocation, limits: Limits, beyondPrice: number): boolean {
   const left = limits.budget - a.worst;
-  for (const [v, c] of curves.entries()) {
+  for (let v = 0; v < curves.length; v++) {
+    const c = curves[v]!;
     // A venue with no tradable size within the limit has no lot to measure dust against.
     if (!c.has(c.minLots)) continue;
     const k = a.lots[v]!;
-    const next = k === 0n ? c.minLots : k + 1n;
+    const next = k === 0 ? c.minLots : k + 1;
     if (c.has(next)) {
+      if (c.addsAtLeast(k, next) > left) continue;
       if (fits(limits, a.worst - c.worst(k) + c.worst(next), a.cost - c.cost(k) + c.cost(next), a.shares + (next - k) * c.lot)) return false;
-    } else if (ceilDiv(beyondPrice * (next - k) * c.lot, ONE) <= left) {
+    } else if (mulMicroUp(beyondPrice, (next - k) * c.lot) <= left) {
       return false;
     }
   }
   return true;
 }
 
-/** A binary min-heap of venues keyed by the slope of their next piece; ties go to the lower venue index. */
-export class PieceHeap {
-  private readonly items: { v: number; piece: Piece }[] = [];
+/** A binary heap: pop gives the item no other is `before`. */
+export class Heap<T> {
+  private readonly items: T[] = [];
 
-  push(v: number, piece: Piece): void {
+  constructor(private readonly before: (a: T, b: T) => boolean) {}
+
+  push(item: T): void {
     const items = this.items;
-    items.push({ v, piece });
+    items.push(item);
     let i = items.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!this.less(i, parent)) break;
+      if (!this.before(items[i]!, items[parent]!)) break;
       [items[i], items[parent]] = [items[parent]!, items[i]!];
       i = parent;
     }
   }
 
-  pop(): { v: number; piece: Piece } | undefined {
+  pop(): T | undefined {
     const items = this.items;
     const top = items[0];
     const last = items.pop();
-    if (items.length > 0 && last) {
+    if (items.length > 0 && last !== undefined) {
       items[0] = last;
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
         const r = l + 1;
         let m = i;
-        if (l < items.length && this.less(l, m)) m = l;
-        if (r < items.length && this.less(r, m)) m = r;
+        if (l < items.length && this.before(items[l]!, items[m]!)) m = l;
+        if (r < items.length && this.before(items[r]!, items[m]!)) m = r;
         if (m === i) break;
         [items[i], items[m]] = [items[m]!, items[i]!];
         i = m;
@@ -407,11 +538,15 @@ export class PieceHeap {
     }
     return top;
   }
+}
 
-  private less(i: number, j: number): boolean {
-    const a = this.items[i]!;
-    const b = this.items[j]!;
-    if (slopeLess(a.piece.slope, b.piece.slope)) return true;
-    return !slopeLess(b.piece.slope, a.piece.slope) && a.v < b.v;
-  }
+/** A venue and its next piece. */
+export interface Next {
+  v: number;
+  piece: Piece;
+}
+
+/** The cheaper piece first (a sell negates its slopes: the better-paying first); ties to the lower venue index. */
+export function cheaper(a: Next, b: Next): boolean {
+  return a.piece.slope < b.piece.slope || (a.piece.slope === b.piece.slope && a.v < b.v);
 }

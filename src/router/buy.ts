@@ -1,7 +1,6 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
-import { feeAdjustedPrice } from "../domain/fees.ts";
 import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
-import { Curve } from "./curve.ts";
+import { bestAdjusted, Curve } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import type { Leg, Plan, PlanRequest, VenueQuote } from "./types.ts";
 
@@ -17,18 +16,19 @@ import type { Leg, Plan, PlanRequest, VenueQuote } from "./types.ts";
  * at the limit price. `order_too_small`: the amount cannot buy any venue's minimum size.
  */
 export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, Plan> {
-  const limits = (limit: PriceMicro | null): Limits => ({ budget: req.amount, avgCap: limit });
+  // Above 2^53 the double only approximates the amount, but every worst case it is compared with is under 2^52 (SAFE), and stays on the same side of it.
+  const limits = (limit: PriceMicro | null): Limits => ({ budget: Number(req.amount), avgCap: limit === null ? null : Number(limit) });
   return {
     order: req,
     reference: referencePrice,
     noReference: "No venue has any ask for this outcome.",
     limit: (reference) => (reference * (ONE + req.maxSlippage)) / ONE,
-    curve: (q, limit) => new Curve(q, limit),
-    best: (curves, limit, breadth) => bestAllocation(curves, limits(limit), breadth),
-    filled: (curves, a, limit) => dust(curves, a, limits(limit), limit ?? ONE),
+    curve: (q, limit, depth) => new Curve(q, limit, depth),
+    best: (curves, limit) => bestAllocation(curves, limits(limit)),
+    filled: (curves, a, limit) => dust(curves, a, limits(limit), Number(limit ?? ONE)),
     better,
     tooSmall: (tradable, details) => {
-      const cheapestMin = tradable.map((c) => c.worst(c.minLots)).reduce((m, x) => (x < m ? x : m));
+      const cheapestMin = BigInt(tradable.map((c) => c.worst(c.minLots)).reduce((m, x) => (x < m ? x : m)));
       if (cheapestMin <= req.amount) return undefined;
       return refuse("order_too_small", `The amount cannot buy the minimum order size on any venue (needs ${formatMicro(cheapestMin)} USDC).`, {
         ...details,
@@ -36,27 +36,24 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
       });
     },
     size: { amount_usdc: formatMicro(req.amount) },
-    fillable: (a) => ({ fillable_usdc: formatMicro(a.cost) }),
+    fillable: (a) => ({ fillable_usdc: formatMicro(BigInt(a.cost)) }),
     plan: toPlan,
   };
 }
 
 function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
-  let best: PriceMicro | undefined;
-  for (const q of quotes) {
-    const top = q.asks.find((l) => l.shares > 0n);
-    if (top === undefined) continue;
-    const p = feeAdjustedPrice(q.feeModel, top);
-    if (best === undefined || p < best) best = p;
-  }
-  return best;
+  const tops = quotes.flatMap((q) => {
+    const level = q.asks.find((l) => l.shares > 0n);
+    return level ? [{ model: q.feeModel, level }] : [];
+  });
+  return bestAdjusted(tops, 1);
 }
 
 function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro): Plan {
   const legs: Leg[] = [];
   for (const [v, c] of curves.entries()) {
     const k = a.lots[v]!;
-    if (k > 0n) legs.push({ ...legOf(c, k, notional), worstCost: c.worst(k) });
+    if (k > 0) legs.push({ ...legOf(c, k, notional), worstCost: BigInt(c.worst(k)) });
   }
   const sum = (f: (l: Leg) => Micro) => legs.reduce((s, l) => s + f(l), 0n);
   const notionalTotal = sum((l) => l.notional);

@@ -1,5 +1,5 @@
-import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { feeAdjustedPrice, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -7,10 +7,51 @@ const CENT = 10_000n;
 const ONE_2 = ONE * ONE;
 const ONE_3 = ONE_2 * ONE;
 const ONE_5 = ONE_3 * ONE_2;
+const M = 1_000_000;
+
+/**
+ * The search counts shares and money in doubles, which hold every integer below 2^53 exactly. A
+ * routing of n venues reads no venue's book past ⌊SAFE / n⌋ micro-shares (22 million shares with
+ * 100 venues, deeper than any book the venues list), so every count of shares any allocation
+ * makes stays under SAFE; a share costs less than one USDC plus its fee, so no cost, worst case or
+ * proceeds reaches 2^53 either, and sums of two of them stay exact.
+ */
+export const SAFE = 2 ** 51;
+
+/**
+ * ⌈a·s / 10^6⌉ for integers a ≥ 0 and 0 ≤ s < 2^51. Below 2^22 for a (every price, and every limit
+ * short of four USDC a share): s = q·10^6 + r, a·q < 2^53 and a·r < 2^42 are exact, and a·r/10^6
+ * is an integer or at least 10^-6 from one, more than its rounding moves it. Larger a, in bigints.
+ */
+export function mulMicroUp(a: number, s: number): number {
+  if (a >= 2 ** 22) return Number(ceilDiv(BigInt(a) * BigInt(s), ONE));
+  const r = s % M;
+  return a * ((s - r) / M) + Math.ceil((a * r) / M);
+}
+
+/** ⌊a·s / 10^6⌋, as mulMicroUp. */
+export function mulMicroDown(a: number, s: number): number {
+  if (a >= 2 ** 22) return Number((BigInt(a) * BigInt(s)) / ONE);
+  const r = s % M;
+  return a * ((s - r) / M) + Math.floor((a * r) / M);
+}
+
+/**
+ * The sign of value·10^6 − price·shares, exactly: whether value / shares sits under, at or over the
+ * price (micro-USDC per share). Doubles decide when the two sides are apart, integers when close.
+ */
+export function versusAverage(value: number, shares: number, price: number): number {
+  const lhs = value * M;
+  const rhs = price * shares;
+  if (lhs < rhs * (1 - 1e-12)) return -1;
+  if (lhs > rhs * (1 + 1e-12)) return 1;
+  const d = BigInt(value) * ONE - BigInt(price) * BigInt(shares);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
 
 /**
  * Every fee model is linear in each level's shares until its one final rounding per order. The
- * router prices hundreds of candidate legs per plan, so it keeps that linear part as prefix sums
+ * router prices many candidate legs per plan, so it keeps that linear part as exact prefix sums
  * instead of re-walking the levels through orderFee; curve.test.ts pins `roundFee(model, Σ
  * feePerShare * shares)` to orderFee so the two cannot drift apart.
  */
@@ -29,7 +70,21 @@ function feePerShare(model: FeeModel, price: PriceMicro): bigint {
   }
 }
 
-export function roundFee(model: FeeModel, raw: bigint): Micro {
+/** feePerShare's unit in micro-USDC: what turns it into the fee in micro-USDC per micro-share. */
+function feeUnit(model: FeeModel): number {
+  switch (model.kind) {
+    case "kalshi":
+      return 1e-18;
+    case "polymarket":
+      return 1e-30;
+    case "limitless":
+      return 1e-12;
+    case "opinion":
+      return 1e-24;
+  }
+}
+
+export function roundFee(model: FeeModel, raw: bigint): bigint {
   switch (model.kind) {
     case "kalshi":
       return ceilDiv(ceilDiv(raw, ONE_3), CENT) * CENT;
@@ -48,44 +103,62 @@ export function roundFee(model: FeeModel, raw: bigint): Micro {
  * unrounded proceeds a sell's can. Polymarket floors its fee to 10 micro-USDC; every other rounding
  * goes the other way (fees up, a buy's notional up, a sell's down).
  */
-export function roundingBelow(model: FeeModel): Micro {
-  return model.kind === "polymarket" ? 10n : 0n;
+export function roundingBelow(model: FeeModel): number {
+  return model.kind === "polymarket" ? 10 : 0;
 }
 
-/** 1e-36 USDC per micro-USDC. */
-export const RAW_PER_MICRO = ONE_5;
-/** A price in micro-USDC per share is this many 1e-36 USDC per micro-share. */
-const PRICE_TO_RAW = ONE_2 * ONE_2;
+/** How far above the unrounded fee one order's rounded fee can sit, in micro-USDC: Kalshi rounds up to the cent. */
+function roundingAbove(model: FeeModel): number {
+  return model.kind === "kalshi" ? 10_001 : model.kind === "polymarket" ? 0 : 1;
+}
 
-/** Converts feePerShare's unit to 1e-36 USDC, the unit slopes are compared in. */
-function feeScale(model: FeeModel): bigint {
-  switch (model.kind) {
-    case "kalshi":
-      return ONE_2;
-    case "polymarket":
-      return 1n;
-    case "limitless":
-      return ONE_3;
-    case "opinion":
-      return ONE;
+/** The fee per micro-share in micro-USDC of a level at `price`, before rounding. */
+function feeRate(model: FeeModel, price: PriceMicro): number {
+  return model.ratePpm === 0n ? 0 : Number(feePerShare(model, price)) * feeUnit(model);
+}
+
+/**
+ * Where the price per share of taking a whole level after its fee can lie (fees.ts: a buy's
+ * `feeAdjustedPrice`, `sign` +1, or a sell's `sellFeeAdjustedPrice`, −1), found from the unrounded
+ * fee per share `rate`: the fee's rounding on the level, at most `above` up or `below` down spread
+ * over its shares, the price's rounding to the micro-USDC, and the doubles' own, keep it within
+ * `spread` of `mid`.
+ */
+function adjustedRange(model: FeeModel, level: Level, rate: number, sign: 1 | -1): { mid: number; spread: number } {
+  const mid = Number(level.price) + sign * rate * M;
+  const free = model.ratePpm === 0n;
+  const rounding = free ? 0 : Math.max(roundingAbove(model), roundingBelow(model));
+  return { mid, spread: (rounding * M) / Number(level.shares) + 2 + Math.abs(mid) * 1e-12 };
+}
+
+function adjusted(model: FeeModel, level: Level, sign: 1 | -1): PriceMicro {
+  return sign > 0 ? feeAdjustedPrice(model, level) : sellFeeAdjustedPrice(model, level);
+}
+
+/**
+ * The best of the fee-adjusted prices of whole levels (`sign` +1: a buy's, the lowest; −1: a sell's,
+ * the highest), exactly; undefined for none. Only the levels whose range reaches the best range's
+ * near end are priced exactly: usually one.
+ */
+export function bestAdjusted(levels: readonly { model: FeeModel; level: Level }[], sign: 1 | -1): PriceMicro | undefined {
+  const ranges = levels.map(({ model, level }) => adjustedRange(model, level, feeRate(model, level.price), sign));
+  let reach = Infinity;
+  for (const { mid, spread } of ranges) reach = Math.min(reach, sign * mid + spread);
+  let best: PriceMicro | undefined;
+  for (const [i, { model, level }] of levels.entries()) {
+    const { mid, spread } = ranges[i]!;
+    if (sign * mid - spread > reach) continue;
+    const p = adjusted(model, level, sign);
+    if (best === undefined || (sign > 0 ? p < best : p > best)) best = p;
   }
+  return best;
 }
 
-/** A price per micro-share as the exact fraction num/den, in 1e-36 USDC. */
-export interface Slope {
-  num: bigint;
-  den: bigint;
-}
-
-export function slopeLess(a: Slope, b: Slope): boolean {
-  return a.num * b.den < b.num * a.den;
-}
-
-/** A run of lots (from, to] of one venue over which the unrounded cost grows at one slope. */
+/** A run of lots (from, to] of one venue over which the unrounded value grows at one slope (USDC per share). */
 export interface Segment {
-  from: bigint;
-  to: bigint;
-  slope: Slope;
+  from: number;
+  to: number;
+  slope: number;
 }
 
 /** What a curve reads of a venue's quote, whichever side of the book it prices. */
@@ -98,59 +171,90 @@ export interface Rules {
 /**
  * One side of one venue's book as the router may take it, priced lot by lot exactly as the venue
  * charges one order that takes it: the levels up to the slippage limit (and, for a sell, up to the
- * shares the venue can sell), with prefix sums of shares, notional, the fee's linear part and the
- * unrounded value, in which each level's slope is its price plus (buy) or minus (sell) its fee per
- * share.
+ * shares the venue can sell), with prefix sums of shares, notional and the fee's linear part, and
+ * the unrounded value, in which each level's slope is its price plus (buy) or minus (sell) its fee
+ * per share.
+ *
+ * Shares (micro-shares) and money (micro-USDC) are integers held exactly in doubles (see SAFE); the
+ * fee's linear part is a bigint until it is rounded, and the unrounded value and slopes are doubles
+ * that only order the search and bound it, never price a leg.
  *
  * Levels are read on demand: a plan over a hundred deep books touches only the levels it could
  * take, so its time follows the order, not the depth of the books.
  */
 export abstract class Ladder<Q extends Rules = Rules> {
-  readonly lot: ShareMicro;
+  /** Micro-shares per lot. */
+  readonly lot: number;
   /** A non-empty leg has at least this many lots. */
-  readonly minLots: bigint;
+  readonly minLots: number;
   protected readonly levels: Level[] = [];
   private read = 0;
   private ended = false;
-  protected readonly cumShares: bigint[] = [0n];
-  protected readonly cumNotional: bigint[] = [0n];
-  protected readonly cumFee: bigint[] = [0n];
-  protected readonly cumRaw: bigint[] = [0n];
+  protected readonly price: number[] = [];
+  protected readonly cumShares: number[] = [0];
+  private readonly cumNotional: number[] = [0];
+  private readonly cumFee: bigint[] = [0n];
   protected readonly unitFee: bigint[] = [];
-  protected readonly slope: bigint[] = [];
+  /** Each level's fee per micro-share in micro-USDC, unrounded. */
+  protected readonly feeRate: number[] = [];
+  /** Each level's value per micro-share in micro-USDC (USDC per share): its price, plus (buy) or minus (sell) its fee. */
+  protected readonly slope: number[] = [];
+  protected readonly cumRaw: number[] = [0];
+  private readonly model: FeeModel;
+  /** A rate of 0 charges nothing under every model. */
+  private readonly free: boolean;
+  /** How far below / above the unrounded fee the rounded one can sit (micro-USDC). */
+  readonly below: number;
+  protected readonly above: number;
 
   /**
    * `feeSign` adds the fee to the price (a buy pays it) or subtracts it (a sell's proceeds bear it);
-   * `cap`, when set, ends the book after that many shares.
+   * `cap` ends the book after that many micro-shares.
    */
   constructor(
     readonly quote: Q,
     private readonly side: readonly Level[],
-    private readonly feeSign: 1n | -1n,
-    private readonly cap: ShareMicro | null,
+    private readonly feeSign: 1 | -1,
+    private readonly cap: number,
   ) {
-    this.lot = quote.lotShares;
-    const min = ceilDiv(quote.minOrderShares, this.lot);
-    this.minLots = min > 1n ? min : 1n;
+    this.lot = Number(quote.lotShares);
+    const min = Number(ceilDiv(quote.minOrderShares, quote.lotShares));
+    this.minLots = min > 1 ? min : 1;
+    this.model = quote.feeModel;
+    this.free = quote.feeModel.ratePpm === 0n;
+    this.below = this.free ? 0 : roundingBelow(quote.feeModel);
+    this.above = this.free ? 0 : roundingAbove(quote.feeModel);
   }
 
   /** Whether a level lies past the slippage limit: it and every level after it are not taken. */
-  protected abstract beyond(level: Level): boolean;
+  protected abstract beyond(level: Level, feeRate: number): boolean;
 
   /** The notional of `shares` at `price` as this side rounds it. */
-  protected abstract notionalOf(price: PriceMicro, shares: ShareMicro): Micro;
+  protected abstract notionalOf(price: number, shares: number): number;
 
   /** Whether the eligible book holds k lots. */
-  has(k: bigint): boolean {
+  has(k: number): boolean {
     const s = k * this.lot;
-    while (this.cumShares[this.levels.length]! < s && this.readLevel());
-    return this.cumShares[this.levels.length]! >= s;
+    while (this.cumShares[this.price.length]! < s && this.readLevel());
+    return this.cumShares[this.price.length]! >= s;
   }
 
   /** Every lot of the eligible book; reads all of it. */
-  get maxLots(): bigint {
+  get maxLots(): number {
     while (this.readLevel());
-    return this.cumShares[this.levels.length]! / this.lot;
+    return Math.floor(this.cumShares[this.price.length]! / this.lot);
+  }
+
+  /** The rounded fee of the first i levels plus x micro-shares of level i. */
+  private feeAt(i: number, x: number): number {
+    if (this.free) return 0;
+    return Number(roundFee(this.model, this.cumFee[i]! + this.unitFee[i]! * BigInt(x)));
+  }
+
+  /** The rounded fee of one order for s micro-shares all at level i's price. */
+  protected feeAtPrice(i: number, s: number): number {
+    if (this.free) return 0;
+    return Number(roundFee(this.model, this.unitFee[i]! * BigInt(s)));
   }
 
   /**
@@ -158,35 +262,34 @@ export abstract class Ladder<Q extends Rules = Rules> {
    * level, as the side rounds it) plus the venue's rounded fee for a buy (what the order costs), less
    * it for a sell (what the order pays).
    */
-  protected value(k: bigint): Micro {
-    if (k === 0n) return 0n;
+  protected value(k: number): number {
+    if (k === 0) return 0;
     const s = k * this.lot;
     const i = this.levelOf(s);
     const x = s - this.cumShares[i]!;
-    const fee = roundFee(this.quote.feeModel, this.cumFee[i]! + this.unitFee[i]! * x);
-    return this.cumNotional[i]! + this.notionalOf(this.levels[i]!.price, x) + this.feeSign * fee;
+    return this.cumNotional[i]! + this.notionalOf(this.price[i]!, x) + this.feeSign * this.feeAt(i, x);
   }
 
   /** The venue's rounded fee on one order for k lots. */
-  fee(k: bigint): Micro {
-    if (k === 0n) return 0n;
+  fee(k: number): number {
+    if (k === 0) return 0;
     const s = k * this.lot;
     const i = this.levelOf(s);
-    return roundFee(this.quote.feeModel, this.cumFee[i]! + this.unitFee[i]! * (s - this.cumShares[i]!));
+    return this.feeAt(i, s - this.cumShares[i]!);
   }
 
-  /** Unrounded value of k lots in 1e-36 USDC (cost for a buy, proceeds for a sell): the rounded value's envelope up to the rounding. */
-  raw(k: bigint): bigint {
-    if (k === 0n) return 0n;
+  /** Unrounded value of k lots in micro-USDC (cost for a buy, proceeds for a sell): the exact value up to the rounding. */
+  raw(k: number): number {
+    if (k === 0) return 0;
     const s = k * this.lot;
     const i = this.levelOf(s);
     return this.cumRaw[i]! + this.slope[i]! * (s - this.cumShares[i]!);
   }
 
   /** The level fills of an order for k lots, best first. */
-  fills(k: bigint): Level[] {
+  fills(k: number): Level[] {
     const fills: Level[] = [];
-    let left = k * this.lot;
+    let left = BigInt(k * this.lot);
     for (const level of this.levels) {
       if (left === 0n) break;
       const take = left < level.shares ? left : level.shares;
@@ -203,50 +306,50 @@ export abstract class Ladder<Q extends Rules = Rules> {
    * unrounded cost is convex, and the unrounded proceeds concave, over lots. Undefined past the
    * eligible book.
    */
-  segmentAfter(j: bigint): Segment | undefined {
-    if (!this.has(j + 1n)) return undefined;
+  segmentAfter(j: number): Segment | undefined {
+    if (!this.has(j + 1)) return undefined;
     const s = j * this.lot;
-    const i = this.levelOf(s + 1n);
-    const run = (this.cumShares[i + 1]! - s) / this.lot;
-    if (run > 0n) return { from: j, to: j + run, slope: { num: this.slope[i]!, den: 1n } };
-    return { from: j, to: j + 1n, slope: { num: this.raw(j + 1n) - this.raw(j), den: this.lot } };
+    const i = this.levelOf(s + 1);
+    const run = Math.floor((this.cumShares[i + 1]! - s) / this.lot);
+    if (run > 0) return { from: j, to: j + run, slope: this.slope[i]! };
+    return { from: j, to: j + 1, slope: (this.raw(j + 1) - this.raw(j)) / this.lot };
   }
 
-  /**
-   * The lots of this venue that end in each level read so far, as (first, last] runs with the
-   * level's slope: a leg whose last lot is in level i is priced at level i in the worst case.
-   */
-  levelRuns(): { from: bigint; to: bigint; slope: bigint }[] {
-    const runs: { from: bigint; to: bigint; slope: bigint }[] = [];
-    for (let i = 0; i < this.levels.length; i++) {
-      const from = this.cumShares[i]! / this.lot;
-      const to = this.cumShares[i + 1]! / this.lot;
-      if (to > from) runs.push({ from, to, slope: this.slope[i]! });
-    }
-    return runs;
+  /** The levels read so far. */
+  get depth(): number {
+    return this.price.length;
   }
 
-  /** The slope (raw per micro-share) of the level lot k+1 would be in, or of the last level held. */
-  priceAt(k: bigint): bigint {
-    this.has(k + 1n);
-    const s = k * this.lot + 1n;
-    return this.slope[s > this.cumShares[this.levels.length]! ? this.levels.length - 1 : this.levelOf(s)]!;
+  /** The lots that end in level i, as (from, to] — empty when no lot ends there — and the level's slope. */
+  run(i: number): Segment {
+    return { from: Math.floor(this.cumShares[i]! / this.lot), to: Math.floor(this.cumShares[i + 1]! / this.lot), slope: this.slope[i]! };
   }
 
-  /** Reads the next level and returns its run as levelRuns() would; undefined when the eligible book ends. */
-  readRun(): { from: bigint; to: bigint; slope: bigint } | undefined {
-    if (!this.readLevel()) return undefined;
-    const i = this.levels.length - 1;
-    return { from: this.cumShares[i]! / this.lot, to: this.cumShares[i + 1]! / this.lot, slope: this.slope[i]! };
+  /** Reads the next level; false when the eligible book ends. */
+  readNext(): boolean {
+    return this.readLevel();
+  }
+
+  /** The slope of the level lot k+1 would be in, or of the last level held. */
+  priceAt(k: number): number {
+    this.has(k + 1);
+    const s = k * this.lot + 1;
+    return this.slope[s > this.cumShares[this.price.length]! ? this.price.length - 1 : this.levelOf(s)]!;
+  }
+
+  /** The index of the level that holds the last of k lots (k ≥ 1, held). */
+  levelOfLots(k: number): number {
+    return this.levelOf(k * this.lot);
   }
 
   /** Index of the level that holds micro-share s (1-based count s), i.e. cumShares[i] < s <= cumShares[i+1]. */
-  protected levelOf(s: bigint): number {
+  protected levelOf(s: number): number {
+    const cum = this.cumShares;
     let lo = 0;
-    let hi = this.levels.length - 1;
+    let hi = this.price.length - 1;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
-      if (this.cumShares[mid + 1]! >= s) hi = mid;
+      if (cum[mid + 1]! >= s) hi = mid;
       else lo = mid + 1;
     }
     return lo;
@@ -255,109 +358,182 @@ export abstract class Ladder<Q extends Rules = Rules> {
   /**
    * Reads the next eligible level. A venue fills a limit order through every level up to its price,
    * so the eligible book is the prefix before the first level past the limit, never a selection
-   * that skips one; a cap cuts the level that reaches it and ends the book there.
+   * that skips one; the cap cuts the level that reaches it and ends the book there.
    */
-  protected readLevel(): boolean {
-    const model = this.quote.feeModel;
+  private readLevel(): boolean {
+    const model = this.model;
     while (!this.ended) {
       const next = this.side[this.read++];
-      if (next === undefined || (next.shares > 0n && this.beyond(next))) {
+      if (next === undefined) {
         this.ended = true;
         break;
       }
       if (next.shares <= 0n) continue;
-      const i = this.levels.length;
-      let level = next;
-      if (this.cap !== null && this.cumShares[i]! + level.shares >= this.cap) {
+      const unit = feePerShare(model, next.price);
+      const rate = feeRate(model, next.price);
+      if (this.beyond(next, rate)) {
         this.ended = true;
-        if (this.cap <= this.cumShares[i]!) break;
-        level = { price: level.price, shares: this.cap - this.cumShares[i]! };
+        break;
       }
-      const unit = feePerShare(model, level.price);
+      const i = this.price.length;
+      const held = this.cumShares[i]!;
+      let level = next;
+      if (Number(next.shares) >= this.cap - held) {
+        this.ended = true;
+        if (this.cap <= held) break;
+        level = { price: next.price, shares: BigInt(this.cap - held) };
+      }
+      const price = Number(level.price);
+      const shares = Number(level.shares);
+      const slope = price / M + this.feeSign * rate;
       this.levels.push(level);
+      this.price.push(price);
       this.unitFee.push(unit);
-      this.slope.push(level.price * PRICE_TO_RAW + this.feeSign * unit * feeScale(model));
-      this.cumShares.push(this.cumShares[i]! + level.shares);
-      this.cumNotional.push(this.cumNotional[i]! + this.notionalOf(level.price, level.shares));
+      this.feeRate.push(rate);
+      this.slope.push(slope);
+      this.cumShares.push(held + shares);
+      this.cumNotional.push(this.cumNotional[i]! + this.notionalOf(price, shares));
       this.cumFee.push(this.cumFee[i]! + unit * level.shares);
-      this.cumRaw.push(this.cumRaw[i]! + this.slope[i]! * level.shares);
+      this.cumRaw.push(this.cumRaw[i]! + slope * shares);
       return true;
     }
     return false;
+  }
+
+  /**
+   * Whether the price of a whole level after its fee passes `limit` in the direction `sign` (+1:
+   * over it, a buy's; −1: under it, a sell's). Its unrounded fee decides when that is far enough
+   * from the limit (adjustedRange); the exact price otherwise.
+   */
+  protected passes(level: Level, feeRate: number, limit: bigint, sign: 1 | -1): boolean {
+    const { mid, spread } = adjustedRange(this.model, level, feeRate, sign);
+    const gap = sign * (mid - Number(limit));
+    if (gap > spread) return true;
+    if (gap < -spread) return false;
+    return sign * Number(adjusted(this.model, level, sign) - limit) > 0;
   }
 }
 
 /** A venue's asks for a buy: each lot count priced as one order that takes them costs (notional rounded up per level, fee on the whole order). */
 export class Curve extends Ladder<VenueQuote> {
-  /** `limit` null takes the whole book: what the order could have had without a slippage cap. */
+  /** `limit` null takes the whole book: what the order could have had without a slippage cap. `cap`: the most micro-shares read. */
   constructor(
     quote: VenueQuote,
     private readonly limit: PriceMicro | null,
+    cap: number,
   ) {
-    super(quote, quote.asks, 1n, null);
+    super(quote, quote.asks, 1, cap);
   }
 
-  protected beyond(level: Level): boolean {
-    return this.limit !== null && feeAdjustedPrice(this.quote.feeModel, level) > this.limit;
+  protected beyond(level: Level, feeRate: number): boolean {
+    const limit = this.limit;
+    return limit !== null && this.passes(level, feeRate, limit, 1);
   }
 
-  protected notionalOf(price: PriceMicro, shares: ShareMicro): Micro {
-    return notional(price, shares);
+  protected notionalOf(price: number, shares: number): number {
+    return mulMicroUp(price, shares);
   }
+
+  /** Costs and worst cases priced so far, by lot count: the search asks for many twice. */
+  private costs: Map<number, number> | undefined;
+  private worsts: Map<number, number> | undefined;
 
   /** Exact cost in micro-USDC of one order for k lots (notional + fee); the book must hold them. */
-  cost(k: bigint): Micro {
-    return this.value(k);
+  cost(k: number): number {
+    if (k === 0) return 0;
+    this.costs ??= new Map();
+    let cost = this.costs.get(k);
+    if (cost === undefined) {
+      cost = this.value(k);
+      this.costs.set(k, cost);
+    }
+    return cost;
   }
 
   /**
    * What one order for k lots can cost at most: all of it at its limit, the price of the last level
    * it takes (and never less than its planned cost). The amount must cover this, since a book that
-   * moves before the order arrives can fill it anywhere up to its limit.
+   * moves before the order arrives can fill it anywhere up to its limit. Grows with k: a later
+   * level's price plus fee per share is higher (every fee's slope in the price is below 1).
    */
-  worst(k: bigint): Micro {
-    if (k === 0n) return 0n;
-    const s = k * this.lot;
-    const atLimit = worstOrderCost(this.quote.feeModel, this.levels[this.levelOf(s)]!.price, s);
-    const planned = this.cost(k);
-    return atLimit > planned ? atLimit : planned;
+  worst(k: number): number {
+    if (k === 0) return 0;
+    this.worsts ??= new Map();
+    let worst = this.worsts.get(k);
+    if (worst === undefined) {
+      const s = k * this.lot;
+      const i = this.levelOf(s);
+      const atLimit = mulMicroUp(this.price[i]!, s) + this.feeAtPrice(i, s);
+      const planned = this.cost(k);
+      worst = atLimit > planned ? atLimit : planned;
+      this.worsts.set(k, worst);
+    }
+    return worst;
   }
 
-  /** `worst` before rounding, in 1e-36 USDC: all k lots at the slope of the last level they take. */
-  rawWorst(k: bigint): bigint {
-    return k === 0n ? 0n : k * this.lot * this.slope[this.levelOf(k * this.lot)]!;
+  /** `worst` before rounding: all k lots at the slope of the last level they take. */
+  rawWorst(k: number): number {
+    return k === 0 ? 0 : k * this.lot * this.slope[this.levelOf(k * this.lot)]!;
   }
 
-  /** The most lots in [from, to] (held by the book) whose `f` stays within `budget`, given that `from` does; `f` grows with k. */
-  mostWithin(from: bigint, to: bigint, budget: Micro, f: (k: bigint) => Micro): bigint {
-    let lo = from;
-    let hi = to;
+  /**
+   * The most lots in [from, to] (held by the book) whose `f` — the worst case or the cost, both
+   * growing with k — stays within `budget`, given that `from`'s does. Both sit within a cent or so
+   * of k lots at the slope of their last level, so the search starts where that estimate puts it
+   * and gallops out to a bracket before bisecting: two or three exact prices for lots of ordinary
+   * size, a logarithm of the range for any.
+   */
+  mostWithin(from: number, to: number, budget: number, f: (k: number) => number): number {
+    if (to <= from || f(from + 1) > budget) return from;
+    let guess = Math.floor(budget / (this.lot * this.slope[this.levelOf(to * this.lot)]!));
+    guess = guess <= from ? from + 1 : guess > to ? to : guess;
+    let lo: number;
+    let hi: number;
+    if (f(guess) <= budget) {
+      lo = guess;
+      hi = to;
+      for (let step = 1; lo < to; step *= 2) {
+        const at = lo + step < to ? lo + step : to;
+        if (f(at) > budget) {
+          hi = at - 1;
+          break;
+        }
+        lo = at;
+      }
+    } else {
+      // from + 1 fits, so the gallop down ends there at the latest.
+      hi = guess - 1;
+      lo = from + 1;
+      for (let step = 1; ; step *= 2) {
+        const at = hi - step + 1 > lo ? hi - step + 1 : lo;
+        if (f(at) <= budget) {
+          lo = at;
+          break;
+        }
+        hi = at - 1;
+      }
+    }
     while (lo < hi) {
-      const mid = (lo + hi + 1n) / 2n;
+      const mid = lo + Math.ceil((hi - lo) / 2);
       if (f(mid) <= budget) lo = mid;
-      else hi = mid - 1n;
+      else hi = mid - 1;
     }
     return lo;
   }
 
   /**
-   * The most lots in [from, to] whose worst case stays within `budget`, given that `from` does,
-   * when every count in (from, to] ends in one level: there the worst case is the level's slope
-   * times the shares, rounded by less than a cent either way, so division narrows the search to a
-   * lot or two before bisection settles it.
+   * A lower bound on what k more lots than `from` add to the worst case: the unrounded growth less
+   * what rounding can take off the one and add to the other (a micro-USDC per level of notional,
+   * the fee's rounding both ways) and a margin for the doubles.
    */
-  mostWorstWithin(from: bigint, to: bigint, budget: Micro): bigint {
-    const per = this.lot * this.slope[this.levelOf(to * this.lot)]!;
-    const sure = ((budget - CENT - 2n) * RAW_PER_MICRO) / per;
-    const maybe = ((budget + CENT) * RAW_PER_MICRO) / per;
-    const lo = sure > from ? (sure < to ? sure : to) : from;
-    const hi = maybe < to ? (maybe > lo ? maybe : lo) : to;
-    return this.mostWithin(this.worst(lo) <= budget ? lo : from, hi, budget, (k) => this.worst(k));
+  addsAtLeast(from: number, to: number): number {
+    const grow = this.rawWorst(to) - this.rawWorst(from);
+    return grow - this.below - this.above - (from === 0 ? 0 : this.levelOfLots(from) + 2) - 2 - this.rawWorst(to) * 1e-12;
   }
 
-  /** Reads levels while the last one read is priced under `slope` (raw per micro-share). */
-  readBelow(slope: bigint): void {
-    while ((this.levels.length === 0 || this.slope[this.levels.length - 1]! < slope) && this.readLevel());
+  /** Reads levels while the last one read is priced under `slope`. */
+  readBelow(slope: number): void {
+    while ((this.price.length === 0 || this.slope[this.price.length - 1]! < slope) && this.readNext());
   }
 }
 
@@ -369,25 +545,26 @@ export class Curve extends Ladder<VenueQuote> {
  * to budget for.
  */
 export class BidCurve extends Ladder<SellQuote> {
-  /** `limit` null takes the whole book: what the order could have had without a slippage floor. */
+  /** `limit` null takes the whole book: what the order could have had without a slippage floor. `cap`: the most micro-shares read. */
   constructor(
     quote: SellQuote,
     private readonly limit: PriceMicro | null,
-    cap: ShareMicro,
+    cap: number,
   ) {
-    super(quote, quote.bids, -1n, cap);
+    super(quote, quote.bids, -1, cap);
   }
 
-  protected beyond(level: Level): boolean {
-    return this.limit !== null && sellFeeAdjustedPrice(this.quote.feeModel, level) < this.limit;
+  protected beyond(level: Level, feeRate: number): boolean {
+    const limit = this.limit;
+    return limit !== null && this.passes(level, feeRate, limit, -1);
   }
 
-  protected notionalOf(price: PriceMicro, shares: ShareMicro): Micro {
-    return proceedsOf(price, shares);
+  protected notionalOf(price: number, shares: number): number {
+    return mulMicroDown(price, shares);
   }
 
   /** Exact proceeds in micro-USDC of one order selling k lots (notional less fee); the book must hold them. */
-  proceeds(k: bigint): Micro {
+  proceeds(k: number): number {
     return this.value(k);
   }
 
@@ -396,10 +573,10 @@ export class BidCurve extends Ladder<SellQuote> {
    * (an upper bound of it over lot counts): the unrounded proceeds are concave, so it peaks at the
    * end of the last level whose slope is above λ. Reads the levels that far.
    */
-  peak(lambda: bigint): bigint {
-    while ((this.levels.length === 0 || this.slope[this.levels.length - 1]! > lambda) && this.readLevel());
-    let best = 0n;
-    for (let i = 1; i <= this.levels.length; i++) {
+  peak(lambda: number): number {
+    while ((this.price.length === 0 || this.slope[this.price.length - 1]! > lambda) && this.readNext());
+    let best = 0;
+    for (let i = 1; i <= this.price.length; i++) {
       const h = this.cumRaw[i]! - lambda * this.cumShares[i]!;
       if (h > best) best = h;
     }

@@ -1,7 +1,7 @@
 import { formatMicro, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { orderFee } from "../domain/fees.ts";
 import type { TimeInForce } from "../domain/types.ts";
-import type { Ladder, Rules } from "./curve.ts";
+import { SAFE, type Ladder, type Rules } from "./curve.ts";
 import type { ChildLeg, Refusal, RefusalCode, RouteOptions } from "./types.ts";
 
 /** What routing reads of any venue's quote, whichever side. */
@@ -12,10 +12,10 @@ export interface Quote extends Rules {
   queueDelayMs?: number;
 }
 
-/** An allocation of lots over the venues (indexed like their quotes), and the shares it takes. */
+/** An allocation of lots over the venues (indexed like their quotes), and the micro-shares it takes. */
 export interface Allotment {
-  lots: bigint[];
-  shares: ShareMicro;
+  lots: number[];
+  shares: number;
 }
 
 /** A plan of either side. */
@@ -38,10 +38,13 @@ export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   noReference: string;
   /** The slippage limit, maxSlippage away from the reference, rounded toward it. */
   limit(reference: PriceMicro): PriceMicro;
-  /** A venue's book up to `limit`; null: the whole book, what the order could have had without a slippage limit. */
-  curve(q: Q, limit: PriceMicro | null): C;
+  /**
+   * A venue's book up to `limit` (null: the whole book, what the order could have had without a
+   * slippage limit), read to at most `depth` micro-shares.
+   */
+  curve(q: Q, limit: PriceMicro | null, depth: number): C;
   /** The best allocation within the order's size, and, with a limit, with an average that keeps it. */
-  best(curves: readonly C[], limit: PriceMicro | null, breadth?: number): A;
+  best(curves: readonly C[], limit: PriceMicro | null): A;
   /** Whether `a` fills the order: what it leaves is dust. */
   filled(curves: readonly C[], a: A, limit: PriceMicro | null): boolean;
   better(a: A, b: A): boolean;
@@ -96,13 +99,6 @@ export function route<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   return everywhere;
 }
 
-/**
- * How much wider the search is when it only decides a refusal's code (could the whole book,
- * uncapped, have filled the order?): a rare path, where the books' wide price gaps make the
- * greedy a poorer start.
- */
-const REFUSAL_BREADTH = 16;
-
 function routeOn<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned>(
   side: Side<Q, C, A, P>,
   timeInForce: TimeInForce,
@@ -118,6 +114,8 @@ function routeOn<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P ex
 class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned> {
   /** Each venue's book up to the slippage limit. */
   private readonly curves: C[];
+  /** How deep each venue's book is read, in micro-shares: the venues' together stay under SAFE. */
+  private readonly depth: number;
 
   constructor(
     private readonly side: Side<Q, C, A, P>,
@@ -126,17 +124,18 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     private readonly reference: PriceMicro,
     private readonly limit: PriceMicro,
   ) {
-    this.curves = quotes.map((q) => side.curve(q, limit));
+    this.depth = Math.floor(SAFE / Math.max(1, quotes.length));
+    this.curves = quotes.map((q) => side.curve(q, limit, this.depth));
   }
 
   forPrice(): P | Refusal {
     const { side } = this;
     const a = side.best(this.curves, this.limit);
-    if (a.shares === 0n) return this.refuseEmpty();
+    if (a.shares === 0) return this.refuseEmpty();
     if (this.timeInForce === "FOK" && !side.filled(this.curves, a, this.limit)) {
       const full = this.fullBook();
-      const fa = side.best(full, null, REFUSAL_BREADTH);
-      return this.refuseUnfilled(fa.shares > 0n && side.filled(full, fa, null), a);
+      const fa = side.best(full, null);
+      return this.refuseUnfilled(fa.shares > 0 && side.filled(full, fa, null), a);
     }
     return side.plan(this.curves, a, this.reference, this.limit);
   }
@@ -151,8 +150,8 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     const alone = (curves: readonly C[], v: number, limit: PriceMicro | null) => {
       const only = [curves[v]!];
       const a = side.best(only, limit);
-      const complete = a.shares > 0n && side.filled(only, a, limit);
-      return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0n)) }, complete };
+      const complete = a.shares > 0 && side.filled(only, a, limit);
+      return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0)) }, complete };
     };
     const singles = order.map((v) => ({ v, ...alone(this.curves, v, this.limit) }));
     const pick = (eligible: typeof singles) => {
@@ -165,8 +164,8 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     };
     const filled = pick(singles.filter((s) => s.complete));
     if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit);
-    if (singles.every((s) => s.a.shares === 0n)) return this.refuseEmpty();
-    if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0n))!.a, this.reference, this.limit);
+    if (singles.every((s) => s.a.shares === 0)) return this.refuseEmpty();
+    if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0))!.a, this.reference, this.limit);
     const full = this.fullBook();
     const couldFill = order.some((v) => alone(full, v, null).complete);
     return this.refuseUnfilled(couldFill, undefined);
@@ -174,7 +173,7 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
 
   /** The whole book with no slippage limit: what tells a slippage refusal from a liquidity one. */
   private fullBook(): C[] {
-    return this.quotes.map((q) => this.side.curve(q, null));
+    return this.quotes.map((q) => this.side.curve(q, null, this.depth));
   }
 
   private refuseEmpty(): Refusal {
@@ -188,8 +187,8 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     const small = side.tooSmall(tradable, details);
     if (small) return small;
     if (this.timeInForce === "FOK") {
-      const fa = side.best(full, null, REFUSAL_BREADTH);
-      if (fa.shares === 0n || !side.filled(full, fa, null)) return this.refuseUnfilled(false, undefined);
+      const fa = side.best(full, null);
+      if (fa.shares === 0 || !side.filled(full, fa, null)) return this.refuseUnfilled(false, undefined);
     }
     return refuse("slippage_exceeded", "No liquidity within the slippage limit can fill any part of the order.", details);
   }
@@ -216,13 +215,13 @@ function latencyRank(q: Quote): number {
  * (the last level's price), its notional as the side rounds it (`notionalOf`, per level) and the
  * venue's own fee on the one order.
  */
-export function legOf(c: Ladder<Quote>, k: bigint, notionalOf: (price: PriceMicro, shares: ShareMicro) => Micro): ChildLeg {
+export function legOf(c: Ladder<Quote>, k: number, notionalOf: (price: PriceMicro, shares: ShareMicro) => Micro): ChildLeg {
   const levels = c.fills(k);
   return {
     venue: c.quote.venue,
     venueMarketId: c.quote.venueMarketId,
     limitPrice: levels[levels.length - 1]!.price,
-    shares: k * c.lot,
+    shares: BigInt(k * c.lot),
     notional: levels.reduce((sum, l) => sum + notionalOf(l.price, l.shares), 0n),
     fee: orderFee(c.quote.feeModel, levels),
     levels,

@@ -1,22 +1,21 @@
-import { ONE, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { legCount, nearest, nextPiece, PieceHeap } from "./allocate.ts";
-import { RAW_PER_MICRO, roundingBelow, type BidCurve } from "./curve.ts";
+import { cheaper, Heap, legCount, nearest, nextPiece, type Next } from "./allocate.ts";
+import { versusAverage, type BidCurve } from "./curve.ts";
 
-/** Lots per venue (indexed like the curves) with the shares they sell and the exact proceeds they pay. */
+/** Lots per venue (indexed like the curves) with the micro-shares they sell and the exact micro-USDC they pay (exact in doubles: curve.ts, SAFE). */
 export interface Sale {
-  lots: bigint[];
-  proceeds: Micro;
-  shares: ShareMicro;
+  lots: number[];
+  proceeds: number;
+  shares: number;
 }
 
 /** The two limits every sell keeps: the shares to sell, and the floor under the average net price per share. */
 export interface SaleLimits {
-  shares: ShareMicro;
-  floor: PriceMicro;
+  shares: number;
+  floor: number;
 }
 
-function fits(limits: SaleLimits, proceeds: Micro, shares: ShareMicro): boolean {
-  return shares <= limits.shares && proceeds * ONE >= limits.floor * shares;
+function fits(limits: SaleLimits, proceeds: number, shares: number): boolean {
+  return shares <= limits.shares && versusAverage(proceeds, shares, limits.floor) >= 0;
 }
 
 /** More proceeds, then more shares sold, then fewer legs. */
@@ -28,10 +27,10 @@ export function betterSale(a: Sale, b: Sale): boolean {
 
 /** Whether `a` sells something and beats `b`, an empty sale counting as none. */
 function preferred(a: Sale, b: Sale): boolean {
-  return a.shares > 0n && (b.shares === 0n || betterSale(a, b));
+  return a.shares > 0 && (b.shares === 0 || betterSale(a, b));
 }
 
-const NONE = (curves: readonly BidCurve[]): Sale => ({ lots: curves.map(() => 0n), proceeds: 0n, shares: 0n });
+const NONE = (curves: readonly BidCurve[]): Sale => ({ lots: curves.map(() => 0), proceeds: 0, shares: 0 });
 
 /**
  * The sale with the most proceeds whose shares stay within the order's and whose average net price
@@ -42,10 +41,10 @@ const NONE = (curves: readonly BidCurve[]): Sale => ({ lots: curves.map(() => 0n
  * run out at a price λ; then an exact search over venues (`refine`) of every sale the Lagrangian
  * bound at λ cannot rule out, near the greedy's on each venue.
  */
-export function bestSale(curves: readonly BidCurve[], limits: SaleLimits, breadth = 1): Sale {
+export function bestSale(curves: readonly BidCurve[], limits: SaleLimits): Sale {
   const { kept, lambda } = greedy(curves, limits);
   if (lambda === undefined) return kept;
-  const refined = refine(curves, limits, kept, lambda, breadth);
+  const refined = refine(curves, limits, kept, lambda);
   return preferred(refined, kept) ? refined : kept;
 }
 
@@ -60,22 +59,22 @@ export function bestSale(curves: readonly BidCurve[], limits: SaleLimits, breadt
  * The floor binds only through rounding (every eligible level nets at least it before rounding), so
  * growth follows the shares and the result is the best state met that also keeps the floor.
  */
-function greedy(curves: readonly BidCurve[], limits: SaleLimits): { kept: Sale; lambda: bigint | undefined } {
-  const lots = curves.map(() => 0n);
-  const venueProceeds = curves.map(() => 0n);
-  let proceeds = 0n;
-  let shares = 0n;
+function greedy(curves: readonly BidCurve[], limits: SaleLimits): { kept: Sale; lambda: number | undefined } {
+  const lots = curves.map(() => 0);
+  const venueProceeds = curves.map(() => 0);
+  let proceeds = 0;
+  let shares = 0;
   let kept = NONE(curves);
   const keep = (a: Sale) => {
     if (fits(limits, a.proceeds, a.shares) && preferred(a, kept)) kept = a;
   };
-  const heap = new PieceHeap();
-  const push = (v: number, k: bigint) => {
+  const heap = new Heap<Next>(cheaper);
+  const push = (v: number, k: number) => {
     const p = nextPiece(curves[v]!, k);
-    if (p) heap.push(v, { ...p, slope: { num: -p.slope.num, den: p.slope.den } });
+    if (p) heap.push({ v, piece: { ...p, slope: -p.slope } });
   };
-  curves.forEach((_, v) => push(v, 0n));
-  let lambda: bigint | undefined;
+  curves.forEach((_, v) => push(v, 0));
+  let lambda: number | undefined;
   let took = false;
   for (let top = heap.pop(); top !== undefined; top = heap.pop()) {
     const { v, piece } = top;
@@ -87,8 +86,8 @@ function greedy(curves: readonly BidCurve[], limits: SaleLimits): { kept: Sale; 
     const cut = to * c.lot > room;
     took = true;
     if (cut) {
-      lambda ??= -piece.slope.num / piece.slope.den;
-      to = piece.whole ? from : room / c.lot;
+      lambda ??= -piece.slope;
+      to = piece.whole ? from : Math.floor(room / c.lot);
     }
     const toProceeds = c.proceeds(to);
     const next = { proceeds: proceeds - venueProceeds[v]! + toProceeds, shares: shares + (to - from) * c.lot };
@@ -101,30 +100,30 @@ function greedy(curves: readonly BidCurve[], limits: SaleLimits): { kept: Sale; 
   }
   keep({ lots, proceeds, shares });
   if (!took) return { kept, lambda: undefined };
-  return { kept, lambda: lambda === undefined || lambda < 0n ? 0n : lambda };
+  return { kept, lambda: lambda === undefined || lambda < 0 ? 0 : lambda };
 }
 
 /** How far from the greedy's lots on one venue the search looks, besides the ends of its interval. */
-const REACH = 6n;
+const REACH = 6;
 /** An interval of allowed lot counts this narrow is searched whole. */
-const WHOLE = 32n;
+const WHOLE = 32;
 /** How many partial sales the search carries from one venue to the next. */
 const BEAM = 64;
 /** How many venues, those priced nearest λ where the shares ran out, the search may move off the greedy's lots. */
 const MARGIN = 4;
 
 interface Option {
-  k: bigint;
-  shares: ShareMicro;
-  proceeds: Micro;
+  k: number;
+  shares: number;
+  proceeds: number;
 }
 
 interface State {
-  shares: ShareMicro;
-  proceeds: Micro;
+  shares: number;
+  proceeds: number;
   legs: number;
   v: number;
-  k: bigint;
+  k: number;
   prev: State | undefined;
 }
 
@@ -145,22 +144,24 @@ interface State {
  * kept, and, while venues remain to fill what they leave, at most BEAM of them, ranked by their
  * proceeds plus what the shares they leave would fetch at λ.
  */
-function refine(curves: readonly BidCurve[], limits: SaleLimits, g: Sale, lambda: bigint, breadth: number): Sale {
+function refine(curves: readonly BidCurve[], limits: SaleLimits, g: Sale, lambda: number): Sale {
   const H = curves.map((c) => c.peak(lambda));
-  const above = curves.reduce((s, c) => s + roundingBelow(c.quote.feeModel) * RAW_PER_MICRO, 0n);
-  const D = H.reduce((s, x) => s + x, 0n) + lambda * limits.shares + above - g.proceeds * RAW_PER_MICRO;
-  const moved = nearest(curves, g.lots, lambda, MARGIN * breadth);
-  let base: State = { shares: 0n, proceeds: 0n, legs: 0, v: -1, k: 0n, prev: undefined };
+  const above = curves.reduce((s, c) => s + c.below, 0);
+  const sumH = H.reduce((s, x) => s + x, 0);
+  // The doubles' rounding, far below a micro-USDC, widened to one: the bound only admits more.
+  const D = sumH + lambda * limits.shares + above - g.proceeds + 2 + (sumH + lambda * limits.shares + g.proceeds) * 1e-9;
+  const { moved } = nearest(curves, g.lots, lambda, MARGIN);
+  let base: State = { shares: 0, proceeds: 0, legs: 0, v: -1, k: 0, prev: undefined };
   const choice = new Map<number, Choices>();
   for (const [v, c] of curves.entries()) {
     const k = g.lots[v]!;
     const ch = moved.has(v) ? choices(c, k, lambda, H[v]!, D, limits.shares) : undefined;
     if (ch && (ch.options.length > 1 || ch.run !== undefined)) choice.set(v, ch);
-    else if (k > 0n) base = step(base, v, option(c, k));
+    else if (k > 0) base = step(base, v, option(c, k));
   }
   // The venues with the widest choice last: they fill what the others leave.
   const open = [...choice.keys()].sort((x, y) => width(choice.get(x)!) - width(choice.get(y)!) || x - y);
-  const promise = (s: State) => s.proceeds * RAW_PER_MICRO + lambda * (limits.shares - s.shares);
+  const promise = (s: State) => s.proceeds + lambda * (limits.shares - s.shares);
   let states = [base];
   for (const [i, v] of open.entries()) {
     const next: State[] = [];
@@ -174,56 +175,56 @@ function refine(curves: readonly BidCurve[], limits: SaleLimits, g: Sale, lambda
         next.push(step(st, v, o));
       }
       if (run === undefined) continue;
-      const most = left / c.lot;
+      const most = Math.floor(left / c.lot);
       const k = most < run.hi ? most : run.hi;
       if (k >= run.lo && !listed.has(k)) next.push(step(st, v, option(c, k)));
     }
     states = undominated(next);
     // The beam ranks states by what their shares left could still fetch: after the last venue, nothing.
-    if (i < open.length - 1 && states.length > BEAM * breadth) {
+    if (i < open.length - 1 && states.length > BEAM) {
       const ranked = states.map((st) => ({ st, promise: promise(st) }));
       ranked.sort((a, b) => (a.promise !== b.promise ? (a.promise > b.promise ? -1 : 1) : a.st.shares < b.st.shares ? -1 : a.st.shares > b.st.shares ? 1 : 0));
-      states = ranked.slice(0, BEAM * breadth).map((r) => r.st);
+      states = ranked.slice(0, BEAM).map((r) => r.st);
     }
   }
   let best: State | undefined;
   for (const s of states) {
-    if (s.shares === 0n || !fits(limits, s.proceeds, s.shares)) continue;
+    if (s.shares === 0 || !fits(limits, s.proceeds, s.shares)) continue;
     if (best === undefined || s.proceeds > best.proceeds || (s.proceeds === best.proceeds && (s.shares > best.shares || (s.shares === best.shares && s.legs < best.legs)))) best = s;
   }
-  const lots = curves.map(() => 0n);
+  const lots = curves.map(() => 0);
   for (let s = best; s !== undefined; s = s.prev) if (s.v >= 0) lots[s.v] = s.k;
   return best ? { lots, proceeds: best.proceeds, shares: best.shares } : NONE(curves);
 }
 
 function step(st: State, v: number, o: Option): State {
-  return { shares: st.shares + o.shares, proceeds: st.proceeds + o.proceeds, legs: st.legs + (o.k > 0n ? 1 : 0), v, k: o.k, prev: st };
+  return { shares: st.shares + o.shares, proceeds: st.proceeds + o.proceeds, legs: st.legs + (o.k > 0 ? 1 : 0), v, k: o.k, prev: st };
 }
 
 interface Choices {
   /** Ascending, so their shares ascend. */
   options: Option[];
   /** The interval of counts the bound allows, when it holds more than `options` lists. */
-  run: { lo: bigint; hi: bigint } | undefined;
+  run: { lo: number; hi: number } | undefined;
 }
 
 /** One venue's choices (see refine): the lot counts k the bound allows, near the greedy's g. */
-function choices(c: BidCurve, g: bigint, lambda: bigint, H: bigint, D: bigint, shares: ShareMicro): Choices {
-  const ks = new Set<bigint>([g]);
-  if (H <= D) ks.add(0n);
+function choices(c: BidCurve, g: number, lambda: number, H: number, D: number, shares: number): Choices {
+  const ks = new Set<number>([g]);
+  if (H <= D) ks.add(0);
   let run: Choices["run"];
   // Never more lots than the order's shares; reading the book no further than that.
-  const cap = shares / c.lot;
+  const cap = Math.floor(shares / c.lot);
   const K = c.has(cap) ? cap : c.maxLots;
   if (K >= c.minLots) {
-    const h = (k: bigint) => c.raw(k) - lambda * k * c.lot;
+    const h = (k: number) => c.raw(k) - lambda * k * c.lot;
     const least = H - D;
     // h is concave over lots: bisect for its peak, then for each end of the interval where h ≥ H − D.
     let lo = c.minLots;
     let hi = K;
     while (lo < hi) {
-      const mid = (lo + hi) / 2n;
-      if (h(mid + 1n) > h(mid)) lo = mid + 1n;
+      const mid = Math.floor((lo + hi) / 2);
+      if (h(mid + 1) > h(mid)) lo = mid + 1;
       else hi = mid;
     }
     const top = lo;
@@ -231,17 +232,17 @@ function choices(c: BidCurve, g: bigint, lambda: bigint, H: bigint, D: bigint, s
       let a = c.minLots;
       let b = top;
       while (a < b) {
-        const mid = (a + b) / 2n;
+        const mid = Math.floor((a + b) / 2);
         if (h(mid) >= least) b = mid;
-        else a = mid + 1n;
+        else a = mid + 1;
       }
       const first = a;
       a = top;
       b = K;
       while (a < b) {
-        const mid = (a + b + 1n) / 2n;
+        const mid = Math.floor((a + b + 1) / 2);
         if (h(mid) >= least) a = mid;
-        else b = mid - 1n;
+        else b = mid - 1;
       }
       const last = a;
       ks.add(first);
@@ -249,17 +250,17 @@ function choices(c: BidCurve, g: bigint, lambda: bigint, H: bigint, D: bigint, s
       const from = last - first < WHOLE ? first : g - REACH > first ? g - REACH : first;
       const to = last - first < WHOLE ? last : g + REACH < last ? g + REACH : last;
       for (let k = from; k <= to; k++) ks.add(k);
-      if (last - first + 1n > to - from + 1n) run = { lo: first, hi: last };
+      if (last - first + 1 > to - from + 1) run = { lo: first, hi: last };
     }
   }
   const options = [...ks]
-    .filter((k) => k === 0n || (k >= c.minLots && k <= K))
+    .filter((k) => k === 0 || (k >= c.minLots && k <= K))
     .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0))
     .map((k) => option(c, k));
   return { options, run };
 }
 
-function option(c: BidCurve, k: bigint): Option {
+function option(c: BidCurve, k: number): Option {
   return { k, shares: k * c.lot, proceeds: c.proceeds(k) };
 }
 
@@ -278,7 +279,7 @@ function width(o: Choices): number {
 function undominated(states: State[]): State[] {
   states.sort((a, b) => (a.shares !== b.shares ? (a.shares < b.shares ? -1 : 1) : a.proceeds !== b.proceeds ? (a.proceeds > b.proceeds ? -1 : 1) : a.legs - b.legs));
   const kept: State[] = [];
-  let most: Micro | undefined;
+  let most: number | undefined;
   for (const s of states) {
     const last = kept[kept.length - 1];
     if (last !== undefined && last.shares === s.shares) continue;
@@ -300,7 +301,7 @@ export function saleDust(curves: readonly BidCurve[], a: Sale, limits: SaleLimit
     // A venue with no tradable size within the floor has no lot to measure dust against.
     if (!c.has(c.minLots)) continue;
     const k = a.lots[v]!;
-    const next = k === 0n ? c.minLots : k + 1n;
+    const next = k === 0 ? c.minLots : k + 1;
     if ((next - k) * c.lot > left) continue;
     if (!c.has(next) || fits(limits, a.proceeds - c.proceeds(k) + c.proceeds(next), a.shares + (next - k) * c.lot)) return false;
   }

@@ -1,6 +1,5 @@
 import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
-import { sellFeeAdjustedPrice } from "../domain/fees.ts";
-import { BidCurve } from "./curve.ts";
+import { BidCurve, bestAdjusted } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import { bestSale, betterSale, saleDust, type Sale, type SaleLimits } from "./sale.ts";
 import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
@@ -19,18 +18,19 @@ import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
  * counting as wanting more. `order_too_small`: the shares are fewer than every venue's minimum size.
  */
 export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, SellPlan> {
-  const limits = (limit: PriceMicro | null): SaleLimits => ({ shares: req.shares, floor: limit ?? 0n });
+  // Above 2^53 the double only approximates the shares, but every sum of shares it is compared with is under SAFE, and stays on the same side of it.
+  const limits = (limit: PriceMicro | null): SaleLimits => ({ shares: Number(req.shares), floor: Number(limit ?? 0n) });
   return {
     order: req,
     reference: sellReference,
     noReference: "No venue that holds the outcome has a bid that nets anything after fees.",
     limit: (reference) => ceilDiv(reference * (ONE - req.maxSlippage), ONE),
-    curve: (q, limit) => new BidCurve(q, limit ?? 0n, q.inventory),
-    best: (curves, limit, breadth) => bestSale(curves, limits(limit), breadth),
+    curve: (q, limit, depth) => new BidCurve(q, limit ?? 0n, q.inventory < BigInt(depth) ? Number(q.inventory) : depth),
+    best: (curves, limit) => bestSale(curves, limits(limit)),
     filled: (curves, a, limit) => saleDust(curves, a, limits(limit)),
     better: betterSale,
     tooSmall: (tradable, details) => {
-      const leastMin = tradable.map((c) => c.minLots * c.lot).reduce((m, x) => (x < m ? x : m));
+      const leastMin = BigInt(tradable.map((c) => c.minLots * c.lot).reduce((m, x) => (x < m ? x : m)));
       if (leastMin <= req.shares) return undefined;
       return refuse("order_too_small", `The shares are fewer than the minimum order size of every venue (needs ${formatMicro(leastMin)} shares).`, {
         ...details,
@@ -38,7 +38,7 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
       });
     },
     size: { shares: formatMicro(req.shares) },
-    fillable: (a) => ({ fillable_shares: formatMicro(a.shares) }),
+    fillable: (a) => ({ fillable_shares: formatMicro(BigInt(a.shares)) }),
     plan: toSellPlan,
   };
 }
@@ -51,13 +51,11 @@ function sellable(q: SellQuote): boolean {
 
 /** The best fee-adjusted top bid of the venues that can sell; undefined when none nets more than nothing. */
 function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
-  let best: PriceMicro | undefined;
-  for (const q of quotes) {
-    const top = q.bids.find((l) => l.shares > 0n);
-    if (top === undefined || !sellable(q)) continue;
-    const p = sellFeeAdjustedPrice(q.feeModel, top);
-    if (best === undefined || p > best) best = p;
-  }
+  const tops = quotes.flatMap((q) => {
+    const level = q.bids.find((l) => l.shares > 0n);
+    return level && sellable(q) ? [{ model: q.feeModel, level }] : [];
+  });
+  const best = bestAdjusted(tops, -1);
   return best === undefined || best <= 0n ? undefined : best;
 }
 
@@ -65,7 +63,7 @@ function toSellPlan(curves: readonly BidCurve[], a: Sale, referencePrice: PriceM
   const legs: SellLeg[] = [];
   for (const [v, c] of curves.entries()) {
     const k = a.lots[v]!;
-    if (k === 0n) continue;
+    if (k === 0) continue;
     const order = legOf(c, k, proceedsOf);
     legs.push({ ...order, proceeds: order.notional - order.fee });
   }
