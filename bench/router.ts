@@ -117,6 +117,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  */
 function measure(run: () => Plan | SellPlan | Refusal, baseline: () => number) {
   const first = run();
+  // Untimed first: the JIT compiles both before any sample counts.
+  for (const warm = performance.now() + 200; performance.now() < warm; ) {
+    run();
+    baseline();
+  }
   let reps = 1;
   for (let t = performance.now(); reps < 1 << 16; reps *= 2) {
     for (let i = 0; i < reps; i++) baseline();

@@ -47,7 +47,38 @@ export function bestAllocation(curves: readonly Curve[], limits: Limits): Alloca
   const { kept, lambda } = greedy(curves, limits);
   if (lambda === undefined) return kept;
   const refined = refine(curves, limits, kept, lambda);
-  return better(refined, kept) ? refined : kept;
+  return complete(curves, limits, better(refined, kept) ? refined : kept);
+}
+
+/**
+ * `a`, with each venue in turn taking the most lots more (or, unused, its minimum size and more)
+ * that the budget it leaves and the average cap allow. More shares are always better, so a venue
+ * that could take another lot marks an allocation short of the optimum; after one pass none can,
+ * since the budget left only shrinks.
+ */
+function complete(curves: readonly Curve[], limits: Limits, a: Allocation): Allocation {
+  let { cost, worst, shares } = a;
+  const lots = [...a.lots];
+  for (let v = 0; v < curves.length; v++) {
+    const c = curves[v]!;
+    const k = lots[v]!;
+    const first = k === 0 ? c.minLots : k + 1;
+    const room = limits.budget - worst + c.worst(k);
+    if (!c.has(first) || c.worst(k) + c.addsAtLeast(k, first) > room || c.worst(first) > room) continue;
+    // Doubling the span until its end no longer fits, then the most within it.
+    let to = first;
+    while (c.has(to + 1) && c.worst(to + 1) <= room) to = c.mostWithin(to, c.has(2 * to) ? 2 * to : c.maxLots, room, (x) => c.worst(x));
+    if (limits.avgCap !== null && !fits(limits, worst - c.worst(k) + c.worst(to), cost - c.cost(k) + c.cost(to), shares + (to - k) * c.lot)) {
+      to = underAverageCap(c, k, to, shares - k * c.lot, cost - c.cost(k), limits.avgCap);
+      if (to < first) to = k;
+    }
+    if (to === k) continue;
+    cost += c.cost(to) - c.cost(k);
+    worst += c.worst(to) - c.worst(k);
+    shares += (to - k) * c.lot;
+    lots[v] = to;
+  }
+  return { lots, cost, worst, shares };
 }
 
 export interface Piece {
@@ -156,17 +187,19 @@ function underAverageCap(c: Curve, from: number, most: number, otherShares: numb
 }
 
 /** How far from the greedy's lots on a wide venue the search looks, besides the ends of levels. */
-const REACH = 6;
-/** How many partial allocations the search carries from one venue to the next. */
-const BEAM = 64;
-/** How many venues, those priced nearest λ where the budget ran out, the search may move off the greedy's lots. */
+export const REACH = 6;
+/** How many partial allocations the search carries from one venue to the next, once they are too many to carry whole. */
+export const BEAM = 64;
+/** How many venues, those priced nearest λ where the budget ran out, the search may move off the greedy's lots… */
 const MARGIN = 4;
+/** …unless no more than this many have a lot: then all of them may. */
+const MOVABLE = 8;
 /** How many levels before the greedy's last one a wide venue may stop at instead. */
 const BACK = 3;
 /** A venue whose lot counts allowed by the bound number at most this many offers every one of them. */
-const WHOLE = 32;
-/** A search whose partial allocations cannot number more than this carries them all. */
-const EXACT = 1024;
+const WHOLE = 64;
+/** While the partial allocations number at most this many, the search carries them all. */
+const EXACT = 4096;
 
 interface Option {
   k: number;
@@ -207,17 +240,18 @@ interface State {
  * where r_v(k) = H_v − h_v(k) ≥ 0: the venues' reduced costs together stay within D, and each
  * venue's allowed lot counts are, per level, an interval.
  *
- * Exhaustive when it can be: the MARGIN × breadth venues priced nearest λ (every venue, when there
- * are no more) may move, each offering every lot count the bound allows when those number at most
- * WHOLE; a partial allocation is dropped only when another dominates it (as many shares or more at
- * no higher cost, cost and legs compared in that order, nor worst case: every completion of it is
- * then no better) or its reduced costs pass D. Up to the last venue at most BEAM × breadth
- * partial allocations are carried, those whose shares plus what their budget left would buy at λ
- * are most. Under those three conditions — no more venues than may move, no wide venue, no beam
- * cut — the result is the exact optimum. A wide venue offers none, the counts within REACH of g's,
- * the ends of each level's interval (for the level of g's last lot, BACK levels before it and the
- * levels after it the bound allows), and, for each partial allocation, the most lots the budget it
- * leaves allows.
+ * Exhaustive when it can be (docs/router.md, "Exactness"): every venue with a lot may move when at
+ * most MOVABLE have one (else the MARGIN whose next lot is priced nearest λ), each offering every
+ * lot count the bound allows when those number at most WHOLE; a partial allocation is dropped only
+ * when another dominates it (as many shares or more at no higher cost, cost and legs compared in
+ * that order, nor worst case: every completion of it is then no better) or its reduced costs pass
+ * D; the last venue takes, per partial allocation, the most lots that fit. While the partial
+ * allocations number at most EXACT all go on; past that, and whenever a venue is wide or a venue
+ * with a lot stays put, the search is bounded: BEAM of them go on, those whose shares plus what
+ * their budget left would buy at λ are most. A wide venue offers none, the counts within REACH of
+ * g's, the ends of each level's interval (for the level of g's last lot, BACK levels before it and
+ * the levels after it the bound allows), and, for each partial allocation, the most lots the budget
+ * it leaves allows.
  */
 function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda: number): Allocation {
   const n = curves.length;
@@ -235,7 +269,7 @@ function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda:
   const scale = limits.budget + sumH + lambda * g.shares;
   // The doubles' rounding, far below a micro-USDC, widened to one: the bound only admits more.
   const D = limits.budget + below + sumH - lambda * g.shares + 2 + scale * 1e-9;
-  const { moved, all } = nearest(curves, g.lots, lambda, MARGIN);
+  const { moved, all } = movers(curves, g.lots, lambda);
   // The venues that do not move keep g's lots; those with none add only their reduced cost, H_v.
   let base: State = { shares: 0, cost: 0, worst: 0, legs: 0, r: 0, promise: 0, v: -1, k: 0, prev: undefined };
   let idle = 0;
@@ -251,10 +285,8 @@ function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda:
   base = { ...base, r: base.r + idle };
   // The venues with the widest choice last: they fill what the others leave.
   const open = [...choice.keys()].sort((x, y) => width(choice.get(x)!) - width(choice.get(y)!) || x - y);
-  // Small enough to search whole: every venue with a lot may move, none is wide, and the partial allocations are few.
-  let product = 1;
-  for (const v of open.slice(0, -1)) product *= choice.get(v)!.options.length;
-  const size = all && open.every((v) => choice.get(v)!.runs.length === 0) && product <= EXACT ? Infinity : BEAM;
+  // Whole while every venue with a lot may move and lists every count it is allowed, and the partial allocations stay few.
+  let whole = all && open.every((v) => choice.get(v)!.runs.length === 0);
   let best: State | undefined;
   /** Whether s is a plan (shares, within the limits), keeping it when it is the best yet. */
   const consider = (s: State): boolean => {
@@ -288,7 +320,13 @@ function refine(curves: readonly Curve[], limits: Limits, g: Allocation, lambda:
       }
       break;
     }
-    states = frontier(states, v, options, fill, { size, lambda, budget: limits.budget, D });
+    const at = { lambda, budget: limits.budget, D };
+    const every = whole ? expand(states, v, options, at) : undefined;
+    if (every && every.length <= EXACT) states = every;
+    else {
+      whole = false;
+      states = frontier(states, v, options, fill, at);
+    }
   }
   const lots = new Array<number>(n).fill(0);
   const found = best as State | undefined;
@@ -311,17 +349,18 @@ function peak(c: Curve, lambda: number): number {
 }
 
 /**
- * The `count` venues (of those with any lot) whose next lot after `lots` is priced nearest λ; ties to
- * the lower index. `all`: no venue with a lot was left out.
+ * The venues a search may move off the greedy's `lots`: every venue with a lot when at most MOVABLE
+ * have one (`all`), else the MARGIN whose next lot is priced nearest λ (ties to the lower index).
  */
-export function nearest(curves: readonly Ladder[], lots: readonly number[], lambda: number, count: number): { moved: Set<number>; all: boolean } {
+export function movers(curves: readonly Ladder[], lots: readonly number[], lambda: number): { moved: Set<number>; all: boolean } {
   const near: { v: number; distance: number }[] = [];
   for (let v = 0; v < curves.length; v++) {
     const c = curves[v]!;
     if (c.has(1)) near.push({ v, distance: Math.abs(c.priceAt(lots[v]!) - lambda) });
   }
-  if (near.length > count) near.sort((x, y) => x.distance - y.distance || x.v - y.v);
-  return { moved: new Set(near.slice(0, count).map((x) => x.v)), all: near.length <= count };
+  if (near.length <= MOVABLE) return { moved: new Set(near.map((x) => x.v)), all: true };
+  near.sort((x, y) => x.distance - y.distance || x.v - y.v);
+  return { moved: new Set(near.slice(0, MARGIN).map((x) => x.v)), all: false };
 }
 
 function step(st: State, v: number, o: Option): State {
@@ -392,6 +431,38 @@ function width(o: Choices): number {
   return o.options.length + 64 * o.runs.length;
 }
 
+/** What a step of the search keeps within: λ, the budget, and D, the most the venues' reduced costs may add up to. */
+interface Bounds {
+  lambda: number;
+  budget: number;
+  D: number;
+}
+
+/**
+ * Every state taking every option of the venue within the budget and the bound, less those another
+ * dominates; undefined when they would pass 4 × EXACT before dominance (too many to carry whole).
+ */
+function expand(states: readonly State[], v: number, options: readonly Option[], at: Bounds): State[] | undefined {
+  let count = 0;
+  for (const st of states) {
+    const left = at.budget - st.worst;
+    for (const o of options) {
+      if (o.worst > left) break;
+      count++;
+    }
+  }
+  if (count > 4 * EXACT) return undefined;
+  const every: State[] = [];
+  for (const st of states) {
+    const left = at.budget - st.worst;
+    for (const o of options) {
+      if (o.worst > left) break;
+      if (o.r <= at.D - st.r) every.push(step(st, v, o));
+    }
+  }
+  return undominated(every);
+}
+
 /** A partial allocation `st` taking option `o` (the j-th of its venue's by value; −1: its fill) on the next venue. */
 interface Pick {
   st: State;
@@ -432,9 +503,9 @@ function frontier(
   v: number,
   options: readonly Option[],
   fill: (left: number) => Option | undefined,
-  at: { size: number; lambda: number; budget: number; D: number },
+  at: Bounds,
 ): State[] {
-  const { size, lambda, budget, D } = at;
+  const { lambda, budget, D } = at;
   const value = (o: Option) => lambda * o.shares - o.worst;
   const byValue = [...options].sort((a, b) => value(b) - value(a) || a.cost - b.cost || a.k - b.k);
   const pick = (st: State, o: Option, j: number): Pick => {
@@ -460,7 +531,7 @@ function frontier(
     if (extra && extra.r <= D - st.r) heap.push(pick(st, extra, -1));
   }
   const kept: State[] = [];
-  for (let p = heap.pop(); p !== undefined && kept.length < size; p = heap.pop()) {
+  for (let p = heap.pop(); p !== undefined && kept.length < BEAM; p = heap.pop()) {
     let dominated = false;
     for (const t of kept) {
       if (t.shares >= p.shares && t.worst <= p.worst && (t.cost < p.cost || (t.cost === p.cost && t.legs <= p.legs))) {
@@ -473,6 +544,34 @@ function frontier(
       const next = after(p.st, p.j + 1);
       if (next) heap.push(next);
     }
+  }
+  return kept;
+}
+
+/**
+ * The states no other dominates, when all are kept. Sorted by shares (most first), each is checked
+ * against the staircase of those kept so far: ascending (cost, legs), descending worst case, so the
+ * entry with the largest (cost, legs) not above the state's holds the least worst case among all
+ * that could dominate it.
+ */
+function undominated(states: State[]): State[] {
+  states.sort((a, b) => b.shares - a.shares || a.cost - b.cost || a.legs - b.legs || a.worst - b.worst);
+  const kept: State[] = [];
+  const stairs: State[] = [];
+  for (const s of states) {
+    let lo = 0;
+    let hi = stairs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const t = stairs[mid]!;
+      if (t.cost < s.cost || (t.cost === s.cost && t.legs <= s.legs)) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0 && stairs[lo - 1]!.worst <= s.worst) continue;
+    kept.push(s);
+    let end = lo;
+    while (end < stairs.length && stairs[end]!.worst >= s.worst) end++;
+    stairs.splice(lo, end - lo, s);
   }
   return kept;
 }

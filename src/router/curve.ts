@@ -112,9 +112,9 @@ function roundingAbove(model: FeeModel): number {
   return model.kind === "kalshi" ? 10_001 : model.kind === "polymarket" ? 0 : 1;
 }
 
-/** The fee per micro-share in micro-USDC of a level at `price`, before rounding. */
-function feeRate(model: FeeModel, price: PriceMicro): number {
-  return model.ratePpm === 0n ? 0 : Number(feePerShare(model, price)) * feeUnit(model);
+/** The fee per micro-share in micro-USDC, before rounding, of a level whose feePerShare is `unit`. */
+function feeRate(model: FeeModel, unit: bigint): number {
+  return model.ratePpm === 0n ? 0 : Number(unit) * feeUnit(model);
 }
 
 /**
@@ -141,7 +141,7 @@ function adjusted(model: FeeModel, level: Level, sign: 1 | -1): PriceMicro {
  * near end are priced exactly: usually one.
  */
 export function bestAdjusted(levels: readonly { model: FeeModel; level: Level }[], sign: 1 | -1): PriceMicro | undefined {
-  const ranges = levels.map(({ model, level }) => adjustedRange(model, level, feeRate(model, level.price), sign));
+  const ranges = levels.map(({ model, level }) => adjustedRange(model, level, feeRate(model, feePerShare(model, level.price)), sign));
   let reach = Infinity;
   for (const { mid, spread } of ranges) reach = Math.min(reach, sign * mid + spread);
   let best: PriceMicro | undefined;
@@ -194,9 +194,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
   protected readonly cumShares: number[] = [0];
   private readonly cumNotional: number[] = [0];
   private readonly cumFee: bigint[] = [0n];
-  protected readonly unitFee: bigint[] = [];
-  /** Each level's fee per micro-share in micro-USDC, unrounded. */
-  protected readonly feeRate: number[] = [];
+  private readonly unitFee: bigint[] = [];
   /** Each level's value per micro-share in micro-USDC (USDC per share): its price, plus (buy) or minus (sell) its fee. */
   protected readonly slope: number[] = [];
   protected readonly cumRaw: number[] = [0];
@@ -370,7 +368,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
       }
       if (next.shares <= 0n) continue;
       const unit = feePerShare(model, next.price);
-      const rate = feeRate(model, next.price);
+      const rate = feeRate(model, unit);
       if (this.beyond(next, rate)) {
         this.ended = true;
         break;
@@ -389,7 +387,6 @@ export abstract class Ladder<Q extends Rules = Rules> {
       this.levels.push(level);
       this.price.push(price);
       this.unitFee.push(unit);
-      this.feeRate.push(rate);
       this.slope.push(slope);
       this.cumShares.push(held + shares);
       this.cumNotional.push(this.cumNotional[i]! + this.notionalOf(price, shares));

@@ -1,34 +1,54 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_QUEUE_MS, plan } from "./index.ts";
-import { expected, mismatch, opinionCase, planViolation, routingCase } from "./testkit.ts";
+import { expected, mismatch, opinionCase, planViolation, routingCase, type Shape } from "./testkit.ts";
+import type { PlanRequest, VenueQuote } from "./types.ts";
 
-/** Every instance is checked against the exhaustive search; the seed is printed on a failure. */
-const RUNS = 20_000;
-const SEED = 20_261_124;
+/**
+ * Every instance is checked against the exhaustive search; the seed is printed on a failure.
+ * ROUTER_RUNS and ROUTER_SEED run a larger set, or another (docs/router.md).
+ */
+const RUNS = Number(process.env.ROUTER_RUNS ?? 20_000);
+const SEED = Number(process.env.ROUTER_SEED ?? 20_261_124);
+
+/** Books the search takes whole (docs/router.md): up to 8 venues of small books, and deeper books. */
+const MANY: Shape = { venues: [4, 8], levels: 2, lots: 3n };
+const DEEP: Shape = { venues: [1, 3], levels: 3, lots: 20n };
+/** Books past that: more venues than the search moves, levels deeper than it lists whole. */
+const LARGE: Shape = { venues: [1, 12], levels: 8, lots: 400n };
+
+function optimal({ req, quotes }: { req: PlanRequest; quotes: VenueQuote[] }): void {
+  const got = plan(req, quotes);
+  if (got.kind === "plan") expect(planViolation(req, quotes, got)).toBeUndefined();
+  expect(mismatch(expected(req, quotes), got)).toBeUndefined();
+}
 
 describe("optimize_price against the exhaustive optimum", () => {
   it(`plans the optimum or refuses with the right code on ${RUNS} seeded small books`, () => {
-    fc.assert(
-      fc.property(fc.oneof(routingCase("any"), routingCase("real")), ({ req, quotes }) => {
-        const got = plan(req, quotes);
-        if (got.kind === "plan") expect(planViolation(req, quotes, got)).toBeUndefined();
-        expect(mismatch(expected(req, quotes), got)).toBeUndefined();
-      }),
-      { numRuns: RUNS, seed: SEED },
-    );
-  }, 120_000);
+    fc.assert(fc.property(fc.oneof(routingCase("any"), routingCase("real")), optimal), { numRuns: RUNS, seed: SEED });
+  }, 600_000);
 
   it("plans the optimum or refuses with the right code on Opinion's fee curve", () => {
-    fc.assert(
-      fc.property(fc.oneof(opinionCase("any"), opinionCase("real")), ({ req, quotes }) => {
-        const got = plan(req, quotes);
-        if (got.kind === "plan") expect(planViolation(req, quotes, got)).toBeUndefined();
-        expect(mismatch(expected(req, quotes), got)).toBeUndefined();
-      }),
-      { numRuns: 4_000, seed: 17 },
-    );
+    fc.assert(fc.property(fc.oneof(opinionCase("any"), opinionCase("real")), optimal), { numRuns: 4_000, seed: 17 });
   });
+
+  it("plans the optimum or refuses with the right code over 4 to 8 venues", () => {
+    fc.assert(fc.property(fc.oneof(routingCase("any", MANY), routingCase("real", MANY)), optimal), { numRuns: 2_000, seed: 23 });
+  }, 60_000);
+
+  it("plans the optimum or refuses with the right code on books of up to 60 lots a venue", () => {
+    fc.assert(fc.property(fc.oneof(routingCase("any", DEEP), routingCase("real", DEEP)), optimal), { numRuns: 2_000, seed: 29 });
+  }, 60_000);
+
+  it("never spends more than the amount, even at its worst case, on books past the exhaustive search", () => {
+    fc.assert(
+      fc.property(fc.oneof(routingCase("any", LARGE), routingCase("real", LARGE)), fc.constantFrom("FOK" as const, "IOC" as const), ({ req, quotes }, timeInForce) => {
+        const p = plan({ ...req, timeInForce }, quotes);
+        if (p.kind === "plan") expect(planViolation(req, quotes, p)).toBeUndefined();
+      }),
+      { numRuns: 500, seed: 31 },
+    );
+  }, 60_000);
 
   it("keeps every invariant for either strategy and time in force", () => {
     fc.assert(

@@ -1,4 +1,4 @@
-import { cheaper, Heap, legCount, nearest, nextPiece, type Next } from "./allocate.ts";
+import { BEAM, cheaper, Heap, legCount, movers, nextPiece, REACH, type Next } from "./allocate.ts";
 import { versusAverage, type BidCurve } from "./curve.ts";
 
 /** Lots per venue (indexed like the curves) with the micro-shares they sell and the exact micro-USDC they pay (exact in doubles: curve.ts, SAFE). */
@@ -103,14 +103,8 @@ function greedy(curves: readonly BidCurve[], limits: SaleLimits): { kept: Sale; 
   return { kept, lambda: lambda === undefined || lambda < 0 ? 0 : lambda };
 }
 
-/** How far from the greedy's lots on one venue the search looks, besides the ends of its interval. */
-const REACH = 6;
 /** An interval of allowed lot counts this narrow is searched whole. */
-const WHOLE = 32;
-/** How many partial sales the search carries from one venue to the next. */
-const BEAM = 64;
-/** How many venues, those priced nearest λ where the shares ran out, the search may move off the greedy's lots. */
-const MARGIN = 4;
+const WHOLE = 64;
 
 interface Option {
   k: number;
@@ -138,7 +132,8 @@ interface State {
  *     P ≤ Σ R_v(k_v) + Σ b_v = Σ h_v(k_v) + λ·Σ shares_v + Σ b_v ≤ Σ H_v − Σ (H_v − h_v(k_v)) + λ·S + Σ b_v,
  * so a sale paying at least g's has H_v − h_v(k_v) ≤ D = Σ H_v + λ·S + Σ b_v − P_g on every venue.
  * h_v is concave, so on each venue that is one interval of lot counts (and none, when H_v ≤ D). Of
- * those, each of the MARGIN venues priced nearest λ offers none, the interval's ends, the counts
+ * those, each venue that may move (`movers`: all with a lot when they are few, else those priced
+ * nearest λ) offers none, the interval's ends, the counts
  * within REACH of g's (all of them when the interval is narrower than WHOLE), and, for each partial
  * sale, the most lots the shares it leaves allow. Venue by venue only states no other dominates are
  * kept, and, while venues remain to fill what they leave, at most BEAM of them, ranked by their
@@ -150,7 +145,7 @@ function refine(curves: readonly BidCurve[], limits: SaleLimits, g: Sale, lambda
   const sumH = H.reduce((s, x) => s + x, 0);
   // The doubles' rounding, far below a micro-USDC, widened to one: the bound only admits more.
   const D = sumH + lambda * limits.shares + above - g.proceeds + 2 + (sumH + lambda * limits.shares + g.proceeds) * 1e-9;
-  const { moved } = nearest(curves, g.lots, lambda, MARGIN);
+  const { moved } = movers(curves, g.lots, lambda);
   let base: State = { shares: 0, proceeds: 0, legs: 0, v: -1, k: 0, prev: undefined };
   const choice = new Map<number, Choices>();
   for (const [v, c] of curves.entries()) {

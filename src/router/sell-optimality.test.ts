@@ -1,34 +1,42 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_QUEUE_MS, plan } from "./index.ts";
-import { expectedSale, opinionSaleCase, saleCase, saleMismatch, salePlanViolation } from "./testkit.ts";
+import { expectedSale, opinionSaleCase, saleCase, saleMismatch, salePlanViolation, type Shape } from "./testkit.ts";
+import type { SellQuote, SellRequest } from "./types.ts";
 
-/** Every instance is checked against the exhaustive search; the seed is printed on a failure. */
-const RUNS = 20_000;
-const SEED = 20_261_125;
+/**
+ * Every instance is checked against the exhaustive search; the seed is printed on a failure.
+ * ROUTER_RUNS and ROUTER_SEED run a larger set, or another (docs/router.md).
+ */
+const RUNS = Number(process.env.ROUTER_RUNS ?? 20_000);
+const SEED = Number(process.env.ROUTER_SEED ?? 20_261_125);
+
+/** Up to 8 venues of small books, and deeper books. */
+const MANY: Shape = { venues: [4, 8], levels: 2, lots: 3n };
+const DEEP: Shape = { venues: [1, 3], levels: 3, lots: 20n };
+
+function optimal({ req, quotes }: { req: SellRequest; quotes: SellQuote[] }): void {
+  const got = plan(req, quotes);
+  if (got.kind === "plan") expect(salePlanViolation(req, quotes, got)).toBeUndefined();
+  expect(saleMismatch(expectedSale(req, quotes), got)).toBeUndefined();
+}
 
 describe("selling for optimize_price against the exhaustive optimum", () => {
   it(`sells for the most USDC or refuses with the right code on ${RUNS} seeded small books, inventories capping venues`, () => {
-    fc.assert(
-      fc.property(fc.oneof(saleCase("any"), saleCase("real")), ({ req, quotes }) => {
-        const got = plan(req, quotes);
-        if (got.kind === "plan") expect(salePlanViolation(req, quotes, got)).toBeUndefined();
-        expect(saleMismatch(expectedSale(req, quotes), got)).toBeUndefined();
-      }),
-      { numRuns: RUNS, seed: SEED },
-    );
-  }, 120_000);
+    fc.assert(fc.property(fc.oneof(saleCase("any"), saleCase("real")), optimal), { numRuns: RUNS, seed: SEED });
+  }, 600_000);
 
   it("sells for the most USDC or refuses with the right code on Opinion's fee curve", () => {
-    fc.assert(
-      fc.property(fc.oneof(opinionSaleCase("any"), opinionSaleCase("real")), ({ req, quotes }) => {
-        const got = plan(req, quotes);
-        if (got.kind === "plan") expect(salePlanViolation(req, quotes, got)).toBeUndefined();
-        expect(saleMismatch(expectedSale(req, quotes), got)).toBeUndefined();
-      }),
-      { numRuns: 4_000, seed: 19 },
-    );
+    fc.assert(fc.property(fc.oneof(opinionSaleCase("any"), opinionSaleCase("real")), optimal), { numRuns: 4_000, seed: 19 });
   });
+
+  it("sells for the most USDC or refuses with the right code over 4 to 8 venues", () => {
+    fc.assert(fc.property(fc.oneof(saleCase("any", MANY), saleCase("real", MANY)), optimal), { numRuns: 2_000, seed: 37 });
+  }, 60_000);
+
+  it("sells for the most USDC or refuses with the right code on books of up to 60 lots a venue", () => {
+    fc.assert(fc.property(fc.oneof(saleCase("any", DEEP), saleCase("real", DEEP)), optimal), { numRuns: 2_000, seed: 41 });
+  }, 60_000);
 
   it("keeps every invariant for either strategy and time in force", () => {
     fc.assert(

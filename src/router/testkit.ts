@@ -44,15 +44,25 @@ const feeModel: fc.Arbitrary<FeeModel> = fc.oneof(
   fc.record({ kind: fc.constant("limitless" as const), ratePpm: fc.constantFrom(0n, 10_000n, 30_000n) }),
 );
 
-/** Small books: at most 3 levels of at most 8 lots (plus an odd remainder), so every allocation can be enumerated. */
-function venueQuote(name: string, grid: "any" | "real"): fc.Arbitrary<VenueQuote> {
+/** How large the random books are: how many venues (at least, at most), levels a venue and lots a level (at most). */
+export interface Shape {
+  venues: [number, number];
+  levels: number;
+  lots: bigint;
+}
+
+/** Small books: 1–3 venues of at most 3 levels of at most 8 lots (plus an odd remainder), so every allocation can be enumerated. */
+export const SMALL: Shape = { venues: [1, 3], levels: 3, lots: 8n };
+
+/** A venue's book of the shape's size; the levels' prices rise (asks). */
+function venueQuote(name: string, grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<VenueQuote> {
   return fc
     .record({
       feeModel,
       lot: grid === "real" ? fc.constant(0n) : fc.constantFrom(1n, 10_000n, 100_000n, 1_000_000n),
       minLots: fc.bigInt({ min: 1n, max: 3n }),
-      prices: fc.uniqueArray(fc.integer({ min: 1, max: 99 }), { minLength: 1, maxLength: 3 }),
-      sizes: fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 8n }), fc.bigInt({ min: 0n, max: 999_999n })), { minLength: 3, maxLength: 3 }),
+      prices: fc.uniqueArray(fc.integer({ min: 1, max: 99 }), { minLength: 1, maxLength: shape.levels }),
+      sizes: fc.array(fc.tuple(fc.bigInt({ min: 1n, max: shape.lots }), fc.bigInt({ min: 0n, max: 999_999n })), { minLength: shape.levels, maxLength: shape.levels }),
       latencyMs: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
     })
     .map(({ feeModel, lot, minLots, prices, sizes, latencyMs }) => {
@@ -83,21 +93,21 @@ function onOpinion<Q extends { feeModel: FeeModel }>(quotes: Q[]): Q[] {
 }
 
 /** The same cases with every venue on Opinion's fee curve. */
-export function opinionCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
-  return routingCase(grid).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+export function opinionCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
+  return routingCase(grid, shape).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
 }
 
 /** The sell cases with every venue on Opinion's fee curve. */
-export function opinionSaleCase(grid: "any" | "real"): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
-  return saleCase(grid).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+export function opinionSaleCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
+  return saleCase(grid, shape).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
 }
 
 /**
  * The same small books as bids (prices descending), each venue holding all of its book, none of
  * it, or some shares in between: the cap the inventory puts on its sell.
  */
-function venueSellQuote(name: string, grid: "any" | "real"): fc.Arbitrary<SellQuote> {
-  return venueQuote(name, grid).chain(({ asks, ...q }) => {
+function venueSellQuote(name: string, grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<SellQuote> {
+  return venueQuote(name, grid, shape).chain(({ asks, ...q }) => {
     const depth = asks.reduce((s, l) => s + l.shares, 0n);
     const inventory = fc.oneof(
       { weight: 3, arbitrary: fc.constant(1_000_000n * ONE) },
@@ -109,10 +119,10 @@ function venueSellQuote(name: string, grid: "any" | "real"): fc.Arbitrary<SellQu
 }
 
 /** Sells of up to 1.3 times what the venues together hold and could sell, or of up to 30 shares whatever they hold. */
-export function saleCase(grid: "any" | "real"): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
+export function saleCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
   return fc
-    .integer({ min: 1, max: 3 })
-    .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => venueSellQuote(`v${i}`, grid))))
+    .integer({ min: shape.venues[0], max: shape.venues[1] })
+    .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => venueSellQuote(`v${i}`, grid, shape))))
     .chain((quotes) => {
       const held = quotes.reduce((s, q) => {
         const depth = q.bids.reduce((d, l) => d + l.shares, 0n);
@@ -131,13 +141,14 @@ export function saleCase(grid: "any" | "real"): fc.Arbitrary<{ req: SellRequest;
     }));
 }
 
-export function routingCase(grid: "any" | "real"): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
+/** Buys of up to 25 USDC over small books, more over larger ones (in proportion to their lots). */
+export function routingCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
   return fc
-    .integer({ min: 1, max: 3 })
+    .integer({ min: shape.venues[0], max: shape.venues[1] })
     .chain((n) =>
       fc.record({
-        quotes: fc.tuple(...Array.from({ length: n }, (_, i) => venueQuote(`v${i}`, grid))),
-        amount: fc.bigInt({ min: 1n, max: 25_000_000n }),
+        quotes: fc.tuple(...Array.from({ length: n }, (_, i) => venueQuote(`v${i}`, grid, shape))),
+        amount: fc.bigInt({ min: 1n, max: (25_000_000n * shape.lots * BigInt(shape.levels)) / (SMALL.lots * BigInt(SMALL.levels)) }),
         maxSlippage: fc.constantFrom(0n, 10_000n, 100_000n, 500_000n),
         timeInForce: fc.constantFrom("FOK" as const, "IOC" as const),
       }),
