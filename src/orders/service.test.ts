@@ -10,9 +10,12 @@ import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
 import { VaultTxError, type Address, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
+import { MarketCatalog } from "../markets/catalog.ts";
+import { createOpinionVenue, startOpinionSim } from "../venues/opinion/index.ts";
 
-// The use-case over a real store, a venue that answers from a script, and a vault that records what it
-// was asked to do: what a trader would see of an order whose first legs arrive after their levels are gone.
+// The use-case over a real store, a venue that answers from a script (or Opinion's adapter on its simulator),
+// and a vault that records what it was asked to do: what a trader would see of an order whose first legs
+// arrive after their levels are gone.
 const EVENT: UnifiedEvent = {
   eventId: "evt",
   title: "t",
@@ -435,6 +438,73 @@ describe("sells", () => {
     await reconciler(svc).pass(0);
     expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "order_interrupted", escrowed: 5_000_000n });
     expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+  });
+});
+
+describe("a venue that finds child orders by their content (Opinion)", () => {
+  it("gives two identical child orders routed in the same second expiries of their own, stored before they are sent, and a restarted adapter finds each", async () => {
+    const catalog = MarketCatalog.load();
+    const sim = await startOpinionSim({ catalog, seed: 11, latencyScale: 0, tickMs: 3_600_000 });
+    const adapter = () => createOpinionVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400 });
+    const opinion = adapter();
+    let restarted: Venue | undefined;
+    try {
+      await opinion.start();
+      const event = catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === opinion.id))!;
+      const marketId = event.listings.find((l) => l.venue === opinion.id)!.venueMarketId;
+      const market = opinion.market(marketId)!;
+      // Both orders plan on one book, at one instant of our clock: their children are alike in all the venue lists but the expiry.
+      const quote: VenueQuote = { venue: opinion.id, venueMarketId: marketId, asks: opinion.book(marketId, "YES")!.asks, feeModel: market.feeModel, tickSize: market.tickSize, minOrderShares: market.minOrderShares, lotShares: market.lotShares, latencyMs: 1 };
+      const now = Date.now();
+      const storedWhenSent: (number | undefined)[] = [];
+      const placing: Venue = new Proxy(opinion, {
+        get: (target, p, receiver) =>
+          p === "place"
+            ? async (child: ChildOrder) => {
+                const legs = (await store.ordersInStatus(["routing"])).flatMap((o) => o.legs);
+                storedWhenSent.push(legs.find((l) => l.clientOrderId === child.clientOrderId)?.expiresAt);
+                return target.place(child);
+              }
+            : Reflect.get(target, p, receiver),
+      });
+      const deps = (venue: Venue): Partial<OrderDeps> => ({
+        venues: new Map([[venue.id, venue]]),
+        event: () => event,
+        quotes: () => [quote],
+        clock: { now: () => now },
+        reconcileAttempts: 0,
+      });
+      // Both answers are lost: the orders stay routing, as a crash after sending would leave them.
+      sim.faults.set({ ackLost: true });
+      const orders = await Promise.all([1, 2].map(() => service(deps(placing)).submit(who, { ...body, market_id: event.eventId, amount_usdc: 3 }, undefined)));
+      sim.faults.reset();
+      expect(orders.map((o) => o.status)).toEqual(["routing", "routing"]);
+      const [a, b] = orders.map((o) => o.legs[0]!);
+      expect({ ...a, clientOrderId: "", expiresAt: 0 }).toEqual({ ...b, clientOrderId: "", expiresAt: 0 });
+      // Whole seconds from now + the child orders' time to live on, one each; each stored before its child was sent.
+      const first = Math.ceil((now + 30_000) / 1000) * 1000;
+      expect([a!.expiresAt, b!.expiresAt].sort()).toEqual([first, first + 1_000]);
+      expect(storedWhenSent.sort()).toEqual([first, first + 1_000]);
+
+      // A restarted server: a new adapter, which knows no venue order id, finds each child by its content.
+      restarted = adapter();
+      await restarted.start();
+      const svc = service(deps(restarted));
+      await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([[restarted.id, restarted]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).pass(0);
+      const settled = await Promise.all(orders.map(async (o) => ({ order: (await store.order(o.id))!, fills: await store.fills(o.id) })));
+      for (const { order, fills } of settled) {
+        expect(order.status).toBe("filled");
+        expect(order.filledShares).toBe(order.legs[0]!.shares);
+        expect(fills.length).toBeGreaterThan(0);
+      }
+      const venueOrders = settled.map(({ fills }) => new Set(fills.map((f) => f.venueOrderId)));
+      expect(venueOrders.map((ids) => ids.size)).toEqual([1, 1]);
+      expect([...venueOrders[0]!][0]).not.toBe([...venueOrders[1]!][0]);
+    } finally {
+      await restarted?.stop();
+      await opinion.stop();
+      await sim.stop();
+    }
   });
 });
 

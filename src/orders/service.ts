@@ -429,20 +429,38 @@ export class OrderService {
   }
 
   /** Stores a round's child orders, with the move to `routing`, before any is sent. */
-  private routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, legs: readonly Pick<OrderLeg, "venue" | "venueMarketId" | "limitPrice" | "shares">[]): Promise<OrderRecord> {
+  private async routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, legs: readonly Pick<OrderLeg, "venue" | "venueMarketId" | "limitPrice" | "shares">[]): Promise<OrderRecord> {
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
     const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
-    const sent: OrderLeg[] = legs.map((leg) => ({
-      venue: leg.venue,
-      clientOrderId: childOrderId(order.id, leg.venue, round),
-      venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
-      limitPrice: leg.limitPrice,
-      shares: leg.shares,
-      round,
-      expiresAt,
-    }));
+    const sent: OrderLeg[] = await Promise.all(
+      legs.map(async (leg) => {
+        const child = {
+          venue: leg.venue,
+          clientOrderId: childOrderId(order.id, leg.venue, round),
+          venueMarketId: listings.get(leg.venue) ?? leg.venueMarketId,
+          limitPrice: leg.limitPrice,
+          shares: leg.shares,
+          round,
+        };
+        return { ...child, expiresAt: await this.childExpiry(order, child, expiresAt) };
+      }),
+    );
     const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
     return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
+  }
+
+  /**
+   * A child order's expiry: `expiresAt`, or on a venue that finds children by their content
+   * (Venue.findsChildrenByContent) the first whole second from it on that no other child of the same
+   * content holds, reserved in the store before the child is stored or sent. Later, never earlier: the
+   * child lives at least its time to live, and "not found" is final only after the expiry it was sent
+   * with, so a crash after sending finds the child by the second its leg stores.
+   */
+  private async childExpiry(order: OrderRecord, leg: Omit<OrderLeg, "expiresAt">, expiresAt: number): Promise<number> {
+    if (!this.d.venues.get(leg.venue)?.findsChildrenByContent) return expiresAt;
+    const content = { venue: leg.venue, venueMarketId: leg.venueMarketId, outcome: order.outcome, side: order.side, limitPrice: leg.limitPrice, shares: leg.shares };
+    const second = await this.d.store.reserveChildExpiry(content, leg.clientOrderId, Math.ceil(expiresAt / 1000), new Date(this.d.clock.now()).toISOString());
+    return second * 1000;
   }
 
   /**

@@ -36,6 +36,7 @@ import type {
   ChainDeploymentRecord,
   CatalogEventRecord,
   CatalogListingRecord,
+  ChildContent,
   EventResolutionRecord,
   FillRecord,
   Lease,
@@ -628,6 +629,29 @@ export class KyselyStore implements Store {
       .where("operator", "=", key.operator)
       .executeTakeFirst();
     return row && { next: Number(int64(row.handed_out, "chain_nonces.handed_out")), at: row.reserved_at };
+  }
+
+  async reserveChildExpiry(c: ChildContent, clientOrderId: string, fromSecond: number, at: string): Promise<number> {
+    const content = { venue: c.venue, venue_market_id: c.venueMarketId, outcome: c.outcome, side: c.side, limit_price: c.limitPrice, shares: c.shares };
+    for (;;) {
+      // The seconds taken read first, so one insert usually does; an insert that meets a second taken
+      // meanwhile (another caller's) inserts nothing, and the seconds are read again.
+      const taken = await this.db
+        .selectFrom("child_expiries")
+        .select("expiry_second")
+        .where((eb) => eb.and(content))
+        .where("expiry_second", ">=", BigInt(fromSecond))
+        .orderBy("expiry_second")
+        .execute();
+      let second = BigInt(fromSecond);
+      for (const r of taken) if (int64(r.expiry_second, "child_expiries.expiry_second") === second) second++;
+      const inserted = await this.db
+        .insertInto("child_expiries")
+        .values({ ...content, expiry_second: second, client_order_id: clientOrderId, reserved_at: at })
+        .onConflict((oc) => oc.doNothing())
+        .executeTakeFirst();
+      if (inserted.numInsertedOrUpdatedRows === 1n) return Number(second);
+    }
   }
 
   private nowIso(): string {

@@ -176,6 +176,20 @@ export interface ChainNoncesTable {
   reserved_at: string;
 }
 
+/** An expiry second reserved for a child order (migration 010); the key is all but the last two columns. */
+export interface ChildExpiriesTable {
+  venue: string;
+  venue_market_id: string;
+  outcome: string;
+  side: string;
+  limit_price: Int64;
+  shares: Int64;
+  /** Unix seconds. */
+  expiry_second: Int64;
+  client_order_id: string;
+  reserved_at: string;
+}
+
 export interface EventResolutionsTable {
   event_id: string;
   status: string;
@@ -262,6 +276,7 @@ export interface Database {
   proposals: ProposalsTable;
   chain_deployments: ChainDeploymentsTable;
   chain_nonces: ChainNoncesTable;
+  child_expiries: ChildExpiriesTable;
   event_resolutions: EventResolutionsTable;
   redemptions: RedemptionsTable;
   withdrawals: WithdrawalsTable;

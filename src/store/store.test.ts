@@ -496,6 +496,34 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     });
   });
 
+  describe("child order expiries", () => {
+    const content = { venue: "opinion-sim", venueMarketId: "1207", outcome: "YES", side: "buy", limitPrice: 550_000n, shares: 5_000_000n } as const;
+    const at = () => clock.iso();
+
+    it("a content holds each expiry second once: the next free second from the one asked, kept across a restart", async () => {
+      let store = await openStore();
+      expect(await store.reserveChildExpiry(content, "c1", 1_000, at())).toBe(1_000);
+      expect(await store.reserveChildExpiry(content, "c2", 1_000, at())).toBe(1_001);
+      expect(await store.reserveChildExpiry(content, "c3", 999, at())).toBe(999);
+      // Any difference in what the venue lists tells two children apart: each has its own seconds.
+      for (const other of [{ venue: "x" }, { venueMarketId: "x" }, { outcome: "NO" }, { side: "sell" }, { limitPrice: 551_000n }, { shares: 5_010_000n }] as const) {
+        expect(await store.reserveChildExpiry({ ...content, ...other }, "c4", 1_000, at())).toBe(1_000);
+      }
+      await closeStore(store);
+      store = await openStore();
+      // 999, 1000 and 1001 are held: a clock set back, or another instance, still gets a second of its own.
+      expect(await store.reserveChildExpiry(content, "c5", 999, at())).toBe(1_002);
+      expect(await store.reserveChildExpiry(content, "c6", 1_010, at())).toBe(1_010);
+      expect(await store.reserveChildExpiry(content, "c7", 1_003, at())).toBe(1_003);
+    });
+
+    it("reservations from several connections at once never share a second", async () => {
+      const stores = [await openStore(), await openStore(), await openStore()];
+      const seconds = await Promise.all(Array.from({ length: 60 }, (_, i) => stores[i % 3]!.reserveChildExpiry(content, `c${i}`, 1_000, at())));
+      expect(seconds.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => 1_000 + i));
+    });
+  });
+
   describe("fills", () => {
     it("a fill reported twice by a venue is stored once, with its first values", async () => {
       const store = await openStore();

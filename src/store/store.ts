@@ -114,6 +114,16 @@ export interface FillRecord {
   createdAt: string;
 }
 
+/** A child order as a venue that finds children by their content tells them apart, but for its expiry (Venue.findsChildrenByContent). */
+export interface ChildContent {
+  venue: string;
+  venueMarketId: string;
+  outcome: Outcome;
+  side: Side;
+  limitPrice: PriceMicro;
+  shares: ShareMicro;
+}
+
 /** An instance's hold on an order: it alone executes or recovers the order until `until` (ISO-8601). */
 export interface Lease {
   owner: string;
@@ -457,6 +467,14 @@ export interface Store {
   reserveNonces(key: NonceKey, floor: number, count: number, at: string): Promise<number>;
   /** One past the highest nonce reserved, and when that reservation was made; undefined before the first. */
   noncesReserved(key: NonceKey): Promise<{ next: number; at: string } | undefined>;
+
+  /**
+   * Reserves for child order `clientOrderId` the first expiry second (unix seconds) from `fromSecond` on
+   * that no other child of the same content holds, stamped `at`, and answers it. Each try is an insert
+   * that the key (content and second) lets through once: no two callers, on any connection or instance,
+   * get the same second for the same content. Reservations are kept.
+   */
+  reserveChildExpiry(content: ChildContent, clientOrderId: string, fromSecond: number, at: string): Promise<number>;
 
   /**
    * Inserts a new withdrawal, leased to the instance that will execute it, or — when the account already has one

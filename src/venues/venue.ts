@@ -133,6 +133,14 @@ export interface Venue {
   readonly id: string;
   /** A book older than this is stale and left out of merged books. */
   readonly freshnessMs: number;
+  /**
+   * True for a venue that keeps no client id of a child order and lists nothing the adapter signed
+   * (Opinion): after a restart the adapter can find a child only by its content, its market, outcome,
+   * side, price, shares and expiry second. The order service then gives each child on this venue an
+   * expiry second that no other child of the same content holds, reserved in the store before the child
+   * is stored and sent (Store.reserveChildExpiry), so two children are never alike in all of it.
+   */
+  readonly findsChildrenByContent?: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
   /** The catalog's markets on this venue, as the venue states them now: what crossfill trades. */

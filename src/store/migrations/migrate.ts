@@ -8,6 +8,7 @@ import { chainRecords } from "./006_chain_records.ts";
 import { funds } from "./007_funds.ts";
 import { sells } from "./008_sells.ts";
 import { resolutions } from "./009_resolutions.ts";
+import { childExpiries } from "./010_child_expiries.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "007_funds": funds,
   "008_sells": sells,
   "009_resolutions": resolutions,
+  "010_child_expiries": childExpiries,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -63,11 +63,14 @@ interface Cached {
  * immediate-or-cancel order: a child is a limit order whose unmatched rest rests until the child's
  * expiry (orderExpTime) or a cancel, so an order with a rest is answered `open` and cancelled by
  * the caller. Opinion gives an order no client id: a restarted adapter finds a child among the
- * market's orders by its side, price, size and expiry.
+ * market's orders by its side, price, size and expiry second, which the order service makes unique
+ * per content (findsChildrenByContent).
  */
 export class OpinionVenue implements Venue {
   readonly id: string;
   readonly freshnessMs: number;
+  /** Opinion's order list names no client id and no salt: a child is found by its content, expiry second included. */
+  readonly findsChildrenByContent = true;
   private readonly clock: Clock;
   private readonly signer: Hex;
   private readonly marketIds: string[];
