@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "crossfill-bench-instances-"));
   const children: ChildProcess[] = [];
   try {
-    const sim = await settingsOf("sim", { DATA_DIR: join(dir, "sim"), LOG_LEVEL: "warn" }, "LIMITLESS_OWNER_ID");
+    const sim = await settingsOf("sim", { DATA_DIR: join(dir, "sim"), LOG_LEVEL: "warn" }, "OPINION_MULTISIG_ADDRESS");
     const chain = await settingsOf("chain", { DATA_DIR: join(dir, "chain"), LOG_LEVEL: "warn" }, "OPERATOR_PRIVATE_KEY");
     children.push(sim.child, chain.child);
     const shared = {

@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { resolve } from "node:path";
 import { readFileSync } from "node:fs";
 import { parseMicro, type Micro } from "./domain/money.ts";
-import { DEFAULT_VENUES, VENUE_NAMES, type VenueEndpoints, type VenueName } from "./venues/start.ts";
+import { VENUE_NAMES, type VenueEndpoints, type VenueName } from "./venues/start.ts";
 
 export interface Config {
   port: number;
@@ -110,7 +110,7 @@ function redisUrl(raw: string | undefined): string | undefined {
 }
 
 function venueNames(raw: string | undefined): VenueName[] {
-  if (raw === undefined || raw.trim() === "") return [...DEFAULT_VENUES];
+  if (raw === undefined || raw.trim() === "") return [...VENUE_NAMES];
   const names = [...new Set(raw.split(",").map((s) => s.trim()).filter(Boolean))];
   const unknown = names.filter((n) => !(VENUE_NAMES as readonly string[]).includes(n));
   if (unknown.length > 0 || names.length === 0) throw new Error(`VENUES must list some of ${VENUE_NAMES.join(", ")} (got ${JSON.stringify(raw)}).`);

@@ -10,12 +10,6 @@ import { createOpinionVenue, startOpinionSim, type OpinionCredentials } from "./
 
 export const VENUE_NAMES = ["polymarket", "kalshi", "limitless", "opinion"] as const;
 export type VenueName = (typeof VENUE_NAMES)[number];
-/**
- * The venues that run when VENUES is unset. Opinion is left out until its adapter can tell apart, after
- * a crash, two child orders of the same market, outcome, price, size and expiry second (Opinion keeps
- * no client order id and lists no salt): see docs/venues/opinion.md. VENUES=…,opinion turns it on.
- */
-export const DEFAULT_VENUES: readonly VenueName[] = ["polymarket", "kalshi", "limitless"];
 
 interface CredentialsOf {
   polymarket: PolymarketCredentials;

@@ -88,7 +88,7 @@ export class Chain {
   }
 }
 
-/** `crossfill sim`: the three venue simulators in a process of their own, which outlives every kill of the server. */
+/** `crossfill sim`: the venue simulators in a process of their own, which outlives every kill of the server. */
 export class Simulators {
   private constructor(
     private readonly child: ChildProcess,
@@ -103,7 +103,12 @@ export class Simulators {
 
   /** The base URL of each simulator, by venue id. */
   urls(): Record<string, string> {
-    return { "polymarket-sim": this.env.POLYMARKET_BASE_URL!, "kalshi-sim": this.env.KALSHI_BASE_URL!, "limitless-sim": this.env.LIMITLESS_BASE_URL! };
+    return {
+      "polymarket-sim": this.env.POLYMARKET_BASE_URL!,
+      "kalshi-sim": this.env.KALSHI_BASE_URL!,
+      "limitless-sim": this.env.LIMITLESS_BASE_URL!,
+      "opinion-sim": this.env.OPINION_BASE_URL!,
+    };
   }
 
   /** Flips fault switches of one simulator over its admin route. */

@@ -89,7 +89,7 @@ async function audited(): Promise<void> {
   tally.audits++;
 }
 
-const VENUE_IDS = ["polymarket-sim", "kalshi-sim", "limitless-sim"];
+const VENUE_IDS = ["polymarket-sim", "kalshi-sim", "limitless-sim", "opinion-sim"];
 /** Venue faults that bear on money: lost acks, timeouts, partial and resting fills, repeated trades, refusals, errors, and orders held on the way past their expiry. */
 const VENUE_FAULTS: [string, Record<string, unknown>][] = [
   ["ackLost", { ackLost: true }],

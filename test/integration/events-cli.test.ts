@@ -34,8 +34,7 @@ interface ProposalJson {
 describe("crossfill events match → accept → next start", () => {
   let dataDir: string;
   let server: Crossfill | undefined;
-  // Opinion too, though not among the default venues: match proposes its markets
-  const env = () => ({ ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0", LOG_LEVEL: "silent", VENUES: "polymarket,kalshi,limitless,opinion" });
+  const env = () => ({ ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0", LOG_LEVEL: "silent" });
   const cli = async (...args: string[]) => (await run(process.execPath, [BIN, ...args], { env: env(), timeout: 30_000 })).stdout;
   const cliJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await cli(...args)) as T;
 

@@ -55,7 +55,7 @@ describe("metrics and logs of the order path", () => {
     expect(filled.length).toBeGreaterThanOrEqual(1);
     expect(body).toMatch(/^crossfill_venue_place_seconds_count\{venue="[\w-]+"\} [1-9]/m);
     // book age and state of every venue
-    for (const venue of ["polymarket-sim", "kalshi-sim", "limitless-sim"]) {
+    for (const venue of ["polymarket-sim", "kalshi-sim", "limitless-sim", "opinion-sim"]) {
       expect(sample(body, `crossfill_venue_book_age_seconds{venue="${venue}"}`), venue).toBeGreaterThanOrEqual(0);
       expect(sample(body, `crossfill_venue_state{venue="${venue}",state="up"}`), venue).toBeDefined();
     }

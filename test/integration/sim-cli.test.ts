@@ -18,9 +18,7 @@ import { startVenues, VENUE_NAMES } from "../../src/venues/start.ts";
 
 const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
 
-/** Exactly what src/config.ts reads to point each adapter elsewhere. */
-/** Every venue, Opinion too (not among the defaults): the settings and the server cover them all. */
-const ALL_VENUES = "polymarket,kalshi,limitless,opinion";
+/** Exactly what src/config.ts reads to point each adapter elsewhere, for every venue. */
 const KEYS = [
   "POLYMARKET_BASE_URL",
   "POLYMARKET_WS_URL",
@@ -69,7 +67,7 @@ function spawnSim(dir: string, env: Record<string, string>, settings: number): P
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-sim-cli-"));
-  ({ child: sim, lines } = await spawnSim(dataDir, { VENUES: ALL_VENUES }, KEYS.length));
+  ({ child: sim, lines } = await spawnSim(dataDir, {}, KEYS.length));
   settings = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]));
 });
 afterAll(async () => {
@@ -86,7 +84,7 @@ describe("crossfill sim", () => {
   });
 
   it("serves a server that starts no simulator of its own, fills a signed order, and outlives that server", async () => {
-    const config = loadConfig({ ...settings, VENUES: ALL_VENUES, DATA_DIR: dataDir, PORT: "0" });
+    const config = loadConfig({ ...settings, DATA_DIR: dataDir, PORT: "0" });
     server = await startCrossfill(config, { logger: false });
     const master = await loadMasterKey({ env: undefined, dataDir });
     const { account } = await findOrCreateAccount(server.store, "sim-cli@example.com", (k) => encryptSecret(master, k));

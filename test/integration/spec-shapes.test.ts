@@ -155,7 +155,7 @@ describe("conventions", () => {
     expect(h.chain.chain_id).toBeGreaterThan(0);
     expect(h.chain.rpc_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
     expect(Object.keys(h.chain.contracts).sort()).toEqual(["sot", "usdc", "vault"]);
-    expect(h.venues.map((v) => v.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "polymarket-sim"]);
+    expect(h.venues.map((v) => v.venue).sort()).toEqual(["kalshi-sim", "limitless-sim", "opinion-sim", "polymarket-sim"]);
     const poly = h.venues.find((v) => v.venue === "polymarket-sim") as unknown as { adapter: string; base_url: string; stream_state: string };
     expect(poly).toMatchObject({ adapter: "polymarket-clob", base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), stream_state: "open" });
   });
