@@ -39,7 +39,8 @@ describe("DATABASE_URL", () => {
       const client = new CrossfillClient({ baseUrl: server.url, apiKey: made.api_key, apiSecret: made.api_secret });
       expect(await client.account()).toMatchObject({ email: "local@localhost", available_usdc: 10_000 });
       const order = await client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 25, max_slippage: 0.05, strategy: "optimize_price" });
-      expect(order.status).toBe("filled");
+      // Routed, filled and settled on PostgreSQL (the simulators' books may fill a part of it).
+      expect(order.status).toMatch(/^(partially_)?filled$/);
 
       const listed = JSON.parse(await cli("keys", "list", "--json")) as { api_key: string }[];
       expect(listed.map((k) => k.api_key)).toEqual([made.api_key]);

@@ -22,7 +22,8 @@ describe("resolution and redemption", () => {
     const loser = await s.newKey();
     const yes = await winner.client.order(buy("YES", 40) as never);
     const no = await loser.client.order(buy("NO", 30) as never);
-    expect([yes.status, no.status]).toEqual(["filled", "filled"]);
+    // A position on each side is all it needs: the books the simulators draw may fill a part of an order.
+    expect([yes.filled_shares, no.filled_shares].every((n) => n > 0)).toBe(true);
     const [winnerBefore, loserBefore] = [await winner.client.account(), await loser.client.account()];
 
     await s.crossfill.store.decideEvent({ eventId: EVENT, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
