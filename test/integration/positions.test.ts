@@ -30,12 +30,12 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     expect(p!.avg_cost! - cost / shares).toBeLessThan(1e-6);
     // The books move: the mark is the sell side's best fee-adjusted bid read just before or just after.
     const bids = [before, after].map((r) => r.best_execution!.fee_adjusted_price);
+    // (Not below the cost of necessity: the simulators walk each venue's mid on its own, and with four
+    // venues one's bid sometimes meets or passes another's ask after fees.)
     expect(p!.mark_price! >= Math.min(...bids) - 0.02 && p!.mark_price! <= Math.max(...bids) + 0.02).toBe(true);
-    expect(p!.mark_price!).toBeLessThan(p!.avg_cost!);
     // The shares' value at the mark, rounded down to the micro-USDC as a sale's proceeds are, less their cost: exact.
     const value = (BigInt(micro(p!.mark_price!)) * BigInt(micro(shares))) / 1_000_000n;
     expect(micro(p!.unrealized_pnl_usdc!)).toBe(Number(value) - micro(cost));
-    expect(p!.unrealized_pnl_usdc!).toBeLessThan(0);
   });
 
   it("realizes a sell against the average cost and keeps the rest of the position at it; a position sold whole stays listed", async () => {
