@@ -128,9 +128,17 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   if (!fresh && !needs.idempotentReplay?.(req.rawBody)) throw new AppError("replayed_request");
 }
 
+/** When each record (the cached object a key's requests share) was last used, as a number: not parsed from its text on every request. */
+const usedAt = new WeakMap<ApiKeyRecord, number>();
+
 function touch(record: ApiKeyRecord, now: number, deps: AuthDeps): void {
-  if (record.lastUsedAt !== null && now - Date.parse(record.lastUsedAt) < TOUCH_INTERVAL_MS) return;
+  const last = usedAt.get(record) ?? (record.lastUsedAt === null ? undefined : Date.parse(record.lastUsedAt));
+  if (last !== undefined && now - last < TOUCH_INTERVAL_MS) {
+    usedAt.set(record, last);
+    return;
+  }
   // The cached record too, so that the next minute's requests do not write again.
+  usedAt.set(record, now);
   record.lastUsedAt = new Date(now).toISOString();
   deps.store.touchApiKey(record.apiKey, record.lastUsedAt).catch((err: unknown) => deps.onBackgroundError?.(err));
 }
