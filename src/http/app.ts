@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
@@ -17,6 +16,9 @@ import { withdrawalRoutes } from "./routes/withdrawals.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
+import { LazyLogger } from "./lazy-logger.ts";
+import { registerRateLimits } from "./rate-limit.ts";
+import { addressNetwork } from "../auth/ip.ts";
 import { SESSION_COOKIE, Sessions, sessionIdHash } from "./terminal/session.ts";
 
 declare module "fastify" {
@@ -59,7 +61,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   const idPrefix = `req_${randomBytes(9).toString("base64url")}`;
   let requests = 0;
   const app = Fastify({
-    ...(logger === false ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
+    ...(logger === false ? { logger: false } : { loggerInstance: new LazyLogger(logger as FastifyBaseLogger) as FastifyBaseLogger }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -116,24 +118,9 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
 
   await app.register(cookie);
   // Registered here, before every route, so that each route gets the limit unless it says otherwise
-  // (health and metrics are exempt; sign-in has a tighter limit of its own, by address).
-  await app.register(rateLimit, {
-    global: deps.rateLimit.perMinute > 0,
-    max: deps.rateLimit.perMinute,
-    timeWindow: 60_000,
-    // On arrival, before the body is read and the signature checked: a refused request costs little,
-    // and a signed one refused here has not spent its signature in the replay cache.
-    hook: "onRequest",
-    keyGenerator: limitKey,
-    // Shared by every instance on one Redis; without it, each process counts its own.
-    ...(deps.rateLimit.redis ? { redis: deps.rateLimit.redis, nameSpace: "ratelimit:" } : {}),
-    // A Redis that is down lets requests through unlimited rather than refusing them all.
-    skipOnError: true,
-    errorResponseBuilder: (_req, ctx) =>
-      new AppError("rate_limited", `Too many requests: try again in ${ctx.after}.`, { retry_after_seconds: Math.ceil(ctx.ttl / 1000) }, {
-        "retry-after": String(Math.ceil(ctx.ttl / 1000)),
-      }),
-  });
+  // (health and metrics are exempt; sign-in has a tighter limit of its own, by address). Shared by every
+  // instance on one Redis; without it, each process counts its own.
+  registerRateLimits(app, deps.rateLimit.perMinute > 0 ? { max: deps.rateLimit.perMinute, windowMs: 60_000, key: limitKey } : undefined, deps.rateLimit.redis);
   const sessions = new Sessions(deps.store, deps.terminal.clock);
 
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
@@ -214,7 +201,7 @@ function limitKey(req: FastifyRequest): string {
   if (typeof key === "string" && key !== "") return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
   const session = req.cookies[SESSION_COOKIE];
   if (session !== undefined) return `session:${sessionIdHash(session)}`;
-  return `ip:${normalizeIP(req.ip)}`;
+  return `ip:${addressNetwork(req.ip)}`;
 }
 
 function authRequest(req: FastifyRequest) {
