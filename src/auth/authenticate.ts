@@ -79,7 +79,8 @@ export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: Aut
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
   if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
-  const record = await deps.keys.record(keyHeader.value);
+  // A cached key is checked without a promise of its own: this runs on every authenticated request.
+  const record = deps.keys.cached(keyHeader.value) ?? (await deps.keys.record(keyHeader.value));
   if (record === undefined) throw new AppError("invalid_api_key");
   if (record.revokedAt !== null) throw new AppError("key_revoked");
   if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
