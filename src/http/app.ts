@@ -7,7 +7,6 @@ import type { Logger } from "pino";
 import { AppError } from "../domain/errors.ts";
 import type { AuthNeeds } from "../auth/authenticate.ts";
 import { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./schemas.ts";
-import cookie from "@fastify/cookie";
 import type { HttpDeps } from "./deps.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { marketRoutes } from "./routes/markets.ts";
@@ -19,7 +18,7 @@ import { parseJsonBody } from "./json-body.ts";
 import { LazyLogger } from "./lazy-logger.ts";
 import { registerRateLimits } from "./rate-limit.ts";
 import { addressNetwork } from "../auth/ip.ts";
-import { SESSION_COOKIE, Sessions, sessionIdHash } from "./terminal/session.ts";
+import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -116,7 +115,6 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     done();
   });
 
-  await app.register(cookie);
   // Registered here, before every route, so that each route gets the limit unless it says otherwise
   // (health and metrics are exempt; sign-in has a tighter limit of its own, by address). Shared by every
   // instance on one Redis; without it, each process counts its own.
@@ -129,7 +127,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preValidation", async (req) => {
     const auth = req.routeOptions.config.auth;
     if (auth) {
-      if (req.headers["x-api-key"] === undefined && req.cookies[SESSION_COOKIE] !== undefined) {
+      if (req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined) {
         const session = await sessions.require(req);
         if (auth.signed) sessions.checkCsrf(req, session);
         req.principal = { accountId: session.record.accountId };
@@ -199,7 +197,7 @@ function limitKey(req: FastifyRequest): string {
   const key = req.headers["x-api-key"];
   // Hashed when long: an arbitrary header is not made a Redis key as it is.
   if (typeof key === "string" && key !== "") return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
-  const session = req.cookies[SESSION_COOKIE];
+  const session = sessionCookie(req);
   if (session !== undefined) return `session:${sessionIdHash(session)}`;
   return `ip:${addressNetwork(req.ip)}`;
 }
