@@ -1,16 +1,19 @@
 // One command, `npm run bench`: crossfill's GET /v1/prices, GET /v1/markets and POST /v1/order on the
-// embedded default beside a bare node:http server measured in the same run with the same load (autocannon,
-// from this process; the servers under test are processes of their own), and the ratios.
+// embedded default beside a bare node:http server measured in the same run with the same load (autocannon:
+// the GETs from loader processes of their own, the signed POSTs from this process; the servers under test
+// are processes of their own), and the ratios.
 import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { load, signedPost, type LoadResult, type RequestSpec } from "./load.ts";
+import { load, loadApart, signedPost, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GET_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ORDER_CONNECTIONS = 16;
+/** Loader processes the GETs' connections are shared among. */
+const LOADERS = Number(process.env.BENCH_LOADERS ?? 1);
 const root = new URL("..", import.meta.url).pathname;
 
 interface Measured extends LoadResult {
@@ -18,10 +21,16 @@ interface Measured extends LoadResult {
   cpuMs: number;
 }
 
-/** Loads one server and measures the CPU its process used meanwhile. */
-async function measure(pid: number, url: string, next: () => RequestSpec, connections: number, seconds = SECONDS): Promise<Measured> {
-  const cpu = cpuSeconds(pid);
-  const r = await load(url, next, { connections, seconds });
+/**
+ * Loads one server and measures the CPU its process used meanwhile: with one fixed request from the loader
+ * processes, with a request built for each send (a signed POST) from this process.
+ */
+async function measure(pid: number, url: string, next: (() => RequestSpec) | RequestSpec, connections: number, seconds = SECONDS): Promise<Measured> {
+  let cpu = cpuSeconds(pid);
+  const r =
+    typeof next === "function"
+      ? await load(url, next, { connections, seconds })
+      : await loadApart(url, next, { connections, seconds, processes: LOADERS, onStart: () => (cpu = cpuSeconds(pid)) });
   return { ...r, cpuMs: ((cpuSeconds(pid) - cpu) * 1000) / Math.max(1, r.requests) };
 }
 
@@ -35,6 +44,7 @@ function row(name: string, r: Measured, base: Measured): string {
     (r.p99Ms / base.p99Ms).toFixed(2).padStart(9),
     r.cpuMs.toFixed(3).padStart(11),
     (r.cpuMs / base.cpuMs).toFixed(1).padStart(9),
+    r.loaderCores.toFixed(2).padStart(8),
     `${r.errors}/${r.requests}`.padStart(12),
   ].join(" ");
 }
@@ -86,10 +96,10 @@ async function main(): Promise<void> {
     children.push(baseline);
     const bare = `http://127.0.0.1:${basePort}`;
 
-    const get = (path: string, headers: Record<string, string> = {}) => () => ({ method: "GET", path, headers });
+    const get = (path: string, headers: Record<string, string> = {}): RequestSpec => ({ method: "GET", path, headers });
     // Warm-up (JIT, caches, connections), not counted.
-    await load(bare, get(prices), { connections: GET_CONNECTIONS, seconds: 2 });
-    await load(crossfill, get(prices, read), { connections: GET_CONNECTIONS, seconds: 2 });
+    await loadApart(bare, get(prices), { connections: GET_CONNECTIONS, seconds: 2, processes: LOADERS });
+    await loadApart(crossfill, get(prices, read), { connections: GET_CONNECTIONS, seconds: 2, processes: LOADERS });
 
     const getBase = await measure(baseline.pid!, bare, get(prices), GET_CONNECTIONS);
     const getPrices = await measure(server.pid!, crossfill, get(prices, read), GET_CONNECTIONS);
@@ -111,10 +121,12 @@ async function main(): Promise<void> {
     const metrics = await (await fetch(`${crossfill}/metrics`)).text();
     const own = (q: string) => (quantile(metrics, "crossfill_order_own_seconds", q) * 1000).toFixed(2);
 
-    console.log(`\ncrossfill bench — autocannon, ${SECONDS}s per run, loopback, ${process.platform} ${process.arch}, node ${process.version}`);
+    console.log(
+      `\ncrossfill bench — autocannon (GETs from ${LOADERS} loader process${LOADERS === 1 ? "" : "es"}), ${SECONDS}s per run, loopback, ${process.platform} ${process.arch}, ${cpus().length} cores, node ${process.version}`,
+    );
     console.log(`idle server: ${(idle * 100).toFixed(1)} % of a core`);
     console.log(
-      ["".padEnd(30), "req/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "rps ratio".padStart(9), "p99 ratio".padStart(9), "CPU ms/req".padStart(11), "CPU ratio".padStart(9), "errors".padStart(12)].join(" "),
+      ["".padEnd(30), "req/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "rps ratio".padStart(9), "p99 ratio".padStart(9), "CPU ms/req".padStart(11), "CPU ratio".padStart(9), "loader".padStart(8), "errors".padStart(12)].join(" "),
     );
     console.log(row(`node:http GET prices (c=${GET_CONNECTIONS})`, getBase, getBase));
     console.log(row(`GET /v1/prices/{id} (c=${GET_CONNECTIONS})`, getPrices, getBase));

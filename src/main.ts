@@ -13,7 +13,7 @@ import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory, topUp } from "./accounts/service.ts";
 import { accountOrders, orderMoves, positionBooks, positionMark, positionViews, redemptionMoves } from "./accounts/positions.ts";
-import { authenticate } from "./auth/authenticate.ts";
+import { authenticate, type AuthDeps } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
@@ -210,11 +210,12 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const accounts = new AccountDirectory(store, vault, config.faucet, clock);
   const asset = (tokenId: string) => sotAssetId(chain.chainId, chain.contracts.sot, BigInt(tokenId));
 
+  // Made once: every request authenticates with them.
+  const authDeps: AuthDeps = { store, replay, keys, clock, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") };
   const deps: HttpDeps = {
     version: VERSION,
     trustProxy: config.trustProxy,
-    authenticate: (req, needs) =>
-      authenticate(req, needs, { store, replay, keys, clock, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") }),
+    authenticate: (req, needs) => authenticate(req, needs, authDeps),
     store,
     orders,
     withdrawals,

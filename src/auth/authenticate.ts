@@ -79,7 +79,8 @@ export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: Aut
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
   if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
-  const record = await deps.keys.record(keyHeader.value);
+  // A cached key is checked without a promise of its own: this runs on every authenticated request.
+  const record = deps.keys.cached(keyHeader.value) ?? (await deps.keys.record(keyHeader.value));
   if (record === undefined) throw new AppError("invalid_api_key");
   if (record.revokedAt !== null) throw new AppError("key_revoked");
   if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
@@ -128,9 +129,17 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   if (!fresh && !needs.idempotentReplay?.(req.rawBody)) throw new AppError("replayed_request");
 }
 
+/** When each record (the cached object a key's requests share) was last used, as a number: not parsed from its text on every request. */
+const usedAt = new WeakMap<ApiKeyRecord, number>();
+
 function touch(record: ApiKeyRecord, now: number, deps: AuthDeps): void {
-  if (record.lastUsedAt !== null && now - Date.parse(record.lastUsedAt) < TOUCH_INTERVAL_MS) return;
+  const last = usedAt.get(record) ?? (record.lastUsedAt === null ? undefined : Date.parse(record.lastUsedAt));
+  if (last !== undefined && now - last < TOUCH_INTERVAL_MS) {
+    usedAt.set(record, last);
+    return;
+  }
   // The cached record too, so that the next minute's requests do not write again.
+  usedAt.set(record, now);
   record.lastUsedAt = new Date(now).toISOString();
   deps.store.touchApiKey(record.apiKey, record.lastUsedAt).catch((err: unknown) => deps.onBackgroundError?.(err));
 }

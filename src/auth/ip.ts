@@ -62,3 +62,22 @@ export function ipAllowed(allowlist: readonly string[] | null, ip: string): bool
   }
   return list.check(address, type);
 }
+
+/**
+ * The network a rate limit counts an address by: an IPv4 address (or one mapped into IPv6) itself, an
+ * IPv6 address by its /64, which one host usually holds whole (it could otherwise take a fresh budget
+ * with each of its addresses). Written canonically, so that every spelling of it counts as one.
+ */
+export function addressNetwork(ip: string): string {
+  const address = unmap(ip.split("%")[0]!).toLowerCase();
+  if (isIP(address) !== 6) return address;
+  const [head = "", tail] = address.split("::");
+  const groups = (part: string) => (part === "" ? [] : part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g])));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const all = [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(":")}::/64`;
+}

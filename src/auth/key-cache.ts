@@ -18,6 +18,12 @@ export class KeyCache {
     private readonly capacity = 10_000,
   ) {}
 
+  /** The key's record if it is cached and current: no promise, no database. */
+  cached(apiKey: string): ApiKeyRecord | undefined {
+    this.current();
+    return this.entries.get(apiKey)?.record;
+  }
+
   async record(apiKey: string): Promise<ApiKeyRecord | undefined> {
     const version = this.current();
     const hit = this.entries.get(apiKey);

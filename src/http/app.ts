@@ -1,14 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
-import rateLimit, { normalizeIP } from "@fastify/rate-limit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import { AppError } from "../domain/errors.ts";
 import type { AuthNeeds } from "../auth/authenticate.ts";
 import { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./schemas.ts";
-import cookie from "@fastify/cookie";
 import type { HttpDeps } from "./deps.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { marketRoutes } from "./routes/markets.ts";
@@ -17,7 +15,10 @@ import { withdrawalRoutes } from "./routes/withdrawals.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
-import { SESSION_COOKIE, Sessions, sessionIdHash } from "./terminal/session.ts";
+import { LazyLogger } from "./lazy-logger.ts";
+import { registerRateLimits } from "./rate-limit.ts";
+import { addressNetwork } from "../auth/ip.ts";
+import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -59,7 +60,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   const idPrefix = `req_${randomBytes(9).toString("base64url")}`;
   let requests = 0;
   const app = Fastify({
-    ...(logger === false ? { logger: false } : { loggerInstance: logger as FastifyBaseLogger }),
+    ...(logger === false ? { logger: false } : { loggerInstance: new LazyLogger(logger as FastifyBaseLogger) as FastifyBaseLogger }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -114,26 +115,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     done();
   });
 
-  await app.register(cookie);
   // Registered here, before every route, so that each route gets the limit unless it says otherwise
-  // (health and metrics are exempt; sign-in has a tighter limit of its own, by address).
-  await app.register(rateLimit, {
-    global: deps.rateLimit.perMinute > 0,
-    max: deps.rateLimit.perMinute,
-    timeWindow: 60_000,
-    // On arrival, before the body is read and the signature checked: a refused request costs little,
-    // and a signed one refused here has not spent its signature in the replay cache.
-    hook: "onRequest",
-    keyGenerator: limitKey,
-    // Shared by every instance on one Redis; without it, each process counts its own.
-    ...(deps.rateLimit.redis ? { redis: deps.rateLimit.redis, nameSpace: "ratelimit:" } : {}),
-    // A Redis that is down lets requests through unlimited rather than refusing them all.
-    skipOnError: true,
-    errorResponseBuilder: (_req, ctx) =>
-      new AppError("rate_limited", `Too many requests: try again in ${ctx.after}.`, { retry_after_seconds: Math.ceil(ctx.ttl / 1000) }, {
-        "retry-after": String(Math.ceil(ctx.ttl / 1000)),
-      }),
-  });
+  // (health and metrics are exempt; sign-in has a tighter limit of its own, by address). Shared by every
+  // instance on one Redis; without it, each process counts its own.
+  registerRateLimits(app, deps.rateLimit.perMinute > 0 ? { max: deps.rateLimit.perMinute, windowMs: 60_000, key: limitKey } : undefined, deps.rateLimit.redis);
   const sessions = new Sessions(deps.store, deps.terminal.clock);
 
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
@@ -142,7 +127,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preValidation", async (req) => {
     const auth = req.routeOptions.config.auth;
     if (auth) {
-      if (req.headers["x-api-key"] === undefined && req.cookies[SESSION_COOKIE] !== undefined) {
+      if (req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined) {
         const session = await sessions.require(req);
         if (auth.signed) sessions.checkCsrf(req, session);
         req.principal = { accountId: session.record.accountId };
@@ -212,9 +197,9 @@ function limitKey(req: FastifyRequest): string {
   const key = req.headers["x-api-key"];
   // Hashed when long: an arbitrary header is not made a Redis key as it is.
   if (typeof key === "string" && key !== "") return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
-  const session = req.cookies[SESSION_COOKIE];
+  const session = sessionCookie(req);
   if (session !== undefined) return `session:${sessionIdHash(session)}`;
-  return `ip:${normalizeIP(req.ip)}`;
+  return `ip:${addressNetwork(req.ip)}`;
 }
 
 function authRequest(req: FastifyRequest) {

@@ -41,18 +41,35 @@ describe("PriceBoard", () => {
   });
 
   it("keeps a page until any book ticks, and after it while the page built again is equal", () => {
-    const { venues, board } = setup();
+    const { clock, venues, board } = setup();
     let built = 0;
     const page = () => board.memo("page", () => ({ n: ++built }));
     const first = page();
     expect(page()).toBe(first);
+    clock.ms += 100;
     venues[0]!.tick();
     expect(page()).toEqual({ n: 2 });
 
     const same = () => board.memo("same", () => ({ best_bid: 0.5 }));
     const kept = same();
+    clock.ms += 100;
     venues[0]!.tick();
     expect(same()).toBe(kept);
+    board.stop();
+  });
+
+  it("builds a page again at most every 100 ms, however often the books tick", () => {
+    const { clock, venues, board } = setup();
+    let built = 0;
+    const page = () => board.memo("page", () => ({ n: ++built }));
+    page();
+    for (let ms = 0; ms < 1000; ms += 10) {
+      for (const v of venues) v.tick();
+      page();
+      clock.ms += 10;
+    }
+    // At 0, 100, …, 900 ms: ten in the second.
+    expect(built).toBe(10);
     board.stop();
   });
 });

@@ -9,6 +9,13 @@ import { freshBooks, mergeBooks, type OrderSide, type PriceRecord } from "./merg
  * tick: this bounds how late a record tells of it.
  */
 const RECHECK_MS = 250;
+/**
+ * A page is built again at most this often, however often books tick. The venues' streams bring on the
+ * order of a thousand book updates a second, in bursts; a page of fifty events built after each one it
+ * sees cost a few milliseconds each time, tens of times a second under load. Its best bids and asks are
+ * then at most this late; an event's own record (GET /v1/prices) still follows every tick.
+ */
+const PAGE_MS = 100;
 /** Pages kept at most: queries are the clients' to choose. */
 const MEMOS = 1_000;
 
@@ -16,6 +23,10 @@ interface Kept<T> {
   version: number;
   until: number;
   value: T;
+}
+
+interface KeptPage<T> extends Kept<T> {
+  builtAt: number;
 }
 
 /**
@@ -30,7 +41,7 @@ export class PriceBoard {
   private readonly versions = new Map<string, number>();
   private readonly eventsOf = new Map<string, string[]>();
   private readonly records = new Map<string, Kept<PriceRecord>>();
-  private readonly memos = new Map<string, Kept<unknown>>();
+  private readonly memos = new Map<string, KeptPage<unknown>>();
   private readonly unsubscribe: Unsubscribe[];
 
   constructor(
@@ -67,18 +78,19 @@ export class PriceBoard {
   }
 
   /**
-   * `build()`'s value (a page of many events' records), kept until any book ticks, or for RECHECK_MS at
-   * most; then built again, but the kept object is still served if the new one is equal to it (a tick
-   * deep in a book leaves a page of best bids and asks as it was, and its bytes with it).
+   * `build()`'s value (a page of many events' records), kept until any book ticks (and it is PAGE_MS
+   * old), or for RECHECK_MS at most; then built again, but the kept object is still served if the new one
+   * is equal to it (a tick deep in a book leaves a page of best bids and asks as it was, and its bytes
+   * with it).
    */
   memo<T>(key: string, build: () => T): T {
     const now = this.clock.now();
-    const kept = this.memos.get(key) as Kept<T> | undefined;
-    if (kept !== undefined && kept.version === this.ticks && now < kept.until) return kept.value;
+    const kept = this.memos.get(key) as KeptPage<T> | undefined;
+    if (kept !== undefined && now < kept.until && (kept.version === this.ticks || now < kept.builtAt + PAGE_MS)) return kept.value;
     const built = build();
     const value = kept !== undefined && isDeepStrictEqual(built, kept.value) ? kept.value : built;
     this.memos.delete(key);
-    this.memos.set(key, { version: this.ticks, until: now + RECHECK_MS, value });
+    this.memos.set(key, { version: this.ticks, builtAt: now, until: now + RECHECK_MS, value });
     if (this.memos.size > MEMOS) this.memos.delete(this.memos.keys().next().value!);
     return value;
   }

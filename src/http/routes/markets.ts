@@ -37,10 +37,11 @@ export const marketRoutes =
     // deps answers the same object until the books tick (PriceBoard), so its bytes are made once: as a
     // Buffer, or every answer would encode the text to UTF-8 again.
     const bytes = new WeakMap<object, Buffer>();
-    const send = (reply: FastifyReply, value: object) => {
+    // Not async, nor are the handlers: a promise per request for an answer that is at hand was measurable.
+    const send = (reply: FastifyReply, value: object): void => {
       let body = bytes.get(value);
       if (body === undefined) bytes.set(value, (body = Buffer.from(reply.serialize(value) as string)));
-      return reply.type("application/json; charset=utf-8").send(body);
+      reply.type("application/json; charset=utf-8").send(body);
     };
     app.get<{ Querystring: Static<typeof MarketsQuery> }>(
       "/v1/markets",
@@ -54,9 +55,9 @@ export const marketRoutes =
           response: { 200: Page("Market") },
         },
       },
-      async (req, reply) => {
+      (req, reply) => {
         const { status, venue, q, limit, cursor } = req.query;
-        return send(reply, deps.markets({ status: status as MarketStatus | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null }));
+        send(reply, deps.markets({ status: status as MarketStatus | undefined, venue, q, limit: limit ?? 50, cursor: cursor ?? null }));
       },
     );
 
@@ -73,7 +74,8 @@ export const marketRoutes =
           response: { 200: { $ref: "PriceRecord#" } },
         },
       },
-      async (req, reply) =>
-        send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20, (req.query.side ?? "buy") as "buy" | "sell")),
+      (req, reply) => {
+        send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20, (req.query.side ?? "buy") as "buy" | "sell"));
+      },
     );
   };

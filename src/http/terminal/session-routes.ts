@@ -1,5 +1,4 @@
-import { normalizeIP } from "@fastify/rate-limit";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Static } from "@sinclair/typebox";
 import { findOrCreateAccount, isEmail } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
@@ -8,13 +7,15 @@ import type { HttpDeps } from "../deps.ts";
 import { DECOY_HASH, hashPassword, verifyPassword } from "../../accounts/password.ts";
 import { Credentials, SessionInfo } from "./schemas.ts";
 import type { ActiveSession, Sessions } from "./session.ts";
+import type { RateLimit } from "../rate-limit.ts";
+import { addressNetwork } from "../../auth/ip.ts";
 
 const errors = { 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" } };
 /**
  * Guesses per address per window; a person mistyping stays far below it, a password sprayer does not.
  * By address whatever the request carries: an API key header of its own choosing must not buy a fresh budget.
  */
-export const SIGN_IN_LIMIT = { max: 10, timeWindow: 60_000, keyGenerator: (req: FastifyRequest) => `ip:${normalizeIP(req.ip)}` };
+export const SIGN_IN_LIMIT: RateLimit = { max: 10, windowMs: 60_000, key: (req) => `ip:${addressNetwork(req.ip)}` };
 
 /** Sign up, sign in, the current session, sign out. */
 export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sessions: Sessions): void {

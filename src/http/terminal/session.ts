@@ -47,13 +47,13 @@ export class Sessions {
     // Expired rows would otherwise only pile up; sign-in is rare enough to carry the sweep.
     await this.store.purgeSessions(record.createdAt);
     await this.store.insertSession(record);
-    reply.setCookie(SESSION_COOKIE, id, { ...cookieOptions(req), maxAge: SESSION_TTL_MS / 1000 });
+    reply.header("set-cookie", sessionCookieHeader(req, id, SESSION_TTL_MS / 1000));
     return { record, csrfToken: csrfToken(id) };
   }
 
   /** The live session of the request's cookie, or not_signed_in. */
   async require(req: FastifyRequest): Promise<ActiveSession> {
-    const id = req.cookies[SESSION_COOKIE];
+    const id = sessionCookie(req);
     if (id === undefined || !SESSION_ID.test(id)) throw new AppError("not_signed_in");
     const record = await this.store.session(sessionIdHash(id), new Date(this.clock.now()).toISOString());
     if (record === undefined) throw new AppError("not_signed_in");
@@ -68,14 +68,30 @@ export class Sessions {
 
   async close(reply: FastifyReply, req: FastifyRequest, session: ActiveSession): Promise<void> {
     await this.store.deleteSession(session.record.idHash);
-    reply.clearCookie(SESSION_COOKIE, cookieOptions(req));
+    reply.header("set-cookie", sessionCookieHeader(req, "", 0));
   }
 }
 
-function cookieOptions(req: FastifyRequest) {
+/**
+ * The session cookie the request sent, if any. The one cookie the service reads, taken from the Cookie
+ * header where a request has one, not parsed into a map on every request by a hook.
+ */
+export function sessionCookie(req: FastifyRequest): string | undefined {
+  const header = req.headers.cookie;
+  if (header === undefined) return undefined;
+  for (const pair of header.split(";")) {
+    const eq = pair.indexOf("=");
+    if (eq !== -1 && pair.slice(0, eq).trim() === SESSION_COOKIE) return pair.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** Sets the session cookie to `id` for `maxAgeSeconds`, or (with 0) clears it. */
+function sessionCookieHeader(req: FastifyRequest, id: string, maxAgeSeconds: number): string {
   // Secure only over TLS (directly, or behind a proxy when TRUST_PROXY is set): a Secure cookie sent
   // over plain http://127.0.0.1 would never come back, and the embedded default serves plain HTTP.
-  return { path: "/", httpOnly: true, sameSite: "strict" as const, secure: req.protocol === "https" };
+  const attributes = [`Max-Age=${maxAgeSeconds}`, ...(maxAgeSeconds === 0 ? ["Expires=Thu, 01 Jan 1970 00:00:00 GMT"] : []), "Path=/", "HttpOnly", ...(req.protocol === "https" ? ["Secure"] : []), "SameSite=Strict"];
+  return [`${SESSION_COOKIE}=${id}`, ...attributes].join("; ");
 }
 
 function sameString(a: string, b: string): boolean {

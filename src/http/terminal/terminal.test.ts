@@ -173,6 +173,9 @@ describe("sessions", () => {
     const cookie = `${SESSION_COOKIE}=${ok.cookies[0]!.value}`;
     const me = await app.inject({ method: "GET", url: "/v1/session", headers: { cookie } });
     expect(me.json()).toMatchObject({ email: "ada@example.com", csrf_token: ok.json().csrf_token });
+    // Among the other cookies a browser keeps for the host.
+    const among = await app.inject({ method: "GET", url: "/v1/session", headers: { cookie: `theme=dark;${cookie} ; lang=en` } });
+    expect(among.json()).toMatchObject({ email: "ada@example.com" });
   });
 
   it("answers not_signed_in without a live session", async () => {
@@ -200,6 +203,8 @@ describe("sessions", () => {
     expect(forged.json().error.code).toBe("csrf_failed");
     const out = await app.inject({ method: "DELETE", url: "/v1/session", headers: { cookie, "x-csrf-token": csrf } });
     expect(out.statusCode).toBe(204);
+    // The browser is told to drop the cookie.
+    expect(out.cookies).toEqual([expect.objectContaining({ name: SESSION_COOKIE, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: "Strict" })]);
     expect((await app.inject({ method: "GET", url: "/v1/session", headers: { cookie } })).statusCode).toBe(401);
   });
 });

@@ -229,10 +229,13 @@ export class PolymarketVenue implements Venue {
     const token = this.markets_.get(venueMarketId)?.market.outcomeIds[outcome];
     const held = token === undefined ? undefined : this.books.get(token);
     if (!held) return undefined;
-    // a book on the live connection is current as of the last frame heard, changed or not
+    return { venue: this.id, venueMarketId, outcome, bids: copyLevels(held.bids), asks: copyLevels(held.asks), updatedAt: this.currentAt(held) };
+  }
+
+  /** When a held book was last known current: a book on the live connection is, as of the last frame heard, changed or not. */
+  private currentAt(held: HeldBook): number {
     const live = this.stream.state === "open" && held.connection === this.stream.connections;
-    const updatedAt = live ? Math.max(held.receivedAt, this.stream.lastHeardAt ?? 0) : held.receivedAt;
-    return { venue: this.id, venueMarketId, outcome, bids: copyLevels(held.bids), asks: copyLevels(held.asks), updatedAt };
+    return live ? Math.max(held.receivedAt, this.stream.lastHeardAt ?? 0) : held.receivedAt;
   }
 
   onBook(listener: (u: BookUpdate) => void): Unsubscribe {
@@ -342,8 +345,10 @@ export class PolymarketVenue implements Venue {
     let oldest: number | undefined;
     for (const m of this.markets_.values()) {
       if (m.market.status !== "open") continue;
+      // The held books' times, not book()'s copies of them: freshBooks asks every listing's venue for its health.
       for (const outcome of ["YES", "NO"] as const) {
-        const at = this.book(m.market.venueMarketId, outcome)?.updatedAt;
+        const held = this.books.get(m.market.outcomeIds[outcome]);
+        const at = held === undefined ? undefined : this.currentAt(held);
         if (at !== undefined && (oldest === undefined || at < oldest)) oldest = at;
       }
     }

@@ -1,0 +1,46 @@
+import { Counter, Histogram, Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { Metrics } from "./metrics.ts";
+
+const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The lines of one metric family in a scrape. */
+function family(body: string, name: string): string[] {
+  return body.split("\n").filter((l) => [`# HELP ${name} `, `# TYPE ${name} `, `${name}{`, `${name}_`].some((start) => l.startsWith(start)));
+}
+
+describe("Metrics: the HTTP request series", () => {
+  it("render as prom-client's own Counter and Histogram would render the same answers", async () => {
+    const answers: [string, string, number, number][] = [
+      ["GET", "/v1/prices/:event_id", 200, 0.0004],
+      ["GET", "/v1/prices/:event_id", 200, 0.005],
+      ["GET", "/v1/prices/:event_id", 404, 0.002],
+      ["POST", "/v1/order", 200, 0.3],
+      ["GET", "(unmatched)", 404, 45],
+      ["GET", "/v1/prices/:event_id", 200, 0.01],
+    ];
+    const metrics = new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 });
+    const registry = new Registry();
+    const labelNames = ["method", "route", "status_code"] as const;
+    const total = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by route template and status", labelNames, registers: [registry] });
+    const seconds = new Histogram({
+      name: "http_request_duration_seconds",
+      help: "Time from a request's arrival to its answer, by route template and status",
+      labelNames,
+      buckets: SECONDS,
+      registers: [registry],
+    });
+    for (const [method, route, status, s] of answers) {
+      metrics.request(method, route, status, s);
+      const labels = { method, route, status_code: String(status) };
+      total.inc(labels);
+      seconds.observe(labels, s);
+    }
+    const ours = (await metrics.scrape()).body;
+    const theirs = await registry.metrics();
+    for (const name of ["http_requests_total", "http_request_duration_seconds"]) {
+      expect(family(ours, name).sort()).toEqual(family(theirs, name).sort());
+    }
+    expect(family(ours, "http_requests_total")).toContain('http_requests_total{method="GET",route="/v1/prices/:event_id",status_code="200"} 3');
+  });
+});
