@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import { sign } from "../src/auth/hmac.ts";
 
@@ -22,7 +23,7 @@ export interface RequestSpec {
 }
 
 /** What one loader saw: every answer's latency, not yet summarised, so that several loaders' can be merged. */
-interface Loaded {
+export interface Loaded {
   latencies: number[];
   errors: number;
   statuses: Record<string, number>;
@@ -57,22 +58,6 @@ export async function load(baseUrl: string | readonly string[], next: () => Requ
   return summarise([await run(baseUrl, next, opts)]);
 }
 
-/**
- * The same load of one fixed request, from `processes` loader processes of their own (bench/loader.ts),
- * the connections shared among them: the loader's CPU is then apart from the bench's process, and a
- * request built once is sent as it is (autocannon builds a request from `next()` again for every send,
- * which cost the loader as much CPU as a bare server spends answering).
- */
-export async function loadApart(baseUrl: string, request: RequestSpec, opts: LoadOptions & { processes: number; onStart?: () => void }): Promise<LoadResult> {
-  const shares = Array.from({ length: opts.processes }, (_, i) => Math.floor(opts.connections / opts.processes) + (i < opts.connections % opts.processes ? 1 : 0));
-  const loaders = shares.filter((c) => c > 0).map((connections) => startLoader({ baseUrl, request, connections, seconds: opts.seconds }));
-  // All started (node and tsx loaded) before any loads, so that the load's window holds nothing else.
-  await Promise.all(loaders.map((l) => l.ready));
-  opts.onStart?.();
-  for (const l of loaders) l.go();
-  return summarise(await Promise.all(loaders.map((l) => l.done)));
-}
-
 export interface LoaderJob {
   baseUrl: string;
   request: RequestSpec;
@@ -80,21 +65,50 @@ export interface LoaderJob {
   seconds: number;
 }
 
-/** A bench/loader.ts process: it says `ready` on stdout, loads when told `go` on stdin, then writes what it saw. */
-function startLoader(job: LoaderJob): { ready: Promise<void>; go: () => void; done: Promise<Loaded> } {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL("./loader.ts", import.meta.url).pathname, JSON.stringify(job)], { stdio: ["pipe", "pipe", "inherit"] });
-  const out: Buffer[] = [];
-  let ready!: () => void;
-  const isReady = new Promise<void>((resolve) => (ready = resolve));
-  child.stdout.on("data", (b: Buffer) => {
-    out.push(b);
-    if (Buffer.concat(out).toString().startsWith("ready\n")) ready();
-  });
-  const done = new Promise<Loaded>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(Buffer.concat(out).toString().slice("ready\n".length)) as Loaded) : reject(new Error(`bench/loader.ts exited with ${code}`))));
-  });
-  return { ready: Promise.race([isReady, done.then(() => undefined)]), go: () => child.stdin.end("go\n"), done };
+/**
+ * Loader processes of their own (bench/loader.ts), kept for the whole bench, each sending one fixed
+ * request: the loader's CPU is apart from the bench's process, and a request built once is sent as it is
+ * (autocannon builds a request from `next()` again for every send, which cost the loader as much CPU as a
+ * bare server spends answering).
+ */
+export class Loaders {
+  private constructor(private readonly processes: { child: ChildProcess; lines: AsyncIterator<string> }[]) {}
+
+  static async start(processes: number): Promise<Loaders> {
+    const started = Array.from({ length: processes }, () => {
+      const child = spawn(process.execPath, ["--import", "tsx", new URL("./loader.ts", import.meta.url).pathname], { stdio: ["pipe", "pipe", "inherit"] });
+      return { child, lines: createInterface({ input: child.stdout! })[Symbol.asyncIterator]() };
+    });
+    // Each says it is ready once node and tsx are loaded, so that no load's window holds a start-up.
+    for (const p of started) if ((await p.lines.next()).value !== "ready") throw new Error("bench/loader.ts did not start");
+    return new Loaders(started);
+  }
+
+  /** One window of load, the connections shared among the processes; `onStart` just before they are told to go. */
+  async load(baseUrl: string, request: RequestSpec, opts: LoadOptions & { onStart?: () => void }): Promise<Loaded> {
+    const n = this.processes.length;
+    const shares = this.processes.map((p, i) => ({ p, connections: Math.floor(opts.connections / n) + (i < opts.connections % n ? 1 : 0) })).filter((s) => s.connections > 0);
+    opts.onStart?.();
+    for (const { p, connections } of shares) p.child.stdin!.write(JSON.stringify({ baseUrl, request, connections, seconds: opts.seconds } satisfies LoaderJob) + "\n");
+    return merge(await Promise.all(shares.map(async ({ p }) => JSON.parse((await p.lines.next()).value as string) as Loaded)));
+  }
+
+  stop(): void {
+    for (const p of this.processes) p.child.stdin!.end();
+  }
+}
+
+/** The parts of one window, run side by side. */
+function merge(parts: readonly Loaded[]): Loaded {
+  const statuses: Record<string, number> = {};
+  for (const p of parts) for (const [status, count] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+  return {
+    latencies: parts.flatMap((p) => p.latencies),
+    errors: parts.reduce((n, p) => n + p.errors, 0),
+    statuses,
+    seconds: Math.max(...parts.map((p) => p.seconds)),
+    cpuSeconds: parts.reduce((n, p) => n + p.cpuSeconds, 0),
+  };
 }
 
 /** Runs autocannon in this process: `next` builds each request, a fixed request is built once. */
@@ -129,20 +143,20 @@ export async function run(baseUrl: string | readonly string[], next: (() => Requ
   return { latencies, errors, statuses, seconds, cpuSeconds: (used.user + used.system) / 1e6 };
 }
 
-function summarise(parts: readonly Loaded[]): LoadResult {
-  const latencies = parts.flatMap((p) => p.latencies).sort((a, b) => a - b);
-  const seconds = Math.max(...parts.map((p) => p.seconds));
-  const statuses: Record<string, number> = {};
-  for (const p of parts) for (const [status, count] of Object.entries(p.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+/** What windows of load, one after the other, saw together. */
+export function summarise(windows: readonly Loaded[]): LoadResult {
+  const all = merge(windows);
+  const latencies = all.latencies.sort((a, b) => a - b);
+  const seconds = windows.reduce((n, w) => n + w.seconds, 0);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
   return {
     requests: latencies.length,
-    errors: parts.reduce((n, p) => n + p.errors, 0),
-    statuses,
+    errors: all.errors,
+    statuses: all.statuses,
     seconds,
     rps: latencies.length / seconds,
     p50Ms: pct(0.5),
     p99Ms: pct(0.99),
-    loaderCores: parts.reduce((s, p) => s + p.cpuSeconds, 0) / seconds,
+    loaderCores: all.cpuSeconds / seconds,
   };
 }

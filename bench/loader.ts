@@ -1,11 +1,11 @@
-// A loader process of its own (bench/load.ts loadApart): says `ready` on stdout, and when told `go` on stdin
-// loads one URL with one fixed request for the job given as its argument, then writes what it saw, every
-// latency included, as JSON on stdout.
-import { once } from "node:events";
+// A loader process of its own (bench/load.ts Loaders): says `ready`, then for each job (a line of JSON on
+// stdin) loads one URL with one fixed request and answers what it saw, every latency included, as a line
+// of JSON on stdout; ends with stdin.
+import { createInterface } from "node:readline";
 import { run, type LoaderJob } from "./load.ts";
 
-const job = JSON.parse(process.argv[2]!) as LoaderJob;
 process.stdout.write("ready\n");
-process.stdin.resume();
-await once(process.stdin, "end");
-process.stdout.write(JSON.stringify(await run(job.baseUrl, job.request, { connections: job.connections, seconds: job.seconds })));
+for await (const line of createInterface({ input: process.stdin })) {
+  const job = JSON.parse(line) as LoaderJob;
+  process.stdout.write(JSON.stringify(await run(job.baseUrl, job.request, { connections: job.connections, seconds: job.seconds })) + "\n");
+}

@@ -1,12 +1,12 @@
 // One command, `npm run bench`: crossfill's GET /v1/prices, GET /v1/markets and POST /v1/order on the
 // embedded default beside a bare node:http server measured in the same run with the same load (autocannon:
-// the GETs from loader processes of their own, the signed POSTs from this process; the servers under test
-// are processes of their own), and the ratios.
+// the GETs from loader processes of their own, in turns with the baseline; the signed POSTs from this
+// process; the servers under test are processes of their own), and the ratios.
 import { execFileSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { load, loadApart, signedPost, type LoadResult, type RequestSpec } from "./load.ts";
+import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, freePort, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -14,6 +14,8 @@ const GET_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ORDER_CONNECTIONS = 16;
 /** Loader processes the GETs' connections are shared among. */
 const LOADERS = Number(process.env.BENCH_LOADERS ?? 1);
+/** Turns a GET's baseline and service each get, of SECONDS / TURNS each. */
+const TURNS = Number(process.env.BENCH_TURNS ?? 5);
 const root = new URL("..", import.meta.url).pathname;
 
 interface Measured extends LoadResult {
@@ -21,17 +23,38 @@ interface Measured extends LoadResult {
   cpuMs: number;
 }
 
-/**
- * Loads one server and measures the CPU its process used meanwhile: with one fixed request from the loader
- * processes, with a request built for each send (a signed POST) from this process.
- */
-async function measure(pid: number, url: string, next: (() => RequestSpec) | RequestSpec, connections: number, seconds = SECONDS): Promise<Measured> {
-  let cpu = cpuSeconds(pid);
-  const r =
-    typeof next === "function"
-      ? await load(url, next, { connections, seconds })
-      : await loadApart(url, next, { connections, seconds, processes: LOADERS, onStart: () => (cpu = cpuSeconds(pid)) });
+/** Loads one server and measures the CPU its process used meanwhile. */
+async function measure(pid: number, url: string, next: () => RequestSpec, connections: number, seconds = SECONDS): Promise<Measured> {
+  const cpu = cpuSeconds(pid);
+  const r = await load(url, next, { connections, seconds });
   return { ...r, cpuMs: ((cpuSeconds(pid) - cpu) * 1000) / Math.max(1, r.requests) };
+}
+
+interface Target {
+  pid: number;
+  url: string;
+  request: RequestSpec;
+}
+
+/**
+ * The baseline and the service loaded in turns (TURNS windows each, alternating), from the loader
+ * processes, with the CPU each server's process used in its own windows: whatever else the machine runs
+ * meanwhile falls on both alike, rather than on whichever ran while it did.
+ */
+async function measurePair(loaders: Loaders, base: Target, service: Target): Promise<[Measured, Measured]> {
+  const seen = [base, service].map(() => ({ windows: [] as Loaded[], cpu: 0 }));
+  for (let turn = 0; turn < TURNS; turn++) {
+    for (const [i, t] of [base, service].entries()) {
+      let from = 0;
+      seen[i]!.windows.push(await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: SECONDS / TURNS, onStart: () => (from = cpuSeconds(t.pid)) }));
+      seen[i]!.cpu += cpuSeconds(t.pid) - from;
+    }
+  }
+  const [b, s] = seen.map(({ windows, cpu }) => {
+    const r = summarise(windows);
+    return { ...r, cpuMs: (cpu * 1000) / Math.max(1, r.requests) };
+  });
+  return [b!, s!];
 }
 
 function row(name: string, r: Measured, base: Measured): string {
@@ -96,15 +119,13 @@ async function main(): Promise<void> {
     children.push(baseline);
     const bare = `http://127.0.0.1:${basePort}`;
 
-    const get = (path: string, headers: Record<string, string> = {}): RequestSpec => ({ method: "GET", path, headers });
+    const loaders = await Loaders.start(LOADERS);
+    const get = (pid: number, url: string, path: string, headers: Record<string, string> = {}): Target => ({ pid, url, request: { method: "GET", path, headers } });
     // Warm-up (JIT, caches, connections), not counted.
-    await loadApart(bare, get(prices), { connections: GET_CONNECTIONS, seconds: 2, processes: LOADERS });
-    await loadApart(crossfill, get(prices, read), { connections: GET_CONNECTIONS, seconds: 2, processes: LOADERS });
-
-    const getBase = await measure(baseline.pid!, bare, get(prices), GET_CONNECTIONS);
-    const getPrices = await measure(server.pid!, crossfill, get(prices, read), GET_CONNECTIONS);
-    const marketsBase = await measure(baseline.pid!, bare, get(markets), GET_CONNECTIONS);
-    const getMarkets = await measure(server.pid!, crossfill, get(markets, read), GET_CONNECTIONS);
+    for (const t of [get(baseline.pid!, bare, prices), get(server.pid!, crossfill, prices, read)]) await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: 2 });
+    const [getBase, getPrices] = await measurePair(loaders, get(baseline.pid!, bare, prices), get(server.pid!, crossfill, prices, read));
+    const [marketsBase, getMarkets] = await measurePair(loaders, get(baseline.pid!, bare, markets), get(server.pid!, crossfill, markets, read));
+    loaders.stop();
 
     let n = 0;
     const orderBody = () =>
@@ -122,7 +143,7 @@ async function main(): Promise<void> {
     const own = (q: string) => (quantile(metrics, "crossfill_order_own_seconds", q) * 1000).toFixed(2);
 
     console.log(
-      `\ncrossfill bench — autocannon (GETs from ${LOADERS} loader process${LOADERS === 1 ? "" : "es"}), ${SECONDS}s per run, loopback, ${process.platform} ${process.arch}, ${cpus().length} cores, node ${process.version}`,
+      `\ncrossfill bench — autocannon, ${SECONDS}s per run (GETs from ${LOADERS} loader process${LOADERS === 1 ? "" : "es"}, in ${TURNS} turns with the baseline), loopback, ${process.platform} ${process.arch}, ${cpus().length} cores, node ${process.version}`,
     );
     console.log(`idle server: ${(idle * 100).toFixed(1)} % of a core`);
     console.log(
