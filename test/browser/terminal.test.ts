@@ -7,7 +7,7 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
-import { chromiumPath } from "./chromium.ts";
+import { chromiumLaunch } from "./chromium.ts";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SHOTS = `${ROOT}test-results/terminal`;
@@ -34,13 +34,13 @@ async function shot(name: string, p: Page = page): Promise<void> {
 }
 
 beforeAll(async () => {
-  const executablePath = await chromiumPath(`${ROOT}node_modules/.cache/chromium`);
+  const launch = await chromiumLaunch(`${ROOT}node_modules/.cache/chromium`);
   // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
   execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit" });
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath, args: ARGS });
+  browser = await chromium.launch({ ...launch, args: ARGS });
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on("pageerror", (err) => pageErrors.push(err));
