@@ -1,4 +1,5 @@
 import { BlockList, isIP } from "node:net";
+import ipaddr from "ipaddr.js";
 import { AppError } from "../domain/errors.ts";
 
 // A peer connecting over IPv6 to a dual-stack socket shows up as ::ffff:a.b.c.d; it is the same
@@ -69,15 +70,9 @@ export function ipAllowed(allowlist: readonly string[] | null, ip: string): bool
  * with each of its addresses). Written canonically, so that every spelling of it counts as one.
  */
 export function addressNetwork(ip: string): string {
-  const address = unmap(ip.split("%")[0]!).toLowerCase();
-  if (isIP(address) !== 6) return address;
-  const [head = "", tail] = address.split("::");
-  const groups = (part: string) => (part === "" ? [] : part.split(":").flatMap((g) => (g.includes(".") ? ["0", "0"] : [g])));
-  const left = groups(head);
-  const right = tail === undefined ? [] : groups(tail);
-  const all = [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
-  return `${all
-    .slice(0, 4)
-    .map((g) => parseInt(g, 16).toString(16))
-    .join(":")}::/64`;
+  const bare = ip.split("%")[0]!;
+  if (!ipaddr.isValid(bare)) return bare.toLowerCase();
+  const address = ipaddr.process(bare);
+  if (address.kind() === "ipv4") return address.toString();
+  return `${address.toNormalizedString().split(":").slice(0, 4).join(":")}::/64`;
 }
