@@ -10,7 +10,7 @@ import { makeTraders } from "../faults/harness.ts";
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 // Venues answer a second late while their books move: a wide slippage bound lets the order's re-routes
-// find what its first child orders missed, so it fills and is answered 200 rather than all_venues_failed.
+// find what its first child orders missed, so it most often fills.
 const ORDER = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 5, max_slippage: 0.2, strategy: "optimize_price" } as const;
 
 interface Running {
@@ -95,10 +95,12 @@ describe("stopping the server", () => {
     await sleep(50);
     await expect(fetch(`${s.url}/v1/health`)).rejects.toThrow();
 
-    const res = (await order) as { status: number; body: { status: string } };
+    const res = (await order) as { status: number; body: { status?: string; error?: { code: string; details: { order: { status: string } } } } };
     const answeredAt = Date.now();
-    expect(res.status).toBe(200);
-    expect(res.body.status).toMatch(/^(partially_)?filled$/);
+    // Answered with the order finished: filled (or in part), or, when the books moved past every child
+    // order's limit in the second they took (the simulators walk their prices), failed with its lock released.
+    if (res.status === 200) expect(res.body.status).toMatch(/^(partially_)?filled$/);
+    else expect([res.status, res.body.error?.code, res.body.error?.details.order.status]).toEqual([502, "all_venues_failed", "failed"]);
     expect(await within(s.exited, 30_000)).toBe(0);
     // Once the last answer is out, not at the 15 s bound: the answer closed its keep-alive connection.
     expect(Date.now() - answeredAt).toBeLessThan(5_000);
