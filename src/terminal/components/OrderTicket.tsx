@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, StatusBadge, VenueChip } from "./ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, StatusBadge } from "./ui.tsx";
 
 const SLIPPAGES = [0.005, 0.01, 0.02, 0.05];
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
@@ -184,34 +184,7 @@ export function OrderTicket({
           <ErrorNote error={quote.error} />
         ) : shown ? (
           <>
-            <table className="legs">
-              <thead>
-                <tr>
-                  <th scope="col">Venue</th>
-                  <th scope="col" className="r">
-                    Shares
-                  </th>
-                  <th scope="col" className="r">
-                    Avg price
-                  </th>
-                  <th scope="col" className="r">
-                    Fee
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {shown.legs.map((l) => (
-                  <tr key={l.venue}>
-                    <td>
-                      <VenueChip venue={l.venue} />
-                    </td>
-                    <td className="r mono">{shares(l.shares)}</td>
-                    <td className="r mono">{price(l.average_price)}</td>
-                    <td className="r mono">{l.fee_usdc.toFixed(2)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            <LegsTable priceLabel="Avg price" rows={shown.legs.map((l) => ({ key: l.venue, venue: l.venue, shares: l.shares, price: l.average_price, fee_usdc: l.fee_usdc }))} />
             <dl className="totals">
               <dt>Shares</dt>
               <dd className="mono">{shares(shown.shares)}</dd>

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiError } from "../api.ts";
-import { STATUS_WORDS, venueColour, venueName } from "../format.ts";
+import { price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
 
 export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const message = error instanceof ApiError || error instanceof Error ? error.message : "Something went wrong.";
@@ -110,4 +110,39 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
+}
+
+/** A table of an order's parts by venue: the legs of a quote or the fills of an order. */
+export function LegsTable({ caption, priceLabel, rows }: { caption?: string; priceLabel: string; rows: { key: string; venue: string; shares: number; price: number; fee_usdc: number }[] }) {
+  return (
+    <table className="legs">
+      {caption && <caption className="sr-only">{caption}</caption>}
+      <thead>
+        <tr>
+          <th scope="col">Venue</th>
+          <th scope="col" className="r">
+            Shares
+          </th>
+          <th scope="col" className="r">
+            {priceLabel}
+          </th>
+          <th scope="col" className="r">
+            Fee
+          </th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.key}>
+            <td>
+              <VenueChip venue={r.venue} />
+            </td>
+            <td className="r mono">{shares(r.shares)}</td>
+            <td className="r mono">{price(r.price)}</td>
+            <td className="r mono">{r.fee_usdc.toFixed(2)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }

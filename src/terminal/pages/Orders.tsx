@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { api, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, Loading, StatusBadge, useAsync, VenueChip } from "../components/ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
 
 export function OrdersPage() {
   const [pages, setPages] = useState<Order[]>([]);
@@ -88,35 +88,7 @@ export function OrdersPage() {
                 </div>
               </dl>
               {o.fills.length > 0 && (
-                <table className="legs">
-                  <caption className="sr-only">Fills</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Venue</th>
-                      <th scope="col" className="r">
-                        Shares
-                      </th>
-                      <th scope="col" className="r">
-                        Price
-                      </th>
-                      <th scope="col" className="r">
-                        Fee
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {o.fills.map((f, i) => (
-                      <tr key={`${f.venue}-${i}`}>
-                        <td>
-                          <VenueChip venue={f.venue} />
-                        </td>
-                        <td className="r mono">{shares(f.shares)}</td>
-                        <td className="r mono">{price(f.price)}</td>
-                        <td className="r mono">{f.fee_usdc.toFixed(2)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
+                <LegsTable caption="Fills" priceLabel="Price" rows={o.fills.map((f, i) => ({ key: `${f.venue}-${i}`, venue: f.venue, shares: f.shares, price: f.price, fee_usdc: f.fee_usdc }))} />
               )}
               {o.error && <p className="note note-error">{o.error.message}</p>}
               <div className="txs">
