@@ -4,6 +4,7 @@ import { chainWithdrawalId, depositId, depositKey } from "../funds/chain-ids.ts"
 import type { AccountRecord, DepositRecord, FillRecord, OrderRecord, RedemptionRecord, WithdrawalRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
+import { orderRecord } from "../../test/helpers/stores.ts";
 import { checkInvariants, type AuditInput } from "./invariants.ts";
 
 // A small history that keeps every invariant, then each invariant broken on its own: the audit must
@@ -14,38 +15,22 @@ const chainId = (id: string) => keccak256(toHex(id));
 const at = (n: number) => ({ txHash: TX(n), blockNumber: BigInt(n) });
 
 function order(id: string, over: Partial<OrderRecord> = {}): OrderRecord {
-  return {
+  return orderRecord({
     id,
     accountId: "acc",
-    clientOrderId: null,
-    requestHash: "h",
-    eventId: "e",
-    outcome: "YES",
-    side: "buy",
-    amount: 10_000_000n,
-    shares: 0n,
-    maxSlippage: 10_000n,
-    strategy: "optimize_price",
     timeInForce: "IOC",
     status: "filled",
     locked: 10_000_000n,
     spent: 5_000_000n,
-    fees: 0n,
     filledShares: 10_000_000n,
-    escrowed: 0n,
-    proceeds: 0n,
     routedTo: "v",
-    legs: [],
     sotTokenId: "7",
     lockTx: TX(1),
     settleTx: TX(2),
-    releaseTx: null,
-    errorCode: null,
-    errorMessage: null,
     createdAt: "2026-11-23T00:00:00.000Z",
     updatedAt: "2026-11-23T00:00:00.000Z",
     ...over,
-  };
+  });
 }
 
 const fill: FillRecord = { orderId: "o1", venue: "v", venueOrderId: "vo", tradeId: "t1", clientOrderId: "o1-v", price: 500_000n, shares: 10_000_000n, fee: 0n, createdAt: "2026-11-23T00:00:00.000Z" };
