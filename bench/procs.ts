@@ -1,6 +1,8 @@
-import { readFileSync } from "node:fs";
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 const root = new URL("..", import.meta.url).pathname;
@@ -36,4 +38,46 @@ export function cpuSeconds(pid: number): number {
   // The fields after the command's name, which is in parentheses and may hold spaces; utime and stime are the 12th and 13th of them, in clock ticks (100 a second).
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export interface Crossfill {
+  url: string;
+  pid: number;
+  key: { api_key: string; api_secret: string };
+  /** Stops the server and removes its data directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The server on its embedded defaults (venue simulators, dev chain) in a fresh data directory, with an API
+ * key of scopes read and trade whose account the dev faucet has funded (its first authenticated request).
+ * `env` adds to the server's environment; the rate limit per key is one that never bites, so a bench
+ * measures the server with its limiter running, not the limiter's refusals.
+ */
+export async function startCrossfill(env: Record<string, string> = {}): Promise<Crossfill> {
+  const dataDir = mkdtempSync(join(tmpdir(), "crossfill-bench-"));
+  const full = { PORT: String(await freePort()), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "1000000000", ...env };
+  let child: ChildProcess | undefined;
+  const stop = async () => {
+    child?.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 1000));
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    // Its start-up line is logged at info.
+    child = await startChild(["--import", "tsx", "src/main.ts"], { ...full, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
+    const key = JSON.parse(
+      execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {
+        cwd: root,
+        env: { ...process.env, ...full, CROSSFILL_FROM_SOURCE: "1" },
+        encoding: "utf8",
+      }),
+    ) as Crossfill["key"];
+    const url = `http://127.0.0.1:${full.PORT}`;
+    await fetch(`${url}/v1/account`, { headers: { "x-api-key": key.api_key } });
+    return { url, pid: child.pid!, key, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
 }

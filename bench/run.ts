@@ -2,12 +2,12 @@
 // embedded default beside a bare node:http server measured in the same run with the same load (autocannon:
 // the GETs from loader processes of their own, in turns with the baseline; the signed POSTs from this
 // process; the servers under test are processes of their own), and the ratios.
-import { execFileSync, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
-import { cpuSeconds, freePort, startChild } from "./procs.ts";
+import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GET_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -16,7 +16,6 @@ const ORDER_CONNECTIONS = 16;
 const LOADERS = Number(process.env.BENCH_LOADERS ?? 1);
 /** Turns a GET's baseline and service each get, of SECONDS / TURNS each. */
 const TURNS = Number(process.env.BENCH_TURNS ?? 5);
-const root = new URL("..", import.meta.url).pathname;
 
 interface Measured extends LoadResult {
   /** CPU milliseconds the server under test used per answer. */
@@ -79,52 +78,38 @@ function quantile(metrics: string, name: string, q: string): number {
 }
 
 async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), "crossfill-bench-"));
-  const port = await freePort();
-  const children: ChildProcess[] = [];
+  const server = await startCrossfill();
+  const bodiesDir = mkdtempSync(join(tmpdir(), "crossfill-bench-bodies-"));
+  let baseline: ChildProcess | undefined;
   try {
-    // One key sends thousands of requests a second: a limit that never bites, so the bench measures
-    // the server with its rate limiter running, not the limiter's refusals.
-    const env = { PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: "info", RATE_LIMIT_PER_MINUTE: "1000000000" };
-    const server = await startChild(["--import", "tsx", "src/main.ts"], env, (l) => l.includes("crossfill is serving"));
-    children.push(server);
-    const key = JSON.parse(
-      execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {
-        cwd: root,
-        env: { ...process.env, ...env, CROSSFILL_FROM_SOURCE: "1" },
-        encoding: "utf8",
-      }),
-    ) as { api_key: string; api_secret: string };
-    const crossfill = `http://127.0.0.1:${port}`;
+    const crossfill = server.url;
+    const key = server.key;
     const read = { "x-api-key": key.api_key };
-    // The first authenticated request funds the account from the dev faucet.
-    await fetch(`${crossfill}/v1/account`, { headers: read });
 
-    const idleFrom = cpuSeconds(server.pid!);
+    const idleFrom = cpuSeconds(server.pid);
     await new Promise((r) => setTimeout(r, 5000));
-    const idle = (cpuSeconds(server.pid!) - idleFrom) / 5;
+    const idle = (cpuSeconds(server.pid) - idleFrom) / 5;
 
     // The baseline answers the service's own bytes.
     const prices = "/v1/prices/fed-cut-2026-12";
     const markets = "/v1/markets";
     const bodies: Record<string, string> = {};
     for (const path of [prices, markets]) bodies[path] = await (await fetch(crossfill + path, { headers: read })).text();
-    const bodiesFile = join(dataDir, "baseline-bodies.json");
+    const bodiesFile = join(bodiesDir, "baseline-bodies.json");
     writeFileSync(bodiesFile, JSON.stringify(bodies));
     let basePort = 0;
-    const baseline = await startChild(["--import", "tsx", "bench/baseline-server.ts"], { BASELINE_BODIES: bodiesFile }, (l) => {
+    baseline = await startChild(["--import", "tsx", "bench/baseline-server.ts"], { BASELINE_BODIES: bodiesFile }, (l) => {
       basePort = JSON.parse(l).port;
       return true;
     });
-    children.push(baseline);
     const bare = `http://127.0.0.1:${basePort}`;
 
     const loaders = await Loaders.start(LOADERS);
     const get = (pid: number, url: string, path: string, headers: Record<string, string> = {}): Target => ({ pid, url, request: { method: "GET", path, headers } });
     // Warm-up (JIT, caches, connections), not counted.
-    for (const t of [get(baseline.pid!, bare, prices), get(server.pid!, crossfill, prices, read)]) await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: 2 });
-    const [getBase, getPrices] = await measurePair(loaders, get(baseline.pid!, bare, prices), get(server.pid!, crossfill, prices, read));
-    const [marketsBase, getMarkets] = await measurePair(loaders, get(baseline.pid!, bare, markets), get(server.pid!, crossfill, markets, read));
+    for (const t of [get(baseline.pid!, bare, prices), get(server.pid, crossfill, prices, read)]) await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: 2 });
+    const [getBase, getPrices] = await measurePair(loaders, get(baseline.pid!, bare, prices), get(server.pid, crossfill, prices, read));
+    const [marketsBase, getMarkets] = await measurePair(loaders, get(baseline.pid!, bare, markets), get(server.pid, crossfill, markets, read));
     loaders.stop();
 
     let n = 0;
@@ -132,7 +117,7 @@ async function main(): Promise<void> {
       JSON.stringify({ market_id: "fed-cut-2026-12", outcome: n % 2 ? "NO" : "YES", side: "buy", amount_usdc: "1", max_slippage: 0.05, strategy: "optimize_price", client_order_id: `bench-${n++}` });
     const postBase = await measure(baseline.pid!, bare, () => ({ method: "POST", path: "/v1/order", headers: { "content-type": "application/json" }, body: orderBody() }), ORDER_CONNECTIONS);
     const postOrder = await measure(
-      server.pid!,
+      server.pid,
       crossfill,
       () => {
         return signedPost(key, "/v1/order", orderBody());
@@ -158,9 +143,9 @@ async function main(): Promise<void> {
     console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
   } finally {
-    for (const c of children) c.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 1000));
-    rmSync(dataDir, { recursive: true, force: true });
+    baseline?.kill("SIGTERM");
+    await server.stop();
+    rmSync(bodiesDir, { recursive: true, force: true });
   }
 }
 
