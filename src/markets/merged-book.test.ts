@@ -166,10 +166,21 @@ describe("venueQuotes", () => {
     const [a, b, c] = trio();
     c!.state = "down";
     b!.p50 = 31.5;
-    const quotes = venueQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW);
+    const quotes = venueQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW, () => 0);
     expect(quotes).toEqual([
       { venue: "a-venue", venueMarketId: "m", asks: [lv(0.53, 100), lv(0.55, 5)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: undefined },
       { venue: "b-venue", venueMarketId: "m", asks: [lv(0.52, 100), lv(0.53, 7)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5 },
+    ]);
+  });
+
+  it("reads a venue's queue with the child orders planned onto it and not yet placed ahead of the next one", () => {
+    const [a, b] = trio();
+    // 10 writes a second, none waiting: the next order is sent at once, each one planned before it adds 100 ms.
+    const queued = Object.assign(b!, { queueDelayMs: (ahead = 0) => 100 * ahead });
+    const quotes = venueQuotes(eventOn("a-venue", "b-venue"), "YES", [a!, queued], NOW, (id) => (id === "b-venue" ? 4 : 7));
+    expect(quotes.map((q) => [q.venue, q.queueDelayMs])).toEqual([
+      ["a-venue", undefined],
+      ["b-venue", 400],
     ]);
   });
 });
@@ -227,7 +238,7 @@ describe("sellQuotes", () => {
     const [a, b, c] = trio();
     c!.state = "down";
     b!.p50 = 31.5;
-    const quotes = sellQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW, new Map([["b-venue", 7n * ONE]]));
+    const quotes = sellQuotes(eventOn("a-venue", "b-venue", "c-venue"), "YES", [a!, b!, c!], NOW, new Map([["b-venue", 7n * ONE]]), () => 0);
     expect(quotes).toEqual([
       { venue: "a-venue", venueMarketId: "m", bids: [lv(0.5, 10), lv(0.48, 30)], feeModel: FREE, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: undefined, inventory: 0n },
       { venue: "b-venue", venueMarketId: "m", bids: [lv(0.51, 20), lv(0.48, 40)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5, inventory: 7n * ONE },

@@ -171,8 +171,14 @@ function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: nu
   return out;
 }
 
+/**
+ * Child orders already planned onto a venue (by its id) and not yet placed there: they will queue before
+ * any order planned now, so the venue's queue delay counts them (Venue.queueDelayMs).
+ */
+export type QueuedAhead = (venueId: string) => number;
+
 /** What the router reads of a fresh venue's market, whichever side it routes: its rules, fees, measured latency and queue. */
-function routing({ venue, market }: FreshBook) {
+function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
   return {
     venue: venue.id,
     venueMarketId: market.venueMarketId,
@@ -181,13 +187,13 @@ function routing({ venue, market }: FreshBook) {
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
     latencyMs: venue.latency().p50Ms,
-    queueDelayMs: venue.queueDelayMs?.(),
+    queueDelayMs: venue.queueDelayMs?.(ahead(venue.id)),
   };
 }
 
 /** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, with its routing(). */
-export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): VenueQuote[] {
-  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f), asks: f.book.asks.map((l) => ({ price: l.price, shares: l.shares })) }));
+export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, ahead: QueuedAhead): VenueQuote[] {
+  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f, ahead), asks: f.book.asks.map((l) => ({ price: l.price, shares: l.shares })) }));
 }
 
 /**
@@ -195,9 +201,9 @@ export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: reado
  * units, with its routing() and the shares of the outcome the operator holds there (`inventory`, by
  * venue id; a venue missing from it holds none).
  */
-export function sellQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, inventory: ReadonlyMap<string, ShareMicro>): SellQuote[] {
+export function sellQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, inventory: ReadonlyMap<string, ShareMicro>, ahead: QueuedAhead): SellQuote[] {
   return freshBooks(event, outcome, venues, now).fresh.map((f) => ({
-    ...routing(f),
+    ...routing(f, ahead),
     bids: f.book.bids.map((l) => ({ price: l.price, shares: l.shares })),
     inventory: inventory.get(f.venue.id) ?? 0n,
   }));

@@ -215,6 +215,55 @@ describe("routing rounds", () => {
   });
 });
 
+describe("a burst", () => {
+  it("counts the child orders planned onto a venue in its queue, so orders planned at once spill to the next venue", async () => {
+    // Two venues whose write limit sends one child order each 100 ms: each order planned or being placed
+    // there adds 100 ms to the next one's wait. Nothing is answered until every order has been placed, so
+    // whatever the interleaving, the n-th order plans behind the n − 1 before it.
+    const N = 6;
+    const waiting = new Map<string, number>();
+    let release!: () => void;
+    const allPlaced = new Promise<void>((r) => (release = r));
+    const gated = (id: string): Venue =>
+      ({
+        id,
+        place: async (o: ChildOrder) => {
+          sent.push(o);
+          waiting.set(id, (waiting.get(id) ?? 0) + 1);
+          if (sent.length === N) release();
+          await allPlaced;
+          return fill(o, o.shares);
+        },
+      }) as Partial<Venue> as Venue;
+    const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
+    const seen: number[] = [];
+    const s = service({
+      venues: new Map(["v", "w"].map((id) => [id, gated(id)])),
+      quotes: (_event, _outcome, ahead) => {
+        seen.push(ahead("v"));
+        const queue = (id: string) => 100 * (ahead(id) + (waiting.get(id) ?? 0));
+        // v is cheaper: alone, it would take every order and queue them 100 ms apart.
+        return [
+          { venue: "v", ...market, asks: [{ price: 500_000n, shares: 1_000_000_000n }], queueDelayMs: queue("v") },
+          { venue: "w", ...market, asks: [{ price: 502_000n, shares: 1_000_000_000n }], queueDelayMs: queue("w") },
+        ];
+      },
+    });
+    const orders = await Promise.all(Array.from({ length: N }, () => s.submit(who, { ...body, amount_usdc: 5 }, undefined)));
+    expect(orders.map((o) => o.status)).toEqual(Array(N).fill("filled"));
+    // v takes orders while its queue is within MAX_QUEUE_MS (250 ms) of w's: 0, 100, 200, then 300 against w's 100;
+    // w the 4th (v at 300, w at 0) and the 6th (v at 400, w at 100).
+    const venues = sent.map((o) => o.clientOrderId.split("-").pop());
+    expect(venues.filter((v) => v === "v")).toHaveLength(4);
+    expect(venues.filter((v) => v === "w")).toHaveLength(2);
+    expect(Math.max(...seen)).toBeGreaterThan(0);
+    // Every order answered: nothing is counted ahead any more.
+    seen.length = 0;
+    await s.quote({ ...body, amount_usdc: 5 });
+    expect(seen).toEqual([0]);
+  });
+});
+
 describe("money after the lock", () => {
   it("never charges more than the lock, even when the books moved and every share filled at its leg's limit", async () => {
     // Planned: 100 shares at 0.50 and 50 at 0.51; had all of them filled at 0.51 the lock would not have covered it.

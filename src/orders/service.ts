@@ -4,11 +4,13 @@ import { AppError } from "../domain/errors.ts";
 import { formatMicro, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
+import type { QueuedAhead } from "../markets/merged-book.ts";
 import type { Plan, Refusal, VenueQuote, PlanRequest, SellPlan, SellQuote, SellRequest } from "../router/index.ts";
 import type { FillRecord, Lease, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
 import type { ChildOrder, Venue, VenueFill } from "../venues/venue.ts";
 import { learnOutcome, outcomeOfPlacement, type ChildOutcome, type OutcomeRules } from "./child-outcome.ts";
 import { VaultTxError, type Address, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
+import { QueuedChildren } from "./queued-children.ts";
 import { validateOrder, type OrderLimits } from "./validate.ts";
 import { largestVenue } from "./view.ts";
 
@@ -17,10 +19,11 @@ export interface OrderDeps {
   vault: Vault;
   venues: ReadonlyMap<string, Venue>;
   event(eventId: string): UnifiedEvent | undefined;
-  quotes(event: UnifiedEvent, outcome: OrderIntent["outcome"]): VenueQuote[];
+  /** The router's input for buying `outcome`: each fresh venue's asks, its queue delay counting the child orders `ahead` of one planned now. */
+  quotes(event: UnifiedEvent, outcome: OrderIntent["outcome"], ahead: QueuedAhead): VenueQuote[];
   plan(req: PlanRequest, quotes: readonly VenueQuote[]): Plan | Refusal;
   /** The router's input for selling `outcome`: each fresh venue's bids, capped by what the operator's account holds there (`inventory`, by venue id). */
-  sellQuotes(event: UnifiedEvent, outcome: OrderIntent["outcome"], inventory: ReadonlyMap<string, ShareMicro>): SellQuote[];
+  sellQuotes(event: UnifiedEvent, outcome: OrderIntent["outcome"], inventory: ReadonlyMap<string, ShareMicro>, ahead: QueuedAhead): SellQuote[];
   planSell(req: SellRequest, quotes: readonly SellQuote[]): SellPlan | Refusal;
   tokenId(eventId: string, outcome: OrderIntent["outcome"]): bigint;
   clock: Clock;
@@ -194,6 +197,8 @@ export class OrderService {
   readonly inFlight = new Set<string>();
   /** Sells plan and store their child orders one at a time per event and outcome: what each may sell depends on the others'. */
   private readonly selling = new KeyedQueue();
+  /** Child orders planned and not yet placed, by venue: the router reads each venue's queue with them ahead. */
+  private readonly queued = new QueuedChildren();
 
   constructor(private readonly d: OrderDeps) {}
 
@@ -250,6 +255,7 @@ export class OrderService {
       return (await this.d.store.order(record.id))!;
     } finally {
       this.inFlight.delete(record.id);
+      this.queued.forget(record.id);
     }
   }
 
@@ -272,8 +278,8 @@ export class OrderService {
     const event = this.tradableEvent(intent);
     const result =
       intent.side === "sell"
-        ? this.d.planSell(sellRequest(intent, intent.shares), this.d.sellQuotes(event, intent.outcome, await this.d.store.venueInventory(intent.eventId, intent.outcome)))
-        : this.d.plan(planRequest(intent), this.d.quotes(event, intent.outcome));
+        ? this.d.planSell(sellRequest(intent, intent.shares), this.d.sellQuotes(event, intent.outcome, await this.d.store.venueInventory(intent.eventId, intent.outcome), this.queued.ahead))
+        : this.d.plan(planRequest(intent), this.d.quotes(event, intent.outcome, this.queued.ahead));
     if (result.kind === "refusal") throw new AppError(result.code, result.message, result.details);
     return { intent, plan: result };
   }
@@ -305,15 +311,16 @@ export class OrderService {
   }
 
   private async executeBuy(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
+    const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome, this.queued.ahead));
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
     if (order.status !== "locked") return order;
 
     // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
-    const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome));
+    const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome, this.queued.ahead));
     if (routed.kind === "refusal") return this.unwind(order, routed, log);
+    this.queued.planned(order.id, routed.legs.map((l) => l.venue));
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
     // within the limit price of the first routing, for a few rounds; each round's worst case stays
@@ -322,9 +329,11 @@ export class OrderService {
       if (round === 1) return this.routeLegs(o, event, round, routed.legs);
       const next = this.d.plan(
         { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
-        this.d.quotes(event, o.outcome),
+        this.d.quotes(event, o.outcome, this.queued.ahead),
       );
-      return next.kind === "refusal" ? undefined : this.routeLegs(o, event, round, next.legs);
+      if (next.kind === "refusal") return undefined;
+      this.queued.planned(o.id, next.legs.map((l) => l.venue));
+      return this.routeLegs(o, event, round, next.legs);
     });
   }
 
@@ -334,7 +343,7 @@ export class OrderService {
    * then burns what sold and credits the proceeds, or returns the shares when nothing sold.
    */
   private async executeSell(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.planSell(sellRequest(order, order.shares), this.d.sellQuotes(event, order.outcome, await this.inventory(order)));
+    const first = this.d.planSell(sellRequest(order, order.shares), this.d.sellQuotes(event, order.outcome, await this.inventory(order), this.queued.ahead));
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
@@ -346,9 +355,10 @@ export class OrderService {
       this.selling.run(`${o.eventId}\n${o.outcome}`, async () => {
         const left = o.escrowed - fills.reduce((n, f) => n + f.shares, 0n);
         const req = round === 1 ? sellRequest(o, left) : { ...sellRequest(o, left), timeInForce: "IOC" as const, limitPrice };
-        const planned = this.d.planSell(req, this.d.sellQuotes(event, o.outcome, await this.inventory(o)));
+        const planned = this.d.planSell(req, this.d.sellQuotes(event, o.outcome, await this.inventory(o), this.queued.ahead));
         if (planned.kind === "refusal") return round === 1 ? planned : undefined;
         limitPrice ??= planned.limitPrice;
+        this.queued.planned(o.id, planned.legs.map((l) => l.venue));
         return this.routeLegs(o, event, round, planned.legs);
       }),
     );
@@ -501,7 +511,12 @@ export class OrderService {
 
   /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */
   private async placeRound(order: OrderRecord, legs: readonly OrderLeg[], log: Log): Promise<string[]> {
-    const outcomes = await Promise.all(legs.map(async (leg) => ({ leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg), log) })));
+    const outcomes = await Promise.all(
+      legs.map(async (leg) => {
+        this.queued.placing(order.id, leg.venue);
+        return { leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg), log) };
+      }),
+    );
     this.d.checkpoint?.("order.placed", order.id);
     await this.d.store.insertFills(outcomes.flatMap(({ leg, outcome }) => (outcome.final ? outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, this.d.clock)) : [])));
     this.d.checkpoint?.("order.fills.stored", order.id);

@@ -167,4 +167,38 @@ describe("venue queues", () => {
     const quotes = [quote("fast", [[0.5, 100]], { latencyMs: 10, queueDelayMs: 900 }), quote("steady", [[0.5, 100]], { latencyMs: 80 })];
     expect(legs(planned(req(10, { strategy: "optimize_speed" }), quotes))).toEqual([["steady", 20n * S]]);
   });
+
+  it("spreads a burst over the shortest queues when every venue's queue is long", () => {
+    // Full everywhere: the cheap venue's 5 s against the next one's 2 s is a wait the next venue saves.
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: 5_000 }), quote("next", [[0.502, 100]], { queueDelayMs: 2_000 })];
+    expect(legs(planned(req(10), quotes))).toEqual([["next", 19_920_000n]]);
+    // Within MAX_QUEUE_MS of each other the queues are alike, and the price decides.
+    expect(legs(planned(req(10), [{ ...quotes[0]!, queueDelayMs: 2_000 + MAX_QUEUE_MS }, quotes[1]!]))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("adds the venue with the next shortest queue when the shorter ones cannot fill the order, the longest last", () => {
+    // thin (no queue) cannot fill 10 USDC; thin and next (300 ms) can, so cheap's 5 s queue is passed.
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: 5_000 }), quote("thin", [[0.5, 5]]), quote("next", [[0.502, 100]], { queueDelayMs: 300 })];
+    expect(legs(planned(req(10), quotes))).toEqual([
+      ["thin", 5n * S],
+      ["next", 14_940_000n],
+    ]);
+    // Once next is as queued as cheap, the price decides among all three.
+    expect(legs(planned(req(10), [quotes[0]!, quotes[1]!, { ...quotes[2]!, queueDelayMs: 5_000 }]))).toEqual([["cheap", 20n * S]]);
+  });
+
+  it("still routes when every queue is long and only the longest can fill the order, and refuses by the books alone", () => {
+    const quotes = [quote("cheap", [[0.5, 100]], { queueDelayMs: 5_000 }), quote("thin", [[0.502, 5]], { queueDelayMs: 2_000 })];
+    expect(legs(planned(req(10), quotes))).toEqual([["cheap", 20n * S]]);
+    // A refusal never comes from a queue: it is the refusal of the same books without one.
+    const short = [quote("cheap", [[0.5, 10]], { queueDelayMs: 5_000 }), quote("thin", [[0.502, 5]], { queueDelayMs: 2_000 })];
+    expect(refused(req(10), short)).toEqual(refused(req(10), short.map((q) => ({ ...q, queueDelayMs: undefined }))));
+    expect(refused(req(10), short).code).toBe("insufficient_liquidity");
+  });
+
+  it("spreads a burst over the fastest expected fills for optimize_speed as queues grow", () => {
+    // The fast venue after 40 orders planned onto it at 10 a second (4 s) against the slower venue with none ahead.
+    const quotes = [quote("fast", [[0.5, 100]], { latencyMs: 10, queueDelayMs: 4_000 }), quote("slow", [[0.5, 100]], { latencyMs: 300, queueDelayMs: 0 })];
+    expect(legs(planned(req(10, { strategy: "optimize_speed" }), quotes))).toEqual([["slow", 20n * S]]);
+  });
 });

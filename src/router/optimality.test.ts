@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { MAX_QUEUE_MS, plan } from "./index.ts";
-import { expected, mismatch, opinionCase, planViolation, routingCase, type Shape } from "./testkit.ts";
+import { expected, mismatch, opinionCase, planViolation, queueViolation, routingCase, type Shape } from "./testkit.ts";
 import type { PlanRequest, VenueQuote } from "./types.ts";
 
 /**
@@ -78,24 +78,18 @@ describe("optimize_price against the exhaustive optimum", () => {
     );
   });
 
-  it("sends to a queued venue only when the venues without a queue cannot fill as much", () => {
-    const delay = fc.constantFrom(undefined, 0, MAX_QUEUE_MS, MAX_QUEUE_MS + 1, 5_000);
+  it("routes on the venues with the shortest queues unless venues queued longer fill more", () => {
+    const delay = fc.constantFrom(undefined, 0, MAX_QUEUE_MS, MAX_QUEUE_MS + 1, 5_000, 5_000 + MAX_QUEUE_MS, 5_001 + MAX_QUEUE_MS);
     fc.assert(
       fc.property(routingCase("any"), fc.array(delay, { minLength: 3, maxLength: 3 }), ({ req, quotes }, delays) => {
         const withQueues = quotes.map((q, i) => ({ ...q, queueDelayMs: delays[i] }));
         const p = plan(req, withQueues);
-        const ready = withQueues.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
         if (p.kind === "refusal") {
           expect(plan(req, quotes)).toMatchObject({ kind: "refusal", code: p.code });
           return;
         }
         expect(planViolation(req, quotes, p)).toBeUndefined();
-        if (ready.length === quotes.length) expect(p).toEqual(plan(req, quotes));
-        else if (p.legs.some((l) => !ready.some((q) => q.venue === l.venue)) && ready.length > 0) {
-          const alone = plan({ ...req, limitPrice: p.limitPrice }, ready);
-          if (alone.kind === "plan") expect(alone.shares).toBeLessThan(p.shares);
-          expect(p).toEqual(plan(req, quotes));
-        }
+        expect(queueViolation((r, q) => plan(r, q), req, withQueues, p)).toBeUndefined();
       }),
       { numRuns: 2_000, seed: 17 },
     );

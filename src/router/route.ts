@@ -58,9 +58,11 @@ export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
 }
 
 /**
- * How long a venue's queue may hold a child order before optimize_price prefers the other venues:
- * an order waiting longer than this for one venue while another can fill it is an order that set
- * the pace of every order behind it.
+ * How much longer than a shorter queue a venue's queue may hold a child order before optimize_price
+ * prefers the venues with the shorter queues: an order waiting longer than this for one venue while
+ * others could fill it sooner is an order that set the pace of every order behind it. It is each
+ * venue's capacity: with the orders planned onto it counted in its queue (VenueQuote.queueDelayMs), a
+ * venue takes what its write limit sends within this time of the others, and a burst spills past it.
  */
 export const MAX_QUEUE_MS = 250;
 
@@ -73,9 +75,12 @@ export const MAX_QUEUE_MS = 250;
  * anything under IOC), `order_too_small` when the order is under every venue's minimum size, else
  * `insufficient_liquidity`.
  *
- * A venue's queue is part of the plan: optimize_price leaves out a venue whose queue is longer than
- * MAX_QUEUE_MS when the other venues fill the order as well within the same limit, and
- * optimize_speed ranks venues by queue plus latency.
+ * A venue's queue is part of the plan. optimize_price routes on the venues whose queues are within
+ * MAX_QUEUE_MS of the shortest one when they fill the order within the same limit (or, under IOC, take
+ * as many shares as every venue would); else on those within MAX_QUEUE_MS of the next shortest queue,
+ * and so on, every venue last. So a burst fills the venues with short queues first and spills past a
+ * long one, and a refusal is the refusal of the books without queues. optimize_speed ranks venues by
+ * queue plus latency.
  */
 export function route<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned>(
   side: Side<Q, C, A, P>,
@@ -86,17 +91,32 @@ export function route<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   const limit = side.order.limitPrice ?? side.limit(reference);
   const everywhere = routeOn(side, side.order.timeInForce, quotes, reference, limit);
   if (side.order.strategy !== "optimize_price") return everywhere;
-  // A venue whose queue would hold the order back is left out when the others fill the order
-  // within the same limit (taken from every venue's best price), or, under IOC, take as many shares.
-  const ready = quotes.filter((q) => (q.queueDelayMs ?? 0) <= MAX_QUEUE_MS);
-  if (ready.length === quotes.length || ready.length === 0) return everywhere;
-  const filled = routeOn(side, "FOK", ready, reference, limit);
-  if (filled.kind === "plan") return filled;
-  if (side.order.timeInForce === "IOC") {
-    const partial = routeOn(side, "IOC", ready, reference, limit);
-    if (partial.kind === "plan" && (everywhere.kind === "refusal" || partial.shares >= everywhere.shares)) return partial;
+  // The limit is taken from every venue's best price, queued ones included.
+  for (const ready of byQueue(quotes)) {
+    const filled = routeOn(side, "FOK", ready, reference, limit);
+    if (filled.kind === "plan") return filled;
+    if (side.order.timeInForce === "IOC") {
+      const partial = routeOn(side, "IOC", ready, reference, limit);
+      if (partial.kind === "plan" && (everywhere.kind === "refusal" || partial.shares >= everywhere.shares)) return partial;
+    }
   }
   return everywhere;
+}
+
+/**
+ * The venues by their queues (no queue counts as 0): those within MAX_QUEUE_MS of the shortest queue,
+ * then of the next shortest, and so on, each set short of every venue; a queue within MAX_QUEUE_MS of
+ * a shorter one adds nothing new.
+ */
+function byQueue<Q extends Quote>(quotes: readonly Q[]): Q[][] {
+  const delay = (q: Q) => q.queueDelayMs ?? 0;
+  const sets: Q[][] = [];
+  for (const d of [...new Set(quotes.map(delay))].sort((x, y) => x - y)) {
+    const ready = quotes.filter((q) => delay(q) <= d + MAX_QUEUE_MS);
+    if (ready.length === quotes.length) break;
+    if (ready.length > (sets[sets.length - 1]?.length ?? 0)) sets.push(ready);
+  }
+  return sets;
 }
 
 function routeOn<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned>(

@@ -151,4 +151,18 @@ describe("selling past venue queues", () => {
     const thin = [quotes[0]!, sellQuote("thin", [[0.498, 5]])];
     expect(legs(planned(sell(10), thin))).toEqual([["best", 10n * S]]);
   });
+
+  it("adds the venue with the next shortest queue when the shorter ones cannot sell it all", () => {
+    const quotes = [sellQuote("best", [[0.5, 100]], { queueDelayMs: 5_000 }), sellQuote("thin", [[0.5, 4]]), sellQuote("next", [[0.498, 100]], { queueDelayMs: 300 })];
+    expect(legs(planned(sell(10), quotes))).toEqual([
+      ["thin", 4n * S],
+      ["next", 6n * S],
+    ]);
+  });
+
+  it("spreads over the shortest queues when every venue's queue is long", () => {
+    const quotes = [sellQuote("best", [[0.5, 100]], { queueDelayMs: 5_000 }), sellQuote("next", [[0.498, 100]], { queueDelayMs: 2_000 })];
+    expect(legs(planned(sell(10), quotes))).toEqual([["next", 10n * S]]);
+    expect(legs(planned(sell(10), [{ ...quotes[0]!, queueDelayMs: 2_000 + MAX_QUEUE_MS }, quotes[1]!]))).toEqual([["best", 10n * S]]);
+  });
 });

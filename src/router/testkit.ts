@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { feeAdjustedPrice, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
+import { MAX_QUEUE_MS } from "./route.ts";
 import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
 
 export const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
@@ -501,4 +502,40 @@ export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[]
   }
   if (shares !== p.shares || proceeds !== p.proceeds || p.notional - p.fees !== p.proceeds) return "totals";
   return undefined;
+}
+
+const json = (x: unknown) => JSON.stringify(x, (_, v: unknown) => (typeof v === "bigint" ? v.toString() : v));
+
+/**
+ * What routing past venue queues must have done to plan `p` on `quotes` (src/router/route.ts), stated
+ * apart from the router: of the sets of venues within MAX_QUEUE_MS of some venue's queue, the least that
+ * holds every leg is the one routed on; none of the smaller ones fills the order at the plan's limit, nor,
+ * under IOC, takes as many shares as every venue would; and the plan is what those venues alone give at
+ * that limit, or, when the set is every venue, what the same books without queues give. Undefined when
+ * all holds.
+ */
+export function queueViolation<R extends PlanRequest | SellRequest, Q extends VenueQuote | SellQuote, P extends Plan | SellPlan>(
+  route: (req: R, quotes: Q[]) => P | Refusal,
+  req: R,
+  quotes: Q[],
+  p: P,
+): string | undefined {
+  const delay = (q: Q) => q.queueDelayMs ?? 0;
+  const unqueued = (qs: Q[]) => qs.map((q) => ({ ...q, queueDelayMs: undefined }));
+  const sets = [...new Set(quotes.map(delay))].sort((x, y) => x - y).map((d) => quotes.filter((q) => delay(q) <= d + MAX_QUEUE_MS));
+  const k = sets.findIndex((set) => p.legs.every((l) => set.some((q) => q.venue === l.venue)));
+  const at = { ...req, limitPrice: p.limitPrice };
+  const everywhere = route(req, unqueued(quotes));
+  for (const smaller of sets.slice(0, k)) {
+    const names = smaller.map((q) => q.venue).join(", ");
+    if (route({ ...at, timeInForce: "FOK" }, unqueued(smaller)).kind === "plan") return `${names} fill the order, but the plan goes past their queues`;
+    const partial = route(at, unqueued(smaller));
+    if (req.timeInForce === "IOC" && partial.kind === "plan" && (everywhere.kind === "refusal" || partial.shares >= everywhere.shares)) {
+      return `${names} take ${partial.shares} shares, as many as every venue, but the plan goes past their queues`;
+    }
+  }
+  const set = sets[k]!;
+  if (set.length === quotes.length) return json(p) === json(everywhere) ? undefined : "the plan on every venue is not that of the books without queues";
+  const alone = route(at, unqueued(set));
+  return alone.kind === "plan" && json(alone.legs) === json(p.legs) ? undefined : `the plan is not what ${set.map((q) => q.venue).join(", ")} alone give at its limit`;
 }

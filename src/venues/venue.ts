@@ -178,10 +178,12 @@ export interface Venue {
   latency(): LatencyStats;
   /**
    * How long a child order placed now would wait in the adapter's queue (its client-side write
-   * limit) before it is sent, in ms, read without I/O: the router spills orders past a venue whose
-   * queue is long. Optional: an adapter without such a limit has no queue.
+   * limit) before it is sent, in ms, read without I/O, with `ahead` more child orders (default none)
+   * placed before it: those the order service has planned onto the venue and not yet placed. The
+   * router spills orders past a venue whose queue is long. Optional: an adapter without such a limit
+   * has no queue.
    */
-  queueDelayMs?(): number;
+  queueDelayMs?(ahead?: number): number;
   health(): VenueHealth;
   describe(): VenueDescription;
 }

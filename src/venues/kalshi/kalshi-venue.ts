@@ -266,8 +266,8 @@ export class KalshiVenue implements Venue {
     });
   }
 
-  queueDelayMs(): number {
-    return this.writes.delayMs();
+  queueDelayMs(ahead?: number): number {
+    return this.writes.delayMs(ahead);
   }
 
   latency(): LatencyStats {

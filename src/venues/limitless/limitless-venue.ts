@@ -262,8 +262,8 @@ export class LimitlessVenue implements Venue {
     return tradesFromHistory(entries.reverse(), (slug) => this.feeModel(slug, "a trade"));
   }
 
-  queueDelayMs(): number {
-    return this.writes.delayMs();
+  queueDelayMs(ahead?: number): number {
+    return this.writes.delayMs(ahead);
   }
 
   latency(): LatencyStats {

@@ -33,6 +33,10 @@ describe("RateLimiter", () => {
     // Six requests ahead of a new one at ten a second, less what refilled meanwhile.
     expect(limiter.delayMs()).toBeGreaterThan(500);
     expect(limiter.delayMs()).toBeLessThanOrEqual(600);
+    // With four more to be asked for before it (planned, not yet sent), 400 ms more.
+    expect(limiter.delayMs(4)).toBeGreaterThan(900);
+    expect(limiter.delayMs(4)).toBeLessThanOrEqual(1_000);
+    expect(allOf([new RateLimiter(100), limiter]).delayMs(4)).toBeGreaterThan(900);
     await Promise.all(queued);
     expect(limiter.delayMs()).toBeLessThanOrEqual(100);
     limiter.pause(1_000);

@@ -2,8 +2,11 @@
 export interface Throttle {
   acquire(): Promise<void>;
   pause(ms: number): void;
-  /** How long a request asked for now would wait for its turn, in ms: a cheap reading for the router. */
-  delayMs(): number;
+  /**
+   * How long a request asked for now would wait for its turn, in ms, with `ahead` more requests (default
+   * none) to be asked for before it: a cheap reading for the router.
+   */
+  delayMs(ahead?: number): number;
 }
 
 /**
@@ -35,10 +38,10 @@ export class RateLimiter implements Throttle {
     return turn;
   }
 
-  delayMs(): number {
+  delayMs(ahead = 0): number {
     const now = performance.now();
     const tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
-    const short = this.waiting + 1 - tokens;
+    const short = this.waiting + ahead + 1 - tokens;
     return Math.max(0, this.pausedUntil - now) + (short > 0 ? (short / this.perSecond) * 1000 : 0);
   }
 
@@ -78,7 +81,7 @@ export function allOf(limiters: readonly RateLimiter[]): Throttle {
       for (const l of limiters) l.pause(ms);
     },
     // The buckets refill side by side, so the wait is the longest one's.
-    delayMs: () => Math.max(0, ...limiters.map((l) => l.delayMs())),
+    delayMs: (ahead) => Math.max(0, ...limiters.map((l) => l.delayMs(ahead))),
   };
 }
 

@@ -260,8 +260,8 @@ export class OpinionVenue implements Venue {
     return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
   }
 
-  queueDelayMs(): number {
-    return this.writes.delayMs();
+  queueDelayMs(ahead?: number): number {
+    return this.writes.delayMs(ahead);
   }
 
   latency(): LatencyStats {

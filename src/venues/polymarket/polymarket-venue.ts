@@ -332,8 +332,8 @@ export class PolymarketVenue implements Venue {
     return taken.map((t) => fills.get(t.tradeId)!);
   }
 
-  queueDelayMs(): number {
-    return this.rest.delayMs(ORDER_LIMITS);
+  queueDelayMs(ahead?: number): number {
+    return this.rest.delayMs(ORDER_LIMITS, ahead);
   }
 
   latency(): LatencyStats {

@@ -64,9 +64,9 @@ export class RestClient {
     return sendWithRetry(() => this.once(req), allOf(limiters), policy, retryUnknown);
   }
 
-  /** How long a request counting against `limits` (and the general limit) would wait now, in ms. */
-  delayMs(limits: readonly string[]): number {
-    return allOf(["general", ...limits].flatMap((n) => this.limiters.get(n) ?? [])).delayMs();
+  /** How long a request counting against `limits` (and the general limit) would wait now, in ms, with `ahead` more before it (Throttle.delayMs). */
+  delayMs(limits: readonly string[], ahead?: number): number {
+    return allOf(["general", ...limits].flatMap((n) => this.limiters.get(n) ?? [])).delayMs(ahead);
   }
 
   private once(req: RestRequest): Promise<HttpResult> {
