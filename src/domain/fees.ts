@@ -1,11 +1,12 @@
-import { ceilDiv, notional, ONE, type Micro, type PriceMicro, type ShareMicro } from "./money.ts";
+import { ceilDiv, notional, ONE, type Micro, type Ppm, type PriceMicro, type ShareMicro } from "./money.ts";
 import type { Level } from "./types.ts";
 
 /**
  * A venue's published taker-fee formula, as data, so the pure router can price plans.
  * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule.
  * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
- * - limitless: rateBps of the notional per order, rounded up to the micro-USDC.
+ * - limitless: a buy pays rate × C of the C contracts it bought, withheld in contracts (`withheldShares`): it
+ *   delivers C − rate × C for the notional of C; a sell pays rate × C × P in USDC, rounded up to the micro-USDC.
  * - opinion: the notional times rate * P * (1 - P) per order (a rate of 0.08 charges 2% at P = 0.5),
  *   rounded up to the micro-USDC; the venue's minimum fee per order is not modelled (docs/venues/opinion.md).
  * Rates are in parts per million so that every fee is computed in integers.
@@ -18,7 +19,66 @@ export type FeeModel =
 
 const CENT = 10_000n;
 
-/** The fee in micro-USDC for one taker order that fills `levels` (price, shares in micro units). */
+/**
+ * A Limitless fee rate: whole basis points (the rate signed into each order as `feeRateBps`) below
+ * 100 %, so that a buy of whole 0.01-share lots always has contracts left after its fee and its fee
+ * in contracts is a whole number of micro-shares.
+ */
+export function limitlessFee(ratePpm: Ppm): FeeModel {
+  if (ratePpm < 0n || ratePpm % 100n !== 0n) throw new RangeError(`a Limitless fee rate must be whole basis points (got ${ratePpm} ppm)`);
+  if (ratePpm >= ONE) throw new RangeError(`a Limitless fee rate must be below 100 % (got ${ratePpm / 100n} bps)`);
+  return { kind: "limitless", ratePpm };
+}
+
+/** Whether a taker order of this side pays its fee in the contracts it buys (Limitless buys) rather than in USDC. */
+export function feeInShares(model: FeeModel, side: "buy" | "sell"): boolean {
+  return model.kind === "limitless" && side === "buy" && model.ratePpm > 0n;
+}
+
+/** The micro-shares a buy of `gross` micro-shares leaves to the venue as its fee in contracts: rate × gross, rounded up (assumed). */
+export function withheldShares(model: FeeModel, gross: ShareMicro): ShareMicro {
+  return ceilDiv(model.ratePpm * gross, ONE);
+}
+
+/**
+ * The gross size of a buy that pays its fee in contracts and delivers `delivered` micro-shares, in
+ * whole lots; undefined when no whole number of lots delivers exactly that. On a rate of whole basis
+ * points a lot of 0.01 share delivers a whole lot less `bps` micro-shares, so k lots deliver k times that.
+ */
+export function grossForDelivered(model: FeeModel, lot: ShareMicro, delivered: ShareMicro): ShareMicro | undefined {
+  const perLot = lot - withheldShares(model, lot);
+  if (perLot <= 0n || delivered % perLot !== 0n) return undefined;
+  const gross = (delivered / perLot) * lot;
+  return gross - withheldShares(model, gross) === delivered ? gross : undefined;
+}
+
+/** A fill net of the contracts withheld from it: `shares` delivered at `price`, `fee` the USDC value of the contracts withheld. */
+export interface NetFill extends Level {
+  fee: Micro;
+}
+
+/**
+ * The fills of a buy that paid `withheld` micro-shares of its gross fills as its fee: each fill keeps
+ * its price and delivers its shares less its part of `withheld` (the parts add up to it: fill i
+ * carries ⌈withheld × shares up to i / gross⌉ less the parts before it), and its fee is what the
+ * venue took for it less the notional of what it delivered. So for every fill
+ * notional(price, shares) + fee = notional(price, gross shares): exactly the USDC taken.
+ */
+export function netOfWithheld(fills: readonly Level[], withheld: ShareMicro): NetFill[] {
+  const gross = fills.reduce((s, f) => s + f.shares, 0n);
+  if (withheld < 0n || withheld > gross) throw new RangeError(`${withheld} micro-shares withheld of ${gross} bought`);
+  let upTo = 0n;
+  let taken = 0n;
+  return fills.map((f) => {
+    upTo += f.shares;
+    const part = ceilDiv(withheld * upTo, gross) - taken;
+    taken += part;
+    const shares = f.shares - part;
+    return { price: f.price, shares, fee: notional(f.price, f.shares) - notional(f.price, shares) };
+  });
+}
+
+/** The fee in micro-USDC for one taker order that fills `levels` (price, shares in micro units), paid in USDC. */
 export function orderFee(model: FeeModel, levels: readonly Level[]): Micro {
   if (levels.length === 0) return 0n;
   switch (model.kind) {
@@ -61,14 +121,19 @@ export function describeFeeModel(model: FeeModel): Record<string, unknown> {
     case "polymarket":
       return { type: "polymarket", formula: "C * fee_rate * (P * (1 - P))^exponent", fee_rate: rate, exponent: model.exponent };
     case "limitless":
-      return { type: "limitless", formula: "rate * C * P", rate };
+      return { type: "limitless", formula: "buy: rate * C contracts withheld of C bought; sell: rate * C * P", rate };
     case "opinion":
       return { type: "opinion", formula: "C * P * rate * P * (1 - P)", rate };
   }
 }
 
-/** Price per share of taking the whole level, fees included, rounded up to the micro-USDC. */
+/**
+ * Price per share of taking the whole level, fees included, rounded up to the micro-USDC. A buy that
+ * pays its fee in contracts pays the price for each contract bought and keeps 1 − rate of them: the
+ * price per share delivered is price / (1 − rate), exact on its lots.
+ */
 export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
+  if (feeInShares(model, "buy")) return ceilDiv(level.price * ONE, ONE - model.ratePpm);
   return level.price + ceilDiv(orderFee(model, [level]) * ONE, level.shares);
 }
 
@@ -84,12 +149,13 @@ export function sellFeeAdjustedPrice(model: FeeModel, level: Level): bigint {
 }
 
 /**
- * The most one taker order for `shares` at no worse than `limit` can cost, fees included: every
- * share filled at the limit. A share's price plus its fee grows with the price under every model
+ * The most one taker buy for `shares` at no worse than `limit` can cost, fees included: every
+ * share filled at the limit. A buy that pays its fee in contracts costs the notional of its gross size. A share's price plus its fee grows with the price under every model
  * here (the fee's slope is below 1), so no fill at a better price costs more; and on the venues'
  * grids (prices on ticks, sizes in lots) each fill's notional is a whole micro-USDC, so splitting
  * the order over several fills adds no rounding.
  */
 export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
+  if (feeInShares(model, "buy")) return notional(limit, shares);
   return notional(limit, shares) + orderFee(model, [{ price: limit, shares }]);
 }

@@ -1,19 +1,22 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { notional } from "../domain/money.ts";
-import { orderFee, worstOrderCost } from "../domain/fees.ts";
+import { feeInShares, orderFee, withheldShares, worstOrderCost } from "../domain/fees.ts";
 import { Curve, SAFE, type Segment } from "./curve.ts";
 import { opinionCase, routingCase } from "./testkit.ts";
 
 describe("Curve", () => {
-  it("prices every lot count exactly as orderFee and per-level notionals do", () => {
+  it("prices every lot count exactly as orderFee and per-level notionals do, a fee in contracts as the contracts withheld", () => {
     fc.assert(
       fc.property(routingCase("any"), ({ quotes }) => {
         for (const q of quotes) {
           const c = new Curve(q, null, SAFE);
           for (let k = 0; k <= c.maxLots; k++) {
             const fills = c.fills(k);
-            const fee = orderFee(q.feeModel, fills);
+            const gross = fills.reduce((s, l) => s + l.shares, 0n);
+            const inShares = feeInShares(q.feeModel, "buy");
+            expect(BigInt(k * c.lot)).toBe(inShares ? gross - withheldShares(q.feeModel, gross) : gross);
+            const fee = inShares ? 0n : orderFee(q.feeModel, fills);
             expect(BigInt(c.fee(k))).toBe(fee);
             expect(BigInt(c.cost(k))).toBe(fills.reduce((s, l) => s + notional(l.price, l.shares), 0n) + fee);
           }
@@ -64,7 +67,7 @@ describe("Curve", () => {
           const c = new Curve(q, null, SAFE);
           for (let k = 1; k <= c.maxLots; k++) {
             const fills = c.fills(k);
-            const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, BigInt(k * c.lot));
+            const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, fills.reduce((s, l) => s + l.shares, 0n));
             const cost = BigInt(c.cost(k));
             expect(BigInt(c.worst(k))).toBe(atLimit > cost ? atLimit : cost);
           }

@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { feeAdjustedPrice, feeInShares, sellFeeAdjustedPrice, withheldShares, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -125,6 +125,11 @@ function feeRate(model: FeeModel, unit: bigint): number {
  * `spread` of `mid`.
  */
 function adjustedRange(model: FeeModel, level: Level, rate: number, sign: 1 | -1): { mid: number; spread: number } {
+  if (feeInShares(model, sign > 0 ? "buy" : "sell")) {
+    // price / (1 − rate), rounded up once
+    const mid = (Number(level.price) * M) / (M - Number(model.ratePpm));
+    return { mid, spread: 2 + mid * 1e-12 };
+  }
   const mid = Number(level.price) + sign * rate * M;
   const free = model.ratePpm === 0n;
   const rounding = free ? 0 : Math.max(roundingAbove(model), roundingBelow(model));
@@ -183,8 +188,15 @@ export interface Rules {
  * take, so its time follows the order, not the depth of the books.
  */
 export abstract class Ladder<Q extends Rules = Rules> {
-  /** Micro-shares per lot. */
+  /**
+   * Micro-shares a lot delivers: a lot of the book, less the contracts a buy that pays its fee in
+   * contracts (Limitless) leaves to the venue. Every count of shares of a plan counts these.
+   */
   readonly lot: number;
+  /** Micro-shares of the book per lot: what an order for k lots takes. */
+  protected readonly grossLot: number;
+  /** Whether the fee is paid in the contracts bought (lot < grossLot), not in USDC on top of the notional. */
+  readonly feeInShares: boolean;
   /** A non-empty leg has at least this many lots. */
   readonly minLots: number;
   protected readonly levels: Level[] = [];
@@ -197,6 +209,8 @@ export abstract class Ladder<Q extends Rules = Rules> {
   private readonly unitFee: bigint[] = [];
   /** Each level's value per micro-share in micro-USDC (USDC per share): its price, plus (buy) or minus (sell) its fee. */
   protected readonly slope: number[] = [];
+  /** Each level's value per micro-share of the book: its slope, unless part of each lot is withheld. */
+  private readonly rawSlope: number[] = [];
   protected readonly cumRaw: number[] = [0];
   private readonly model: FeeModel;
   /** A rate of 0 charges nothing under every model. */
@@ -215,11 +229,16 @@ export abstract class Ladder<Q extends Rules = Rules> {
     private readonly feeSign: 1 | -1,
     private readonly cap: number,
   ) {
-    this.lot = Number(quote.lotShares);
+    this.feeInShares = feeSign > 0 && feeInShares(quote.feeModel, "buy");
+    this.grossLot = Number(quote.lotShares);
+    if (this.feeInShares && (quote.feeModel.ratePpm * quote.lotShares) % ONE !== 0n) {
+      throw new RangeError(`${quote.feeModel.kind}: a fee of ${quote.feeModel.ratePpm} ppm in contracts is not whole micro-shares on a lot of ${quote.lotShares}`);
+    }
+    this.lot = this.grossLot - (this.feeInShares ? Number(withheldShares(quote.feeModel, quote.lotShares)) : 0);
     const min = Number(ceilDiv(quote.minOrderShares, quote.lotShares));
     this.minLots = min > 1 ? min : 1;
     this.model = quote.feeModel;
-    this.free = quote.feeModel.ratePpm === 0n;
+    this.free = quote.feeModel.ratePpm === 0n || this.feeInShares;
     this.below = this.free ? 0 : roundingBelow(quote.feeModel);
     this.above = this.free ? 0 : roundingAbove(quote.feeModel);
   }
@@ -232,7 +251,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
 
   /** Whether the eligible book holds k lots. */
   has(k: number): boolean {
-    const s = k * this.lot;
+    const s = k * this.grossLot;
     while (this.cumShares[this.price.length]! < s && this.readLevel());
     return this.cumShares[this.price.length]! >= s;
   }
@@ -240,7 +259,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
   /** Every lot of the eligible book; reads all of it. */
   get maxLots(): number {
     while (this.readLevel());
-    return Math.floor(this.cumShares[this.price.length]! / this.lot);
+    return Math.floor(this.cumShares[this.price.length]! / this.grossLot);
   }
 
   /** The rounded fee of the first i levels plus x micro-shares of level i. */
@@ -262,7 +281,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
    */
   protected value(k: number): number {
     if (k === 0) return 0;
-    const s = k * this.lot;
+    const s = k * this.grossLot;
     const i = this.levelOf(s);
     const x = s - this.cumShares[i]!;
     return this.cumNotional[i]! + this.notionalOf(this.price[i]!, x) + this.feeSign * this.feeAt(i, x);
@@ -271,7 +290,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
   /** The venue's rounded fee on one order for k lots. */
   fee(k: number): number {
     if (k === 0) return 0;
-    const s = k * this.lot;
+    const s = k * this.grossLot;
     const i = this.levelOf(s);
     return this.feeAt(i, s - this.cumShares[i]!);
   }
@@ -279,15 +298,15 @@ export abstract class Ladder<Q extends Rules = Rules> {
   /** Unrounded value of k lots in micro-USDC (cost for a buy, proceeds for a sell): the exact value up to the rounding. */
   raw(k: number): number {
     if (k === 0) return 0;
-    const s = k * this.lot;
+    const s = k * this.grossLot;
     const i = this.levelOf(s);
-    return this.cumRaw[i]! + this.slope[i]! * (s - this.cumShares[i]!);
+    return this.cumRaw[i]! + this.rawSlope[i]! * (s - this.cumShares[i]!);
   }
 
-  /** The level fills of an order for k lots, best first. */
+  /** The level fills of an order for k lots, best first: of the book, before any fee in contracts. */
   fills(k: number): Level[] {
     const fills: Level[] = [];
-    let left = BigInt(k * this.lot);
+    let left = BigInt(k * this.grossLot);
     for (const level of this.levels) {
       if (left === 0n) break;
       const take = left < level.shares ? left : level.shares;
@@ -306,9 +325,9 @@ export abstract class Ladder<Q extends Rules = Rules> {
    */
   segmentAfter(j: number): Segment | undefined {
     if (!this.has(j + 1)) return undefined;
-    const s = j * this.lot;
+    const s = j * this.grossLot;
     const i = this.levelOf(s + 1);
-    const run = Math.floor((this.cumShares[i + 1]! - s) / this.lot);
+    const run = Math.floor((this.cumShares[i + 1]! - s) / this.grossLot);
     if (run > 0) return { from: j, to: j + run, slope: this.slope[i]! };
     return { from: j, to: j + 1, slope: (this.raw(j + 1) - this.raw(j)) / this.lot };
   }
@@ -320,7 +339,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
 
   /** The lots that end in level i, as (from, to] — empty when no lot ends there — and the level's slope. */
   run(i: number): Segment {
-    return { from: Math.floor(this.cumShares[i]! / this.lot), to: Math.floor(this.cumShares[i + 1]! / this.lot), slope: this.slope[i]! };
+    return { from: Math.floor(this.cumShares[i]! / this.grossLot), to: Math.floor(this.cumShares[i + 1]! / this.grossLot), slope: this.slope[i]! };
   }
 
   /** Reads the next level; false when the eligible book ends. */
@@ -331,13 +350,13 @@ export abstract class Ladder<Q extends Rules = Rules> {
   /** The slope of the level lot k+1 would be in, or of the last level held. */
   priceAt(k: number): number {
     this.has(k + 1);
-    const s = k * this.lot + 1;
+    const s = k * this.grossLot + 1;
     return this.slope[s > this.cumShares[this.price.length]! ? this.price.length - 1 : this.levelOf(s)]!;
   }
 
   /** The index of the level that holds the last of k lots (k ≥ 1, held). */
   levelOfLots(k: number): number {
-    return this.levelOf(k * this.lot);
+    return this.levelOf(k * this.grossLot);
   }
 
   /** Index of the level that holds micro-share s (1-based count s), i.e. cumShares[i] < s <= cumShares[i+1]. */
@@ -367,7 +386,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
         break;
       }
       if (next.shares <= 0n) continue;
-      const unit = feePerShare(model, next.price);
+      const unit = this.free ? 0n : feePerShare(model, next.price);
       const rate = feeRate(model, unit);
       if (this.beyond(next, rate)) {
         this.ended = true;
@@ -383,15 +402,17 @@ export abstract class Ladder<Q extends Rules = Rules> {
       }
       const price = Number(level.price);
       const shares = Number(level.shares);
-      const slope = price / M + this.feeSign * rate;
+      const raw = price / M + this.feeSign * rate;
       this.levels.push(level);
       this.price.push(price);
       this.unitFee.push(unit);
-      this.slope.push(slope);
+      this.rawSlope.push(raw);
+      // per micro-share delivered: a lot of the book delivers `lot` of its `grossLot`
+      this.slope.push(this.lot === this.grossLot ? raw : (raw * this.grossLot) / this.lot);
       this.cumShares.push(held + shares);
       this.cumNotional.push(this.cumNotional[i]! + this.notionalOf(price, shares));
       this.cumFee.push(this.cumFee[i]! + unit * level.shares);
-      this.cumRaw.push(this.cumRaw[i]! + slope * shares);
+      this.cumRaw.push(this.cumRaw[i]! + raw * shares);
       return true;
     }
     return false;
@@ -458,7 +479,7 @@ export class Curve extends Ladder<VenueQuote> {
     this.worsts ??= new Map();
     let worst = this.worsts.get(k);
     if (worst === undefined) {
-      const s = k * this.lot;
+      const s = k * this.grossLot;
       const i = this.levelOf(s);
       const atLimit = mulMicroUp(this.price[i]!, s) + this.feeAtPrice(i, s);
       const planned = this.cost(k);
@@ -470,7 +491,7 @@ export class Curve extends Ladder<VenueQuote> {
 
   /** `worst` before rounding: all k lots at the slope of the last level they take. */
   rawWorst(k: number): number {
-    return k === 0 ? 0 : k * this.lot * this.slope[this.levelOf(k * this.lot)]!;
+    return k === 0 ? 0 : k * this.lot * this.slope[this.levelOf(k * this.grossLot)]!;
   }
 
   /**
@@ -482,7 +503,7 @@ export class Curve extends Ladder<VenueQuote> {
    */
   mostWithin(from: number, to: number, budget: number, f: (k: number) => number): number {
     if (to <= from || f(from + 1) > budget) return from;
-    let guess = Math.floor(budget / (this.lot * this.slope[this.levelOf(to * this.lot)]!));
+    let guess = Math.floor(budget / (this.lot * this.slope[this.levelOf(to * this.grossLot)]!));
     guess = guess <= from ? from + 1 : guess > to ? to : guess;
     let lo: number;
     let hi: number;

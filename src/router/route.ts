@@ -1,5 +1,5 @@
 import { formatMicro, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { orderFee } from "../domain/fees.ts";
+import { netOfWithheld, orderFee } from "../domain/fees.ts";
 import type { TimeInForce } from "../domain/types.ts";
 import { SAFE, type Ladder, type Rules } from "./curve.ts";
 import type { ChildLeg, Refusal, RefusalCode, RouteOptions } from "./types.ts";
@@ -233,17 +233,22 @@ function latencyRank(q: Quote): number {
 /**
  * What a leg of either side is: the venue's child order for k lots, the levels it takes, its limit
  * (the last level's price), its notional as the side rounds it (`notionalOf`, per level) and the
- * venue's own fee on the one order.
+ * venue's own fee on the one order. A buy that pays its fee in contracts counts the shares it
+ * delivers, its notional theirs, and its fee the USDC value of the contracts withheld (netOfWithheld):
+ * notional + fee is still what the venue takes for the levels.
  */
 export function legOf(c: Ladder<Quote>, k: number, notionalOf: (price: PriceMicro, shares: ShareMicro) => Micro): ChildLeg {
   const levels = c.fills(k);
+  const shares = BigInt(k * c.lot);
+  // a fee in contracts: the leg delivers `shares` of the levels' shares, and its fee is the value of the rest
+  const priced = c.feeInShares ? netOfWithheld(levels, levels.reduce((s, l) => s + l.shares, 0n) - shares) : undefined;
   return {
     venue: c.quote.venue,
     venueMarketId: c.quote.venueMarketId,
     limitPrice: levels[levels.length - 1]!.price,
-    shares: BigInt(k * c.lot),
-    notional: levels.reduce((sum, l) => sum + notionalOf(l.price, l.shares), 0n),
-    fee: orderFee(c.quote.feeModel, levels),
+    shares,
+    notional: (priced ?? levels).reduce((sum, l) => sum + notionalOf(l.price, l.shares), 0n),
+    fee: priced ? priced.reduce((sum, l) => sum + l.fee, 0n) : orderFee(c.quote.feeModel, levels),
     levels,
   };
 }

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { feeAdjustedPrice, feeInShares, netOfWithheld, orderFee, sellFeeAdjustedPrice, withheldShares, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
 import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
@@ -67,8 +67,9 @@ function venueQuote(name: string, grid: "any" | "real", shape: Shape = SMALL): f
       latencyMs: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
     })
     .map(({ feeModel, lot, minLots, prices, sizes, latencyMs }) => {
-      // Real grids: Kalshi trades whole contracts at cent prices; the others 0.01-share lots.
-      const lotShares = grid === "real" ? (feeModel.kind === "kalshi" ? ONE : 10_000n) : lot;
+      // Real grids: Kalshi trades whole contracts at cent prices; the others 0.01-share lots. A
+      // Limitless buy's fee in contracts is whole micro-shares a lot only on lots of 100 or more.
+      const lotShares = grid === "real" ? (feeModel.kind === "kalshi" ? ONE : 10_000n) : feeModel.kind === "limitless" && lot === 1n ? 100n : lot;
       const asks: Level[] = [...prices]
         .sort((a, b) => a - b)
         .map((p, i) => {
@@ -194,11 +195,16 @@ function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; 
   const options: Option[] = [{ lots: 0n, shares: 0n, cost: 0n, worst: 0n }];
   for (let k = minLots; k <= depthLots; k++) {
     const fills = walk(levels, k * q.lotShares);
-    const cost = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(q.feeModel, fills);
+    const cost = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + (feeInShares(q.feeModel, "buy") ? 0n : orderFee(q.feeModel, fills));
     const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, k * q.lotShares);
-    options.push({ lots: k, shares: k * q.lotShares, cost, worst: atLimit > cost ? atLimit : cost });
+    options.push({ lots: k, shares: delivered(q, k * q.lotShares), cost, worst: atLimit > cost ? atLimit : cost });
   }
   return { minLots, depthLots, options };
+}
+
+/** What a buy of `gross` micro-shares of the book delivers: less the contracts withheld when its fee is paid in them. */
+function delivered(q: VenueQuote, gross: ShareMicro): ShareMicro {
+  return feeInShares(q.feeModel, "buy") ? gross - withheldShares(q.feeModel, gross) : gross;
 }
 
 /**
@@ -216,7 +222,7 @@ export function bruteForce(req: PlanRequest, quotes: readonly VenueQuote[], limi
       if (depthLots < minLots) return true;
       const o = picked[v]!;
       const next = o.lots === 0n ? minLots : o.lots + 1n;
-      if (next > depthLots) return ceilDiv(beyond * (next - o.lots) * q.lotShares, ONE) > req.amount - worst;
+      if (next > depthLots) return ceilDiv(beyond * delivered(q, (next - o.lots) * q.lotShares), ONE) > req.amount - worst;
       const n = options[Number(next - minLots) + 1]!;
       return !fits(worst - o.worst + n.worst, cost - o.cost + n.cost, shares - o.shares + n.shares);
     });
@@ -317,11 +323,19 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
   let cost = 0n;
   for (const leg of p.legs) {
     const q = quotes.find((x) => x.venue === leg.venue)!;
-    if (leg.shares % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
-    if (leg.shares < q.minOrderShares) return `${leg.venue}: under the minimum size`;
-    if (leg.fee !== orderFee(q.feeModel, leg.levels)) return `${leg.venue}: fee differs from orderFee`;
-    if (leg.notional !== leg.levels.reduce((s, l) => s + notional(l.price, l.shares), 0n)) return `${leg.venue}: notional`;
-    if (leg.levels.reduce((s, l) => s + l.shares, 0n) !== leg.shares) return `${leg.venue}: level shares`;
+    const gross = leg.levels.reduce((s, l) => s + l.shares, 0n);
+    if (gross % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
+    if (gross < q.minOrderShares) return `${leg.venue}: under the minimum size`;
+    if (delivered(q, gross) !== leg.shares) return `${leg.venue}: shares delivered`;
+    if (feeInShares(q.feeModel, "buy")) {
+      const net = netOfWithheld(leg.levels, gross - leg.shares);
+      if (leg.fee !== net.reduce((s, l) => s + l.fee, 0n)) return `${leg.venue}: fee differs from the contracts withheld`;
+      if (leg.notional !== net.reduce((s, l) => s + notional(l.price, l.shares), 0n)) return `${leg.venue}: notional`;
+      if (leg.notional + leg.fee !== leg.levels.reduce((s, l) => s + notional(l.price, l.shares), 0n)) return `${leg.venue}: cost differs from what the venue takes`;
+    } else {
+      if (leg.fee !== orderFee(q.feeModel, leg.levels)) return `${leg.venue}: fee differs from orderFee`;
+      if (leg.notional !== leg.levels.reduce((s, l) => s + notional(l.price, l.shares), 0n)) return `${leg.venue}: notional`;
+    }
     for (const [i, l] of leg.levels.entries()) {
       const book = q.asks[i]!;
       if (book.price !== l.price || l.shares > book.shares) return `${leg.venue}: not a prefix of the book`;
@@ -329,7 +343,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
       if (feeAdjustedPrice(q.feeModel, book) > p.limitPrice) return `${leg.venue}: takes a level over the limit`;
     }
     if (leg.limitPrice !== leg.levels[leg.levels.length - 1]!.price) return `${leg.venue}: limit price`;
-    if (leg.worstCost < worstOrderCost(q.feeModel, leg.limitPrice, leg.shares) || leg.worstCost < leg.notional + leg.fee) return `${leg.venue}: worst-case cost`;
+    if (leg.worstCost < worstOrderCost(q.feeModel, leg.limitPrice, gross) || leg.worstCost < leg.notional + leg.fee) return `${leg.venue}: worst-case cost`;
     shares += leg.shares;
     cost += leg.notional + leg.fee;
   }

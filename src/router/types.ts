@@ -68,10 +68,16 @@ export interface ChildLeg {
   venueMarketId: string;
   /** The worst level price taken (a buy's highest ask, a sell's lowest bid): the child order's limit. */
   limitPrice: PriceMicro;
+  /**
+   * The shares the child order delivers: the levels' shares, less on a buy that pays its fee in
+   * contracts (Limitless) the contracts withheld. A child order asks for these (ChildOrder.shares).
+   */
   shares: ShareMicro;
-  /** Σ price × shares over the levels, each rounded to the micro-USDC: up for a buy, down for a sell. */
+  /** Σ price × shares over the levels, each rounded to the micro-USDC: up for a buy, down for a sell (of the shares delivered). */
   notional: Micro;
+  /** In USDC; a fee in contracts is the value of the contracts withheld (fees.ts, netOfWithheld). */
   fee: Micro;
+  /** What the child order takes of the book, best first. */
   levels: Level[];
 }
 

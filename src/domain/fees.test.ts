@@ -1,0 +1,63 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { feeAdjustedPrice, grossForDelivered, limitlessFee, netOfWithheld, withheldShares, worstOrderCost } from "./fees.ts";
+import { notional } from "./money.ts";
+
+const fills = fc.array(
+  fc.record({ price: fc.bigInt({ min: 1n, max: 999_999n }), shares: fc.bigInt({ min: 1n, max: 10_000_000_000n }) }),
+  { minLength: 1, maxLength: 6 },
+);
+
+describe("a Limitless buy's fee in contracts", () => {
+  it("charges exactly what the venue took: price × net + fee per fill, net ≤ gross, fee ≥ 0, the withheld contracts all accounted", () => {
+    fc.assert(
+      fc.property(
+        fills.chain((f) => fc.tuple(fc.constant(f), fc.bigInt({ min: 0n, max: f.reduce((s, l) => s + l.shares, 0n) }))),
+        ([gross, withheld]) => {
+          const net = netOfWithheld(gross, withheld);
+          let delivered = 0n;
+          for (const [i, n] of net.entries()) {
+            const g = gross[i]!;
+            expect(n.price).toBe(g.price);
+            expect(n.shares).toBeGreaterThanOrEqual(0n);
+            expect(n.shares).toBeLessThanOrEqual(g.shares);
+            expect(n.fee).toBeGreaterThanOrEqual(0n);
+            expect(notional(n.price, n.shares) + n.fee).toBe(notional(g.price, g.shares));
+            delivered += n.shares;
+          }
+          expect(gross.reduce((s, l) => s + l.shares, 0n) - delivered).toBe(withheld);
+        },
+      ),
+      { numRuns: 2_000, seed: 11 },
+    );
+  });
+
+  it("withholds rate × contracts, whole micro-shares on 0.01-share lots, and finds the gross size of what a buy delivers", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 9_999n }), fc.bigInt({ min: 1n, max: 100_000n }), (bps, lots) => {
+        const model = limitlessFee(bps * 100n);
+        const gross = lots * 10_000n;
+        expect(withheldShares(model, gross)).toBe(lots * bps);
+        expect(grossForDelivered(model, 10_000n, gross - lots * bps)).toBe(gross);
+        // off the delivered grid (a lot delivers 10 000 − bps micro-shares): no gross size
+        if (bps < 9_999n) expect(grossForDelivered(model, 10_000n, gross - lots * bps + 1n)).toBeUndefined();
+      }),
+      { numRuns: 500, seed: 12 },
+    );
+  });
+
+  it("prices a share delivered at price / (1 − rate), and a buy at worst at the notional of its gross size", () => {
+    const model = limitlessFee(30_000n);
+    // the documented example: 100 shares at 0.65, 3 % → 97 delivered for 65 USDC
+    expect(withheldShares(model, 100_000_000n)).toBe(3_000_000n);
+    expect(feeAdjustedPrice(model, { price: 650_000n, shares: 100_000_000n })).toBe(670_104n);
+    expect(worstOrderCost(model, 650_000n, 100_000_000n)).toBe(65_000_000n);
+  });
+
+  it("refuses a rate of 100 % or more, or of part of a basis point", () => {
+    expect(() => limitlessFee(1_000_000n)).toThrow(/below 100 %/);
+    expect(() => limitlessFee(1_500_000n)).toThrow(/below 100 %/);
+    expect(() => limitlessFee(150n)).toThrow(/whole basis points/);
+    expect(limitlessFee(990_000n).ratePpm).toBe(990_000n);
+  });
+});
