@@ -40,6 +40,11 @@ export function withheldShares(model: FeeModel, gross: ShareMicro): ShareMicro {
   return ceilDiv(model.ratePpm * gross, ONE);
 }
 
+/** The shares a buy of `gross` micro-shares delivers: all of them, unless it pays its fee in contracts. */
+export function deliveredShares(model: FeeModel, gross: ShareMicro): ShareMicro {
+  return feeInShares(model, "buy") ? gross - withheldShares(model, gross) : gross;
+}
+
 /**
  * The gross size of a buy that pays its fee in contracts and delivers `delivered` micro-shares, in
  * whole lots; undefined when no whole number of lots delivers exactly that. On a rate of whole basis

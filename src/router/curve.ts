@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, feeInShares, sellFeeAdjustedPrice, withheldShares, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeAdjustedPrice, feeInShares, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -234,7 +234,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
     if (this.feeInShares && (quote.feeModel.ratePpm * quote.lotShares) % ONE !== 0n) {
       throw new RangeError(`${quote.feeModel.kind}: a fee of ${quote.feeModel.ratePpm} ppm in contracts is not whole micro-shares on a lot of ${quote.lotShares}`);
     }
-    this.lot = this.grossLot - (this.feeInShares ? Number(withheldShares(quote.feeModel, quote.lotShares)) : 0);
+    this.lot = this.feeInShares ? Number(deliveredShares(quote.feeModel, quote.lotShares)) : this.grossLot;
     const min = Number(ceilDiv(quote.minOrderShares, quote.lotShares));
     this.minLots = min > 1 ? min : 1;
     this.model = quote.feeModel;

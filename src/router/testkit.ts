@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { feeAdjustedPrice, feeInShares, netOfWithheld, orderFee, sellFeeAdjustedPrice, withheldShares, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeAdjustedPrice, feeInShares, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
 import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
@@ -197,14 +197,9 @@ function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; 
     const fills = walk(levels, k * q.lotShares);
     const cost = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + (feeInShares(q.feeModel, "buy") ? 0n : orderFee(q.feeModel, fills));
     const atLimit = worstOrderCost(q.feeModel, fills[fills.length - 1]!.price, k * q.lotShares);
-    options.push({ lots: k, shares: delivered(q, k * q.lotShares), cost, worst: atLimit > cost ? atLimit : cost });
+    options.push({ lots: k, shares: deliveredShares(q.feeModel, k * q.lotShares), cost, worst: atLimit > cost ? atLimit : cost });
   }
   return { minLots, depthLots, options };
-}
-
-/** What a buy of `gross` micro-shares of the book delivers: less the contracts withheld when its fee is paid in them. */
-function delivered(q: VenueQuote, gross: ShareMicro): ShareMicro {
-  return feeInShares(q.feeModel, "buy") ? gross - withheldShares(q.feeModel, gross) : gross;
 }
 
 /**
@@ -222,7 +217,7 @@ export function bruteForce(req: PlanRequest, quotes: readonly VenueQuote[], limi
       if (depthLots < minLots) return true;
       const o = picked[v]!;
       const next = o.lots === 0n ? minLots : o.lots + 1n;
-      if (next > depthLots) return ceilDiv(beyond * delivered(q, (next - o.lots) * q.lotShares), ONE) > req.amount - worst;
+      if (next > depthLots) return ceilDiv(beyond * deliveredShares(q.feeModel, (next - o.lots) * q.lotShares), ONE) > req.amount - worst;
       const n = options[Number(next - minLots) + 1]!;
       return !fits(worst - o.worst + n.worst, cost - o.cost + n.cost, shares - o.shares + n.shares);
     });
@@ -326,7 +321,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
     const gross = leg.levels.reduce((s, l) => s + l.shares, 0n);
     if (gross % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
     if (gross < q.minOrderShares) return `${leg.venue}: under the minimum size`;
-    if (delivered(q, gross) !== leg.shares) return `${leg.venue}: shares delivered`;
+    if (deliveredShares(q.feeModel, gross) !== leg.shares) return `${leg.venue}: shares delivered`;
     if (feeInShares(q.feeModel, "buy")) {
       const net = netOfWithheld(leg.levels, gross - leg.shares);
       if (leg.fee !== net.reduce((s, l) => s + l.fee, 0n)) return `${leg.venue}: fee differs from the contracts withheld`;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { orderFee } from "../../src/domain/fees.ts";
-import { ONE } from "../../src/domain/money.ts";
+import { deliveredShares, feeInShares, grossForDelivered, orderFee } from "../../src/domain/fees.ts";
+import { notional, ONE } from "../../src/domain/money.ts";
 import { MAX_QUEUE_MS } from "../../src/router/index.ts";
 import type { Outcome } from "../../src/domain/types.ts";
 import type { ChildOrder, Venue, VenueMarket } from "../../src/venues/venue.ts";
@@ -40,11 +40,14 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       if (!open) throw new Error(`the catalog lists no open market on ${h.venue.id}`);
       return h.venue.market(open.listing.venueMarketId)!;
     };
-    /** A buy that takes the best ask level, or part of it, and is on the market's grid. */
+    /**
+     * A buy that takes the best ask level, or part of it, and is on the market's grid: whole lots, of
+     * which a buy that pays its fee in contracts asks for what they deliver.
+     */
     const takingOrder = (m: VenueMarket, outcome: Outcome = "YES", extra: Partial<ChildOrder> = {}): ChildOrder => {
       const best = h.venue.book(m.venueMarketId, outcome)!.asks[0]!;
       const wanted = best.shares < 4n * m.minOrderShares ? best.shares : 4n * m.minOrderShares;
-      const shares = ((wanted < m.minOrderShares ? m.minOrderShares : wanted) / m.lotShares) * m.lotShares;
+      const shares = deliveredShares(m.feeModel, ((wanted < m.minOrderShares ? m.minOrderShares : wanted) / m.lotShares) * m.lotShares);
       return {
         clientOrderId: `conf-${process.pid}-${Date.now()}-${++seq}`,
         venueMarketId: m.venueMarketId,
@@ -104,7 +107,16 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
         expect(f.clientOrderId).toBe(order.clientOrderId);
         expect(f.venueOrderId).toBe(r.venueOrderId);
       }
-      expect(r.fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(m.feeModel, r.fills));
+      const fees = r.fills.reduce((s, f) => s + f.fee, 0n);
+      if (feeInShares(m.feeModel, order.side)) {
+        // the fee is the value of the contracts withheld, at the prices of the fills they were withheld from
+        const withheld = grossForDelivered(m.feeModel, m.lotShares, order.shares)! - order.shares;
+        const prices = r.fills.map((f) => f.price);
+        expect(fees >= notional(prices.reduce((a, b) => (a < b ? a : b)), withheld) - BigInt(r.fills.length)).toBe(true);
+        expect(fees <= notional(prices.reduce((a, b) => (a > b ? a : b)), withheld) + BigInt(r.fills.length)).toBe(true);
+      } else {
+        expect(fees).toBe(orderFee(m.feeModel, r.fills));
+      }
       expect(await h.venue.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: r.venueOrderId, fills: r.fills });
     };
     /** Places an order twice under one client id: the repeat answers the first placement, and nothing more fills. */

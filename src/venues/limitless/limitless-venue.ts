@@ -1,7 +1,7 @@
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
-import type { FeeModel } from "../../domain/fees.ts";
+import { feeInShares, grossForDelivered, type FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
 import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import { streamedHealth } from "../health.ts";
@@ -186,12 +186,14 @@ export class LimitlessVenue implements Venue {
     const cached = this.cache.get(order.venueMarketId);
     if (!cached) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     const { market, exchange } = cached;
-    if (order.shares <= 0n || order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
+    // a buy pays its fee in contracts: it asks for the shares it is to deliver, and is signed for the whole lots that deliver them
+    const gross = feeInShares(market.feeModel, order.side) ? grossForDelivered(market.feeModel, market.lotShares, order.shares) : order.shares;
+    if (gross === undefined || gross <= 0n || gross % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
       return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
     }
     let body: unknown;
     try {
-      body = await this.orderBody(order, market, exchange);
+      body = await this.orderBody(order, gross, market, exchange);
     } catch (err) {
       return { kind: "rejected", reason: `invalid_order: ${err instanceof Error ? err.message : String(err)}` };
     }
@@ -208,9 +210,9 @@ export class LimitlessVenue implements Venue {
       if (held !== undefined) return { kind: "unknown", reason: `order ${answer.order.id} is held by ${order.venueMarketId}'s taker delay until ${held || "an unnamed time"}` };
       let fills: VenueFill[];
       try {
-        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, order.side, market.feeModel);
+        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, order.side, market.feeModel, answer.execution?.totalsRaw);
       } catch (err) {
-        return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches are unreadable: ${String(err)}` };
+        return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches or totals are unreadable: ${String(err)}` };
       }
       const rests = answer.order.status === "LIVE";
       if (fills.length === 0 && !rests) return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}` };
@@ -285,12 +287,13 @@ export class LimitlessVenue implements Venue {
     return { state: this.socket.state, live: this.stream.live, connections: this.socket.connections, lastError: this.stream.lastError };
   }
 
-  private async orderBody(order: ChildOrder, market: VenueMarket, exchange: Hex): Promise<unknown> {
+  /** The signed order for `shares` contracts (a buy's gross size, before the fee withheld in contracts). */
+  private async orderBody(order: ChildOrder, shares: bigint, market: VenueMarket, exchange: Hex): Promise<unknown> {
     const args = {
       maker: this.maker,
       tokenId: market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
-      shares: order.shares,
+      shares,
       feeRateBps: market.feeModel.ratePpm / 100n,
       salt: saltFor(order.clientOrderId),
       expiration: orderExpiration(order.expiresAt),
@@ -328,7 +331,12 @@ export class LimitlessVenue implements Venue {
     if (held !== undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is held by a taker delay until ${held || "an unnamed time"}`, { venue: this.id });
     const slug = order?.venueMarketId ?? answer.order.marketSlug;
     if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
-    const fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), this.feeModel(slug, `order ${orderId}`));
+    let fills: VenueFill[];
+    try {
+      fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), this.feeModel(slug, `order ${orderId}`), answer.execution?.totalsRaw);
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id}: order ${orderId}'s matches or totals are unreadable: ${String(err)}`, { venue: this.id });
+    }
     if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
   }

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
+import { notional } from "../../domain/money.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
 import { booksFromLevels, fillsFromMatches, limitlessFeeModel, limitlessResolution, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
@@ -62,28 +63,44 @@ describe("Limitless wire: the documented shapes", () => {
     expect(toVenueMarket({ ...fixture("market.json"), status: "LOCKED", expired: true }).status).toBe("closed");
   });
 
-  it("turns an order's makerMatches into fills whose fees add up to the whole order's fee", () => {
+  it("turns a buy's makerMatches into the contracts delivered, net of the fee withheld in contracts, charging exactly what the venue took", () => {
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
-    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model);
-    expect(fills.map((f) => [f.tradeId, f.price, f.shares])).toEqual([
-      ["a1b2c3d4-0001-4000-8000-000000000001", 640_000n, 60_000_000n],
-      ["a1b2c3d4-0002-4000-8000-000000000002", 650_000n, 40_000_000n],
+    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model, answer.execution.totalsRaw);
+    // 3 of the 100 contracts withheld, split 1.8 / 1.2 over the matches
+    expect(fills.map((f) => [f.tradeId, f.price, f.shares, f.fee])).toEqual([
+      ["a1b2c3d4-0001-4000-8000-000000000001", 640_000n, 58_200_000n, 1_152_000n],
+      ["a1b2c3d4-0002-4000-8000-000000000002", 650_000n, 38_800_000n, 780_000n],
     ]);
-    // 3% of 38.4 + 26 USDC
-    expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(1_932_000n);
-    expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, fills));
+    expect(fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n)).toBe(BigInt(answer.execution.totalsRaw.usdGross));
     expect(fills.every((f) => f.venueOrderId === answer.order.id && f.clientOrderId === "child-1")).toBe(true);
   });
 
-  it("takes a repeated match once, so the fees split over the fills are those of the order", () => {
+  it("refuses a buy whose totals disagree with its matches, or that names no totals", () => {
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    const totals = answer.execution.totalsRaw;
+    const read = (t: unknown) => fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model, t as typeof totals);
+    expect(() => read(undefined)).toThrow(/totalsRaw/);
+    expect(() => read({ ...totals, contractsGross: "99000000", contractsNet: "96000000" })).toThrow(/contractsGross/);
+    expect(() => read({ ...totals, contractsNet: "98000000" })).toThrow(/contractsNet/);
+    expect(() => read({ ...totals, usdGross: "65000000", usdNet: "65000000" })).toThrow(/usdGross/);
+    expect(() => read({ ...totals, usdFee: "1932000", usdNet: "62468000" })).toThrow(/USDC fee/);
+    // a sell pays its fee in USDC, split over its matches
+    const sold = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "sell", model, undefined);
+    expect(sold.map((f) => f.shares)).toEqual([60_000_000n, 40_000_000n]);
+    expect(sold.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, sold));
+  });
+
+  it("takes a repeated match once, so the contracts withheld are split over the order's own matches", () => {
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
     const repeated = answer.makerMatches.flatMap((m: unknown) => [m, m]);
-    expect(fillsFromMatches(repeated, answer.order.id, "child-1", "buy", model)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model));
+    const totals = answer.execution.totalsRaw;
+    expect(fillsFromMatches(repeated, answer.order.id, "child-1", "buy", model, totals)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "buy", model, totals));
   });
 
-  it("reads the account's trades from its history: trades only, each once, with the fees their fills carry and no client order id", () => {
+  it("reads the account's trades from its history: trades only, each once, with the shares and fees their fills carry and no client order id", () => {
     const page = fixture("history.json") as LimitlessHistoryPage;
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
@@ -92,12 +109,17 @@ describe("Limitless wire: the documented shapes", () => {
       expect(slug).toBe("btc-100k-2024");
       return model;
     });
-    expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", "buy", model));
+    expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", "buy", model, answer.execution.totalsRaw));
     expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model)).toThrow(/orderId/);
     // the strategy names the side: "Sell", "Limit Sell" and "Market Sell" are sells
     for (const strategy of ["Sell", "Limit Sell", "Market Sell"]) {
       expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model).map((t) => t.side)).toEqual(["sell"]);
     }
+  });
+
+  it("refuses a market fee rate of 100 % or more", () => {
+    expect(() => limitlessFeeModel(10_000)).toThrow(/below 100 %/);
+    expect(limitlessFeeModel(9_999).ratePpm).toBe(999_900n);
   });
 
   it("refuses amounts that are not exact: fractional or unsafe raw numbers, prices outside (0, 1), more than 6 decimals", () => {

@@ -1,6 +1,7 @@
-import type { FeeModel } from "../../domain/fees.ts";
-import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { feeInShares, limitlessFee, netOfWithheld, withheldShares, type FeeModel } from "../../domain/fees.ts";
+import { notional, ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
+import type { Level } from "../../domain/types.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
 import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 
@@ -104,11 +105,12 @@ export function limitlessResolution(m: Pick<LimitlessMarket, "status" | "expired
   return (m.status === "FUNDED" || m.status === "FUNDED_FLAGGED") && !m.expired ? { state: "open" } : { state: "closed" };
 }
 
+/** A market's `feeRateBps` as a fee model: whole basis points below 10 000 (100 %), else refused. */
 export function limitlessFeeModel(feeRateBps: unknown): FeeModel {
   if (typeof feeRateBps !== "number" || !Number.isSafeInteger(feeRateBps) || feeRateBps < 0) {
     throw new RangeError(`feeRateBps must be a non-negative integer (got ${JSON.stringify(feeRateBps)})`);
   }
-  return { kind: "limitless", ratePpm: BigInt(feeRateBps) * 100n };
+  return limitlessFee(BigInt(feeRateBps) * 100n);
 }
 
 export function toVenueMarket(m: LimitlessMarket): VenueMarket {
@@ -147,14 +149,61 @@ export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks
 
 /**
  * The fills of one taker order (a buy or a sell, `side`) from its matches, each match once however
- * often the venue repeats it. Limitless states no fee per match: see feesPerFill, which must see each match once.
+ * often the venue repeats it, and the order's `execution.totalsRaw`.
+ *
+ * A buy pays its fee in the contracts it buys: the venue withholds `contractsFee` of the
+ * `contractsGross` matched. Its fills are the contracts delivered, each match less its part of the
+ * contracts withheld, at the match's price, with the USDC value of that part as the fee
+ * (netOfWithheld), so the fills' notional plus fees is exactly `usdGross`, what the venue took. The
+ * totals must agree with the matches (contracts matched, USDC taken, net = gross − fee, no USDC fee),
+ * else the answer is refused: a wrong count of shares would mint position tokens the venue does not hold.
+ * A buy at a rate of 0 may come without totals (nothing is withheld). A sell's fee is USDC, split
+ * over its matches by feesPerFill (which must see each match once).
  */
-export function fillsFromMatches(matches: readonly LimitlessMatch[], venueOrderId: string, clientOrderId: string, side: TradeSide, model: FeeModel): VenueFill[] {
+export function fillsFromMatches(
+  matches: readonly LimitlessMatch[],
+  venueOrderId: string,
+  clientOrderId: string,
+  side: TradeSide,
+  model: FeeModel,
+  totals: LimitlessTotals | undefined,
+): VenueFill[] {
   const trades = uniqueTrades(
     matches.map((m, i) => ({ tradeId: m.id, price: parsePrice(m.price, `makerMatches[${i}].price`), shares: parseRaw(m.matchedSize, `makerMatches[${i}].matchedSize`) })),
   );
-  const fees = feesPerFill(model, trades);
-  return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares: t.shares, fee: fees[i]! }));
+  const fill = (t: (typeof trades)[number], shares: ShareMicro, fee: bigint): VenueFill => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares, fee });
+  if (side === "sell" || (totals === undefined && !feeInShares(model, side))) {
+    const fees = feesPerFill(model, trades);
+    return trades.map((t, i) => fill(t, t.shares, fees[i]!));
+  }
+  if (totals === undefined) throw new TypeError("a buy's answer has no execution.totalsRaw: the contracts withheld as its fee are not known");
+  const withheld = boughtTotals(totals, trades);
+  const net = netOfWithheld(trades, withheld);
+  return trades.map((t, i) => fill(t, net[i]!.shares, net[i]!.fee));
+}
+
+/** SDK 1.1.0 `ExecutionTotalsRaw`: raw 6-decimal integer strings; gross before the fee, fee, net after it. */
+export interface LimitlessTotals {
+  contractsGross: string;
+  contractsFee: string;
+  contractsNet: string;
+  usdGross: string;
+  usdFee: string;
+  usdNet: string;
+}
+
+/** The contracts a buy's totals say were withheld, once they agree with its matches; throws when they do not. */
+function boughtTotals(totals: LimitlessTotals, matched: readonly Level[]): ShareMicro {
+  const t = (field: keyof LimitlessTotals) => parseRaw(totals[field], `execution.totalsRaw.${field}`);
+  const contracts = matched.reduce((s, l) => s + l.shares, 0n);
+  const paid = matched.reduce((s, l) => s + notional(l.price, l.shares), 0n);
+  const fee = t("contractsFee");
+  const disagree = (what: string) => new RangeError(`execution.totalsRaw disagrees with the matches: ${what}`);
+  if (t("contractsGross") !== contracts) throw disagree(`contractsGross ${totals.contractsGross}, matched ${contracts}`);
+  if (fee > contracts || t("contractsNet") !== contracts - fee) throw disagree(`contractsNet ${totals.contractsNet} is not ${totals.contractsGross} − ${totals.contractsFee}`);
+  if (t("usdGross") !== paid) throw disagree(`usdGross ${totals.usdGross}, the matches' notional ${paid}`);
+  if (t("usdFee") !== 0n || t("usdNet") !== paid) throw disagree(`a buy with a USDC fee (usdFee ${totals.usdFee}, usdNet ${totals.usdNet})`);
+  return fee;
 }
 
 /** The side of an order as Limitless writes it, 0 BUY and 1 SELL (the EIP-712 `side`). */
@@ -171,6 +220,8 @@ export function orderSide(side: unknown): TradeSide {
 export interface LimitlessExecution {
   settlementStatus: string;
   eligibleAt?: string;
+  /** What the order's matches came to (assumed on `GET /orders/{id}` as on the create answer). */
+  totalsRaw?: LimitlessTotals;
 }
 
 /** When an order the venue holds for a taker delay meets the book (`eligibleAt`, or "" if not named); undefined when it is not held. */
@@ -212,8 +263,10 @@ export interface LimitlessHistoryPage {
 /**
  * The account's order book trades from its history entries, in the order given, each once. The
  * listing names no fee: each order's fee is split over its trades as over its fills (feesPerFill), so
- * a trade carries the fee its fill did. The listing does not carry the client order id; its
- * `strategy` says whether the trade bought or sold ("Buy", "Limit Sell", "Market Sell"…).
+ * a trade carries the fee its fill did; a buy's trades deliver their contracts less the order's fee in
+ * contracts at the market's rate (withheldShares), split as its fills split it (netOfWithheld). The
+ * listing does not carry the client order id; its `strategy` says whether the trade bought or sold
+ * ("Buy", "Limit Sell", "Market Sell"…).
  */
 export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], feeModel: (slug: string) => FeeModel): VenueFill[] {
   const trades = uniqueTrades(
@@ -226,10 +279,16 @@ export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], fee
   );
   const byOrder = new Map<string, typeof trades>();
   for (const t of trades) byOrder.set(t.venueOrderId, [...(byOrder.get(t.venueOrderId) ?? []), t]);
-  const fees = new Map<string, bigint>();
+  const priced = new Map<string, { shares: ShareMicro; fee: bigint }>();
   for (const group of byOrder.values()) {
-    const split = feesPerFill(feeModel(group[0]!.slug), group);
-    group.forEach((t, i) => fees.set(t.tradeId, split[i]!));
+    const model = feeModel(group[0]!.slug);
+    if (feeInShares(model, group[0]!.side)) {
+      const net = netOfWithheld(group, withheldShares(model, group.reduce((s, t) => s + t.shares, 0n)));
+      group.forEach((t, i) => priced.set(t.tradeId, net[i]!));
+    } else {
+      const split = feesPerFill(model, group);
+      group.forEach((t, i) => priced.set(t.tradeId, { shares: t.shares, fee: split[i]! }));
+    }
   }
-  return trades.map((t) => ({ tradeId: t.tradeId, venueOrderId: t.venueOrderId, clientOrderId: "", side: t.side, price: t.price, shares: t.shares, fee: fees.get(t.tradeId)! }));
+  return trades.map((t) => ({ tradeId: t.tradeId, venueOrderId: t.venueOrderId, clientOrderId: "", side: t.side, price: t.price, ...priced.get(t.tradeId)! }));
 }

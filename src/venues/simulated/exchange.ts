@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { orderFee } from "../../domain/fees.ts";
+import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares } from "../../domain/fees.ts";
 import { formatMicro, notional, ONE, type Micro } from "../../domain/money.ts";
 import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
@@ -47,6 +47,8 @@ interface SimMarket {
 interface OrderRecord {
   venueOrderId: string;
   fills: VenueFill[];
+  /** The order's matches as the book saw them: the fills before any fee withheld in contracts. */
+  matched: VenueFill[];
   result: PlaceResult;
   /** Shares still resting on the book (the `resting` fault); 0 once filled, killed or cancelled. */
   resting: bigint;
@@ -160,7 +162,9 @@ export class SimExchange {
     if (known) return known.result;
     if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
     if (order.expiresAt <= this.clock.now()) return { kind: "rejected", reason: `order_expired: the order expired at ${new Date(order.expiresAt).toISOString()}` };
-    const checked = this.validate(order);
+    const sized = this.grossOrder(order);
+    if (typeof sized === "string") return { kind: "rejected", reason: sized };
+    const checked = this.validate(sized);
     if (typeof checked === "string") return { kind: "rejected", reason: checked };
     const { market: m, engine } = checked;
     if (order.side === "sell") {
@@ -170,18 +174,21 @@ export class SimExchange {
       }
     }
     const halve = this.faults.partial || this.faults.resting;
-    const wanted = halve ? (order.shares / 2n / m.market.lotShares) * m.market.lotShares : order.shares;
+    const wanted = halve ? (sized.shares / 2n / m.market.lotShares) * m.market.lotShares : sized.shares;
     const taken = order.side === "buy" ? engine.take(order.outcome, order.limitPrice, wanted) : engine.sell(order.outcome, order.limitPrice, wanted);
     if (taken.length === 0) {
       return { kind: "rejected", reason: `no_match: nothing to take at ${order.side === "buy" ? "or below" : "or above"} ${formatMicro(order.limitPrice)}` };
     }
     const venueOrderId = this.profile.newOrderId();
-    const fills = this.toFills(order, venueOrderId, taken, m.market);
+    const matched = this.toFills(order, venueOrderId, taken, m.market);
     const filled = taken.reduce((s, l) => s + l.shares, 0n);
-    const result: PlaceResult = { kind: filled === order.shares ? "filled" : "partial", venueOrderId, fills };
-    const resting = this.faults.resting ? order.shares - filled : 0n;
-    this.orders.set(order.clientOrderId, { venueOrderId, fills, result, resting, account, order });
-    this.positions.fill(account, order.venueMarketId, order.outcome, order.side, filled);
+    // a fee in contracts: the account is credited, and told of, what is left of them
+    const withheld = feeInShares(m.market.feeModel, order.side) ? withheldShares(m.market.feeModel, filled) : 0n;
+    const fills = withheld === 0n ? matched : netOfWithheld(taken, withheld).map((n, i) => ({ ...matched[i]!, shares: n.shares, fee: n.fee }));
+    const result: PlaceResult = { kind: filled === sized.shares ? "filled" : "partial", venueOrderId, fills };
+    const resting = this.faults.resting ? sized.shares - filled : 0n;
+    this.orders.set(order.clientOrderId, { venueOrderId, fills, matched, result, resting, account, order });
+    this.positions.fill(account, order.venueMarketId, order.outcome, order.side, filled - withheld);
     if (order.side === "sell") this.positions.offer(account, order.venueMarketId, order.outcome, resting);
     m.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
     m.updatedAt = this.clock.now();
@@ -213,9 +220,26 @@ export class SimExchange {
     return this.orders.get(clientOrderId)?.resting ?? 0n;
   }
 
+  /** An order's matches as the book made them (before any fee withheld in contracts); none for an order the exchange does not hold. */
+  matches(clientOrderId: string): VenueFill[] {
+    return this.orders.get(clientOrderId)?.matched ?? [];
+  }
+
   /** Every trade the exchange made, oldest first. */
   trades(): VenueFill[] {
     return [...this.orders.values()].flatMap((o) => o.fills);
+  }
+
+  /**
+   * The order as it meets the book: a buy that pays its fee in contracts asks for the shares it is to
+   * deliver, so it takes the whole lots that deliver exactly those (the port's ChildOrder.shares).
+   */
+  private grossOrder(order: ChildOrder): ChildOrder | string {
+    const market = this.markets_.get(order.venueMarketId)?.market;
+    if (!market || !feeInShares(market.feeModel, order.side) || order.shares <= 0n) return order;
+    const gross = grossForDelivered(market.feeModel, market.lotShares, order.shares);
+    if (gross === undefined) return `invalid_lot: no whole number of ${formatMicro(market.lotShares)}-share lots delivers ${formatMicro(order.shares)} shares after the fee in contracts`;
+    return { ...order, shares: gross };
   }
 
   /** The market and its book when the order may trade, or why it may not. */

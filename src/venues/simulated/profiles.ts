@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { FeeModel } from "../../domain/fees.ts";
+import { limitlessFee, type FeeModel } from "../../domain/fees.ts";
 import type { Ppm, PriceMicro, ShareMicro } from "../../domain/money.ts";
 
 /** What a simulator imitates of its venue: trading rules, fee schedule, latency and id formats. */
@@ -48,14 +48,15 @@ export const KALSHI_SIM: VenueProfile = {
 /**
  * Limitless: a CLOB descended from Polymarket's CTF exchange, so sizes keep its 0.01-share lot;
  * with the finer 0.001 tick, price × size is still a whole number of micro-USDC (a multiple of
- * 0.00001), so every notional is exact. Minimum 1 share; taker fee 0.5 % of notional.
+ * 0.00001), so every notional is exact. Minimum 1 share; taker fee 0.5 %: a buy's withheld in the
+ * contracts it buys, a sell's in USDC. A rate of 100 % or more, or of part of a basis point, is refused.
  */
 export const LIMITLESS_SIM: VenueProfile = {
   id: "limitless-sim",
   defaultTick: 1_000n,
   minOrderShares: 1_000_000n,
   lotShares: 10_000n,
-  feeModel: (ratePpm) => ({ kind: "limitless", ratePpm: ratePpm ?? 5_000n }),
+  feeModel: (ratePpm) => limitlessFee(ratePpm ?? 5_000n),
   latency: { meanMs: 60, sdMs: 25 },
   newOrderId: () => `lmt_${randomBytes(12).toString("hex")}`,
 };

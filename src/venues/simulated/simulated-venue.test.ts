@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { AppError } from "../../domain/errors.ts";
-import { orderFee } from "../../domain/fees.ts";
-import { ONE } from "../../domain/money.ts";
+import { deliveredShares, grossForDelivered, orderFee, withheldShares } from "../../domain/fees.ts";
+import { notional, ONE } from "../../domain/money.ts";
 import type { Clock, Outcome } from "../../domain/types.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
@@ -131,8 +131,10 @@ describe("simulated venues", () => {
     const limitless = byId("limitless-sim");
     const id = marketOf(FED, limitless.id);
     const yesBids = limitless.book(id, "YES")!.bids;
-    const r = await limitless.place(order(limitless, FED, { outcome: "NO", limitPrice: ONE - yesBids[0]!.price, shares: yesBids[0]!.shares }));
-    expect(r.kind === "filled" && r.fills).toEqual([expect.objectContaining({ price: ONE - yesBids[0]!.price, shares: yesBids[0]!.shares })]);
+    // the buy asks for what the whole level delivers once its fee is withheld in contracts
+    const shares = deliveredShares(limitless.market(id)!.feeModel, yesBids[0]!.shares);
+    const r = await limitless.place(order(limitless, FED, { outcome: "NO", limitPrice: ONE - yesBids[0]!.price, shares }));
+    expect(r.kind === "filled" && r.fills).toEqual([expect.objectContaining({ price: ONE - yesBids[0]!.price, shares })]);
     expect(limitless.book(id, "YES")!.bids[0]).toEqual(yesBids[1]);
   });
 
@@ -161,17 +163,45 @@ describe("simulated venues", () => {
     expect((await poly.place(sell(5n * ONE))).kind).toBe("rejected");
   });
 
-  it("charge Polymarket's and Limitless's fees exactly as orderFee computes them", async () => {
+  it("charge Polymarket's fee exactly as orderFee computes it", async () => {
     const { byId } = setup();
-    for (const [venue, event] of [["polymarket-sim", "btc-above-150k-2026-12-31"], ["limitless-sim", "btc-above-150k-2026-12-31"]] as const) {
-      const v = byId(venue);
-      const r = await v.place(order(v, event, { shares: 2_000n * ONE }));
-      expect(r.kind === "filled" || r.kind === "partial").toBe(true);
-      if (r.kind !== "filled" && r.kind !== "partial") continue;
-      const fee = r.fills.reduce((s, f) => s + f.fee, 0n);
-      expect(fee).toBeGreaterThan(0n);
-      expect(fee).toBe(orderFee(v.market(marketOf(event, venue))!.feeModel, r.fills));
-    }
+    const v = byId("polymarket-sim");
+    const event = "btc-above-150k-2026-12-31";
+    const r = await v.place(order(v, event, { shares: 2_000n * ONE }));
+    expect(r.kind === "filled" || r.kind === "partial").toBe(true);
+    if (r.kind !== "filled" && r.kind !== "partial") return;
+    const fee = r.fills.reduce((s, f) => s + f.fee, 0n);
+    expect(fee).toBeGreaterThan(0n);
+    expect(fee).toBe(orderFee(v.market(marketOf(event, v.id))!.feeModel, r.fills));
+  });
+
+  it("withhold a Limitless buy's fee in contracts: the account holds what was delivered, charged exactly what the venue took", async () => {
+    const { byId } = setup();
+    const v = byId("limitless-sim");
+    const event = "btc-above-150k-2026-12-31";
+    const id = marketOf(event, v.id);
+    const model = v.market(id)!.feeModel;
+    const gross = 2_000n * ONE;
+    const shares = deliveredShares(model, gross);
+    const placed = order(v, event, { shares });
+    const r = await v.place(placed);
+    expect(r.kind).toBe("filled");
+    if (r.kind !== "filled") return;
+    // 0.5 % of the 2 000 contracts bought withheld: 1 990 delivered, the fee the value of the other 10
+    expect(shares).toBe(gross - withheldShares(model, gross));
+    expect(r.fills.reduce((s, f) => s + f.shares, 0n)).toBe(shares);
+    const cost = r.fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
+    const fee = r.fills.reduce((s, f) => s + f.fee, 0n);
+    expect(fee).toBeGreaterThanOrEqual(notional(r.fills[0]!.price, gross - shares) - BigInt(r.fills.length));
+    expect(cost).toBeLessThanOrEqual(notional(placed.limitPrice, gross));
+    expect(await v.trades()).toEqual(r.fills);
+    // the account holds what was delivered, not the contracts withheld
+    const sell = (n: bigint) => v.place(order(v, event, { side: "sell", limitPrice: 1_000n, shares: n }));
+    expect(await sell(shares + 10_000n)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^insufficient_position/) });
+    expect((await sell(shares)).kind).not.toBe("rejected");
+    // a size no whole number of lots delivers is refused
+    expect(grossForDelivered(model, v.market(id)!.lotShares, 2n * ONE)).toBeUndefined();
+    expect(await v.place(order(v, event, { shares: 2n * ONE }))).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^invalid_lot/) });
   });
 
   it("refuse orders off the tick grid, off the lot, below the minimum, or on markets that do not trade", async () => {

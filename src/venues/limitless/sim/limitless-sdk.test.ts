@@ -99,6 +99,10 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     const matched = placed.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n);
     expect(matched).toBeGreaterThan(0n);
     expect(matched).toBeLessThanOrEqual(BigInt(placed.order.takerAmount));
+    // the buy's fee is withheld in contracts: the totals as the SDK's Execution types them
+    const totals = placed.execution!.totalsRaw;
+    const withheld = (matched * BigInt(placed.execution!.feeRateBps) + 9_999n) / 10_000n;
+    expect(totals).toMatchObject({ contractsGross: String(matched), contractsFee: String(withheld), contractsNet: String(matched - withheld), usdFee: "0" });
     // the SDK asks without `statuses`, which the venue answers with LIVE orders only: a matched FAK order is not among them
     const listed = await market.getUserOrders();
     expect(listed.map((o: { id: string }) => o.id)).not.toContain(placed.order.id);
@@ -112,17 +116,20 @@ describe("Limitless simulator with the official @limitless-exchange/sdk", () => 
     const buyPrice = Math.min(0.999, Number(noBook().asks[0]!.price + 20_000n) / 1e6);
     const bought = await orders.createOrder({ tokenId: market.tokens!.no, price: buyPrice, size, side: Side.BUY, orderType: OrderType.FAK, marketSlug: slug });
     expect(bought.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n)).toBe(BigInt(size * 1e6));
+    // the account holds what the buy delivered: its fee was withheld in contracts
+    const held = Number(bought.execution!.totalsRaw.contractsNet) / 1e6;
+    expect(held).toBeLessThan(size);
     const sellPrice = Math.max(0.001, Number(noBook().bids[0]!.price - 20_000n) / 1e6);
-    const sold = await orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
+    const sold = await orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size: held, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
     // the SDK's SELL: the shares offered, the USDC asked at the price
-    expect(sold.order).toMatchObject({ side: Side.SELL, makerAmount: size * 1e6 });
-    expect(sold.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n)).toBe(BigInt(size * 1e6));
+    expect(sold.order).toMatchObject({ side: Side.SELL, makerAmount: Math.round(held * 1e6) });
+    expect(sold.makerMatches!.reduce((sum, m) => sum + BigInt(m.matchedSize), 0n)).toBe(BigInt(Math.round(held * 1e6)));
     const history = await new PortfolioFetcher(http).getUserHistory(undefined, 100);
     const matchIds = new Set(sold.makerMatches!.map((m) => m.id));
     const entries = history.data.filter((e) => matchIds.has((e as { matchId?: string }).matchId ?? ""));
     expect(entries.map((e) => [e.strategy, e.outcomeIndex])).toEqual(sold.makerMatches!.map(() => ["Sell", 1]));
     expect(entries.every((e) => Number(e.outcomeTokenPrice) >= sellPrice)).toBe(true);
-    const again = orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
+    const again = orders.createOrder({ tokenId: market.tokens!.no, price: sellPrice, size: held, side: Side.SELL, orderType: OrderType.FAK, marketSlug: slug });
     await expect(again).rejects.toBeInstanceOf(ValidationError);
     await expect(again).rejects.toMatchObject({ status: 400, message: "Insufficient outcome token balance" });
   });

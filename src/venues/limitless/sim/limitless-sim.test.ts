@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { deliveredShares, grossForDelivered } from "../../../domain/fees.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { LimitlessVenue } from "../limitless-venue.ts";
@@ -19,7 +20,7 @@ describe("Limitless simulator", () => {
   const taking = (): ChildOrder => {
     const m = venue.market(slug)!;
     const best = venue.book(slug, "YES")!.asks[0]!;
-    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
+    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: deliveredShares(m.feeModel, m.minOrderShares), expiresAt: Date.now() + 60_000 };
   };
 
   beforeEach(async () => {
@@ -120,8 +121,13 @@ describe("Limitless simulator", () => {
     expect(placed.kind).toBe("open");
     if (placed.kind !== "open") return;
     const path = `/orders/${placed.venueOrderId}`;
-    const rests = order.shares - placed.fills.reduce((sum, f) => sum + f.shares, 0n);
-    expect(await call("GET", path)).toMatchObject({ status: 200, body: { order: { status: "LIVE", remainingSize: rests.toString() } } });
+    // what rests is of the contracts signed for: the order's gross size less the contracts matched
+    const m = venue.market(slug)!;
+    const view = await call("GET", path);
+    const { contractsGross, contractsNet } = (view.body.execution as { totalsRaw: { contractsGross: string; contractsNet: string } }).totalsRaw;
+    expect(BigInt(contractsNet)).toBe(placed.fills.reduce((sum, f) => sum + f.shares, 0n));
+    const rests = grossForDelivered(m.feeModel, m.lotShares, order.shares)! - BigInt(contractsGross);
+    expect(view).toMatchObject({ status: 200, body: { order: { status: "LIVE", remainingSize: rests.toString() } } });
     expect(await call("DELETE", path)).toEqual({ status: 200, body: { message: "Order canceled successfully" } });
     expect(await call("GET", path)).toMatchObject({ status: 200, body: { order: { status: "CANCELED", remainingSize: "0" } } });
     expect(await call("DELETE", path)).toEqual({ status: 404, body: { message: "Order not found or already canceled", error: "Not Found", statusCode: 404 } });
@@ -190,7 +196,7 @@ describe("Limitless simulator with a taker delay", () => {
     try {
       await venue.start();
       const m = venue.market(slug)!;
-      const order: ChildOrder = { clientOrderId: `delayed-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: 999_000n, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
+      const order: ChildOrder = { clientOrderId: `delayed-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: 999_000n, shares: deliveredShares(m.feeModel, m.minOrderShares), expiresAt: Date.now() + 60_000 };
       const placed = await venue.place(order);
       expect(placed).toMatchObject({ kind: "unknown", reason: expect.stringMatching(/taker delay/) });
       await expect(venue.status(order.clientOrderId, order)).rejects.toThrow(/held by a taker delay/);

@@ -1,12 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Hex } from "viem";
-import { ceilDiv, formatMicro, notional, ONE } from "../../../domain/money.ts";
+import { feeInShares, grossForDelivered, limitlessFee, orderFee, withheldShares, type FeeModel } from "../../../domain/fees.ts";
+import { ceilDiv, formatMicro, notional, ONE, proceedsOf } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
-import type { ChildOrder, PlaceResult, TradeSide } from "../../venue.ts";
+import type { ChildOrder, TradeSide } from "../../venue.ts";
 import { SIDE_BUY, SIDE_SELL, SIGNATURE_EOA, type OrderStruct } from "../../ctf-order.ts";
 import { orderFromWire, orderSigner, wireOrder } from "../signing.ts";
-import { parsePrice, type LimitlessHistoryEntry, type LimitlessMatch } from "../wire.ts";
+import { LIMITLESS_LOT, parsePrice, type LimitlessExecution, type LimitlessHistoryEntry, type LimitlessMatch } from "../wire.ts";
 
 /** What never changes of an order: the posted order, its signature and the venue's own fields. */
 interface OrderFields {
@@ -35,8 +36,11 @@ export interface LimitlessOrderRecord extends OrderFields {
 export interface OrderAnswer {
   order: LimitlessOrderRecord;
   makerMatches: LimitlessMatch[];
-  /** Only while the order is held by a taker delay: SDK 1.1.0 `Execution` with `settlementStatus: "DELAYED"` and `eligibleAt`. */
-  execution?: { matched: false; settlementStatus: "DELAYED"; eligibleAt: string; feeRateBps: number; effectiveFeeBps: number };
+  /**
+   * SDK 1.1.0 `Execution`: `settlementStatus` `DELAYED` with `eligibleAt` while the order is held by a
+   * taker delay, else `MATCHED` or `UNMATCHED`; `totalsRaw` what the order's matches came to.
+   */
+  execution: LimitlessExecution & { matched: boolean; feeRateBps: number; effectiveFeeBps: number };
 }
 
 /** What the desk keeps of an order; its status and what rests are read from the exchange when asked. */
@@ -140,7 +144,12 @@ export class LimitlessOrderDesk {
     }
     if (clientOrderId !== undefined && this.byClientOrderId.has(clientOrderId)) return refused(409, "an order with this clientOrderId already exists");
 
-    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side, limitPrice: price, shares, expiresAt: expiresAt(order.expiration) };
+    // a buy pays its fee in the contracts it buys: the shared exchange takes orders for the shares they deliver
+    const model = limitlessFee(BigInt(market.feeRateBps) * 100n);
+    const inShares = feeInShares(model, side);
+    const delivered = inShares ? shares - withheldShares(model, shares) : shares;
+    if (inShares && grossForDelivered(model, LIMITLESS_LOT, delivered) !== shares) return refused(400, "takerAmount is not a whole number of 0.01-share lots");
+    const child: ChildOrder = { clientOrderId: key, venueMarketId: market.slug, outcome, side, limitPrice: price, shares: delivered, expiresAt: expiresAt(order.expiration) };
     const at = new Date(this.now()).toISOString();
     const id = randomUUID();
     let matches: LimitlessMatch[] = [];
@@ -149,7 +158,7 @@ export class LimitlessOrderDesk {
       if (result.kind === "rejected" && result.reason.startsWith("order_expired")) return refused(400, "Order expired");
       if (result.kind === "rejected" && result.reason.startsWith("insufficient_position")) return refused(400, NOT_ENOUGH_SHARES);
       if (result.kind === "rejected" && !result.reason.startsWith("no_match")) return refused(400, result.reason);
-      matches = matchesOf(result, at);
+      matches = this.matchesOf(key, at);
     } else if (child.expiresAt <= this.now()) {
       return refused(400, "Order expired");
     }
@@ -181,7 +190,8 @@ export class LimitlessOrderDesk {
       const hold = setTimeout(() => {
         this.holds.delete(hold);
         placed.heldUntil = undefined;
-        placed.matches = matchesOf(this.exchange.place(child), new Date(this.now()).toISOString());
+        this.exchange.place(child);
+        placed.matches = this.matchesOf(key, new Date(this.now()).toISOString());
       }, this.takerDelayMs);
       this.holds.add(hold);
     }
@@ -240,17 +250,28 @@ export class LimitlessOrderDesk {
   }
 
   private view(o: DeskOrder): OrderAnswer {
+    const feeRateBps = Number(o.fields.feeRateBps);
+    const model = limitlessFee(BigInt(feeRateBps) * 100n);
     if (o.heldUntil !== undefined) {
-      const feeRateBps = Number(o.fields.feeRateBps);
       return {
         order: { ...o.fields, status: "LIVE", remainingSize: "0" },
         makerMatches: [],
-        execution: { matched: false, settlementStatus: "DELAYED", eligibleAt: new Date(o.heldUntil).toISOString(), feeRateBps, effectiveFeeBps: feeRateBps },
+        execution: { matched: false, settlementStatus: "DELAYED", eligibleAt: new Date(o.heldUntil).toISOString(), feeRateBps, effectiveFeeBps: feeRateBps, totalsRaw: totalsOf([], o.side, model) },
       };
     }
     const rests = this.exchange.resting(o.key);
     const status = rests > 0n ? "LIVE" : o.cancelled || o.matches.length === 0 ? "CANCELED" : "MATCHED";
-    return { order: { ...o.fields, status, remainingSize: rests.toString() }, makerMatches: this.reported(o.matches) };
+    const matched = o.matches.length > 0;
+    return {
+      order: { ...o.fields, status, remainingSize: rests.toString() },
+      makerMatches: this.reported(o.matches),
+      execution: { matched, settlementStatus: matched ? "MATCHED" : "UNMATCHED", feeRateBps, effectiveFeeBps: feeRateBps, totalsRaw: totalsOf(o.matches, o.side, model) },
+    };
+  }
+
+  /** The venue's matches of an order on the shared exchange: each as the book made it, before the fee in contracts. */
+  private matchesOf(key: string, at: string): LimitlessMatch[] {
+    return this.exchange.matches(key).map((f) => ({ id: f.tradeId, createdAt: at, matchedSize: f.shares.toString(), orderId: randomUUID(), price: Number(formatMicro(f.price)) }));
   }
 
   /** What the venue reports of a list of trades: each twice, same id, while the duplicate fault is on. */
@@ -259,11 +280,26 @@ export class LimitlessOrderDesk {
   }
 }
 
-/** The venue's matches of what the exchange did with an order. */
-function matchesOf(result: PlaceResult, at: string): LimitlessMatch[] {
-  return result.kind === "filled" || result.kind === "partial"
-    ? result.fills.map((f) => ({ id: f.tradeId, createdAt: at, matchedSize: f.shares.toString(), orderId: randomUUID(), price: Number(formatMicro(f.price)) }))
-    : [];
+/**
+ * What an order's matches came to (`execution.totalsRaw`, raw 6-decimal integers): a buy pays the
+ * notional of the contracts matched and leaves rate × contracts of them as its fee; a sell delivers
+ * every contract and pays its fee in USDC out of the proceeds.
+ */
+function totalsOf(matches: readonly LimitlessMatch[], side: TradeSide, model: FeeModel): NonNullable<LimitlessExecution["totalsRaw"]> {
+  const levels = matches.map((m) => ({ price: parsePrice(m.price, "price"), shares: BigInt(m.matchedSize) }));
+  const contracts = levels.reduce((s, l) => s + l.shares, 0n);
+  const contractsFee = side === "buy" ? withheldShares(model, contracts) : 0n;
+  const usdGross = levels.reduce((s, l) => s + (side === "buy" ? notional(l.price, l.shares) : proceedsOf(l.price, l.shares)), 0n);
+  const usdFee = side === "buy" ? 0n : orderFee(model, levels);
+  const raw = (x: bigint) => x.toString();
+  return {
+    contractsGross: raw(contracts),
+    contractsFee: raw(contractsFee),
+    contractsNet: raw(contracts - contractsFee),
+    usdGross: raw(usdGross),
+    usdFee: raw(usdFee),
+    usdNet: raw(side === "buy" ? usdGross : usdGross - usdFee),
+  };
 }
 
 /** The expiry of a signed order in ms: `expiration` is unix seconds, 0 for none. */
