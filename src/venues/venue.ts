@@ -52,6 +52,11 @@ export interface ChildOrder {
   outcome: Outcome;
   side: TradeSide;
   limitPrice: PriceMicro;
+  /**
+   * The shares the order is to deliver (a sell: to sell). A buy that pays its fee in the contracts it
+   * buys (Limitless) asks for what is left after the fee: the adapter signs it for the whole lots that
+   * deliver exactly that (fees.ts, grossForDelivered) and refuses a size no whole number of lots delivers.
+   */
   shares: ShareMicro;
   /**
    * When the order expires, ms since the epoch, sent in the venue's own expiry field: the venue refuses
@@ -72,7 +77,9 @@ export interface VenueFill {
   /** The side of the child order the fill belongs to: what was bought or sold, `price` being the outcome's own. */
   side: TradeSide;
   price: PriceMicro;
+  /** The shares the account got (a sell: sold): for a buy that pays its fee in contracts, those left after it. */
   shares: ShareMicro;
+  /** In USDC: a fee paid in contracts is their value at the fill's price, so notional(price, shares) + fee is what the venue took. */
   fee: Micro;
 }
 
