@@ -38,7 +38,7 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     expect(micro(p!.unrealized_pnl_usdc!)).toBe(Number(value) - micro(cost));
   });
 
-  it("realizes a sell against the average cost and keeps the rest of the position at it; a position sold whole stays listed", async () => {
+  it("realizes a sell against the average cost and keeps the rest of the position at it; a position sold whole stays listed (what is under a lot stays held)", async () => {
     const k = await s.newKey();
     const bought = await k.client.order({ ...buy, amount_usdc: 30 });
     const before = (await k.client.account()).positions[0]!;
@@ -56,9 +56,13 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
 
     const rest = await k.client.order({ ...buy, side: "sell", shares: after.shares, max_slippage: 0.1, client_order_id: "sell-rest" });
     const closed = (await k.client.account()).positions[0]!;
-    expect(closed).toMatchObject({ shares: 0, avg_cost: null });
-    // Sold whole: what the two sales paid less everything the buy cost.
-    expect(closed.realized_pnl_usdc).toBeCloseTo(sold.proceeds_usdc! + rest.proceeds_usdc! - bought.spent_usdc, 6);
+    // A part bought on Limitless delivered shares off the 0.01 lot (its fee withheld in contracts): what
+    // is under a lot cannot be sold on its own and stays held (docs/positions.md).
+    const under = (Math.round(after.shares * 1e6) % 10_000) / 1e6;
+    expect(closed).toMatchObject(under === 0 ? { shares: 0, avg_cost: null } : { shares: under });
+    // What the two sales paid less the cost of every share they removed: all of it when sold whole.
+    const removed = bought.spent_usdc * ((bought.filled_shares - closed.shares) / bought.filled_shares);
+    expect(Math.abs(closed.realized_pnl_usdc - (sold.proceeds_usdc! + rest.proceeds_usdc! - removed))).toBeLessThanOrEqual(2e-6);
   });
 });
 
