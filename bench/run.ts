@@ -11,7 +11,9 @@ import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const GET_CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const ORDER_CONNECTIONS = 16;
+const ORDER_CONNECTIONS = Number(process.env.BENCH_ORDER_CONNECTIONS ?? 16);
+/** `orders`: only the POSTs (the echo and POST /v1/order), for the order path's own work at a chosen concurrency. */
+const ONLY_ORDERS = process.env.BENCH_ONLY === "orders";
 /** Loader processes the GETs' connections are shared among. */
 const LOADERS = Number(process.env.BENCH_LOADERS ?? 1);
 /** Turns a GET's baseline and service each get, of SECONDS / TURNS each. */
@@ -77,6 +79,25 @@ function quantile(metrics: string, name: string, q: string): number {
   return m ? Number(m[1]) : NaN;
 }
 
+/** The GETs' rows: prices and markets, each beside the bare server answering the same bytes. */
+async function measureGets(basePid: number, bare: string, serverPid: number, crossfill: string, read: Record<string, string>): Promise<string[]> {
+  const prices = "/v1/prices/fed-cut-2026-12";
+  const markets = "/v1/markets";
+  const loaders = await Loaders.start(LOADERS);
+  const get = (pid: number, url: string, path: string, headers: Record<string, string> = {}): Target => ({ pid, url, request: { method: "GET", path, headers } });
+  // Warm-up (JIT, caches, connections), not counted.
+  for (const t of [get(basePid, bare, prices), get(serverPid, crossfill, prices, read)]) await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: 2 });
+  const [getBase, getPrices] = await measurePair(loaders, get(basePid, bare, prices), get(serverPid, crossfill, prices, read));
+  const [marketsBase, getMarkets] = await measurePair(loaders, get(basePid, bare, markets), get(serverPid, crossfill, markets, read));
+  loaders.stop();
+  return [
+    row(`node:http GET prices (c=${GET_CONNECTIONS})`, getBase, getBase),
+    row(`GET /v1/prices/{id} (c=${GET_CONNECTIONS})`, getPrices, getBase),
+    row(`node:http GET markets (c=${GET_CONNECTIONS})`, marketsBase, marketsBase),
+    row(`GET /v1/markets (c=${GET_CONNECTIONS})`, getMarkets, marketsBase),
+  ];
+}
+
 async function main(): Promise<void> {
   const server = await startCrossfill();
   const bodiesDir = mkdtempSync(join(tmpdir(), "crossfill-bench-bodies-"));
@@ -104,13 +125,7 @@ async function main(): Promise<void> {
     });
     const bare = `http://127.0.0.1:${basePort}`;
 
-    const loaders = await Loaders.start(LOADERS);
-    const get = (pid: number, url: string, path: string, headers: Record<string, string> = {}): Target => ({ pid, url, request: { method: "GET", path, headers } });
-    // Warm-up (JIT, caches, connections), not counted.
-    for (const t of [get(baseline.pid!, bare, prices), get(server.pid, crossfill, prices, read)]) await loaders.load(t.url, t.request, { connections: GET_CONNECTIONS, seconds: 2 });
-    const [getBase, getPrices] = await measurePair(loaders, get(baseline.pid!, bare, prices), get(server.pid, crossfill, prices, read));
-    const [marketsBase, getMarkets] = await measurePair(loaders, get(baseline.pid!, bare, markets), get(server.pid, crossfill, markets, read));
-    loaders.stop();
+    const gets = ONLY_ORDERS ? [] : await measureGets(baseline.pid!, bare, server.pid, crossfill, read);
 
     let n = 0;
     const orderBody = () =>
@@ -134,10 +149,7 @@ async function main(): Promise<void> {
     console.log(
       ["".padEnd(30), "req/s".padStart(8), "p50 ms".padStart(8), "p99 ms".padStart(8), "rps ratio".padStart(9), "p99 ratio".padStart(9), "CPU ms/req".padStart(11), "CPU ratio".padStart(9), "loader".padStart(8), "errors".padStart(12)].join(" "),
     );
-    console.log(row(`node:http GET prices (c=${GET_CONNECTIONS})`, getBase, getBase));
-    console.log(row(`GET /v1/prices/{id} (c=${GET_CONNECTIONS})`, getPrices, getBase));
-    console.log(row(`node:http GET markets (c=${GET_CONNECTIONS})`, marketsBase, marketsBase));
-    console.log(row(`GET /v1/markets (c=${GET_CONNECTIONS})`, getMarkets, marketsBase));
+    for (const line of gets) console.log(line);
     console.log(row(`node:http POST echo (c=${ORDER_CONNECTIONS})`, postBase, postBase));
     console.log(row(`POST /v1/order (c=${ORDER_CONNECTIONS})`, postOrder, postBase));
     console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);

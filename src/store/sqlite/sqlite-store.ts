@@ -1,6 +1,6 @@
 import { closeSync } from "node:fs";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, SqliteDialect, type SqliteDatabase } from "kysely";
 import { systemClock, type Clock } from "../../domain/types.ts";
 import { KyselyStore } from "../kysely-store.ts";
 import type { Database } from "../rows.ts";
@@ -9,6 +9,30 @@ import { narrowFile, openPrivate } from "../../private-files.ts";
 
 /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
+
+/** Prepared statements kept, by SQL text: the store's queries are a few dozen texts; IN lists of varying length add more. */
+const KEPT_STATEMENTS = 500;
+
+/**
+ * The database as Kysely's dialect sees it, each SQL text prepared once: Kysely prepares every query it
+ * runs, which was ~1 ms of an order's own work (docs/bench.md). Kysely runs each statement to completion
+ * at once (`all` or `run`; the store streams no query), so one statement serves every query of its text.
+ */
+function preparedOnce(sqlite: BetterSqlite3.Database): SqliteDatabase {
+  const kept = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = kept.get(sql);
+      if (statement === undefined) {
+        statement = sqlite.prepare(sql);
+        if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value!);
+        kept.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
 
 /**
  * Opens (creating if needed) the SQLite database at `file`, or an in-memory one for ":memory:".
@@ -47,5 +71,5 @@ export async function openSqliteStore(file: string, clock: Clock = systemClock):
     return seen;
   };
   const keyChanges = { version, announce: async () => undefined, close: async () => undefined };
-  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) }), clock, keyChanges);
+  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) }), clock, keyChanges);
 }
