@@ -72,7 +72,7 @@ async function signingExamples(): Promise<SigningExample[]> {
     {
       what: "the EIP-712 order signature recovers, over a hand-built digest, to the wallet that signed it",
       source: "@limitless-exchange/sdk src/orders/signer.ts (domain Limitless CTF Exchange v1, chain 8453, 12-field Order)",
-      actual: async () => recoverAddress({ hash: handDigest(order, LIMITLESS_CLOB_EXCHANGE), signature: await signOrder(key, order, LIMITLESS_CLOB_EXCHANGE) }),
+      actual: async () => recoverAddress({ hash: handDigest(order, LIMITLESS_CLOB_EXCHANGE), signature: await signOrder(privateKeyToAccount(key), order, LIMITLESS_CLOB_EXCHANGE) }),
       expected: maker,
     },
   ];

@@ -47,7 +47,7 @@ async function signingExamples(): Promise<SigningExample[]> {
     {
       what: "the EIP-712 order signature is the official SDK's OrderBuilder signature of the same order (domain OPINION CTF Exchange v1, chain 56)",
       source: "@opinion-labs/opinion-clob-sdk 0.6.1 OrderBuilder.buildOrderSignature",
-      actual: () => signOrder(key, order, OPINION_SIM_EXCHANGE),
+      actual: () => signOrder(privateKeyToAccount(key), order, OPINION_SIM_EXCHANGE),
       expected: await sdk.buildOrderSignature(sdkOrder),
     },
     {
@@ -59,7 +59,7 @@ async function signingExamples(): Promise<SigningExample[]> {
     {
       what: "the signature recovers to the Safe's owner, who signs for the Safe",
       source: "@opinion-labs/opinion-clob-sdk placeOrder (maker = multiSigAddress, signer = the private key's address, signatureType POLY_GNOSIS_SAFE)",
-      actual: async () => recoverAddress({ hash: hashTypedData({ domain: orderDomain(OPINION_SIM_EXCHANGE), types: ORDER_TYPES, primaryType: "Order", message: order }), signature: await signOrder(key, order, OPINION_SIM_EXCHANGE) }),
+      actual: async () => recoverAddress({ hash: hashTypedData({ domain: orderDomain(OPINION_SIM_EXCHANGE), types: ORDER_TYPES, primaryType: "Order", message: order }), signature: await signOrder(privateKeyToAccount(key), order, OPINION_SIM_EXCHANGE) }),
       expected: signer,
     },
   ];

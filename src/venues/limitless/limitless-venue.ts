@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
 import { feeInShares, grossForDelivered, type FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
@@ -59,7 +59,8 @@ export class LimitlessVenue implements Venue {
   readonly freshnessMs: number;
   private readonly clock: Clock;
   private readonly pathPrefix: string;
-  private readonly maker: Hex;
+  /** The wallet that makes and signs the orders. */
+  private readonly wallet: PrivateKeyAccount;
   private readonly slugs: string[];
   private readonly reads: RateLimiter;
   private readonly writes: RateLimiter;
@@ -78,7 +79,7 @@ export class LimitlessVenue implements Venue {
     this.freshnessMs = opts.freshnessMs ?? 5_000;
     this.clock = opts.clock ?? systemClock;
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
-    this.maker = privateKeyToAccount(opts.credentials.privateKey).address;
+    this.wallet = privateKeyToAccount(opts.credentials.privateKey);
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
     const limits = opts.rateLimits ?? { readsPerSecond: 20, writesPerSecond: 10 };
     this.reads = new RateLimiter(limits.readsPerSecond);
@@ -290,7 +291,7 @@ export class LimitlessVenue implements Venue {
   /** The signed order for `shares` contracts (a buy's gross size, before the fee withheld in contracts). */
   private async orderBody(order: ChildOrder, shares: bigint, market: VenueMarket, exchange: Hex): Promise<unknown> {
     const args = {
-      maker: this.maker,
+      maker: this.wallet.address,
       tokenId: market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
       shares,
@@ -299,7 +300,7 @@ export class LimitlessVenue implements Venue {
       expiration: orderExpiration(order.expiresAt),
     };
     const struct = order.side === "buy" ? buyOrder(args) : sellOrder(args);
-    const signature = await signOrder(this.opts.credentials.privateKey, struct, exchange);
+    const signature = await signOrder(this.wallet, struct, exchange);
     // clientOrderId: the venue's idempotency key (409 on a repeat), besides the salt, which already makes a retry the same order
     return {
       order: { ...wireOrder(struct), signature, price: Number(formatMicro(order.limitPrice)) },

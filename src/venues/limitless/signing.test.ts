@@ -32,14 +32,14 @@ describe("Limitless order signing (EIP-712, Limitless CTF Exchange v1 on Base)",
     expect(orderExpiration(999)).toBe(1n);
     expect(() => orderExpiration(Number.POSITIVE_INFINITY)).toThrow(/not a time/);
     const expiring = { ...order, expiration: orderExpiration(Date.UTC(2026, 10, 23, 12)) };
-    const signature = await signOrder(key, expiring, LIMITLESS_CLOB_EXCHANGE);
+    const signature = await signOrder(privateKeyToAccount(key), expiring, LIMITLESS_CLOB_EXCHANGE);
     expect(await orderSigner(expiring, LIMITLESS_CLOB_EXCHANGE, signature)).toBe(maker);
     expect(await orderSigner(order, LIMITLESS_CLOB_EXCHANGE, signature)).not.toBe(maker);
     expect(wireOrder(expiring).expiration).toBe(String(Date.UTC(2026, 10, 23, 12) / 1000));
   });
 
   it("signs so that viem recovers the wallet, for that exchange contract only", async () => {
-    const signature = await signOrder(key, order, LIMITLESS_CLOB_EXCHANGE);
+    const signature = await signOrder(privateKeyToAccount(key), order, LIMITLESS_CLOB_EXCHANGE);
     expect(await orderSigner(order, LIMITLESS_CLOB_EXCHANGE, signature)).toBe(maker);
     expect(await verifyTypedData({ address: maker, domain: orderDomain(LIMITLESS_CLOB_EXCHANGE), types: ORDER_TYPES, primaryType: "Order", message: order, signature })).toBe(true);
     expect(await orderSigner(order, "0x0000000000000000000000000000000000000001", signature)).not.toBe(maker);
@@ -47,7 +47,7 @@ describe("Limitless order signing (EIP-712, Limitless CTF Exchange v1 on Base)",
   });
 
   it("signs the same order the same way, so a retry is the very same order", async () => {
-    expect(await signOrder(key, order, LIMITLESS_CLOB_EXCHANGE)).toBe(await signOrder(key, order, LIMITLESS_CLOB_EXCHANGE));
+    expect(await signOrder(privateKeyToAccount(key), order, LIMITLESS_CLOB_EXCHANGE)).toBe(await signOrder(privateKeyToAccount(key), order, LIMITLESS_CLOB_EXCHANGE));
   });
 
   it("derives the salt from the client order id: stable, distinct, and exact as a JSON number", () => {

@@ -1,6 +1,6 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { recoverTypedDataAddress, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { LocalAccount } from "viem/accounts";
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, SIGNATURE_EOA, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { parseRaw, rawNumber } from "./wire.ts";
@@ -121,9 +121,13 @@ function ctfOrder(args: OrderArgs, side: number, makerAmount: bigint, takerAmoun
   };
 }
 
-/** Signs with the wallet key. ECDSA under RFC 6979 is deterministic, so a retried order carries the very same signature. */
-export function signOrder(privateKey: Hex, order: OrderStruct, exchange: Hex): Promise<Hex> {
-  return privateKeyToAccount(privateKey).signTypedData({ domain: orderDomain(exchange), types: ORDER_TYPES, primaryType: "Order", message: order });
+/**
+ * Signs with the wallet's account, derived from its key once (deriving it is an elliptic-curve multiplication:
+ * per order it was most of the signing's cost). ECDSA under RFC 6979 is deterministic, so a retried order
+ * carries the very same signature.
+ */
+export function signOrder(wallet: LocalAccount, order: OrderStruct, exchange: Hex): Promise<Hex> {
+  return wallet.signTypedData({ domain: orderDomain(exchange), types: ORDER_TYPES, primaryType: "Order", message: order });
 }
 
 /** The address whose key signed `order` for `exchange`. */

@@ -1,5 +1,5 @@
 import type { Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
@@ -72,7 +72,7 @@ export class OpinionVenue implements Venue {
   /** Opinion's order list names no client id and no salt: a child is found by its content, expiry second included. */
   readonly findsChildrenByContent = true;
   private readonly clock: Clock;
-  private readonly signer: Hex;
+  private readonly signer: PrivateKeyAccount;
   private readonly marketIds: string[];
   private readonly reads: RateLimiter;
   private readonly writes: RateLimiter;
@@ -91,7 +91,7 @@ export class OpinionVenue implements Venue {
     this.id = opts.venueId ?? "opinion-sim";
     this.freshnessMs = opts.freshnessMs ?? 5_000;
     this.clock = opts.clock ?? systemClock;
-    this.signer = privateKeyToAccount(opts.credentials.privateKey).address;
+    this.signer = privateKeyToAccount(opts.credentials.privateKey);
     this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
     if (opts.rateLimits) {
       this.reads = new RateLimiter(opts.rateLimits.readsPerSecond);
@@ -304,7 +304,7 @@ export class OpinionVenue implements Venue {
   private async orderBody(order: ChildOrder, c: Cached): Promise<Record<string, unknown>> {
     const args = {
       maker: this.opts.credentials.multiSigAddress,
-      signer: this.signer,
+      signer: this.signer.address,
       tokenId: c.market.outcomeIds[order.outcome],
       limitPrice: order.limitPrice,
       shares: order.shares,
@@ -312,7 +312,7 @@ export class OpinionVenue implements Venue {
       salt: saltFor(order.clientOrderId),
     };
     const struct = order.side === "buy" ? buyOrder(args) : sellOrder(args);
-    const signature = await signOrder(this.opts.credentials.privateKey, struct, c.exchange);
+    const signature = await signOrder(this.signer, struct, c.exchange);
     return orderBody({
       order: struct,
       signature,

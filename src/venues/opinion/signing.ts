@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { getAddress, recoverTypedDataAddress, type Hex } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import type { LocalAccount } from "viem/accounts";
 import { formatMicro, ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { toTokenUnits } from "./wire.ts";
@@ -84,8 +84,9 @@ function ctfOrder(o: OrderArgs, side: number, makerAmount: bigint, takerAmount: 
   };
 }
 
-export async function signOrder(privateKey: Hex, order: OrderStruct, exchange: Hex): Promise<Hex> {
-  return privateKeyToAccount(privateKey).signTypedData({ domain: orderDomain(exchange), types: ORDER_TYPES, primaryType: "Order", message: order });
+/** Signs with the signer's account, derived from its key once (deriving it per order cost as much as signing). */
+export async function signOrder(signer: LocalAccount, order: OrderStruct, exchange: Hex): Promise<Hex> {
+  return signer.signTypedData({ domain: orderDomain(exchange), types: ORDER_TYPES, primaryType: "Order", message: order });
 }
 
 export function orderSigner(order: OrderStruct, exchange: Hex, signature: Hex): Promise<Hex> {

@@ -62,16 +62,16 @@ describe("Limitless simulator", () => {
       const res = await fetch(`${sim.url}/orders`, { method: "POST", headers, body });
       return { status: res.status, body: (await res.json()) as { message: string } };
     };
-    expect(await post(await signOrder(generatePrivateKey(), order, LIMITLESS_CLOB_EXCHANGE))).toEqual({ status: 400, body: expect.objectContaining({ message: "invalid order signature" }) });
-    expect(await post(await signOrder(sim.credentials.privateKey, order, "0x0000000000000000000000000000000000000001"))).toMatchObject({ status: 400 });
-    expect((await post(await signOrder(sim.credentials.privateKey, order, LIMITLESS_CLOB_EXCHANGE))).status).toBe(201);
+    expect(await post(await signOrder(privateKeyToAccount(generatePrivateKey()), order, LIMITLESS_CLOB_EXCHANGE))).toEqual({ status: 400, body: expect.objectContaining({ message: "invalid order signature" }) });
+    expect(await post(await signOrder(privateKeyToAccount(sim.credentials.privateKey), order, "0x0000000000000000000000000000000000000001"))).toMatchObject({ status: 400 });
+    expect((await post(await signOrder(privateKeyToAccount(sim.credentials.privateKey), order, LIMITLESS_CLOB_EXCHANGE))).status).toBe(201);
   });
 
   it("takes clientOrderId as an idempotency key: a second order under the same one is refused with 409, and the order shows it", async () => {
     const m = venue.market(slug)!;
     const post = async (salt: string, clientOrderId: string) => {
       const order = buyOrder({ maker: privateKeyToAccount(sim.credentials.privateKey).address, tokenId: m.outcomeIds.YES, limitPrice: 990_000n, shares: m.minOrderShares, feeRateBps: m.feeModel.ratePpm / 100n, salt: saltFor(salt), expiration: 0n });
-      const signature = await signOrder(sim.credentials.privateKey, order, LIMITLESS_CLOB_EXCHANGE);
+      const signature = await signOrder(privateKeyToAccount(sim.credentials.privateKey), order, LIMITLESS_CLOB_EXCHANGE);
       const body = JSON.stringify({ order: { ...wireOrder(order), signature, price: 0.99 }, orderType: "FAK", marketSlug: slug, ownerId: sim.credentials.ownerId, clientOrderId });
       const headers = { "content-type": "application/json", ...limitlessAuthHeaders(sim.credentials.apiKey, sim.credentials.secret, Date.now(), "POST", "/orders", body) };
       const res = await fetch(`${sim.url}/orders`, { method: "POST", headers, body });
