@@ -117,7 +117,7 @@ class DevNode {
       this.lastSubmit = Date.now();
       let sent: RpcResult[];
       try {
-        this.journal.appendBatch(raws);
+        await this.journal.appendBatch(raws);
         sent = await this.rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
       } catch (e) {
         this.broken = e as Error;
@@ -127,7 +127,7 @@ class DevNode {
       // fills, as it waits for the nonces another instance sharing this chain is about to send.
       const results = sent.map((s, i): SubmitResult => (s.ok ? { ok: true, hash: keccak256(raws[i]!) } : { ok: false, error: s.error.message }));
       const refused = raws.filter((_, i) => !sent[i]!.ok).map((r) => keccak256(r));
-      if (refused.length > 0) this.journal.appendDrop(refused);
+      if (refused.length > 0) await this.journal.appendDrop(refused);
       await this.rpc.call("evm_mine");
       // A block that also took transactions other tools sent (a deposit from a wallet) is made durable at once.
       const mined = Number(await this.rpc.call<Hex>("eth_getBlockTransactionCountByNumber", ["latest"]));

@@ -1,7 +1,8 @@
 // Write-ahead journal of the signed transactions sent to the dev node since its last snapshot.
 // A batch is appended and fsynced before any of it is sent, so whatever the node may have executed
 // is on disk; at start the journal is replayed on top of the snapshot.
-import { closeSync, fsyncSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, fsync, fsyncSync, readFileSync, write } from "node:fs";
+import { promisify } from "node:util";
 import { keccak256, type Hex } from "viem";
 import { openPrivate } from "../../private-files.ts";
 
@@ -11,6 +12,9 @@ import { openPrivate } from "../../private-files.ts";
  * an earlier one and refused as "already imported" when sent again (two instances filling one nonce).
  */
 type Record = { batch: Hex[] } | { drop: Hex[] };
+
+const writeAt = promisify(write);
+const sync = promisify(fsync);
 
 export class TxJournal {
   private fd: number;
@@ -25,13 +29,14 @@ export class TxJournal {
     return this.count;
   }
 
-  appendBatch(raws: readonly Hex[]): void {
-    this.write({ batch: [...raws] });
+  /** Resolves once the batch is on disk (written and fsynced); the caller sends nothing of it before. */
+  async appendBatch(raws: readonly Hex[]): Promise<void> {
+    await this.write({ batch: [...raws] });
     this.count += raws.length;
   }
 
-  appendDrop(hashes: readonly Hex[]): void {
-    this.write({ drop: [...hashes] });
+  appendDrop(hashes: readonly Hex[]): Promise<void> {
+    return this.write({ drop: [...hashes] });
   }
 
   /** Called once a snapshot holding every journaled transaction is durably on disk. */
@@ -46,10 +51,15 @@ export class TxJournal {
     closeSync(this.fd);
   }
 
-  private write(record: Record): void {
+  /**
+   * Appends one line and fsyncs it, on libuv's threads: the fsync, a millisecond or more per batch, no
+   * longer holds the API's event loop. Callers append one record at a time (the dev node's submits run
+   * one after another), so lines never interleave.
+   */
+  private async write(record: Record): Promise<void> {
     const data = Buffer.from(JSON.stringify(record) + "\n");
-    for (let off = 0; off < data.length; ) off += writeSync(this.fd, data, off);
-    fsyncSync(this.fd);
+    for (let off = 0; off < data.length; ) off += (await writeAt(this.fd, data, off, data.length - off)).bytesWritten;
+    await sync(this.fd);
   }
 }
 
