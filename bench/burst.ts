@@ -118,6 +118,8 @@ console.log(`latency           p50 ${pct(0.5).toFixed(0)} ms  p99 ${pct(0.99).to
 console.log(`own work          p50 ${own("0.5")} ms  p99 ${own("0.99")} ms (the order's time less its chain and venue waits)`);
 console.log(`outcomes          ${JSON.stringify(outcomes)}`);
 console.log(`child orders      ${JSON.stringify(children)}`);
+const steps = (step: string) => sample(metrics, `crossfill_order_step_seconds_count{step="${step}"}`);
+console.log(`routing rounds    ${steps("order.routing")} for ${steps("order.settle.sent")} orders settled: ${steps("order.routing") - steps("order.settle.sent")} later rounds (re-routes)`);
 console.log(`mean step, ms     ${JSON.stringify(means("crossfill_order_step_seconds", "step"))} (from the step before)`);
 console.log(`mean place, ms    ${JSON.stringify(means("crossfill_venue_place_seconds", "venue"))} (a child order's round trip, its queue included)`);
 console.log(`chain batches     ${callsPerTx(metrics)}`);
