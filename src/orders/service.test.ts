@@ -262,6 +262,41 @@ describe("a burst", () => {
     await s.quote({ ...body, amount_usdc: 5 });
     expect(seen).toEqual([0]);
   });
+
+  it("holds the shares a child order plans to take off the book until it is answered, so orders planned at once do not plan the same shares", async () => {
+    // v's one level holds 30 shares: two $10 orders at 0.50 want 20 each. Nothing is answered until both
+    // orders have sent a child order, so both plan while the other's shares are in flight.
+    let release!: () => void;
+    const bothSent = new Promise<void>((r) => (release = r));
+    const gated = (id: string): Venue =>
+      ({
+        id,
+        place: async (o: ChildOrder) => {
+          sent.push(o);
+          if (sent.length === 2) release();
+          await bothSent;
+          return fill(o, o.shares);
+        },
+      }) as Partial<Venue> as Venue;
+    const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
+    const s = service({
+      venues: new Map(["v", "w"].map((id) => [id, gated(id)])),
+      quotes: () => [
+        { venue: "v", ...market, asks: [{ price: 500_000n, shares: 30_000_000n }] },
+        { venue: "w", ...market, asks: [{ price: 505_000n, shares: 1_000_000_000n }] },
+      ],
+    });
+    const orders = await Promise.all([1, 2].map(() => s.submit(who, body, undefined)));
+    expect(orders.map((o) => o.status)).toEqual(["filled", "filled"]);
+    const sharesAt = (venue: string) => sent.filter((o) => o.clientOrderId.endsWith(`-${venue}`)).reduce((n, o) => n + o.shares, 0n);
+    // One order takes 20 of v's shares, the other the 10 left and the rest on w; without holding, both would plan 20 on v.
+    expect(sharesAt("v")).toBe(30_000_000n);
+    expect(sharesAt("w")).toBe(9_900_000n); // $5 at 0.505
+    expect(orders.map((o) => o.legs.length).sort()).toEqual([1, 2]);
+    // Both answered: the level is whole again for the next order.
+    const { plan: next } = await s.quote(body);
+    expect(next.legs).toMatchObject([{ venue: "v", shares: 20_000_000n }]);
+  });
 });
 
 describe("money after the lock", () => {

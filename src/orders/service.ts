@@ -197,7 +197,7 @@ export class OrderService {
   readonly inFlight = new Set<string>();
   /** Sells plan and store their child orders one at a time per event and outcome: what each may sell depends on the others'. */
   private readonly selling = new KeyedQueue();
-  /** Child orders planned and not yet placed, by venue: the router reads each venue's queue with them ahead. */
+  /** Child orders planned and not yet answered: the router reads each venue's queue with them ahead, and its books without their shares. */
   private readonly queued = new QueuedChildren();
 
   constructor(private readonly d: OrderDeps) {}
@@ -278,10 +278,20 @@ export class OrderService {
     const event = this.tradableEvent(intent);
     const result =
       intent.side === "sell"
-        ? this.d.planSell(sellRequest(intent, intent.shares), this.d.sellQuotes(event, intent.outcome, await this.d.store.venueInventory(intent.eventId, intent.outcome), this.queued.ahead))
-        : this.d.plan(planRequest(intent), this.d.quotes(event, intent.outcome, this.queued.ahead));
+        ? this.d.planSell(sellRequest(intent, intent.shares), this.sellQuotes(event, intent.outcome, await this.d.store.venueInventory(intent.eventId, intent.outcome)))
+        : this.d.plan(planRequest(intent), this.buyQuotes(event, intent.outcome));
     if (result.kind === "refusal") throw new AppError(result.code, result.message, result.details);
     return { intent, plan: result };
+  }
+
+  /** The router's input for a buy: the venues' asks, queues counting the child orders planned ahead, less the shares held by child orders in flight. */
+  private buyQuotes(event: UnifiedEvent, outcome: OrderIntent["outcome"]): VenueQuote[] {
+    return this.queued.buyQuotes(this.d.quotes(event, outcome, this.queued.ahead), outcome);
+  }
+
+  /** The router's input for a sell: the venues' bids within `inventory`, as buyQuotes. */
+  private sellQuotes(event: UnifiedEvent, outcome: OrderIntent["outcome"], inventory: ReadonlyMap<string, ShareMicro>): SellQuote[] {
+    return this.queued.sellQuotes(this.d.sellQuotes(event, outcome, inventory, this.queued.ahead), outcome);
   }
 
   private tradableEvent(intent: OrderIntent): UnifiedEvent {
@@ -311,16 +321,16 @@ export class OrderService {
   }
 
   private async executeBuy(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome, this.queued.ahead));
+    const first = this.d.plan(planRequest(order), this.buyQuotes(event, order.outcome));
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
     if (order.status !== "locked") return order;
 
     // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
-    const routed = this.d.plan(planRequest(order), this.d.quotes(event, order.outcome, this.queued.ahead));
+    const routed = this.d.plan(planRequest(order), this.buyQuotes(event, order.outcome));
     if (routed.kind === "refusal") return this.unwind(order, routed, log);
-    this.queued.planned(order.id, routed.legs.map((l) => l.venue));
+    this.queued.planned(order, routed.legs);
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
     // within the limit price of the first routing, for a few rounds; each round's worst case stays
@@ -329,10 +339,10 @@ export class OrderService {
       if (round === 1) return this.routeLegs(o, event, round, routed.legs);
       const next = this.d.plan(
         { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
-        this.d.quotes(event, o.outcome, this.queued.ahead),
+        this.buyQuotes(event, o.outcome),
       );
       if (next.kind === "refusal") return undefined;
-      this.queued.planned(o.id, next.legs.map((l) => l.venue));
+      this.queued.planned(o, next.legs);
       return this.routeLegs(o, event, round, next.legs);
     });
   }
@@ -343,7 +353,7 @@ export class OrderService {
    * then burns what sold and credits the proceeds, or returns the shares when nothing sold.
    */
   private async executeSell(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.planSell(sellRequest(order, order.shares), this.d.sellQuotes(event, order.outcome, await this.inventory(order), this.queued.ahead));
+    const first = this.d.planSell(sellRequest(order, order.shares), this.sellQuotes(event, order.outcome, await this.inventory(order)));
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
@@ -355,10 +365,10 @@ export class OrderService {
       this.selling.run(`${o.eventId}\n${o.outcome}`, async () => {
         const left = o.escrowed - fills.reduce((n, f) => n + f.shares, 0n);
         const req = round === 1 ? sellRequest(o, left) : { ...sellRequest(o, left), timeInForce: "IOC" as const, limitPrice };
-        const planned = this.d.planSell(req, this.d.sellQuotes(event, o.outcome, await this.inventory(o), this.queued.ahead));
+        const planned = this.d.planSell(req, this.sellQuotes(event, o.outcome, await this.inventory(o)));
         if (planned.kind === "refusal") return round === 1 ? planned : undefined;
         limitPrice ??= planned.limitPrice;
-        this.queued.planned(o.id, planned.legs.map((l) => l.venue));
+        this.queued.planned(o, planned.legs);
         return this.routeLegs(o, event, round, planned.legs);
       }),
     );
@@ -514,7 +524,9 @@ export class OrderService {
     const outcomes = await Promise.all(
       legs.map(async (leg) => {
         this.queued.placing(order.id, leg.venue);
-        return { leg, outcome: await this.placeAndLearn(leg.venue, childOrder(order, leg), log) };
+        const outcome = await this.placeAndLearn(leg.venue, childOrder(order, leg), log);
+        this.queued.answered(order.id, leg.venue);
+        return { leg, outcome };
       }),
     );
     this.d.checkpoint?.("order.placed", order.id);
