@@ -1,4 +1,5 @@
 import type { Outcome } from "../../domain/types.ts";
+import type { BookStreamHooks } from "../net/wire-venue.ts";
 import type { BookSnapshot } from "../venue.ts";
 import { booksFromLevels, levelMap, parseDollars, parseSignedCount, type LevelMap } from "./wire.ts";
 
@@ -11,14 +12,8 @@ interface MarketBook {
   asOf: number;
 }
 
-export interface BookSyncOptions {
-  venue: string;
+export interface BookSyncOptions extends BookStreamHooks {
   tickers: readonly string[];
-  send: (text: string) => boolean;
-  now: () => number;
-  onBook: (ticker: string) => void;
-  /** A frame could not be used (unreadable, out of sequence, impossible): what the stream tells the logs. */
-  onDrop?: (why: string, frame: string) => void;
 }
 
 /**

@@ -2,15 +2,12 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
-import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
-import { streamedHealth } from "../health.ts";
-import { LatencyRecorder } from "../latency.ts";
-import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type TradeSide, type Unsubscribe, type Venue, type VenueFill, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
-import { RateLimiter } from "../net/rate-limiter.ts";
-import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
@@ -18,8 +15,6 @@ import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap,
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
 export type KalshiVenueOptions = AdapterOptions<KalshiCredentials>;
 
-const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
-const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
 /** How far back status() looks for an order whose id it never learnt. */
 const STATUS_LOOKBACK_S = 7 * 24 * 3600;
 /**
@@ -52,78 +47,49 @@ interface KalshiFill {
  * catalog's markets are loaded and streamed. Orders are immediate-or-cancel V2 orders keyed by the
  * child's client order id, so a retried placement can never fill twice.
  */
-export class KalshiVenue implements Venue {
-  readonly id: string;
-  readonly freshnessMs: number;
-  private readonly clock: Clock;
+export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   private readonly pathPrefix: string;
   private readonly keyId: string;
   private readonly privateKey: KeyObject;
   private readonly tickers: string[];
-  private readonly reads: RateLimiter;
-  private readonly writes: RateLimiter;
-  private readonly timeoutMs: number;
-  private readonly sync: KalshiBookSync;
-  private readonly socket: ReconnectingSocket;
+  protected readonly stream: KalshiBookSync;
+  protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, VenueMarket>();
   private readonly feeBySeries = new Map<string, FeeModel>();
   private readonly orderIds = new Map<string, string>();
-  private readonly listeners = new Set<(u: BookUpdate) => void>();
-  private readonly recorder = new LatencyRecorder();
-  private lastRestFailure: string | undefined;
 
-  constructor(private readonly opts: KalshiVenueOptions) {
-    this.id = opts.venueId ?? "kalshi-sim";
-    this.freshnessMs = opts.freshnessMs ?? 5_000;
-    this.clock = opts.clock ?? systemClock;
+  constructor(opts: KalshiVenueOptions) {
+    super(opts, { adapter: "kalshi-trade-api-v2", venueId: "kalshi-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 } });
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
     this.keyId = opts.credentials.keyId;
     // parsed once: signing every request from the PEM text would parse the key each time
     this.privateKey = createPrivateKey(opts.credentials.privateKeyPem);
-    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
-    const limits = opts.rateLimits ?? { readsPerSecond: 20, writesPerSecond: 10 };
-    this.reads = new RateLimiter(limits.readsPerSecond);
-    this.writes = new RateLimiter(limits.writesPerSecond);
-    this.tickers = opts.catalog
-      .events()
-      .flatMap((e) => e.listings.filter((l) => l.venue === this.id && e.status === "open").map((l) => l.venueMarketId));
-    this.sync = new KalshiBookSync({
-      venue: this.id,
-      tickers: this.tickers,
-      send: (text) => this.socket.send(text),
-      now: () => this.clock.now(),
-      onBook: (ticker) => this.emit(ticker),
-      onDrop: (why, frame) => this.socket.dropped(why, frame),
-    });
+    this.tickers = this.listedMarkets(true);
+    this.stream = new KalshiBookSync({ ...this.streamHooks(), tickers: this.tickers });
     const wsPath = new URL(opts.wsUrl).pathname;
-    this.socket = new ReconnectingSocket({
-      url: opts.wsUrl,
-      headers: () => kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), "GET", wsPath),
-      onOpen: () => this.sync.subscribe(),
-      onMessage: (text) => this.sync.onMessage(text),
-      onClose: () => this.sync.disconnected(),
-      ...(opts.log ? { log: opts.log } : {}),
-    });
+    this.socket = this.connect(
+      opts.wsUrl,
+      () => kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), "GET", wsPath),
+      () => this.stream.subscribe(),
+    );
   }
 
   async start(): Promise<void> {
     await this.markets();
     this.socket.start();
-    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
-    const synced = () => this.tickers.every((t) => this.sync.book(t, "YES") !== undefined);
-    while (!synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await this.streamSynced(() => this.tickers.every((t) => this.stream.book(t, "YES") !== undefined));
     // whatever the stream has not delivered yet is read over REST, so no market starts without a book
-    await Promise.all(this.tickers.filter((t) => !this.sync.book(t, "YES")).map((t) => this.seedBook(t)));
+    await Promise.all(this.tickers.filter((t) => !this.stream.book(t, "YES")).map((t) => this.seedBook(t)));
   }
 
   async stop(): Promise<void> {
     this.socket.stop();
-    this.sync.disconnected();
+    this.stream.disconnected();
   }
 
   /** The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each series' fee schedule. */
   async markets(): Promise<VenueMarket[]> {
-    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const wanted = this.listedMarkets();
     const listed: KalshiMarket[] = [];
     for (let i = 0; i < wanted.length; i += 100) {
       const tickers = wanted.slice(i, i + 100).join(",");
@@ -143,7 +109,7 @@ export class KalshiVenue implements Venue {
 
   /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, with its series' fee schedule. */
   async discover(): Promise<VenueMarket[]> {
-    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const listed = new Set(this.listedMarkets());
     const found: KalshiMarket[] = [];
     let cursor = "";
     do {
@@ -168,15 +134,6 @@ export class KalshiVenue implements Venue {
     const cached = this.cache.get(venueMarketId);
     if (cached) cached.status = resolutionStatus(resolution);
     return resolution;
-  }
-
-  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
-    return this.sync.book(venueMarketId, outcome);
-  }
-
-  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** `GET /markets/{ticker}/orderbook`: the venue's book now, both outcomes derived from its bids. */
@@ -266,27 +223,13 @@ export class KalshiVenue implements Venue {
     });
   }
 
-  queueDelayMs(ahead?: number): number {
-    return this.writes.delayMs(ahead);
-  }
-
-  latency(): LatencyStats {
-    return this.recorder.stats();
-  }
-
-  health(): VenueHealth {
-    const streamUp = this.socket.state === "open" && this.sync.live;
-    const unreachable = !streamUp && this.lastRestFailure !== undefined;
-    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.sync.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
-  }
-
-  describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {
-    return { adapter: "kalshi-trade-api-v2", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: this.streamInfo() };
+  override describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {
+    return { ...super.describe(), stream: this.streamInfo() };
   }
 
   /** Stream state for health pages and tests: connection, subscription, connections opened, resyncs after gaps. */
   streamInfo(): { state: string; live: boolean; connections: number; resyncs: number; lastError: string | undefined } {
-    return { state: this.socket.state, live: this.sync.live, connections: this.socket.connections, resyncs: this.sync.resyncs, lastError: this.sync.lastError };
+    return { state: this.socket.state, live: this.stream.live, connections: this.socket.connections, resyncs: this.stream.resyncs, lastError: this.stream.lastError };
   }
 
   /** The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this process learnt it, else found among the recent orders (of its market, when known). */
@@ -350,21 +293,14 @@ export class KalshiVenue implements Venue {
   private async seedBook(ticker: string): Promise<void> {
     try {
       const book = await this.fetchOrderbook(ticker);
-      this.sync.seed(ticker, levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"), this.clock.now());
+      this.stream.seed(ticker, levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"), this.clock.now());
     } catch {
       // the stream's snapshot will bring the book; a market without one is left out of merged books meanwhile
     }
   }
 
-  /** A read: reads are safe to repeat, so even an unknown outcome is retried. */
-  private async read(path: string): Promise<unknown> {
-    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, () => true);
-    if (res.ok) {
-      this.lastRestFailure = undefined;
-      return res.body;
-    }
-    if (res.kind !== "rejected") this.lastRestFailure = res.reason;
-    throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
+  private read(path: string): Promise<unknown> {
+    return this.readRest(path, () => this.send("GET", path));
   }
 
   /**
@@ -387,11 +323,6 @@ export class KalshiVenue implements Venue {
   private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HttpResult> {
     const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs });
-  }
-
-  private emit(ticker: string): void {
-    const update: BookUpdate = { venue: this.id, venueMarketId: ticker };
-    for (const l of this.listeners) l(update);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Outcome } from "../../domain/types.ts";
+import type { BookStreamHooks } from "../net/wire-venue.ts";
 import type { BookSnapshot } from "../venue.ts";
 import { decode, encodeConnect, encodeEvent, PONG } from "./socketio.ts";
 import { booksFromLevels, parseOrderbook, type LevelMap, type LimitlessOrderbook } from "./wire.ts";
@@ -14,14 +15,8 @@ interface MarketBook {
   asOf: number;
 }
 
-export interface BookStreamOptions {
-  venue: string;
+export interface BookStreamOptions extends BookStreamHooks {
   slugs: readonly string[];
-  send: (text: string) => boolean;
-  now: () => number;
-  onBook: (slug: string) => void;
-  /** A frame could not be used (unreadable): what the stream tells the logs. */
-  onDrop?: (why: string, frame: string) => void;
 }
 
 /**

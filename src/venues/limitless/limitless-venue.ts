@@ -3,15 +3,12 @@ import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
 import { feeInShares, grossForDelivered, type FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
-import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
-import { streamedHealth } from "../health.ts";
-import { LatencyRecorder } from "../latency.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
-import { RateLimiter } from "../net/rate-limiter.ts";
-import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type Unsubscribe, type Venue, type VenueFill, type VenueDescription, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
@@ -23,10 +20,8 @@ import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, taker
  */
 export type LimitlessVenueOptions = AdapterOptions<LimitlessCredentials>;
 
-const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 /** Every status `GET /markets/{slug}/user-orders` can filter on: a lookup by salt must see finished orders too. */
 const USER_ORDER_STATUSES = ["LIVE", "MATCHED", "CANCELED", "UNMATCHED"];
-const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
 /** Trades per `/portfolio/history` page (assumed to be within the venue's limit; the SDK asks for 20 by default). */
 const HISTORY_PAGE = 100;
 
@@ -54,56 +49,25 @@ interface OrderAnswer {
  * signed order (the venue refuses it as a duplicate) and a restart can find the order again among the
  * market's orders. The child's expiry is signed into the order, so the venue refuses it once passed.
  */
-export class LimitlessVenue implements Venue {
-  readonly id: string;
-  readonly freshnessMs: number;
-  private readonly clock: Clock;
+export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements Venue {
   private readonly pathPrefix: string;
   /** The wallet that makes and signs the orders. */
   private readonly wallet: PrivateKeyAccount;
   private readonly slugs: string[];
-  private readonly reads: RateLimiter;
-  private readonly writes: RateLimiter;
-  private readonly timeoutMs: number;
-  private readonly stream: LimitlessBookStream;
-  private readonly socket: ReconnectingSocket;
+  protected readonly stream: LimitlessBookStream;
+  protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, { market: VenueMarket; exchange: Hex }>();
   private readonly orderIds = new Map<string, string>();
-  private readonly listeners = new Set<(u: BookUpdate) => void>();
-  private readonly recorder = new LatencyRecorder();
   private watchdog: NodeJS.Timeout | undefined;
-  private lastRestFailure: string | undefined;
 
-  constructor(private readonly opts: LimitlessVenueOptions) {
-    this.id = opts.venueId ?? "limitless-sim";
-    this.freshnessMs = opts.freshnessMs ?? 5_000;
-    this.clock = opts.clock ?? systemClock;
+  constructor(opts: LimitlessVenueOptions) {
+    super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 } });
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
     this.wallet = privateKeyToAccount(opts.credentials.privateKey);
-    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
-    const limits = opts.rateLimits ?? { readsPerSecond: 20, writesPerSecond: 10 };
-    this.reads = new RateLimiter(limits.readsPerSecond);
-    this.writes = new RateLimiter(limits.writesPerSecond);
-    this.slugs = opts.catalog
-      .events()
-      .flatMap((e) => e.listings.filter((l) => l.venue === this.id && e.status === "open").map((l) => l.venueMarketId));
-    this.stream = new LimitlessBookStream({
-      venue: this.id,
-      slugs: this.slugs,
-      send: (text) => this.socket.send(text),
-      now: () => this.clock.now(),
-      onBook: (slug) => this.emit(slug),
-      onDrop: (why, frame) => this.socket.dropped(why, frame),
-    });
-    this.socket = new ReconnectingSocket({
-      url: engineIoUrl(opts.wsUrl),
-      // the market stream is public
-      headers: () => ({}),
-      onOpen: () => this.stream.opened(),
-      onMessage: (text) => this.stream.onMessage(text),
-      onClose: () => this.stream.disconnected(),
-      ...(opts.log ? { log: opts.log } : {}),
-    });
+    this.slugs = this.listedMarkets(true);
+    this.stream = new LimitlessBookStream({ ...this.streamHooks(), slugs: this.slugs });
+    // the market stream is public
+    this.socket = this.connect(engineIoUrl(opts.wsUrl), () => ({}), () => this.stream.opened());
   }
 
   async start(): Promise<void> {
@@ -113,9 +77,7 @@ export class LimitlessVenue implements Venue {
       if (this.stream.overdue()) this.socket.restart();
     }, 1_000);
     this.watchdog.unref();
-    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
-    const synced = () => this.slugs.every((s) => this.stream.book(s, "YES") !== undefined);
-    while (!synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await this.streamSynced(() => this.slugs.every((s) => this.stream.book(s, "YES") !== undefined));
     // whatever the stream has not delivered yet is read over REST, so no market starts without a book
     await Promise.all(this.slugs.filter((s) => !this.stream.book(s, "YES")).map((s) => this.seedBook(s)));
   }
@@ -129,7 +91,7 @@ export class LimitlessVenue implements Venue {
 
   /** The catalog's markets as Limitless states them now, one `GET /markets/{slug}` each: closed and resolved ones are not in /markets/active. */
   async markets(): Promise<VenueMarket[]> {
-    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const wanted = this.listedMarkets();
     const listed = await Promise.all(wanted.map((slug) => this.read(`/markets/${encodeURIComponent(slug)}`) as Promise<LimitlessMarket>));
     const out = listed.map((m) => {
       const market = toVenueMarket(m);
@@ -151,7 +113,7 @@ export class LimitlessVenue implements Venue {
 
   /** The active markets the catalog does not list. */
   async discover(): Promise<VenueMarket[]> {
-    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const listed = new Set(this.listedMarkets());
     return (await this.activeMarkets()).filter((m) => !listed.has(m.slug)).map((m) => toVenueMarket(m));
   }
 
@@ -167,15 +129,6 @@ export class LimitlessVenue implements Venue {
     const cached = this.cache.get(venueMarketId);
     if (cached) cached.market.status = resolutionStatus(resolution);
     return resolution;
-  }
-
-  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
-    return this.stream.book(venueMarketId, outcome);
-  }
-
-  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** `GET /markets/{slug}/orderbook`: the YES token's book now. */
@@ -265,24 +218,6 @@ export class LimitlessVenue implements Venue {
     return tradesFromHistory(entries.reverse(), (slug) => this.feeModel(slug, "a trade"));
   }
 
-  queueDelayMs(ahead?: number): number {
-    return this.writes.delayMs(ahead);
-  }
-
-  latency(): LatencyStats {
-    return this.recorder.stats();
-  }
-
-  describe(): VenueDescription & { wsUrl: string } {
-    return { adapter: "limitless-api", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: { state: this.socket.state } };
-  }
-
-  health(): VenueHealth {
-    const streamUp = this.socket.state === "open" && this.stream.live;
-    const unreachable = !streamUp && this.lastRestFailure !== undefined;
-    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.stream.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
-  }
-
   /** Stream state for health pages and tests. */
   streamInfo(): { state: string; live: boolean; connections: number; lastError: string | undefined } {
     return { state: this.socket.state, live: this.stream.live, connections: this.socket.connections, lastError: this.stream.lastError };
@@ -358,15 +293,9 @@ export class LimitlessVenue implements Venue {
     }
   }
 
-  /** A read: reads are safe to repeat, so even an unknown outcome is retried. */
-  private async read(path: string, signed = false): Promise<unknown> {
-    const res = await sendWithRetry(() => this.send("GET", path, undefined, signed), this.reads, READ_RETRY, () => true);
-    if (res.ok) {
-      this.lastRestFailure = undefined;
-      return res.body;
-    }
-    if (res.kind !== "rejected") this.lastRestFailure = res.reason;
-    throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
+  /** A GET, signed for the account's own data. */
+  private read(path: string, signed = false): Promise<unknown> {
+    return this.readRest(path, () => this.send("GET", path, undefined, signed));
   }
 
   /** Market data is public and sent unsigned, so a bad token shows on trading, not on start-up. */
@@ -376,10 +305,5 @@ export class LimitlessVenue implements Venue {
     const { apiKey, secret } = this.opts.credentials;
     const headers = signed ? limitlessAuthHeaders(apiKey, secret, this.clock.now(), method, this.pathPrefix + path, text) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
-  }
-
-  private emit(slug: string): void {
-    const update: BookUpdate = { venue: this.id, venueMarketId: slug };
-    for (const l of this.listeners) l(update);
   }
 }

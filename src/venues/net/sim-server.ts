@@ -1,12 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { join } from "node:path";
 import type { Duplex } from "node:stream";
-import type { Clock } from "../../domain/types.ts";
-import type { MarketCatalog } from "../../markets/catalog.ts";
-import type { SimExchange } from "../simulated/exchange.ts";
+import { systemClock, type Clock } from "../../domain/types.ts";
+import { simulatedVenueEvents, type CatalogEvent, type MarketCatalog } from "../../markets/catalog.ts";
+import { SimExchange } from "../simulated/exchange.ts";
 import { SimMarketLifecycle, type ResolutionSchedule } from "../simulated/lifecycle.ts";
 import { Rng, seedFor } from "../simulated/prng.ts";
 import type { VenueProfile } from "../simulated/profiles.ts";
+import { DEFAULT_TICK_MS } from "../simulated/simulated-venue.ts";
 import { sleep } from "./rate-limiter.ts";
 import { marketRoute } from "./sim-markets.ts";
 
@@ -53,6 +54,18 @@ export function simMarketLifecycle(exchange: SimExchange, opts: VenueSimOptions,
     schedule: opts.resolveSchedule,
     stateFile: opts.stateDir === undefined ? undefined : join(opts.stateDir, `${exchange.venue}-markets.json`),
   });
+}
+
+/** A simulator's engine: the profile's exchange over the catalog's events on the venue and the simulator's own markets, and their lifecycle. */
+export function simExchange(
+  opts: VenueSimOptions,
+  profile: VenueProfile,
+  ownMarkets: MarketCatalog,
+): { clock: Clock; events: CatalogEvent[]; exchange: SimExchange; markets: SimMarketLifecycle } {
+  const clock = opts.clock ?? systemClock;
+  const events = simulatedVenueEvents(opts.catalog, ownMarkets, profile.id);
+  const exchange = new SimExchange({ profile, events, seed: opts.seed, clock });
+  return { clock, events, exchange, markets: simMarketLifecycle(exchange, opts, clock) };
 }
 
 /** Each answer's latency under the venue's profile, drawn from a stream of its own so it does not disturb the books' randomness. */
@@ -104,7 +117,7 @@ export class SimFaults {
 
   constructor(
     private readonly exchange: SimExchange,
-    private readonly streams: { dropAll(): void; connections(): number },
+    private readonly streams: Pick<SimStreams, "dropAll" | "connections">,
   ) {}
 
   get switches(): Readonly<SimFaultSwitches> {
@@ -188,6 +201,15 @@ export interface SimRequest {
   body: unknown;
   /** Whether the client has given the request up (its connection closed) before the handler runs: Kalshi's simulator drops such an order. */
   connectionClosed: () => boolean;
+}
+
+/** A simulator's stream connections, as its server and fault switches reach them. */
+export interface SimStreams {
+  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Connections accepted since start: a reconnection shows as an increase. */
+  connections(): number;
+  dropAll(): void;
+  close(): void;
 }
 
 /** An answer; "hang": never answered (a timeout as the client sees it); "cut": the connection is dropped unanswered. */
@@ -288,4 +310,42 @@ function reply(res: ServerResponse, answer: { status: number; body?: unknown; he
   const text = answer.body === undefined ? "" : JSON.stringify(answer.body);
   res.writeHead(answer.status, { "content-type": "application/json", ...answer.headers });
   res.end(text);
+}
+
+/** What serveVenueSim runs: the venue's engine, faults and stream, its one account, and its routes. */
+export interface VenueSimParts<Credentials> extends Pick<SimServerOptions, "handle" | "upgrade" | "errorBody" | "retryAfter"> {
+  profile: VenueProfile;
+  exchange: SimExchange;
+  markets: SimMarketLifecycle;
+  faults: SimFaults;
+  streams: SimStreams;
+  credentials: Credentials;
+  /** The REST API's and the stream's paths on the server, shaped as the venue's. */
+  restPath: string;
+  wsPath: string;
+  /** What else the simulator runs, closed first on stop(). */
+  close?: () => void;
+}
+
+/** Serves a venue simulator on loopback: its REST API answering after the profile's latency, its stream, and its books moving every `tickMs`. */
+export async function serveVenueSim<Credentials>(opts: VenueSimOptions, parts: VenueSimParts<Credentials>): Promise<VenueSim<Credentials>> {
+  const { profile, exchange, markets, faults, streams, credentials, restPath, wsPath, close, ...routes } = parts;
+  const server = await startSimServer({ ...routes, port: opts.port, faults, markets, latencyMs: profileLatency(profile, opts.seed, opts.latencyScale) });
+  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
+  timer.unref();
+  const base = `127.0.0.1:${server.port}`;
+  return {
+    url: `http://${base}${restPath}`,
+    wsUrl: `ws://${base}${wsPath}`,
+    credentials,
+    faults,
+    exchange,
+    markets,
+    stop: async () => {
+      close?.();
+      clearInterval(timer);
+      streams.close();
+      await server.close();
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { parseMicro, type PriceMicro } from "../../domain/money.ts";
 import type { Outcome } from "../../domain/types.ts";
 import { booksFromLevels, type LevelMap } from "../mirror-book.ts";
+import type { BookStreamHooks } from "../net/wire-venue.ts";
 import type { BookSnapshot } from "../venue.ts";
 import { parsePrice } from "./wire.ts";
 
@@ -26,12 +27,8 @@ interface Diff {
   size: bigint;
 }
 
-export interface OpinionBookStreamOptions {
-  venue: string;
+export interface OpinionBookStreamOptions extends BookStreamHooks {
   marketIds: readonly string[];
-  send: (text: string) => boolean;
-  now: () => number;
-  onBook: (marketId: string) => void;
   onDrop: (why: string, frame: string) => void;
   /** Reads a market's YES book over REST; undefined when that failed. */
   snapshot: (marketId: string) => Promise<{ bids: LevelMap; asks: LevelMap } | undefined>;

@@ -3,16 +3,13 @@ import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
-import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
-import { streamedHealth } from "../health.ts";
-import { LatencyRecorder } from "../latency.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
-import { RateLimiter } from "../net/rate-limiter.ts";
-import { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
+import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import { resolutionStatus, type BookSnapshot, type BookUpdate, type ChildOrder, type ChildStatus, type LatencyStats, type PlaceResult, type Unsubscribe, type Venue, type VenueDescription, type VenueFill, type VenueHealth, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, sellOrder, signOrder, type OpinionCredentials } from "./signing.ts";
 import {
@@ -42,8 +39,6 @@ import {
 export type OpinionVenueOptions = AdapterOptions<OpinionCredentials>;
 
 export const OPINION_REQUESTS_PER_SECOND = 15;
-const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
-const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
 /** The backend's largest page (the SDK: "Backend max page size"). */
 const PAGE = 20;
 /** The SDK's heartbeat interval. */
@@ -66,60 +61,31 @@ interface Cached {
  * market's orders by its side, price, size and expiry second, which the order service makes unique
  * per content (findsChildrenByContent).
  */
-export class OpinionVenue implements Venue {
-  readonly id: string;
-  readonly freshnessMs: number;
+export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue {
   /** Opinion's order list names no client id and no salt: a child is found by its content, expiry second included. */
   readonly findsChildrenByContent = true;
-  private readonly clock: Clock;
   private readonly signer: PrivateKeyAccount;
   private readonly marketIds: string[];
-  private readonly reads: RateLimiter;
-  private readonly writes: RateLimiter;
-  private readonly timeoutMs: number;
-  private readonly stream: OpinionBookStream;
-  private readonly socket: ReconnectingSocket;
+  protected readonly stream: OpinionBookStream;
+  protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, Cached>();
   private readonly orderIds = new Map<string, string>();
-  private readonly listeners = new Set<(u: BookUpdate) => void>();
-  private readonly recorder = new LatencyRecorder();
   private quoteTokens: Promise<OpinionQuoteToken[]> | undefined;
   private timers: NodeJS.Timeout[] = [];
-  private lastRestFailure: string | undefined;
 
-  constructor(private readonly opts: OpinionVenueOptions) {
-    this.id = opts.venueId ?? "opinion-sim";
-    this.freshnessMs = opts.freshnessMs ?? 5_000;
-    this.clock = opts.clock ?? systemClock;
+  constructor(opts: OpinionVenueOptions) {
+    super(opts, { adapter: "opinion-openapi", venueId: "opinion-sim", rateLimits: { sharedPerSecond: OPINION_REQUESTS_PER_SECOND } });
     this.signer = privateKeyToAccount(opts.credentials.privateKey);
-    this.timeoutMs = opts.requestTimeoutMs ?? 10_000;
-    if (opts.rateLimits) {
-      this.reads = new RateLimiter(opts.rateLimits.readsPerSecond);
-      this.writes = new RateLimiter(opts.rateLimits.writesPerSecond);
-    } else {
-      this.reads = this.writes = new RateLimiter(OPINION_REQUESTS_PER_SECOND);
-    }
-    this.marketIds = opts.catalog.events().flatMap((e) => (e.status === "open" ? e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId) : []));
+    this.marketIds = this.listedMarkets(true);
     this.stream = new OpinionBookStream({
-      venue: this.id,
+      ...this.streamHooks(),
       marketIds: this.marketIds,
-      send: (text) => this.socket.send(text),
-      now: () => this.clock.now(),
-      onBook: (id) => this.emit(id),
-      onDrop: (why, frame) => this.socket.dropped(why, frame),
       snapshot: (id) => this.snapshot(id),
       silentMs: Math.max(this.freshnessMs, 2_000),
     });
     const url = new URL(opts.wsUrl);
     url.searchParams.set("apikey", opts.credentials.apiKey);
-    this.socket = new ReconnectingSocket({
-      url: url.toString(),
-      headers: () => ({}),
-      onOpen: () => this.stream.opened(),
-      onMessage: (text) => this.stream.onMessage(text),
-      onClose: () => this.stream.disconnected(),
-      ...(opts.log ? { log: opts.log } : {}),
-    });
+    this.socket = this.connect(url.toString(), () => ({}), () => this.stream.opened());
   }
 
   async start(): Promise<void> {
@@ -132,8 +98,7 @@ export class OpinionVenue implements Venue {
       setInterval(() => this.stream.heartbeat(), HEARTBEAT_MS),
     ];
     for (const t of this.timers) t.unref();
-    const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
-    while (!this.stream.synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await this.streamSynced(() => this.stream.synced());
     // whatever the stream has not synced yet is read over REST, so no market starts without a book
     await Promise.all(
       this.marketIds.filter((id) => !this.stream.book(id, "YES")).map(async (id) => {
@@ -152,7 +117,7 @@ export class OpinionVenue implements Venue {
 
   /** The catalog's markets as Opinion states them now: `GET /market/{marketId}` and the YES token's `GET /token/fee-rates`. */
   async markets(): Promise<VenueMarket[]> {
-    const wanted = this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId));
+    const wanted = this.listedMarkets();
     const tokens = await this.quoteTokenList();
     const listed = await Promise.all(wanted.map((id) => this.loadMarket(id, tokens)));
     return listed.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
@@ -160,7 +125,7 @@ export class OpinionVenue implements Venue {
 
   /** The activated binary markets the catalog does not list (`GET /market`, 20 a page). */
   async discover(): Promise<VenueMarket[]> {
-    const listed = new Set(this.opts.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+    const listed = new Set(this.listedMarkets());
     const found: OpinionMarket[] = [];
     for (let page = 1; ; page++) {
       const q = new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), marketType: "0", status: "activated", page: String(page), limit: String(PAGE) });
@@ -184,15 +149,6 @@ export class OpinionVenue implements Venue {
     const cached = this.cache.get(venueMarketId);
     if (cached) cached.market.status = resolutionStatus(resolution);
     return resolution;
-  }
-
-  book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
-    return this.stream.book(venueMarketId, outcome);
-  }
-
-  onBook(listener: (u: BookUpdate) => void): Unsubscribe {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   async place(order: ChildOrder): Promise<PlaceResult> {
@@ -258,24 +214,6 @@ export class OpinionVenue implements Venue {
       if (body.list.length < PAGE || all.length >= body.total) break;
     }
     return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
-  }
-
-  queueDelayMs(ahead?: number): number {
-    return this.writes.delayMs(ahead);
-  }
-
-  latency(): LatencyStats {
-    return this.recorder.stats();
-  }
-
-  describe(): VenueDescription & { wsUrl: string } {
-    return { adapter: "opinion-openapi", baseUrl: this.opts.baseUrl, wsUrl: this.opts.wsUrl, stream: { state: this.socket.state } };
-  }
-
-  health(): VenueHealth {
-    const streamUp = this.socket.state === "open" && this.stream.live;
-    const unreachable = !streamUp && this.lastRestFailure !== undefined;
-    return streamedHealth({ now: this.clock.now(), oldestBookAt: this.stream.oldestAt(), streamUp, unreachable, freshnessMs: this.freshnessMs, latency: this.latency() });
   }
 
   private async loadMarket(id: string, tokens: OpinionQuoteToken[]): Promise<VenueMarket> {
@@ -380,15 +318,9 @@ export class OpinionVenue implements Venue {
     }
   }
 
-  /** A read: safe to repeat, so even an unknown outcome is retried. A non-zero errno is the venue's refusal. */
+  /** A GET's result: a non-zero errno is the venue's refusal. */
   private async read(path: string): Promise<unknown> {
-    const res = await sendWithRetry(() => this.send("GET", path), this.reads, READ_RETRY, () => true);
-    if (!res.ok) {
-      if (res.kind !== "rejected") this.lastRestFailure = res.reason;
-      throw new AppError("venue_unavailable", `${this.id}: GET ${path} failed: ${res.reason}`, { venue: this.id });
-    }
-    this.lastRestFailure = undefined;
-    const body = res.body as OpinionEnvelope<unknown>;
+    const body = (await this.readRest(path, () => this.send("GET", path))) as OpinionEnvelope<unknown>;
     if (body.errno !== 0) throw new AppError("venue_unavailable", `${this.id}: GET ${path} answered errno ${body.errno}: ${body.errmsg}`, { venue: this.id });
     return body.result;
   }
@@ -396,10 +328,5 @@ export class OpinionVenue implements Venue {
   private send(method: "GET" | "POST", path: string, body?: unknown): Promise<HttpResult> {
     const base = this.opts.baseUrl.replace(/\/$/, "");
     return sendRequest(base, { method, path, body, headers: { [OPINION_API_KEY_HEADER]: this.opts.credentials.apiKey }, timeoutMs: this.timeoutMs });
-  }
-
-  private emit(marketId: string): void {
-    const update: BookUpdate = { venue: this.id, venueMarketId: marketId };
-    for (const l of this.listeners) l(update);
   }
 }

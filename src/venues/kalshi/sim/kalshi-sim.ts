@@ -1,14 +1,11 @@
 import { generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import { formatMicro, ONE } from "../../../domain/money.ts";
-import { systemClock, type Clock } from "../../../domain/types.ts";
-import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { SimExchange } from "../../simulated/exchange.ts";
+import type { Clock } from "../../../domain/types.ts";
+import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
-import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
-import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
+import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
 import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
@@ -45,17 +42,14 @@ export type KalshiSim = VenueSim<KalshiCredentials>;
  * with a key pair made at start, backed by the shared simulated exchange with the kalshi-sim profile.
  */
 export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim> {
-  const clock = opts.clock ?? systemClock;
+  const { clock, events, exchange, markets } = simExchange(opts, KALSHI_SIM, OWN_MARKETS);
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
-  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id);
-  const exchange = new SimExchange({ profile: KALSHI_SIM, events, seed: opts.seed, clock });
-  const markets = simMarketLifecycle(exchange, opts, clock);
   const settlementTimerMs = opts.settlementTimerMs ?? 0;
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);
   const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
-  const faults: SimFaults = new SimFaults(exchange, stream);
+  const faults: SimFaults = new SimFaults(exchange, stream.sockets);
   const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now());
   const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
 
@@ -214,41 +208,29 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     return { yes_dollars: side("YES"), no_dollars: side("NO") };
   }
 
-  const server = await startSimServer({
-    port: opts.port,
-    faults,
+  return serveVenueSim(opts, {
+    profile: KALSHI_SIM,
+    exchange,
     markets,
-    latencyMs: profileLatency(KALSHI_SIM, opts.seed, opts.latencyScale),
+    faults,
+    streams: stream.sockets,
+    credentials,
+    restPath: KALSHI_REST_PREFIX,
+    wsPath: KALSHI_WS_PATH,
     handle,
     // Rate limits (docs.kalshi.com): a 429 carries `{"error": "too many requests"}` and no Retry-After
     retryAfter: false,
     errorBody: (status, code, message) => (status === 429 ? { error: "too many requests" } : { error: { code, message } }),
-    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade: (req, socket, head) => {
       const path = new URL(req.url ?? "/", "http://sim").pathname;
       const refusal = path === KALSHI_WS_PATH ? auth("GET", path, req.headers) : notFound();
       if (refusal) {
         socket.end(`HTTP/1.1 ${refusal.status} ${refusal.status === 401 ? "Unauthorized" : "Not Found"}\r\nconnection: close\r\ncontent-length: 0\r\n\r\n`);
         return;
       }
-      stream.accept(req, socket, head);
+      stream.sockets.accept(req, socket, head);
     },
   });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
-  timer.unref();
-  const base = `127.0.0.1:${server.port}`;
-  return {
-    url: `http://${base}${KALSHI_REST_PREFIX}`,
-    wsUrl: `ws://${base}${KALSHI_WS_PATH}`,
-    credentials,
-    faults,
-    exchange,
-    markets,
-    stop: async () => {
-      clearInterval(timer);
-      stream.close();
-      await server.close();
-    },
-  };
 }
 
 function checkAuth(

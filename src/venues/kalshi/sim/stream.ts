@@ -1,5 +1,3 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { SimSockets } from "../../net/sim-sockets.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
@@ -29,7 +27,8 @@ interface Published {
  * While the silent fault is on, messages are numbered but not sent, as a lagging feed would lose them.
  */
 export class KalshiStream {
-  private readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, subs: new Map(), nextSid: 1 }), onMessage: (c, text) => this.command(c, text) });
+  /** Its connections: the simulator's server hands them the upgrades it has authenticated. */
+  readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, subs: new Map(), nextSid: 1 }), onMessage: (c, text) => this.command(c, text) });
   private readonly published = new Map<string, Published>();
   private readonly marketIds = new Map<string, string>();
 
@@ -45,24 +44,6 @@ export class KalshiStream {
       if (current) this.published.set(m.venueMarketId, current);
     }
     exchange.onBook((u) => this.publish(u.venueMarketId));
-  }
-
-  /** Completes an authenticated upgrade. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.sockets.accept(req, socket, head);
-  }
-
-  /** Connections accepted since start. */
-  connections(): number {
-    return this.sockets.connections();
-  }
-
-  dropAll(): void {
-    this.sockets.dropAll();
-  }
-
-  close(): void {
-    this.sockets.close();
   }
 
   private command(client: Client, text: string): void {

@@ -1,15 +1,11 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
-import { systemClock, type Clock } from "../../../domain/types.ts";
-import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { SimExchange } from "../../simulated/exchange.ts";
+import type { Clock } from "../../../domain/types.ts";
+import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
+import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
-import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { LIMITLESS_HEADERS, verifyLimitless, type LimitlessCredentials } from "../signing.ts";
 import { ENGINE_IO_PATH } from "../socketio.ts";
@@ -43,12 +39,9 @@ export type LimitlessSim = VenueSim<LimitlessCredentials>;
  * profile.
  */
 export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<LimitlessSim> {
-  const clock = opts.clock ?? systemClock;
+  const { clock, events, exchange, markets } = simExchange(opts, LIMITLESS_SIM, OWN_MARKETS);
   const privateKey = generatePrivateKey();
   const credentials: LimitlessCredentials = { apiKey: randomUUID(), secret: randomBytes(32).toString("base64"), privateKey, ownerId: 1 + (opts.seed % 100_000) };
-  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, LIMITLESS_SIM.id);
-  const exchange = new SimExchange({ profile: LIMITLESS_SIM, events, seed: opts.seed, clock });
-  const markets = simMarketLifecycle(exchange, opts, clock);
   const eventOf = new Map<string, CatalogEvent>();
   const ids = new Map<string, number>();
   for (const e of events) {
@@ -190,13 +183,18 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     };
   }
 
-  const server = await startSimServer({
-    port: opts.port,
-    faults,
+  return serveVenueSim(opts, {
+    profile: LIMITLESS_SIM,
+    exchange,
     markets,
-    latencyMs: profileLatency(LIMITLESS_SIM, opts.seed, opts.latencyScale),
+    faults,
+    streams: stream,
+    credentials,
+    restPath: "",
+    wsPath: "",
+    close: () => desk.close(),
     handle,
-    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade: (req, socket, head) => {
       const url = new URL(req.url ?? "/", "http://sim");
       if (url.pathname !== ENGINE_IO_PATH || url.searchParams.get("EIO") !== "4" || url.searchParams.get("transport") !== "websocket") {
         socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
@@ -205,23 +203,6 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       stream.accept(req, socket, head);
     },
   });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
-  timer.unref();
-  const base = `127.0.0.1:${server.port}`;
-  return {
-    url: `http://${base}`,
-    wsUrl: `ws://${base}`,
-    credentials,
-    faults,
-    exchange,
-    markets,
-    stop: async () => {
-      desk.close();
-      clearInterval(timer);
-      stream.close();
-      await server.close();
-    },
-  };
 }
 
 /** The lmts-* headers of a request, checked against the one API token the simulator issued. */

@@ -1,15 +1,11 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
-import { systemClock, type Outcome } from "../../../domain/types.ts";
-import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { SimExchange } from "../../simulated/exchange.ts";
+import type { Outcome } from "../../../domain/types.ts";
+import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
+import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { OPINION_SIM } from "../../simulated/profiles.ts";
-import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, type OpinionCredentials } from "../signing.ts";
 import type { OpinionMarket, OpinionOrderbook } from "../wire.ts";
@@ -37,15 +33,12 @@ export type OpinionSim = VenueSim<OpinionCredentials>;
  * with `market.depth.diff`. Backed by the shared simulated exchange with the opinion-sim profile.
  */
 export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionSim> {
-  const clock = opts.clock ?? systemClock;
+  const { clock, events, exchange, markets } = simExchange(opts, OPINION_SIM, OWN_MARKETS);
   const privateKey = generatePrivateKey();
   const signer = privateKeyToAccount(privateKey).address;
   // the Safe's address is the signer's own in the venue's records: any fixed address derived from it serves here
   const safe = `0x${createHash("sha256").update(`safe:${signer}`).digest("hex").slice(0, 40)}` as Hex;
   const credentials: OpinionCredentials = { apiKey: randomUUID().replaceAll("-", ""), privateKey, multiSigAddress: safe };
-  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, OPINION_SIM.id);
-  const exchange = new SimExchange({ profile: OPINION_SIM, events, seed: opts.seed, clock });
-  const markets = simMarketLifecycle(exchange, opts, clock);
   const eventOf = new Map<string, CatalogEvent>();
   for (const e of events) for (const l of e.listings) if (l.venue === OPINION_SIM.id) eventOf.set(l.venueMarketId, e);
   const deskMarket = (marketId: number): DeskMarket | undefined => {
@@ -60,7 +53,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
     },
     () => faults.switches.streamSilent,
   );
-  const faults: SimFaults = new SimFaults(exchange, stream);
+  const faults: SimFaults = new SimFaults(exchange, stream.sockets);
   const desk = new OpinionOrderDesk(exchange, { signer, safe, exchange: OPINION_SIM_EXCHANGE, quoteToken: OPINION_QUOTE_TOKEN, decimals: QUOTE_DECIMALS }, deskMarket, () => clock.now());
 
   const handle = async (req: SimRequest): Promise<SimReply> => {
@@ -158,38 +151,26 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
     return { market: market.venueMarketId, tokenId: market.outcomeIds[outcome], timestamp: clock.now(), bids: (book?.bids ?? []).map(level), asks: (book?.asks ?? []).map(level) };
   }
 
-  const server = await startSimServer({
-    port: opts.port,
-    faults,
+  return serveVenueSim(opts, {
+    profile: OPINION_SIM,
+    exchange,
     markets,
-    latencyMs: profileLatency(OPINION_SIM, opts.seed, opts.latencyScale),
+    faults,
+    streams: stream.sockets,
+    credentials,
+    restPath: "/openapi",
+    wsPath: "",
     handle,
     errorBody: (status, _code, message) => envelope(status, message),
-    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade: (req, socket, head) => {
       const url = new URL(req.url ?? "/", "http://sim");
       if (url.pathname !== "/" || url.searchParams.get("apikey") !== credentials.apiKey) {
         socket.end("HTTP/1.1 401 Unauthorized\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
         return;
       }
-      stream.accept(req, socket, head);
+      stream.sockets.accept(req, socket, head);
     },
   });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
-  timer.unref();
-  const base = `127.0.0.1:${server.port}`;
-  return {
-    url: `http://${base}/openapi`,
-    wsUrl: `ws://${base}`,
-    credentials,
-    faults,
-    exchange,
-    markets,
-    stop: async () => {
-      clearInterval(timer);
-      stream.close();
-      await server.close();
-    },
-  };
 }
 
 function envelope(errno: number, errmsg: string, result?: unknown): unknown {

@@ -1,5 +1,3 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { formatMicro, type PriceMicro, type ShareMicro } from "../../../domain/money.ts";
 import { SimSockets } from "../../net/sim-sockets.ts";
@@ -28,7 +26,8 @@ interface Client {
  * sent: clients read one over REST.
  */
 export class OpinionStream {
-  private readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, views: new Map() }), onMessage: (c, text) => this.command(c, text) });
+  /** Its connections: the simulator's server hands them the upgrades it has authenticated. */
+  readonly sockets = new SimSockets<Client>({ client: (ws) => ({ ws, views: new Map() }), onMessage: (c, text) => this.command(c, text) });
 
   constructor(
     private readonly exchange: SimExchange,
@@ -38,22 +37,6 @@ export class OpinionStream {
     exchange.onBook((u) => {
       for (const c of this.sockets.clients) if (c.views.has(u.venueMarketId)) this.publish(c, u.venueMarketId);
     });
-  }
-
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.sockets.accept(req, socket, head);
-  }
-
-  connections(): number {
-    return this.sockets.connections();
-  }
-
-  dropAll(): void {
-    this.sockets.dropAll();
-  }
-
-  close(): void {
-    this.sockets.close();
   }
 
   private command(client: Client, text: string): void {
