@@ -216,12 +216,10 @@ describe("routing rounds", () => {
 });
 
 describe("a burst", () => {
-  it("counts the child orders planned onto a venue in its queue, so orders planned at once spill to the next venue", async () => {
-    // Two venues whose write limit sends one child order each 100 ms: each order planned or being placed
-    // there adds 100 ms to the next one's wait. Nothing is answered until every order has been placed, so
-    // whatever the interleaving, the n-th order plans behind the n − 1 before it.
-    const N = 6;
-    const waiting = new Map<string, number>();
+  const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
+
+  /** Venues v and w that answer no child order until `n` have been placed (`placed` told of each), then fill each whole. */
+  function gatedVenues(n: number, placed: (venue: string) => void = () => undefined): Map<string, Venue> {
     let release!: () => void;
     const allPlaced = new Promise<void>((r) => (release = r));
     const gated = (id: string): Venue =>
@@ -229,16 +227,24 @@ describe("a burst", () => {
         id,
         place: async (o: ChildOrder) => {
           sent.push(o);
-          waiting.set(id, (waiting.get(id) ?? 0) + 1);
-          if (sent.length === N) release();
+          placed(id);
+          if (sent.length === n) release();
           await allPlaced;
           return fill(o, o.shares);
         },
       }) as Partial<Venue> as Venue;
-    const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
+    return new Map(["v", "w"].map((id) => [id, gated(id)]));
+  }
+
+  it("counts the child orders planned onto a venue in its queue, so orders planned at once spill to the next venue", async () => {
+    // Two venues whose write limit sends one child order each 100 ms: each order planned or being placed
+    // there adds 100 ms to the next one's wait. Nothing is answered until every order has been placed, so
+    // whatever the interleaving, the n-th order plans behind the n − 1 before it.
+    const N = 6;
+    const waiting = new Map<string, number>();
     const seen: number[] = [];
     const s = service({
-      venues: new Map(["v", "w"].map((id) => [id, gated(id)])),
+      venues: gatedVenues(N, (id) => waiting.set(id, (waiting.get(id) ?? 0) + 1)),
       quotes: (_event, _outcome, ahead) => {
         seen.push(ahead("v"));
         const queue = (id: string) => 100 * (ahead(id) + (waiting.get(id) ?? 0));
@@ -266,21 +272,8 @@ describe("a burst", () => {
   it("holds the shares a child order plans to take off the book until it is answered, so orders planned at once do not plan the same shares", async () => {
     // v's one level holds 30 shares: two $10 orders at 0.50 want 20 each. Nothing is answered until both
     // orders have sent a child order, so both plan while the other's shares are in flight.
-    let release!: () => void;
-    const bothSent = new Promise<void>((r) => (release = r));
-    const gated = (id: string): Venue =>
-      ({
-        id,
-        place: async (o: ChildOrder) => {
-          sent.push(o);
-          if (sent.length === 2) release();
-          await bothSent;
-          return fill(o, o.shares);
-        },
-      }) as Partial<Venue> as Venue;
-    const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
     const s = service({
-      venues: new Map(["v", "w"].map((id) => [id, gated(id)])),
+      venues: gatedVenues(2),
       quotes: () => [
         { venue: "v", ...market, asks: [{ price: 500_000n, shares: 30_000_000n }] },
         { venue: "w", ...market, asks: [{ price: 505_000n, shares: 1_000_000_000n }] },

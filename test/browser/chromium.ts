@@ -5,8 +5,6 @@ import { pipeline } from "node:stream/promises";
 import { createBrotliDecompress } from "node:zlib";
 import { extract } from "tar-fs";
 
-const DEBIAN = "/usr/bin/chromium";
-
 /** How to launch a Chromium: the binary, and the environment it runs in. */
 export interface ChromiumLaunch {
   executablePath: string;
@@ -17,13 +15,12 @@ export interface ChromiumLaunch {
  * The Chromium the browser tests drive: CHROMIUM_PATH when set; else the one @sparticuz/chromium ships
  * inside its npm package (a linux-x64 headless shell) with the NSS, NSPR and expat libraries the package
  * ships beside it, found through LD_LIBRARY_PATH, so that `npm ci && npm test` needs no system package
- * (glibc aside); else, where that binary cannot run, Debian's.
+ * (glibc aside). The package ships linux-x64 only: elsewhere CHROMIUM_PATH must name a Chromium.
  */
 export async function chromiumLaunch(cacheDir: string): Promise<ChromiumLaunch> {
   if (process.env.CHROMIUM_PATH) return { executablePath: process.env.CHROMIUM_PATH };
   if (process.platform === "linux" && process.arch === "x64") return inflateNpmChromium(cacheDir);
-  if (existsSync(DEBIAN)) return { executablePath: DEBIAN };
-  throw new Error(`No Chromium for ${process.platform}-${process.arch}: @sparticuz/chromium ships linux-x64 only; install Debian's (apt-get install -y chromium) or set CHROMIUM_PATH.`);
+  throw new Error(`No Chromium for ${process.platform}-${process.arch}: @sparticuz/chromium ships linux-x64 only; set CHROMIUM_PATH to a Chromium's binary.`);
 }
 
 /**
