@@ -8,14 +8,16 @@ import type { Level } from "./types.ts";
  * - limitless: a buy pays rate × C of the C contracts it bought, withheld in contracts (`withheldShares`): it
  *   delivers C − rate × C for the notional of C; a sell pays rate × C × P in USDC, rounded up to the micro-USDC.
  * - opinion: the notional times rate * P * (1 - P) per order (a rate of 0.08 charges 2% at P = 0.5),
- *   rounded up to the micro-USDC; the venue's minimum fee per order is not modelled (docs/venues/opinion.md).
+ *   rounded up to the micro-USDC, and never less than `minFee` on a market with a rate (the venue's
+ *   minimum fee per order, docs/venues/opinion.md); the router sizes Opinion legs so that the curve
+ *   alone reaches it (`minimumFee`).
  * Rates are in parts per million so that every fee is computed in integers.
  */
 export type FeeModel =
   | { kind: "kalshi"; ratePpm: bigint }
   | { kind: "polymarket"; ratePpm: bigint; exponent: 1 | 2 }
   | { kind: "limitless"; ratePpm: bigint }
-  | { kind: "opinion"; ratePpm: bigint };
+  | { kind: "opinion"; ratePpm: bigint; minFee: Micro };
 
 const CENT = 10_000n;
 
@@ -83,8 +85,21 @@ export function netOfWithheld(fills: readonly Level[], withheld: ShareMicro): Ne
   });
 }
 
+/** The least fee a venue charges one order that fills anything, on a market with a fee rate: Opinion's floor, 0 elsewhere. */
+export function minimumFee(model: FeeModel): Micro {
+  return model.kind === "opinion" && model.ratePpm > 0n ? model.minFee : 0n;
+}
+
 /** The fee in micro-USDC for one taker order that fills `levels` (price, shares in micro units), paid in USDC. */
 export function orderFee(model: FeeModel, levels: readonly Level[]): Micro {
+  if (levels.length === 0) return 0n;
+  const fee = curveFee(model, levels);
+  const least = minimumFee(model);
+  return fee < least ? least : fee;
+}
+
+/** The fee by the venue's formula alone, before any minimum fee per order: what each level's fee-adjusted price counts. */
+export function curveFee(model: FeeModel, levels: readonly Level[]): Micro {
   if (levels.length === 0) return 0n;
   switch (model.kind) {
     case "kalshi": {
@@ -128,18 +143,20 @@ export function describeFeeModel(model: FeeModel): Record<string, unknown> {
     case "limitless":
       return { type: "limitless", formula: "buy: rate * C contracts withheld of C bought; sell: rate * C * P", rate };
     case "opinion":
-      return { type: "opinion", formula: "C * P * rate * P * (1 - P)", rate };
+      return { type: "opinion", formula: "max(C * P * rate * P * (1 - P), min_fee)", rate, min_fee: Number(model.minFee) / 1e6 };
   }
 }
 
 /**
  * Price per share of taking the whole level, fees included, rounded up to the micro-USDC. A buy that
  * pays its fee in contracts pays the price for each contract bought and keeps 1 − rate of them: the
- * price per share delivered is price / (1 − rate), exact on its lots.
+ * price per share delivered is price / (1 − rate), exact on its lots. The fee is the formula's
+ * (`curveFee`): a leg the router plans pays at least the minimum fee by the formula alone, so a
+ * level's shares cost this much wherever a leg takes them.
  */
 export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
   if (feeInShares(model, "buy")) return ceilDiv(level.price * ONE, ONE - model.ratePpm);
-  return level.price + ceilDiv(orderFee(model, [level]) * ONE, level.shares);
+  return level.price + ceilDiv(curveFee(model, [level]) * ONE, level.shares);
 }
 
 /**
@@ -150,7 +167,7 @@ export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
  * P(1 − P) is symmetric, Limitless signs the same feeRateBps into sells (docs/router.md, "Sells").
  */
 export function sellFeeAdjustedPrice(model: FeeModel, level: Level): bigint {
-  return level.price - ceilDiv(orderFee(model, [level]) * ONE, level.shares);
+  return level.price - ceilDiv(curveFee(model, [level]) * ONE, level.shares);
 }
 
 /**
@@ -158,7 +175,8 @@ export function sellFeeAdjustedPrice(model: FeeModel, level: Level): bigint {
  * share filled at the limit. A buy that pays its fee in contracts costs the notional of its gross size. A share's price plus its fee grows with the price under every model
  * here (the fee's slope is below 1), so no fill at a better price costs more; and on the venues'
  * grids (prices on ticks, sizes in lots) each fill's notional is a whole micro-USDC, so splitting
- * the order over several fills adds no rounding.
+ * the order over several fills adds no rounding. A minimum fee per order (Opinion) is in it: an
+ * order that fills fewer shares, or at better prices, pays the minimum on a smaller notional.
  */
 export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   if (feeInShares(model, "buy")) return notional(limit, shares);

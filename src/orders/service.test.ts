@@ -552,8 +552,9 @@ describe("a venue that finds child orders by their content (Opinion)", () => {
         reconcileAttempts: 0,
       });
       // Both answers are lost: the orders stay routing, as a crash after sending would leave them.
+      // $40 each: a child's fee by Opinion's curve must reach its minimum fee of $0.25.
       sim.faults.set({ ackLost: true });
-      const orders = await Promise.all([1, 2].map(() => service(deps(placing)).submit(who, { ...body, market_id: event.eventId, amount_usdc: 3 }, undefined)));
+      const orders = await Promise.all([1, 2].map(() => service(deps(placing)).submit(who, { ...body, market_id: event.eventId, amount_usdc: 40 }, undefined)));
       sim.faults.reset();
       expect(orders.map((o) => o.status)).toEqual(["routing", "routing"]);
       const [a, b] = orders.map((o) => o.legs[0]!);

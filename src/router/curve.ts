@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { deliveredShares, feeAdjustedPrice, feeInShares, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -197,8 +197,11 @@ export abstract class Ladder<Q extends Rules = Rules> {
   protected readonly grossLot: number;
   /** Whether the fee is paid in the contracts bought (lot < grossLot), not in USDC on top of the notional. */
   readonly feeInShares: boolean;
-  /** A non-empty leg has at least this many lots. */
-  readonly minLots: number;
+  /** Lots of the venue's minimum order size (at least 1). */
+  private readonly sizeMinLots: number;
+  private leastLots: number | undefined;
+  /** The venue's minimum fee per order (micro-USDC), 0 for none. */
+  private readonly minFee: bigint;
   protected readonly levels: Level[] = [];
   private read = 0;
   private ended = false;
@@ -236,11 +239,45 @@ export abstract class Ladder<Q extends Rules = Rules> {
     }
     this.lot = this.feeInShares ? Number(deliveredShares(quote.feeModel, quote.lotShares)) : this.grossLot;
     const min = Number(ceilDiv(quote.minOrderShares, quote.lotShares));
-    this.minLots = min > 1 ? min : 1;
+    this.sizeMinLots = min > 1 ? min : 1;
     this.model = quote.feeModel;
     this.free = quote.feeModel.ratePpm === 0n || this.feeInShares;
+    this.minFee = this.free ? 0n : minimumFee(quote.feeModel);
     this.below = this.free ? 0 : roundingBelow(quote.feeModel);
     this.above = this.free ? 0 : roundingAbove(quote.feeModel);
+  }
+
+  /**
+   * A non-empty leg has at least this many lots: the venue's minimum order size, and on a venue with
+   * a minimum fee per order (Opinion) the first lot count whose fee by the formula reaches it. A
+   * smaller leg would pay the minimum on fewer shares, a fixed cost that the exact search has no
+   * room for; the formula's fee only grows with lots, so this is one more minimum size, taken whole
+   * (docs/router.md, "Minimum fee"). Past the eligible book when the book cannot reach it.
+   */
+  get minLots(): number {
+    this.leastLots ??= this.minFee === 0n ? this.sizeMinLots : Math.max(this.sizeMinLots, this.feeMinLots());
+    return this.leastLots;
+  }
+
+  /** The fewest lots whose fee by the formula reaches the minimum fee; one more than the eligible book holds if none does. */
+  private feeMinLots(): number {
+    let i = 0;
+    for (; ; i++) {
+      if (i === this.price.length && !this.readLevel()) return this.maxLots + 1;
+      if (roundFee(this.model, this.cumFee[i + 1]!) >= this.minFee) break;
+    }
+    // the fee reaches the minimum within level i: the first lot that ends in it and does, or else the lot that straddles its end
+    const base = this.cumShares[i]!;
+    const unit = this.unitFee[i]!;
+    const reaches = (k: number) => roundFee(this.model, this.cumFee[i]! + unit * BigInt(k * this.grossLot - base)) >= this.minFee;
+    let lo = Math.floor(base / this.grossLot) + 1;
+    let hi = Math.floor(this.cumShares[i + 1]! / this.grossLot) + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (!reaches(mid)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Whether a level lies past the slippage limit: it and every level after it are not taken. */
@@ -262,16 +299,20 @@ export abstract class Ladder<Q extends Rules = Rules> {
     return Math.floor(this.cumShares[this.price.length]! / this.grossLot);
   }
 
-  /** The rounded fee of the first i levels plus x micro-shares of level i. */
+  /** The venue's fee (rounded, at least its minimum) of one order for the first i levels plus x micro-shares of level i. */
   private feeAt(i: number, x: number): number {
     if (this.free) return 0;
-    return Number(roundFee(this.model, this.cumFee[i]! + this.unitFee[i]! * BigInt(x)));
+    return this.atLeastMinFee(roundFee(this.model, this.cumFee[i]! + this.unitFee[i]! * BigInt(x)));
   }
 
-  /** The rounded fee of one order for s micro-shares all at level i's price. */
+  /** The venue's fee (rounded, at least its minimum) of one order for s micro-shares all at level i's price. */
   protected feeAtPrice(i: number, s: number): number {
     if (this.free) return 0;
-    return Number(roundFee(this.model, this.unitFee[i]! * BigInt(s)));
+    return this.atLeastMinFee(roundFee(this.model, this.unitFee[i]! * BigInt(s)));
+  }
+
+  private atLeastMinFee(fee: bigint): number {
+    return Number(fee < this.minFee ? this.minFee : fee);
   }
 
   /**

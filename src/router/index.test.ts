@@ -64,6 +64,23 @@ describe("optimize_price", () => {
     expect(p.cost).toBe(usdc(2.997));
   });
 
+  it("gives Opinion only legs whose fee by its curve reaches its minimum fee, and covers the minimum in a leg's worst case", () => {
+    // 4% at 0.5: 0.005 a share, so the 0.25 minimum fee is reached at 50 shares (25 USDC + 0.25).
+    const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 40_000n, minFee: usdc(0.25) } };
+    const quotes = [quote("opinion", [[0.5, 100]], opinion), quote("poly", [[0.51, 1000]])];
+    expect(legs(planned(req(10, { maxSlippage: 50_000n }), quotes))).toEqual([["poly", 1_960n * (S / 100n)]]);
+    const p = planned(req(60, { maxSlippage: 50_000n }), quotes);
+    expect(legs(p)).toEqual([["opinion", 100n * S], ["poly", 1_862n * (S / 100n)]]);
+    expect(p.legs[0]).toMatchObject({ notional: usdc(50), fee: usdc(0.5) });
+    const alone = refused(req(10, { maxSlippage: 50_000n }), [quotes[0]!]);
+    expect(alone).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: "25.25" } });
+    // Taking 0.95 after 0.80, the leg's limit: all of it at 0.95 pays less than 0.25 by the curve, so its worst case counts the minimum.
+    const steep = planned(req(60, { maxSlippage: 200_000n, timeInForce: "IOC" }), [quote("opinion", [[0.8, 50], [0.95, 100]], opinion)]);
+    const leg = steep.legs[0]!;
+    expect(leg.limitPrice).toBe(950_000n);
+    expect(leg.worstCost).toBe((950_000n * leg.shares) / S + usdc(0.25));
+  });
+
   it("never takes a level over the slippage limit, and FOK refuses what only those levels could fill", () => {
     const quotes = [quote("a", [[0.5, 10], [0.52, 10], [0.6, 1000]])];
     const ioc = planned(req(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);

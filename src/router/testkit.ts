@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { deliveredShares, feeAdjustedPrice, feeInShares, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { curveFee, deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
 import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
@@ -89,19 +89,27 @@ function venueQuote(name: string, grid: "any" | "real", shape: Shape = SMALL): f
     });
 }
 
-/** Every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5). */
-function onOpinion<Q extends { feeModel: FeeModel }>(quotes: Q[]): Q[] {
-  return quotes.map((q, i) => ({ ...q, feeModel: { kind: "opinion", ratePpm: i % 2 === 0 ? 40_000n : 80_000n } }));
+/**
+ * Every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5), with a
+ * minimum fee per order from none to more than most of these small books' legs pay by the curve.
+ */
+function onOpinion<R, Q extends { feeModel: FeeModel }>(cases: fc.Arbitrary<{ req: R; quotes: Q[] }>): fc.Arbitrary<{ req: R; quotes: Q[] }> {
+  return cases.chain(({ req, quotes }) =>
+    fc.tuple(...quotes.map(() => fc.constantFrom(0n, 50n, 500n, 5_000n, 250_000n))).map((minFees) => ({
+      req,
+      quotes: quotes.map((q, i) => ({ ...q, feeModel: { kind: "opinion" as const, ratePpm: i % 2 === 0 ? 40_000n : 80_000n, minFee: minFees[i]! } })),
+    })),
+  );
 }
 
 /** The same cases with every venue on Opinion's fee curve. */
 export function opinionCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: PlanRequest; quotes: VenueQuote[] }> {
-  return routingCase(grid, shape).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+  return onOpinion(routingCase(grid, shape));
 }
 
 /** The sell cases with every venue on Opinion's fee curve. */
 export function opinionSaleCase(grid: "any" | "real", shape: Shape = SMALL): fc.Arbitrary<{ req: SellRequest; quotes: SellQuote[] }> {
-  return saleCase(grid, shape).map(({ req, quotes }) => ({ req, quotes: onOpinion(quotes) }));
+  return onOpinion(saleCase(grid, shape));
 }
 
 /**
@@ -191,7 +199,7 @@ function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; 
     levels.push(l);
   }
   const depthLots = levels.reduce((s, l) => s + l.shares, 0n) / q.lotShares;
-  const minLots = ceilDiv(q.minOrderShares, q.lotShares) || 1n;
+  const minLots = leastLots(q, levels, depthLots, "buy");
   const options: Option[] = [{ lots: 0n, shares: 0n, cost: 0n, worst: 0n }];
   for (let k = minLots; k <= depthLots; k++) {
     const fills = walk(levels, k * q.lotShares);
@@ -366,6 +374,18 @@ function minLotsOf(q: { minOrderShares: ShareMicro; lotShares: ShareMicro }): bi
   return ceilDiv(q.minOrderShares, q.lotShares) || 1n;
 }
 
+/**
+ * The fewest lots a leg on this venue may take: its minimum size, and on a venue with a minimum fee
+ * per order the first lot count whose fee by the formula alone reaches that minimum (crossfill's
+ * rule, docs/router.md "Minimum fee"); depthLots + 1 when the eligible book holds no such count.
+ */
+function leastLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLots: bigint, side: "buy" | "sell"): bigint {
+  const least = feeInShares(q.feeModel, side) ? 0n : minimumFee(q.feeModel);
+  let k = minLotsOf(q);
+  while (k <= depthLots && curveFee(q.feeModel, walk(levels, k * q.lotShares)) < least) k++;
+  return k;
+}
+
 /** The best net top bid of the venues whose inventory reaches their minimum size; undefined when none nets more than nothing. */
 function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => (q.bids[0] && q.inventory / q.lotShares >= minLotsOf(q) ? [sellFeeAdjustedPrice(q.feeModel, q.bids[0])] : []));
@@ -381,7 +401,7 @@ function saleOptionsOf(q: SellQuote, floor: PriceMicro): { minLots: bigint; dept
   }
   const held = levels.reduce((s, l) => s + l.shares, 0n);
   const depthLots = (held < q.inventory ? held : q.inventory) / q.lotShares;
-  const minLots = minLotsOf(q);
+  const minLots = leastLots(q, levels, depthLots, "sell");
   const options: SaleOption[] = [{ lots: 0n, shares: 0n, proceeds: 0n }];
   for (let k = minLots; k <= depthLots; k++) {
     const fills = walk(levels, k * q.lotShares);

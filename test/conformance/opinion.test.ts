@@ -3,6 +3,7 @@ import { hashTypedData, recoverAddress, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { createOpinionVenue, OPINION_SIM_EXCHANGE, startOpinionSim } from "../../src/venues/opinion/index.ts";
+import { OPINION_MIN_FEE } from "../../src/venues/opinion/wire.ts";
 import { ORDER_TYPES } from "../../src/venues/ctf-order.ts";
 import { buyOrder, OPINION_CHAIN_ID, orderDomain, signOrder } from "../../src/venues/opinion/signing.ts";
 import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
@@ -11,17 +12,21 @@ import { runConformance } from "./suite.ts";
 const catalog = MarketCatalog.load();
 const FEES_DOC = "docs.opinion.trade/trade-on-opinion.trade/fees: takers only, 0% to 2%, highest as the probability approaches 50%";
 const SDK_FEE = "@opinion-labs/opinion-clob-sdk getFeeRates: max fee rate = fee_rate_bps × 0.25 / 10000 (at P = 0.5)";
+const MIN_FEE_DOC = "docs.opinion.trade/trade-on-opinion.trade/fees: $5 minimum order and $0.25 minimum fee, small curve fees revert to $0.25";
+const at = (bps: bigint) => ({ kind: "opinion" as const, ratePpm: bps * 100n, minFee: OPINION_MIN_FEE });
 
 const fees: FeeExample[] = [
-  { what: "at 50% a rate of 800 bps charges its maximum, 2%: 100 shares at 0.5 pay 1 USDC", source: `${FEES_DOC}; ${SDK_FEE}`, model: { kind: "opinion", ratePpm: 80_000n }, levels: [{ price: 500_000n, shares: 100_000_000n }], fee: 1_000_000n },
-  { what: "nearer certainty the fee falls: 100 shares at 0.9 under 800 bps pay 8% × 0.09 of 90 USDC", source: FEES_DOC, model: { kind: "opinion", ratePpm: 80_000n }, levels: [{ price: 900_000n, shares: 100_000_000n }], fee: 648_000n },
+  { what: "at 50% a rate of 800 bps charges its maximum, 2%: 100 shares at 0.5 pay 1 USDC", source: `${FEES_DOC}; ${SDK_FEE}`, model: at(800n), levels: [{ price: 500_000n, shares: 100_000_000n }], fee: 1_000_000n },
+  { what: "nearer certainty the fee falls: 100 shares at 0.9 under 800 bps pay 8% × 0.09 of 90 USDC", source: FEES_DOC, model: at(800n), levels: [{ price: 900_000n, shares: 100_000_000n }], fee: 648_000n },
   {
     what: "one order over two levels is charged once, rounded up to the micro-USDC: 400 bps at 0.333 and 0.334",
     source: SDK_FEE,
-    model: { kind: "opinion", ratePpm: 40_000n },
-    levels: [{ price: 333_000n, shares: 10_000_000n }, { price: 334_000n, shares: 1_000_000n }],
-    fee: 32_558n,
+    model: at(400n),
+    levels: [{ price: 333_000n, shares: 100_000_000n }, { price: 334_000n, shares: 10_000_000n }],
+    fee: 325_571n,
   },
+  { what: "a curve fee under the minimum is charged the minimum: 11 shares at 0.333 under 400 bps (0.033 USDC by the curve) pay 0.25", source: MIN_FEE_DOC, model: at(400n), levels: [{ price: 333_000n, shares: 10_000_000n }, { price: 334_000n, shares: 1_000_000n }], fee: 250_000n },
+  { what: "a market without a fee rate charges nothing, minimum or not", source: MIN_FEE_DOC, model: at(0n), levels: [{ price: 500_000n, shares: 1_000_000n }], fee: 0n },
 ];
 
 async function signingExamples(): Promise<SigningExample[]> {

@@ -12,7 +12,7 @@ const YES = "5176830513945343622498141634923296193441986321746613815132856418374
 describe("Opinion wire: the documented shapes", () => {
   it("reads a market: id, YES/NO tokens, close time, status, volume, and the fee model of its taker rate", () => {
     const model = opinionFeeModel(fixture("fee-rates.json").result.takerFeeBps);
-    expect(model).toEqual({ kind: "opinion", ratePpm: 80_000n });
+    expect(model).toEqual({ kind: "opinion", ratePpm: 80_000n, minFee: 250_000n });
     const m = toVenueMarket(fixture("market.json").result.data as OpinionMarket, model);
     expect(m).toMatchObject({
       venueMarketId: "2101",

@@ -139,11 +139,18 @@ export function opinionResolution(m: Pick<OpinionMarket, "status" | "resultToken
   return { state: "closed" };
 }
 
-/** Opinion's fee curve at the market's taker rate (`GET /token/fee-rates`: takerFeeBps). */
+/**
+ * Opinion's minimum fee per order, 0.25 USDT: "$5 minimum order and $0.25 minimum fee", "a dynamic
+ * fallback so extremely small curve fees revert to $0.25" (docs.opinion.trade, the fees page; an
+ * older version says $0.5). No endpoint states it.
+ */
+export const OPINION_MIN_FEE: Micro = 250_000n;
+
+/** Opinion's fee curve at the market's taker rate (`GET /token/fee-rates`: takerFeeBps), with its minimum fee per order. */
 export function opinionFeeModel(takerFeeBps: unknown): FeeModel {
   const bps = typeof takerFeeBps === "string" && /^\d{1,6}$/.test(takerFeeBps) ? Number(takerFeeBps) : takerFeeBps;
   if (typeof bps !== "number" || !Number.isSafeInteger(bps) || bps < 0) throw new RangeError(`takerFeeBps must be a non-negative integer (got ${JSON.stringify(takerFeeBps)})`);
-  return { kind: "opinion", ratePpm: BigInt(bps) * 100n };
+  return { kind: "opinion", ratePpm: BigInt(bps) * 100n, minFee: OPINION_MIN_FEE };
 }
 
 export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { limitlessFee, type FeeModel } from "../../domain/fees.ts";
 import type { Ppm, PriceMicro, ShareMicro } from "../../domain/money.ts";
+import { OPINION_MIN_FEE } from "../opinion/wire.ts";
 
 /** What a simulator imitates of its venue: trading rules, fee schedule, latency and id formats. */
 export interface VenueProfile {
@@ -63,7 +64,8 @@ export const LIMITLESS_SIM: VenueProfile = {
 
 /**
  * Opinion: a CTF exchange on BNB Chain, 0.001 tick and 0.01-share lots (assumed), minimum 1 share
- * (the SDK's), taker fee on the notional at rate × P × (1 − P), rate 0.04 unless the catalog names one.
+ * (the SDK's), taker fee on the notional at rate × P × (1 − P), rate 0.04 unless the catalog names one, at least
+ * the venue's minimum fee of 0.25 per order.
  * Not an in-process venue (not in SIM_PROFILES): only its wire-protocol simulator uses it.
  */
 export const OPINION_SIM: VenueProfile = {
@@ -71,7 +73,7 @@ export const OPINION_SIM: VenueProfile = {
   defaultTick: 1_000n,
   minOrderShares: 1_000_000n,
   lotShares: 10_000n,
-  feeModel: (ratePpm) => ({ kind: "opinion", ratePpm: ratePpm ?? 40_000n }),
+  feeModel: (ratePpm) => ({ kind: "opinion", ratePpm: ratePpm ?? 40_000n, minFee: OPINION_MIN_FEE }),
   latency: { meanMs: 70, sdMs: 25 },
   newOrderId: () => randomUUID().replaceAll("-", ""),
 };

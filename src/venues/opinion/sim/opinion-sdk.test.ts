@@ -22,9 +22,10 @@
 import { Client, OpenApiError, OrderSide, OrderType, TopicStatusFilter, type WebSocketClient } from "@opinion-labs/opinion-clob-sdk";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatMicro } from "../../../domain/money.ts";
+import { formatMicro, parseMicro } from "../../../domain/money.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { OPINION_SIM_EXCHANGE, startOpinionSim, type OpinionSim } from "../index.ts";
+import { OPINION_MIN_FEE } from "../wire.ts";
 
 const catalog = MarketCatalog.load();
 const marketId = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "opinion-sim" && e.status === "open"))[0]!.venueMarketId;
@@ -97,6 +98,9 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     const mine = await client.getMyTrades({ limit: 20 });
     expect(mine.result.list!.map((t: { tradeNo?: string }) => t.tradeNo)).toEqual(expect.arrayContaining(trades.map((t) => t.tradeNo)));
     expect(mine.result.list![0]!.fee).toMatch(/^\d+(\.\d+)?$/);
+    // 5 shares cost a few cents by Opinion's fee curve: the venue charges its minimum fee, 0.25, split over the order's trades
+    const ours = mine.result.list!.filter((t: { tradeNo?: string }) => trades.some((x) => x.tradeNo === t.tradeNo)) as { fee: string | number }[];
+    expect(ours.reduce((s, t) => s + parseMicro(String(t.fee), "fee"), 0n)).toBe(OPINION_MIN_FEE);
     const orders = await client.getMyOrders({ marketId: Number(marketId), limit: 20 });
     expect(orders.result.list!.map((o: { orderId?: string }) => o.orderId)).toContain(orderId);
   });
