@@ -44,19 +44,10 @@ export interface VenueSim<Credentials> {
   stop(): Promise<void>;
 }
 
-/** The lifecycle of a simulator's markets, as its options ask: the schedule, and the state file in `stateDir`. */
-export function simMarketLifecycle(exchange: SimExchange, opts: VenueSimOptions, clock: Clock): SimMarketLifecycle {
-  return new SimMarketLifecycle({
-    exchange,
-    catalog: opts.catalog,
-    seed: opts.seed,
-    clock,
-    schedule: opts.resolveSchedule,
-    stateFile: opts.stateDir === undefined ? undefined : join(opts.stateDir, `${exchange.venue}-markets.json`),
-  });
-}
-
-/** A simulator's engine: the profile's exchange over the catalog's events on the venue and the simulator's own markets, and their lifecycle. */
+/**
+ * A simulator's engine: the profile's exchange over the catalog's events on the venue and the simulator's own
+ * markets, and their lifecycle as the options ask (the schedule, and the state file in `stateDir`).
+ */
 export function simExchange(
   opts: VenueSimOptions,
   profile: VenueProfile,
@@ -65,11 +56,19 @@ export function simExchange(
   const clock = opts.clock ?? systemClock;
   const events = simulatedVenueEvents(opts.catalog, ownMarkets, profile.id);
   const exchange = new SimExchange({ profile, events, seed: opts.seed, clock });
-  return { clock, events, exchange, markets: simMarketLifecycle(exchange, opts, clock) };
+  const markets = new SimMarketLifecycle({
+    exchange,
+    catalog: opts.catalog,
+    seed: opts.seed,
+    clock,
+    schedule: opts.resolveSchedule,
+    stateFile: opts.stateDir === undefined ? undefined : join(opts.stateDir, `${profile.id}-markets.json`),
+  });
+  return { clock, events, exchange, markets };
 }
 
 /** Each answer's latency under the venue's profile, drawn from a stream of its own so it does not disturb the books' randomness. */
-export function profileLatency(profile: VenueProfile, seed: number, scale: number): () => number {
+function profileLatency(profile: VenueProfile, seed: number, scale: number): () => number {
   const rng = new Rng(seedFor(seed, profile.id, "wire-latency"));
   return () => Math.max(0, profile.latency.meanMs + profile.latency.sdMs * rng.normal()) * scale;
 }
@@ -215,7 +214,7 @@ export interface SimStreams {
 /** An answer; "hang": never answered (a timeout as the client sees it); "cut": the connection is dropped unanswered. */
 export type SimReply = { status: number; body?: unknown; headers?: Record<string, string> } | "hang" | "cut";
 
-export interface SimServerOptions {
+interface SimServerOptions {
   port?: number;
   faults: SimFaults;
   /** Its markets' lifecycle: served on the control routes, its schedule run while the server runs. */
@@ -230,13 +229,13 @@ export interface SimServerOptions {
   retryAfter?: boolean;
 }
 
-export interface SimServer {
+interface SimServer {
   port: number;
   close(): Promise<void>;
 }
 
 /** A loopback HTTP server running every request through latency, injected faults and then the venue's handler. */
-export async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
+async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
   const errorBody = opts.errorBody ?? codeAndMessage;
   const hanging = new Set<ServerResponse>();
   const server = createServer((req, res) => {

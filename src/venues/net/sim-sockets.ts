@@ -14,9 +14,11 @@ export class SimSockets<C extends { ws: WebSocket }> {
 
   constructor(
     private readonly opts: {
-      /** The record of a new connection. */
+      /** The record of a new connection, made as it opens (a venue that speaks first sends from here). */
       client: (ws: WebSocket) => C;
       onMessage: (client: C, text: string) => void;
+      /** Once a connection has closed or been dropped. */
+      onClose?: (client: C) => void;
     },
   ) {}
 
@@ -26,7 +28,10 @@ export class SimSockets<C extends { ws: WebSocket }> {
       const client = this.opts.client(ws);
       this.clients.add(client);
       ws.on("message", (data) => this.opts.onMessage(client, data.toString()));
-      ws.on("close", () => this.clients.delete(client));
+      ws.on("close", () => {
+        this.clients.delete(client);
+        this.opts.onClose?.(client);
+      });
       ws.on("error", () => undefined);
     });
   }

@@ -64,7 +64,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     return m && { id: ids.get(slug)!, slug, title: m.title, closed: m.status !== "open", tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
   };
   const stream: LimitlessStream = new LimitlessStream(exchange, (slug) => orderbook(slug, String), () => faults.switches.streamSilent, () => clock.now());
-  const faults: SimFaults = new SimFaults(exchange, stream);
+  const faults: SimFaults = new SimFaults(exchange, stream.sockets);
   const desk = new LimitlessOrderDesk(exchange, { address: wallet, ownerId: credentials.ownerId }, deskMarket, () => clock.now(), opts.takerDelayMs);
 
   const handle = async (req: SimRequest): Promise<SimReply> => {
@@ -188,7 +188,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     exchange,
     markets,
     faults,
-    streams: stream,
+    streams: stream.sockets,
     credentials,
     restPath: "",
     wsPath: "",
@@ -200,7 +200,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
         socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
         return;
       }
-      stream.accept(req, socket, head);
+      stream.sockets.accept(req, socket, head);
     },
   });
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
+import { SimSockets } from "../../net/sim-sockets.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { MARKETS_NAMESPACE } from "../book-stream.ts";
 import { decode, encodeConnect, encodeConnectError, encodeEvent, encodeOpen, PING } from "../socketio.ts";
@@ -27,9 +26,17 @@ interface Client {
  * nothing is sent, not even pings.
  */
 export class LimitlessStream {
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly clients = new Set<Client>();
-  private accepted = 0;
+  /** Its connections: the simulator's server hands them the upgrades to the Engine.IO path. */
+  readonly sockets = new SimSockets<Client>({
+    client: (ws) => {
+      const client: Client = { ws, joined: false, slugs: new Set(), pinger: setInterval(() => this.send(client, PING), PING_INTERVAL_MS) };
+      client.pinger.unref();
+      this.send(client, encodeOpen({ sid: randomBytes(10).toString("base64url"), upgrades: [], pingInterval: PING_INTERVAL_MS, pingTimeout: PING_TIMEOUT_MS, maxPayload: 1_000_000 }));
+      return client;
+    },
+    onMessage: (c, text) => this.command(c, text),
+    onClose: (c) => clearInterval(c.pinger),
+  });
 
   constructor(
     private readonly exchange: SimExchange,
@@ -38,40 +45,6 @@ export class LimitlessStream {
     private readonly now: () => number,
   ) {
     exchange.onBook((u) => this.publish(u.venueMarketId));
-  }
-
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.accepted++;
-      const client: Client = { ws, joined: false, slugs: new Set(), pinger: setInterval(() => this.send(client, PING), PING_INTERVAL_MS) };
-      client.pinger.unref();
-      this.clients.add(client);
-      ws.on("message", (data) => this.command(client, data.toString()));
-      ws.on("close", () => this.forget(client));
-      ws.on("error", () => undefined);
-      this.send(client, encodeOpen({ sid: randomBytes(10).toString("base64url"), upgrades: [], pingInterval: PING_INTERVAL_MS, pingTimeout: PING_TIMEOUT_MS, maxPayload: 1_000_000 }));
-    });
-  }
-
-  connections(): number {
-    return this.accepted;
-  }
-
-  dropAll(): void {
-    for (const c of this.clients) {
-      c.ws.terminate();
-      this.forget(c);
-    }
-  }
-
-  close(): void {
-    this.dropAll();
-    this.wss.close();
-  }
-
-  private forget(client: Client): void {
-    clearInterval(client.pinger);
-    this.clients.delete(client);
   }
 
   private command(client: Client, text: string): void {
@@ -94,7 +67,7 @@ export class LimitlessStream {
   }
 
   private publish(slug: string): void {
-    for (const client of this.clients) if (client.slugs.has(slug)) this.update(client, slug);
+    for (const client of this.sockets.clients) if (client.slugs.has(slug)) this.update(client, slug);
   }
 
   private update(client: Client, slug: string): void {

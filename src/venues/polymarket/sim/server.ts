@@ -1,15 +1,11 @@
 import { createHash } from "node:crypto";
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
 import { keccak256, toHex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
-import { systemClock, type Outcome } from "../../../domain/types.ts";
-import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
-import { profileLatency, SimFaults, simMarketLifecycle, startSimServer, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { SimExchange } from "../../simulated/exchange.ts";
+import type { Outcome } from "../../../domain/types.ts";
+import { MarketCatalog, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
+import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
-import { DEFAULT_TICK_MS } from "../../simulated/simulated-venue.ts";
 import type { PolymarketCredentials } from "../auth.ts";
 import { SimAccounts } from "./accounts.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
@@ -33,17 +29,16 @@ const VENUE = POLYMARKET_SIM.id;
 const OWN_MARKETS = MarketCatalog.load(new URL("./own-markets.json", import.meta.url));
 /** `GET /version`: the CLOB's protocol version, which clob-client-v2 reads to choose how to sign. */
 const VERSION = 2;
+/** The market channel's path. */
+const WS_PATH = "/ws/market";
 
 /** Starts a Polymarket CLOB simulator on loopback: REST and the market WebSocket, over the shared matching engine. */
 export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<PolymarketSim> {
-  const clock = opts.clock ?? systemClock;
+  const { clock, events, exchange, markets } = simExchange(opts, POLYMARKET_SIM, OWN_MARKETS);
   const pageSize = opts.pageSize ?? 4;
   const credentials = simCredentials(opts.seed);
   const address = privateKeyToAccount(credentials.privateKey).address;
   const accounts = new SimAccounts(opts.seed, { apiKey: credentials.apiKey, secret: credentials.secret, passphrase: credentials.passphrase, address });
-  const events = simulatedVenueEvents(opts.catalog, OWN_MARKETS, VENUE);
-  const exchange = new SimExchange({ profile: POLYMARKET_SIM, events, seed: opts.seed, clock });
-  const markets = simMarketLifecycle(exchange, opts, clock);
 
   const listed: { event: CatalogEvent; listing: CatalogListing }[] = [];
   const tokens = new Map<string, SimMarketRef & { listing: CatalogListing }>();
@@ -67,7 +62,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize, opts.settleMs ?? 1_000);
 
   const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
-  const faults: SimFaults = new SimFaults(exchange, channel);
+  const faults: SimFaults = new SimFaults(exchange, channel.sockets);
   // Polymarket sends deltas as the book changes, and whole snapshots after a trade
   const publish = (venueMarketId: string, snapshot: boolean) => {
     const l = listed.find((x) => x.listing.venueMarketId === venueMarketId)?.listing;
@@ -165,39 +160,26 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     return b ? { status: 200, body: b.summary } : { status: 404, body: { error: "No orderbook exists for the requested token id" } };
   }
 
-  const server = await startSimServer({
-    port: opts.port,
-    faults,
+  const sim = await serveVenueSim(opts, {
+    profile: POLYMARKET_SIM,
+    exchange,
     markets,
-    latencyMs: profileLatency(POLYMARKET_SIM, opts.seed, opts.latencyScale),
+    faults,
+    streams: channel.sockets,
+    credentials,
+    restPath: "",
+    wsPath: WS_PATH,
     handle,
-    upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-      if (new URL(req.url ?? "/", "http://sim").pathname !== "/ws/market") {
+    errorBody: (_status, _code, message) => ({ error: message }),
+    upgrade: (req, socket, head) => {
+      if (new URL(req.url ?? "/", "http://sim").pathname !== WS_PATH) {
         socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
         return;
       }
-      channel.accept(req, socket, head);
+      channel.sockets.accept(req, socket, head);
     },
-    errorBody: (_status, _code, message) => ({ error: message }),
   });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
-  timer.unref();
-  const port = server.port;
-
-  return {
-    url: `http://127.0.0.1:${port}`,
-    wsUrl: `ws://127.0.0.1:${port}/ws/market`,
-    credentials,
-    faults,
-    exchange,
-    markets,
-    failSettlement: (tradeId) => orders.failSettlement(tradeId),
-    async stop() {
-      clearInterval(timer);
-      await channel.close();
-      await server.close();
-    },
-  };
+  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId) };
 }
 
 /** The simulator's account, derived from the seed so a restarted simulator accepts the same credentials. */

@@ -1,14 +1,13 @@
-import type { IncomingMessage } from "node:http";
-import type { Duplex } from "node:stream";
-import { WebSocketServer, type WebSocket } from "ws";
+import type { WebSocket } from "ws";
 import { formatMicro } from "../../../domain/money.ts";
 import type { Clock, Level } from "../../../domain/types.ts";
+import { SimSockets } from "../../net/sim-sockets.ts";
 import { bookEvent, type renderBook } from "./render.ts";
 
 type Summary = ReturnType<typeof renderBook>;
 
 interface Subscriber {
-  socket: WebSocket;
+  ws: WebSocket;
   assets: Set<string>;
   /** What this connection was last sent of each book, so deltas are computed against what it holds. */
   sent: Map<string, { bids: Map<bigint, bigint>; asks: Map<bigint, bigint> }>;
@@ -24,26 +23,15 @@ export interface MarketChannelOptions {
 
 /** Polymarket's market channel (`/ws/market`): subscribe with `assets_ids`, get `book` snapshots, then `price_change` deltas. */
 export class MarketChannel {
-  private readonly wss = new WebSocketServer({ noServer: true });
-  private readonly subscribers = new Set<Subscriber>();
-  private accepted = 0;
+  /** Its connections: the simulator's server hands them the upgrades to the channel's path. */
+  readonly sockets = new SimSockets<Subscriber>({ client: (ws) => ({ ws, assets: new Set(), sent: new Map() }), onMessage: (sub, text) => this.command(sub, text) });
 
   constructor(private readonly opts: MarketChannelOptions) {}
-
-  /** Completes an upgrade to the channel's path. */
-  accept(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.subscribe(ws));
-  }
-
-  /** Connections accepted since start. */
-  connections(): number {
-    return this.accepted;
-  }
 
   /** Sends every subscriber what changed in these tokens' books since it was last told: snapshots after a trade, deltas otherwise. */
   publish(assetIds: string[], snapshot: boolean): void {
     if (this.opts.silent()) return;
-    for (const sub of this.subscribers) {
+    for (const sub of this.sockets.clients) {
       const mine = assetIds.filter((a) => sub.assets.has(a));
       if (mine.length === 0) continue;
       if (snapshot) {
@@ -53,47 +41,31 @@ export class MarketChannel {
       const changes = mine.flatMap((a) => this.delta(sub, a));
       if (changes.length === 0) continue;
       const market = this.opts.book(mine[0]!)?.summary.market ?? "";
-      sub.socket.send(JSON.stringify({ market, price_changes: changes, timestamp: String(this.opts.clock.now()), event_type: "price_change" }));
+      sub.ws.send(JSON.stringify({ market, price_changes: changes, timestamp: String(this.opts.clock.now()), event_type: "price_change" }));
     }
   }
 
-  dropAll(): void {
-    for (const sub of this.subscribers) sub.socket.terminate();
-  }
-
-  async close(): Promise<void> {
-    this.dropAll();
-    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
-  }
-
-  private subscribe(socket: WebSocket): void {
-    this.accepted++;
-    const sub: Subscriber = { socket, assets: new Set(), sent: new Map() };
-    this.subscribers.add(sub);
-    socket.on("close", () => this.subscribers.delete(sub));
-    socket.on("error", () => socket.terminate());
-    socket.on("message", (data) => {
-      if (this.opts.silent()) return;
-      const text = data.toString();
-      if (text === "PING") {
-        socket.send("PONG");
-        return;
-      }
-      let msg: { assets_ids?: unknown; type?: unknown; operation?: unknown };
-      try {
-        msg = JSON.parse(text);
-      } catch {
-        return;
-      }
-      if (!Array.isArray(msg.assets_ids)) return;
-      const ids = msg.assets_ids.filter((a): a is string => typeof a === "string");
-      if (msg.operation === "unsubscribe") {
-        for (const a of ids) sub.assets.delete(a);
-        return;
-      }
-      for (const a of ids) sub.assets.add(a);
-      this.sendBooks(sub, ids);
-    });
+  /** A subscriber's message: PING, or a subscription to (or `operation: "unsubscribe"` from) `assets_ids`. */
+  private command(sub: Subscriber, text: string): void {
+    if (this.opts.silent()) return;
+    if (text === "PING") {
+      sub.ws.send("PONG");
+      return;
+    }
+    let msg: { assets_ids?: unknown; type?: unknown; operation?: unknown };
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (!Array.isArray(msg.assets_ids)) return;
+    const ids = msg.assets_ids.filter((a): a is string => typeof a === "string");
+    if (msg.operation === "unsubscribe") {
+      for (const a of ids) sub.assets.delete(a);
+      return;
+    }
+    for (const a of ids) sub.assets.add(a);
+    this.sendBooks(sub, ids);
   }
 
   private sendBooks(sub: Subscriber, assetIds: string[]): void {
@@ -104,7 +76,7 @@ export class MarketChannel {
       sub.sent.set(a, { bids: toMap(b.bids), asks: toMap(b.asks) });
       events.push(bookEvent(b.summary));
     }
-    if (events.length > 0) sub.socket.send(JSON.stringify(events));
+    if (events.length > 0) sub.ws.send(JSON.stringify(events));
   }
 
   private delta(sub: Subscriber, assetId: string) {
