@@ -18,6 +18,7 @@ import { loadConfig } from "../../src/config.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import type { OrderRecord } from "../../src/store/store.ts";
 import type { Rng } from "../../src/venues/simulated/prng.ts";
+import { OPINION_MIN_FEE } from "../../src/venues/opinion/wire.ts";
 import { join } from "node:path";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -261,6 +262,23 @@ export async function fundsOutcomes(dataDir: string): Promise<Record<string, num
     for (const w of await store.withdrawalsInStatus(["pending", "sent", "confirmed", "failed"])) count(`withdrawal/${w.errorCode ? `${w.status}/${w.errorCode}` : w.status}`);
     for (const d of await store.depositsInStatus(["detected", "crediting", "credited", "dropped"])) count(`deposit/${d.status}`);
     return out;
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Opinion's child orders that filled, and those of them charged its minimum fee (fewer shares filled than
+ * planned, whose curve fee fell under it): the audits' charge_equals_fills and fills_match_venues cover them.
+ */
+export async function opinionMinimumFees(dataDir: string): Promise<{ filled: number; minimumFee: number }> {
+  const store = await storeOf(dataDir);
+  try {
+    const fees = new Map<string, bigint>();
+    for (const o of await store.ordersInStatus(ORDER_STATUSES)) {
+      for (const f of await store.fills(o.id)) if (f.venue === "opinion-sim") fees.set(f.venueOrderId, (fees.get(f.venueOrderId) ?? 0n) + f.fee);
+    }
+    return { filled: fees.size, minimumFee: [...fees.values()].filter((fee) => fee === OPINION_MIN_FEE).length };
   } finally {
     await store.close();
   }

@@ -12,7 +12,7 @@ import { FUNDS_CHECKPOINTS, type FundsCheckpoint } from "../../src/funds/checkpo
 import { CHECKPOINTS, type Checkpoint } from "../../src/orders/service.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
-import { expectAuditOk, fundsOutcomes, makeTraders, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
+import { expectAuditOk, fundsOutcomes, makeTraders, opinionMinimumFees, ServerProcess, Simulators, Traffic, type Env, type Trader } from "./harness.ts";
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const MINUTES = Number(process.env.FAULT_MINUTES ?? 18);
@@ -67,7 +67,8 @@ afterAll(async () => {
   await server?.kill();
   await sims?.stop();
   const funds = traffic ? await fundsOutcomes(dataDir) : {};
-  console.log(`fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...traffic?.counts, funds })}`);
+  const opinionChildren = traffic ? await opinionMinimumFees(dataDir) : {};
+  console.log(`fault suite tally (FAULT_SEED=${SEED}): ${JSON.stringify({ ...tally, ...traffic?.counts, funds, opinionChildren })}`);
   if (process.env.FAULT_KEEP) console.log(`fault suite data directory kept: ${dataDir}`);
   else rmSync(dataDir, { recursive: true, force: true });
   if (database) {
