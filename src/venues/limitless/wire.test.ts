@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
-import { notional } from "../../domain/money.ts";
+import { notional, proceedsOf } from "../../domain/money.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
 import { booksFromLevels, fillsFromMatches, limitlessFeeModel, limitlessResolution, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
@@ -86,10 +86,26 @@ describe("Limitless wire: the documented shapes", () => {
     expect(() => read({ ...totals, contractsNet: "98000000" })).toThrow(/contractsNet/);
     expect(() => read({ ...totals, usdGross: "65000000", usdNet: "65000000" })).toThrow(/usdGross/);
     expect(() => read({ ...totals, usdFee: "1932000", usdNet: "62468000" })).toThrow(/USDC fee/);
-    // a sell pays its fee in USDC, split over its matches
+    // a sell with no totals pays its fee in USDC at the signed rate, split over its matches
     const sold = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "sell", model, undefined);
     expect(sold.map((f) => f.shares)).toEqual([60_000_000n, 40_000_000n]);
     expect(sold.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, sold));
+  });
+
+  it("charges a sell the USDC fee its totals say the venue took, below the signed ceiling, so its proceeds are exactly usdNet", () => {
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    // signed 300 bps (1.932 USDC on 64.4), applied 150 (effectiveFeeBps): 0.966 USDC, split by notional 38.4 / 26
+    const totals = { contractsGross: "100000000", contractsFee: "0", contractsNet: "100000000", usdGross: "64400000", usdFee: "966000", usdNet: "63434000" };
+    const sold = fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "sell", model, totals);
+    expect(sold.map((f) => [f.shares, f.fee])).toEqual([[60_000_000n, 576_000n], [40_000_000n, 390_000n]]);
+    expect(sold.reduce((s, f) => s + proceedsOf(f.price, f.shares) - f.fee, 0n)).toBe(63_434_000n);
+    const read = (t: Partial<typeof totals>) => () => fillsFromMatches(answer.makerMatches, answer.order.id, "child-1", "sell", model, { ...totals, ...t });
+    expect(read({ contractsGross: "99000000", contractsNet: "99000000" })).toThrow(/contracts/);
+    expect(read({ contractsFee: "1000000", contractsNet: "99000000" })).toThrow(/contracts/);
+    expect(read({ usdGross: "64000000" })).toThrow(/usdGross/);
+    expect(read({ usdNet: "64400000" })).toThrow(/usdNet/);
+    expect(read({ usdFee: "64400001", usdNet: "-1" })).toThrow(/usdNet|usdFee/);
   });
 
   it("takes a repeated match once, so the contracts withheld are split over the order's own matches", () => {

@@ -1,8 +1,8 @@
 import { feeInShares, limitlessFee, netOfWithheld, withheldShares, type FeeModel } from "../../domain/fees.ts";
-import { notional, ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { notional, ONE, parseMicro, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { Level } from "../../domain/types.ts";
-import { feesPerFill, uniqueTrades } from "../placement.ts";
+import { feesPerFill, splitFee, uniqueTrades } from "../placement.ts";
 import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
@@ -157,8 +157,11 @@ export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks
  * (netOfWithheld), so the fills' notional plus fees is exactly `usdGross`, what the venue took. The
  * totals must agree with the matches (contracts matched, USDC taken, net = gross − fee, no USDC fee),
  * else the answer is refused: a wrong count of shares would mint position tokens the venue does not hold.
- * A buy at a rate of 0 may come without totals (nothing is withheld). A sell's fee is USDC, split
- * over its matches by feesPerFill (which must see each match once).
+ * A buy at a rate of 0 may come without totals (nothing is withheld). A sell's fee is USDC: the
+ * totals' `usdFee` (what the venue applied, `effectiveFeeBps`, at most the signed ceiling), split over
+ * its matches by their notional, so the proceeds are exactly `usdNet`, what the venue paid; totals that
+ * disagree with the matches are refused as a buy's are. A sell without totals is charged the fee at the
+ * signed rate, split by feesPerFill (which must see each match once): at most what the venue paid.
  */
 export function fillsFromMatches(
   matches: readonly LimitlessMatch[],
@@ -173,7 +176,7 @@ export function fillsFromMatches(
   );
   const fill = (t: (typeof trades)[number], shares: ShareMicro, fee: bigint): VenueFill => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares, fee });
   if (side === "sell" || (totals === undefined && !feeInShares(model, side))) {
-    const fees = feesPerFill(model, trades);
+    const fees = side === "sell" && totals !== undefined ? splitFee(soldTotals(totals, trades), trades) : feesPerFill(model, trades);
     return trades.map((t, i) => fill(t, t.shares, fees[i]!));
   }
   if (totals === undefined) throw new TypeError("a buy's answer has no execution.totalsRaw: the contracts withheld as its fee are not known");
@@ -203,6 +206,19 @@ function boughtTotals(totals: LimitlessTotals, matched: readonly Level[]): Share
   if (fee > contracts || t("contractsNet") !== contracts - fee) throw disagree(`contractsNet ${totals.contractsNet} is not ${totals.contractsGross} − ${totals.contractsFee}`);
   if (t("usdGross") !== paid) throw disagree(`usdGross ${totals.usdGross}, the matches' notional ${paid}`);
   if (t("usdFee") !== 0n || t("usdNet") !== paid) throw disagree(`a buy with a USDC fee (usdFee ${totals.usdFee}, usdNet ${totals.usdNet})`);
+  return fee;
+}
+
+/** The USDC fee a sell's totals say the venue took, once they agree with its matches; throws when they do not. */
+function soldTotals(totals: LimitlessTotals, matched: readonly Level[]): Micro {
+  const t = (field: keyof LimitlessTotals) => parseRaw(totals[field], `execution.totalsRaw.${field}`);
+  const contracts = matched.reduce((s, l) => s + l.shares, 0n);
+  const paid = matched.reduce((s, l) => s + proceedsOf(l.price, l.shares), 0n);
+  const fee = t("usdFee");
+  const disagree = (what: string) => new RangeError(`execution.totalsRaw disagrees with the sell's matches: ${what}`);
+  if (t("contractsGross") !== contracts || t("contractsFee") !== 0n || t("contractsNet") !== contracts) throw disagree(`contracts ${totals.contractsGross} − ${totals.contractsFee} = ${totals.contractsNet}, matched ${contracts}`);
+  if (t("usdGross") !== paid) throw disagree(`usdGross ${totals.usdGross}, the matches' proceeds ${paid}`);
+  if (fee > paid || t("usdNet") !== paid - fee) throw disagree(`usdNet ${totals.usdNet} is not ${totals.usdGross} − ${totals.usdFee}`);
   return fee;
 }
 
