@@ -6,7 +6,7 @@
 import { Agent, request } from "node:http";
 import { cpus } from "node:os";
 import { Rng } from "../src/venues/simulated/prng.ts";
-import { callsPerTx, onTestChain, rawRate, sample } from "./chain-rate.ts";
+import { callsPerTx, meansMs, onTestChain, rawRate, sample, samples } from "./chain-rate.ts";
 import { signedPost, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startCrossfill } from "./procs.ts";
 
@@ -43,11 +43,6 @@ function outcomeOf(status: number, body: string): string {
 
 function count(into: Record<string, number>, key: string): void {
   into[key] = (into[key] ?? 0) + 1;
-}
-
-/** Every sample of a metric in /metrics, by its labels. */
-function samples(metrics: string, name: string): [string, number][] {
-  return [...metrics.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))].map((m) => [m[1]!, Number(m[2])]);
 }
 
 /** The burst on a fresh server: every answer's latency and outcome, how long it took, the server's CPU and its /metrics after. */
@@ -102,14 +97,6 @@ for (const [labels, n] of samples(metrics, "crossfill_venue_child_orders_total")
   const { venue, result } = Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])) as { venue: string; result: string };
   (children[venue] ??= {})[result] = n;
 }
-/** Mean seconds of a labelled histogram's samples, by the label's value, in ms. */
-const means = (name: string, label: string) =>
-  Object.fromEntries(
-    samples(metrics, `${name}_count`).map(([labels, n]) => {
-      const value = new RegExp(`${label}="([^"]*)"`).exec(labels)![1]!;
-      return [value, Math.round((sample(metrics, `${name}_sum{${labels}}`) / n) * 1000)];
-    }),
-  );
 const own = (q: string) => (sample(metrics, `crossfill_order_own_seconds{quantile="${q}"}`) * 1000).toFixed(1);
 
 console.log(`\ncrossfill burst — ${ORDERS} buys of $1–$50 (seed ${SEED}, ${STRATEGY}) on ${EVENT}, ${CONNECTIONS} connections, ${cpus().length} cores, node ${process.version}`);
@@ -120,8 +107,8 @@ console.log(`outcomes          ${JSON.stringify(outcomes)}`);
 console.log(`child orders      ${JSON.stringify(children)}`);
 const steps = (step: string) => sample(metrics, `crossfill_order_step_seconds_count{step="${step}"}`);
 console.log(`routing rounds    ${steps("order.routing")} for ${steps("order.settle.sent")} orders settled: ${steps("order.routing") - steps("order.settle.sent")} later rounds (re-routes)`);
-console.log(`mean step, ms     ${JSON.stringify(means("crossfill_order_step_seconds", "step"))} (from the step before)`);
-console.log(`mean place, ms    ${JSON.stringify(means("crossfill_venue_place_seconds", "venue"))} (a child order's round trip, its queue included)`);
+console.log(`mean step, ms     ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))} (from the step before)`);
+console.log(`mean place, ms    ${JSON.stringify(meansMs(metrics, "crossfill_venue_place_seconds", "venue"))} (a child order's round trip, its queue included)`);
 console.log(`chain batches     ${callsPerTx(metrics)}`);
 console.log(`event loop lag    p50 ${(sample(metrics, "nodejs_eventloop_lag_p50_seconds") * 1000).toFixed(0)} ms  p99 ${(sample(metrics, "nodejs_eventloop_lag_p99_seconds") * 1000).toFixed(0)} ms`);
 console.log(`raw chain         ${raw.perSecond.toFixed(0)} tx/s (one transfer per transaction, ${loop.concurrency} in flight, ${loop.seconds} s): orders/s is ${(perSecond / raw.perSecond).toFixed(2)}× raw`);

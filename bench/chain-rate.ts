@@ -96,6 +96,21 @@ export async function ordersChainRate(t: TestChain, opts: LoopOptions): Promise<
   }, opts);
 }
 
+/** Every sample of a metric in /metrics, by its labels. */
+export function samples(metrics: string, name: string): [string, number][] {
+  return [...metrics.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))].map((m) => [m[1]!, Number(m[2])]);
+}
+
+/** Mean of a labelled histogram's samples in ms (to the 10 µs), by the label's value. */
+export function meansMs(metrics: string, name: string, label: string): Record<string, number> {
+  return Object.fromEntries(
+    samples(metrics, `${name}_count`).map(([labels, n]) => {
+      const value = new RegExp(`${label}="([^"]*)"`).exec(labels)![1]!;
+      return [value, Math.round((sample(metrics, `${name}_sum{${labels}}`) / n) * 100_000) / 100];
+    }),
+  );
+}
+
 /** A sample of the server's /metrics text, by its full name and labels; NaN when absent. */
 export function sample(metrics: string, name: string): number {
   const escaped = name.replace(/[{}"]/g, (c) => `\\${c}`);

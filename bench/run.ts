@@ -6,6 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
+import { meansMs } from "./chain-rate.ts";
 import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
@@ -153,6 +154,7 @@ async function main(): Promise<void> {
     console.log(row(`node:http POST echo (c=${ORDER_CONNECTIONS})`, postBase, postBase));
     console.log(row(`POST /v1/order (c=${ORDER_CONNECTIONS})`, postOrder, postBase));
     console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
+    console.log(`mean step, ms (from the step before): ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))}`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
   } finally {
     baseline?.kill("SIGTERM");

@@ -191,9 +191,9 @@ function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
   };
 }
 
-/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units, with its routing(). */
+/** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units (its book's own, not a copy), with its routing(). */
 export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, ahead: QueuedAhead): VenueQuote[] {
-  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f, ahead), asks: f.book.asks.map((l) => ({ price: l.price, shares: l.shares })) }));
+  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f, ahead), asks: f.book.asks }));
 }
 
 /**
@@ -204,7 +204,7 @@ export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: reado
 export function sellQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, inventory: ReadonlyMap<string, ShareMicro>, ahead: QueuedAhead): SellQuote[] {
   return freshBooks(event, outcome, venues, now).fresh.map((f) => ({
     ...routing(f, ahead),
-    bids: f.book.bids.map((l) => ({ price: l.price, shares: l.shares })),
+    bids: f.book.bids,
     inventory: inventory.get(f.venue.id) ?? 0n,
   }));
 }

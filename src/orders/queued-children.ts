@@ -114,7 +114,7 @@ function heldKey(venue: string, venueMarketId: string, outcome: Outcome, side: "
  * same price: a level left empty is dropped, none goes below zero, and the order is kept. Shares held at a
  * price the book no longer shows are taken off nothing.
  */
-export function withoutHeld(levels: Level[], held: ReadonlyMap<PriceMicro, ShareMicro> | undefined): Level[] {
+export function withoutHeld(levels: readonly Level[], held: ReadonlyMap<PriceMicro, ShareMicro> | undefined): readonly Level[] {
   if (!held) return levels;
   const out: Level[] = [];
   for (const l of levels) {

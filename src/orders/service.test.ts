@@ -215,6 +215,37 @@ describe("routing rounds", () => {
   });
 });
 
+describe("planning at routing", () => {
+  /** A service that counts its plans, with a vault whose lock runs `meanwhile` before it lands. */
+  function counted(meanwhile: () => void): { s: OrderService; plans: () => number } {
+    let plans = 0;
+    const vault = ledger.vault();
+    const s = service({
+      plan: (req, quotes) => (plans++, plan(req, quotes)),
+      vault: { ...vault, lock: (...args) => (meanwhile(), vault.lock(...args)) },
+    });
+    return { s, plans: () => plans };
+  }
+
+  it("routes the plan made before the lock when nothing it was made on moved meanwhile, planning once", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const { s, plans } = counted(() => undefined);
+    const order = await s.submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n });
+    expect(sent[0]).toMatchObject({ limitPrice: 500_000n, shares: 20_000_000n });
+    expect(plans()).toBe(1);
+  });
+
+  it("plans again on the book as it is at routing when it moved while the lock was in flight", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const { s, plans } = counted(() => (asks = [{ price: 400_000n, shares: 100_000_000n }]));
+    const order = await s.submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "filled", filledShares: 25_000_000n });
+    expect(sent[0]).toMatchObject({ limitPrice: 400_000n, shares: 25_000_000n });
+    expect(plans()).toBe(2);
+  });
+});
+
 describe("a burst", () => {
   const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
 

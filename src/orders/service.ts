@@ -5,7 +5,7 @@ import { formatMicro, notional, proceedsOf, type ShareMicro } from "../domain/mo
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { QueuedAhead } from "../markets/merged-book.ts";
-import type { Plan, Refusal, VenueQuote, PlanRequest, SellPlan, SellQuote, SellRequest } from "../router/index.ts";
+import { sameQuotes, type Plan, type Refusal, type VenueQuote, type PlanRequest, type SellPlan, type SellQuote, type SellRequest } from "../router/index.ts";
 import type { FillRecord, Lease, OrderLeg, OrderPatch, OrderRecord, OrderStatus, Store } from "../store/store.ts";
 import type { ChildOrder, Venue, VenueFill } from "../venues/venue.ts";
 import { learnOutcome, outcomeOfPlacement, type ChildOutcome, type OutcomeRules } from "./child-outcome.ts";
@@ -321,14 +321,18 @@ export class OrderService {
   }
 
   private async executeBuy(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.plan(planRequest(order), this.buyQuotes(event, order.outcome));
+    const req = planRequest(order);
+    const quoted = this.buyQuotes(event, order.outcome);
+    const first = this.d.plan(req, quoted);
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
     if (order.status !== "locked") return order;
 
-    // Re-plan on the books as they are now: the reference price is taken at the moment of routing.
-    const routed = this.d.plan(planRequest(order), this.buyQuotes(event, order.outcome));
+    // Plan on the books as they are now: the reference price is taken at the moment of routing. When
+    // nothing the router reads moved meanwhile (books, shares held, queues), that is the first plan.
+    const quotes = this.buyQuotes(event, order.outcome);
+    const routed = sameQuotes(quoted, quotes) ? first : this.d.plan(req, quotes);
     if (routed.kind === "refusal") return this.unwind(order, routed, log);
     this.queued.planned(order, routed.legs);
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
@@ -353,7 +357,8 @@ export class OrderService {
    * then burns what sold and credits the proceeds, or returns the shares when nothing sold.
    */
   private async executeSell(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
-    const first = this.d.planSell(sellRequest(order, order.shares), this.sellQuotes(event, order.outcome, await this.inventory(order)));
+    const quoted = this.sellQuotes(event, order.outcome, await this.inventory(order));
+    const first = this.d.planSell(sellRequest(order, order.shares), quoted);
     if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
 
     order = await this.hold(order, address, log);
@@ -365,7 +370,9 @@ export class OrderService {
       this.selling.run(`${o.eventId}\n${o.outcome}`, async () => {
         const left = o.escrowed - fills.reduce((n, f) => n + f.shares, 0n);
         const req = round === 1 ? sellRequest(o, left) : { ...sellRequest(o, left), timeInForce: "IOC" as const, limitPrice };
-        const planned = this.d.planSell(req, this.sellQuotes(event, o.outcome, await this.inventory(o)));
+        const quotes = this.sellQuotes(event, o.outcome, await this.inventory(o));
+        // The first round sells the escrow: the first plan's, when nothing the router reads moved since.
+        const planned = round === 1 && left === order.shares && sameQuotes(quoted, quotes) ? first : this.d.planSell(req, quotes);
         if (planned.kind === "refusal") return round === 1 ? planned : undefined;
         limitPrice ??= planned.limitPrice;
         this.queued.planned(o, planned.legs);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_QUEUE_MS, plan, type Plan, type PlanRequest, type Refusal } from "./index.ts";
+import { MAX_QUEUE_MS, plan, sameQuotes, type Plan, type PlanRequest, type Refusal } from "./index.ts";
 import { KALSHI, planViolation, quote, usdc } from "./testkit.ts";
 import type { VenueQuote } from "./types.ts";
 
@@ -217,5 +217,22 @@ describe("venue queues", () => {
     // The fast venue after 40 orders planned onto it at 10 a second (4 s) against the slower venue with none ahead.
     const quotes = [quote("fast", [[0.5, 100]], { latencyMs: 10, queueDelayMs: 4_000 }), quote("slow", [[0.5, 100]], { latencyMs: 300, queueDelayMs: 0 })];
     expect(legs(planned(req(10, { strategy: "optimize_speed" }), quotes))).toEqual([["slow", 20n * S]]);
+  });
+});
+
+describe("sameQuotes", () => {
+  it("tells quotes a plan would differ on from quotes that are the same input, whether or not they share their books", () => {
+    const quotes = () => [quote("poly", [[0.5, 100], [0.51, 40]], { queueDelayMs: 0 }), quote("kalshi", [[0.52, 100]], { feeModel: KALSHI, latencyMs: 80 })];
+    const a = quotes();
+    expect(sameQuotes(a, quotes())).toBe(true);
+    expect(sameQuotes(a, a.map((q) => ({ ...q })))).toBe(true);
+    const changed = (i: number, over: Partial<VenueQuote>) => quotes().map((q, j) => (j === i ? { ...q, ...over } : q));
+    expect(sameQuotes(a, changed(0, { asks: [{ price: 500_000n, shares: 100n * S }, { price: 510_000n, shares: 39n * S }] }))).toBe(false);
+    expect(sameQuotes(a, changed(0, { asks: [{ price: 500_000n, shares: 100n * S }] }))).toBe(false);
+    expect(sameQuotes(a, changed(0, { queueDelayMs: 0.5 }))).toBe(false);
+    expect(sameQuotes(a, changed(1, { latencyMs: 81 }))).toBe(false);
+    expect(sameQuotes(a, changed(1, { feeModel: { kind: "kalshi", ratePpm: 35_000n } }))).toBe(false);
+    expect(sameQuotes(a, quotes().slice(0, 1))).toBe(false);
+    expect(sameQuotes(a, quotes().reverse())).toBe(false);
   });
 });

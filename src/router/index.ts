@@ -22,3 +22,23 @@ export function plan(req: SellRequest, quotes: readonly SellQuote[]): SellPlan |
 export function plan(req: RouteRequest, quotes: readonly VenueQuote[] | readonly SellQuote[]): Plan | SellPlan | Refusal {
   return req.side === "sell" ? route(sellSide(req), quotes as readonly SellQuote[]) : route(buySide(req), quotes as readonly VenueQuote[]);
 }
+
+/**
+ * Whether two sets of quotes are the same input to plan(), field by field and level by level: a plan
+ * made on one is the plan of the other. A book's sides are its adapter's own arrays until it changes,
+ * so an unchanged book compares at once.
+ */
+export function sameQuotes<Q extends VenueQuote | SellQuote>(a: readonly Q[], b: readonly Q[]): boolean {
+  return same(a, b);
+}
+
+/** Equality of plain data: primitives by value, arrays element by element, objects key by key. */
+function same(x: unknown, y: unknown): boolean {
+  if (x === y) return true;
+  if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
+  if (Array.isArray(x) || Array.isArray(y)) return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => same(v, y[i]));
+  const xs = x as Record<string, unknown>;
+  const ys = y as Record<string, unknown>;
+  const keys = Object.keys(xs);
+  return keys.length === Object.keys(ys).length && keys.every((k) => Object.hasOwn(ys, k) && same(xs[k], ys[k]));
+}

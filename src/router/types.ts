@@ -6,8 +6,8 @@ import type { Level, Strategy, TimeInForce } from "../domain/types.ts";
 export interface VenueQuote {
   venue: string;
   venueMarketId: string;
-  /** Best first (ascending price); price in micro-USDC per share, shares in micro-shares. */
-  asks: Level[];
+  /** Best first (ascending price); price in micro-USDC per share, shares in micro-shares. The venue's book's own: never changed. */
+  asks: readonly Level[];
   feeModel: FeeModel;
   tickSize: PriceMicro;
   minOrderShares: ShareMicro;
@@ -43,8 +43,8 @@ export interface PlanRequest extends RouteOptions {
 
 /** What the router knows of one venue's market for a sell: its bids, and what can be sold there. */
 export interface SellQuote extends Omit<VenueQuote, "asks"> {
-  /** Best first (descending price); price in micro-USDC per share, shares in micro-shares. */
-  bids: Level[];
+  /** Best first (descending price); price in micro-USDC per share, shares in micro-shares. The venue's book's own: never changed. */
+  bids: readonly Level[];
   /**
    * Shares of the outcome the operator's account holds on this venue (the app computes it): the
    * most this venue can sell. A venue whose inventory does not reach its minimum order size cannot

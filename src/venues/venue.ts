@@ -19,13 +19,21 @@ export interface VenueMarket {
   volume: Micro;
 }
 
-/** The latest book of one outcome on one venue. Bids best first (descending), asks best first (ascending). */
-export interface BookSnapshot {
+/**
+ * One outcome's levels, bids best first (descending), asks best first (ascending). The venue adapters
+ * build them once per change of a book and hand the same arrays to every reader until the next change
+ * (merged books, quotes, the router): nobody may change them.
+ */
+export interface BookSides {
+  readonly bids: readonly Level[];
+  readonly asks: readonly Level[];
+}
+
+/** The latest book of one outcome on one venue. */
+export interface BookSnapshot extends BookSides {
   venue: string;
   venueMarketId: string;
   outcome: Outcome;
-  bids: Level[];
-  asks: Level[];
   /** When the venue last updated this book, ms since the epoch. */
   updatedAt: number;
 }

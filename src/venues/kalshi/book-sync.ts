@@ -1,11 +1,13 @@
 import type { Outcome } from "../../domain/types.ts";
 import type { BookStreamHooks } from "../net/wire-venue.ts";
-import type { BookSnapshot } from "../venue.ts";
-import { booksFromLevels, levelMap, parseDollars, parseSignedCount, type LevelMap } from "./wire.ts";
+import type { BookSides, BookSnapshot } from "../venue.ts";
+import { kalshiSides, levelMap, parseDollars, parseSignedCount, type LevelMap } from "./wire.ts";
 
 interface MarketBook {
   yes: LevelMap;
   no: LevelMap;
+  /** Both outcomes' sides, built on the first read since the last delta. */
+  sides?: Record<Outcome, BookSides>;
   /** The subscription whose snapshot this book came from; undefined for a book read over REST. */
   sid: number | undefined;
   /** When the book was last known current, for a book no longer kept current by a live subscription. */
@@ -62,7 +64,8 @@ export class KalshiBookSync {
     const b = this.books.get(ticker);
     if (!b) return undefined;
     const live = b.sid !== undefined && b.sid === this.sid;
-    return booksFromLevels(this.opts.venue, ticker, b.yes, b.no, live ? this.syncedAt : b.asOf)[outcome];
+    b.sides ??= kalshiSides(b.yes, b.no);
+    return { venue: this.opts.venue, venueMarketId: ticker, outcome, ...b.sides[outcome], updatedAt: live ? this.syncedAt : b.asOf };
   }
 
   /** When the least recently current book was current, or undefined with no books. */
@@ -144,6 +147,7 @@ export class KalshiBookSync {
     }
     if (after === 0n) side.delete(price);
     else side.set(price, after);
+    book.sides = undefined;
     return true;
   }
 

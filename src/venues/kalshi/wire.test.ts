@@ -5,7 +5,7 @@ import { orderFee } from "../../domain/fees.ts";
 import { parseMicro } from "../../domain/money.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { kalshiAuthHeaders, kalshiSigningText, signKalshi, verifyKalshi } from "./signing.ts";
-import { booksFromOrderbook, formatCount, formatDollars, kalshiFeeModel, kalshiResolution, parseSignedCount, toVenueMarket } from "./wire.ts";
+import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, kalshiSides, levelMap, parseSignedCount, toVenueMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/kalshi/${name}`, import.meta.url), "utf8"));
 
@@ -35,13 +35,13 @@ describe("Kalshi request signing", () => {
 
 describe("Kalshi book conversion", () => {
   it("builds both outcomes from the bids-only documented orderbook: YES ask = 1 − NO bid", () => {
-    const books = booksFromOrderbook("kalshi", "T", fixture("orderbook.json").response.orderbook_fp, 42);
-    const show = (ls: { price: bigint; shares: bigint }[]) => ls.map((l) => [Number(l.price) / 1e6, Number(l.shares) / 1e6]);
+    const book = fixture("orderbook.json").response.orderbook_fp;
+    const books = kalshiSides(levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"));
+    const show = (ls: readonly { price: bigint; shares: bigint }[]) => ls.map((l) => [Number(l.price) / 1e6, Number(l.shares) / 1e6]);
     expect(show(books.YES.bids)).toEqual([[0.45, 100], [0.44, 25], [0.42, 150]]);
     expect(show(books.YES.asks)).toEqual([[0.46, 200], [0.47, 10], [0.5, 80]]);
     expect(show(books.NO.bids)).toEqual([[0.54, 200], [0.53, 10], [0.5, 80]]);
     expect(show(books.NO.asks)).toEqual([[0.55, 100], [0.56, 25], [0.58, 150]]);
-    expect(books.YES.updatedAt).toBe(42);
   });
 
   it("parses the documented market with its series fee into the Venue port's terms", () => {
@@ -104,6 +104,21 @@ describe("Kalshi orderbook_delta stream", () => {
     expect(yes.asks.map((l) => [l.price, l.shares])).toEqual([[440_000n, 146_000_000n], [450_000n, 10_000_000n], [460_000n, 20_000_000n]]);
     expect(updates).toHaveLength(3);
     expect(sync.resyncs).toBe(0);
+  });
+
+  it("builds a book once per change: readers share it until a delta, which shows from the next read on and leaves earlier reads as they were", () => {
+    const { sync } = make();
+    sync.subscribe();
+    const [subscribed, snapshot, ...deltas] = fixture("ws-orderbook.json").messages;
+    sync.onMessage(JSON.stringify(subscribed));
+    sync.onMessage(JSON.stringify(snapshot));
+    const before = sync.book("FED-23DEC-T3.00", "YES")!;
+    expect(sync.book("FED-23DEC-T3.00", "YES")!.bids).toBe(before.bids);
+    for (const d of deltas) sync.onMessage(JSON.stringify(d));
+    const after = sync.book("FED-23DEC-T3.00", "YES")!;
+    expect(after.bids.map((l) => [l.price, l.shares])).toEqual([[220_000n, 279_000_000n], [80_000n, 300_000_000n]]);
+    expect(before.bids.map((l) => [l.price, l.shares])).toEqual([[220_000n, 333_000_000n], [80_000n, 300_000_000n]]);
+    expect(sync.book("FED-23DEC-T3.00", "NO")!.asks).toBe(sync.book("FED-23DEC-T3.00", "NO")!.asks);
   });
 
   it("resubscribes on a sequence gap and keeps the last book, ageing", () => {

@@ -1,7 +1,7 @@
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level, Outcome } from "../../domain/types.ts";
-import { resolutionStatus, type BookSnapshot, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { resolutionStatus, type BookSides, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** The fields of Kalshi's Market object that crossfill reads (trade API v2, fixed-point `_dollars` / `_fp` fields). */
 export interface KalshiMarket {
@@ -127,28 +127,11 @@ export function levelMap(pairs: readonly (readonly [unknown, unknown])[], field:
  * Both outcomes' books from Kalshi's bids-only book. A NO bid at q is an offer to sell YES at 1 − q
  * (the two make one $1 contract), so YES asks are the NO bids flipped, and NO asks the YES bids flipped.
  */
-export function booksFromLevels(
-  venue: string,
-  ticker: string,
-  yes: LevelMap,
-  no: LevelMap,
-  updatedAt: number,
-): Record<Outcome, BookSnapshot> {
+export function kalshiSides(yes: LevelMap, no: LevelMap): Record<Outcome, BookSides> {
   const yesBids = descending(yes);
   const noBids = descending(no);
-  const snapshot = (outcome: Outcome, bids: Level[], opposite: Level[]): BookSnapshot => ({
-    venue,
-    venueMarketId: ticker,
-    outcome,
-    bids,
-    asks: opposite.map((l) => ({ price: ONE - l.price, shares: l.shares })),
-    updatedAt,
-  });
-  return { YES: snapshot("YES", yesBids, noBids), NO: snapshot("NO", noBids, yesBids) };
-}
-
-export function booksFromOrderbook(venue: string, ticker: string, book: KalshiOrderbookFp, updatedAt: number): Record<Outcome, BookSnapshot> {
-  return booksFromLevels(venue, ticker, levelMap(book.yes_dollars, "yes_dollars"), levelMap(book.no_dollars, "no_dollars"), updatedAt);
+  const flipped = (opposite: Level[]): Level[] => opposite.map((l) => ({ price: ONE - l.price, shares: l.shares }));
+  return { YES: { bids: yesBids, asks: flipped(noBids) }, NO: { bids: noBids, asks: flipped(yesBids) } };
 }
 
 function descending(levels: LevelMap): Level[] {

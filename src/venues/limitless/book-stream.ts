@@ -1,14 +1,16 @@
 import type { Outcome } from "../../domain/types.ts";
 import type { BookStreamHooks } from "../net/wire-venue.ts";
-import type { BookSnapshot } from "../venue.ts";
+import type { BookSides, BookSnapshot } from "../venue.ts";
 import { decode, encodeConnect, encodeEvent, PONG } from "./socketio.ts";
-import { booksFromLevels, parseOrderbook, type LevelMap, type LimitlessOrderbook } from "./wire.ts";
+import { mirroredSides, parseOrderbook, type LevelMap, type LimitlessOrderbook } from "./wire.ts";
 
 export const MARKETS_NAMESPACE = "/markets";
 
 interface MarketBook {
   bids: LevelMap;
   asks: LevelMap;
+  /** Both outcomes' sides, sorted on the first read of this book (each update is a new book). */
+  sides?: Record<Outcome, BookSides>;
   /** The connection whose stream delivered this book; undefined for a book read over REST. */
   connection: number | undefined;
   /** When the book was last known current, once no live connection keeps it so. */
@@ -71,7 +73,8 @@ export class LimitlessBookStream {
   book(slug: string, outcome: Outcome): BookSnapshot | undefined {
     const b = this.books.get(slug);
     if (!b) return undefined;
-    return booksFromLevels(this.opts.venue, slug, b.bids, b.asks, this.currentAt(b))[outcome];
+    b.sides ??= mirroredSides(b.bids, b.asks);
+    return { venue: this.opts.venue, venueMarketId: slug, outcome, ...b.sides[outcome], updatedAt: this.currentAt(b) };
   }
 
   /** When the least recently current book was current, or undefined with no books. */

@@ -3,14 +3,14 @@ import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
 import { notional, proceedsOf } from "../../domain/money.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
-import { booksFromLevels, fillsFromMatches, limitlessFeeModel, limitlessResolution, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
+import { fillsFromMatches, limitlessFeeModel, limitlessResolution, mirroredSides, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/limitless/${name}`, import.meta.url), "utf8"));
 
 describe("Limitless wire: the documented shapes", () => {
   it("reads the REST orderbook: numeric prices exactly, raw sizes, levels sorted, repeats added, empty levels dropped; NO mirrors YES", () => {
     const { bids, asks } = parseOrderbook(fixture("orderbook.json"));
-    const books = booksFromLevels("limitless", "btc-100k-2024", bids, asks, 1);
+    const books = mirroredSides(bids, asks);
     expect(books.YES.bids).toEqual([
       { price: 540_000n, shares: 120_500_000n },
       { price: 535_000n, shares: 30_000_000n },

@@ -66,7 +66,7 @@ export interface LimitlessMatch {
   price: number;
 }
 
-export { booksFromLevels, type LevelMap } from "../mirror-book.ts";
+export { mirroredSides, type LevelMap } from "../mirror-book.ts";
 
 /** A price as Limitless sends it, a JSON number such as 0.535, read exactly through its shortest decimal form. */
 export function parsePrice(value: unknown, field: string): PriceMicro {

@@ -1,8 +1,8 @@
 import { parseMicro, type PriceMicro } from "../../domain/money.ts";
 import type { Outcome } from "../../domain/types.ts";
-import { booksFromLevels, type LevelMap } from "../mirror-book.ts";
+import { mirroredSides, type LevelMap } from "../mirror-book.ts";
 import type { BookStreamHooks } from "../net/wire-venue.ts";
-import type { BookSnapshot } from "../venue.ts";
+import type { BookSides, BookSnapshot } from "../venue.ts";
 import { parsePrice } from "./wire.ts";
 
 export const DEPTH_CHANNEL = "market.depth.diff";
@@ -10,6 +10,8 @@ export const DEPTH_CHANNEL = "market.depth.diff";
 interface MarketBook {
   bids: LevelMap;
   asks: LevelMap;
+  /** Both outcomes' sides, sorted on the first read since the last diff. */
+  sides?: Record<Outcome, BookSides>;
   /** When the REST snapshot the diffs apply to was taken. */
   seededAt: number;
 }
@@ -93,7 +95,9 @@ export class OpinionBookStream {
 
   book(marketId: string, outcome: Outcome): BookSnapshot | undefined {
     const b = this.books.get(marketId);
-    return b && booksFromLevels(this.opts.venue, marketId, b.bids, b.asks, this.updatedAt(b, marketId))[outcome];
+    if (!b) return undefined;
+    b.sides ??= mirroredSides(b.bids, b.asks);
+    return { venue: this.opts.venue, venueMarketId: marketId, outcome, ...b.sides[outcome], updatedAt: this.updatedAt(b, marketId) };
   }
 
   oldestAt(): number | undefined {
@@ -160,4 +164,5 @@ export class OpinionBookStream {
 function apply(b: MarketBook, d: Diff): void {
   if (d.size === 0n) b[d.side].delete(d.price);
   else b[d.side].set(d.price, d.size);
+  b.sides = undefined;
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
-import { booksFromLevels } from "../mirror-book.ts";
+import { mirroredSides } from "../mirror-book.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, orderBody, orderFromBody, saltFor } from "./signing.ts";
 import { fillsFromTrades, levelMap, opinionFeeModel, opinionResolution, toVenueMarket, tradesFromList, type OpinionMarket, type OpinionOrder, type OpinionTrade } from "./wire.ts";
@@ -43,7 +43,7 @@ describe("Opinion wire: the documented shapes", () => {
 
   it("reads the orderbook: decimal strings exactly, levels sorted, repeats added, empty levels dropped; NO mirrors YES", () => {
     const book = fixture("orderbook.json").result;
-    const books = booksFromLevels("opinion", "2101", levelMap(book.bids, "bids"), levelMap(book.asks, "asks"), 1);
+    const books = mirroredSides(levelMap(book.bids, "bids"), levelMap(book.asks, "asks"));
     expect(books.YES.bids).toEqual([
       { price: 618_000n, shares: 1_250_000_000n },
       { price: 615_000n, shares: 300_000_000n },
@@ -74,7 +74,14 @@ describe("Opinion wire: the documented shapes", () => {
     stream.onMessage(JSON.stringify(added));
     await new Promise((r) => setImmediate(r));
     expect(stream.synced()).toBe(true);
+    const before = stream.book("2101", "YES")!.asks;
+    expect(stream.book("2101", "YES")!.asks).toBe(before);
     for (const m of [added, removed, noToken]) stream.onMessage(JSON.stringify(m));
+    expect(before).toEqual([
+      { price: 622_000n, shares: 40_000_000n },
+      { price: 624_000n, shares: 88_120_000n },
+      { price: 630_000n, shares: 2_500_000_000n },
+    ]);
     expect(stream.book("2101", "YES")!.asks).toEqual([
       { price: 622_000n, shares: 40_000_000n },
       { price: 630_000n, shares: 2_500_000_000n },

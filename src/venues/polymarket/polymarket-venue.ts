@@ -70,9 +70,10 @@ export interface PolymarketVenueOptions {
   log?: StreamLog;
 }
 
+/** A book as the stream last left it: each change replaces a side with a new array, so book() hands its sides out as they are. */
 interface HeldBook {
-  bids: Level[];
-  asks: Level[];
+  bids: readonly Level[];
+  asks: readonly Level[];
   receivedAt: number;
   /** The stream connection that last delivered this book; 0 for a REST snapshot. */
   connection: number;
@@ -229,7 +230,7 @@ export class PolymarketVenue implements Venue {
     const token = this.markets_.get(venueMarketId)?.market.outcomeIds[outcome];
     const held = token === undefined ? undefined : this.books.get(token);
     if (!held) return undefined;
-    return { venue: this.id, venueMarketId, outcome, bids: copyLevels(held.bids), asks: copyLevels(held.asks), updatedAt: this.currentAt(held) };
+    return { venue: this.id, venueMarketId, outcome, bids: held.bids, asks: held.asks, updatedAt: this.currentAt(held) };
   }
 
   /** When a held book was last known current: a book on the live connection is, as of the last frame heard, changed or not. */
@@ -345,7 +346,7 @@ export class PolymarketVenue implements Venue {
     let oldest: number | undefined;
     for (const m of this.markets_.values()) {
       if (m.market.status !== "open") continue;
-      // The held books' times, not book()'s copies of them: freshBooks asks every listing's venue for its health.
+      // The held books' times, without building snapshots: freshBooks asks every listing's venue for its health.
       for (const outcome of ["YES", "NO"] as const) {
         const held = this.books.get(m.market.outcomeIds[outcome]);
         const at = held === undefined ? undefined : this.currentAt(held);
@@ -497,8 +498,4 @@ export class PolymarketVenue implements Venue {
 
 function copyMarket(m: VenueMarket): VenueMarket {
   return { ...m, outcomeIds: { ...m.outcomeIds }, feeModel: { ...m.feeModel } };
-}
-
-function copyLevels(levels: Level[]): Level[] {
-  return levels.map((l) => ({ price: l.price, shares: l.shares }));
 }

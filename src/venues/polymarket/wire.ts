@@ -264,7 +264,7 @@ export function rejectionReason(error: string, side: TradeSide): string {
 }
 
 /** Applies one level change (size 0 removes the level) to a side kept best first. */
-export function applyLevel(side: Level[], order: "asc" | "desc", price: PriceMicro, shares: ShareMicro): Level[] {
+export function applyLevel(side: readonly Level[], order: "asc" | "desc", price: PriceMicro, shares: ShareMicro): Level[] {
   const rest = side.filter((l) => l.price !== price);
   if (shares > 0n) rest.push({ price, shares });
   return sortLevels(rest, order);

@@ -18,7 +18,7 @@ export interface MarketChannelOptions {
   /** The silent fault of the simulator's switches. */
   silent: () => boolean;
   /** The current book of a token, with its levels (best first) and its summary. */
-  book(assetId: string): { summary: Summary; bids: Level[]; asks: Level[] } | undefined;
+  book(assetId: string): { summary: Summary; bids: readonly Level[]; asks: readonly Level[] } | undefined;
 }
 
 /** Polymarket's market channel (`/ws/market`): subscribe with `assets_ids`, get `book` snapshots, then `price_change` deltas. */
@@ -107,6 +107,6 @@ export class MarketChannel {
   }
 }
 
-function toMap(levels: Level[]): Map<bigint, bigint> {
+function toMap(levels: readonly Level[]): Map<bigint, bigint> {
   return new Map(levels.map((l) => [l.price, l.shares]));
 }
