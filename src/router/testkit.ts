@@ -43,6 +43,7 @@ const feeModel: fc.Arbitrary<FeeModel> = fc.oneof(
     exponent: fc.constantFrom(1 as const, 2 as const),
   }),
   fc.record({ kind: fc.constant("limitless" as const), ratePpm: fc.constantFrom(0n, 10_000n, 30_000n) }),
+  fc.record({ kind: fc.constant("opinion" as const), ratePpm: fc.constantFrom(0n, 40_000n, 80_000n), minFee: fc.constantFrom(0n, 500n, 5_000n) }),
 );
 
 /** How large the random books are: how many venues (at least, at most), levels a venue and lots a level (at most). */
