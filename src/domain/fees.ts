@@ -1,4 +1,4 @@
-import { ceilDiv, notional, ONE, type Micro, type Ppm, type PriceMicro, type ShareMicro } from "./money.ts";
+import { ceilDiv, notional, ONE, shareOut, type Micro, type Ppm, type PriceMicro, type ShareMicro } from "./money.ts";
 import type { Level } from "./types.ts";
 
 /**
@@ -74,13 +74,9 @@ export interface NetFill extends Level {
 export function netOfWithheld(fills: readonly Level[], withheld: ShareMicro): NetFill[] {
   const gross = fills.reduce((s, f) => s + f.shares, 0n);
   if (withheld < 0n || withheld > gross) throw new RangeError(`${withheld} micro-shares withheld of ${gross} bought`);
-  let upTo = 0n;
-  let taken = 0n;
-  return fills.map((f) => {
-    upTo += f.shares;
-    const part = ceilDiv(withheld * upTo, gross) - taken;
-    taken += part;
-    const shares = f.shares - part;
+  const parts = shareOut(withheld, fills.map((f) => f.shares));
+  return fills.map((f, i) => {
+    const shares = f.shares - parts[i]!;
     return { price: f.price, shares, fee: notional(f.price, f.shares) - notional(f.price, shares) };
   });
 }

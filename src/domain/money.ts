@@ -70,6 +70,22 @@ export function ceilDiv(a: bigint, b: bigint): bigint {
   return a >= 0n ? (a + b - 1n) / b : -((-a) / b);
 }
 
+/**
+ * `total` shared out in proportion to `weights`: part i is ⌈total × the weights up to i / all the
+ * weights⌉ less the parts before it, so the parts add up to exactly `total`; the weights must add up to more than 0.
+ */
+export function shareOut(total: bigint, weights: readonly bigint[]): bigint[] {
+  const sum = weights.reduce((s, w) => s + w, 0n);
+  let upTo = 0n;
+  let given = 0n;
+  return weights.map((w) => {
+    upTo += w;
+    const part = ceilDiv(total * upTo, sum) - given;
+    given += part;
+    return part;
+  });
+}
+
 /** Cost in micro-USDC of `shares` micro-shares at `price` micro-USDC per share, rounded up to the micro. */
 export function notional(price: PriceMicro, shares: ShareMicro): Micro {
   return ceilDiv(price * shares, ONE);

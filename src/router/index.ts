@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import { buySide } from "./buy.ts";
 import { route } from "./route.ts";
 import { sellSide } from "./sell.ts";
@@ -29,16 +30,5 @@ export function plan(req: RouteRequest, quotes: readonly VenueQuote[] | readonly
  * so an unchanged book compares at once.
  */
 export function sameQuotes<Q extends VenueQuote | SellQuote>(a: readonly Q[], b: readonly Q[]): boolean {
-  return same(a, b);
-}
-
-/** Equality of plain data: primitives by value, arrays element by element, objects key by key. */
-function same(x: unknown, y: unknown): boolean {
-  if (x === y) return true;
-  if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
-  if (Array.isArray(x) || Array.isArray(y)) return Array.isArray(x) && Array.isArray(y) && x.length === y.length && x.every((v, i) => same(v, y[i]));
-  const xs = x as Record<string, unknown>;
-  const ys = y as Record<string, unknown>;
-  const keys = Object.keys(xs);
-  return keys.length === Object.keys(ys).length && keys.every((k) => Object.hasOwn(ys, k) && same(xs[k], ys[k]));
+  return isDeepStrictEqual(a, b);
 }

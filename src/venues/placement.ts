@@ -1,5 +1,5 @@
 import { orderFee, type FeeModel } from "../domain/fees.ts";
-import { ceilDiv, notional, type Micro } from "../domain/money.ts";
+import type { Micro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import type { HttpResult } from "./net/http.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, VenueFill } from "./venue.ts";
@@ -44,24 +44,6 @@ export async function repeatResult(order: ChildOrder, why: string, status: () =>
   if (st.kind === "not_found") return { kind: "rejected", reason: `no_match: ${why}, and that order took nothing` };
   if (st.kind === "open") return { kind: "open", venueOrderId: st.venueOrderId, fills: uniqueTrades(st.fills) };
   return takenResult(order, st.venueOrderId, st.fills);
-}
-
-/**
- * A fee a venue states for a whole order (at most the fills' notional), split over its fills by their
- * notional: fill i carries ⌈fee × notional up to i / notional of all⌉ less the parts before it, so the
- * parts add up to exactly `fee`.
- */
-export function splitFee(fee: Micro, fills: readonly Level[]): Micro[] {
-  const total = fills.reduce((s, f) => s + notional(f.price, f.shares), 0n);
-  if (fee < 0n || fee > total) throw new RangeError(`a fee of ${fee} on fills of ${total} notional`);
-  let upTo = 0n;
-  let charged: Micro = 0n;
-  return fills.map((f) => {
-    upTo += notional(f.price, f.shares);
-    const part = ceilDiv(fee * upTo, total) - charged;
-    charged += part;
-    return part;
-  });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { feeInShares, limitlessFee, netOfWithheld, withheldShares, type FeeModel } from "../../domain/fees.ts";
-import { notional, ONE, parseMicro, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { notional, ONE, parseMicro, proceedsOf, shareOut, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { Level } from "../../domain/types.ts";
-import { feesPerFill, splitFee, uniqueTrades } from "../placement.ts";
+import { feesPerFill, uniqueTrades } from "../placement.ts";
 import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 
 /** Limitless prices move in 0.001 steps on every CLOB market (the official SDK's DEFAULT_PRICE_TICK). */
@@ -158,8 +158,8 @@ export function parseOrderbook(book: LimitlessOrderbook): { bids: LevelMap; asks
  * totals must agree with the matches (contracts matched, USDC taken, net = gross − fee, no USDC fee),
  * else the answer is refused: a wrong count of shares would mint position tokens the venue does not hold.
  * A buy at a rate of 0 may come without totals (nothing is withheld). A sell's fee is USDC: the
- * totals' `usdFee` (what the venue applied, `effectiveFeeBps`, at most the signed ceiling), split over
- * its matches by their notional, so the proceeds are exactly `usdNet`, what the venue paid; totals that
+ * totals' `usdFee` (what the venue applied, `effectiveFeeBps`, at most the signed ceiling), shared out
+ * over its matches by their notional, so the proceeds are exactly `usdNet`, what the venue paid; totals that
  * disagree with the matches are refused as a buy's are. A sell without totals is charged the fee at the
  * signed rate, split by feesPerFill (which must see each match once): at most what the venue paid.
  */
@@ -176,7 +176,7 @@ export function fillsFromMatches(
   );
   const fill = (t: (typeof trades)[number], shares: ShareMicro, fee: bigint): VenueFill => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares, fee });
   if (side === "sell" || (totals === undefined && !feeInShares(model, side))) {
-    const fees = side === "sell" && totals !== undefined ? splitFee(soldTotals(totals, trades), trades) : feesPerFill(model, trades);
+    const fees = side === "sell" && totals !== undefined ? shareOut(soldTotals(totals, trades), trades.map((t) => notional(t.price, t.shares))) : feesPerFill(model, trades);
     return trades.map((t, i) => fill(t, t.shares, fees[i]!));
   }
   if (totals === undefined) throw new TypeError("a buy's answer has no execution.totalsRaw: the contracts withheld as its fee are not known");
