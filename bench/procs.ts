@@ -65,7 +65,8 @@ export async function startCrossfill(env: Record<string, string> = {}): Promise<
   };
   try {
     // Its start-up line is logged at info.
-    child = await startChild(["--import", "tsx", "src/main.ts"], { ...full, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
+    const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+    child = await startChild([...profile, "--import", "tsx", "src/main.ts"], { ...full, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
     const key = JSON.parse(
       execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {
         cwd: root,
