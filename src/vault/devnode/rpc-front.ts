@@ -1,4 +1,5 @@
 import { createServer, type Server } from "node:http";
+import { request } from "undici";
 import type { Hex } from "viem";
 import type { DevChain } from "./devchain.ts";
 
@@ -68,8 +69,8 @@ async function answer(chain: DevChain, text: string): Promise<string> {
     });
   }
   if (others.length > 0) {
-    const res = await fetch(chain.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(others.map((o) => o.call)) });
-    const got = (await res.json()) as { id?: unknown }[];
+    const res = await request(chain.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(others.map((o) => o.call)) });
+    const got = (await res.body.json()) as { id?: unknown }[];
     others.forEach(({ i, call }) => (replies[i] = got.find((g) => g.id === call.id) ?? { jsonrpc: "2.0", id: call.id, error: { code: -32603, message: "no reply" } }));
   }
   return JSON.stringify(Array.isArray(parsed) ? replies : replies[0]);

@@ -1,3 +1,4 @@
+import { request, type Dispatcher } from "undici";
 import { sleep, type Throttle } from "./rate-limiter.ts";
 
 /**
@@ -25,12 +26,16 @@ export interface HttpRequest {
 /** Error codes with which the connection failed before a byte of the request could reach the venue. */
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
-/** One HTTP exchange with a venue, classified; never throws for a network or HTTP failure. */
+/**
+ * One HTTP exchange with a venue, classified; never throws for a network or HTTP failure. Sent with
+ * undici's request, not fetch: fetch's web streams cost ~0.5 ms of CPU a request, one to several
+ * requests a child order.
+ */
 export async function sendRequest(baseUrl: string, req: HttpRequest): Promise<HttpResult> {
   const text = req.body === undefined ? undefined : JSON.stringify(req.body);
-  let res: Response;
+  let res: Dispatcher.ResponseData;
   try {
-    res = await fetch(baseUrl + req.path, {
+    res = await request(baseUrl + req.path, {
       method: req.method,
       headers: { accept: "application/json", ...(text === undefined ? {} : { "content-type": "application/json" }), ...req.headers },
       body: text,
@@ -39,17 +44,19 @@ export async function sendRequest(baseUrl: string, req: HttpRequest): Promise<Ht
   } catch (err) {
     return networkFailure(err, req.timeoutMs);
   }
+  const ok = res.statusCode >= 200 && res.statusCode <= 299;
   let body: unknown;
   try {
-    const raw = await res.text();
+    const raw = await res.body.text();
     body = raw === "" ? undefined : JSON.parse(raw);
   } catch (err) {
     // the status line arrived, so for a write the venue did act on it or refuse it: only the body was lost
-    if (res.ok) return { ok: false, kind: "unknown", status: res.status, reason: `unreadable ${res.status} answer: ${describe(err)}` };
+    if (ok) return { ok: false, kind: "unknown", status: res.statusCode, reason: `unreadable ${res.statusCode} answer: ${describe(err)}` };
     body = undefined;
   }
-  if (res.ok) return { ok: true, status: res.status, body };
-  return classifyStatus(res.status, body, res.headers.get("retry-after"));
+  if (ok) return { ok: true, status: res.statusCode, body };
+  const retryAfter = res.headers["retry-after"];
+  return classifyStatus(res.statusCode, body, typeof retryAfter === "string" ? retryAfter : null);
 }
 
 export function classifyStatus(status: number, body: unknown, retryAfter: string | null): HttpResult {
@@ -72,9 +79,9 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 function networkFailure(err: unknown, timeoutMs: number): HttpResult {
-  const name = (err as { name?: string } | null)?.name;
-  if (name === "TimeoutError" || name === "AbortError") return { ok: false, kind: "unknown", reason: `timeout: no answer within ${timeoutMs} ms` };
-  const code = (err as { cause?: { code?: string } } | null)?.cause?.code;
+  const e = err as { name?: string; code?: unknown; cause?: { code?: string } } | null;
+  if (e?.name === "TimeoutError" || e?.name === "AbortError") return { ok: false, kind: "unknown", reason: `timeout: no answer within ${timeoutMs} ms` };
+  const code = typeof e?.code === "string" ? e.code : e?.cause?.code;
   if (code && NOT_SENT.has(code)) return { ok: false, kind: "retryable", reason: `unreachable: ${code}` };
   return { ok: false, kind: "unknown", reason: `connection lost: ${code ?? describe(err)}` };
 }

@@ -1,3 +1,4 @@
+import { request } from "undici";
 import { OUTCOMES, type Outcome } from "../../domain/types.ts";
 import type { SimLifecycle } from "../simulated/exchange.ts";
 import type { ConcludeResult, SimMarketLifecycle } from "../simulated/lifecycle.ts";
@@ -58,12 +59,12 @@ function outcomeOf(l: SimLifecycle): string {
  */
 export async function concludeSimMarket(baseUrl: string, venueMarketId: string, to: { state: "closed" } | { state: "resolved"; outcome: Outcome }): Promise<SimMarketView> {
   const path = `${PREFIX}${encodeURIComponent(venueMarketId)}/${to.state === "closed" ? "close" : "resolve"}`;
-  const res = await fetch(new URL(path, baseUrl), {
+  const res = await request(new URL(path, baseUrl), {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(to.state === "resolved" ? { outcome: to.outcome } : {}),
   });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${new URL(baseUrl).origin} refused to ${to.state === "closed" ? "close" : "resolve"} ${venueMarketId}: HTTP ${res.status} ${text}`);
+  const text = await res.body.text();
+  if (res.statusCode < 200 || res.statusCode > 299) throw new Error(`${new URL(baseUrl).origin} refused to ${to.state === "closed" ? "close" : "resolve"} ${venueMarketId}: HTTP ${res.statusCode} ${text}`);
   return JSON.parse(text) as SimMarketView;
 }
