@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { MAX_QUEUE_MS, plan } from "./index.ts";
 import { expected, mismatch, opinionCase, planViolation, queueViolation, routingCase, type Shape } from "./testkit.ts";
 import type { PlanRequest, VenueQuote } from "./types.ts";
+import { parseMicro } from "../domain/money.ts";
 
 /**
  * Every instance is checked against the exhaustive search; the seed is printed on a failure.
@@ -101,6 +102,39 @@ describe("optimize_price against the exhaustive optimum", () => {
         expect(plan(req, quotes)).toEqual(plan(req, structuredClone(quotes)));
       }),
       { numRuns: 200, seed: 3 },
+    );
+  });
+});
+
+describe("optimize_speed against each venue alone", () => {
+  it("routes the fastest venue that fills the order alone within its limit, else (IOC) the fastest that takes part of it, else refuses", () => {
+    const delay = fc.constantFrom(undefined, 0, 1, 3);
+    fc.assert(
+      fc.property(routingCase("any", MANY), fc.array(delay, { minLength: 8, maxLength: 8 }), ({ req, quotes }, delays) => {
+        const qs = quotes.map((q, i) => ({ ...q, queueDelayMs: delays[i] }));
+        const speed = { ...req, strategy: "optimize_speed" as const };
+        const got = plan(speed, qs);
+        const limit = got.kind === "plan" ? got.limitPrice : got.details.limit_price;
+        // No book has a price to take a reference from: no venue has one alone either.
+        if (limit === undefined) {
+          expect(qs.every((q) => plan(speed, [q]).kind === "refusal")).toBe(true);
+          return;
+        }
+        const limitPrice = typeof limit === "bigint" ? limit : parseMicro(limit, "limit_price");
+        const alone = (timeInForce: "FOK" | "IOC") => qs.filter((q) => plan({ ...speed, timeInForce, limitPrice }, [q]).kind === "plan");
+        const rank = (q: VenueQuote) => (q.queueDelayMs ?? 0) + (q.latencyMs ?? Number.POSITIVE_INFINITY);
+        const candidates = alone("FOK").length > 0 ? alone("FOK") : req.timeInForce === "IOC" ? alone("IOC") : [];
+        if (candidates.length === 0) {
+          expect(got.kind).toBe("refusal");
+          return;
+        }
+        if (got.kind !== "plan") throw new Error(`refused ${got.code} although ${candidates.map((q) => q.venue).join(", ")} could take it alone`);
+        expect(got.legs).toHaveLength(1);
+        const chosen = candidates.find((q) => q.venue === got.legs[0]!.venue);
+        expect(chosen).toBeDefined();
+        expect(rank(chosen!)).toBe(Math.min(...candidates.map(rank)));
+      }),
+      { numRuns: 4_000, seed: 37 },
     );
   });
 });

@@ -173,17 +173,25 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
       const complete = a.shares > 0 && side.filled(only, a, limit);
       return { a: { ...a, lots: curves.map((_, u) => (u === v ? a.lots[0]! : 0)) }, complete };
     };
-    const singles = order.map((v) => ({ v, ...alone(this.curves, v, this.limit) }));
-    const pick = (eligible: typeof singles) => {
-      let best: (typeof singles)[number] | undefined;
+    type Single = { v: number } & ReturnType<typeof alone>;
+    const pick = (eligible: readonly Single[]) => {
+      let best: Single | undefined;
       for (const s of eligible) {
         if (best === undefined) best = s;
         else if (latencyRank(quotes[s.v]!) === latencyRank(quotes[best.v]!) && side.better(s.a, best.a)) best = s;
       }
       return best;
     };
-    const filled = pick(singles.filter((s) => s.complete));
-    if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit);
+    // The venues alone, a rank of equal expected time at a time, fastest first: the first rank where a
+    // venue fills the whole order decides, and the slower venues are not planned at all.
+    const singles: Single[] = [];
+    for (let i = 0; i < order.length; ) {
+      const rank = latencyRank(quotes[order[i]!]!);
+      const from = singles.length;
+      for (; i < order.length && latencyRank(quotes[order[i]!]!) === rank; i++) singles.push({ v: order[i]!, ...alone(this.curves, order[i]!, this.limit) });
+      const filled = pick(singles.slice(from).filter((s) => s.complete));
+      if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit);
+    }
     if (singles.every((s) => s.a.shares === 0)) return this.refuseEmpty();
     if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0))!.a, this.reference, this.limit);
     const full = this.fullBook();
