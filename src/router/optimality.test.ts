@@ -114,7 +114,7 @@ describe("optimize_speed against each venue alone", () => {
         const qs = quotes.map((q, i) => ({ ...q, queueDelayMs: delays[i] }));
         const speed = { ...req, strategy: "optimize_speed" as const };
         const got = plan(speed, qs);
-        const limit = got.kind === "plan" ? got.limitPrice : got.details.limit_price;
+        const limit = got.kind === "plan" ? got.limitPrice : got.details?.limit_price;
         // No book has a price to take a reference from: no venue has one alone either.
         if (limit === undefined) {
           expect(qs.every((q) => plan(speed, [q]).kind === "refusal")).toBe(true);
