@@ -44,6 +44,8 @@ export function better(a: Allocation, b: Allocation): boolean {
  * (`refine`) of the allocations the Lagrangian bound at λ cannot rule out.
  */
 export function bestAllocation(curves: readonly Curve[], limits: Limits): Allocation {
+  // One venue: more shares are always better, so its most lots that fit are the optimum.
+  if (curves.length === 1) return complete(curves, limits, { lots: [0], cost: 0, worst: 0, shares: 0 });
   const { kept, lambda } = greedy(curves, limits);
   if (lambda === undefined) return kept;
   const refined = refine(curves, limits, kept, lambda);
