@@ -17,6 +17,12 @@ export class RpcError extends Error {
 
 export type RpcResult = { ok: true; result: unknown } | { ok: false; error: RpcError };
 
+/** One call's answer, or its error thrown. */
+export function resultOf<T = unknown>(r: RpcResult): T {
+  if (!r.ok) throw r.error;
+  return r.result as T;
+}
+
 interface Reply {
   id: number;
   result?: unknown;
@@ -42,8 +48,7 @@ export class JsonRpc {
 
   async call<T = unknown>(method: string, params: unknown[] = []): Promise<T> {
     const [r] = await this.batch([{ method, params }]);
-    if (!r!.ok) throw r!.error;
-    return r!.result as T;
+    return resultOf<T>(r!);
   }
 
   /**

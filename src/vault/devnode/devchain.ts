@@ -8,7 +8,7 @@ import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { keccak256, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
-import type { SubmitResult } from "../evm/sender.ts";
+import { submitted, type SubmitResult } from "../evm/sender.ts";
 import { JsonRpc, type RpcError, type RpcResult } from "../rpc.ts";
 import { writeFileDurably } from "../durable.ts";
 import { PRIVATE_FILE, privateDir, privateTree } from "../../private-files.ts";
@@ -125,7 +125,7 @@ class DevNode {
       }
       // A transaction past a refused nonce stays, as on any node: it waits for that nonce, which the sender
       // fills, as it waits for the nonces another instance sharing this chain is about to send.
-      const results = sent.map((s, i): SubmitResult => (s.ok ? { ok: true, hash: keccak256(raws[i]!) } : { ok: false, error: s.error.message }));
+      const results = sent.map(submitted);
       const refused = raws.filter((_, i) => !sent[i]!.ok).map((r) => keccak256(r));
       if (refused.length > 0) await this.journal.appendDrop(refused);
       await this.rpc.call("evm_mine");

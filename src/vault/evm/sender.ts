@@ -1,9 +1,9 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
 // then go together as the next batch (nonces reserved in the nonce book, signed locally, one submit, one
 // block on the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
-import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { decodeErrorResult, type Abi, type Hex, type PrivateKeyAccount } from "viem";
 import { VaultTxError, type Address } from "../vault.ts";
-import { JsonRpc, RpcError } from "../rpc.ts";
+import { JsonRpc, RpcError, resultOf, type RpcResult } from "../rpc.ts";
 import type { NonceBook } from "./nonce-book.ts";
 
 export type SubmitResult = { ok: true; hash: Hex } | { ok: false; error: string };
@@ -206,16 +206,20 @@ export class TxSender {
   private async commit(batch: Pending[], stage: { submitted: boolean; nonces: number[] }): Promise<void> {
     const { rpc, account } = this.o;
     const from = account.address;
-    const [fees, pending] = await Promise.all([this.fees(), this.pendingNonce()]);
     const unchecked = (p: Pending): bigint | undefined => (p.dryRun === false ? p.gas : undefined);
     const checked = batch.filter((p) => unchecked(p) === undefined);
-    // The dry run: a call that would revert gets its reason now and costs no nonce.
-    const dry = await rpc.batch(
-      checked.map((p) => {
+    // The fees, the node's next nonce and the dry run in one request (all reads): a call that would revert
+    // gets its reason now and costs no nonce.
+    const [gasPrice, tip, count, ...dry] = await rpc.batch([
+      ...FEE_READS,
+      { method: "eth_getTransactionCount", params: [from, "pending"] },
+      ...checked.map((p) => {
         const call = { from, to: p.to, data: p.data };
         return p.gas ? { method: "eth_call", params: [call, "latest"] } : { method: "eth_estimateGas", params: [call] };
       }),
-    );
+    ]);
+    const fees = feesOf(gasPrice!, tip!);
+    const pending = Number(resultOf<Hex>(count!));
     const go: { p: Pending; gas: bigint }[] = [];
     let next = 0;
     for (const p of batch) {
@@ -274,10 +278,9 @@ export class TxSender {
     );
   }
 
-  private async fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
-    const [gasPrice, tip] = await Promise.all([this.o.rpc.call<Hex>("eth_gasPrice"), this.o.rpc.call<Hex>("eth_maxPriorityFeePerGas")]);
-    const maxFeePerGas = BigInt(gasPrice) * 2n;
-    return { maxFeePerGas, maxPriorityFeePerGas: BigInt(tip) < maxFeePerGas ? BigInt(tip) : maxFeePerGas };
+  private async fees(): Promise<Fees> {
+    const [gasPrice, tip] = await this.o.rpc.batch(FEE_READS);
+    return feesOf(gasPrice!, tip!);
   }
 
   /**
@@ -364,6 +367,20 @@ export class TxSender {
   }
 }
 
+type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+
+const FEE_READS = [
+  { method: "eth_gasPrice", params: [] },
+  { method: "eth_maxPriorityFeePerGas", params: [] },
+];
+
+/** Twice the node's gas price as the cap, its suggested tip within it. */
+function feesOf(gasPrice: RpcResult, tip: RpcResult): Fees {
+  const maxFeePerGas = BigInt(resultOf<Hex>(gasPrice)) * 2n;
+  const suggested = BigInt(resultOf<Hex>(tip));
+  return { maxFeePerGas, maxPriorityFeePerGas: suggested < maxFeePerGas ? suggested : maxFeePerGas };
+}
+
 /** from, from + 1, ..., to - 1. */
 function range(from: number, to: number): number[] {
   return Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
@@ -373,6 +390,11 @@ function range(from: number, to: number): number[] {
 export function rpcSubmit(rpc: JsonRpc): Submit {
   return async (raws) => {
     const sent = await rpc.batch(raws.map((r) => ({ method: "eth_sendRawTransaction", params: [r] })));
-    return sent.map((s, i) => (s.ok ? { ok: true, hash: keccak256(raws[i]!) } : { ok: false, error: s.error.message }));
+    return sent.map(submitted);
   };
+}
+
+/** eth_sendRawTransaction's answer: the transaction's hash, which the node computed (no need to hash it again). */
+export function submitted(sent: RpcResult): SubmitResult {
+  return sent.ok ? { ok: true, hash: sent.result as Hex } : { ok: false, error: sent.error.message };
 }
