@@ -40,7 +40,7 @@ export function parseMicro(value: unknown, field: string): bigint {
   const frac = m[2] ?? "";
   if (frac.length > 6) throw invalid(field, "has more than 6 decimal places");
   if (whole.length > 15) throw invalid(field, "is too large");
-  return BigInt(whole) * ONE + BigInt(frac.padEnd(6, "0"));
+  return BigInt(whole + frac.padEnd(6, "0"));
 }
 
 /** Formats 10^-6 units as a decimal string with no trailing zeros ("100.5", "0.000001", "3"). */
