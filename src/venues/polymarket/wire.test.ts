@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ONE } from "../../domain/money.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
 import {
+  applyLevel,
   END_CURSOR,
   parseBook,
   parseCancelResult,
@@ -147,5 +149,24 @@ describe("Polymarket decimals", () => {
     expect(micro("0.5000000")).toBe(500_000n);
     for (const bad of ["", ".", "1e5", "-1", "0.1234567", "NaN"]) expect(() => micro(bad), bad).toThrow(WireError);
     expect(parseDecimal("10.1234567", "size", true)).toBe(10_123_456n);
+  });
+});
+
+describe("Polymarket price_change applied to a held side", () => {
+  it("sets, replaces or removes the level and keeps the side best first (seeded, 2,000 cases)", () => {
+    const side = fc.uniqueArray(fc.bigInt({ min: 1n, max: 99n }), { maxLength: 12 }).map((ps) => ps.map((p) => ({ price: p * 10_000n, shares: p * 7n })));
+    fc.assert(
+      fc.property(side, fc.constantFrom("asc" as const, "desc" as const), fc.bigInt({ min: 1n, max: 99n }), fc.bigInt({ min: 0n, max: 3n }), (levels, order, tick, size) => {
+        const best = [...levels].sort((a, b) => (order === "asc" ? Number(a.price - b.price) : Number(b.price - a.price)));
+        const price = tick * 10_000n;
+        const shares = size * 1_000_000n;
+        const after = applyLevel(best, order, price, shares);
+        const expected = [...best.filter((l) => l.price !== price), ...(shares > 0n ? [{ price, shares }] : [])].sort((a, b) =>
+          order === "asc" ? Number(a.price - b.price) : Number(b.price - a.price),
+        );
+        expect(after).toEqual(expected);
+      }),
+      { seed: 41, numRuns: 2000 },
+    );
   });
 });

@@ -265,9 +265,10 @@ export function rejectionReason(error: string, side: TradeSide): string {
 
 /** Applies one level change (size 0 removes the level) to a side kept best first. */
 export function applyLevel(side: readonly Level[], order: "asc" | "desc", price: PriceMicro, shares: ShareMicro): Level[] {
-  const rest = side.filter((l) => l.price !== price);
-  if (shares > 0n) rest.push({ price, shares });
-  return sortLevels(rest, order);
+  let at = 0;
+  while (at < side.length && (order === "asc" ? side[at]!.price < price : side[at]!.price > price)) at++;
+  const after = side[at]?.price === price ? at + 1 : at;
+  return shares > 0n ? [...side.slice(0, at), { price, shares }, ...side.slice(after)] : [...side.slice(0, at), ...side.slice(after)];
 }
 
 function levels(raw: unknown, at: string, order: "asc" | "desc"): Level[] {
