@@ -8,7 +8,7 @@ import type { ErrorCode } from "../domain/errors.ts";
 import type { Clock, Scope } from "../domain/types.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
-import { authenticate, type AuthDeps, type AuthRequest } from "./authenticate.ts";
+import { authenticate, type AuthDeps, type AuthRequest, type Principal } from "./authenticate.ts";
 import { KeyCache } from "./key-cache.ts";
 import { storeReplayCache } from "./replay-cache.ts";
 import { sign } from "./hmac.ts";
@@ -47,6 +47,11 @@ beforeEach(async () => {
 afterEach(async () => {
   await store.close();
 });
+
+/** authenticate's answer as a promise: a cached key's read is answered at once, the rest by a promise, either may throw. */
+async function admitted(...args: Parameters<typeof authenticate>): Promise<Principal> {
+  return authenticate(...args);
+}
 
 /** The post-order vector as a request, with any part overridden. */
 function vectorRequest(over: { body?: string; url?: string; method?: string; headers?: AuthRequest["headers"]; ip?: string } = {}): AuthRequest {
@@ -92,7 +97,7 @@ describe("authenticate: the test vectors", () => {
         ip: "203.0.113.9",
         headers: { "X-API-Key": KEY, "X-Timestamp": c.timestamp, "X-Signature": signature },
       };
-      expect(await authenticate(req, TRADE, deps)).toEqual({ apiKey: KEY, accountId: ACCOUNT, scopes: ["read", "trade"] });
+      expect(await admitted(req, TRADE, deps)).toEqual({ apiKey: KEY, accountId: ACCOUNT, scopes: ["read", "trade"] });
     });
   }
 });
@@ -100,54 +105,54 @@ describe("authenticate: the test vectors", () => {
 describe("authenticate: key checks", () => {
   it("missing X-API-Key → missing_api_key", async () => {
     await addKey();
-    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": undefined } }), READ, deps), "missing_api_key");
-    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": "" } }), READ, deps), "missing_api_key");
+    await expectCode(admitted(vectorRequest({ headers: { "x-api-key": undefined } }), READ, deps), "missing_api_key");
+    await expectCode(admitted(vectorRequest({ headers: { "x-api-key": "" } }), READ, deps), "missing_api_key");
   });
 
   it("unknown or repeated X-API-Key → invalid_api_key", async () => {
     await addKey();
-    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": "ck_live_nope" } }), READ, deps), "invalid_api_key");
-    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": [KEY, KEY] } }), READ, deps), "invalid_api_key");
+    await expectCode(admitted(vectorRequest({ headers: { "x-api-key": "ck_live_nope" } }), READ, deps), "invalid_api_key");
+    await expectCode(admitted(vectorRequest({ headers: { "x-api-key": [KEY, KEY] } }), READ, deps), "invalid_api_key");
   });
 
   it("revocation takes effect on the next request, though the key was cached", async () => {
     await addKey();
-    await authenticate(vectorRequest(), TRADE, deps);
+    await admitted(vectorRequest(), TRADE, deps);
     await store.revokeApiKey(KEY, new Date(now).toISOString());
     const req = vectorRequest({ headers: { "x-signature": post.signature_base64 } });
-    await expectCode(authenticate(req, TRADE, deps), "key_revoked");
+    await expectCode(admitted(req, TRADE, deps), "key_revoked");
   });
 
   it("address outside the allowlist → ip_not_allowed", async () => {
     await addKey({ ipAllowlist: ["10.0.0.0/8", "2001:db8::1"] });
-    await expectCode(authenticate(vectorRequest({ ip: "11.0.0.1" }), READ, deps), "ip_not_allowed");
-    await expectCode(authenticate(vectorRequest({ ip: "2001:db8::2" }), READ, deps), "ip_not_allowed");
-    await expectCode(authenticate(vectorRequest({ ip: "not-an-ip" }), READ, deps), "ip_not_allowed");
+    await expectCode(admitted(vectorRequest({ ip: "11.0.0.1" }), READ, deps), "ip_not_allowed");
+    await expectCode(admitted(vectorRequest({ ip: "2001:db8::2" }), READ, deps), "ip_not_allowed");
+    await expectCode(admitted(vectorRequest({ ip: "not-an-ip" }), READ, deps), "ip_not_allowed");
     for (const ip of ["10.9.8.7", "::ffff:10.9.8.7", "2001:db8::1"]) {
-      await expect(authenticate(vectorRequest({ ip }), READ, deps)).resolves.toMatchObject({ apiKey: KEY });
+      await expect(admitted(vectorRequest({ ip }), READ, deps)).resolves.toMatchObject({ apiKey: KEY });
     }
   });
 
   it("read-only key on a trade request → insufficient_scope naming the scope", async () => {
     await addKey({ scopes: ["read"] });
-    const err = await expectCode(authenticate(vectorRequest(), TRADE, deps), "insufficient_scope");
+    const err = await expectCode(admitted(vectorRequest(), TRADE, deps), "insufficient_scope");
     expect(err.details).toEqual({ required: "trade" });
     expect(err.status).toBe(403);
   });
 
   it("checks the key before the signature", async () => {
     await addKey({ scopes: ["read"] });
-    await expectCode(authenticate(vectorRequest({ headers: { "x-signature": undefined } }), TRADE, deps), "insufficient_scope");
+    await expectCode(admitted(vectorRequest({ headers: { "x-signature": undefined } }), TRADE, deps), "insufficient_scope");
   });
 
   it("a read needs no signature, and records last use at most once a minute", async () => {
     await addKey();
     const req = vectorRequest({ headers: { "x-timestamp": undefined, "x-signature": undefined } });
-    await authenticate(req, READ, deps);
+    await admitted(req, READ, deps);
     await new Promise((r) => setTimeout(r, 20));
     expect((await store.apiKey(KEY))!.lastUsedAt).toBe(new Date(now).toISOString());
     now += 30_000;
-    await authenticate(req, READ, deps);
+    await admitted(req, READ, deps);
     await new Promise((r) => setTimeout(r, 20));
     expect((await store.apiKey(KEY))!.lastUsedAt).toBe(new Date(now - 30_000).toISOString());
   });
@@ -158,7 +163,7 @@ describe("authenticate: key checks", () => {
     const failing: Store = Object.assign(Object.create(store) as Store, {
       touchApiKey: () => Promise.reject(new Error("disk full")),
     });
-    const principal = await authenticate(vectorRequest(), READ, { ...deps, store: failing, onBackgroundError: (e) => seen.push(e) });
+    const principal = await admitted(vectorRequest(), READ, { ...deps, store: failing, onBackgroundError: (e) => seen.push(e) });
     expect(principal.apiKey).toBe(KEY);
     await new Promise((r) => setTimeout(r, 0));
     expect(seen).toEqual([new Error("disk full")]);
@@ -175,39 +180,39 @@ describe("authenticate: signature checks", () => {
     ["no X-Signature", { "x-signature": undefined }],
     ["an empty X-Signature", { "x-signature": "" }],
   ])("%s → missing_signature", async (_, headers) => {
-    await expectCode(authenticate(vectorRequest({ headers }), TRADE, deps), "missing_signature");
+    await expectCode(admitted(vectorRequest({ headers }), TRADE, deps), "missing_signature");
   });
 
   it.each(["-1767225600", "+1767225600", "1767225600.5", " 1767225600", "176722560000", "1e9", "abc"])(
     "X-Timestamp %j → invalid_timestamp",
     async (ts) => {
-      await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": ts } }), TRADE, deps), "invalid_timestamp");
+      await expectCode(admitted(vectorRequest({ headers: { "x-timestamp": ts } }), TRADE, deps), "invalid_timestamp");
     },
   );
 
   it("a repeated X-Timestamp → invalid_timestamp", async () => {
-    await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": [post.timestamp, post.timestamp] } }), TRADE, deps), "invalid_timestamp");
+    await expectCode(admitted(vectorRequest({ headers: { "x-timestamp": [post.timestamp, post.timestamp] } }), TRADE, deps), "invalid_timestamp");
   });
 
   it("milliseconds → invalid_timestamp saying seconds are expected", async () => {
-    const err = await expectCode(authenticate(vectorRequest({ headers: { "x-timestamp": post.timestamp + "000" } }), TRADE, deps), "invalid_timestamp");
+    const err = await expectCode(admitted(vectorRequest({ headers: { "x-timestamp": post.timestamp + "000" } }), TRADE, deps), "invalid_timestamp");
     expect(err.message).toMatch(/milliseconds.*seconds/);
   });
 
   it.each([-31, 31])("%i s away → stale_timestamp with the server time", async (offset) => {
     now += offset * 1000;
-    const err = await expectCode(authenticate(vectorRequest(), TRADE, deps), "stale_timestamp");
+    const err = await expectCode(admitted(vectorRequest(), TRADE, deps), "stale_timestamp");
     expect(err.details).toEqual({ server_time: Number(post.timestamp) + offset });
   });
 
   it.each([-30, 30])("%i s away is still fresh", async (offset) => {
     now += offset * 1000;
-    await expect(authenticate(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+    await expect(admitted(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
   });
 
   it("honours a configured skew", async () => {
     now += 11_000;
-    await expectCode(authenticate(vectorRequest(), TRADE, { ...deps, maxSkewSec: 10 }), "stale_timestamp");
+    await expectCode(admitted(vectorRequest(), TRADE, { ...deps, maxSkewSec: 10 }), "stale_timestamp");
   });
 
   it.each([
@@ -223,53 +228,53 @@ describe("authenticate: signature checks", () => {
     ["a truncated signature", { headers: { "x-signature": post.signature_hex.slice(0, 62) } }],
     ["a repeated signature header", { headers: { "x-signature": [post.signature_hex, post.signature_hex] } }],
   ])("tampering with %s → invalid_signature", async (_, over) => {
-    await expectCode(authenticate(vectorRequest(over), TRADE, deps), "invalid_signature");
+    await expectCode(admitted(vectorRequest(over), TRADE, deps), "invalid_signature");
   });
 
   it("a signature made with another key's secret → invalid_signature", async () => {
     const other = await addKey({ apiKey: "ck_live_" + "B".repeat(24), secret: "cs_live_other" });
-    await expectCode(authenticate(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps), "invalid_signature");
+    await expectCode(admitted(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps), "invalid_signature");
   });
 
   it("the same signature again, in any encoding → replayed_request", async () => {
-    await authenticate(vectorRequest(), TRADE, deps);
+    await admitted(vectorRequest(), TRADE, deps);
     for (const sig of [post.signature_hex, post.signature_hex.toUpperCase(), post.signature_base64, post.signature_base64url]) {
-      await expectCode(authenticate(vectorRequest({ headers: { "x-signature": sig } }), TRADE, deps), "replayed_request");
+      await expectCode(admitted(vectorRequest({ headers: { "x-signature": sig } }), TRADE, deps), "replayed_request");
     }
   });
 
   it("a repeated signature reaches the route only when the route's idempotentReplay says so, given the signed body", async () => {
     const seen: (string | undefined)[] = [];
     const needs = (answer: boolean) => ({ ...TRADE, idempotentReplay: (raw: Buffer | undefined) => (seen.push(raw?.toString("utf8")), answer) });
-    await authenticate(vectorRequest(), needs(false), deps);
+    await admitted(vectorRequest(), needs(false), deps);
     expect(seen).toEqual([]);
-    await expect(authenticate(vectorRequest(), needs(true), deps)).resolves.toMatchObject({ apiKey: KEY });
-    await expectCode(authenticate(vectorRequest(), needs(false), deps), "replayed_request");
+    await expect(admitted(vectorRequest(), needs(true), deps)).resolves.toMatchObject({ apiKey: KEY });
+    await expectCode(admitted(vectorRequest(), needs(false), deps), "replayed_request");
     expect(seen).toEqual([post.body, post.body]);
   });
 
   it("replay protection is per key and per signature", async () => {
     const other = await addKey({ apiKey: "ck_live_" + "B".repeat(24) });
-    await authenticate(vectorRequest(), TRADE, deps);
-    await authenticate(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps);
+    await admitted(vectorRequest(), TRADE, deps);
+    await admitted(vectorRequest({ headers: { "x-api-key": other } }), TRADE, deps);
     const ts = String(Number(post.timestamp) + 1);
     const fresh = sign(vectors.secret, ts, post.method, post.path, post.body);
-    await authenticate(vectorRequest({ headers: { "x-timestamp": ts, "x-signature": fresh } }), TRADE, deps);
+    await admitted(vectorRequest({ headers: { "x-timestamp": ts, "x-signature": fresh } }), TRADE, deps);
   });
 
   it("a rejected signature is not remembered, so the genuine request still goes through", async () => {
-    await expectCode(authenticate(vectorRequest({ body: post.body + " " }), TRADE, deps), "invalid_signature");
-    await expect(authenticate(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+    await expectCode(admitted(vectorRequest({ body: post.body + " " }), TRADE, deps), "invalid_signature");
+    await expect(admitted(vectorRequest(), TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
   });
 
   it("signs the raw bytes, even ones that are not valid UTF-8", async () => {
     const raw = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
     const signature = sign(vectors.secret, post.timestamp, "POST", "/v1/order", raw);
     const req = { ...vectorRequest({ headers: { "x-signature": signature } }), rawBody: raw };
-    await expect(authenticate(req, TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
+    await expect(admitted(req, TRADE, deps)).resolves.toMatchObject({ apiKey: KEY });
     // What a server that decoded and re-encoded the body would verify against instead.
     const reencoded = { ...req, rawBody: Buffer.from(raw.toString("utf8"), "utf8") };
-    await expectCode(authenticate(reencoded, TRADE, deps), "invalid_signature");
+    await expectCode(admitted(reencoded, TRADE, deps), "invalid_signature");
   });
 });
 
@@ -284,13 +289,13 @@ describe("KeyCache", () => {
       let reads = 0;
       const counted = { apiKey: (k: string) => (reads++, server.apiKey(k)), apiKeysVersion: () => server.apiKeysVersion() };
       const cached = { ...deps, store: server, keys: new KeyCache(counted, master) };
-      for (let i = 0; i < 3; i++) await authenticate(vectorRequest(), READ, cached);
+      for (let i = 0; i < 3; i++) await admitted(vectorRequest(), READ, cached);
       expect(reads).toBe(1);
 
       await cli.revokeApiKey(KEY, new Date(now).toISOString());
       // The next request arrives in a later turn of the event loop.
       await new Promise(setImmediate);
-      await expectCode(authenticate(vectorRequest(), READ, cached), "key_revoked");
+      await expectCode(admitted(vectorRequest(), READ, cached), "key_revoked");
     } finally {
       await server.close();
       await cli.close();

@@ -75,12 +75,17 @@ function header(headers: AuthRequest["headers"], name: string): Header {
  * The checks run in a fixed order so that each failure has one code, and the cheap and
  * non-secret checks run before the secret is decrypted.
  */
-export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Promise<Principal> {
+export function authenticate(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Principal | Promise<Principal> {
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
   if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
-  // A cached key is checked without a promise of its own: this runs on every authenticated request.
-  const record = deps.keys.cached(keyHeader.value) ?? (await deps.keys.record(keyHeader.value));
+  // A cached key is checked without a promise: this runs on every authenticated request.
+  const cached = deps.keys.cached(keyHeader.value);
+  if (cached !== undefined) return admit(req, needs, cached, deps);
+  return deps.keys.record(keyHeader.value).then((record) => admit(req, needs, record, deps));
+}
+
+function admit(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord | undefined, deps: AuthDeps): Principal | Promise<Principal> {
   if (record === undefined) throw new AppError("invalid_api_key");
   if (record.revokedAt !== null) throw new AppError("key_revoked");
   if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
@@ -89,9 +94,11 @@ export async function authenticate(req: AuthRequest, needs: AuthNeeds, deps: Aut
   }
 
   const now = deps.clock.now();
-  if (needs.signed) await verifySignedRequest(req, needs, record, now, deps);
-  touch(record, now, deps);
-  return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes };
+  const admitted = (): Principal => {
+    touch(record, now, deps);
+    return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes };
+  };
+  return needs.signed ? verifySignedRequest(req, needs, record, now, deps).then(admitted) : admitted();
 }
 
 async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {

@@ -124,18 +124,31 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
   // authenticated by its key (and signature); a browser that sends only the terminal's session cookie
   // by its session, where the session's CSRF token stands in for the signature on fund-moving calls.
-  app.addHook("preValidation", async (req) => {
+  const principalOf = (req: FastifyRequest): FastifyRequest["principal"] | Promise<FastifyRequest["principal"]> => {
     const auth = req.routeOptions.config.auth;
-    if (auth) {
-      if (req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined) {
-        const session = await sessions.require(req);
+    if (!auth) return undefined;
+    if (req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined) {
+      return sessions.require(req).then((session) => {
         if (auth.signed) sessions.checkCsrf(req, session);
-        req.principal = { accountId: session.record.accountId };
-      } else {
-        req.principal = await deps.authenticate(authRequest(req), auth);
-      }
+        return { accountId: session.record.accountId };
+      });
     }
-    if (req.jsonError) throw new AppError("invalid_json");
+    return deps.authenticate(authRequest(req), auth);
+  };
+  // A callback hook, not an async one: a read with a cached key is admitted without a promise (every read).
+  app.addHook("preValidation", (req, _reply, done) => {
+    const admit = (principal: FastifyRequest["principal"]) => {
+      req.principal = principal;
+      done(req.jsonError ? new AppError("invalid_json") : undefined);
+    };
+    let principal: ReturnType<typeof principalOf>;
+    try {
+      principal = principalOf(req);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (principal instanceof Promise) principal.then(admit, done);
+    else admit(principal);
   });
 
   app.setErrorHandler(sendError);

@@ -22,7 +22,8 @@ export interface MarketQuery {
 export interface HttpDeps {
   version: string;
   trustProxy: boolean;
-  authenticate(req: AuthRequest, needs: AuthNeeds): Promise<Principal>;
+  /** The caller, at once for a cached key's unsigned read; a promise when the store or the replay cache is asked. */
+  authenticate(req: AuthRequest, needs: AuthNeeds): Principal | Promise<Principal>;
   store: Store;
   orders: OrderService;
   withdrawals: WithdrawalService;

@@ -154,7 +154,9 @@ describe("CrossfillClient against the real authenticate over HTTP", () => {
       req.on("end", () => {
         const rawBody = chunks.length === 0 ? undefined : Buffer.concat(chunks);
         const needs = { scope: req.method === "POST" ? "trade" : "read", signed: true } as const;
-        authenticate({ method: req.method!, url: req.url!, headers: req.headers, rawBody, ip: req.socket.remoteAddress! }, needs, { store, keys: new KeyCache(store, master), clock: { now: Date.now }, replay: storeReplayCache(store) }).then(
+        Promise.resolve()
+          .then(() => authenticate({ method: req.method!, url: req.url!, headers: req.headers, rawBody, ip: req.socket.remoteAddress! }, needs, { store, keys: new KeyCache(store, master), clock: { now: Date.now }, replay: storeReplayCache(store) }))
+          .then(
           (principal) => {
             res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ principal, url: req.url, body: rawBody?.toString("utf8") ?? null }));
           },
