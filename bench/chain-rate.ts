@@ -117,6 +117,15 @@ export function sample(metrics: string, name: string): number {
   return Number(new RegExp(`^${escaped} (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
 }
 
+/**
+ * The server's event-loop delay since /metrics was last scraped, as "p50 …, p99 …, max … ms": prom-client
+ * times a 10 ms timer's intervals, so the delay is what they took beyond it.
+ */
+export function loopDelay(metrics: string): string {
+  const late = (q: string) => (sample(metrics, `nodejs_eventloop_lag_${q}_seconds`) * 1000 - 10).toFixed(1);
+  return `p50 ${late("p50")}, p99 ${late("p99")}, max ${late("max")} ms`;
+}
+
 /** What the server's /metrics saw of its Vault.batch transactions (crossfill_chain_calls_per_tx). */
 export function callsPerTx(metrics: string): string {
   const count = sample(metrics, "crossfill_chain_calls_per_tx_count");

@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { meansMs, sample } from "./chain-rate.ts";
+import { loopDelay, meansMs } from "./chain-rate.ts";
 import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
@@ -157,9 +157,7 @@ async function main(): Promise<void> {
     console.log(row(`POST /v1/order (c=${ORDER_CONNECTIONS})`, postOrder, postBase));
     console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
     console.log(`mean step, ms (from the step before): ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))}`);
-    // prom-client times a 10 ms timer's intervals: the delay is what they took beyond it.
-    const lag = (q: string) => (sample(metrics, `nodejs_eventloop_lag_${q}_seconds`) * 1000 - 10).toFixed(1);
-    console.log(`server's event-loop delay during the orders (a 10 ms timer's lateness), ms: p50 ${lag("p50")}, p99 ${lag("p99")}, max ${lag("max")}`);
+    console.log(`server's event-loop delay during the orders: ${loopDelay(metrics)}`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
   } finally {
     baseline?.kill("SIGTERM");
