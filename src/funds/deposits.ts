@@ -6,6 +6,7 @@ import type { AccountRecord, DepositPatch, DepositRecord, Lease, Store } from ".
 import { VaultTxError, type Address, type ChainInfo, type DigestSigner, type Hex32, type Vault } from "../vault/vault.ts";
 import { depositId, depositKey } from "./chain-ids.ts";
 import type { FundsCheckpoint } from "./checkpoints.ts";
+import { SerialPasses } from "../serial-passes.ts";
 
 export interface DepositDeps {
   store: Store;
@@ -35,18 +36,17 @@ export function depositCursorName(chain: Pick<ChainInfo, "chainId" | "contracts"
  * by the deposit's key whether it was credited, never a timer.
  */
 export class DepositWatcher {
-  private running: Promise<number> | undefined;
+  private readonly passes = new SerialPasses(() => this.run());
 
   constructor(private readonly d: DepositDeps) {}
 
-  /** Scans the chain, then credits every open deposit; one pass at a time. Resolves to how many it credited. */
+  /** Scans the chain, then credits every open deposit, in a pass that begins after this call (SerialPasses). Resolves to how many it credited. */
   pass(): Promise<number> {
-    this.running ??= this.run().finally(() => (this.running = undefined));
-    return this.running;
+    return this.passes.pass();
   }
 
-  async idle(): Promise<void> {
-    while (this.running) await this.running.catch(() => undefined);
+  idle(): Promise<void> {
+    return this.passes.idle();
   }
 
   private async run(): Promise<number> {

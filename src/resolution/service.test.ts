@@ -46,3 +46,40 @@ describe("resolution pass", () => {
     expect(asked).toHaveLength(4);
   });
 });
+
+describe("a pass asked for while one runs", () => {
+  it("begins after the running one, so it sees a decision stored meanwhile; idle waits for both", async () => {
+    const stored: { eventId: string; status: "disputed"; outcome: null }[] = [];
+    const told: string[] = [];
+    let answer: (() => void) | undefined;
+    const service = new ResolutionService({
+      store: { eventResolutions: async () => [...stored], redemptions: async () => [] } as unknown as Store,
+      vault: {} as Vault,
+      catalog: {
+        events: () => [{ eventId: "ev", status: "open", listings: [{ venue: "a", venueMarketId: "a-1" }] }],
+        decided: (eventId: string, status: string) => told.push(`${eventId} ${status}`),
+      } as unknown as MarketCatalog,
+      // The first pass waits on the venue until the test lets it go.
+      ask: () => new Promise((resolve) => (answer = () => resolve({ state: "open" }))),
+      tokenId: () => 0n,
+      pollMs: 60_000,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+    });
+    const first = service.pass();
+    await new Promise((r) => setImmediate(r));
+    expect(answer).toBeDefined();
+    stored.push({ eventId: "ev", status: "disputed", outcome: null });
+    const second = service.pass();
+    expect(service.pass()).toBe(second);
+    let idle = false;
+    void service.idle().then(() => (idle = true));
+    answer!();
+    await first;
+    expect(told).toEqual([]);
+    await second;
+    expect(told).toEqual(["ev disputed"]);
+    await new Promise((r) => setImmediate(r));
+    expect(idle).toBe(true);
+  });
+});

@@ -7,6 +7,7 @@ import type { EventResolutionRecord, RedemptionRecord, Store } from "../store/st
 import { REDEEM_MAX_ITEMS, type Address, type Hex32, type Vault } from "../vault/vault.ts";
 import type { VenueResolution } from "../venues/venue.ts";
 import { decide } from "./decide.ts";
+import { SerialPasses } from "../serial-passes.ts";
 
 export interface ResolutionDeps {
   store: Store;
@@ -36,7 +37,7 @@ export function redemptionKey(eventId: string, outcome: Outcome, address: string
  * again, so a crash at any point is finished by the next pass without paying twice.
  */
 export class ResolutionService {
-  private running: Promise<void> | undefined;
+  private readonly passes = new SerialPasses(() => this.run());
   /** Events whose every holder this process has seen redeemed: not read again. */
   private readonly done = new Set<string>();
   /** When this process last asked the venues about each undecided event. */
@@ -44,15 +45,14 @@ export class ResolutionService {
 
   constructor(private readonly d: ResolutionDeps) {}
 
-  /** Resolves once no pass is running: what shutdown awaits. */
-  async idle(): Promise<void> {
-    while (this.running) await this.running.catch(() => undefined);
+  /** Resolves once no pass runs or waits to: what shutdown awaits. */
+  idle(): Promise<void> {
+    return this.passes.idle();
   }
 
-  /** One pass; a pass asked for while one runs joins it. */
+  /** One pass that begins after this call (SerialPasses). */
   pass(): Promise<void> {
-    this.running ??= this.run().finally(() => (this.running = undefined));
-    return this.running;
+    return this.passes.pass();
   }
 
   private async run(): Promise<void> {
