@@ -1,7 +1,7 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
 import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
+import { evmAccount } from "../../evm-account.ts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
 import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc } from "../rpc.ts";
@@ -94,7 +94,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   const chainId = Number(await rpc.call<Hex>("eth_chainId"));
   // A dev chain started afresh keeps its id but not its genesis block: its nonces start again at 0.
   const genesis = (await rpc.call<{ hash: Hex }>("eth_getBlockByNumber", ["0x0", false])).hash;
-  const account = privateKeyToAccount(opts.operatorKey);
+  const account = evmAccount(opts.operatorKey);
   const sender = new TxSender({
     rpc,
     account,

@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { PrivateKeyAccount } from "viem/accounts";
+import { evmAccount } from "../../evm-account.ts";
 import { AppError } from "../../domain/errors.ts";
 import { feeInShares, grossForDelivered, type FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE } from "../../domain/money.ts";
@@ -63,7 +64,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   constructor(opts: LimitlessVenueOptions) {
     super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 } });
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
-    this.wallet = privateKeyToAccount(opts.credentials.privateKey);
+    this.wallet = evmAccount(opts.credentials.privateKey);
     this.slugs = this.listedMarkets(true);
     this.stream = new LimitlessBookStream({ ...this.streamHooks(), slugs: this.slugs });
     // the market stream is public

@@ -1,5 +1,6 @@
 import type { Hex } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { PrivateKeyAccount } from "viem/accounts";
+import { evmAccount } from "../../evm-account.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
@@ -75,7 +76,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
 
   constructor(opts: OpinionVenueOptions) {
     super(opts, { adapter: "opinion-openapi", venueId: "opinion-sim", rateLimits: { sharedPerSecond: OPINION_REQUESTS_PER_SECOND } });
-    this.signer = privateKeyToAccount(opts.credentials.privateKey);
+    this.signer = evmAccount(opts.credentials.privateKey);
     this.marketIds = this.listedMarkets(true);
     this.stream = new OpinionBookStream({
       ...this.streamHooks(),
