@@ -6,7 +6,7 @@ import { polygon } from "viem/chains";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { l2Signature } from "../../src/venues/polymarket/auth.ts";
 import { createPolymarketVenue } from "../../src/venues/polymarket/index.ts";
-import { OrderSigner } from "../../src/venues/polymarket/order-signing.ts";
+import { orderHash, OrderSigner } from "../../src/venues/polymarket/order-signing.ts";
 import { startPolymarketSim } from "../../src/venues/polymarket/sim/index.ts";
 import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
@@ -111,7 +111,7 @@ async function signingExamples(): Promise<SigningExample[]> {
     {
       what: "EIP-712 V2 order signature (domain version 2, the V2 exchange)",
       source: `${CLIENT} OrderBuilder.buildOrder (version 2)`,
-      actual: () => signer.sign(order, false),
+      actual: () => signer.sign(orderHash(order, false)),
       expected: official.signature,
     },
   ];

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { hashTypedData, type Hex } from "viem";
-import { privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { PrivateKeyAccount } from "viem/accounts";
+import { evmAccount } from "../../evm-account.ts";
 import { ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import { SIDE_BUY, SIDE_SELL, SIGNATURE_EOA } from "../ctf-order.ts";
 
@@ -122,7 +123,7 @@ export class OrderSigner {
   readonly account: PrivateKeyAccount;
 
   constructor(privateKey: Hex) {
-    this.account = privateKeyToAccount(privateKey);
+    this.account = evmAccount(privateKey);
   }
 
   get address(): Hex {
@@ -164,8 +165,9 @@ export class OrderSigner {
     };
   }
 
-  sign(order: OrderStruct, negRisk: boolean): Promise<Hex> {
-    return this.account.signTypedData({ domain: orderDomain(negRisk), types: ORDER_TYPES, primaryType: "Order", message: order });
+  /** Signs an order by its hash (orderHash, the order's EIP-712 digest), which placing has made already. */
+  sign(orderId: Hex): Promise<Hex> {
+    return this.account.sign({ hash: orderId });
   }
 }
 

@@ -252,7 +252,7 @@ export class PolymarketVenue implements Venue {
     if (!posted) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-pUSD` };
     const orderId = orderHash(posted.order, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
-    const body = orderBody(posted, await this.signer.sign(posted.order, m.negRisk), this.apiKey, "FAK");
+    const body = orderBody(posted, await this.signer.sign(orderId), this.apiKey, "FAK");
     const started = performance.now();
     const res = await this.request({ method: "POST", path: "/order", body, auth: true, limits: ORDER_LIMITS }, retryOrder);
     if (!res.ok) return this.placeFailed(res, orderId, order);
