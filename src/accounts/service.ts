@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { AppError } from "../domain/errors.ts";
 import type { Micro } from "../domain/money.ts";

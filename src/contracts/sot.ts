@@ -1,6 +1,7 @@
-import { encodePacked, hexToBigInt, keccak256, type Hex } from "viem";
+import { encodePacked, hexToBigInt, type Hex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 
-/** Token ids computed so far, at most TOKEN_IDS_KEPT: a keccak256 in JavaScript costs ~35 µs, and an order asks for its token id three times or more. */
+/** Token ids computed so far, at most TOKEN_IDS_KEPT: one is an ABI packing, a keccak256 and a bigint parsed from hex, and an order asks for its token id three times or more. */
 const tokenIds = new Map<string, bigint>();
 const TOKEN_IDS_KEPT = 10_000;
 

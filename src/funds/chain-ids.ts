@@ -1,4 +1,5 @@
-import { encodePacked, keccak256, toHex } from "viem";
+import { encodePacked, toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import type { Hex32 } from "../vault/vault.ts";
 
 /** The on-chain id of a withdrawal: keccak256 of its public id, so the chain and the store name the same withdrawal. */

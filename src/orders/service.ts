@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { AppError } from "../domain/errors.ts";
 import { formatMicro, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";

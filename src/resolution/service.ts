@@ -1,4 +1,5 @@
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { OPEN_STATUSES } from "../domain/order-status.ts";
 import { OUTCOMES, type Clock, type Outcome } from "../domain/types.ts";
 import type { MarketCatalog } from "../markets/catalog.ts";

@@ -3,7 +3,8 @@
 // Usage: node --import tsx src/vault/bench-chain.ts [totalTx=10000] [concurrentOrders=500]
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { sotTokenId } from "../contracts/sot.ts";
 import { keyOf, openTestChain, tempDir, type TestChain } from "./testkit.ts";
 

@@ -1,6 +1,7 @@
 // Crash-test fixture (run by restart.test.ts as a separate node process): owns a dev chain, commits
 // some orders, prints what it did as one JSON line, then waits to be killed with SIGKILL.
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { sotTokenId } from "../contracts/sot.ts";
 import { keyOf, openTestChain } from "./testkit.ts";
 

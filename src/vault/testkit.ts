@@ -3,7 +3,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createPublicClient, createWalletClient, defineChain, http, keccak256, toHex, type Hex } from "viem";
+import { createPublicClient, createWalletClient, defineChain, http, toHex, type Hex } from "viem";
+import { keccak256 } from "../evm/keccak.ts";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";

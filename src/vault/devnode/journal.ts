@@ -3,7 +3,8 @@
 // is on disk; at start the journal is replayed on top of the snapshot.
 import { closeSync, fsync, fsyncSync, readFileSync, write } from "node:fs";
 import { promisify } from "node:util";
-import { keccak256, type Hex } from "viem";
+import { type Hex } from "viem";
+import { keccak256 } from "../../evm/keccak.ts";
 import { openPrivate } from "../../private-files.ts";
 
 /**

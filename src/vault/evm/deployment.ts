@@ -1,7 +1,8 @@
 // Where the contracts live on each chain: deployed by the first process that finds none and recorded in
 // the store, one row per chain id, so a restart and every other instance on the same store use them.
 import { randomUUID } from "node:crypto";
-import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, keccak256, maxUint256, type Hex } from "viem";
+import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, maxUint256, type Hex } from "viem";
+import { keccak256 } from "../../evm/keccak.ts";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import type { JsonRpc } from "../rpc.ts";

@@ -1,7 +1,7 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
 import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
-import { evmAccount } from "../../evm-account.ts";
+import { evmAccount } from "../../evm/account.ts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
 import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc } from "../rpc.ts";

@@ -1,6 +1,7 @@
 // Money in and out of the Vault by the operator: EIP-2612 permit digests for deposit credits, and the USDC
 // Transfer logs that tell a deposit, read in the chain's own terms (transaction hash, log index).
-import { concat, decodeEventLog, encodeAbiParameters, encodeEventTopics, keccak256, parseAbiParameters, toHex, type Hex } from "viem";
+import { concat, decodeEventLog, encodeAbiParameters, encodeEventTopics, parseAbiParameters, toHex, type Hex } from "viem";
+import { keccak256 } from "../../evm/keccak.ts";
 import { testUSDCAbi } from "../../contracts/artifacts.ts";
 import type { Address, UsdcTransfer } from "../vault.ts";
 import { loggedAt } from "./ledger.ts";

@@ -1,6 +1,6 @@
 import type { Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
-import { evmAccount } from "../../evm-account.ts";
+import { evmAccount } from "../../evm/account.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";

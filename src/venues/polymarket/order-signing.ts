@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
-import { hashTypedData, type Hex } from "viem";
+import type { Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
-import { evmAccount } from "../../evm-account.ts";
+import { evmAccount } from "../../evm/account.ts";
+import { typedDataHash } from "../../evm/typed-data.ts";
 import { ONE, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import { SIDE_BUY, SIDE_SELL, SIGNATURE_EOA } from "../ctf-order.ts";
 
@@ -61,7 +62,7 @@ export function orderDomain(negRisk: boolean) {
 
 /** The order hash: Polymarket's order id. It does not cover `expiration`. */
 export function orderHash(order: OrderStruct, negRisk: boolean): Hex {
-  return hashTypedData({ domain: orderDomain(negRisk), types: ORDER_TYPES, primaryType: "Order", message: order });
+  return typedDataHash({ domain: orderDomain(negRisk), types: ORDER_TYPES, primaryType: "Order", message: order });
 }
 
 /**

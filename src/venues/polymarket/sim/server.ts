@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { keccak256, toHex } from "viem";
+import { toHex } from "viem";
+import { keccak256 } from "../../../evm/keccak.ts";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatMicro } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";

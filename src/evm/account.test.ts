@@ -2,15 +2,14 @@ import fc from "fast-check";
 import { bytesToHex, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { ORDER_TYPES } from "./venues/ctf-order.ts";
-import { evmAccount } from "./evm-account.ts";
+import { ORDER_TYPES } from "../venues/ctf-order.ts";
+import { evmAccount } from "./account.ts";
+import { address, bytesN, ctfOrder } from "./arbitraries.ts";
 
 // Every valid key: 1 ≤ key < the curve's order.
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const key = fc.bigInt({ min: 1n, max: N - 1n }).map((k) => `0x${k.toString(16).padStart(64, "0")}` as Hex);
-const bytes32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map((b) => bytesToHex(b));
-const uint = fc.bigInt({ min: 0n, max: 2n ** 256n - 1n });
-const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => bytesToHex(b));
+const bytes32 = bytesN(32);
 const RUNS = { numRuns: 150, seed: 41 };
 
 describe("evmAccount", () => {
@@ -24,22 +23,8 @@ describe("evmAccount", () => {
       }),
       RUNS,
     );
-    const order = fc.record({
-      salt: uint,
-      maker: address,
-      signer: address,
-      taker: address,
-      tokenId: uint,
-      makerAmount: uint,
-      takerAmount: uint,
-      expiration: uint,
-      nonce: uint,
-      feeRateBps: uint,
-      side: fc.integer({ min: 0, max: 1 }),
-      signatureType: fc.integer({ min: 0, max: 2 }),
-    });
     await fc.assert(
-      fc.asyncProperty(key, order, address, async (pk, message, verifyingContract) => {
+      fc.asyncProperty(key, ctfOrder, address, async (pk, message, verifyingContract) => {
         const typed = { domain: { name: "Exchange", version: "1", chainId: 137, verifyingContract }, types: ORDER_TYPES, primaryType: "Order", message } as const;
         expect(await evmAccount(pk).signTypedData(typed)).toBe(await privateKeyToAccount(pk).signTypedData(typed));
       }),
