@@ -5,6 +5,7 @@ import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { FundsStore } from "./funds-store.ts";
 import { migrateToLatest } from "./migrations/migrate.ts";
+import { QueryShapes, type Slots } from "./query-shapes.ts";
 import {
   accountFromRow,
   accountToRow,
@@ -73,6 +74,8 @@ export class KyselyStore implements Store {
   /** Keys this connection changed: another connection's changes are keyChanges'. */
   private ownKeyChanges = 0;
   private readonly funds: FundsStore;
+  /** The queries of every order's steps, each built and compiled once per shape. */
+  private readonly shaped: QueryShapes<Database>;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -80,6 +83,7 @@ export class KyselyStore implements Store {
     private readonly keyChanges: KeyChanges,
   ) {
     this.funds = new FundsStore(db, () => this.nowIso());
+    this.shaped = new QueryShapes(db);
   }
 
   // Withdrawals, deposits, faucet drips, the chain scan cursor and the activity: funds-store.ts.
@@ -195,12 +199,19 @@ export class KyselyStore implements Store {
   async insertOrder(o: OrderRecord, lease?: Lease): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }> {
     // Insert-then-select rather than select-then-insert: the unique index arbitrates concurrent
     // retries, across connections and server instances alike.
-    const inserted = await this.db
-      .insertInto("orders")
-      .values({ ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null })
-      .onConflict((oc) => oc.columns(["account_id", "client_order_id"]).where("client_order_id", "is not", null).doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const row = { ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null };
+    const {
+      rows: [inserted],
+    } = await this.shaped.run(
+      `insertOrder ${Object.keys(row)}`,
+      (slot) =>
+        this.db
+          .insertInto("orders")
+          .values(slotsOf(slot, row))
+          .onConflict((oc) => oc.columns(["account_id", "client_order_id"]).where("client_order_id", "is not", null).doNothing())
+          .returningAll(),
+      row,
+    );
     if (inserted) return { created: true, order: orderFromRow(inserted) };
     const existing = await this.db
       .selectFrom("orders")
@@ -218,13 +229,27 @@ export class KyselyStore implements Store {
       if (wrong.length > 0) throw new Error(`order ${id}: no transition from ${wrong.join(", ")} to ${patch.status}`);
     }
     if (from.length === 0) return undefined;
-    let query = this.db
-      .updateTable("orders")
-      .set({ ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() })
-      .where("id", "=", id)
-      .where("status", "in", [...from]);
-    if (owner !== undefined) query = query.where("lease_owner", "=", owner);
-    const row = await query.returningAll().executeTakeFirst();
+    const set = { ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() };
+    const values: Record<string, unknown> = { ...set, "(id)": id, "(owner)": owner };
+    from.forEach((f, i) => (values[`(from ${i})`] = f));
+    const {
+      rows: [row],
+    } = await this.shaped.run(
+      `updateOrder ${Object.keys(set)} from ${from.length}${owner === undefined ? "" : " owner"}`,
+      (slot) => {
+        const query = this.db
+          .updateTable("orders")
+          .set(slotsOf(slot, set))
+          .where("id", "=", slot("(id)"))
+          .where(
+            "status",
+            "in",
+            from.map((_, i) => slot(`(from ${i})`)),
+          );
+        return (owner === undefined ? query : query.where("lease_owner", "=", slot("(owner)"))).returningAll();
+      },
+      values,
+    );
     return row && orderFromRow(row);
   }
 
@@ -249,7 +274,9 @@ export class KyselyStore implements Store {
   }
 
   async order(id: string): Promise<OrderRecord | undefined> {
-    const row = await this.db.selectFrom("orders").selectAll().where("id", "=", id).executeTakeFirst();
+    const {
+      rows: [row],
+    } = await this.shaped.run("order", (slot) => this.db.selectFrom("orders").selectAll().where("id", "=", slot("id")), { id });
     return row && orderFromRow(row);
   }
 
@@ -385,22 +412,26 @@ export class KyselyStore implements Store {
 
   async insertFills(fills: FillRecord[]): Promise<void> {
     if (fills.length === 0) return;
-    await this.db
-      .insertInto("fills")
-      .values(fills.map(fillToRow))
-      .onConflict((oc) => oc.columns(["venue", "trade_id"]).doNothing())
-      .execute();
+    const rows = fills.map(fillToRow);
+    const values: Record<string, unknown> = {};
+    rows.forEach((r, i) => Object.entries(r).forEach(([k, v]) => (values[`${i} ${k}`] = v)));
+    await this.shaped.run(
+      `insertFills ${rows.length} ${Object.keys(rows[0]!)}`,
+      (slot) =>
+        this.db
+          .insertInto("fills")
+          .values(rows.map((r, i) => slotsOf(slot, r, `${i} `)))
+          .onConflict((oc) => oc.columns(["venue", "trade_id"]).doNothing()),
+      values,
+    );
   }
 
   async fills(orderId: string): Promise<FillRecord[]> {
-    const rows = await this.db
-      .selectFrom("fills")
-      .selectAll()
-      .where("order_id", "=", orderId)
-      .orderBy("created_at")
-      .orderBy("venue")
-      .orderBy("trade_id")
-      .execute();
+    const { rows } = await this.shaped.run(
+      "fills",
+      (slot) => this.db.selectFrom("fills").selectAll().where("order_id", "=", slot("orderId")).orderBy("created_at").orderBy("venue").orderBy("trade_id"),
+      { orderId },
+    );
     return rows.map(fillFromRow);
   }
 
@@ -544,17 +575,21 @@ export class KyselyStore implements Store {
   async rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean> {
     // An expired row is not yet purged but no longer counts: the upsert takes it over. A live row
     // makes the WHERE false, so nothing is written and the count says "replay".
-    const result = await this.db
-      .insertInto("replay_signatures")
-      .values({ api_key: apiKey, signature, expires_at: BigInt(expiresAt) })
-      .onConflict((oc) =>
-        oc
-          .columns(["api_key", "signature"])
-          .doUpdateSet({ expires_at: (eb) => eb.ref("excluded.expires_at") })
-          .where("replay_signatures.expires_at", "<=", BigInt(this.clock.now())),
-      )
-      .executeTakeFirst();
-    return result.numInsertedOrUpdatedRows === 1n;
+    const result = await this.shaped.run(
+      "rememberSignature",
+      (slot) =>
+        this.db
+          .insertInto("replay_signatures")
+          .values({ api_key: slot("apiKey"), signature: slot("signature"), expires_at: slot("expiresAt") })
+          .onConflict((oc) =>
+            oc
+              .columns(["api_key", "signature"])
+              .doUpdateSet({ expires_at: (eb) => eb.ref("excluded.expires_at") })
+              .where("replay_signatures.expires_at", "<=", slot("now")),
+          ),
+      { apiKey, signature, expiresAt: BigInt(expiresAt), now: BigInt(this.clock.now()) },
+    );
+    return result.numAffectedRows === 1n;
   }
 
   async purgeSignatures(before: number): Promise<void> {
@@ -606,17 +641,24 @@ export class KyselyStore implements Store {
     const n = BigInt(count);
     // An upsert is one statement: PostgreSQL holds the row's lock from reading handed_out to writing it
     // (a concurrent reservation waits, then reads the new value), SQLite its single writer's lock.
-    const row = await this.db
-      .insertInto("chain_nonces")
-      .values({ chain_id: BigInt(key.chainId), genesis: key.genesis, operator: key.operator, handed_out: from + n, reserved_at: at })
-      .onConflict((oc) =>
-        oc.columns(["chain_id", "genesis", "operator"]).doUpdateSet({
-          handed_out: sql<bigint>`CASE WHEN chain_nonces.handed_out > ${from} THEN chain_nonces.handed_out ELSE ${from} END + ${n}`,
-          reserved_at: at,
-        }),
-      )
-      .returning("handed_out")
-      .executeTakeFirstOrThrow();
+    const {
+      rows: [row],
+    } = await this.shaped.run(
+      "reserveNonces",
+      (slot) =>
+        this.db
+          .insertInto("chain_nonces")
+          .values({ chain_id: slot("chainId"), genesis: slot("genesis"), operator: slot("operator"), handed_out: slot("upTo"), reserved_at: slot("at") })
+          .onConflict((oc) =>
+            oc.columns(["chain_id", "genesis", "operator"]).doUpdateSet({
+              handed_out: sql<bigint>`CASE WHEN chain_nonces.handed_out > ${slot("from")} THEN chain_nonces.handed_out ELSE ${slot("from")} END + ${slot("n")}`,
+              reserved_at: slot("at"),
+            }),
+          )
+          .returning("handed_out"),
+      { chainId: BigInt(key.chainId), genesis: key.genesis, operator: key.operator, upTo: from + n, at, from, n },
+    );
+    if (row === undefined) throw new Error("reserving nonces returned no row");
     return Number(int64(row.handed_out, "chain_nonces.handed_out") - n);
   }
 
@@ -665,4 +707,9 @@ async function insertListings(trx: Transaction<Database>, eventId: string, listi
     .insertInto("catalog_listings")
     .values(listings.map((l, i) => catalogListingToRow(eventId, l, first + BigInt(i))))
     .execute();
+}
+
+/** A row whose every value is the slot of its column's name (with `prefix`), for a query built once per shape (QueryShapes). */
+function slotsOf<R extends object>(slot: Slots, row: R, prefix = ""): R {
+  return Object.fromEntries(Object.keys(row).map((k) => [k, slot(prefix + k)])) as R;
 }
