@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 import { load, signedPost, type LoadResult } from "./load.ts";
-import { freePort, startChild } from "./procs.ts";
+import { freePort, serverArgs, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const root = new URL("..", import.meta.url).pathname;
@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const instance = async (i: number) => {
       const port = await freePort();
       const env = { ...shared, PORT: String(port), DATA_DIR: join(dir, `instance-${i}`), LOG_LEVEL: "info" };
-      children.push(await startChild(["--import", "tsx", "src/main.ts"], env, (l) => l.includes("crossfill is serving")));
+      children.push(await startChild(serverArgs(), env, (l) => l.includes("crossfill is serving")));
       return `http://127.0.0.1:${port}`;
     };
     const urls = [await instance(0)];
