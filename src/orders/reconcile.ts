@@ -171,21 +171,20 @@ export class Reconciler {
 
     const hold = await this.svc.holdOf(order);
     const orderLog = log.child({ order_id: order.id });
+    const stored = await store.fills(order.id);
     switch (hold.kind) {
       case "held":
         this.d.checkpoint?.("reconcile.settle.sent", order.id);
-        await this.svc.settle(order, orderLog);
+        await this.svc.settle(order, stored, orderLog);
         break;
       case "settled": {
         // The settlement landed but was not recorded: record what the chain did, with its transaction.
-        const stored = await store.fills(order.id);
         const done = order.side === "sell" ? sale(order, stored, orderLog) : settlement(order, stored, orderLog);
         const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
         await this.finish(order, ["routing"], { ...done, ...minted, settleTx: hold.txHash });
         break;
       }
       case "released": {
-        const stored = await store.fills(order.id);
         if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length }, "the lock or escrow was released although venues filled; the operator carries the fills");
         await this.finish(order, ["routing"], { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
         break;

@@ -518,7 +518,7 @@ export class OrderService {
       fills = await this.d.store.fills(order.id);
       if (fills.reduce((n, f) => n + f.shares, 0n) >= plannedShares(order)) break;
     }
-    return this.settle(order, log);
+    return this.settle(order, fills, log);
   }
 
   /** A locked order the router refused at routing time: its USDC released, or its shares returned, and the refusal recorded. */
@@ -547,11 +547,11 @@ export class OrderService {
    * Settles the order on its stored fills, each venue trade counted once, in one transaction: a buy
    * spends what they cost, releases the rest and mints the SOT; a sell burns the shares sold, credits the
    * proceeds and returns the rest. Nothing filled: the lock released, or the escrow returned, whole.
-   * Recovery calls it too, for a routing order whose lock or escrow is still open. `log` carries the order's id.
+   * Recovery calls it too, for a routing order whose lock or escrow is still open. `fills` are the order's
+   * stored fills, all of them; `log` carries the order's id.
    */
-  async settle(order: OrderRecord, log: Log): Promise<OrderRecord> {
+  async settle(order: OrderRecord, fills: readonly FillRecord[], log: Log): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
-    const fills = await this.d.store.fills(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
     this.d.checkpoint?.("order.settle.sent", order.id);
     if (shares === 0n) {
