@@ -24,7 +24,7 @@ import { loadCatalog } from "./markets/catalog-db.ts";
 import { markPrice, sellQuotes, venueQuotes } from "./markets/merged-book.ts";
 import { PriceBoard } from "./markets/price-board.ts";
 import { presentMarket } from "./markets/present.ts";
-import { Metrics, meteredVenue } from "./metrics/metrics.ts";
+import { Metrics, meterPlacements } from "./metrics/metrics.ts";
 import { OrderService, type Checkpoint } from "./orders/service.ts";
 import { ResolutionService } from "./resolution/service.ts";
 import type { FundsCheckpoint } from "./funds/checkpoints.ts";
@@ -121,7 +121,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
 
   const catalog = await loadCatalog(store);
   const venueSetup = await startConfiguredVenues(config, { catalog, clock, log, onSimLine: (line) => log.info({ line }, "venue simulators") });
-  const venues: Venue[] = venueSetup.venues.map((v) => meteredVenue(v, metrics));
+  const venues: Venue[] = venueSetup.venues.map((v) => meterPlacements(v, metrics));
   const venueById = new Map(venues.map((v) => [v.id, v]));
   const board = new PriceBoard(catalog, venues, clock);
 

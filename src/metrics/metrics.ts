@@ -251,32 +251,23 @@ export class Metrics {
 }
 
 /**
- * The venue with its placements counted and timed. A proxy, so that every other member is the
- * adapter's own, called on the adapter itself.
+ * Counts and times the venue's placements: its `place` is replaced, on the adapter itself, by one that
+ * records each answer. Every other member stays the adapter's own, read as fast as before: the quotes
+ * and books read several of them per venue on every order and every tick.
  */
-export function meteredVenue(venue: Venue, metrics: Metrics): Venue {
-  const place: Venue["place"] = async (order) => {
+export function meterPlacements(venue: Venue, metrics: Metrics): Venue {
+  const place = venue.place.bind(venue);
+  venue.place = async (order) => {
     const started = performance.now();
     // Adapters answer "unknown" rather than throw; one that throws anyway is counted apart.
     let result = "error";
     try {
-      const answer = await venue.place(order);
+      const answer = await place(order);
       result = answer.kind;
       return answer;
     } finally {
       metrics.childOrder(venue.id, result, (performance.now() - started) / 1000);
     }
   };
-  // Bound once each: merged books and quotes call book(), market() and health() on every read.
-  const bound = new Map<PropertyKey, unknown>();
-  return new Proxy(venue, {
-    get(target, prop) {
-      if (prop === "place") return place;
-      const value: unknown = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      let method = bound.get(prop);
-      if (method === undefined) bound.set(prop, (method = value.bind(target)));
-      return method;
-    },
-  });
+  return venue;
 }
