@@ -247,10 +247,19 @@ describe("authenticate: signature checks", () => {
     const seen: (string | undefined)[] = [];
     const needs = (answer: boolean) => ({ ...TRADE, idempotentReplay: (raw: Buffer | undefined) => (seen.push(raw?.toString("utf8")), answer) });
     await admitted(vectorRequest(), needs(false), deps);
-    expect(seen).toEqual([]);
     await expect(admitted(vectorRequest(), needs(true), deps)).resolves.toMatchObject({ apiKey: KEY });
     await expectCode(admitted(vectorRequest(), needs(false), deps), "replayed_request");
-    expect(seen).toEqual([post.body, post.body]);
+    expect(seen).toEqual([post.body, post.body, post.body]);
+  });
+
+  it("an idempotent retry's signature is not recorded: every copy reaches the route, and the replay cache is not asked", async () => {
+    const idempotent = { ...TRADE, idempotentReplay: () => true };
+    const remembered: string[] = [];
+    const watched = { ...deps, replay: { ...deps.replay, remember: async (key: string, sig: string, until: number) => (remembered.push(sig), deps.replay.remember(key, sig, until)) } };
+    for (let i = 0; i < 3; i++) await expect(admitted(vectorRequest(), idempotent, watched)).resolves.toMatchObject({ apiKey: KEY });
+    expect(remembered).toEqual([]);
+    await admitted(vectorRequest(), TRADE, watched);
+    expect(remembered).toEqual([post.signature_hex]);
   });
 
   it("replay protection is per key and per signature", async () => {

@@ -20,9 +20,10 @@ export interface AuthNeeds {
   scope: Scope;
   signed: boolean;
   /**
-   * Whether a signature already seen may still reach the route, given the raw body it signs. A route
+   * Whether a repeat of this signature may reach the route, given the raw body it signs. A route
    * supplies it when it answers a repeat of those bytes with what the first copy got (an idempotent
-   * retry): refusing the repeat would only keep a client's quick retry from its own result.
+   * retry): refusing the repeat would only keep a client's quick retry from its own result. Such a
+   * signature is not recorded in the replay cache, since no repeat of it is ever refused.
    */
   idempotentReplay?: (rawBody: Buffer | undefined) => boolean;
 }
@@ -131,9 +132,11 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
   if (!timingSafeEqual(expected, provided)) throw new AppError("invalid_signature");
 
+  // The same signature is the same bytes: a repeat of an idempotent retry is let through whatever the cache says.
+  if (needs.idempotentReplay?.(req.rawBody)) return;
   // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
   const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
-  if (!fresh && !needs.idempotentReplay?.(req.rawBody)) throw new AppError("replayed_request");
+  if (!fresh) throw new AppError("replayed_request");
 }
 
 /** When each record (the cached object a key's requests share) was last used, as a number: not parsed from its text on every request. */
