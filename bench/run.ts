@@ -156,6 +156,10 @@ async function main(): Promise<void> {
     console.log(row(`node:http POST echo (c=${ORDER_CONNECTIONS})`, postBase, postBase));
     console.log(row(`POST /v1/order (c=${ORDER_CONNECTIONS})`, postOrder, postBase));
     console.log(`POST /v1/order own work (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
+    // The idle server's CPU (its venue streams and timers) runs whether orders come or not; at ~10 orders a
+    // second it is most of the figure above. What the orders themselves add, beside the echo's:
+    const addedMs = postOrder.cpuMs - (idle * postOrder.seconds * 1000) / Math.max(1, postOrder.requests);
+    console.log(`POST /v1/order CPU above the idle server's: ${addedMs.toFixed(3)} ms an order (${(addedMs / postBase.cpuMs).toFixed(0)}× the echo)`);
     console.log(`mean step, ms (from the step before): ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))}`);
     console.log(`server's event-loop delay during the orders: ${loopDelay(metrics)}`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
