@@ -13,7 +13,7 @@ import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory, topUp } from "./accounts/service.ts";
 import { accountOrders, orderMoves, positionBooks, positionMark, positionViews, redemptionMoves } from "./accounts/positions.ts";
-import { authenticate, type AuthDeps } from "./auth/authenticate.ts";
+import { authenticate, authenticateCached, type AuthDeps } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
@@ -216,6 +216,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     version: VERSION,
     trustProxy: config.trustProxy,
     authenticate: (req, needs) => authenticate(req, needs, authDeps),
+    authenticateCached: (req, needs) => authenticateCached(req, needs, authDeps),
     store,
     orders,
     withdrawals,

@@ -77,13 +77,29 @@ function header(headers: AuthRequest["headers"], name: string): Header {
  * non-secret checks run before the secret is decrypted.
  */
 export function authenticate(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Principal | Promise<Principal> {
+  const apiKey = apiKeyOf(req);
+  // A cached key is checked without a promise: this runs on every authenticated request.
+  const cached = deps.keys.cached(apiKey);
+  if (cached !== undefined) return admit(req, needs, cached, deps);
+  return deps.keys.record(apiKey).then((record) => admit(req, needs, record, deps));
+}
+
+/**
+ * authenticate for an unsigned request from the key cache alone: the caller at once, or undefined (having
+ * done nothing) when the key is not cached, for authenticate to read it from the store. Throws what
+ * authenticate throws.
+ */
+export function authenticateCached(req: AuthRequest, needs: AuthNeeds & { signed: false }, deps: AuthDeps): Principal | undefined {
+  const cached = deps.keys.cached(apiKeyOf(req));
+  // Unsigned: admit answers at once.
+  return cached === undefined ? undefined : (admit(req, needs, cached, deps) as Principal);
+}
+
+function apiKeyOf(req: AuthRequest): string {
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
   if (keyHeader.kind === "many") throw new AppError("invalid_api_key", "Send exactly one X-API-Key header.");
-  // A cached key is checked without a promise: this runs on every authenticated request.
-  const cached = deps.keys.cached(keyHeader.value);
-  if (cached !== undefined) return admit(req, needs, cached, deps);
-  return deps.keys.record(keyHeader.value).then((record) => admit(req, needs, record, deps));
+  return keyHeader.value;
 }
 
 function admit(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord | undefined, deps: AuthDeps): Principal | Promise<Principal> {

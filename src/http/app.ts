@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
@@ -17,6 +18,8 @@ import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
 import { LazyLogger } from "./lazy-logger.ts";
 import { registerRateLimits } from "./rate-limit.ts";
+import { AnswerBytes } from "./answer-bytes.ts";
+import { fastPrices } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 
@@ -56,21 +59,19 @@ function validators(): ValidatorFactory {
 }
 
 export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<FastifyInstance> {
-  // Unique across instances by a random prefix, then a counter: no random bytes drawn per request.
-  const idPrefix = `req_${randomBytes(9).toString("base64url")}`;
-  let requests = 0;
+  const requestId = requestIds();
   const app = Fastify({
     ...(logger === false ? { logger: false } : { loggerInstance: new LazyLogger(logger as FastifyBaseLogger) as FastifyBaseLogger }),
     bodyLimit: BODY_LIMIT,
     requestIdHeader: false,
-    genReqId: (req) => {
-      const sent = req.headers["x-request-id"];
-      return typeof sent === "string" && REQUEST_ID.test(sent) ? sent : `${idPrefix}${(++requests).toString(36)}`;
-    },
+    genReqId: (req) => requestId(req.headers["x-request-id"]),
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
     // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     trustProxy: deps.trustProxy,
+    // An event id may be as long as an order's market_id (128); find-my-way's default would make an id
+    // longer than 100 no route at all.
+    routerOptions: { maxParamLength: 128 },
     schemaController: { compilersFactory: { buildValidator: validators() } },
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.
@@ -118,7 +119,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // Registered here, before every route, so that each route gets the limit unless it says otherwise
   // (health and metrics are exempt; sign-in has a tighter limit of its own, by address). Shared by every
   // instance on one Redis; without it, each process counts its own.
-  registerRateLimits(app, deps.rateLimit.perMinute > 0 ? { max: deps.rateLimit.perMinute, windowMs: 60_000, key: limitKey } : undefined, deps.rateLimit.redis);
+  const budget = registerRateLimits(app, deps.rateLimit.perMinute > 0 ? { max: deps.rateLimit.perMinute, windowMs: 60_000, key: limitKey } : undefined, deps.rateLimit.redis);
   const sessions = new Sessions(deps.store, deps.terminal.clock);
 
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
@@ -192,12 +193,36 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.get("/v1/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes(deps));
-  await app.register(marketRoutes(deps));
+  const bytes = new AnswerBytes();
+  await app.register(marketRoutes(deps, bytes));
   await app.register(orderRoutes(deps));
   await app.register(accountRoutes(deps));
   await app.register(withdrawalRoutes(deps));
   await app.register(terminalRoutes(deps, sessions));
+
+  // The hottest read skips Fastify's pipeline when its answer is at hand, unless the budget is counted on
+  // Redis (a round trip). Fastify's handler is the server's one request listener; it takes the rest.
+  if (budget !== undefined) {
+    const fast = fastPrices({ deps, bytes, budget, budgetKey: keyBudget, requestId, closing: () => closing });
+    const listeners = app.server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
+    if (listeners.length !== 1) throw new Error(`Expected Fastify's one request listener, found ${listeners.length}.`);
+    const [fastify] = listeners as [(req: IncomingMessage, res: ServerResponse) => void];
+    app.server.removeListener("request", fastify);
+    app.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      if (!fast(req, res)) fastify(req, res);
+    });
+  }
   return app;
+}
+
+/**
+ * A request's id: the client's X-Request-ID when it is one, else made unique across instances by a random
+ * prefix and then a counter (no random bytes drawn per request).
+ */
+function requestIds(): (sent: string | string[] | undefined) => string {
+  const prefix = `req_${randomBytes(9).toString("base64url")}`;
+  let made = 0;
+  return (sent) => (typeof sent === "string" && REQUEST_ID.test(sent) ? sent : `${prefix}${(++made).toString(36)}`);
 }
 
 /**
@@ -208,11 +233,15 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
  */
 function limitKey(req: FastifyRequest): string {
   const key = req.headers["x-api-key"];
-  // Hashed when long: an arbitrary header is not made a Redis key as it is.
-  if (typeof key === "string" && key !== "") return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
+  if (typeof key === "string" && key !== "") return keyBudget(key);
   const session = sessionCookie(req);
   if (session !== undefined) return `session:${sessionIdHash(session)}`;
   return `ip:${addressNetwork(req.ip)}`;
+}
+
+/** The budget of an API key; hashed when long: an arbitrary header is not made a Redis key as it is. */
+function keyBudget(key: string): string {
+  return `key:${key.length <= 64 ? key : createHash("sha256").update(key).digest("hex")}`;
 }
 
 function authRequest(req: FastifyRequest) {

@@ -24,6 +24,8 @@ export interface HttpDeps {
   trustProxy: boolean;
   /** The caller, at once for a cached key's unsigned read; a promise when the store or the replay cache is asked. */
   authenticate(req: AuthRequest, needs: AuthNeeds): Principal | Promise<Principal>;
+  /** The caller of an unsigned request at once from the key cache; undefined when the key is not cached. Throws what authenticate throws. */
+  authenticateCached(req: AuthRequest, needs: AuthNeeds & { signed: false }): Principal | undefined;
   store: Store;
   orders: OrderService;
   withdrawals: WithdrawalService;

@@ -2,14 +2,16 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../domain/errors.ts";
 import type { Redis } from "../redis.ts";
-import { registerRateLimits, type RateLimit } from "./rate-limit.ts";
+import { registerRateLimits, type ApiBudget, type RateLimit } from "./rate-limit.ts";
 
 const byKey: RateLimit = { max: 3, windowMs: 60_000, key: (req) => String(req.headers["x-api-key"]) };
+
+let budget: ApiBudget | undefined;
 
 async function server(redis?: Redis): Promise<FastifyInstance> {
   const app = Fastify();
   app.setErrorHandler((err: AppError, _req, reply) => reply.status(err.status).headers(err.headers ?? {}).send({ code: err.code, details: err.details }));
-  registerRateLimits(app, byKey, redis);
+  budget = registerRateLimits(app, byKey, redis);
   app.get("/counted", async () => ({ ok: true }));
   app.get("/free", { config: { rateLimit: false } }, async () => ({ ok: true }));
   app.post("/signin", { config: { rateLimit: { max: 1, windowMs: 60_000, key: () => "one address" } } }, async () => ({ ok: true }));
@@ -66,5 +68,21 @@ describe("registerRateLimits", () => {
     } as unknown as Redis;
     const app = await server(failing);
     for (let i = 0; i < 5; i++) expect((await get(app, "/counted")).statusCode).toBe(200);
+  });
+
+  it("gives a request answered outside the hooks the same budget, spending none of it once it is spent", async () => {
+    const app = await server();
+    expect((await get(app, "/counted")).statusCode).toBe(200);
+    expect(budget!.spend("a")).toEqual(["x-ratelimit-limit", "3", "x-ratelimit-remaining", "1", "x-ratelimit-reset", "60"]);
+    expect((await get(app, "/counted")).headers["x-ratelimit-remaining"]).toBe("0");
+    expect(budget!.spend("a")).toBeUndefined();
+    const refused = await get(app, "/counted");
+    expect(refused.statusCode).toBe(429);
+    expect(budget!.spend("b")).toEqual(["x-ratelimit-limit", "3", "x-ratelimit-remaining", "2", "x-ratelimit-reset", "60"]);
+  });
+
+  it("has no budget to give outside the hooks when counted on Redis, which needs a round trip", async () => {
+    await server({ defineCommand: () => undefined } as unknown as Redis);
+    expect(budget).toBeUndefined();
   });
 });

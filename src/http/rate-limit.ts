@@ -39,6 +39,20 @@ class LocalCounter implements Counter {
   constructor(private readonly capacity = 10_000) {}
 
   spend(key: string, windowMs: number): Spent {
+    const window = this.window(key, windowMs);
+    window.count++;
+    return window;
+  }
+
+  /** Spends one request only while fewer than `max` are spent; undefined, spending nothing, once they are. */
+  spendUnder(key: string, windowMs: number, max: number): Spent | undefined {
+    const window = this.window(key, windowMs);
+    if (window.count >= max) return undefined;
+    window.count++;
+    return window;
+  }
+
+  private window(key: string, windowMs: number): Spent {
     const now = Date.now();
     let window = this.windows.get(key);
     if (window === undefined || window.endsAt <= now) {
@@ -46,7 +60,6 @@ class LocalCounter implements Counter {
       this.windows.set(key, (window = { count: 0, endsAt: now + windowMs }));
       if (this.windows.size > this.capacity) this.windows.delete(this.windows.keys().next().value!);
     }
-    window.count++;
     return window;
   }
 }
@@ -83,7 +96,7 @@ class RedisCounter implements Counter {
  * fails lets the request through. Limited answers carry x-ratelimit-limit, -remaining and -reset; a
  * refused one is rate_limited with Retry-After.
  */
-export function registerRateLimits(app: FastifyInstance, api: RateLimit | undefined, redis: Redis | undefined): void {
+export function registerRateLimits(app: FastifyInstance, api: RateLimit | undefined, redis: Redis | undefined): ApiBudget | undefined {
   const counter = (scope: string): Counter => (redis ? new RedisCounter(redis, `ratelimit:${scope}:`) : new LocalCounter());
   const apiCounter = counter("api");
   app.addHook("onRoute", (route) => {
@@ -93,6 +106,34 @@ export function registerRateLimits(app: FastifyInstance, api: RateLimit | undefi
     const hook = limiter(limit, own ? counter(`${route.method}:${route.url}`) : apiCounter);
     route.onRequest = route.onRequest === undefined ? [hook] : [...[route.onRequest].flat(), hook];
   });
+  if (!api) return { spend: () => [] };
+  if (!(apiCounter instanceof LocalCounter)) return undefined;
+  return {
+    spend(key) {
+      const spent = apiCounter.spendUnder(key, api.windowMs, api.max);
+      if (spent === undefined) return undefined;
+      const { remaining, reset } = left(api, spent);
+      return ["x-ratelimit-limit", String(api.max), "x-ratelimit-remaining", remaining, "x-ratelimit-reset", reset];
+    },
+  };
+}
+
+/**
+ * The API-wide budget as spent by a request answered outside Fastify's hooks (fast-prices.ts), which
+ * needs its answer at once: counted in this process only.
+ */
+export interface ApiBudget {
+  /**
+   * Spends one request of the key's budget as the hook would, and gives the answer's x-ratelimit-*
+   * headers as name, value, name, value (none when there is no limit); undefined, spending nothing, once
+   * the budget is spent, for the hook to refuse the request.
+   */
+  spend(key: string): string[] | undefined;
+}
+
+/** What x-ratelimit-remaining and x-ratelimit-reset say: requests left in the window, and its seconds left (at least 1). */
+function left(limit: RateLimit, spent: Spent): { remaining: string; reset: string } {
+  return { remaining: String(Math.max(0, limit.max - spent.count)), reset: String(Math.max(1, Math.ceil((spent.endsAt - Date.now()) / 1000))) };
 }
 
 function limiter(limit: RateLimit, counter: Counter): onRequestHookHandler {
@@ -105,9 +146,9 @@ function limiter(limit: RateLimit, counter: Counter): onRequestHookHandler {
 
 /** Sets the budget's headers; the error that refuses the request once the budget is spent. */
 function verdict(limit: RateLimit, spent: Spent, reply: FastifyReply): AppError | undefined {
-  const reset = String(Math.max(1, Math.ceil((spent.endsAt - Date.now()) / 1000)));
+  const { remaining, reset } = left(limit, spent);
   reply.header("x-ratelimit-limit", limit.max);
-  reply.header("x-ratelimit-remaining", Math.max(0, limit.max - spent.count));
+  reply.header("x-ratelimit-remaining", remaining);
   reply.header("x-ratelimit-reset", reset);
   if (spent.count <= limit.max) return undefined;
   return new AppError("rate_limited", `Too many requests: try again in ${reset} s.`, { retry_after_seconds: Number(reset) }, { "retry-after": reset });

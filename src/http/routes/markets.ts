@@ -2,7 +2,14 @@ import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 import type { HttpDeps } from "../deps.ts";
 import { ListQuery, Page } from "../schemas.ts";
-import { MARKET_STATUSES, type MarketStatus } from "../../domain/types.ts";
+import { MARKET_STATUSES, type MarketStatus, type Outcome } from "../../domain/types.ts";
+import type { OrderSide } from "../../markets/merged-book.ts";
+import type { AnswerBytes } from "../answer-bytes.ts";
+
+export const PRICES_MAX_DEPTH = 500;
+export const JSON_TYPE = "application/json; charset=utf-8";
+/** What GET /v1/prices/{event_id} reads when its query leaves a parameter out. */
+export const PRICES_DEFAULTS = { outcome: "YES", depth: 20, side: "buy" } as const;
 
 const MarketsQuery = Type.Object(
   {
@@ -15,12 +22,12 @@ const MarketsQuery = Type.Object(
 );
 const PricesQuery = Type.Object(
   {
-    outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: "YES" })),
-    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 20, description: "Levels per side" })),
+    outcome: Type.Optional(Type.String({ enum: ["YES", "NO"], default: PRICES_DEFAULTS.outcome })),
+    depth: Type.Optional(Type.Integer({ minimum: 1, maximum: PRICES_MAX_DEPTH, default: PRICES_DEFAULTS.depth, description: "Levels per side" })),
     side: Type.Optional(
       Type.String({
         enum: ["buy", "sell"],
-        default: "buy",
+        default: PRICES_DEFAULTS.side,
         description:
           "The order side to rank for. buy: best_execution is the venue whose best ask costs least after its fee. sell: bids are ordered by what a seller nets per share after each venue's fee, and best_execution is the venue whose best bid nets most.",
       }),
@@ -32,16 +39,11 @@ const read = { auth: { scope: "read" as const, signed: false } };
 const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [] }];
 
 export const marketRoutes =
-  (deps: HttpDeps): FastifyPluginAsync =>
+  (deps: HttpDeps, bytes: AnswerBytes): FastifyPluginAsync =>
   async (app) => {
-    // deps answers the same object until the books tick (PriceBoard), so its bytes are made once: as a
-    // Buffer, or every answer would encode the text to UTF-8 again.
-    const bytes = new WeakMap<object, Buffer>();
     // Not async, nor are the handlers: a promise per request for an answer that is at hand was measurable.
     const send = (reply: FastifyReply, value: object): void => {
-      let body = bytes.get(value);
-      if (body === undefined) bytes.set(value, (body = Buffer.from(reply.serialize(value) as string)));
-      reply.type("application/json; charset=utf-8").send(body);
+      reply.type(JSON_TYPE).send(bytes.make(value, (v) => reply.serialize(v) as string));
     };
     app.get<{ Querystring: Static<typeof MarketsQuery> }>(
       "/v1/markets",
@@ -75,7 +77,8 @@ export const marketRoutes =
         },
       },
       (req, reply) => {
-        send(reply, deps.prices(req.params.event_id, (req.query.outcome ?? "YES") as "YES" | "NO", req.query.depth ?? 20, (req.query.side ?? "buy") as "buy" | "sell"));
+        const { outcome, depth, side } = { ...PRICES_DEFAULTS, ...req.query };
+        send(reply, deps.prices(req.params.event_id, outcome as Outcome, depth, side as OrderSide));
       },
     );
   };
