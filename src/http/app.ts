@@ -205,8 +205,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   if (budget !== undefined) {
     const fast = fastPrices({ deps, bytes, budget, budgetKey: keyBudget, requestId, closing: () => closing });
     const listeners = app.server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
-    if (listeners.length !== 1) throw new Error(`Expected Fastify's one request listener, found ${listeners.length}.`);
-    const [fastify] = listeners as [(req: IncomingMessage, res: ServerResponse) => void];
+    const fastify = listeners[0];
+    if (listeners.length !== 1 || fastify === undefined) throw new Error(`Expected Fastify's one request listener, found ${listeners.length}.`);
     app.server.removeListener("request", fastify);
     app.server.on("request", (req: IncomingMessage, res: ServerResponse) => {
       if (!fast(req, res)) fastify(req, res);

@@ -6,14 +6,13 @@ import type { OrderSide } from "../markets/merged-book.ts";
 import type { AnswerBytes } from "./answer-bytes.ts";
 import type { HttpDeps } from "./deps.ts";
 import type { ApiBudget } from "./rate-limit.ts";
-import { JSON_TYPE, PRICES_DEFAULTS, PRICES_MAX_DEPTH } from "./routes/markets.ts";
+import { JSON_TYPE, PRICES_DEFAULTS, PRICES_MAX_DEPTH, PRICES_ROUTE, READ } from "./routes/markets.ts";
 
-const PREFIX = "/v1/prices/";
-const ROUTE = "/v1/prices/:event_id";
+/** The route's path up to its event id. */
+const PREFIX = PRICES_ROUTE.slice(0, PRICES_ROUTE.indexOf(":"));
 /** Ids that need no percent-decoding and that the route's schema takes (1–128 characters). */
 const EVENT_ID = /^[\w.~-]{1,128}$/;
 const DEPTH = /^[1-9]\d{0,2}$/;
-const READ = { scope: "read", signed: false } as const;
 const trustAll = () => true;
 
 type PricesQuery = { outcome: Outcome; depth: number; side: OrderSide };
@@ -64,7 +63,7 @@ export function fastPrices(parts: FastPricesParts): (req: IncomingMessage, res: 
     if (limited === undefined) return false;
     res.writeHead(200, ["content-type", JSON_TYPE, "content-length", String(body.length), ...limited, "x-request-id", parts.requestId(req.headers["x-request-id"])]);
     res.end(body);
-    deps.metrics.request("GET", ROUTE, 200, (performance.now() - start) / 1000);
+    deps.metrics.request("GET", PRICES_ROUTE, 200, (performance.now() - start) / 1000);
     return true;
   };
 }

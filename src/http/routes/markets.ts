@@ -35,7 +35,10 @@ const PricesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
-const read = { auth: { scope: "read" as const, signed: false } };
+/** Who may read a market or its prices: a key with the read scope, unsigned. */
+export const READ = { scope: "read", signed: false } as const;
+export const PRICES_ROUTE = "/v1/prices/:event_id";
+const read = { auth: READ };
 const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [] }];
 
 export const marketRoutes =
@@ -64,7 +67,7 @@ export const marketRoutes =
     );
 
     app.get<{ Params: { event_id: string }; Querystring: Static<typeof PricesQuery> }>(
-      "/v1/prices/:event_id",
+      PRICES_ROUTE,
       {
         config: read,
         schema: {
