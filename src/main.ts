@@ -87,7 +87,11 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   privateDir(config.dataDir);
   const master = await loadMasterKey({ env: process.env.MASTER_KEY, dataDir: config.dataDir });
 
-  const store = await openStore(config, { clock, onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool opens another") });
+  const store = await openStore(config, {
+    clock,
+    onIdleError: (err) => log.warn({ err }, "an idle database connection failed; the pool opens another"),
+    checkpointer: { onFailure: (err) => log.error({ err }, "the SQLite checkpointer stopped; commits checkpoint the WAL themselves again") },
+  });
   await store.migrate();
   const redis =
     config.redisUrl === undefined

@@ -38,7 +38,7 @@ async function addKey(opts: { apiKey?: string; scopes?: Scope[]; ipAllowlist?: s
 }
 
 beforeEach(async () => {
-  store = await openSqliteStore(":memory:", clock);
+  store = await openSqliteStore(":memory:", { clock });
   await store.migrate();
   await store.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });
   now = Number(post.timestamp) * 1000;
@@ -290,7 +290,7 @@ describe("authenticate: signature checks", () => {
 describe("KeyCache", () => {
   it("reads a key from the store once, and refuses it at once when another connection (the CLI) revokes it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "crossfill-keycache-"));
-    const [server, cli] = [await openSqliteStore(join(dir, "db"), clock), await openSqliteStore(join(dir, "db"), clock)];
+    const [server, cli] = [await openSqliteStore(join(dir, "db"), { clock }), await openSqliteStore(join(dir, "db"), { clock })];
     try {
       await server.migrate();
       await server.createAccount({ id: ACCOUNT, email: "a@example.com", address: "0x" + "11".repeat(20), walletKeyEnc: null, passwordHash: null, fundedAt: null });

@@ -38,7 +38,7 @@ async function start(env: { perMinute?: number; trustProxy?: boolean } = {}): Pr
   writeFileSync(join(assetsDir, "index.html"), "<!doctype html><title>crossfill</title>");
   const clock = { now: () => Date.now() };
   const master = randomBytes(32);
-  store = await openSqliteStore(":memory:", clock);
+  store = await openSqliteStore(":memory:", { clock });
   await store.migrate();
   const { account } = await findOrCreateAccount(store, "ada@example.com", (k) => encryptSecret(master, k));
   const key = async (scopes: ("read" | "trade")[], ipAllowlist: string[] | null = null) =>

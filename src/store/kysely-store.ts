@@ -81,6 +81,8 @@ export class KyselyStore implements Store {
     private readonly db: Kysely<Database>,
     private readonly clock: Clock,
     private readonly keyChanges: KeyChanges,
+    /** What the backend runs beside its connections (SQLite's checkpointer), stopped before they close. */
+    private readonly background?: { stop(): Promise<void> },
   ) {
     this.funds = new FundsStore(db, () => this.nowIso());
     this.shaped = new QueryShapes(db);
@@ -112,6 +114,7 @@ export class KyselyStore implements Store {
 
   async close(): Promise<void> {
     await this.keyChanges.close();
+    await this.background?.stop();
     await this.db.destroy();
   }
 

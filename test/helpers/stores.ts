@@ -22,7 +22,7 @@ export const STORE_BACKENDS: { name: string; create(): Promise<TestStoreDatabase
     async create() {
       const dataDir = mkdtempSync(join(tmpdir(), "crossfill-store-"));
       return {
-        open: (clock) => openSqliteStore(join(dataDir, "crossfill.db"), clock),
+        open: (clock) => openSqliteStore(join(dataDir, "crossfill.db"), { clock }),
         drop: async () => rmSync(dataDir, { recursive: true, force: true }),
       };
     },

@@ -42,7 +42,7 @@ let assets: string;
 beforeEach(async () => {
   const clock = { now: () => Date.now() };
   const master = randomBytes(32);
-  store = await openSqliteStore(":memory:", clock);
+  store = await openSqliteStore(":memory:", { clock });
   await store.migrate();
   assets = mkdtempSync(join(tmpdir(), "crossfill-terminal-"));
   writeFileSync(join(assets, "index.html"), "<!doctype html><title>crossfill</title>");

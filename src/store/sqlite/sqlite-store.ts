@@ -6,6 +6,7 @@ import { KyselyStore } from "../kysely-store.ts";
 import type { Database } from "../rows.ts";
 import type { Store } from "../store.ts";
 import { narrowFile, openPrivate } from "../../private-files.ts";
+import { startCheckpointer, WAL_SIZE_LIMIT, type Checkpointer } from "./checkpointer.ts";
 
 /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -34,11 +35,22 @@ function preparedOnce(sqlite: BetterSqlite3.Database): SqliteDatabase {
   };
 }
 
+export interface SqliteStoreOptions {
+  clock?: Clock;
+  /**
+   * The WAL is checkpointed by a worker thread (checkpointer.ts) instead of inside this connection's
+   * commits: for the server, whose event loop a checkpoint would stop. A short-lived command would spend
+   * longer starting the worker (~50 ms) than its commits take. `onFailure` is told when the worker fails;
+   * the connection then checkpoints inside its commits again, as SQLite does by default.
+   */
+  checkpointer?: { onFailure(err: Error): void };
+}
+
 /**
  * Opens (creating if needed) the SQLite database at `file`, or an in-memory one for ":memory:".
  * The schema is brought up to date by `migrate()`, which the caller runs before first use.
  */
-export async function openSqliteStore(file: string, clock: Clock = systemClock): Promise<Store> {
+export async function openSqliteStore(file: string, opts: SqliteStoreOptions = {}): Promise<Store> {
   if (file !== ":memory:") {
     // SQLite would create the database 0644, and it gives the -wal and -shm files the database's mode:
     // creating the database owner-only first keeps all three private. Ones made earlier are narrowed.
@@ -59,6 +71,19 @@ export async function openSqliteStore(file: string, clock: Clock = systemClock):
     sqlite.close();
     throw err;
   }
+  let checkpointer: Checkpointer | undefined;
+  if (opts.checkpointer && file !== ":memory:") {
+    const { onFailure } = opts.checkpointer;
+    sqlite.pragma("wal_autocheckpoint = 0");
+    sqlite.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+    checkpointer = startCheckpointer(file, {
+      busyTimeoutMs: BUSY_TIMEOUT_MS,
+      onFailure(err) {
+        if (sqlite.open) sqlite.pragma("wal_autocheckpoint = 1000");
+        onFailure(err);
+      },
+    });
+  }
   // Changes when another connection (the CLI's `keys revoke`, another process) commits. Read once per turn
   // of the event loop: the requests handled in one turn all arrived before it began.
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
@@ -71,5 +96,5 @@ export async function openSqliteStore(file: string, clock: Clock = systemClock):
     return seen;
   };
   const keyChanges = { version, announce: async () => undefined, close: async () => undefined };
-  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) }), clock, keyChanges);
+  return new KyselyStore(new Kysely<Database>({ dialect: new SqliteDialect({ database: preparedOnce(sqlite) }) }), opts.clock ?? systemClock, keyChanges, checkpointer);
 }

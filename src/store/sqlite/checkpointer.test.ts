@@ -1,0 +1,68 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Store } from "../store.ts";
+import { startCheckpointer } from "./checkpointer.ts";
+import { openSqliteStore } from "./sqlite-store.ts";
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "crossfill-checkpointer-"));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const failed = (err: Error) => expect.unreachable(`the checkpointer failed: ${err.message}`);
+
+/** Accounts in a copy of the database file alone, without its WAL: what checkpoints have moved into it. */
+function accountsInDatabaseFile(file: string): number {
+  const copy = join(dir, "copy.db");
+  copyFileSync(file, copy);
+  const db = new BetterSqlite3(copy, { readonly: true });
+  try {
+    return Number(db.prepare("SELECT count(*) AS n FROM accounts").pluck().get());
+  } finally {
+    db.close();
+  }
+}
+
+/** Accounts `from` to `to` - 1, each its own commit. */
+async function createAccounts(store: Store, from: number, to: number): Promise<void> {
+  for (let i = from; i < to; i++) {
+    await store.createAccount({ id: `acc_${i}`, email: `${i}@example.com`, address: `0x${i.toString(16).padStart(40, "0")}`, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+  }
+}
+
+describe("the SQLite store's checkpointer", () => {
+  it("moves what the store commits from the WAL into the database file, beside the store's connection", async () => {
+    const file = join(dir, "crossfill.db");
+    const store = await openSqliteStore(file, { checkpointer: { onFailure: failed } });
+    try {
+      await store.migrate();
+      // Far fewer pages than SQLite's own automatic checkpoint waits for (1,000): only the worker moves them.
+      await createAccounts(store, 0, 50);
+      await expect.poll(() => accountsInDatabaseFile(file), { timeout: 10_000, interval: 100 }).toBe(50);
+      await createAccounts(store, 50, 110);
+      await expect.poll(() => accountsInDatabaseFile(file), { timeout: 10_000, interval: 100 }).toBe(110);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("stops with the store: the last connection closed, SQLite folds the WAL into the database and removes it", async () => {
+    const file = join(dir, "crossfill.db");
+    const store = await openSqliteStore(file, { checkpointer: { onFailure: failed } });
+    await store.migrate();
+    await createAccounts(store, 0, 5);
+    expect(existsSync(`${file}-wal`)).toBe(true);
+    await store.close();
+    expect(existsSync(`${file}-wal`)).toBe(false);
+    expect(accountsInDatabaseFile(file)).toBe(5);
+  });
+
+  it("tells its caller, which then checkpoints in its own connection again, when its worker fails", async () => {
+    const failed = new Promise<Error>((resolve) => startCheckpointer(join(dir, "missing.db"), { busyTimeoutMs: 100, onFailure: resolve }));
+    expect((await failed).message).toMatch(/unable to open database file/);
+  });
+});
