@@ -35,8 +35,8 @@ let store: Store;
 let app: FastifyInstance;
 let deps: HttpDeps;
 let ticks = 0;
-/** The side the last price read was ranked for. */
-let rankedFor: "buy" | "sell" | undefined;
+/** The sides the price reads were ranked for, in order. */
+const rankedFor: ("buy" | "sell" | undefined)[] = [];
 let assets: string;
 
 beforeEach(async () => {
@@ -90,7 +90,7 @@ beforeEach(async () => {
     prices: (eventId, outcome, _depth, side) => {
       if (eventId !== EVENT.eventId) throw new AppError("unknown_event");
       ticks++;
-      rankedFor = side;
+      rankedFor.push(side);
       return {
         event_id: eventId,
         outcome,
@@ -331,9 +331,13 @@ describe("price stream", () => {
     const { cookie } = await signUp();
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
     for (const side of ["sell", "buy"] as const) {
+      rankedFor.length = 0;
       const res = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}?side=${side}`, { headers: { cookie } });
-      await res.body!.getReader().read();
-      expect(rankedFor).toBe(side);
+      const reader = res.body!.getReader();
+      await reader.read();
+      // Its first record was read for this side (the stream opened before it may have read again meanwhile).
+      expect(rankedFor).toContain(side);
+      await reader.cancel();
     }
     const bad = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}?side=short`, headers: { cookie } });
     expect(bad.json().error.code).toBe("invalid_request");
