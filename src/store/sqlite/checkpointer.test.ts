@@ -61,8 +61,8 @@ describe("the SQLite store's checkpointer", () => {
     expect(accountsInDatabaseFile(file)).toBe(5);
   });
 
-  it("tells its caller, which then checkpoints in its own connection again, when its worker fails", async () => {
-    const failed = new Promise<Error>((resolve) => startCheckpointer(join(dir, "missing.db"), { busyTimeoutMs: 100, onFailure: resolve }));
-    expect((await failed).message).toMatch(/unable to open database file/);
+  it("tells its caller, with SQLite's words, when its worker fails", async () => {
+    const failure = new Promise<Error>((resolve) => startCheckpointer(join(dir, "missing.db"), { busyTimeoutMs: 100, onFailure: resolve }));
+    expect((await failure).message).toMatch(/unable to open database file/);
   });
 });
