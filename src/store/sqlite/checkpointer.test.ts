@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
@@ -59,6 +59,25 @@ describe("the SQLite store's checkpointer", () => {
     await store.close();
     expect(existsSync(`${file}-wal`)).toBe(false);
     expect(accountsInDatabaseFile(file)).toBe(5);
+  });
+
+  it("leaves the store checkpointing inside its own commits again when its worker fails", async () => {
+    const file = join(dir, "crossfill.db");
+    let report!: (err: Error) => void;
+    const reported = new Promise<Error>((resolve) => (report = resolve));
+    const store = await openSqliteStore(file, { checkpointer: { onFailure: report } });
+    try {
+      // The worker opens the database by its name a few milliseconds after the store has: gone by then, it fails.
+      renameSync(file, `${file}.away`);
+      expect((await reported).message).toMatch(/unable to open database file/);
+      renameSync(`${file}.away`, file);
+      await store.migrate();
+      // ~3 pages a commit: SQLite's own checkpoint, at 1,000 pages of WAL, has moved some of them into the file.
+      await createAccounts(store, 0, 600);
+      expect(accountsInDatabaseFile(file)).toBeGreaterThan(0);
+    } finally {
+      await store.close();
+    }
   });
 
   it("tells its caller, with SQLite's words, when its worker fails", async () => {
