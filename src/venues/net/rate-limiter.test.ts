@@ -6,7 +6,8 @@ describe("RateLimiter", () => {
     const limiter = new RateLimiter(10, 3);
     const started = performance.now();
     for (let i = 0; i < 3; i++) await limiter.acquire();
-    expect(performance.now() - started).toBeLessThan(50);
+    // Under the 100 ms spacing by a margin a busy machine's pause cannot eat: the burst was not spaced.
+    expect(performance.now() - started).toBeLessThan(90);
     for (let i = 0; i < 3; i++) await limiter.acquire();
     expect(performance.now() - started).toBeGreaterThanOrEqual(280);
   });
