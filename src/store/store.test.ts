@@ -386,7 +386,7 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       await server.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
       // PostgreSQL's is unknown until its notification connection listens, which the first read opens.
       server.apiKeysVersion();
-      const before = await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"));
+      const before = await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"), { timeout: 5_000 });
       expect(server.apiKeysVersion()).toBe(before);
       const keys = new KeyCache(server, Buffer.alloc(32));
       expect((await keys.record("ck_1"))?.revokedAt).toBeNull();
@@ -394,7 +394,7 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       await other.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z");
       // SQLite's is read once per turn of the event loop; PostgreSQL delivers the notification as the
       // revocation commits, to another connection: a moment later.
-      await vi.waitFor(() => expect(server.apiKeysVersion()).not.toBe(before), { timeout: 1000, interval: 1 });
+      await vi.waitFor(() => expect(server.apiKeysVersion()).not.toBe(before), { timeout: 5_000, interval: 1 });
       expect((await keys.record("ck_1"))?.revokedAt).toBe("2025-03-02T00:00:00.000Z");
       const after = server.apiKeysVersion();
       await server.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z");

@@ -149,7 +149,7 @@ describe("PolymarketVenue", () => {
 
   it("describes where it points and its stream, for the health endpoint", async () => {
     const { sim, venue } = await setup();
-    await vi.waitFor(() => expect(venue.describe()).toMatchObject({ adapter: "polymarket-clob", baseUrl: sim.url, wsUrl: sim.wsUrl, stream: { state: "open", connections: 1 } }));
+    await vi.waitFor(() => expect(venue.describe()).toMatchObject({ adapter: "polymarket-clob", baseUrl: sim.url, wsUrl: sim.wsUrl, stream: { state: "open", connections: 1 } }), { timeout: 5_000 });
   });
 
   it("serves fault switches on the simulator's admin routes", async () => {
