@@ -6,7 +6,7 @@
 import { Agent, request } from "node:http";
 import { cpus } from "node:os";
 import { Rng } from "../src/venues/simulated/prng.ts";
-import { callsPerTx, loopDelay, meansMs, onTestChain, rawRate, sample, samples } from "./chain-rate.ts";
+import { callsPerTx, childOrders, loopDelay, meansMs, onTestChain, rawRate, sample } from "./chain-rate.ts";
 import { signedPost, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startCrossfill } from "./procs.ts";
 
@@ -94,11 +94,6 @@ const raw = await onTestChain((t) => rawRate(t, loop));
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
 const perSecond = ORDERS / seconds;
-const children: Record<string, Record<string, number>> = {};
-for (const [labels, n] of samples(metrics, "crossfill_venue_child_orders_total")) {
-  const { venue, result } = Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])) as { venue: string; result: string };
-  (children[venue] ??= {})[result] = n;
-}
 const own = (q: string) => (sample(metrics, `crossfill_order_own_seconds{quantile="${q}"}`) * 1000).toFixed(1);
 
 console.log(`\ncrossfill burst — ${ORDERS} buys of $1–$50 (seed ${SEED}, ${STRATEGY}) on ${EVENT}, ${CONNECTIONS} connections, ${cpus().length} cores, node ${process.version}`);
@@ -106,7 +101,7 @@ console.log(`orders/s          ${perSecond.toFixed(1)} (${ORDERS} in ${seconds.t
 console.log(`latency           p50 ${pct(0.5).toFixed(0)} ms  p99 ${pct(0.99).toFixed(0)} ms  max ${latencies[latencies.length - 1]!.toFixed(0)} ms`);
 console.log(`own work          p50 ${own("0.5")} ms  p99 ${own("0.99")} ms (the order's time less its chain and venue waits)`);
 console.log(`outcomes          ${JSON.stringify(outcomes)}`);
-console.log(`child orders      ${JSON.stringify(children)}`);
+console.log(`child orders      ${JSON.stringify(childOrders(metrics))}`);
 const steps = (step: string) => sample(metrics, `crossfill_order_step_seconds_count{step="${step}"}`);
 console.log(`routing rounds    ${steps("order.routing")} for ${steps("order.settle.sent")} orders settled: ${steps("order.routing") - steps("order.settle.sent")} later rounds (re-routes)`);
 console.log(`mean step, ms     ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))} (from the step before)`);

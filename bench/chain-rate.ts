@@ -101,6 +101,16 @@ export function samples(metrics: string, name: string): [string, number][] {
   return [...metrics.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\S+)$`, "gm"))].map((m) => [m[1]!, Number(m[2])]);
 }
 
+/** The child orders the server counted, by venue and by what the venue answered (filled, partial, rejected, ...). */
+export function childOrders(metrics: string): Record<string, Record<string, number>> {
+  const children: Record<string, Record<string, number>> = {};
+  for (const [labels, n] of samples(metrics, "crossfill_venue_child_orders_total")) {
+    const { venue, result } = Object.fromEntries([...labels.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]])) as { venue: string; result: string };
+    (children[venue] ??= {})[result] = n;
+  }
+  return children;
+}
+
 /** Mean of a labelled histogram's samples in ms (to the 10 µs), by the label's value. */
 export function meansMs(metrics: string, name: string, label: string): Record<string, number> {
   return Object.fromEntries(

@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { loopDelay, meansMs } from "./chain-rate.ts";
+import { childOrders, loopDelay, meansMs } from "./chain-rate.ts";
 import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
@@ -163,6 +163,8 @@ async function main(): Promise<void> {
     console.log(`mean step, ms (from the step before): ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))}`);
     console.log(`server's event-loop delay during the orders: ${loopDelay(metrics)}`);
     console.log(`order statuses: ${JSON.stringify(postOrder.statuses)}`);
+    // A 200 may be partially filled: the child orders' answers tell where the misses were.
+    console.log(`child orders by venue and answer: ${JSON.stringify(childOrders(metrics))}`);
   } finally {
     baseline?.kill("SIGTERM");
     await server.stop();
