@@ -16,7 +16,7 @@ const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 const BATCH_SIZES = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000];
 const VENUE_STATES = ["up", "degraded", "down"] as const;
 /** The steps that wait on the chain (a lock, a settlement or release) or on the venues (placing), not on this service. */
-const WAITS: ReadonlySet<Checkpoint> = new Set(["order.locked", "order.placed", "order.finished"]);
+const WAITS: ReadonlySet<Checkpoint> = new Set(["order.locked", "order.turns", "order.placed", "order.finished"]);
 /** Orders whose last step is remembered; an order left to recovery in another instance is never heard of again, so the oldest are let go. */
 const STEP_TIMERS = 10_000;
 

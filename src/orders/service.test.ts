@@ -246,6 +246,71 @@ describe("planning at routing", () => {
   });
 });
 
+describe("a venue's write queue", () => {
+  const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
+
+  /** The scripted venue v with a write queue: a child order's turn comes when `turn` is called; `returned` records the turns given back. */
+  function queuedVenue(): { venue: Venue; turn: () => void; asked: string[]; returned: string[] } {
+    let turn!: () => void;
+    const comes = new Promise<void>((r) => (turn = r));
+    const asked: string[] = [];
+    const returned: string[] = [];
+    const venue = { ...scriptedVenue(), writeTurn: (id: string) => (asked.push(id), comes), returnTurn: (id: string) => void returned.push(id) } as Venue;
+    return { venue, turn, asked, returned };
+  }
+
+  /** Submits the $10 buy on v alone, and moves v's book to `moved` while its child order waits for its turn. */
+  async function movedWhileQueued(moved: typeof asks): Promise<{ order: Awaited<ReturnType<OrderService["submit"]>>; asked: string[] }> {
+    const q = queuedVenue();
+    const submitted = service({ venues: new Map([["v", q.venue]]) }).submit(who, body, undefined);
+    await expect.poll(() => q.asked.length).toBe(1);
+    asks = moved;
+    q.turn();
+    return { order: await submitted, asked: q.asked };
+  }
+
+  it("plans a child order again when its turn comes, on the book as it is then, so levels gone while it queued do not make it miss", async () => {
+    // Planned: 20 shares at 0.50. While the child waits for its turn, 0.50 is taken and the book starts at
+    // 0.51, within the order's limit (0.50 × 1.02): the child is sent for what $10 buys there, and fills.
+    script = [(o) => fill(o, o.shares)];
+    const { order, asked } = await movedWhileQueued([{ price: 510_000n, shares: 100_000_000n }]);
+    expect(asked).toEqual([childOrderId(order.id, "v")]);
+    expect(sent).toMatchObject([{ limitPrice: 510_000n, shares: 19_600_000n }]);
+    expect(order).toMatchObject({ status: "filled", filledShares: 19_600_000n, legs: [{ limitPrice: 510_000n, shares: 19_600_000n }] });
+  });
+
+  it("sends the legs as planned when the venues no longer fill the whole order at its limit when their turn comes", async () => {
+    script = [nothing, nothing, nothing];
+    const { order } = await movedWhileQueued([{ price: 520_000n, shares: 100_000_000n }]);
+    expect(sent[0]).toMatchObject({ limitPrice: 500_000n, shares: 20_000_000n });
+    expect(order).toMatchObject({ status: "failed", errorCode: "all_venues_failed" });
+  });
+
+  it("gives a venue its turn back when the new plan leaves it out", async () => {
+    // Planned: 10 shares on v at 0.50 and the rest on w at 0.505. While v's child queues, v's level is
+    // taken: the whole order goes to w, and v's turn goes back to its queue unused.
+    script = [];
+    const q = queuedVenue();
+    let vAsks = [{ price: 500_000n, shares: 10_000_000n }];
+    const w = { id: "w", place: async (o: ChildOrder) => (sent.push(o), fill(o, o.shares)) } as Partial<Venue> as Venue;
+    const s = service({
+      venues: new Map([["v", q.venue], ["w", w]]),
+      quotes: () => [
+        { venue: "v", ...market, asks: vAsks },
+        { venue: "w", ...market, asks: [{ price: 505_000n, shares: 1_000_000_000n }] },
+      ],
+    });
+    const submitted = s.submit(who, body, undefined);
+    await expect.poll(() => q.asked.length).toBe(1);
+    vAsks = [];
+    q.turn();
+    const order = await submitted;
+    expect(q.returned).toContain(childOrderId(order.id, "v"));
+    expect(sent).toMatchObject([{ clientOrderId: childOrderId(order.id, "w"), limitPrice: 505_000n, shares: 19_800_000n }]);
+    expect(order).toMatchObject({ status: "filled", legs: [{ venue: "w" }] });
+  });
+});
+
 describe("a burst", () => {
   const market = { venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1 } as const;
 

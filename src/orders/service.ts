@@ -63,6 +63,7 @@ export const CHECKPOINTS = [
   "order.inserted",
   "order.lock.sent",
   "order.locked",
+  "order.turns",
   "order.routing",
   "order.placed",
   "order.fills.stored",
@@ -335,22 +336,50 @@ export class OrderService {
     const quotes = this.buyQuotes(event, order.outcome);
     const routed = sameQuotes(quoted, quotes) ? first : this.d.plan(req, quotes);
     if (routed.kind === "refusal") return this.unwind(order, routed, log);
-    this.queued.planned(order, routed.legs);
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
     // the time it arrives. What is left of the budget is routed again on the books as they are then,
     // within the limit price of the first routing, for a few rounds; each round's worst case stays
     // within what the fills so far left of the lock.
     return this.route(order, log, async (round, o, fills) => {
-      if (round === 1) return this.routeLegs(o, event, round, routed.legs);
-      const next = this.d.plan(
-        { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC", limitPrice: routed.limitPrice },
-        this.buyQuotes(event, o.outcome),
-      );
+      if (round === 1) return this.routeLegs(o, event, round, await this.atTurns(o, event, round, req, routed));
+      const again = { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC" as const, limitPrice: routed.limitPrice };
+      const next = this.d.plan(again, this.buyQuotes(event, o.outcome));
       if (next.kind === "refusal") return undefined;
-      this.queued.planned(o, next.legs);
-      return this.routeLegs(o, event, round, next.legs);
+      return this.routeLegs(o, event, round, await this.atTurns(o, event, round, again, next));
     });
   }
+
+  /**
+   * A round's buy legs as they leave their venues' write queues: each child order waits for its turn
+   * (Venue.writeTurn), counted in its venue's queue and holding its shares meanwhile, and the round is then
+   * planned again on the books as they are, within the same venues and the same limit price, so a child
+   * that waited seconds behind a venue's write limit is not sent for levels gone meanwhile. When the
+   * venues no longer hold the round's order (a FOK no longer fills whole there), the legs are as planned.
+   * A venue the new plan leaves out gets its turn back.
+   */
+  private async atTurns(order: OrderRecord, event: UnifiedEvent, round: number, req: PlanRequest, planned: Plan): Promise<Plan["legs"]> {
+    const venue = (id: string) => this.d.venues.get(id);
+    const childId = (venueId: string) => childOrderId(order.id, venueId, round);
+    this.queued.planned(order, planned.legs);
+    const queued = planned.legs.filter((l) => venue(l.venue)?.writeTurn);
+    if (queued.length === 0) return planned.legs;
+    // From its turn's request on, the venue's own queue counts a child order, no longer the service's.
+    for (const l of queued) this.queued.placing(order.id, l.venue);
+    await Promise.all(queued.map((l) => venue(l.venue)!.writeTurn!(childId(l.venue))));
+    this.d.checkpoint?.("order.turns", order.id);
+    const venues = new Set(planned.legs.map((l) => l.venue));
+    this.queued.forget(order.id);
+    // The queues behind this order's turns are not its own: a venue whose turn it holds sends it now.
+    const quotes = this.buyQuotes(event, order.outcome).flatMap((q) => (!venues.has(q.venue) ? [] : [venue(q.venue)?.writeTurn ? { ...q, queueDelayMs: 0 } : q]));
+    const now = this.d.plan({ ...req, limitPrice: planned.limitPrice }, quotes);
+    const legs = now.kind === "refusal" ? planned.legs : now.legs;
+    this.queued.planned(order, legs);
+    for (const l of legs) if (venue(l.venue)?.writeTurn) this.queued.placing(order.id, l.venue);
+    for (const v of venues) if (!legs.some((l) => l.venue === v)) venue(v)?.returnTurn?.(childId(v));
+    return legs;
+  }
+
+
 
   /**
    * A sell (DESIGN §12): plans on the venues' bids, each venue capped by what the operator's account
@@ -533,6 +562,8 @@ export class OrderService {
       legs.map(async (leg) => {
         this.queued.placing(order.id, leg.venue);
         const outcome = await this.placeAndLearn(leg.venue, childOrder(order, leg), log);
+        // A child the venue refused before sending it left its turn unspent: the next child may have it.
+        this.d.venues.get(leg.venue)?.returnTurn?.(leg.clientOrderId);
         this.queued.answered(order.id, leg.venue);
         return { leg, outcome };
       }),

@@ -199,6 +199,15 @@ export interface Venue {
    * has no queue.
    */
   queueDelayMs?(ahead?: number): number;
+  /**
+   * Resolves when a child order with this client id would be sent from the adapter's queue: the turn is
+   * then the child's, and its `place` spends it instead of queueing again, so the order service can plan
+   * the child on the books as they are when it leaves the queue rather than when it joined. A child that
+   * will not be placed gives its turn back with `returnTurn`. Optional, with `queueDelayMs`: an adapter
+   * without a queue sends at once.
+   */
+  writeTurn?(clientOrderId: string): Promise<void>;
+  returnTurn?(clientOrderId: string): void;
   health(): VenueHealth;
   describe(): VenueDescription;
 }

@@ -161,7 +161,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const attempts = { sent: 0 };
     // a 5xx is retried: the client_order_id makes a repeat harmless (409 if the first one executed);
     // a timeout is not, the caller reconciles it with status()
-    const res = await sendWithRetry(() => this.sendBefore(order.expiresAt, attempts, body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    const res = await sendWithRetry(() => this.sendBefore(order.expiresAt, attempts, body), this.turns.throttleFor(order.clientOrderId), WRITE_RETRY, (f) => f.status !== undefined);
     if (!res.ok && res.kind === "rejected" && res.status === undefined) return { kind: "rejected", reason: res.reason };
     if (res.ok) {
       this.recorder.record(performance.now() - started);

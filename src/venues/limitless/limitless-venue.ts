@@ -155,7 +155,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     const started = performance.now();
     // an answered 5xx is retried: the same salt makes it the same signed order, which the venue refuses
     // to take twice; a timeout is not retried, the caller reconciles it with status()
-    const res = await sendWithRetry(() => this.send("POST", "/orders", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    const res = await sendWithRetry(() => this.send("POST", "/orders", body), this.turns.throttleFor(order.clientOrderId), WRITE_RETRY, (f) => f.status !== undefined);
     if (res.ok) {
       this.recorder.record(performance.now() - started);
       const answer = res.body as OrderAnswer;

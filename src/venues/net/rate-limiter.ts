@@ -7,6 +7,8 @@ export interface Throttle {
    * none) to be asked for before it: a cheap reading for the router.
    */
   delayMs(ahead?: number): number;
+  /** Gives back a turn acquired and not used: the next caller need not wait for it. */
+  refund(): void;
 }
 
 /**
@@ -45,6 +47,10 @@ export class RateLimiter implements Throttle {
     return Math.max(0, this.pausedUntil - now) + (short > 0 ? (short / this.perSecond) * 1000 : 0);
   }
 
+  refund(): void {
+    this.tokens = Math.min(this.burst, this.tokens + 1);
+  }
+
   /** Holds every caller back for `ms` (the venue said so with a 429). */
   pause(ms: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
@@ -79,6 +85,9 @@ export function allOf(limiters: readonly RateLimiter[]): Throttle {
     },
     pause: (ms) => {
       for (const l of limiters) l.pause(ms);
+    },
+    refund: () => {
+      for (const l of limiters) l.refund();
     },
     // The buckets refill side by side, so the wait is the longest one's.
     delayMs: (ahead) => Math.max(0, ...limiters.map((l) => l.delayMs(ahead))),

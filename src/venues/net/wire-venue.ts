@@ -7,6 +7,7 @@ import type { AdapterOptions } from "./adapter-options.ts";
 import { sendWithRetry, type HttpResult } from "./http.ts";
 import { RateLimiter } from "./rate-limiter.ts";
 import { ReconnectingSocket } from "./reconnecting-socket.ts";
+import { WriteTurns } from "./write-turns.ts";
 
 export const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
 export const WRITE_RETRY = { attempts: 3, baseDelayMs: 100, budgetMs: 3_000 };
@@ -55,6 +56,8 @@ export abstract class WireVenue<Credentials> {
   protected readonly timeoutMs: number;
   private readonly reads: RateLimiter;
   protected readonly writes: RateLimiter;
+  /** Turns in the write queue taken for child orders before they are placed (Venue.writeTurn). */
+  protected readonly turns: WriteTurns;
   /** Round-trip times of the orders the venue answered. */
   protected readonly recorder = new LatencyRecorder();
   protected abstract readonly socket: ReconnectingSocket;
@@ -80,6 +83,7 @@ export abstract class WireVenue<Credentials> {
       this.reads = new RateLimiter(limits.readsPerSecond);
       this.writes = new RateLimiter(limits.writesPerSecond);
     }
+    this.turns = new WriteTurns(this.writes);
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {
@@ -93,6 +97,14 @@ export abstract class WireVenue<Credentials> {
 
   queueDelayMs(ahead?: number): number {
     return this.writes.delayMs(ahead);
+  }
+
+  writeTurn(clientOrderId: string): Promise<void> {
+    return this.turns.take(clientOrderId);
+  }
+
+  returnTurn(clientOrderId: string): void {
+    this.turns.giveBack(clientOrderId);
   }
 
   latency(): LatencyStats {

@@ -163,7 +163,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const body = await this.orderBody(order, cached);
     const started = performance.now();
     // an answered 5xx is retried: the same salt is the same signed order, which the venue refuses to take twice
-    const res = await sendWithRetry(() => this.send("POST", "/order", body), this.writes, WRITE_RETRY, (f) => f.status !== undefined);
+    const res = await sendWithRetry(() => this.send("POST", "/order", body), this.turns.throttleFor(order.clientOrderId), WRITE_RETRY, (f) => f.status !== undefined);
     if (!res.ok) return failedResult(res);
     this.recorder.record(performance.now() - started);
     const answer = res.body as OpinionEnvelope<{ orderData: OpinionOrder }>;

@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { RateLimiter } from "./rate-limiter.ts";
+import { WriteTurns } from "./write-turns.ts";
+
+describe("WriteTurns", () => {
+  it("places a child order whose turn has come at once, its retries queueing as any request", async () => {
+    const turns = new WriteTurns(new RateLimiter(10, 1));
+    await turns.take("c1");
+    const throttle = turns.throttleFor("c1");
+    const started = performance.now();
+    await throttle.acquire();
+    // Under the 100 ms spacing: the first request spent the turn taken for it.
+    expect(performance.now() - started).toBeLessThan(90);
+    await throttle.acquire();
+    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+  });
+
+  it("queues a child order's turns in arrival order, one a tick of the write limit", async () => {
+    const turns = new WriteTurns(new RateLimiter(10, 1));
+    const order: string[] = [];
+    const started = performance.now();
+    await Promise.all(["a", "b", "c"].map((id) => turns.take(id).then(() => order.push(id))));
+    expect(order).toEqual(["a", "b", "c"]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+  });
+
+  it("lets the next child order have a turn given back unused, and gives back a spent one as nothing", async () => {
+    const limiter = new RateLimiter(10, 1);
+    const turns = new WriteTurns(limiter);
+    await turns.take("a");
+    turns.giveBack("a");
+    const started = performance.now();
+    await turns.take("b");
+    expect(performance.now() - started).toBeLessThan(90);
+    await turns.throttleFor("b").acquire();
+    turns.giveBack("b");
+    // b's turn was spent by its placement: the next one waits its 100 ms.
+    await turns.take("c");
+    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    // A child order with no turn taken queues as any request.
+    expect(turns.throttleFor("d")).toBe(limiter);
+  });
+});
