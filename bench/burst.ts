@@ -105,7 +105,7 @@ console.log(`child orders      ${JSON.stringify(childOrders(metrics))}`);
 const steps = (step: string) => sample(metrics, `crossfill_order_step_seconds_count{step="${step}"}`);
 console.log(`routing rounds    ${steps("order.routing")} for ${steps("order.settle.sent")} orders settled: ${steps("order.routing") - steps("order.settle.sent")} later rounds (re-routes)`);
 console.log(`mean step, ms     ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))} (from the step before)`);
-console.log(`mean place, ms    ${JSON.stringify(meansMs(metrics, "crossfill_venue_place_seconds", "venue"))} (a child order's round trip, its queue included)`);
+console.log(`mean place, ms    ${JSON.stringify(meansMs(metrics, "crossfill_venue_place_seconds", "venue"))} (a child order's round trip; a sell's includes its queue, a buy's took its turn before)`);
 console.log(`chain batches     ${callsPerTx(metrics)}`);
 console.log(`event-loop delay  ${loopDelay(metrics)}`);
 console.log(`raw chain         ${raw.perSecond.toFixed(0)} tx/s (one transfer per transaction, ${loop.concurrency} in flight, ${loop.seconds} s): orders/s is ${(perSecond / raw.perSecond).toFixed(2)}× raw`);
