@@ -379,8 +379,6 @@ export class OrderService {
     return legs;
   }
 
-
-
   /**
    * A sell (DESIGN §12): plans on the venues' bids, each venue capped by what the operator's account
    * holds there, escrows the client's shares, routes the sell child orders in rounds as a buy routes,
