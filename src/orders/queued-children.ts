@@ -64,7 +64,10 @@ export class QueuedChildren {
     this.hold(children!.splice(i, 1)[0]!, -1n);
   }
 
-  /** `orderId` is no longer executing here: what it planned and has no answer for will not be placed or answered by it. */
+  /**
+   * What `orderId` planned and has no answer for will not be placed or answered as planned: the order is no
+   * longer executing here, or its round is about to be planned again (at its venues' turns).
+   */
   forget(orderId: string): void {
     for (const c of this.byOrder.get(orderId) ?? []) {
       if (c.queued) this.dequeue(c.venue);

@@ -202,8 +202,9 @@ export interface Venue {
   /**
    * Resolves when a child order with this client id would be sent from the adapter's queue: the turn is
    * then the child's, and its `place` spends it instead of queueing again, so the order service can plan
-   * the child on the books as they are when it leaves the queue rather than when it joined. A child that
-   * will not be placed gives its turn back with `returnTurn`. Optional, with `queueDelayMs`: an adapter
+   * the child on the books as they are when it leaves the queue rather than when it joined. `returnTurn`
+   * gives back a turn its child did not spend: one the new plan leaves out, or one whose `place` answered
+   * without sending (a turn spent is not given back twice). Optional, with `queueDelayMs`: an adapter
    * without a queue sends at once.
    */
   writeTurn?(clientOrderId: string): Promise<void>;
