@@ -309,6 +309,21 @@ describe("a venue's write queue", () => {
     expect(sent).toMatchObject([{ clientOrderId: childOrderId(order.id, "w"), limitPrice: 505_000n, shares: 19_800_000n }]);
     expect(order).toMatchObject({ status: "filled", legs: [{ venue: "w" }] });
   });
+  it("gives the venue its turn back when the order is interrupted after its turn and before its child order is sent", async () => {
+    // The store fails as the legs are stored: nothing is sent, the order is left locked to recovery, and
+    // the turn it held goes back to the venue's queue instead of being kept by an order that will not use it.
+    const q = queuedVenue();
+    const failing: Store = Object.assign(Object.create(store) as Store, {
+      updateOrder: (...args: Parameters<Store["updateOrder"]>) => (args[2].status === "routing" ? Promise.reject(new Error("disk I/O error")) : store.updateOrder(...args)),
+    });
+    const submitted = service({ store: failing, venues: new Map([["v", q.venue]]) }).submit(who, body, undefined);
+    await expect.poll(() => q.asked.length).toBe(1);
+    q.turn();
+    const order = await submitted;
+    expect(order.status).toBe("locked");
+    expect(sent).toEqual([]);
+    expect(q.returned).toContain(childOrderId(order.id, "v"));
+  });
 });
 
 describe("a burst", () => {

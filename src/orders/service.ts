@@ -254,11 +254,21 @@ export class OrderService {
       return await this.execute(record, event, who.address, orderLog);
     } catch (e) {
       orderLog.error({ err: e }, "order interrupted; recovery will finish it");
+      this.returnTurns(record.id);
       return (await this.d.store.order(record.id))!;
     } finally {
       this.inFlight.delete(record.id);
       this.queued.forget(record.id);
     }
+  }
+
+  /**
+   * Gives back the write turns an interrupted order took and did not spend (Venue.writeTurn): recovery
+   * sends nothing with them, and the venues' queues would otherwise keep them. A turn spent by a
+   * placement, or given back already, is not given back again.
+   */
+  private returnTurns(orderId: string): void {
+    for (const [id, venue] of this.d.venues) for (let round = 1; round <= ROUTING_ROUNDS; round++) venue.returnTurn?.(childOrderId(orderId, id, round));
   }
 
   /** A lease of this instance starting now. */
