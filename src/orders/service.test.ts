@@ -286,6 +286,24 @@ describe("a venue's write queue", () => {
     expect(order).toMatchObject({ status: "failed", errorCode: "all_venues_failed" });
   });
 
+  it("sends the plan made before the turn when nothing it was made on moved meanwhile, without planning again", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const q = queuedVenue();
+    let plans = 0;
+    const s = service({
+      venues: new Map([["v", q.venue]]),
+      quotes: () => [{ venue: "v", ...market, asks, queueDelayMs: 0 }],
+      plan: ((req, quotes) => (plans++, plan(req, quotes))) as OrderDeps["plan"],
+    });
+    const submitted = s.submit(who, body, undefined);
+    await expect.poll(() => q.asked.length).toBe(1);
+    q.turn();
+    const order = await submitted;
+    expect(plans).toBe(1);
+    expect(sent).toMatchObject([{ limitPrice: 500_000n, shares: 20_000_000n }]);
+    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n });
+  });
+
   it("gives a venue its turn back when the new plan leaves it out", async () => {
     // Planned: 10 shares on v at 0.50 and the rest on w at 0.505. While v's child queues, v's level is
     // taken: the whole order goes to w, and v's turn goes back to its queue unused.

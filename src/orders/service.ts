@@ -351,11 +351,12 @@ export class OrderService {
     // within the limit price of the first routing, for a few rounds; each round's worst case stays
     // within what the fills so far left of the lock.
     return this.route(order, log, async (round, o, fills) => {
-      if (round === 1) return this.routeLegs(o, event, round, await this.atTurns(o, event, round, req, routed));
+      if (round === 1) return this.routeLegs(o, event, round, await this.atTurns(o, event, round, req, routed, quotes));
       const again = { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC" as const, limitPrice: routed.limitPrice };
-      const next = this.d.plan(again, this.buyQuotes(event, o.outcome));
+      const now = this.buyQuotes(event, o.outcome);
+      const next = this.d.plan(again, now);
       if (next.kind === "refusal") return undefined;
-      return this.routeLegs(o, event, round, await this.atTurns(o, event, round, again, next));
+      return this.routeLegs(o, event, round, await this.atTurns(o, event, round, again, next, now));
     });
   }
 
@@ -365,9 +366,12 @@ export class OrderService {
    * planned again on the books as they are, within the same venues and the same limit price, so a child
    * that waited seconds behind a venue's write limit is not sent for levels gone meanwhile. When the
    * venues no longer hold the round's order (a FOK no longer fills whole there), the legs are as planned.
-   * A venue the new plan leaves out gets its turn back.
+   * A venue the new plan leaves out gets its turn back. When nothing the new plan would read differs from
+   * the quotes `planned` was made on (`plannedOn`: the same books, held shares and latencies, and no
+   * queue at the plan's venues), `planned` is that plan: optimal over every venue quoted, it is so over
+   * the venues it uses.
    */
-  private async atTurns(order: OrderRecord, event: UnifiedEvent, round: number, req: PlanRequest, planned: Plan): Promise<Plan["legs"]> {
+  private async atTurns(order: OrderRecord, event: UnifiedEvent, round: number, req: PlanRequest, planned: Plan, plannedOn: readonly VenueQuote[]): Promise<Plan["legs"]> {
     const venue = (id: string) => this.d.venues.get(id);
     const childId = (venueId: string) => childOrderId(order.id, venueId, round);
     this.queued.planned(order, planned.legs);
@@ -381,7 +385,7 @@ export class OrderService {
     this.queued.forget(order.id);
     // The queues behind this order's turns are not its own: a venue whose turn it holds sends it now.
     const quotes = this.buyQuotes(event, order.outcome).flatMap((q) => (!venues.has(q.venue) ? [] : [venue(q.venue)?.writeTurn ? { ...q, queueDelayMs: 0 } : q]));
-    const now = this.d.plan({ ...req, limitPrice: planned.limitPrice }, quotes);
+    const now = sameQuotes(quotes, plannedOn.filter((q) => venues.has(q.venue))) ? planned : this.d.plan({ ...req, limitPrice: planned.limitPrice }, quotes);
     const legs = now.kind === "refusal" ? planned.legs : now.legs;
     this.queued.planned(order, legs);
     for (const l of legs) if (venue(l.venue)?.writeTurn) this.queued.placing(order.id, l.venue);
