@@ -327,6 +327,7 @@ describe("a venue's write queue", () => {
     expect(sent).toMatchObject([{ clientOrderId: childOrderId(order.id, "w"), limitPrice: 505_000n, shares: 19_800_000n }]);
     expect(order).toMatchObject({ status: "filled", legs: [{ venue: "w" }] });
   });
+
   it("gives the venue its turn back when the order is interrupted after its turn and before its child order is sent", async () => {
     // The store fails as the legs are stored: nothing is sent, the order is left locked to recovery, and
     // the turn it held goes back to the venue's queue instead of being kept by an order that will not use it.
