@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { LosslessNumber } from "lossless-json";
-import { formatMicro, microToNumber, parseMicro } from "./money.ts";
+import { formatMicro, microToNumber, parseMicro, plainMicro } from "./money.ts";
 import { AppError } from "./errors.ts";
+import { decimalLike, outcome } from "./arbitraries.ts";
 
 describe("parseMicro", () => {
   it("reads numbers and decimal strings exactly", () => {
@@ -26,5 +27,21 @@ describe("parseMicro", () => {
   });
   it("round-trips every micro amount through its decimal string", () => {
     fc.assert(fc.property(fc.bigInt({ min: 0n, max: 10n ** 20n }), (m) => parseMicro(formatMicro(m), "x") === m));
+  });
+  it("reads a venue's plain numbers and strings on its fast path as the full parse reads them", () => {
+    // a leading space takes the full parse (it trims), which is how parseMicro read every value before
+    const full = (v: unknown) => outcome(() => parseMicro(` ${String(v)}`, "x"));
+    fc.assert(
+      fc.property(decimalLike(), (v) => {
+        const plain = plainMicro(v);
+        expect(outcome(() => parseMicro(v, "x"))).toEqual(full(v));
+        if (plain !== undefined) expect(plain).toBe(parseMicro(` ${String(v)}`, "x"));
+      }),
+      { numRuns: 20_000 },
+    );
+    expect(plainMicro(0.29)).toBe(290_000n);
+    expect(plainMicro("0.535")).toBe(535_000n);
+    expect(plainMicro(123_456_789.123456)).toBe(123_456_789_123_456n);
+    for (const v of [" 1", "1.", ".5", "1.0000001", "1234567890", 0.1234567, 1e9, -0.5, NaN, "1e3", "+1"]) expect(plainMicro(v), String(v)).toBeUndefined();
   });
 });

@@ -23,6 +23,8 @@ const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
  * is never guessed.
  */
 export function parseMicro(value: unknown, field: string): bigint {
+  const plain = plainMicro(value);
+  if (plain !== undefined) return plain;
   let text: string;
   if (isLosslessNumber(value)) {
     text = value.value;
@@ -41,6 +43,36 @@ export function parseMicro(value: unknown, field: string): bigint {
   if (frac.length > 6) throw invalid(field, "has more than 6 decimal places");
   if (whole.length > 15) throw invalid(field, "is too large");
   return BigInt(whole + frac.padEnd(6, "0"));
+}
+
+/** The largest value the plain forms below reach: 9 whole digits and 6 decimals, well inside 2^53. */
+const PLAIN_MAX = 999_999_999_999_999;
+
+/**
+ * The forms a venue's book is made of, read without a regular expression or a string built: a string of
+ * 1–9 digits with, after a point, 1–6 more; or a finite number ≥ 0 that is exactly such a decimal (r, its
+ * value times 10^6 rounded, divides back to the same double; below 2^53 that division is exact to the
+ * nearest double, so the number's shortest decimal form is r / 10^6). Undefined for anything else, which
+ * parseMicro reads or refuses as before; where both read a value they read the same micro units.
+ */
+export function plainMicro(value: unknown): bigint | undefined {
+  if (typeof value === "number") {
+    const r = Math.round(value * 1e6);
+    return r >= 0 && r <= PLAIN_MAX && r / 1e6 === value ? BigInt(r) : undefined;
+  }
+  if (typeof value !== "string") return undefined;
+  const length = value.length;
+  let units = 0;
+  let i = 0;
+  for (let d: number; i < length && (d = value.charCodeAt(i) - 48) >= 0 && d <= 9; i++) units = units * 10 + d;
+  if (i === 0 || i > 9) return undefined;
+  if (i === length) return BigInt(units * 1e6);
+  if (value.charCodeAt(i) !== 46) return undefined;
+  const point = ++i;
+  for (let d: number; i < length && (d = value.charCodeAt(i) - 48) >= 0 && d <= 9; i++) units = units * 10 + d;
+  const decimals = i - point;
+  if (i !== length || decimals === 0 || decimals > 6) return undefined;
+  return BigInt(units * 10 ** (6 - decimals));
 }
 
 /** Formats 10^-6 units as a decimal string with no trailing zeros ("100.5", "0.000001", "3"). */

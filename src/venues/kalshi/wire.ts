@@ -115,11 +115,14 @@ export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket 
 
 export function levelMap(pairs: readonly (readonly [unknown, unknown])[], field: string): LevelMap {
   const map: LevelMap = new Map();
-  pairs.forEach(([price, count], i) => {
-    const p = parseDollars(price, `${field}[${i}][0]`);
-    const c = parseCount(count, `${field}[${i}][1]`);
+  // named once a side, not once a level: a stream reads thousands of levels a second
+  const priceField = `${field}[][0]`;
+  const countField = `${field}[][1]`;
+  for (const [price, count] of pairs) {
+    const p = parseDollars(price, priceField);
+    const c = parseCount(count, countField);
     if (c > 0n) map.set(p, (map.get(p) ?? 0n) + c);
-  });
+  }
   return map;
 }
 

@@ -134,11 +134,14 @@ export function toVenueMarket(m: LimitlessMarket): VenueMarket {
 /** One side of a book as levels by price, sizes at one price added up, empty levels left out. */
 export function levelMap(entries: readonly LimitlessOrderbookEntry[], field: string): LevelMap {
   const map: LevelMap = new Map();
-  entries.forEach((e, i) => {
-    const price = parsePrice(e.price, `${field}[${i}].price`);
-    const size = parseRaw(e.size, `${field}[${i}].size`);
+  // named once a side, not once a level: a stream reads thousands of levels a second
+  const priceField = `${field}[].price`;
+  const sizeField = `${field}[].size`;
+  for (const e of entries) {
+    const price = parsePrice(e.price, priceField);
+    const size = parseRaw(e.size, sizeField);
     if (size > 0n) map.set(price, (map.get(price) ?? 0n) + size);
-  });
+  }
   return map;
 }
 

@@ -171,11 +171,14 @@ export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket
 /** One side of a book as levels by price, in micro units; empty levels left out, repeated prices added up. */
 export function levelMap(levels: readonly OpinionLevel[], field: string): Map<PriceMicro, ShareMicro> {
   const map = new Map<PriceMicro, ShareMicro>();
-  levels.forEach((l, i) => {
-    const price = parsePrice(l.price, `${field}[${i}].price`);
-    const size = parseMicro(l.size, `${field}[${i}].size`);
+  // named once a side, not once a level: a stream reads thousands of levels a second
+  const priceField = `${field}[].price`;
+  const sizeField = `${field}[].size`;
+  for (const l of levels) {
+    const price = parsePrice(l.price, priceField);
+    const size = parseMicro(l.size, sizeField);
     if (size > 0n) map.set(price, (map.get(price) ?? 0n) + size);
-  });
+  }
   return map;
 }
 

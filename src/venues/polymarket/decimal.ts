@@ -1,4 +1,4 @@
-import { ONE } from "../../domain/money.ts";
+import { ONE, plainMicro } from "../../domain/money.ts";
 
 /** Polymarket writes decimals as strings, sometimes without the leading zero (".48" in its WebSocket docs). */
 const DECIMAL = /^(\d*)(?:\.(\d*))?$/;
@@ -9,6 +9,8 @@ const DECIMAL = /^(\d*)(?:\.(\d*))?$/;
  * resting size finer than a micro-share (which no order of ours can take) is floored.
  */
 export function parseDecimal(text: unknown, field: string, floor = false): bigint {
+  const plain = plainMicro(text);
+  if (plain !== undefined) return plain;
   if (typeof text === "number" && Number.isFinite(text)) text = String(text);
   if (typeof text !== "string") throw new WireError(`${field}: expected a decimal string, got ${JSON.stringify(text)}`);
   const m = DECIMAL.exec(text.trim());

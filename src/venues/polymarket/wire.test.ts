@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { decimalLike, outcome } from "../../domain/arbitraries.ts";
 import { ONE } from "../../domain/money.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
 import {
@@ -149,6 +150,15 @@ describe("Polymarket decimals", () => {
     expect(micro("0.5000000")).toBe(500_000n);
     for (const bad of ["", ".", "1e5", "-1", "0.1234567", "NaN"]) expect(() => micro(bad), bad).toThrow(WireError);
     expect(parseDecimal("10.1234567", "size", true)).toBe(10_123_456n);
+  });
+  it("reads the plain forms of a stream's prices and sizes on its fast path as the full parse reads them", () => {
+    // a leading space takes the full parse (it trims): how every value was read before the fast path
+    fc.assert(
+      fc.property(decimalLike(), fc.boolean(), (v, floor) => {
+        expect(outcome(() => parseDecimal(v, "x", floor))).toEqual(outcome(() => parseDecimal(` ${String(v)}`, "x", floor)));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
 

@@ -227,10 +227,10 @@ function parseStreamEvent(raw: unknown): StreamEvent {
     case "price_change":
       return {
         type: "price_change",
-        changes: arr(o["price_changes"], "price_change.price_changes").map((c, i) => {
-          const p = obj(c, `price_changes[${i}]`);
+        changes: arr(o["price_changes"], "price_change.price_changes").map((c) => {
+          const p = obj(c, "price_changes[]");
           const side = str(p["side"], "side").toUpperCase();
-          if (side !== "BUY" && side !== "SELL") throw new WireError(`price_changes[${i}].side: ${side}`);
+          if (side !== "BUY" && side !== "SELL") throw new WireError(`price_changes[].side: ${side}`);
           return {
             assetId: str(p["asset_id"], "asset_id"),
             side: side === "BUY" ? "bids" : "asks",
@@ -268,17 +268,21 @@ export function applyLevel(side: readonly Level[], order: "asc" | "desc", price:
   let at = 0;
   while (at < side.length && (order === "asc" ? side[at]!.price < price : side[at]!.price > price)) at++;
   const after = side[at]?.price === price ? at + 1 : at;
-  return shares > 0n ? [...side.slice(0, at), { price, shares }, ...side.slice(after)] : [...side.slice(0, at), ...side.slice(after)];
+  return shares > 0n ? side.toSpliced(at, after - at, { price, shares }) : side.toSpliced(at, after - at);
 }
 
 function levels(raw: unknown, at: string, order: "asc" | "desc"): Level[] {
   const merged = new Map<bigint, bigint>();
-  arr(raw ?? [], at).forEach((l, i) => {
-    const o = obj(l, `${at}[${i}]`);
-    const price = parseDecimal(o["price"], `${at}[${i}].price`);
-    const size = parseDecimal(o["size"], `${at}[${i}].size`, true);
+  // named once a side, not once a level: a stream reads thousands of levels a second
+  const levelField = `${at}[]`;
+  const priceField = `${at}[].price`;
+  const sizeField = `${at}[].size`;
+  for (const l of arr(raw ?? [], at)) {
+    const o = obj(l, levelField);
+    const price = parseDecimal(o["price"], priceField);
+    const size = parseDecimal(o["size"], sizeField, true);
     merged.set(price, (merged.get(price) ?? 0n) + size);
-  });
+  }
   const out: Level[] = [];
   for (const [price, shares] of merged) if (shares > 0n) out.push({ price, shares });
   return sortLevels(out, order);
