@@ -10,14 +10,15 @@ export type LevelMap = Map<PriceMicro, ShareMicro>;
  * pair redeems for $1), so NO's asks are YES's bids flipped and NO's bids YES's asks flipped.
  */
 export function mirroredSides(bids: LevelMap, asks: LevelMap): Record<Outcome, BookSides> {
-  const yesBids = sorted(bids, -1n);
-  const yesAsks = sorted(asks, 1n);
+  const yesBids = sorted(bids, -1);
+  const yesAsks = sorted(asks, 1);
   const flip = (l: Level): Level => ({ price: ONE - l.price, shares: l.shares });
   return { YES: { bids: yesBids, asks: yesAsks }, NO: { bids: yesAsks.map(flip), asks: yesBids.map(flip) } };
 }
 
-function sorted(levels: LevelMap, dir: 1n | -1n): Level[] {
+/** The levels by price, ascending (dir 1) or descending (-1); compared, not subtracted: a BigInt difference is an allocation per comparison. */
+function sorted(levels: LevelMap, dir: 1 | -1): Level[] {
   return [...levels]
-    .sort(([a], [b]) => (dir * (a - b) < 0n ? -1 : dir * (a - b) > 0n ? 1 : 0))
+    .sort(([a], [b]) => (a < b ? -dir : a > b ? dir : 0))
     .map(([price, shares]) => ({ price, shares }));
 }
