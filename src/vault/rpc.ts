@@ -1,4 +1,5 @@
 import { request } from "undici";
+import { withDeadline } from "../deadline.ts";
 
 // A minimal JSON-RPC client over HTTP (undici). The dev node needs node-specific methods (anvil_*, evm_mine)
 // and JSON-RPC batches whose items fail one by one, which is simpler here than through viem's typed client.
@@ -70,27 +71,24 @@ export class JsonRpc {
     }
   }
 
-  private async request(calls: readonly { method: string; params: unknown[] }[]): Promise<RpcResult[]> {
+  private request(calls: readonly { method: string; params: unknown[] }[]): Promise<RpcResult[]> {
     const body = calls.map((c, id) => ({ jsonrpc: "2.0", id, method: c.method, params: c.params }));
-    // undici's request, not fetch: fetch's web streams cost the event loop ~0.5 ms of CPU a call,
-    // several calls an order.
-    const res = await request(this.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    if (res.statusCode < 200 || res.statusCode > 299) {
-      await res.body.dump();
-      throw new HttpStatusError(`JSON-RPC ${this.url}: HTTP ${res.statusCode}`, res.statusCode);
-    }
-    const replies = (await res.body.json()) as Reply[];
-    const byId = new Map(replies.map((r) => [r.id, r]));
-    return calls.map((c, id): RpcResult => {
-      const r = byId.get(id);
-      if (!r) return { ok: false, error: new RpcError(c.method, -32603, "no reply in batch") };
-      if (r.error) return { ok: false, error: new RpcError(c.method, r.error.code, r.error.message, r.error.data) };
-      return { ok: true, result: r.result };
+    return withDeadline(this.timeoutMs, async (signal) => {
+      // undici's request, not fetch: fetch's web streams cost the event loop ~0.5 ms of CPU a call,
+      // several calls an order.
+      const res = await request(this.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
+      if (res.statusCode < 200 || res.statusCode > 299) {
+        await res.body.dump();
+        throw new HttpStatusError(`JSON-RPC ${this.url}: HTTP ${res.statusCode}`, res.statusCode);
+      }
+      const replies = (await res.body.json()) as Reply[];
+      const byId = new Map(replies.map((r) => [r.id, r]));
+      return calls.map((c, id): RpcResult => {
+        const r = byId.get(id);
+        if (!r) return { ok: false, error: new RpcError(c.method, -32603, "no reply in batch") };
+        if (r.error) return { ok: false, error: new RpcError(c.method, r.error.code, r.error.message, r.error.data) };
+        return { ok: true, result: r.result };
+      });
     });
   }
 }

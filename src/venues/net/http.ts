@@ -1,4 +1,5 @@
 import { request, type Dispatcher } from "undici";
+import { withDeadline } from "../../deadline.ts";
 import { sleep, type Throttle } from "./rate-limiter.ts";
 
 /**
@@ -31,32 +32,34 @@ const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREAC
  * undici's request, not fetch: fetch's web streams cost ~0.5 ms of CPU a request, one to several
  * requests a child order.
  */
-export async function sendRequest(baseUrl: string, req: HttpRequest): Promise<HttpResult> {
+export function sendRequest(baseUrl: string, req: HttpRequest): Promise<HttpResult> {
   const text = req.body === undefined ? undefined : JSON.stringify(req.body);
-  let res: Dispatcher.ResponseData;
-  try {
-    res = await request(baseUrl + req.path, {
-      method: req.method,
-      headers: { accept: "application/json", ...(text === undefined ? {} : { "content-type": "application/json" }), ...req.headers },
-      body: text,
-      signal: AbortSignal.timeout(req.timeoutMs),
-    });
-  } catch (err) {
-    return networkFailure(err, req.timeoutMs);
-  }
-  const ok = res.statusCode >= 200 && res.statusCode <= 299;
-  let body: unknown;
-  try {
-    const raw = await res.body.text();
-    body = raw === "" ? undefined : JSON.parse(raw);
-  } catch (err) {
-    // the status line arrived, so for a write the venue did act on it or refuse it: only the body was lost
-    if (ok) return { ok: false, kind: "unknown", status: res.statusCode, reason: `unreadable ${res.statusCode} answer: ${describe(err)}` };
-    body = undefined;
-  }
-  if (ok) return { ok: true, status: res.statusCode, body };
-  const retryAfter = res.headers["retry-after"];
-  return classifyStatus(res.statusCode, body, typeof retryAfter === "string" ? retryAfter : null);
+  return withDeadline(req.timeoutMs, async (signal) => {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await request(baseUrl + req.path, {
+        method: req.method,
+        headers: { accept: "application/json", ...(text === undefined ? {} : { "content-type": "application/json" }), ...req.headers },
+        body: text,
+        signal,
+      });
+    } catch (err) {
+      return networkFailure(err, req.timeoutMs);
+    }
+    const ok = res.statusCode >= 200 && res.statusCode <= 299;
+    let body: unknown;
+    try {
+      const raw = await res.body.text();
+      body = raw === "" ? undefined : JSON.parse(raw);
+    } catch (err) {
+      // the status line arrived, so for a write the venue did act on it or refuse it: only the body was lost
+      if (ok) return { ok: false, kind: "unknown", status: res.statusCode, reason: `unreadable ${res.statusCode} answer: ${describe(err)}` };
+      body = undefined;
+    }
+    if (ok) return { ok: true, status: res.statusCode, body };
+    const retryAfter = res.headers["retry-after"];
+    return classifyStatus(res.statusCode, body, typeof retryAfter === "string" ? retryAfter : null);
+  });
 }
 
 export function classifyStatus(status: number, body: unknown, retryAfter: string | null): HttpResult {
