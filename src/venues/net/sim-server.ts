@@ -207,6 +207,8 @@ export interface SimStreams {
   accept(req: IncomingMessage, socket: Duplex, head: Buffer): void;
   /** Connections accepted since start: a reconnection shows as an increase. */
   connections(): number;
+  /** Runs `send` with the connections' writes held until it returns. */
+  corked<T>(send: () => T): T;
   dropAll(): void;
   close(): void;
 }
@@ -330,7 +332,7 @@ export interface VenueSimParts<Credentials> extends Pick<SimServerOptions, "hand
 export async function serveVenueSim<Credentials>(opts: VenueSimOptions, parts: VenueSimParts<Credentials>): Promise<VenueSim<Credentials>> {
   const { profile, exchange, markets, faults, streams, credentials, restPath, wsPath, close, ...routes } = parts;
   const server = await startSimServer({ ...routes, port: opts.port, faults, markets, latencyMs: profileLatency(profile, opts.seed, opts.latencyScale) });
-  const timer = setInterval(() => exchange.step(), opts.tickMs ?? DEFAULT_TICK_MS);
+  const timer = setInterval(() => streams.corked(() => exchange.step()), opts.tickMs ?? DEFAULT_TICK_MS);
   timer.unref();
   const base = `127.0.0.1:${server.port}`;
   return {
