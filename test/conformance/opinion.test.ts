@@ -6,6 +6,7 @@ import { createOpinionVenue, OPINION_SIM_EXCHANGE, startOpinionSim } from "../..
 import { OPINION_MIN_FEE } from "../../src/venues/opinion/wire.ts";
 import { ORDER_TYPES } from "../../src/venues/ctf-order.ts";
 import { buyOrder, OPINION_CHAIN_ID, orderDomain, signOrder } from "../../src/venues/opinion/signing.ts";
+import { describe, expect, it } from "vitest";
 import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
 
@@ -77,4 +78,28 @@ runConformance("opinion", async () => {
   const sim = await startOpinionSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
   // a stranger's wallet: the venue refuses orders not signed by the Safe's owner
   return simHarness(sim, catalog, (options) => createOpinionVenue({ ...options, startTimeoutMs: 300 }), (c) => ({ ...c, privateKey: generatePrivateKey() }), { fees, signing });
+});
+
+describe("opinion's one bucket of reads and writes", () => {
+  it("counts a child order queued or planned as the two requests its placement makes: the order, then its read-back", async () => {
+    const sim = await startOpinionSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
+    const h = await simHarness(sim, catalog, (options) => createOpinionVenue({ ...options, startTimeoutMs: 300 }), (c) => c, { fees, signing });
+    try {
+      const venue = h.venue;
+      // Past the bucket's burst of 15, so that the rest wait for their turns.
+      const first = Array.from({ length: 15 }, (_, i) => `burst-${i}`);
+      const waiting = Array.from({ length: 6 }, (_, i) => `waiting-${i}`);
+      const turns = first.map((id) => venue.writeTurn!(id));
+      const before = venue.queueDelayMs!();
+      turns.push(...waiting.map((id) => venue.writeTurn!(id)));
+      // Six more queued: twelve requests at fifteen a second.
+      expect(venue.queueDelayMs!() - before).toBeGreaterThan(700);
+      // Three more planned: six requests.
+      expect(venue.queueDelayMs!(3) - venue.queueDelayMs!()).toBeGreaterThan(350);
+      await Promise.all(turns);
+      for (const id of [...first, ...waiting]) venue.returnTurn!(id);
+    } finally {
+      await h.stop();
+    }
+  });
 });

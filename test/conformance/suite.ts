@@ -393,6 +393,24 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       expect((await placing).kind).toBe("rejected");
     });
 
+    it("answers a child order that had its turn before the child orders queued for theirs since: what it reads back of its fills waits for none of them", async () => {
+      // A venue without turns (Polymarket's limits are thousands a second) sends each child order at once.
+      if (!h.venue.writeTurn) return expect(h.venue.returnTurn).toBeUndefined();
+      const m = openMarket();
+      const order = takingOrder(m);
+      await h.venue.writeTurn(order.clientOrderId);
+      // More turns asked for than the write limit's burst holds, so the last ones queue.
+      const events: string[] = [];
+      const queued = Array.from({ length: 24 }, (_, i) => `${order.clientOrderId}-q${i}`);
+      const turns = queued.map((id) => h.venue.writeTurn!(id).then(() => events.push(id)));
+      const placed = await h.venue.place(order);
+      events.push("placed");
+      expect(placed.kind).toBe("filled");
+      await Promise.all(turns);
+      for (const id of queued) h.venue.returnTurn!(id);
+      expect(events.indexOf("placed")).toBeLessThan(queued.length);
+    });
+
     it("sells what the account holds into the bids at or above its limit, charges the venue's fee, and reports it again by status", async () => {
       const m = openMarket();
       await expectFilled(m, sellingOrder(m, "YES", await hold(m)));

@@ -59,7 +59,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   private readonly orderIds = new Map<string, string>();
 
   constructor(opts: KalshiVenueOptions) {
-    super(opts, { adapter: "kalshi-trade-api-v2", venueId: "kalshi-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 } });
+    super(opts, { adapter: "kalshi-trade-api-v2", venueId: "kalshi-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 1 });
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
     this.keyId = opts.credentials.keyId;
     // parsed once: signing every request from the PEM text would parse the key each time
@@ -172,7 +172,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order)), rests);
+        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order), true), rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -199,7 +199,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const order = await this.findOrder(clientOrderId, child?.venueMarketId);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
-    const fills = await this.fills(order.order_id, order.client_order_id);
+    const fills = await this.fills(order.order_id, order.client_order_id, true);
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
@@ -259,22 +259,22 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   private async cancelResting(order: KalshiOrder): Promise<void> {
     const path = `/portfolio/events/orders/${encodeURIComponent(order.order_id)}?${new URLSearchParams({ market_ticker: order.ticker })}`;
     // a cancel is safe to repeat, so even an unknown outcome is retried
-    const res = await sendWithRetry(() => this.send("DELETE", path), this.writes, WRITE_RETRY, () => true);
+    const res = await sendWithRetry(() => this.send("DELETE", path), this.cancels, WRITE_RETRY, () => true);
     if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
   }
 
-  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded. */
-  private async fills(orderId: string, sentId: string): Promise<VenueFill[]> {
-    return this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId);
+  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's. */
+  private async fills(orderId: string, sentId: string, readBack = false): Promise<VenueFill[]> {
+    return this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId, readBack);
   }
 
   /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first; `sentIdOf` names the id each fill's order was sent under. */
-  private async listFills(filter: URLSearchParams, sentIdOf: (orderId: string) => string): Promise<VenueFill[]> {
+  private async listFills(filter: URLSearchParams, sentIdOf: (orderId: string) => string, readBack = false): Promise<VenueFill[]> {
     const newestFirst: VenueFill[] = [];
     let cursor = "";
     do {
       const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
-      const page = (await this.read(`/portfolio/fills?${q}`)) as { fills: KalshiFill[]; cursor: string };
+      const page = (await this.read(`/portfolio/fills?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
       newestFirst.push(...page.fills.map((f) => toVenueFill(f, sentIdOf(f.order_id))));
       cursor = page.cursor ?? "";
     } while (cursor);
@@ -299,8 +299,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     }
   }
 
-  private read(path: string): Promise<unknown> {
-    return this.readRest(path, () => this.send("GET", path));
+  private read(path: string, readBack = false): Promise<unknown> {
+    return this.readRest(path, () => this.send("GET", path), readBack);
   }
 
   /**

@@ -62,7 +62,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(opts: LimitlessVenueOptions) {
-    super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 } });
+    super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 0 });
     this.pathPrefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
     this.wallet = evmAccount(opts.credentials.privateKey);
     this.slugs = this.listedMarkets(true);
@@ -197,7 +197,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     if (orderId === undefined) return { kind: "not_found" };
     const path = `/orders/${encodeURIComponent(orderId)}`;
     // cancelling twice is harmless, so even an unknown outcome is retried
-    const res = await sendWithRetry(() => this.send("DELETE", path), this.writes, WRITE_RETRY, () => true);
+    const res = await sendWithRetry(() => this.send("DELETE", path), this.cancels, WRITE_RETRY, () => true);
     if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
     const st = await this.orderState(orderId, clientOrderId, order);
     if (st.kind === "open") throw new AppError("venue_unavailable", `${this.id}: order ${orderId} still rests after its cancel`, { venue: this.id });

@@ -44,4 +44,17 @@ describe("RateLimiter", () => {
     expect(limiter.delayMs()).toBeGreaterThan(900);
     expect(allOf([new RateLimiter(100), limiter]).delayMs()).toBeGreaterThan(900);
   });
+
+  it("lets a read-back ahead of every caller waiting in line, and counts it in the wait it tells", async () => {
+    const limiter = new RateLimiter(20, 1);
+    await limiter.acquire();
+    const served: string[] = [];
+    const line = Array.from({ length: 4 }, (_, i) => limiter.acquire().then(() => served.push(`line ${i}`)));
+    const before = limiter.delayMs();
+    const readBack = limiter.first().acquire().then(() => served.push("read-back"));
+    // One request more ahead of a new caller: 50 ms at twenty a second.
+    expect(limiter.delayMs() - before).toBeGreaterThan(40);
+    await Promise.all([...line, readBack]);
+    expect(served).toEqual(["read-back", "line 0", "line 1", "line 2", "line 3"]);
+  });
 });

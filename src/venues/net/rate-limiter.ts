@@ -23,6 +23,9 @@ export class RateLimiter implements Throttle {
   private tail: Promise<void> = Promise.resolve();
   /** Callers that asked and have not had their turn yet. */
   private waiting = 0;
+  /** The callers let ahead of the line (acquireFirst), in their own arrival order. */
+  private firstTail: Promise<void> = Promise.resolve();
+  private waitingFirst = 0;
 
   constructor(
     private readonly perSecond: number,
@@ -35,15 +38,32 @@ export class RateLimiter implements Throttle {
   /** Resolves when the caller may send one request; callers are served in arrival order. */
   acquire(): Promise<void> {
     this.waiting++;
-    const turn = this.tail.then(() => this.take()).finally(() => this.waiting--);
+    const turn = this.tail.then(() => this.take(false)).finally(() => this.waiting--);
     this.tail = turn.catch(() => undefined);
     return turn;
+  }
+
+  /**
+   * Resolves when the caller may send one request, ahead of every caller waiting in line: for a request
+   * that finishes what an earlier turn started (the read-back of a child order just sent), which would
+   * otherwise wait behind every child order queued since.
+   */
+  acquireFirst(): Promise<void> {
+    this.waitingFirst++;
+    const turn = this.firstTail.then(() => this.take(true)).finally(() => this.waitingFirst--);
+    this.firstTail = turn.catch(() => undefined);
+    return turn;
+  }
+
+  /** This bucket with every acquire let ahead of the line (acquireFirst). */
+  first(): Throttle {
+    return { acquire: () => this.acquireFirst(), pause: (ms) => this.pause(ms), delayMs: (ahead) => this.delayMs(ahead), refund: () => this.refund() };
   }
 
   delayMs(ahead = 0): number {
     const now = performance.now();
     const tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
-    const short = this.waiting + ahead + 1 - tokens;
+    const short = this.waiting + this.waitingFirst + ahead + 1 - tokens;
     return Math.max(0, this.pausedUntil - now) + (short > 0 ? (short / this.perSecond) * 1000 : 0);
   }
 
@@ -56,11 +76,16 @@ export class RateLimiter implements Throttle {
     this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
   }
 
-  private async take(): Promise<void> {
+  private async take(first: boolean): Promise<void> {
     for (;;) {
       const now = performance.now();
       if (now < this.pausedUntil) {
         await sleep(this.pausedUntil - now);
+        continue;
+      }
+      // The line's head gives way to whoever was let ahead of it.
+      if (!first && this.waitingFirst > 0) {
+        await this.firstTail;
         continue;
       }
       this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);

@@ -5,7 +5,7 @@ import { LatencyRecorder } from "../latency.ts";
 import type { BookSnapshot, BookUpdate, LatencyStats, Unsubscribe, VenueHealth } from "../venue.ts";
 import type { AdapterOptions } from "./adapter-options.ts";
 import { sendWithRetry, type HttpResult } from "./http.ts";
-import { RateLimiter } from "./rate-limiter.ts";
+import { RateLimiter, type Throttle } from "./rate-limiter.ts";
 import { ReconnectingSocket } from "./reconnecting-socket.ts";
 import { WriteTurns } from "./write-turns.ts";
 
@@ -42,6 +42,8 @@ export interface WireVenueDefaults {
   venueId: string;
   /** A read and a write bucket, or one bucket that reads and writes share. */
   rateLimits: { readsPerSecond: number; writesPerSecond: number } | { sharedPerSecond: number };
+  /** The reads a child order's placement makes after its write to learn what it took (readRest's `readBack`). */
+  placementReads: number;
 }
 
 /**
@@ -55,7 +57,13 @@ export abstract class WireVenue<Credentials> {
   protected readonly clock: Clock;
   protected readonly timeoutMs: number;
   private readonly reads: RateLimiter;
+  /** The read bucket with every request let ahead of the line (RateLimiter.first): for readRest's `readBack`. */
+  private readonly readBacks: Throttle;
   protected readonly writes: RateLimiter;
+  /** The write bucket with every request let ahead of the line: for a cancel, which finishes a child order already sent. */
+  protected readonly cancels: Throttle;
+  /** The requests a child order's placement spends from the write bucket: its write, and its read-backs where reads share the bucket. */
+  private readonly placementRequests: number;
   /** Turns in the write queue taken for child orders before they are placed (Venue.writeTurn). */
   protected readonly turns: WriteTurns;
   /** Round-trip times of the orders the venue answered. */
@@ -83,6 +91,9 @@ export abstract class WireVenue<Credentials> {
       this.reads = new RateLimiter(limits.readsPerSecond);
       this.writes = new RateLimiter(limits.writesPerSecond);
     }
+    this.readBacks = this.reads.first();
+    this.cancels = this.writes.first();
+    this.placementRequests = 1 + (this.reads === this.writes ? defaults.placementReads : 0);
     this.turns = new WriteTurns(this.writes);
   }
 
@@ -95,8 +106,10 @@ export abstract class WireVenue<Credentials> {
     return () => this.listeners.delete(listener);
   }
 
-  queueDelayMs(ahead?: number): number {
-    return this.writes.delayMs(ahead);
+  /** Each child order ahead (queued for its turn or planned) counts every request its placement will make from the write bucket. */
+  queueDelayMs(ahead = 0): number {
+    const extra = this.placementRequests - 1;
+    return this.writes.delayMs(ahead + (ahead + this.turns.waiting) * extra);
   }
 
   writeTurn(clientOrderId: string): Promise<void> {
@@ -155,9 +168,14 @@ export abstract class WireVenue<Credentials> {
     return this.opts.catalog.events().flatMap((e) => (openOnly && e.status !== "open" ? [] : e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
   }
 
-  /** A read (`send` sends it once): reads are safe to repeat, so even an unknown outcome is retried. */
-  protected async readRest(path: string, send: () => Promise<HttpResult>): Promise<unknown> {
-    const res = await sendWithRetry(send, this.reads, READ_RETRY, () => true);
+  /**
+   * A read (`send` sends it once): reads are safe to repeat, so even an unknown outcome is retried. A
+   * `readBack` (what a child order just sent or cancelled took) goes ahead of the reads and child orders
+   * queued in its bucket: it finishes an order already on its way, which would otherwise wait behind
+   * every child order queued since.
+   */
+  protected async readRest(path: string, send: () => Promise<HttpResult>, readBack = false): Promise<unknown> {
+    const res = await sendWithRetry(send, readBack ? this.readBacks : this.reads, READ_RETRY, () => true);
     if (res.ok) {
       this.lastRestFailure = undefined;
       return res.body;

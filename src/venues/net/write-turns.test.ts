@@ -40,4 +40,13 @@ describe("WriteTurns", () => {
     // A child order with no turn taken queues as any request.
     expect(turns.throttleFor("d")).toBe(limiter);
   });
+
+  it("counts the child orders waiting for their turn", async () => {
+    const turns = new WriteTurns(new RateLimiter(20, 1));
+    await turns.take("a");
+    const waiting = [turns.take("b"), turns.take("c")];
+    expect(turns.waiting).toBe(2);
+    await Promise.all(waiting);
+    expect(turns.waiting).toBe(0);
+  });
 });

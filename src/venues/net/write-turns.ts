@@ -9,12 +9,23 @@ import type { Throttle } from "./rate-limiter.ts";
 export class WriteTurns {
   /** Client order ids whose turn has come and whose placement has not spent it yet. */
   private readonly taken = new Set<string>();
+  /** Child orders waiting for their turn. */
+  private queued = 0;
 
   constructor(private readonly throttle: Throttle) {}
 
+  get waiting(): number {
+    return this.queued;
+  }
+
   /** Resolves when `clientOrderId`'s turn has come, in the queue's arrival order. */
   async take(clientOrderId: string): Promise<void> {
-    await this.throttle.acquire();
+    this.queued++;
+    try {
+      await this.throttle.acquire();
+    } finally {
+      this.queued--;
+    }
     this.taken.add(clientOrderId);
   }
 

@@ -75,7 +75,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   private timers: NodeJS.Timeout[] = [];
 
   constructor(opts: OpinionVenueOptions) {
-    super(opts, { adapter: "opinion-openapi", venueId: "opinion-sim", rateLimits: { sharedPerSecond: OPINION_REQUESTS_PER_SECOND } });
+    super(opts, { adapter: "opinion-openapi", venueId: "opinion-sim", rateLimits: { sharedPerSecond: OPINION_REQUESTS_PER_SECOND }, placementReads: 1 });
     this.signer = evmAccount(opts.credentials.privateKey);
     this.marketIds = this.listedMarkets(true);
     this.stream = new OpinionBookStream({
@@ -174,7 +174,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const noMatch = `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}`;
     if (placed.status !== ORDER_PENDING && parseMicro(placed.filledShares, "filledShares") === 0n) return { kind: "rejected", reason: noMatch };
     try {
-      const st = await this.orderState(placed.orderId, order.clientOrderId);
+      const st = await this.orderState(placed.orderId, order.clientOrderId, true);
       if (st.kind === "not_found") return { kind: "rejected", reason: noMatch };
       return takenResult(order, placed.orderId, st.fills, st.kind === "open");
     } catch (err) {
@@ -199,9 +199,9 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const orderId = await this.orderId(clientOrderId, order);
     if (orderId === undefined) return { kind: "not_found" };
     // cancelling twice is harmless, so even an unknown outcome is retried
-    const res = await sendWithRetry(() => this.send("POST", "/order/cancel", { orderId }), this.writes, WRITE_RETRY, () => true);
+    const res = await sendWithRetry(() => this.send("POST", "/order/cancel", { orderId }), this.cancels, WRITE_RETRY, () => true);
     if (!res.ok) throw new AppError("venue_unavailable", `${this.id}: POST /order/cancel failed: ${res.reason}`, { venue: this.id });
-    const st = await this.orderState(orderId, clientOrderId);
+    const st = await this.orderState(orderId, clientOrderId, true);
     if (st.kind === "open") throw new AppError("venue_unavailable", `${this.id}: order ${orderId} still rests after its cancel`, { venue: this.id });
     return st;
   }
@@ -293,9 +293,9 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     );
   }
 
-  /** `GET /order/{orderId}`: open while pending, done with its trades, or never placed if it ended without one. */
-  private async orderState(orderId: string, clientOrderId: string): Promise<ChildStatus> {
-    const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`)) as { orderData: OpinionOrder }).orderData;
+  /** `GET /order/{orderId}`: open while pending, done with its trades, or never placed if it ended without one; `readBack` as readRest's. */
+  private async orderState(orderId: string, clientOrderId: string, readBack = false): Promise<ChildStatus> {
+    const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`, readBack)) as { orderData: OpinionOrder }).orderData;
     const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, this.feeModel(String(o.marketId), `order ${orderId}`));
     if (o.status === ORDER_PENDING) return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
@@ -320,8 +320,8 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   }
 
   /** A GET's result: a non-zero errno is the venue's refusal. */
-  private async read(path: string): Promise<unknown> {
-    const body = (await this.readRest(path, () => this.send("GET", path))) as OpinionEnvelope<unknown>;
+  private async read(path: string, readBack = false): Promise<unknown> {
+    const body = (await this.readRest(path, () => this.send("GET", path), readBack)) as OpinionEnvelope<unknown>;
     if (body.errno !== 0) throw new AppError("venue_unavailable", `${this.id}: GET ${path} answered errno ${body.errno}: ${body.errmsg}`, { venue: this.id });
     return body.result;
   }
