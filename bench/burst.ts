@@ -46,7 +46,7 @@ function count(into: Record<string, number>, key: string): void {
 }
 
 /** The burst on a fresh server: every answer's latency and outcome, how long it took, the server's CPU and its /metrics after. */
-async function burst(): Promise<{ latencies: number[]; outcomes: Record<string, number>; seconds: number; cpu: number; metrics: string }> {
+async function burst(): Promise<{ latencies: number[]; outcomes: Record<string, number>; seconds: number; cpu: number; metrics: string; audit: { ok: boolean; report: string } }> {
   const rng = new Rng(SEED);
   const amounts = Array.from({ length: ORDERS }, () => rng.int(100, 5_000));
   const server = await startCrossfill({ LOG_LEVEL: "warn", DEV_FAUCET_USDC: String(ORDERS * 50 + 1_000) });
@@ -83,13 +83,14 @@ async function burst(): Promise<{ latencies: number[]; outcomes: Record<string, 
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuSeconds(server.pid) - cpuFrom;
     agent.destroy();
-    return { latencies, outcomes, seconds, cpu, metrics: await (await fetch(`${server.url}/metrics`)).text() };
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    return { latencies, outcomes, seconds, cpu, metrics, audit: server.audit() };
   } finally {
     await server.stop();
   }
 }
 
-const { latencies, outcomes, seconds, cpu, metrics } = await burst();
+const { latencies, outcomes, seconds, cpu, metrics, audit } = await burst();
 const raw = await onTestChain((t) => rawRate(t, loop));
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
@@ -109,3 +110,6 @@ console.log(`mean place, ms    ${JSON.stringify(meansMs(metrics, "crossfill_venu
 console.log(`chain batches     ${callsPerTx(metrics)}`);
 console.log(`event-loop delay  ${loopDelay(metrics)}`);
 console.log(`raw chain         ${raw.perSecond.toFixed(0)} tx/s (one transfer per transaction, ${loop.concurrency} in flight, ${loop.seconds} s): orders/s is ${(perSecond / raw.perSecond).toFixed(2)}× raw`);
+// Run once every order was answered: the burst must leave every invariant of the order path holding (nothing locked, each charge its fills', ...).
+console.log(`audit             ${audit.ok ? audit.report.split("\n")[0] : `\n${audit.report}`}`);
+if (!audit.ok) process.exitCode = 1;

@@ -1,4 +1,4 @@
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -59,6 +59,8 @@ export interface Crossfill {
   url: string;
   pid: number;
   key: { api_key: string; api_secret: string };
+  /** `crossfill audit` of the running server's store, chain and venues: its report, and whether every invariant holds. */
+  audit(): { ok: boolean; report: string };
   /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
 }
@@ -82,16 +84,15 @@ export async function startCrossfill(env: Record<string, string> = {}): Promise<
     // Its start-up line is logged at info.
     const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
     child = await startChild([...profile, ...serverArgs()], { ...full, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
-    const key = JSON.parse(
-      execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], {
-        cwd: root,
-        env: { ...process.env, ...full, CROSSFILL_FROM_SOURCE: "1" },
-        encoding: "utf8",
-      }),
-    ) as Crossfill["key"];
+    const cli = { cwd: root, env: { ...process.env, ...full, CROSSFILL_FROM_SOURCE: "1" }, encoding: "utf8" as const };
+    const key = JSON.parse(execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], cli)) as Crossfill["key"];
     const url = `http://127.0.0.1:${full.PORT}`;
     await fetch(`${url}/v1/account`, { headers: { "x-api-key": key.api_key } });
-    return { url, pid: child.pid!, key, stop };
+    const audit = () => {
+      const run = spawnSync(process.execPath, ["bin/crossfill.mjs", "audit"], cli);
+      return { ok: run.status === 0, report: `${run.stdout}${run.stderr}`.trim() };
+    };
+    return { url, pid: child.pid!, key, audit, stop };
   } catch (e) {
     await stop();
     throw e;
