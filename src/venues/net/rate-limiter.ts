@@ -23,7 +23,7 @@ export class RateLimiter implements Throttle {
   private tail: Promise<void> = Promise.resolve();
   /** Callers that asked and have not had their turn yet. */
   private waiting = 0;
-  /** The callers let ahead of the line (acquireFirst), in their own arrival order. */
+  /** The callers let ahead of the line (first()), in their own arrival order. */
   private firstTail: Promise<void> = Promise.resolve();
   private waitingFirst = 0;
 
@@ -44,18 +44,10 @@ export class RateLimiter implements Throttle {
   }
 
   /**
-   * Resolves when the caller may send one request, ahead of every caller waiting in line: for a request
-   * that finishes what an earlier turn started (the read-back of a child order just sent), which would
-   * otherwise wait behind every child order queued since.
+   * This bucket with every caller served ahead of those waiting in line (in their own arrival order): for a
+   * request that finishes what an earlier turn started (the read-back of a child order just sent, a
+   * cancel), which would otherwise wait behind every child order queued since.
    */
-  acquireFirst(): Promise<void> {
-    this.waitingFirst++;
-    const turn = this.firstTail.then(() => this.take(true)).finally(() => this.waitingFirst--);
-    this.firstTail = turn.catch(() => undefined);
-    return turn;
-  }
-
-  /** This bucket with every acquire let ahead of the line (acquireFirst). */
   first(): Throttle {
     return { acquire: () => this.acquireFirst(), pause: (ms) => this.pause(ms), delayMs: (ahead) => this.delayMs(ahead), refund: () => this.refund() };
   }
@@ -74,6 +66,13 @@ export class RateLimiter implements Throttle {
   /** Holds every caller back for `ms` (the venue said so with a 429). */
   pause(ms: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
+  }
+
+  private acquireFirst(): Promise<void> {
+    this.waitingFirst++;
+    const turn = this.firstTail.then(() => this.take(true)).finally(() => this.waitingFirst--);
+    this.firstTail = turn.catch(() => undefined);
+    return turn;
   }
 
   private async take(first: boolean): Promise<void> {
