@@ -1,3 +1,4 @@
+import { describe, expect, it } from "vitest";
 import { OrderBuilder, Signer, SignatureType } from "@opinion-labs/opinion-clob-sdk";
 import { hashTypedData, recoverAddress, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -6,7 +7,6 @@ import { createOpinionVenue, OPINION_SIM_EXCHANGE, startOpinionSim } from "../..
 import { OPINION_MIN_FEE } from "../../src/venues/opinion/wire.ts";
 import { ORDER_TYPES } from "../../src/venues/ctf-order.ts";
 import { buyOrder, OPINION_CHAIN_ID, orderDomain, signOrder } from "../../src/venues/opinion/signing.ts";
-import { describe, expect, it } from "vitest";
 import { simHarness, type FeeExample, type SigningExample } from "./harness.ts";
 import { runConformance } from "./suite.ts";
 

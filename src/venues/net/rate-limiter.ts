@@ -16,16 +16,20 @@ export interface Throttle {
  * second on the Basic tier). Callers wait their turn instead of being refused, and a 429 pauses the
  * whole bucket for the venue's Retry-After so the other callers do not hammer it meanwhile.
  */
+/** Callers served one after another: the tail of the chain of their turns, and how many have not had theirs. */
+interface Lane {
+  tail: Promise<void>;
+  waiting: number;
+}
+
 export class RateLimiter implements Throttle {
   private tokens: number;
   private refilledAt = performance.now();
   private pausedUntil = 0;
-  private tail: Promise<void> = Promise.resolve();
-  /** Callers that asked and have not had their turn yet. */
-  private waiting = 0;
-  /** The callers let ahead of the line (first()), in their own arrival order. */
-  private firstTail: Promise<void> = Promise.resolve();
-  private waitingFirst = 0;
+  /** Callers that asked and have not had their turn yet, in arrival order. */
+  private readonly line: Lane = { tail: Promise.resolve(), waiting: 0 };
+  /** Callers let ahead of the line (first()), in their own arrival order. */
+  private readonly front: Lane = { tail: Promise.resolve(), waiting: 0 };
 
   constructor(
     private readonly perSecond: number,
@@ -37,10 +41,7 @@ export class RateLimiter implements Throttle {
 
   /** Resolves when the caller may send one request; callers are served in arrival order. */
   acquire(): Promise<void> {
-    this.waiting++;
-    const turn = this.tail.then(() => this.take(false)).finally(() => this.waiting--);
-    this.tail = turn.catch(() => undefined);
-    return turn;
+    return this.join(this.line);
   }
 
   /**
@@ -49,13 +50,13 @@ export class RateLimiter implements Throttle {
    * cancel), which would otherwise wait behind every child order queued since.
    */
   first(): Throttle {
-    return { acquire: () => this.acquireFirst(), pause: (ms) => this.pause(ms), delayMs: (ahead) => this.delayMs(ahead), refund: () => this.refund() };
+    return { acquire: () => this.join(this.front), pause: (ms) => this.pause(ms), delayMs: (ahead) => this.delayMs(ahead), refund: () => this.refund() };
   }
 
   delayMs(ahead = 0): number {
     const now = performance.now();
     const tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
-    const short = this.waiting + this.waitingFirst + ahead + 1 - tokens;
+    const short = this.line.waiting + this.front.waiting + ahead + 1 - tokens;
     return Math.max(0, this.pausedUntil - now) + (short > 0 ? (short / this.perSecond) * 1000 : 0);
   }
 
@@ -68,14 +69,14 @@ export class RateLimiter implements Throttle {
     this.pausedUntil = Math.max(this.pausedUntil, performance.now() + ms);
   }
 
-  private acquireFirst(): Promise<void> {
-    this.waitingFirst++;
-    const turn = this.firstTail.then(() => this.take(true)).finally(() => this.waitingFirst--);
-    this.firstTail = turn.catch(() => undefined);
+  private join(lane: Lane): Promise<void> {
+    lane.waiting++;
+    const turn = lane.tail.then(() => this.take(lane)).finally(() => lane.waiting--);
+    lane.tail = turn.catch(() => undefined);
     return turn;
   }
 
-  private async take(first: boolean): Promise<void> {
+  private async take(lane: Lane): Promise<void> {
     for (;;) {
       const now = performance.now();
       if (now < this.pausedUntil) {
@@ -83,8 +84,8 @@ export class RateLimiter implements Throttle {
         continue;
       }
       // The line's head gives way to whoever was let ahead of it.
-      if (!first && this.waitingFirst > 0) {
-        await this.firstTail;
+      if (lane === this.line && this.front.waiting > 0) {
+        await this.front.tail;
         continue;
       }
       this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * this.perSecond);
