@@ -300,11 +300,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const port = typeof address === "object" && address ? address.port : config.port;
   const url = `http://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
 
-  // The sweep reads the chain's whole history of locks, so it runs about once a minute, not at every tick.
-  const sweepEvery = Math.max(1, Math.round(60_000 / config.reconcileIntervalMs));
-  let ticks = 0;
+  // The sweep reads the blocks since its last read (OpenHolds), so it runs at every tick with the rest of recovery.
   const timer = setInterval(() => {
-    if (++ticks % sweepEvery === 0) void sweep();
+    void sweep();
     orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
     withdrawals.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of withdrawals in flight failed"));
     void moveFunds();

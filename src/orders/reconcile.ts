@@ -4,6 +4,7 @@ import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
 import { learnOutcome } from "./child-outcome.ts";
+import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, sale, settlement, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
@@ -26,11 +27,15 @@ const INTERRUPTED_SELL = "The server stopped while the order was in progress; th
  */
 export class Reconciler {
   private running: Promise<number> | undefined;
+  private sweeping: Promise<number> | undefined;
+  private readonly holds: OpenHolds;
 
   constructor(
     private readonly svc: OrderService,
     private readonly d: ReconcileDeps,
-  ) {}
+  ) {
+    this.holds = new OpenHolds(d.vault);
+  }
 
   /** Runs a pass over the open orders last updated at least `minAgeMs` ago; resolves to how many it finished. */
   pass(minAgeMs: number): Promise<number> {
@@ -42,27 +47,29 @@ export class Reconciler {
    * Releases every lock, and returns every escrow, still open on chain whose order is finished, or
    * unknown to the store: the operator's way out for a lock or an escrow that landed after its order
    * was closed. Open orders are read after the chain, so an order whose lock or escrow the chain shows
-   * was already stored, and is left to its own path. Returns how many it released.
+   * was already stored, and is left to its own path. The chain is read from where the last sweep
+   * stopped (OpenHolds). One sweep at a time: a sweep asked for while one runs joins it. Returns how
+   * many it released.
    */
-  async sweepLocks(): Promise<number> {
+  sweepLocks(): Promise<number> {
+    this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    return this.sweeping;
+  }
+
+  private async sweep(): Promise<number> {
     const { store, vault, log } = this.d;
-    const ledger = await vault.ledger();
-    const ended = new Set([...ledger.endings, ...ledger.escrowEndings].map((e) => e.orderId.toLowerCase()));
-    const stranded = [
-      ...ledger.locks.map((l) => ({ orderId: l.orderId, client: l.client, held: `${l.amount} micro-USDC`, release: () => vault.release(l.orderId) })),
-      ...ledger.escrows.map((e) => ({ orderId: e.orderId, client: e.client, held: `${e.shares} micro-shares`, release: () => vault.releaseEscrow(e.orderId) })),
-    ].filter((x) => !ended.has(x.orderId.toLowerCase()));
-    if (stranded.length === 0) return 0;
+    const held = await this.holds.read();
+    if (held.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
     let released = 0;
-    for (const x of stranded) {
+    for (const x of held) {
       if (open.has(x.orderId.toLowerCase())) continue;
       try {
-        const tx = await x.release();
+        const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
-        log.warn({ chain_order_id: x.orderId, client: x.client, held: x.held, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
+        log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
       } catch (err) {
-        log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; will retry at the next start");
+        log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }
     }
     return released;

@@ -151,3 +151,24 @@ describe("the ledger of shares", () => {
     expect(ledger.balances.filter((b) => b.client === a.address)).toEqual([{ client: a.address, available: 103_100_000n, locked: 0n }]);
   });
 });
+
+describe("the holds of some blocks", () => {
+  it("tells, range by range, the locks, escrows and endings the ledger tells, each in the range of its block", async () => {
+    const a = await newClient(t);
+    await t.vault.fund(a.address, 20n * USDC, keyOf(`holds-${a.address}`));
+    const [open, ended] = [1, 2].map((i) => keyOf(`holds-order-${i}-${a.address}`)) as [`0x${string}`, `0x${string}`];
+    await t.vault.lock(open, a.address, 3n * USDC);
+    await t.vault.lock(ended, a.address, 4n * USDC);
+    await t.vault.release(ended);
+
+    const ledger = await t.vault.ledger();
+    const { deployedAt } = t.vault.info();
+    const cuts = [deployedAt, (deployedAt + ledger.toBlock) / 2n, ledger.toBlock - 1n, ledger.toBlock + 1n];
+    const ranges = await Promise.all(cuts.slice(1).map((end, i) => t.vault.holds(cuts[i]!, end - 1n).then((holds) => ({ from: cuts[i]!, to: end - 1n, holds }))));
+    for (const { from, to, holds } of ranges) {
+      for (const e of [...holds.locks, ...holds.endings, ...holds.escrows, ...holds.escrowEndings]) expect(e.blockNumber >= from && e.blockNumber <= to).toBe(true);
+    }
+    for (const k of ["locks", "endings", "escrows", "escrowEndings"] as const) expect(ranges.flatMap((r): unknown[] => r.holds[k])).toEqual(ledger[k]);
+    expect(ledger.locks.some((l) => l.orderId === open) && ledger.endings.some((e) => e.orderId === ended)).toBe(true);
+  });
+});

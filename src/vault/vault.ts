@@ -149,6 +149,9 @@ export interface Ledger {
   balances: { client: Address; available: Micro; locked: Micro }[];
 }
 
+/** The locks and escrows some blocks opened, and those they ended: what the sweep for stranded holds follows. */
+export type HoldEvents = Pick<Ledger, "locks" | "endings" | "escrows" | "escrowEndings">;
+
 /** The chain behind a port: the Vault, the USDC token and the position token (SOT). */
 export interface Vault {
   info(): ChainInfo;
@@ -211,5 +214,7 @@ export interface Vault {
   blockHash(number: bigint): Promise<Hex32 | undefined>;
   /** The contracts' whole history from their event logs, for the audit. */
   ledger(): Promise<Ledger>;
+  /** The locks and escrows opened and ended from `fromBlock` to `toBlock` (inclusive), oldest first. */
+  holds(fromBlock: bigint, toBlock: bigint): Promise<HoldEvents>;
   close(): Promise<void>;
 }

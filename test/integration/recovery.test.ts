@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { chainOrderId, childOrder, childOrderId } from "../../src/orders/service.ts";
 import type { OrderLeg, OrderRecord } from "../../src/store/store.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -206,9 +206,35 @@ describe("start-up reconciliation", () => {
     await reconcile();
   });
 
-  it("runs one pass at a time: a pass asked for while one runs joins it", async () => {
+  it("sweeps the blocks since its last sweep, not the chain's history, and still finds each stranded lock", async () => {
+    const reads = vi.spyOn(s.crossfill.vault, "holds");
+    try {
+      const stranded = async () => {
+        const closed = await interrupted("pending", 1_000_000n);
+        await s.crossfill.store.updateOrder(closed.order.id, ["pending"], { status: "rejected", errorCode: "order_interrupted" });
+        await s.crossfill.vault.lock(chainOrderId(closed.order.id), closed.address, closed.order.amount);
+        return chainOrderId(closed.order.id);
+      };
+      const first = await stranded();
+      expect(await s.crossfill.reconciler.sweepLocks()).toBe(1);
+      const second = await stranded();
+      expect(await s.crossfill.reconciler.sweepLocks()).toBe(1);
+      for (const id of [first, second]) expect(await s.crossfill.vault.lockState(id)).toMatchObject({ kind: "released" });
+      // The start-up sweep read the history; since then each read begins the block after the one before it ended.
+      const ranges = reads.mock.calls;
+      expect(ranges.length).toBeGreaterThanOrEqual(2);
+      expect(ranges[0]![0]).toBeGreaterThan(s.crossfill.vault.info().deployedAt);
+      for (let i = 1; i < ranges.length; i++) expect(ranges[i]![0]).toBe(ranges[i - 1]![1] + 1n);
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
+  it("runs one pass, and one sweep, at a time: one asked for while one runs joins it", async () => {
     const first = s.crossfill.reconciler.pass(0);
     expect(s.crossfill.reconciler.pass(0)).toBe(first);
-    await first;
+    const sweep = s.crossfill.reconciler.sweepLocks();
+    expect(s.crossfill.reconciler.sweepLocks()).toBe(sweep);
+    await Promise.all([first, sweep]);
   });
 });

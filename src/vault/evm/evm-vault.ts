@@ -14,6 +14,7 @@ import {
   type DigestSigner,
   type EscrowState,
   type Hex32,
+  type HoldEvents,
   type Ledger,
   type LockState,
   type LoggedAt,
@@ -25,7 +26,7 @@ import {
 } from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
 import { asTransfer, permitDigest, transferFilters } from "./funds.ts";
-import { loggedAt, readLedger } from "./ledger.ts";
+import { loggedAt, readHolds, readLedger } from "./ledger.ts";
 import { LogReader, type RawLog } from "./logs.ts";
 import { storeNonceBook, type ChainStore } from "./nonce-book.ts";
 import { VaultBatcher, type VaultCall } from "./batcher.ts";
@@ -323,6 +324,10 @@ class EvmVault implements Vault {
 
   ledger(): Promise<Ledger> {
     return readLedger(this.chain, this.client, this.logs);
+  }
+
+  holds(fromBlock: bigint, toBlock: bigint): Promise<HoldEvents> {
+    return readHolds(this.c.vault, this.logs, fromBlock, toBlock);
   }
 
   async close(): Promise<void> {

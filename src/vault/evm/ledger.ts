@@ -1,8 +1,9 @@
 // The audit's view of the chain: every event of the Vault, the faucet and the SOT from the Vault's
-// deployment to one block, with the balances and supplies as they stood at that same block.
+// deployment to one block, with the balances and supplies as they stood at that same block; and the
+// sweep's: the locks and escrows some blocks opened and ended.
 import { decodeEventLog, encodeEventTopics, zeroAddress, type Hex, type PublicClient } from "viem";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
-import type { Address, ChainInfo, Ledger, LoggedAt } from "../vault.ts";
+import type { Address, ChainInfo, HoldEvents, Ledger, LoggedAt } from "../vault.ts";
 import type { LogReader, RawLog } from "./logs.ts";
 
 export async function readLedger(chain: ChainInfo, client: PublicClient, logs: LogReader): Promise<Ledger> {
@@ -22,64 +23,17 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
   const ledger: Ledger = {
     fromBlock: logs.fromBlock,
     toBlock,
-    locks: [],
-    endings: [],
-    deposits: [],
-    withdrawals: [],
+    ...vaultEvents(),
     drips: [],
     sotMints: [],
-    escrows: [],
-    escrowEndings: [],
-    redemptions: [],
     sotBurns: [],
     sotSupply: [],
     usdcGranted: 0n,
-    withdrawnTo: [],
-    depositCredits: [],
     usdcTotalSupply: 0n,
     vaultUsdc: 0n,
     balances: [],
   };
-  for (const log of vaultLogs!) {
-    const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
-    const at = loggedAt(log);
-    switch (e.eventName) {
-      case "Locked":
-        ledger.locks.push({ ...e.args, ...at });
-        break;
-      case "Settled":
-        ledger.endings.push({ kind: "settled", ...e.args, ...at });
-        break;
-      case "Released":
-      case "Expired":
-        ledger.endings.push({ kind: "released", ...e.args, expired: e.eventName === "Expired", ...at });
-        break;
-      case "Deposited":
-        ledger.deposits.push({ ...e.args, ...at });
-        break;
-      case "Withdrawn":
-        ledger.withdrawals.push({ ...e.args, ...at });
-        break;
-      case "Escrowed":
-        ledger.escrows.push({ ...e.args, ...at });
-        break;
-      case "SellSettled":
-        ledger.escrowEndings.push({ kind: "settled", ...e.args, ...at });
-        break;
-      case "EscrowReleased":
-        ledger.escrowEndings.push({ kind: "released", ...e.args, ...at });
-        break;
-      case "Redeemed":
-        ledger.redemptions.push({ ...e.args, ...at });
-        break;
-      case "WithdrawnTo":
-        ledger.withdrawnTo.push({ ...e.args, ...at });
-        break;
-      case "DepositCredited":
-        ledger.depositCredits.push({ ...e.args, ...at });
-        break;
-    }
-  }
+  for (const log of vaultLogs!) file(ledger, log);
   for (const log of dripLogs!) {
     const e = decodeEventLog({ abi: testUSDCAbi, eventName: "Dripped", data: log.data, topics: log.topics });
     ledger.drips.push({ ...e.args, ...loggedAt(log) });
@@ -125,6 +79,66 @@ export async function readLedger(chain: ChainInfo, client: PublicClient, logs: L
   ledger.vaultUsdc = vaultUsdc;
   ledger.balances = balances;
   return ledger;
+}
+
+/** The Vault's events a ledger lists, by kind. */
+type VaultEvents = Pick<Ledger, "locks" | "endings" | "deposits" | "withdrawals" | "escrows" | "escrowEndings" | "redemptions" | "withdrawnTo" | "depositCredits">;
+
+function vaultEvents(): VaultEvents {
+  return { locks: [], endings: [], deposits: [], withdrawals: [], escrows: [], escrowEndings: [], redemptions: [], withdrawnTo: [], depositCredits: [] };
+}
+
+/** Files one of the Vault's logs under its kind. */
+function file(into: VaultEvents, log: RawLog): void {
+  const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
+  const at = loggedAt(log);
+  switch (e.eventName) {
+    case "Locked":
+      into.locks.push({ ...e.args, ...at });
+      break;
+    case "Settled":
+      into.endings.push({ kind: "settled", ...e.args, ...at });
+      break;
+    case "Released":
+    case "Expired":
+      into.endings.push({ kind: "released", ...e.args, expired: e.eventName === "Expired", ...at });
+      break;
+    case "Deposited":
+      into.deposits.push({ ...e.args, ...at });
+      break;
+    case "Withdrawn":
+      into.withdrawals.push({ ...e.args, ...at });
+      break;
+    case "Escrowed":
+      into.escrows.push({ ...e.args, ...at });
+      break;
+    case "SellSettled":
+      into.escrowEndings.push({ kind: "settled", ...e.args, ...at });
+      break;
+    case "EscrowReleased":
+      into.escrowEndings.push({ kind: "released", ...e.args, ...at });
+      break;
+    case "Redeemed":
+      into.redemptions.push({ ...e.args, ...at });
+      break;
+    case "WithdrawnTo":
+      into.withdrawnTo.push({ ...e.args, ...at });
+      break;
+    case "DepositCredited":
+      into.depositCredits.push({ ...e.args, ...at });
+      break;
+  }
+}
+
+/** The first topics of the Vault's events that open or end a lock or an escrow. */
+const HOLD_TOPICS = (["Locked", "Settled", "Released", "Expired", "Escrowed", "SellSettled", "EscrowReleased"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]!);
+
+/** The locks and escrows opened and ended from `fromBlock` to `toBlock`: the Vault's logs of those events alone, filed as the ledger files them. */
+export async function readHolds(vault: Address, logs: LogReader, fromBlock: bigint, toBlock: bigint): Promise<HoldEvents> {
+  const [found] = await logs.between([{ address: vault, topics: [HOLD_TOPICS] }], fromBlock, toBlock);
+  const events = vaultEvents();
+  for (const log of found!) file(events, log);
+  return { locks: events.locks, endings: events.endings, escrows: events.escrows, escrowEndings: events.escrowEndings };
 }
 
 export function loggedAt(log: RawLog): LoggedAt {

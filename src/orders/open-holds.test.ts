@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import type { ChainInfo, Hex32, HoldEvents } from "../vault/vault.ts";
+import { OpenHolds } from "./open-holds.ts";
+
+const CLIENT = "0x00000000000000000000000000000000000000c1";
+const id = (n: number | bigint) => `0x${n.toString(16).padStart(64, "0")}` as Hex32;
+const at = (block: bigint) => ({ txHash: id(1000n + block), blockNumber: block });
+
+/** A chain of blocks from 10 on, each holding the events given for it, whose hashes change with `fork`. */
+class FakeChain {
+  readonly blocks = new Map<bigint, Partial<HoldEvents>>();
+  head = 10n;
+  fork = 0;
+  reads: [bigint, bigint][] = [];
+  failNext = false;
+
+  info(): ChainInfo {
+    return { deployedAt: 10n } as ChainInfo;
+  }
+  async blockNumber() {
+    return this.head;
+  }
+  async blockHash(n: bigint) {
+    return n <= this.head ? id(n * 100n + BigInt(this.fork) * 1_000_000n) : undefined;
+  }
+  async holds(from: bigint, to: bigint): Promise<HoldEvents> {
+    this.reads.push([from, to]);
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error("eth_getLogs failed");
+    }
+    const out: HoldEvents = { locks: [], endings: [], escrows: [], escrowEndings: [] };
+    for (let b = from; b <= to; b++) {
+      const e = this.blocks.get(b) ?? {};
+      out.locks.push(...(e.locks ?? []));
+      out.endings.push(...(e.endings ?? []));
+      out.escrows.push(...(e.escrows ?? []));
+      out.escrowEndings.push(...(e.escrowEndings ?? []));
+    }
+    return out;
+  }
+  /** Mines a block with these events. */
+  mine(e: Partial<HoldEvents>) {
+    this.blocks.set(++this.head, e);
+  }
+}
+
+const lock = (n: number, block: bigint) => ({ orderId: id(n), client: CLIENT, amount: BigInt(n) * 1_000_000n, ...at(block) }) as const;
+const released = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, amount: BigInt(n) * 1_000_000n, expired: false, ...at(block) }) as const;
+const escrow = (n: number, block: bigint) => ({ orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), ...at(block) }) as const;
+const escrowReleased = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), ...at(block) }) as const;
+
+const orderIds = async (holds: OpenHolds) => (await holds.read()).map((h) => `${h.kind} ${Number(h.orderId)}`).sort();
+
+describe("OpenHolds", () => {
+  it("reads the chain from the Vault's deployment once, then only the blocks since its last read", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    chain.mine({ locks: [lock(1, 11n)] });
+    chain.mine({ escrows: [escrow(2, 12n)] });
+    expect(await orderIds(holds)).toEqual(["escrow 2", "lock 1"]);
+    chain.mine({ locks: [lock(3, 13n)], endings: [released(1, 13n)] });
+    expect(await orderIds(holds)).toEqual(["escrow 2", "lock 3"]);
+    // No block since: nothing is read.
+    expect(await orderIds(holds)).toEqual(["escrow 2", "lock 3"]);
+    chain.mine({ escrowEndings: [escrowReleased(2, 14n)] });
+    expect(await orderIds(holds)).toEqual(["lock 3"]);
+    expect(chain.reads).toEqual([
+      [10n, 12n],
+      [13n, 13n],
+      [14n, 14n],
+    ]);
+  });
+
+  it("takes off a hold opened and ended in the blocks of one read, and tells a lock from an escrow of the same order id", async () => {
+    const chain = new FakeChain();
+    chain.mine({ locks: [lock(4, 11n)], escrows: [escrow(4, 11n)] });
+    chain.mine({ endings: [released(4, 12n)] });
+    expect(await orderIds(new OpenHolds(chain))).toEqual(["escrow 4"]);
+  });
+
+  it("reads again from the deployment when the chain no longer has the block it read last", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    chain.mine({ locks: [lock(5, 11n)] });
+    chain.mine({ locks: [lock(6, 12n)] });
+    expect(await orderIds(holds)).toEqual(["lock 5", "lock 6"]);
+    // A reorganisation replaced block 12 and added 13: the lock of 6 is gone, 7 is new.
+    chain.fork = 1;
+    chain.blocks.set(12n, {});
+    chain.mine({ locks: [lock(7, 13n)] });
+    expect(await orderIds(holds)).toEqual(["lock 5", "lock 7"]);
+    expect(chain.reads.at(-1)).toEqual([10n, 13n]);
+  });
+
+  it("keeps what it had when a read fails, and reads the same blocks again next time", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    chain.mine({ locks: [lock(8, 11n)] });
+    expect(await orderIds(holds)).toEqual(["lock 8"]);
+    chain.mine({ endings: [released(8, 12n)], locks: [lock(9, 12n)] });
+    chain.failNext = true;
+    await expect(holds.read()).rejects.toThrow("eth_getLogs failed");
+    expect(await orderIds(holds)).toEqual(["lock 9"]);
+    expect(chain.reads.slice(-2)).toEqual([
+      [12n, 12n],
+      [12n, 12n],
+    ]);
+  });
+});
