@@ -9,7 +9,8 @@ import { orderRecord } from "../helpers/stores.ts";
 let s: TestServer;
 beforeAll(async () => {
   // Child orders a venue does not know are final once their expiry passes by our clock: the simulators share it.
-  s = await startTestServer({ EXPIRY_SKEW_MS: "0" });
+  // Recovery runs when a case calls it, never by the server's timer: a timed sweep would release a case's stranded lock before the case sweeps.
+  s = await startTestServer({ EXPIRY_SKEW_MS: "0", RECONCILE_INTERVAL_MS: "3600000" });
 });
 afterAll(async () => s?.stop());
 
