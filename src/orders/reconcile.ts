@@ -65,6 +65,9 @@ export class Reconciler {
     for (const x of held) {
       if (open.has(x.orderId.toLowerCase())) continue;
       try {
+        // An order that closed after the chain was read had its settlement or release land first: asked again, its hold has ended.
+        const still = x.kind === "lock" ? (await vault.lockState(x.orderId)).kind === "locked" : (await vault.escrowState(x.orderId)).kind === "escrowed";
+        if (!still) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");

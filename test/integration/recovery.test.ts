@@ -231,6 +231,30 @@ describe("start-up reconciliation", () => {
     }
   });
 
+  it("sends no release for a lock whose order ended between the sweep's read of the chain and its read of the store", async () => {
+    const ending = await interrupted("pending", 1_000_000n);
+    const chainId = chainOrderId(ending.order.id);
+    await s.crossfill.vault.lock(chainId, ending.address, ending.order.amount);
+    const store = s.crossfill.store;
+    const openOrders = store.ordersInStatus.bind(store);
+    // The order's own path releases its lock and closes it just as the sweep, having read the chain, reads the store.
+    const reads = vi.spyOn(store, "ordersInStatus").mockImplementationOnce(async (statuses) => {
+      await s.crossfill.vault.release(chainId);
+      await store.updateOrder(ending.order.id, ["pending"], { status: "failed", errorCode: "order_interrupted" });
+      return openOrders(statuses);
+    });
+    const releases = vi.spyOn(s.crossfill.vault, "release");
+    try {
+      expect(await s.crossfill.reconciler.sweepLocks()).toBe(0);
+      expect(reads).toHaveBeenCalled();
+      // The order's own release alone: the sweep asked the chain again and sent none.
+      expect(releases).toHaveBeenCalledTimes(1);
+    } finally {
+      reads.mockRestore();
+      releases.mockRestore();
+    }
+  });
+
   it("runs one pass, and one sweep, at a time: one asked for while one runs joins it", async () => {
     const first = s.crossfill.reconciler.pass(0);
     expect(s.crossfill.reconciler.pass(0)).toBe(first);
