@@ -2,10 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { JsonRpc } from "./rpc.ts";
 
-/** A JSON-RPC endpoint whose next answers the test scripts: a status code, a broken connection, or else a result for every call. */
+/** A JSON-RPC endpoint whose next answers the test scripts: a status code, a broken connection, a refusal of the whole batch, or else a result for every call. */
 let server: Server;
 let url: string;
-let script: (number | "reset")[];
+let script: (number | "reset" | "refused")[];
 let requests: number;
 
 beforeAll(async () => {
@@ -16,6 +16,7 @@ beforeAll(async () => {
       requests++;
       const next = script.shift();
       if (next === "reset") return void res.socket?.resetAndDestroy();
+      if (next === "refused") return void res.writeHead(200).end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "Invalid request" } }));
       if (next !== undefined) return void res.writeHead(next).end("scripted");
       const calls = JSON.parse(body) as { id: number }[];
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(calls.map((c) => ({ jsonrpc: "2.0", id: c.id, result: "0x7a69" }))));
@@ -54,6 +55,13 @@ describe("JsonRpc", () => {
   it("does not send a read again when the endpoint refuses the request itself (HTTP 4xx)", async () => {
     script = [400];
     await expect(new JsonRpc(url).call("eth_getLogs", [{}])).rejects.toThrow(/HTTP 400/);
+    expect(requests).toBe(1);
+  });
+
+  it("fails each call of a batch the node refuses whole with the node's error (anvil answers one error to a body too large)", async () => {
+    script = ["refused"];
+    const got = await new JsonRpc(url).batch([{ method: "eth_getLogs", params: [{}] }, { method: "eth_blockNumber", params: [] }]);
+    expect(got.map((r) => !r.ok && r.error.message)).toEqual(["eth_getLogs: Invalid request", "eth_blockNumber: Invalid request"]);
     expect(requests).toBe(1);
   });
 });

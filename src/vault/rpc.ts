@@ -81,16 +81,22 @@ export class JsonRpc {
         await res.body.dump();
         throw new HttpStatusError(`JSON-RPC ${this.url}: HTTP ${res.statusCode}`, res.statusCode);
       }
-      const replies = (await res.body.json()) as Reply[];
+      const replies = (await res.body.json()) as Reply[] | Reply;
+      // A node answers a batch it refuses whole (anvil: a body over its size limit) with one error: each call's.
+      if (!Array.isArray(replies)) return calls.map((c): RpcResult => ({ ok: false, error: refusal(c.method, replies) }));
       const byId = new Map(replies.map((r) => [r.id, r]));
       return calls.map((c, id): RpcResult => {
         const r = byId.get(id);
-        if (!r) return { ok: false, error: new RpcError(c.method, -32603, "no reply in batch") };
-        if (r.error) return { ok: false, error: new RpcError(c.method, r.error.code, r.error.message, r.error.data) };
+        if (r === undefined || r.error) return { ok: false, error: refusal(c.method, r) };
         return { ok: true, result: r.result };
       });
     });
   }
+}
+
+/** A call's error: the node's, or none given (no reply for it in the batch). */
+function refusal(method: string, r: Reply | undefined): RpcError {
+  return r?.error ? new RpcError(method, r.error.code, r.error.message, r.error.data) : new RpcError(method, -32603, "no reply in batch");
 }
 
 class HttpStatusError extends Error {
