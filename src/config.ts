@@ -23,6 +23,8 @@ export interface Config {
   operatorPrivateKey: `0x${string}` | undefined;
   /** How long a JSON-RPC call to the chain may take before its outcome counts as unknown. */
   chainRpcTimeoutMs: number;
+  /** Blocks per eth_getLogs request: the Vault's events, USDC transfers (a provider may bound a request's range or its logs). */
+  chainLogRangeBlocks: number;
   faucet: Micro;
   /** Blocks a deposit's transfer must be under before it is credited; unset: 0 on the dev chain, 12 elsewhere. */
   depositConfirmations: number | undefined;
@@ -75,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
     chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),
+    chainLogRangeBlocks: int(env, "CHAIN_LOG_RANGE_BLOCKS", 10_000, 1, 1_000_000),
     faucet: usdc(env, "DEV_FAUCET_USDC", "10000"),
     depositConfirmations: env.DEPOSIT_CONFIRMATIONS ? int(env, "DEPOSIT_CONFIRMATIONS", 0, 0, 10_000) : undefined,
     maxOrder: usdc(env, "MAX_ORDER_USDC", "100000"),

@@ -114,6 +114,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!, config.chainRpcTimeoutMs).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
     devChain,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
+    logRangeBlocks: config.chainLogRangeBlocks,
     contracts: contractsFromEnv(process.env),
     txObserver: {
       transaction: (label, seconds, outcome) => metrics.chainTransaction(label, seconds, outcome),

@@ -52,8 +52,9 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
 async function scannedDeposits(store: Store, vault: Vault, accounts: readonly AccountRecord[], ledger: Ledger): Promise<UsdcTransfer[] | undefined> {
   const cursor = await store.chainCursor(depositCursorName(vault.info()));
   if (!cursor) return undefined;
-  const addresses = accounts.filter((a) => a.walletKeyEnc !== null).map((a) => a.address as Address);
-  return vault.usdcTransfers(addresses, ledger.fromBlock, cursor.block < ledger.toBlock ? cursor.block : ledger.toBlock);
+  const addresses = new Set(accounts.filter((a) => a.walletKeyEnc !== null).map((a) => a.address.toLowerCase()));
+  const transfers = await vault.usdcTransfers(ledger.fromBlock, cursor.block < ledger.toBlock ? cursor.block : ledger.toBlock);
+  return transfers.filter((t) => addresses.has(t.to.toLowerCase()));
 }
 
 /** The report as a person reads it: one line per invariant, with examples of what broke it. */

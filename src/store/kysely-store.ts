@@ -70,6 +70,9 @@ export interface KeyChanges {
   close(): Promise<void>;
 }
 
+/** Addresses looked up in one query: well within SQLite's and PostgreSQL's limits on a statement's parameters. */
+const ADDRESSES_PER_QUERY = 500;
+
 export class KyselyStore implements Store {
   /** Keys this connection changed: another connection's changes are keyChanges'. */
   private ownKeyChanges = 0;
@@ -143,6 +146,16 @@ export class KyselyStore implements Store {
   async accounts(): Promise<AccountRecord[]> {
     const rows = await this.db.selectFrom("accounts").selectAll().orderBy("created_at").orderBy("id").execute();
     return rows.map(accountFromRow);
+  }
+
+  async accountsByAddress(addresses: readonly string[]): Promise<AccountRecord[]> {
+    const wanted = [...new Set(addresses.map((a) => a.toLowerCase()))];
+    const found: AccountRecord[] = [];
+    for (let i = 0; i < wanted.length; i += ADDRESSES_PER_QUERY) {
+      const rows = await this.db.selectFrom("accounts").selectAll().where(sql<string>`lower(address)`, "in", wanted.slice(i, i + ADDRESSES_PER_QUERY)).execute();
+      found.push(...rows.map(accountFromRow));
+    }
+    return found;
   }
 
   async setPasswordHash(id: string, hash: string): Promise<void> {

@@ -284,6 +284,20 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       const again = await openStore();
       expect((await again.accountById(created.id))?.fundedAt).toBe("2026-11-22T10:00:00.000Z");
     });
+
+    it("finds accounts by address whatever its case, each once, past one query's worth of addresses", async () => {
+      const store = await openStore();
+      const address = (i: number) => `0x${"Ab".repeat(17)}${i.toString(16).padStart(6, "0")}`;
+      for (let i = 0; i < 1_200; i++) {
+        await store.createAccount({ id: `acc_${i}`, email: `${i}@example.com`, address: address(i), walletKeyEnc: null, passwordHash: null, fundedAt: null });
+      }
+      const asked = [address(3).toLowerCase(), address(3).toUpperCase().replace("0X", "0x"), address(1_199), `0x${"cd".repeat(20)}`];
+      for (let i = 100; i < 1_100; i++) asked.push(address(i));
+      const found = await store.accountsByAddress(asked);
+      expect(found.map((a) => a.id).sort()).toEqual(["acc_3", "acc_1199", ...Array.from({ length: 1_000 }, (_, i) => `acc_${i + 100}`)].sort());
+      expect(found.find((a) => a.id === "acc_3")).toEqual(await store.accountById("acc_3"));
+      expect(await store.accountsByAddress([])).toEqual([]);
+    });
   });
 
   describe("idempotent orders", () => {

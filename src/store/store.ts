@@ -339,6 +339,8 @@ export interface Store {
   markAccountFunded(id: string, at: string): Promise<AccountRecord>;
   /** Every account, oldest first: for the audit. */
   accounts(): Promise<AccountRecord[]>;
+  /** The accounts whose address is one of `addresses`, compared without regard to case, in no particular order. */
+  accountsByAddress(addresses: readonly string[]): Promise<AccountRecord[]>;
   /** Sets the hash of the password that signs the account in to the web terminal. */
   setPasswordHash(id: string, hash: string): Promise<void>;
 

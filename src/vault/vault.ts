@@ -204,8 +204,11 @@ export interface Vault {
    */
   creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef>;
   depositState(key: Hex32): Promise<DepositState>;
-  /** The USDC transfers to any of `to` logged from `fromBlock` to `toBlock` (inclusive), oldest first. */
-  usdcTransfers(to: readonly Address[], fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
+  /**
+   * Every USDC transfer logged from `fromBlock` to `toBlock` (inclusive), oldest first, whoever received it: the
+   * caller picks its own addresses' (read by recipient, the request would grow with the accounts).
+   */
+  usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
   /** The USDC transfer logged at `logIndex` by the transaction `txHash`, if the chain has it (it may have been reorganised away). */
   usdcTransfer(txHash: Hex32, logIndex: number): Promise<UsdcTransfer | undefined>;
   /** The latest block's number. */

@@ -9,6 +9,7 @@ import { funds } from "./007_funds.ts";
 import { sells } from "./008_sells.ts";
 import { resolutions } from "./009_resolutions.ts";
 import { childExpiries } from "./010_child_expiries.ts";
+import { accountAddresses } from "./011_account_addresses.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "008_sells": sells,
   "009_resolutions": resolutions,
   "010_child_expiries": childExpiries,
+  "011_account_addresses": accountAddresses,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -25,7 +25,7 @@ import {
   type WithdrawalState,
 } from "../vault.ts";
 import { ensureContracts, type ContractOverrides, type Contracts } from "./deployment.ts";
-import { asTransfer, permitDigest, transferFilters } from "./funds.ts";
+import { asTransfer, permitDigest, transferFilter } from "./funds.ts";
 import { loggedAt, readHolds, readLedger } from "./ledger.ts";
 import { LogReader, type RawLog } from "./logs.ts";
 import { storeNonceBook, type ChainStore } from "./nonce-book.ts";
@@ -297,11 +297,10 @@ class EvmVault implements Vault {
     return { kind: "credited", client: e.args.client, amount: e.args.amount, ...loggedAt(log) };
   }
 
-  async usdcTransfers(to: readonly Address[], fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]> {
-    if (to.length === 0 || fromBlock > toBlock) return [];
-    const found = await this.logs.between(transferFilters(this.c.usdc, to), fromBlock, toBlock);
-    return found
-      .flat()
+  async usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]> {
+    if (fromBlock > toBlock) return [];
+    const [found] = await this.logs.between([transferFilter(this.c.usdc)], fromBlock, toBlock);
+    return found!
       .flatMap((log) => asTransfer(this.c.usdc, log) ?? [])
       .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   }

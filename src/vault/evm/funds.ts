@@ -27,17 +27,9 @@ export function permitDigest(domainSeparator: Hex, p: Permit): Hex {
   return keccak256(concat(["0x1901", domainSeparator, struct]));
 }
 
-/** How many addresses one eth_getLogs filter names (as ORed topics): providers bound a request's size. */
-const ADDRESSES_PER_FILTER = 200;
-
-/** Filters for the USDC Transfer logs to any of `to`, in as many filters as the list needs. */
-export function transferFilters(usdc: Address, to: readonly Address[]): LogFilter[] {
-  const filters: LogFilter[] = [];
-  for (let i = 0; i < to.length; i += ADDRESSES_PER_FILTER) {
-    const topics = encodeEventTopics({ abi: testUSDCAbi, eventName: "Transfer", args: { to: to.slice(i, i + ADDRESSES_PER_FILTER) } });
-    filters.push({ address: usdc, topics });
-  }
-  return filters;
+/** The filter for every USDC Transfer log, whoever sent or received it. */
+export function transferFilter(usdc: Address): LogFilter {
+  return { address: usdc, topics: encodeEventTopics({ abi: testUSDCAbi, eventName: "Transfer" }) };
 }
 
 /** A USDC Transfer log as a transfer; undefined for any other log. */

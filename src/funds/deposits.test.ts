@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { keccak256, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAddress, sign } from "viem/accounts";
+import type { Log } from "../orders/service.ts";
+import type { AccountRecord } from "../store/store.ts";
+import { keyOf, newClient } from "../vault/testkit.ts";
+import { testChainPerFile } from "../vault/vitest-kit.ts";
+import type { Address } from "../vault/vault.ts";
+import { DepositWatcher } from "./deposits.ts";
+
+const USDC = 1_000_000n;
+const t = testChainPerFile();
+
+const quiet: Log = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+
+describe("the deposit watcher", () => {
+  it("credits a transfer into one deposit address among 50,000 accounts, and nothing sent elsewhere", async () => {
+    // Deposit addresses whose keys the service keeps; the watcher only signs for the ones this test made keys for.
+    const keys = new Map<string, Hex>();
+    const keyed = async (id: string): Promise<AccountRecord> => {
+      const key = generatePrivateKey();
+      const address = privateKeyToAddress(key);
+      keys.set(address.toLowerCase(), key);
+      return t.store.createAccount({ id, email: `${id}@example.com`, address, walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+    };
+    for (let i = 0; i < 50_000; i++) {
+      const address = `0x${keccak256(toHex(`account ${i}`)).slice(-40)}`;
+      await t.store.createAccount({ id: `acc_${i}`, email: `${i}@example.com`, address, walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+    }
+    const depositor = await keyed("acc_depositor");
+    // A user's own wallet: the service keeps no key for it, so USDC sent to it is no deposit.
+    const ownWallet = privateKeyToAddress(generatePrivateKey());
+    await t.store.createAccount({ id: "acc_wallet", email: "wallet@example.com", address: ownWallet, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+
+    const watcher = new DepositWatcher({
+      store: t.store,
+      vault: t.vault,
+      clock: { now: () => Date.now() },
+      log: quiet,
+      confirmations: 0,
+      signerOf: (account) => {
+        const key = keys.get(account.address.toLowerCase());
+        return key && ((digest) => sign({ hash: digest, privateKey: key, to: "hex" }));
+      },
+      instanceId: "test",
+    });
+    await watcher.pass();
+
+    // A payer's vault balance withdrawn to each address: USDC transfers from the Vault.
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 100n * USDC, keyOf(`payer-${payer.address}`));
+    const send = (to: string, amount: bigint) => t.vault.withdrawTo(keyOf(`to-${to}-${amount}`), payer.address, to as Address, amount);
+    const sent = await send(depositor.address, 7n * USDC);
+    await send(ownWallet, 2n * USDC);
+    await send(privateKeyToAddress(generatePrivateKey()), 3n * USDC);
+
+    expect(await watcher.pass()).toBe(1);
+    const deposits = await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"]);
+    expect(deposits).toEqual([expect.objectContaining({ accountId: "acc_depositor", amount: 7n * USDC, txHash: sent.txHash.toLowerCase(), status: "credited" })]);
+    expect(await t.vault.balanceOf(depositor.address as Address)).toEqual({ available: 7n * USDC, locked: 0n });
+    expect(await t.vault.balanceOf(ownWallet)).toEqual({ available: 0n, locked: 0n });
+    // The next pass finds nothing new.
+    expect(await watcher.pass()).toBe(0);
+  }, 120_000);
+});
