@@ -5,7 +5,7 @@ import type { AccountRecord, DepositRecord, FillRecord, OrderRecord, RedemptionR
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 import { orderRecord } from "../../test/helpers/stores.ts";
-import { checkInvariants, type AuditInput } from "./invariants.ts";
+import { checkInvariants, marketKey, type AuditInput } from "./invariants.ts";
 
 // A small history that keeps every invariant, then each invariant broken on its own: the audit must
 // find exactly the breach it is about, and nothing else.
@@ -127,12 +127,19 @@ function healthy(): AuditInput {
     ledger,
     chainId,
     venueTrades: new Map([["v", [trade, sellTrade]]]),
+    // The buy's 10 shares less the 3 the sell sold.
+    venueInventory: inventory(7_000_000n),
     withdrawals: [withdrawal],
     deposits: [deposit],
     withdrawalId: chainWithdrawalId,
     depositKey: (d) => depositKey(d.txHash as Hex32, d.logIndex),
     depositTransfers: [{ from: BOB, to: ALICE, amount: 20_000_000n, logIndex: 1, ...at(12) }],
   };
+}
+
+/** The store's inventory of the orders' market: `shares` on venue v. */
+function inventory(shares: bigint): Map<string, Map<string, bigint>> {
+  return new Map([[marketKey(order("o1")), new Map([["v", shares]])]]);
 }
 
 function broken(input: AuditInput): Record<string, number> {
@@ -173,7 +180,7 @@ describe("the audit's invariants", () => {
     k.ledger.sotSupply[0]!.supply = 3_000_000n;
     k.ledger.balances[0]!.available -= 1_500_000n;
     // The store says the sell failed, nothing sold: its shares should have been returned.
-    const failed = { ...k, orders: [order("o1"), sellOrder({ status: "failed", filledShares: 0n, fees: 0n, proceeds: 0n, settleTx: null })], fills: [fill], venueTrades: new Map([["v", [trade]]]) };
+    const failed = { ...k, orders: [order("o1"), sellOrder({ status: "failed", filledShares: 0n, fees: 0n, proceeds: 0n, settleTx: null })], fills: [fill], venueTrades: new Map([["v", [trade]]]), venueInventory: inventory(10_000_000n) };
     expect(broken(failed)).toEqual({ escrows_of_finished_orders_ended: 1 });
     // Still open: the order's escrow may yet end.
     expect(broken({ ...failed, orders: [order("o1"), sellOrder({ status: "routing", filledShares: 0n, proceeds: 0n, settleTx: null })] })).toEqual({ orders_terminal: 1 });
@@ -244,6 +251,7 @@ describe("the audit's invariants", () => {
     const k = healthy();
     k.fills = [...k.fills, { ...sellFill, tradeId: "t-s1b", shares: 1_000_000n, fee: 0n }];
     k.venueTrades = new Map([["v", [trade, sellTrade, { ...sellTrade, tradeId: "t-s1b", shares: 1_000_000n, fee: 0n }]]]);
+    k.venueInventory = inventory(6_000_000n);
     expect(broken(k)).toEqual({ proceeds_equal_fills: 3 });
   });
 
@@ -281,13 +289,24 @@ describe("the audit's invariants", () => {
       i.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 4_000_000n, ...at(2) });
       i.ledger.sotSupply[0]!.supply += 4_000_000n;
       i.ledger.balances[0]!.available -= 2_000_000n;
-      return { ...i, venueTrades: new Map([["v", [trade, sellTrade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]) };
+      return { ...i, venueTrades: new Map([["v", [trade, sellTrade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]), venueInventory: inventory(11_000_000n) };
     };
     expect(broken(batched())).toEqual({});
     const missing = batched();
     missing.ledger.sotMints.pop();
     missing.ledger.sotSupply[0]!.supply -= 4_000_000n;
     expect(broken(missing)).toEqual({ one_mint_per_fill: 1, sot_supply: 1 });
+  });
+
+  it("finds a venue's inventory the store keeps other than the fills sum to, and one of a market with no order", () => {
+    expect(broken({ ...healthy(), venueInventory: inventory(8_000_000n) })).toEqual({ venue_inventory: 1 });
+    const i = healthy();
+    expect(broken({ ...i, venueInventory: new Map([...i.venueInventory, [marketKey({ eventId: "other", outcome: "NO" }), new Map([["v", 1n]])]]) })).toEqual({ venue_inventory: 1 });
+    // An open sell counts its child orders, not its fills.
+    const leg = { venue: "v", clientOrderId: "s2-v", venueMarketId: "m", limitPrice: 400_000n, shares: 2_000_000n, round: 1, expiresAt: 0 };
+    const open = { ...i, orders: [...i.orders, sellOrder({ id: "s2", status: "routing", legs: [leg], settleTx: null })] };
+    expect(broken(open)).toMatchObject({ venue_inventory: 1 });
+    expect(broken({ ...open, venueInventory: inventory(5_000_000n) })).not.toHaveProperty("venue_inventory");
   });
 
   it("finds two orders under one client_order_id", () => {

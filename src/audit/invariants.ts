@@ -19,6 +19,8 @@ export interface AuditInput extends FundsAuditInput {
   ledger: Ledger;
   /** The on-chain id of an order (keccak256 of its id). */
   chainId(orderId: string): Hex32;
+  /** What the store keeps of the operator's inventory on each venue (Store.venueInventory), by market (`marketKey`) and venue. */
+  venueInventory: ReadonlyMap<string, ReadonlyMap<string, bigint>>;
   /** Each venue's trades, by venue id; undefined when the venues' history cannot be read (their simulators ran inside a stopped server). */
   venueTrades: ReadonlyMap<string, readonly VenueFill[]> | undefined;
 }
@@ -277,6 +279,29 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     }
   });
 
+  check("venue_inventory", "the inventory the store keeps on each venue of each market is what its fills sum to: buys' fills less finished sells' fills less open sells' child orders", (bad) => {
+    const expected = new Map<string, Map<string, bigint>>();
+    const add = (o: OrderRecord, venue: string, shares: bigint) => {
+      const market = expected.get(marketKey(o)) ?? new Map<string, bigint>();
+      market.set(venue, (market.get(venue) ?? 0n) + shares);
+      expected.set(marketKey(o), market);
+    };
+    for (const o of orders) {
+      const open = o.side === "sell" && !isTerminal(o.status);
+      if (open) for (const leg of o.legs) add(o, leg.venue, -leg.shares);
+      else for (const f of fillsOf.get(o.id) ?? []) add(o, f.venue, o.side === "buy" ? f.shares : -f.shares);
+    }
+    for (const key of new Set([...expected.keys(), ...input.venueInventory.keys()])) {
+      const want = expected.get(key) ?? new Map<string, bigint>();
+      const got = input.venueInventory.get(key) ?? new Map<string, bigint>();
+      for (const venue of new Set([...want.keys(), ...got.keys()])) {
+        const w = want.get(venue) ?? 0n;
+        const g = got.get(venue) ?? 0n;
+        if (w !== g) bad(`${key.replace("\n", " ")} on ${venue}: the store keeps ${formatMicro(g)} shares, the fills sum to ${formatMicro(w)}`);
+      }
+    }
+  });
+
   check("accounts_known", "every vault client is an account of the store", (bad) => {
     const known = new Set(input.accounts.map((a) => a.address.toLowerCase()));
     for (const b of ledger.balances) if (!known.has(b.client.toLowerCase())) bad(`${b.client} holds a vault balance but is no account`);
@@ -285,6 +310,11 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   checkFundsInvariants(input, { check, skip });
 
   return results;
+}
+
+/** A market's key in AuditInput.venueInventory: its event and outcome. */
+export function marketKey(o: Pick<OrderRecord, "eventId" | "outcome">): string {
+  return `${o.eventId}\n${o.outcome}`;
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {

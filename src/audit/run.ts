@@ -6,7 +6,7 @@ import { chainOrderId } from "../orders/service.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
 import type { Address, Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
 import type { Venue, VenueFill } from "../venues/venue.ts";
-import { checkInvariants, type InvariantResult } from "./invariants.ts";
+import { checkInvariants, marketKey, type InvariantResult } from "./invariants.ts";
 
 export interface AuditReport {
   ok: boolean;
@@ -30,6 +30,8 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     store.depositsInStatus(DEPOSIT_STATUSES),
     vault.ledger(),
   ]);
+  const markets = new Map(orders.map((o) => [marketKey(o), o]));
+  const venueInventory = new Map(await Promise.all([...markets].map(async ([key, o]) => [key, await store.venueInventory(o.eventId, o.outcome)] as const)));
   const venueTrades = venues && new Map<string, VenueFill[]>(await Promise.all(venues.map(async (v) => [v.id, await v.trades()] as [string, VenueFill[]])));
   const invariants = checkInvariants({
     orders,
@@ -39,6 +41,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     ledger,
     chainId: chainOrderId,
     venueTrades,
+    venueInventory,
     withdrawals,
     deposits,
     withdrawalId: chainWithdrawalId,

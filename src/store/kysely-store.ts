@@ -304,17 +304,10 @@ export class KyselyStore implements Store {
   async venueInventory(eventId: string, outcome: Outcome): Promise<Map<string, ShareMicro>> {
     const inventory = new Map<string, ShareMicro>();
     const add = (venue: string, shares: ShareMicro) => inventory.set(venue, (inventory.get(venue) ?? 0n) + shares);
-    // The fills of buys, and of sells that finished; an open sell's child orders count whole, below.
-    const filled = await this.db
-      .selectFrom("fills")
-      .innerJoin("orders", "orders.id", "fills.order_id")
-      .select(["fills.venue", "orders.side", sql<bigint>`cast(sum(fills.shares) as bigint)`.as("shares")])
-      .where("orders.event_id", "=", eventId)
-      .where("orders.outcome", "=", outcome)
-      .where((eb) => eb.or([eb("orders.side", "=", "buy"), eb("orders.status", "not in", [...OPEN_STATUSES])]))
-      .groupBy(["fills.venue", "orders.side"])
-      .execute();
-    for (const r of filled) add(r.venue, r.side === "sell" ? -int64(r.shares, "shares") : int64(r.shares, "shares"));
+    // The fills of buys, and of sells that finished, as the database keeps them (migration 012's triggers);
+    // an open sell's child orders count whole, below.
+    const held = await this.db.selectFrom("venue_inventory").select(["venue", "shares"]).where("event_id", "=", eventId).where("outcome", "=", outcome).execute();
+    for (const r of held) add(r.venue, int64(r.shares, "venue_inventory.shares"));
     const selling = await this.db
       .selectFrom("orders")
       .select("legs")

@@ -102,6 +102,14 @@ export interface FillsTable {
   created_at: string;
 }
 
+/** What the operator's account holds on a venue of a market, as migration 012's triggers keep it from the fills. */
+export interface VenueInventoryTable {
+  event_id: string;
+  outcome: string;
+  venue: string;
+  shares: Int64;
+}
+
 export interface ReplaySignaturesTable {
   api_key: string;
   signature: string;
@@ -269,6 +277,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   orders: OrdersTable;
   fills: FillsTable;
+  venue_inventory: VenueInventoryTable;
   replay_signatures: ReplaySignaturesTable;
   sessions: SessionsTable;
   catalog_events: CatalogEventsTable;

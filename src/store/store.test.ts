@@ -202,6 +202,20 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["p", 14_000_000n], ["k", 7_000_000n]]));
       expect(await store.venueInventory("evt_election", "NO")).toEqual(new Map([["p", 7_000_000n]]));
       expect(await store.venueInventory("evt_none", "YES")).toEqual(new Map());
+
+      // A fill stored again counts once; the open sell finishes, and its fills count instead of its child orders;
+      // a fill of a finished sell stored late counts at once.
+      await store.insertFills([at("b1", "p", 20_000_000n)]);
+      expect(await store.updateOrder("s2", ["routing"], { status: "partially_filled" })).toBeDefined();
+      expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["p", 15_000_000n], ["k", 8_000_000n]]));
+      await store.insertFills([at("s2", "k", 500_000n)]);
+      expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["p", 15_000_000n], ["k", 7_500_000n]]));
+      // A buy that moves on changes nothing: its fills counted when they were stored.
+      expect(await store.updateOrder("b2", ["routing"], { status: "filled" })).toBeDefined();
+      expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["p", 15_000_000n], ["k", 7_500_000n]]));
+      // Kept by the database: the same after a restart.
+      await closeStore(store);
+      expect(await (await openStore()).venueInventory("evt_election", "YES")).toEqual(new Map([["p", 15_000_000n], ["k", 7_500_000n]]));
     });
 
     it("keeps an order's child orders, with amounts beyond 2^53 exact", async () => {

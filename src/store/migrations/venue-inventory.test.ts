@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { createTestDatabase } from "../../../test/helpers/postgres.ts";
+import { orderRecord } from "../../../test/helpers/stores.ts";
+import { openPostgresStore } from "../postgres/postgres-store.ts";
+import { openSqliteStore } from "../sqlite/sqlite-store.ts";
+import { accountToRow, fillToRow, orderToRow, type Database } from "../rows.ts";
+import type { FillRecord, Store } from "../store.ts";
+import { MIGRATIONS } from "./migrate.ts";
+
+/** A database of one backend, opened raw (to migrate it step by step) or as the store. */
+const BACKENDS: { name: string; create(): Promise<{ raw(): Kysely<Database>; store(): Promise<Store>; drop(): Promise<void> }> }[] = [
+  {
+    name: "SQLite",
+    async create() {
+      const dir = mkdtempSync(join(tmpdir(), "crossfill-migrate-"));
+      const file = join(dir, "crossfill.db");
+      return {
+        raw: () => new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(file) }) }),
+        store: () => openSqliteStore(file),
+        drop: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async create() {
+      const db = await createTestDatabase();
+      return {
+        raw: () => new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url }) }) }),
+        store: () => openPostgresStore(db.url),
+        drop: db.drop,
+      };
+    },
+  },
+];
+
+const fill = (orderId: string, venue: string, shares: bigint): FillRecord => ({
+  orderId,
+  venue,
+  venueOrderId: `${orderId}-v`,
+  tradeId: `${orderId}-${venue}`,
+  clientOrderId: orderId,
+  price: 500_000n,
+  shares,
+  fee: 0n,
+  createdAt: "2026-12-01T00:00:00.000Z",
+});
+
+describe.each(BACKENDS)("migration 012 on $name", (backend) => {
+  it("counts the fills stored before it into each venue's inventory, as the store summed them", async () => {
+    const db = await backend.create();
+    const raw = db.raw();
+    try {
+      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+      expect((await migrator.migrateTo("011_account_addresses")).error).toBeUndefined();
+      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
+      const order = (id: string, over: Parameters<typeof orderRecord>[0]) => raw.insertInto("orders").values(orderToRow(orderRecord({ id, eventId: "e", ...over }))).execute();
+      await order("b1", { status: "filled" });
+      await order("b2", { status: "filled", outcome: "NO" });
+      await order("s1", { side: "sell", status: "filled" });
+      await order("s2", { side: "sell", status: "routing" });
+      await raw.insertInto("fills").values([fill("b1", "p", 9_000_000n), fill("b1", "k", 2_000_000n), fill("b2", "p", 1_000_000n), fill("s1", "p", 3_000_000n), fill("s2", "k", 1_000_000n)].map(fillToRow)).execute();
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await raw.destroy();
+    }
+    const store = await db.store();
+    try {
+      // The open sell's fill counts once it finishes; until then its child orders would (it has none stored here).
+      expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 2_000_000n]]));
+      expect(await store.venueInventory("e", "NO")).toEqual(new Map([["p", 1_000_000n]]));
+      await store.updateOrder("s2", ["routing"], { status: "filled" });
+      expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 1_000_000n]]));
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
