@@ -12,7 +12,7 @@ import { AppError } from "./domain/errors.ts";
 import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory, topUp } from "./accounts/service.ts";
-import { accountOrders, orderMoves, positionBooks, positionMark, positionViews, redemptionMoves } from "./accounts/positions.ts";
+import { positionMark, positionViews } from "./accounts/positions.ts";
 import { authenticate, authenticateCached, type AuthDeps } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
@@ -232,14 +232,12 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         throw new AppError("chain_unavailable");
       });
       const held = await Promise.all(
-        (await store.positionTokens(account.id)).map(async (p) => ({
-          eventId: p.eventId,
-          outcome: p.outcome,
+        (await store.positions(account.id)).map(async (p) => ({
+          ...p,
           sot: asset(p.sotTokenId),
           shares: await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId)),
         })),
       );
-      const books = positionBooks([...orderMoves(await accountOrders(store, account.id)), ...redemptionMoves(await store.accountRedemptions(account.id))]);
       const mark = (eventId: string, outcome: Outcome) => {
         const event = catalog.get(eventId);
         return event === undefined ? null : positionMark(event, outcome, () => markPrice(event, outcome, venues, clock.now()));
@@ -252,7 +250,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         deposit_address: account.walletKeyEnc === null ? null : account.address,
         available_usdc: microToNumber(balance.available),
         locked_usdc: microToNumber(balance.locked),
-        positions: positionViews(held, books, mark),
+        positions: positionViews(held, mark),
       };
     },
     markets: (q) =>

@@ -5,6 +5,7 @@ import type { AccountRecord, DepositRecord, FillRecord, OrderRecord, RedemptionR
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 import { orderRecord } from "../../test/helpers/stores.ts";
+import { positionBook, type PositionMove } from "../domain/pnl.ts";
 import { checkInvariants, marketKey, type AuditInput } from "./invariants.ts";
 
 // A small history that keeps every invariant, then each invariant broken on its own: the audit must
@@ -107,7 +108,7 @@ function healthy(): AuditInput {
   const account: AccountRecord = { id: "acc", email: "a@x", address: ALICE, walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "" };
   const redemption: RedemptionRecord = {
     key: TX(77),
-    eventId: "evt",
+    eventId: "e",
     accountId: "acc",
     address: ALICE,
     outcome: "YES",
@@ -124,6 +125,8 @@ function healthy(): AuditInput {
     fills: [fill, sellFill],
     accounts: [account],
     redemptions: [redemption],
+    // Bought 10 for 5; sold 3 for 1.5 (1.5 of cost off); the other 7 redeemed for 7 (3.5 of cost off).
+    positions: [{ accountId: "acc", eventId: "e", outcome: "YES", sotTokenId: "7", book: { shares: 0n, cost: 0n, realized: 3_500_000n }, exits: 2n, updatedAt: "" }],
     ledger,
     chainId,
     venueTrades: new Map([["v", [trade, sellTrade]]]),
@@ -142,6 +145,17 @@ function inventory(shares: bigint): Map<string, Map<string, bigint>> {
   return new Map([[marketKey(order("o1")), new Map([["v", shares]])]]);
 }
 
+/** `i` with the one position book the store keeps of its orders and redemptions: its buys, then its sells, then its redemptions. */
+function rebooked(i: AuditInput): AuditInput {
+  const finished = i.orders.filter((o) => (o.status === "filled" || o.status === "partially_filled") && o.filledShares > 0n);
+  const moves: PositionMove[] = [
+    ...finished.filter((o) => o.side === "buy").map((o) => ({ kind: "buy" as const, shares: o.filledShares, cost: o.spent })),
+    ...finished.filter((o) => o.side === "sell").map((o) => ({ kind: "sell" as const, shares: o.filledShares, proceeds: o.proceeds })),
+    ...i.redemptions.filter((r) => r.status === "redeemed").map((r) => ({ kind: "redeem" as const, shares: r.shares, payout: r.payout })),
+  ];
+  return { ...i, positions: [{ ...i.positions[0]!, book: positionBook(moves), exits: BigInt(moves.filter((m) => m.kind !== "buy").length) }] };
+}
+
 function broken(input: AuditInput): Record<string, number> {
   return Object.fromEntries(checkInvariants(input).filter((r) => r.violations !== 0).map((r) => [r.name, r.violations ?? -1]));
 }
@@ -149,6 +163,7 @@ function broken(input: AuditInput): Record<string, number> {
 describe("the audit's invariants", () => {
   it("all hold on a consistent history", () => {
     expect(broken(healthy())).toEqual({});
+    expect(rebooked(healthy()).positions).toEqual(healthy().positions);
   });
 
   it("finds an order left open", () => {
@@ -181,9 +196,9 @@ describe("the audit's invariants", () => {
     k.ledger.balances[0]!.available -= 1_500_000n;
     // The store says the sell failed, nothing sold: its shares should have been returned.
     const failed = { ...k, orders: [order("o1"), sellOrder({ status: "failed", filledShares: 0n, fees: 0n, proceeds: 0n, settleTx: null })], fills: [fill], venueTrades: new Map([["v", [trade]]]), venueInventory: inventory(10_000_000n) };
-    expect(broken(failed)).toEqual({ escrows_of_finished_orders_ended: 1 });
+    expect(broken(rebooked(failed))).toEqual({ escrows_of_finished_orders_ended: 1 });
     // Still open: the order's escrow may yet end.
-    expect(broken({ ...failed, orders: [order("o1"), sellOrder({ status: "routing", filledShares: 0n, proceeds: 0n, settleTx: null })] })).toEqual({ orders_terminal: 1 });
+    expect(broken(rebooked({ ...failed, orders: [order("o1"), sellOrder({ status: "routing", filledShares: 0n, proceeds: 0n, settleTx: null })] }))).toEqual({ orders_terminal: 1 });
   });
 
   it("finds a sale paid without its burn, a burn without a sale, and a supply that does not add up", () => {
@@ -217,9 +232,10 @@ describe("the audit's invariants", () => {
   it("finds a redemption left pending, one recorded but never made, and one made otherwise than recorded", () => {
     const i = healthy();
     const [made] = i.redemptions;
-    expect(broken({ ...i, redemptions: [{ ...made!, status: "pending", txHash: null }] })).toEqual({ redemptions_made: 1 });
-    expect(broken({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] })).toEqual({ redemptions_made: 1 });
-    expect(broken({ ...i, redemptions: [{ ...made!, payout: 0n }] })).toEqual({ redemptions_made: 1 });
+    expect(broken(rebooked({ ...i, redemptions: [{ ...made!, status: "pending", txHash: null }] }))).toEqual({ redemptions_made: 1 });
+    // The store's books cannot take off 7 shares more than were held: the position's book is found wrong too.
+    expect(broken(rebooked({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] }))).toEqual({ redemptions_made: 1, position_books: 1 });
+    expect(broken(rebooked({ ...i, redemptions: [{ ...made!, payout: 0n }] }))).toEqual({ redemptions_made: 1 });
     expect(broken({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] })).toEqual({ redemptions_made: 1 });
   });
 
@@ -246,7 +262,7 @@ describe("the audit's invariants", () => {
     i.ledger.vaultUsdc += 1n;
     expect(broken(i)).toEqual({ proceeds_equal_fills: 1 });
     const j = healthy();
-    expect(broken({ ...j, orders: [order("o1"), sellOrder({ proceeds: 1_530_000n })] })).toEqual({ proceeds_equal_fills: 1 });
+    expect(broken(rebooked({ ...j, orders: [order("o1"), sellOrder({ proceeds: 1_530_000n })] }))).toEqual({ proceeds_equal_fills: 1 });
     // A fill stored after the settlement: the chain burned and credited less than the fills say, and so does the store.
     const k = healthy();
     k.fills = [...k.fills, { ...sellFill, tradeId: "t-s1b", shares: 1_000_000n, fee: 0n }];
@@ -289,6 +305,7 @@ describe("the audit's invariants", () => {
       i.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 4_000_000n, ...at(2) });
       i.ledger.sotSupply[0]!.supply += 4_000_000n;
       i.ledger.balances[0]!.available -= 2_000_000n;
+      i.positions = [{ ...i.positions[0]!, book: { shares: 4_000_000n, cost: 2_000_000n, realized: 3_500_000n } }];
       return { ...i, venueTrades: new Map([["v", [trade, sellTrade, { ...trade, tradeId: "t2", shares: 4_000_000n }]]]), venueInventory: inventory(11_000_000n) };
     };
     expect(broken(batched())).toEqual({});
@@ -307,6 +324,19 @@ describe("the audit's invariants", () => {
     const open = { ...i, orders: [...i.orders, sellOrder({ id: "s2", status: "routing", legs: [leg], settleTx: null })] };
     expect(broken(open)).toMatchObject({ venue_inventory: 1 });
     expect(broken({ ...open, venueInventory: inventory(5_000_000n) })).not.toHaveProperty("venue_inventory");
+  });
+
+  it("finds a position book other than its orders and redemptions come to, one of no order, and one missing", () => {
+    const i = healthy();
+    const p = i.positions[0]!;
+    expect(broken({ ...i, positions: [{ ...p, book: { ...p.book, shares: 1n } }] })).toEqual({ position_books: 1 });
+    expect(broken({ ...i, positions: [{ ...p, book: { ...p.book, realized: 3_400_000n } }] })).toEqual({ position_books: 1 });
+    expect(broken({ ...i, positions: [{ ...p, exits: 1n }] })).toEqual({ position_books: 1 });
+    expect(broken({ ...i, positions: [p, { ...p, outcome: "NO", book: { shares: 1n, cost: 0n, realized: 0n }, exits: 0n }] })).toEqual({ position_books: 1 });
+    expect(broken({ ...i, positions: [] })).toEqual({ position_books: 2 });
+    // A redemption still pending has not moved the book.
+    const pending = { ...i, redemptions: [{ ...i.redemptions[0]!, status: "pending" as const, txHash: null }] };
+    expect(broken({ ...pending, positions: [{ ...p, book: { shares: 7_000_000n, cost: 3_500_000n, realized: 0n }, exits: 1n }] })).not.toHaveProperty("position_books");
   });
 
   it("finds two orders under one client_order_id", () => {

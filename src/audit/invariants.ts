@@ -1,7 +1,7 @@
 import { formatMicro, notional } from "../domain/money.ts";
 import { isTerminal } from "../domain/order-status.ts";
 import { proceedsOfFills } from "../orders/service.ts";
-import type { AccountRecord, FillRecord, OrderRecord, RedemptionRecord } from "../store/store.ts";
+import type { AccountRecord, FillRecord, OrderRecord, PositionRecord, RedemptionRecord } from "../store/store.ts";
 import type { Hex32, Ledger } from "../vault/vault.ts";
 import type { VenueFill } from "../venues/venue.ts";
 import { checkFundsInvariants, type FundsAuditInput } from "./funds-invariants.ts";
@@ -16,6 +16,8 @@ export interface AuditInput extends FundsAuditInput {
   accounts: readonly AccountRecord[];
   /** The redemptions the store planned for resolved events. */
   redemptions: readonly RedemptionRecord[];
+  /** Every account's position books (Store.positions). */
+  positions: readonly PositionRecord[];
   ledger: Ledger;
   /** The on-chain id of an order (keccak256 of its id). */
   chainId(orderId: string): Hex32;
@@ -302,6 +304,31 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     }
   });
 
+  check("position_books", "each position's book holds what its finished orders and redemptions come to: shares bought less sold and redeemed, realized P&L less cost what sells and redemptions paid less what buys cost", (bad) => {
+    const expected = new Map<string, { shares: bigint; net: bigint; exits: bigint }>();
+    const add = (p: Pick<PositionRecord, "accountId" | "eventId" | "outcome">, shares: bigint, net: bigint, exit: boolean) => {
+      const key = positionKey(p);
+      const e = expected.get(key) ?? { shares: 0n, net: 0n, exits: 0n };
+      expected.set(key, { shares: e.shares + shares, net: e.net + net, exits: e.exits + (exit ? 1n : 0n) });
+    };
+    for (const o of orders) {
+      if ((o.status !== "filled" && o.status !== "partially_filled") || o.filledShares === 0n || o.sotTokenId === null) continue;
+      if (o.side === "sell") add(o, -o.filledShares, o.proceeds, true);
+      else add(o, o.filledShares, -o.spent, false);
+    }
+    for (const r of input.redemptions) if (r.status === "redeemed") add(r, -r.shares, r.payout, true);
+    const books = new Map(input.positions.map((p) => [positionKey(p), p]));
+    for (const key of new Set([...expected.keys(), ...books.keys()])) {
+      const want = expected.get(key) ?? { shares: 0n, net: 0n, exits: 0n };
+      const p = books.get(key);
+      const got = p === undefined ? { shares: 0n, net: 0n, exits: 0n } : { shares: p.book.shares, net: p.book.realized - p.book.cost, exits: p.exits };
+      const name = key.replaceAll("\n", " ");
+      if (got.shares !== want.shares) bad(`${name}: the book holds ${formatMicro(got.shares)} shares, the orders and redemptions leave ${formatMicro(want.shares)}`);
+      if (got.net !== want.net) bad(`${name}: realized less cost is ${formatMicro(got.net)} USDC in the book, ${formatMicro(want.net)} from the orders and redemptions`);
+      if (got.exits !== want.exits) bad(`${name}: the book took in ${got.exits} sells and redemptions, the store has ${want.exits}`);
+    }
+  });
+
   check("accounts_known", "every vault client is an account of the store", (bad) => {
     const known = new Set(input.accounts.map((a) => a.address.toLowerCase()));
     for (const b of ledger.balances) if (!known.has(b.client.toLowerCase())) bad(`${b.client} holds a vault balance but is no account`);
@@ -315,6 +342,11 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
 /** A market's key in AuditInput.venueInventory: its event and outcome. */
 export function marketKey(o: Pick<OrderRecord, "eventId" | "outcome">): string {
   return `${o.eventId}\n${o.outcome}`;
+}
+
+/** A position's key: its account, event and outcome. */
+function positionKey(p: Pick<PositionRecord, "accountId" | "eventId" | "outcome">): string {
+  return `${p.accountId}\n${p.eventId}\n${p.outcome}`;
 }
 
 function groupBy<T>(items: readonly T[], key: (t: T) => string): Map<string, T[]> {

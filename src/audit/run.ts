@@ -21,11 +21,12 @@ export interface AuditReport {
  * a stopped server), and the comparison with their trades is skipped, saying so.
  */
 export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date): Promise<AuditReport> {
-  const [orders, fills, accounts, redemptions, withdrawals, deposits, ledger] = await Promise.all([
+  const [orders, fills, accounts, redemptions, positions, withdrawals, deposits, ledger] = await Promise.all([
     store.ordersInStatus(ORDER_STATUSES),
     store.allFills(),
     store.accounts(),
     store.redemptions(),
+    store.positions(),
     store.withdrawalsInStatus(WITHDRAWAL_STATUSES),
     store.depositsInStatus(DEPOSIT_STATUSES),
     vault.ledger(),
@@ -38,6 +39,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     fills,
     accounts,
     redemptions,
+    positions,
     ledger,
     chainId: chainOrderId,
     venueTrades,

@@ -20,29 +20,25 @@ export interface PositionBook {
   realized: Micro;
 }
 
+/** A position with no move yet. */
+export const EMPTY_BOOK: PositionBook = { shares: 0n, cost: 0n, realized: 0n };
+
 /**
- * Folds a position's moves into its book. A sell or redemption of `s` of the `S` shares held removes
+ * Takes one move into a position's book. A sell or redemption of `s` of the `S` shares held removes
  * `cost × s / S` of the cost, rounded up to the micro-USDC (a realized P&L is never overstated; the
  * shares still held keep the rest), and the last share removes all that is left. Shares removed beyond
  * those held (which the vault never allows) carry no cost.
  */
+export function applyMove(book: PositionBook, m: PositionMove): PositionBook {
+  if (m.kind === "buy") return { shares: book.shares + m.shares, cost: book.cost + m.cost, realized: book.realized };
+  const removed = m.shares < book.shares ? m.shares : book.shares;
+  const removedCost = removed === book.shares ? book.cost : ceilDiv(book.cost * removed, book.shares);
+  return { shares: book.shares - removed, cost: book.cost - removedCost, realized: book.realized + (m.kind === "sell" ? m.proceeds : m.payout) - removedCost };
+}
+
+/** Folds a position's moves, in the order they happened, into its book. */
 export function positionBook(moves: readonly PositionMove[]): PositionBook {
-  let shares = 0n;
-  let cost = 0n;
-  let realized = 0n;
-  for (const m of moves) {
-    if (m.kind === "buy") {
-      shares += m.shares;
-      cost += m.cost;
-      continue;
-    }
-    const removed = m.shares < shares ? m.shares : shares;
-    const removedCost = removed === shares ? cost : ceilDiv(cost * removed, shares);
-    shares -= removed;
-    cost -= removedCost;
-    realized += (m.kind === "sell" ? m.proceeds : m.payout) - removedCost;
-  }
-  return { shares, cost, realized };
+  return moves.reduce(applyMove, EMPTY_BOOK);
 }
 
 /** USDC per share the shares held cost, fees included, rounded up to the micro-USDC; null with none held. */

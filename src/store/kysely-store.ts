@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
 import type { ShareMicro } from "../domain/money.ts";
+import { applyMove, type PositionMove } from "../domain/pnl.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { FundsStore } from "./funds-store.ts";
@@ -21,6 +22,7 @@ import {
   orderFromRow,
   orderPatchToRow,
   orderToRow,
+  positionFromRow,
   proposalFromRow,
   redemptionFromRow,
   redemptionToRow,
@@ -48,6 +50,7 @@ import type {
   OrderRecord,
   OrderStatus,
   Page,
+  PositionRecord,
   ProposalRecord,
   ProposalStatus,
   RedemptionRecord,
@@ -245,6 +248,20 @@ export class KyselyStore implements Store {
       if (wrong.length > 0) throw new Error(`order ${id}: no transition from ${wrong.join(", ")} to ${patch.status}`);
     }
     if (from.length === 0) return undefined;
+    if (patch.status !== "filled" && patch.status !== "partially_filled") return this.writeOrder(this.db, id, from, patch, owner);
+    return this.db.transaction().execute(async (trx) => {
+      const order = await this.writeOrder(trx, id, from, patch, owner);
+      if (order !== undefined && order.filledShares > 0n && order.sotTokenId !== null) {
+        const move: PositionMove =
+          order.side === "sell" ? { kind: "sell", shares: order.filledShares, proceeds: order.proceeds } : { kind: "buy", shares: order.filledShares, cost: order.spent };
+        await this.movePosition(trx, order, order.sotTokenId, move, order.updatedAt);
+      }
+      return order;
+    });
+  }
+
+  /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction). */
+  private async writeOrder(on: Kysely<Database>, id: string, from: readonly OrderStatus[], patch: OrderPatch, owner: string | undefined): Promise<OrderRecord | undefined> {
     const set = { ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() };
     const values: Record<string, unknown> = { ...set, "(id)": id, "(owner)": owner };
     from.forEach((f, i) => (values[`(from ${i})`] = f));
@@ -265,8 +282,52 @@ export class KyselyStore implements Store {
         return (owner === undefined ? query : query.where("lease_owner", "=", slot("(owner)"))).returningAll();
       },
       values,
+      on,
     );
     return row && orderFromRow(row);
+  }
+
+  /**
+   * Takes one move into a position's book, inside the transaction that stores what made it. The upsert
+   * locks the position's row (PostgreSQL) until the transaction ends, so moves of one position from
+   * several connections are taken in one at a time, each on the book the last one left.
+   */
+  private async movePosition(
+    trx: Transaction<Database>,
+    position: { accountId: string; eventId: string; outcome: Outcome },
+    sotTokenId: string,
+    move: PositionMove,
+    at: string,
+  ): Promise<void> {
+    const key = { account_id: position.accountId, event_id: position.eventId, outcome: position.outcome };
+    const empty = { ...key, sot_token_id: sotTokenId, shares: 0n, cost: 0n, realized: 0n, exits: 0n, updated_at: at };
+    const {
+      rows: [row],
+    } = await this.shaped.run(
+      "positionForMove",
+      (slot) =>
+        this.db
+          .insertInto("positions")
+          .values(slotsOf(slot, empty))
+          .onConflict((oc) => oc.columns(["account_id", "event_id", "outcome"]).doUpdateSet((eb) => ({ updated_at: eb.ref("excluded.updated_at") })))
+          .returningAll(),
+      empty,
+      trx,
+    );
+    const book = applyMove(positionFromRow(row!).book, move);
+    const moved = { shares: book.shares, cost: book.cost, realized: book.realized, exits: int64(row!.exits, "positions.exits") + (move.kind === "buy" ? 0n : 1n) };
+    await this.shaped.run(
+      "movePosition",
+      (slot) =>
+        this.db
+          .updateTable("positions")
+          .set(slotsOf(slot, moved))
+          .where("account_id", "=", slot("account_id"))
+          .where("event_id", "=", slot("event_id"))
+          .where("outcome", "=", slot("outcome")),
+      { ...moved, ...key },
+      trx,
+    );
   }
 
   async claimOrder(id: string, lease: Lease, now: string): Promise<boolean> {
@@ -334,18 +395,11 @@ export class KyselyStore implements Store {
     return { data, nextCursor: rows.length > opts.limit && last ? encodeCursor(last) : null };
   }
 
-  async positionTokens(accountId: string): Promise<{ eventId: string; outcome: Outcome; sotTokenId: string }[]> {
-    const rows = await this.db
-      .selectFrom("orders")
-      .select(["event_id", "outcome", "sot_token_id"])
-      .distinct()
-      .where("account_id", "=", accountId)
-      .where("filled_shares", ">", 0n)
-      .where("sot_token_id", "is not", null)
-      .orderBy("event_id")
-      .orderBy("outcome")
-      .execute();
-    return rows.map((r) => ({ eventId: r.event_id, outcome: r.outcome as Outcome, sotTokenId: r.sot_token_id! }));
+  async positions(accountId?: string): Promise<PositionRecord[]> {
+    let query = this.db.selectFrom("positions").selectAll();
+    if (accountId !== undefined) query = query.where("account_id", "=", accountId);
+    const rows = await query.orderBy("account_id").orderBy("event_id").orderBy("outcome").execute();
+    return rows.map(positionFromRow);
   }
 
   async ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {
@@ -409,14 +463,18 @@ export class KyselyStore implements Store {
     return rows.map(redemptionFromRow);
   }
 
-  async accountRedemptions(accountId: string): Promise<RedemptionRecord[]> {
-    const rows = await this.db.selectFrom("redemptions").selectAll().where("account_id", "=", accountId).orderBy("created_at").orderBy("key").execute();
-    return rows.map(redemptionFromRow);
-  }
-
   async markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void> {
     if (keys.length === 0) return;
-    await this.db.updateTable("redemptions").set({ status: "redeemed", tx_hash: txHash, updated_at: at }).where("key", "in", [...keys]).execute();
+    await this.db.transaction().execute(async (trx) => {
+      const marked = await trx
+        .updateTable("redemptions")
+        .set({ status: "redeemed", tx_hash: txHash, updated_at: at })
+        .where("key", "in", [...keys])
+        .where("status", "<>", "redeemed")
+        .returningAll()
+        .execute();
+      for (const r of marked.map(redemptionFromRow)) await this.movePosition(trx, r, r.tokenId, { kind: "redeem", shares: r.shares, payout: r.payout }, at);
+    });
   }
 
   async insertFills(fills: FillRecord[]): Promise<void> {

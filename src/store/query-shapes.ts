@@ -39,7 +39,8 @@ export class QueryShapes<DB> {
 
   constructor(private readonly db: Kysely<DB>) {}
 
-  async run<R>(shape: string, build: (slot: Slots) => Compilable<R>, values: Readonly<Record<string, unknown>>): Promise<QueryResult<R>> {
+  /** Runs the query of `shape` with `values`, on `on` (a transaction) or else the store's connections. */
+  async run<R>(shape: string, build: (slot: Slots) => Compilable<R>, values: Readonly<Record<string, unknown>>, on: Kysely<DB> = this.db): Promise<QueryResult<R>> {
     let s = this.shapes.get(shape);
     if (s === undefined) {
       const compiled = build(slot).compile();
@@ -56,6 +57,6 @@ export class QueryShapes<DB> {
       if (value === undefined) throw new Error(`query shape ${shape}: ${name} is undefined`);
       return value;
     });
-    return this.db.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
+    return on.executeQuery<R>({ ...compiled, parameters } as CompiledQuery<R>);
   }
 }

@@ -13,6 +13,7 @@ import type {
   OrderLeg,
   OrderPatch,
   OrderRecord,
+  PositionRecord,
   OrderStatus,
   ProposalMember,
   ProposalRecord,
@@ -108,6 +109,18 @@ export interface VenueInventoryTable {
   outcome: string;
   venue: string;
   shares: Int64;
+}
+
+export interface PositionsTable {
+  account_id: string;
+  event_id: string;
+  outcome: string;
+  sot_token_id: string;
+  shares: Int64;
+  cost: Int64;
+  realized: Int64;
+  exits: Int64;
+  updated_at: string;
 }
 
 export interface ReplaySignaturesTable {
@@ -278,6 +291,7 @@ export interface Database {
   orders: OrdersTable;
   fills: FillsTable;
   venue_inventory: VenueInventoryTable;
+  positions: PositionsTable;
   replay_signatures: ReplaySignaturesTable;
   sessions: SessionsTable;
   catalog_events: CatalogEventsTable;
@@ -563,6 +577,18 @@ export function resolutionFromRow(r: Selectable<EventResolutionsTable>): EventRe
 
 export function resolutionToRow(r: EventResolutionRecord): Insertable<EventResolutionsTable> {
   return { event_id: r.eventId, status: r.status, outcome: r.outcome, decided_by: r.decidedBy, venue_reports: JSON.stringify(r.venueReports), decided_at: r.decidedAt };
+}
+
+export function positionFromRow(r: Selectable<PositionsTable>): PositionRecord {
+  return {
+    accountId: r.account_id,
+    eventId: r.event_id,
+    outcome: r.outcome as Outcome,
+    sotTokenId: r.sot_token_id,
+    book: { shares: int64(r.shares, "positions.shares"), cost: int64(r.cost, "positions.cost"), realized: int64(r.realized, "positions.realized") },
+    exits: int64(r.exits, "positions.exits"),
+    updatedAt: r.updated_at,
+  };
 }
 
 export function redemptionFromRow(r: Selectable<RedemptionsTable>): RedemptionRecord {

@@ -611,8 +611,8 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       await store.markRedeemed(["0x01"], "0xabc", clock.iso());
       expect((await store.redemptions("pending")).map((x) => x.key)).toEqual(["0x02"]);
       expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
-      expect((await store.accountRedemptions("acc_1")).map((x) => x.key)).toEqual(["0x01", "0x02"]);
-      expect(await store.accountRedemptions("acc_2")).toEqual([]);
+      await store.markRedeemed(["0x01"], "0xdef", clock.iso());
+      expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
     });
 
     it("names the accounts whose orders on an event filled as its holders", async () => {
@@ -624,6 +624,80 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       await store.insertOrder(order({ id: "ord_3", eventId: "evt_1", filledShares: 3n }));
       expect(await store.holders("evt_1")).toEqual([{ accountId: "acc_1", address: "0x00000000000000000000000000000000000000aa" }]);
       expect(await store.holders("evt_other")).toEqual([]);
+    });
+  });
+
+  describe("position books", () => {
+    const finish = (store: Store, id: string, patch: Partial<OrderRecord> & { status: "filled" | "partially_filled" }) => store.updateOrder(id, ["routing"], patch);
+    const routing = (id: string, over: Partial<OrderRecord> = {}) => order({ id, clientOrderId: id, eventId: "evt_1", status: "routing", sotTokenId: "7", ...over });
+    const booked = async (store: Store, accountId = "acc_1") => (await store.positions(accountId)).map((p) => [p.eventId, p.outcome, p.sotTokenId, p.book, p.exits]);
+
+    it("books each position as its orders finish: a buy at its cost, a sell at the average cost of what was held", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await seedAccount(store, "acc_2");
+      for (const o of [routing("b1"), routing("b2"), routing("s1", { side: "sell" }), routing("n1", { outcome: "NO", sotTokenId: "8" }), routing("x1", { accountId: "acc_2" })]) await store.insertOrder(o);
+      await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 4_000_000n });
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 10_000_000n, cost: 4_000_000n, realized: 0n }, 0n]]);
+      await finish(store, "b2", { status: "partially_filled", filledShares: 10_000_000n, spent: 6_000_000n });
+      await finish(store, "s1", { status: "filled", filledShares: 5_000_000n, proceeds: 3_000_000n });
+      // 5 of 20 shares that cost 10 USDC: 2.5 USDC of cost off, 0.5 USDC realized.
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 15_000_000n, cost: 7_500_000n, realized: 500_000n }, 1n]]);
+      // Nothing filled, or finished already: no move.
+      await finish(store, "n1", { status: "partially_filled", filledShares: 0n });
+      expect(await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 4_000_000n })).toBeUndefined();
+      await store.updateOrder("x1", ["routing"], { status: "failed" });
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 15_000_000n, cost: 7_500_000n, realized: 500_000n }, 1n]]);
+      expect(await store.positions("acc_2")).toEqual([]);
+      expect((await store.positions()).map((p) => p.accountId)).toEqual(["acc_1"]);
+    });
+
+    it("takes the exact share of a cost too large for a 64-bit product", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(routing("b1"));
+      await store.insertOrder(routing("s1", { side: "sell" }));
+      await finish(store, "b1", { status: "filled", filledShares: 3n * 2n ** 60n, spent: INT64_MAX });
+      await finish(store, "s1", { status: "filled", filledShares: 2n ** 60n, proceeds: 0n });
+      const removed = (INT64_MAX + 2n) / 3n;
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 2n ** 61n, cost: INT64_MAX - removed, realized: -removed }, 1n]]);
+    });
+
+    it("takes a redemption's shares off once, for its payout, when the chain made it", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(routing("b1"));
+      await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 4_500_000n });
+      const redemption: RedemptionRecord = {
+        key: "0x01",
+        eventId: "evt_1",
+        accountId: "acc_1",
+        address: "0x00000000000000000000000000000000000000aa",
+        outcome: "YES",
+        tokenId: "7",
+        shares: 10_000_000n,
+        payout: 10_000_000n,
+        status: "pending",
+        txHash: null,
+        createdAt: clock.iso(),
+        updatedAt: clock.iso(),
+      };
+      await store.insertRedemptions([redemption]);
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 10_000_000n, cost: 4_500_000n, realized: 0n }, 0n]]);
+      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
+      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 0n, cost: 0n, realized: 5_500_000n }, 1n]]);
+    });
+
+    // PostgreSQL runs them on several connections of the pool at once; SQLite, one after another on its one.
+    it("takes in every order of one position that finish at once", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const ids = Array.from({ length: 40 }, (_, i) => `b${i}`);
+      for (const id of ids) await store.insertOrder(routing(id));
+      await Promise.all(ids.map((id, i) => finish(store, id, { status: "filled", filledShares: 1_000_000n, spent: 400_000n + BigInt(i) })));
+      const spent = ids.reduce((sum, _, i) => sum + 400_000n + BigInt(i), 0n);
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 40_000_000n, cost: spent, realized: 0n }, 0n]]);
     });
   });
 });

@@ -1,6 +1,7 @@
 import type { Micro, Ppm, PriceMicro, ShareMicro } from "../domain/money.ts";
 import type { MarketStatus, Outcome, Scope, Side, Strategy, TimeInForce } from "../domain/types.ts";
 import type { DepositStatus, WithdrawalStatus } from "../domain/funds-status.ts";
+import type { PositionBook } from "../domain/pnl.ts";
 
 export interface AccountRecord {
   id: string;
@@ -186,6 +187,22 @@ export interface RedemptionRecord {
   status: "pending" | "redeemed";
   txHash: string | null;
   createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * One position of an account (an event's outcome, whose token the vault mints): its book by the average cost
+ * method (pnl.ts), moved by the store in the transaction that finishes each of its orders with shares filled
+ * (`updateOrder`) and marks each of its redemptions redeemed (`markRedeemed`), in the order those commit.
+ */
+export interface PositionRecord {
+  accountId: string;
+  eventId: string;
+  outcome: Outcome;
+  sotTokenId: string;
+  book: PositionBook;
+  /** The sells and redemptions taken in: a position with one is shown even when no share is left. */
+  exits: bigint;
   updatedAt: string;
 }
 
@@ -378,7 +395,9 @@ export interface Store {
    * updated order, or undefined when the order had already moved on, and nothing is written.
    * A patch that sets `status` must come from the states ENTERED_FROM allows for it. With `owner`,
    * the write also needs that instance to hold the order's lease: an instance whose lease was taken
-   * over stops at its next step instead of acting beside the new owner.
+   * over stops at its next step instead of acting beside the new owner. A patch that finishes the
+   * order (`filled`, `partially_filled`) with shares filled moves its position's book in the same
+   * transaction: a buy adds its shares at what they cost, a sell takes its shares off for its proceeds.
    */
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
   order(id: string): Promise<OrderRecord | undefined>;
@@ -387,8 +406,8 @@ export interface Store {
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
   ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]>;
-  /** The position tokens the account's orders minted: one row per token. */
-  positionTokens(accountId: string): Promise<{ eventId: string; outcome: Outcome; sotTokenId: string }[]>;
+  /** The account's position books, by event and outcome; every account's without one (the audit). */
+  positions(accountId?: string): Promise<PositionRecord[]>;
 
   /**
    * What the operator's account holds of an event's outcome on each venue, by venue id, from the stored
@@ -456,9 +475,10 @@ export interface Store {
   insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void>;
   /** The redemptions in `status` (every one without it), oldest first. */
   redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]>;
-  /** The account's redemptions, made or pending, oldest first: what its positions were paid at resolution. */
-  accountRedemptions(accountId: string): Promise<RedemptionRecord[]>;
-  /** Records the transaction that redeemed these keys. */
+  /**
+   * Records the transaction that redeemed these keys, and takes each key's shares off its position's book
+   * for its payout, in one transaction; a key already marked is left as it is.
+   */
   markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void>;
 
   /**

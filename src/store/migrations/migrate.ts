@@ -11,6 +11,7 @@ import { resolutions } from "./009_resolutions.ts";
 import { childExpiries } from "./010_child_expiries.ts";
 import { accountAddresses } from "./011_account_addresses.ts";
 import { venueInventory } from "./012_venue_inventory.ts";
+import { positionBooks } from "./013_position_books.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "010_child_expiries": childExpiries,
   "011_account_addresses": accountAddresses,
   "012_venue_inventory": venueInventory,
+  "013_position_books": positionBooks,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -9,7 +9,7 @@ import { createTestDatabase } from "../../../test/helpers/postgres.ts";
 import { orderRecord } from "../../../test/helpers/stores.ts";
 import { openPostgresStore } from "../postgres/postgres-store.ts";
 import { openSqliteStore } from "../sqlite/sqlite-store.ts";
-import { accountToRow, fillToRow, orderToRow, type Database } from "../rows.ts";
+import { accountToRow, fillToRow, orderToRow, redemptionToRow, type Database } from "../rows.ts";
 import type { FillRecord, Store } from "../store.ts";
 import { MIGRATIONS } from "./migrate.ts";
 
@@ -77,6 +77,44 @@ describe.each(BACKENDS)("migration 012 on $name", (backend) => {
       expect(await store.venueInventory("e", "NO")).toEqual(new Map([["p", 1_000_000n]]));
       await store.updateOrder("s2", ["routing"], { status: "filled" });
       expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 1_000_000n]]));
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
+
+describe.each(BACKENDS)("migration 013 on $name", (backend) => {
+  it("books each position from the orders and redemptions stored before it, in the order they happened", async () => {
+    const db = await backend.create();
+    const raw = db.raw();
+    const at = (second: number) => `2026-12-01T00:00:0${second}.000Z`;
+    try {
+      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+      expect((await migrator.migrateTo("012_venue_inventory")).error).toBeUndefined();
+      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: at(0) })).execute();
+      const order = (id: string, over: Parameters<typeof orderRecord>[0]) =>
+        raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
+      // Neither stored nor named in the order they settled in: the sell came between the two buys.
+      await order("o1", { filledShares: 50_000_000n, spent: 30_000_000n, updatedAt: at(3) });
+      await order("o3", { filledShares: 50_000_000n, spent: 20_000_000n, updatedAt: at(1) });
+      await order("o2", { side: "sell", filledShares: 25_000_000n, proceeds: 15_000_000n, updatedAt: at(2) });
+      await order("o4", { status: "routing", filledShares: 9_000_000n, updatedAt: at(4) });
+      await order("o5", { status: "partially_filled", outcome: "NO", sotTokenId: "8", filledShares: 10_000_000n, spent: 4_000_000n, updatedAt: at(1) });
+      const redemption = { key: "0x01", eventId: "e", accountId: "acc_1", address: "0x1", outcome: "NO" as const, tokenId: "8", shares: 10_000_000n, payout: 0n, txHash: "0xabc", createdAt: at(5) };
+      await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, status: "redeemed", updatedAt: at(6) })).execute();
+      await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, key: "0x02", outcome: "YES", tokenId: "7", status: "pending", updatedAt: at(6) })).execute();
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await raw.destroy();
+    }
+    const store = await db.store();
+    try {
+      // YES: bought 50 for 20, sold 25 for 15 (10 of cost off), bought 50 for 30; the pending redemption not yet.
+      expect((await store.positions("acc_1")).map((p) => [p.outcome, p.sotTokenId, p.book, p.exits, p.updatedAt])).toEqual([
+        ["NO", "8", { shares: 0n, cost: 0n, realized: -4_000_000n }, 1n, at(6)],
+        ["YES", "7", { shares: 75_000_000n, cost: 40_000_000n, realized: 5_000_000n }, 1n, at(3)],
+      ]);
     } finally {
       await store.close();
       await db.drop();
