@@ -1,6 +1,7 @@
 // GET /v1/activity: every movement of an account's money, newest first, from the tables that record each
-// kind, as one UNION ALL query paginated like the orders. A new kind of movement is
-// one more entry of SOURCES: a select of the same eight columns from the table that records it.
+// kind, as one UNION ALL query paginated like the orders. A new kind of movement is one more entry of SOURCES:
+// a select of the same eight columns from the table that records it, whose table has an index on the account
+// and the column it gives as `created_at`.
 import { sql, type Kysely, type SelectQueryBuilder } from "kysely";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import type { Database } from "./rows.ts";
@@ -108,13 +109,19 @@ const SOURCES: Source[] = [
 
 export async function activity(db: Kysely<Database>, accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<ActivityRecord>> {
   if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new RangeError("limit must be a positive integer");
-  const [first, ...rest] = SOURCES.map((source) => source(db, accountId));
+  const after = opts.cursor === null ? null : decodeCursor(opts.cursor);
+  // Each kind's newest entries of the page, read along its table's index on (account, time), then merged: a page
+  // costs the same however long the account's history (all of it unioned and sorted, 20 ms at 10,000 orders).
+  const page = (source: Source) => {
+    let q = db.selectFrom(source(db, accountId).as("entries")).selectAll();
+    // The bound on the time alone lets the index start at the cursor; the pair breaks ties of one instant.
+    if (after !== null) q = q.where("created_at", "<=", after.createdAt).where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(after.createdAt, after.id)));
+    // Wrapped once more: SQLite takes no ORDER BY or LIMIT on a member of a UNION itself.
+    return db.selectFrom(q.orderBy("created_at", "desc").orderBy("id", "desc").limit(opts.limit + 1).as("newest")).selectAll();
+  };
+  const [first, ...rest] = SOURCES.map(page);
   const all = rest.reduce((union, q) => union.unionAll(q), first!);
-  let query = db.selectFrom(all.as("activity")).selectAll();
-  if (opts.cursor !== null) {
-    const after = decodeCursor(opts.cursor);
-    query = query.where((eb) => eb(eb.refTuple("created_at", "id"), "<", eb.tuple(after.createdAt, after.id)));
-  }
+  const query = db.selectFrom(all.as("activity")).selectAll();
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(opts.limit + 1).execute();
   const data = rows.slice(0, opts.limit).map(
     (r): ActivityRecord => ({

@@ -200,6 +200,21 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect((await store.activity("acc_2", { limit: 50, cursor: null })).data.map((e) => e.reference)).toEqual(["wd_other"]);
     });
 
+    it("pages through many movements of one instant, each once, in the order of their ids (kind, then reference)", async () => {
+      for (const id of ["ord_1", "ord_2", "ord_3", "ord_4", "ord_5"]) {
+        await store.insertOrder(orderRecord({ id, status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl", settleTx: "0xs", createdAt: at(1), updatedAt: at(1) }));
+      }
+      const ids: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await store.activity("acc_1", { limit: 3, cursor });
+        ids.push(...page.data.map((e) => e.id));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      const newest = ["ord_5", "ord_4", "ord_3", "ord_2", "ord_1"];
+      expect(ids).toEqual([...newest.map((id) => `settle:${id}`), ...newest.map((id) => `lock:${id}`)]);
+    });
+
     it("refuses a cursor it did not issue", async () => {
       await expect(store.activity("acc_1", { limit: 5, cursor: "nope" })).rejects.toBeInstanceOf(AppError);
     });

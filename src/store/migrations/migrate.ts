@@ -12,6 +12,7 @@ import { childExpiries } from "./010_child_expiries.ts";
 import { accountAddresses } from "./011_account_addresses.ts";
 import { venueInventory } from "./012_venue_inventory.ts";
 import { positionBooks } from "./013_position_books.ts";
+import { activityTimes } from "./014_activity_times.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "011_account_addresses": accountAddresses,
   "012_venue_inventory": venueInventory,
   "013_position_books": positionBooks,
+  "014_activity_times": activityTimes,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */
