@@ -231,13 +231,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         log.warn({ err, account_id: account.id }, "reading a vault balance failed");
         throw new AppError("chain_unavailable");
       });
-      const held = await Promise.all(
-        (await store.positions(account.id)).map(async (p) => ({
-          ...p,
-          sot: asset(p.sotTokenId),
-          shares: await vault.sotBalance(account.address as `0x${string}`, BigInt(p.sotTokenId)),
-        })),
-      );
+      const positions = await store.positions(account.id);
+      const balances = await vault.sotBalances(positions.map((p) => ({ account: account.address as `0x${string}`, tokenId: BigInt(p.sotTokenId) })));
+      const held = positions.map((p, i) => ({ ...p, sot: asset(p.sotTokenId), shares: balances[i]! }));
       const mark = (eventId: string, outcome: Outcome) => {
         const event = catalog.get(eventId);
         return event === undefined ? null : positionMark(event, outcome, () => markPrice(event, outcome, venues, clock.now()));

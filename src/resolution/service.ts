@@ -103,13 +103,13 @@ export class ResolutionService {
     const open = (await this.d.store.ordersInStatus(OPEN_STATUSES)).filter((o) => o.eventId === r.eventId);
     if (open.length > 0) return;
     const now = new Date(this.d.clock.now()).toISOString();
-    const rows: RedemptionRecord[] = [];
-    for (const holder of await this.d.store.holders(r.eventId)) {
-      for (const outcome of OUTCOMES) {
-        const tokenId = this.d.tokenId(r.eventId, outcome);
-        const shares = await this.d.vault.sotBalance(holder.address as Address, tokenId);
-        if (shares === 0n) continue;
-        rows.push({
+    const holdings = (await this.d.store.holders(r.eventId)).flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
+    const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
+    const rows: RedemptionRecord[] = holdings.flatMap(({ holder, outcome, tokenId }, i) => {
+      const shares = balances[i]!;
+      if (shares === 0n) return [];
+      return [
+        {
           key: redemptionKey(r.eventId, outcome, holder.address),
           eventId: r.eventId,
           accountId: holder.accountId,
@@ -118,13 +118,13 @@ export class ResolutionService {
           tokenId: tokenId.toString(),
           shares,
           payout: outcome === r.outcome ? shares : 0n,
-          status: "pending",
+          status: "pending" as const,
           txHash: null,
           createdAt: now,
           updatedAt: now,
-        });
-      }
-    }
+        },
+      ];
+    });
     if (rows.length === 0) {
       this.done.add(r.eventId);
       return;

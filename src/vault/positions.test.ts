@@ -40,6 +40,18 @@ async function redeemAnswers(c: Awaited<ReturnType<typeof newClient>>, items: { 
   return result.map((r: Hex) => (r === "0x" ? "ok" : decodeErrorResult({ abi: vaultAbi, data: r }).errorName));
 }
 
+describe("position balances", () => {
+  it("reads the balances of many holders and tokens in their order, more than one call holds", async () => {
+    const [yes, no] = [sotTokenId("balances", "YES"), sotTokenId("balances", "NO")];
+    const a = await holder(yes, 3n * SHARE);
+    const b = await holder(no, 5n * SHARE);
+    const pairs = Array.from({ length: 1_201 }, (_, i) => ({ account: i % 2 === 0 ? a.address : b.address, tokenId: i % 3 === 0 ? yes : no }));
+    const balances = await t.vault.sotBalances(pairs);
+    expect(balances).toEqual(pairs.map((p) => (p.account === a.address && p.tokenId === yes ? 3n * SHARE : p.account === b.address && p.tokenId === no ? 5n * SHARE : 0n)));
+    expect(await t.vault.sotBalances([])).toEqual([]);
+  });
+});
+
 describe("a sell's escrow on the dev chain", () => {
   it("escrows the shares, then burns the sold ones, credits the proceeds and returns the rest, in one transaction", async () => {
     const tokenId = sotTokenId(`sell-${Math.random()}`, "YES");

@@ -186,6 +186,8 @@ export interface Vault {
    */
   pendingTransactions(): Promise<number>;
   sotBalance(account: Address, tokenId: bigint): Promise<bigint>;
+  /** The balances of several (account, token) pairs, in their order, read in one call (ERC-1155 balanceOfBatch). */
+  sotBalances(holdings: readonly { account: Address; tokenId: bigint }[]): Promise<bigint[]>;
   /**
    * Dev chain only: mints test USDC into the account's vault balance, in one transaction, once per `key`.
    * A repeated key (a retry, a crash after the first landed) mints nothing and resolves with the first funding.
