@@ -227,13 +227,16 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     withdrawals,
     account: (id) => accounts.get(id),
     accountView: async (account) => {
-      const balance = await vault.balanceOf(account.address as `0x${string}`).catch((err: unknown) => {
-        log.warn({ err, account_id: account.id }, "reading a vault balance failed");
-        throw new AppError("chain_unavailable");
-      });
+      const address = account.address as `0x${string}`;
       const positions = await store.positions(account.id);
-      const balances = await vault.sotBalances(positions.map((p) => ({ account: account.address as `0x${string}`, tokenId: BigInt(p.sotTokenId) })));
-      const held = positions.map((p, i) => ({ ...p, sot: asset(p.sotTokenId), shares: balances[i]! }));
+      // Both reads go to the node in one JSON-RPC batch.
+      const [balance, shares] = await Promise.all([vault.balanceOf(address), vault.sotBalances(positions.map((p) => ({ account: address, tokenId: BigInt(p.sotTokenId) })))]).catch(
+        (err: unknown) => {
+          log.warn({ err, account_id: account.id }, "reading the account's balances on chain failed");
+          throw new AppError("chain_unavailable");
+        },
+      );
+      const held = positions.map((p, i) => ({ ...p, sot: asset(p.sotTokenId), shares: shares[i]! }));
       const mark = (eventId: string, outcome: Outcome) => {
         const event = catalog.get(eventId);
         return event === undefined ? null : positionMark(event, outcome, () => markPrice(event, outcome, venues, clock.now()));

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
@@ -63,6 +63,20 @@ describe("where a trader stands: GET /v1/account's P&L", () => {
     // What the two sales paid less the cost of every share they removed: all of it when sold whole.
     const removed = bought.spent_usdc * ((bought.filled_shares - closed.shares) / bought.filled_shares);
     expect(Math.abs(closed.realized_pnl_usdc - (sold.proceeds_usdc! + rest.proceeds_usdc! - removed))).toBeLessThanOrEqual(2e-6);
+  });
+});
+
+describe("GET /v1/account when the chain cannot be read", () => {
+  it("answers chain_unavailable (503) when the position tokens' balances cannot be read, and the account once they can", async () => {
+    const k = await s.newKey();
+    await k.client.order({ ...buy, amount_usdc: 5 });
+    const read = vi.spyOn(s.crossfill.vault, "sotBalances").mockRejectedValueOnce(new Error("connect ECONNREFUSED"));
+    try {
+      expect(await k.client.account().catch((e: unknown) => e)).toMatchObject({ code: "chain_unavailable", status: 503 });
+      expect((await k.client.account()).positions).toHaveLength(1);
+    } finally {
+      read.mockRestore();
+    }
   });
 });
 
