@@ -7,6 +7,7 @@ import type { Micro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
 import type { Address, Hex32, TxRef, Vault } from "../vault/vault.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /** The account the CLI's keys belong to unless --account names another. */
 export const LOCAL_ACCOUNT = "local@localhost";
@@ -42,12 +43,15 @@ export async function findOrCreateAccount(
   return { account, created: true };
 }
 
+/** Accounts kept by the directory, the newest seen: one let go is read again (and, on the dev chain, its drip found again). */
+const ACCOUNTS_KEPT = 10_000;
+
 /**
  * Accounts as the server sees them: cached (their ids and addresses never change) and, on the dev chain,
  * funded with test USDC the first time the server meets them — whichever process created them.
  */
 export class AccountDirectory {
-  private readonly cache = new Map<string, AccountRecord>();
+  private readonly cache = new BoundedMap<string, AccountRecord>(ACCOUNTS_KEPT);
   private readonly funding = new Map<string, Promise<AccountRecord>>();
 
   constructor(

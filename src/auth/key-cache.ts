@@ -1,5 +1,6 @@
 import type { ApiKeyRecord, Store } from "../store/store.ts";
 import { decryptSecret } from "./secrets.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /**
  * Verified API keys by apiKey, with their decrypted secrets, so that an authenticated request reads no
@@ -9,14 +10,16 @@ import { decryptSecret } from "./secrets.ts";
  * remembered, so a key made anywhere works at once. Bounded: the oldest entry goes first.
  */
 export class KeyCache {
-  private readonly entries = new Map<string, { record: ApiKeyRecord; secret: string | undefined }>();
+  private readonly entries: BoundedMap<string, { record: ApiKeyRecord; secret: string | undefined }>;
   private version: string | undefined;
 
   constructor(
     private readonly store: Pick<Store, "apiKey" | "apiKeysVersion">,
     private readonly master: Buffer,
-    private readonly capacity = 10_000,
-  ) {}
+    capacity = 10_000,
+  ) {
+    this.entries = new BoundedMap(capacity);
+  }
 
   /** The key's record if it is cached and current: no promise, no database. */
   cached(apiKey: string): ApiKeyRecord | undefined {
@@ -32,7 +35,6 @@ export class KeyCache {
     // Kept only if no change was noticed meanwhile: the record read may predate it.
     if (record !== undefined && version !== undefined && this.current() === version) {
       this.entries.set(apiKey, { record, secret: undefined });
-      if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
     }
     return record;
   }

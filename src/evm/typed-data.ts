@@ -1,5 +1,6 @@
 import { concat, domainSeparator, encodeAbiParameters, hashTypedData, toHex, type HashTypedDataParameters, type Hex, type TypedData, type TypedDataDomain } from "viem";
 import { keccak256 } from "./keccak.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /** How a struct of static fields only is hashed: its type hash, then each field as one ABI word. */
 interface StaticStruct {
@@ -12,8 +13,8 @@ interface StaticStruct {
 const ATOMIC = /^(u?int\d+|address|bool|bytes\d+)$/;
 const structs = new WeakMap<object, Map<string, StaticStruct | null>>();
 /** Domain separators by domain: a few per venue (one per exchange contract), kept up to DOMAINS_KEPT. */
-const separators = new Map<string, Hex>();
 const DOMAINS_KEPT = 256;
+const separators = new BoundedMap<string, Hex>(DOMAINS_KEPT);
 
 /**
  * The EIP-712 digest of typed data, as viem's hashTypedData answers it (a property test compares them).
@@ -61,7 +62,6 @@ function separator(domain: TypedDataDomain): Hex {
   let hash = separators.get(key);
   if (hash === undefined) {
     hash = domainSeparator({ domain });
-    if (separators.size >= DOMAINS_KEPT) separators.delete(separators.keys().next().value!);
     separators.set(key, hash);
   }
   return hash;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { AppError } from "../domain/errors.ts";
 import type { Redis } from "../redis.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /** A budget: `max` requests per key in each fixed window of `windowMs`. */
 export interface RateLimit {
@@ -34,9 +35,11 @@ interface Counter {
  * most `capacity` keys; past it the key whose window began longest ago is forgotten.
  */
 class LocalCounter implements Counter {
-  private readonly windows = new Map<string, Spent>();
+  private readonly windows: BoundedMap<string, Spent>;
 
-  constructor(private readonly capacity = 10_000) {}
+  constructor(capacity = 10_000) {
+    this.windows = new BoundedMap(capacity);
+  }
 
   spend(key: string, windowMs: number): Spent {
     const window = this.window(key, windowMs);
@@ -58,7 +61,6 @@ class LocalCounter implements Counter {
     if (window === undefined || window.endsAt <= now) {
       this.windows.delete(key);
       this.windows.set(key, (window = { count: 0, endsAt: now + windowMs }));
-      if (this.windows.size > this.capacity) this.windows.delete(this.windows.keys().next().value!);
     }
     return window;
   }

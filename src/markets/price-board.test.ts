@@ -40,6 +40,23 @@ describe("PriceBoard", () => {
     board.stop();
   });
 
+  it("keeps the records read most recently, however many depths and sides a client asks for", () => {
+    const { board } = setup();
+    const events = catalog.events().slice(0, 3);
+    const first = board.prices(events[0]!, "YES", 1);
+    // 3 events × 2 outcomes × 500 depths × 2 sides: more records than the board keeps.
+    const asked = events.flatMap((e) => (["YES", "NO"] as const).flatMap((o) => (["buy", "sell"] as const).flatMap((side) => Array.from({ length: 500 }, (_, i) => [e, o, i + 1, side] as const))));
+    expect(asked.length).toBeGreaterThan(4_096);
+    const records = asked.map(([e, o, depth, side]) => board.prices(e, o, depth, side));
+    const [e, o, depth, side] = asked.at(-1)!;
+    expect(board.prices(e, o, depth, side)).toBe(records.at(-1));
+    // The first was let go: read again, it is built again, equal to what it was.
+    const again = board.prices(events[0]!, "YES", 1);
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+    board.stop();
+  });
+
   it("keeps a page until any book ticks, and after it while the page built again is equal", () => {
     const { clock, venues, board } = setup();
     let built = 0;

@@ -3,6 +3,7 @@ import type { Clock, Outcome } from "../domain/types.ts";
 import type { Unsubscribe, Venue } from "../venues/venue.ts";
 import type { MarketCatalog } from "./catalog.ts";
 import { freshBooks, mergeBooks, type OrderSide, type PriceRecord } from "./merged-book.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /**
  * How long a record is served without a tick. A venue going down, or its market closing, comes with no
@@ -18,6 +19,11 @@ const RECHECK_MS = 250;
 const PAGE_MS = 100;
 /** Pages kept at most: queries are the clients' to choose. */
 const MEMOS = 1_000;
+/**
+ * Records kept at most, the most recently built: an event's record is kept per outcome, depth (1–500) and
+ * side, which a client chooses, so up to 2,000 an event.
+ */
+const RECORDS = 4_096;
 
 interface Kept<T> {
   version: number;
@@ -40,8 +46,8 @@ export class PriceBoard {
   private ticks = 0;
   private readonly versions = new Map<string, number>();
   private readonly eventsOf = new Map<string, string[]>();
-  private readonly records = new Map<string, Kept<PriceRecord>>();
-  private readonly memos = new Map<string, KeptPage<unknown>>();
+  private readonly records = new BoundedMap<string, Kept<PriceRecord>>(RECORDS);
+  private readonly memos = new BoundedMap<string, KeptPage<unknown>>(MEMOS);
   private readonly unsubscribe: Unsubscribe[];
 
   constructor(
@@ -73,6 +79,7 @@ export class PriceBoard {
     const value = mergeBooks(event, outcome, this.venues, { depth, now, side });
     // Until the first of its books grows stale: then the record leaves it out.
     const until = freshBooks(event, outcome, this.venues, now).fresh.reduce((t, f) => Math.min(t, f.book.updatedAt + f.venue.freshnessMs + 1), now + RECHECK_MS);
+    this.records.delete(key);
     this.records.set(key, { version, until, value });
     return value;
   }
@@ -91,7 +98,6 @@ export class PriceBoard {
     const value = kept !== undefined && isDeepStrictEqual(built, kept.value) ? kept.value : built;
     this.memos.delete(key);
     this.memos.set(key, { version: this.ticks, builtAt: now, until: now + RECHECK_MS, value });
-    if (this.memos.size > MEMOS) this.memos.delete(this.memos.keys().next().value!);
     return value;
   }
 

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, Summary } from "prom-client";
 import type { Checkpoint } from "../orders/service.ts";
 import type { Venue } from "../venues/venue.ts";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 /** What the gauges read at each scrape. */
 export interface MetricSources {
@@ -110,9 +111,9 @@ export class Metrics {
   private readonly reconciled: Counter;
   private readonly orderOwn: Summary;
   /** When each order last passed a checkpoint (performance.now()), in the order they started. */
-  private readonly lastStep = new Map<string, number>();
+  private readonly lastStep = new BoundedMap<string, number>(STEP_TIMERS);
   /** Seconds each order has spent waiting on the chain and the venues, until its answer is sent. */
-  private readonly waited = new Map<string, number>();
+  private readonly waited = new BoundedMap<string, number>(STEP_TIMERS);
 
   constructor(sources: MetricSources) {
     const registers = [this.registry];
@@ -210,11 +211,9 @@ export class Metrics {
       const seconds = (now - previous) / 1000;
       this.orderSteps.observe({ step }, seconds);
       if (WAITS.has(step)) this.waited.set(orderId, (this.waited.get(orderId) ?? 0) + seconds);
-      if (this.waited.size > STEP_TIMERS) this.waited.delete(this.waited.keys().next().value!);
     }
     if (step === "order.finished") return;
     this.lastStep.set(orderId, now);
-    if (this.lastStep.size > STEP_TIMERS) this.lastStep.delete(this.lastStep.keys().next().value!);
   }
 
   /** POST /v1/order answers the order, `seconds` after the request arrived. */

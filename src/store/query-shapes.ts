@@ -1,4 +1,5 @@
 import type { Compilable, CompiledQuery, Kysely, QueryResult } from "kysely";
+import { BoundedMap } from "../domain/bounded-map.ts";
 
 const SLOT = Symbol("slot");
 /** Shapes kept: a few dozen in use (an insert of n fills is a shape per n), as many as SQLite's statements kept. */
@@ -35,7 +36,7 @@ interface Shape {
  * compiled query serves every call of its shape.
  */
 export class QueryShapes<DB> {
-  private readonly shapes = new Map<string, Shape>();
+  private readonly shapes = new BoundedMap<string, Shape>(KEPT_SHAPES);
 
   constructor(private readonly db: Kysely<DB>) {}
 
@@ -46,7 +47,6 @@ export class QueryShapes<DB> {
       const compiled = build(slot).compile();
       const names = compiled.parameters.map((p) => (isSlot(p) ? p[SLOT] : undefined));
       for (const name of names) if (name !== undefined && !(name in values)) throw new Error(`query shape ${shape}: no value named ${name}`);
-      if (this.shapes.size >= KEPT_SHAPES) this.shapes.delete(this.shapes.keys().next().value!);
       this.shapes.set(shape, (s = { compiled, names }));
     }
     const { compiled, names } = s;

@@ -143,6 +143,13 @@ export function resolutionStatus(r: VenueResolution): MarketStatus {
   return r.state === "voided" ? "closed" : r.state;
 }
 
+/**
+ * Child orders whose venue order id an adapter remembers from placing or finding them, the newest: an
+ * order's status and cancel lookups come within its minutes, and one let go (or placed before a restart) is
+ * found at the venue by its client order id, as recovery finds it.
+ */
+export const CHILD_ORDERS_KEPT = 10_000;
+
 /** The port every venue adapter implements, simulated or real. */
 export interface Venue {
   readonly id: string;

@@ -7,6 +7,7 @@ import type { Database } from "../rows.ts";
 import type { Store } from "../store.ts";
 import { narrowFile, openPrivate } from "../../private-files.ts";
 import { startCheckpointer, WAL_SIZE_LIMIT, type Checkpointer } from "./checkpointer.ts";
+import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -20,14 +21,13 @@ const KEPT_STATEMENTS = 500;
  * at once (`all` or `run`; the store streams no query), so one statement serves every query of its text.
  */
 function preparedOnce(sqlite: BetterSqlite3.Database): SqliteDatabase {
-  const kept = new Map<string, BetterSqlite3.Statement>();
+  const kept = new BoundedMap<string, BetterSqlite3.Statement>(KEPT_STATEMENTS);
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
       let statement = kept.get(sql);
       if (statement === undefined) {
         statement = sqlite.prepare(sql);
-        if (kept.size >= KEPT_STATEMENTS) kept.delete(kept.keys().next().value!);
         kept.set(sql, statement);
       }
       return statement;

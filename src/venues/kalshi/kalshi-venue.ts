@@ -2,7 +2,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
-import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
@@ -11,6 +11,7 @@ import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
+import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
 export type KalshiVenueOptions = AdapterOptions<KalshiCredentials>;
@@ -56,7 +57,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, VenueMarket>();
   private readonly feeBySeries = new Map<string, FeeModel>();
-  private readonly orderIds = new Map<string, string>();
+  private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
 
   constructor(opts: KalshiVenueOptions) {
     super(opts, { adapter: "kalshi-trade-api-v2", venueId: "kalshi-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 1 });

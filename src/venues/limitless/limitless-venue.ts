@@ -9,11 +9,12 @@ import type { AdapterOptions } from "../net/adapter-options.ts";
 import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
 import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
  * wsUrl is the Socket.IO server (wss://ws.limitless.exchange); the Engine.IO path is added to it.
@@ -58,7 +59,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   protected readonly stream: LimitlessBookStream;
   protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, { market: VenueMarket; exchange: Hex }>();
-  private readonly orderIds = new Map<string, string>();
+  private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
   private watchdog: NodeJS.Timeout | undefined;
 
   constructor(opts: LimitlessVenueOptions) {

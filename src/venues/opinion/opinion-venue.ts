@@ -10,7 +10,7 @@ import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult } from "../placement.ts";
-import { resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, sellOrder, signOrder, type OpinionCredentials } from "./signing.ts";
 import {
@@ -31,6 +31,7 @@ import {
   type OpinionQuoteToken,
   type OpinionTrade,
 } from "./wire.ts";
+import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
  * baseUrl is the OpenAPI root (https://openapi.opinion.trade/openapi), wsUrl the market stream
@@ -70,7 +71,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   protected readonly stream: OpinionBookStream;
   protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, Cached>();
-  private readonly orderIds = new Map<string, string>();
+  private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
   private quoteTokens: Promise<OpinionQuoteToken[]> | undefined;
   private timers: NodeJS.Timeout[] = [];
 

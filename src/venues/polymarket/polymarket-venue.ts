@@ -20,7 +20,7 @@ import type {
   VenueMarket,
   VenueResolution,
 } from "../venue.ts";
-import { resolutionStatus } from "../venue.ts";
+import { CHILD_ORDERS_KEPT, resolutionStatus } from "../venue.ts";
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
 import type { StreamLog } from "../net/reconnecting-socket.ts";
@@ -47,6 +47,7 @@ import {
   type ClobTrade,
   type StreamEvent,
 } from "./wire.ts";
+import { BoundedMap } from "../../domain/bounded-map.ts";
 
 export interface PolymarketVenueOptions {
   /** The venue id the catalog's listings name (default "polymarket-sim"). */
@@ -112,7 +113,7 @@ export class PolymarketVenue implements Venue {
   private readonly markets_ = new Map<string, ClobMarket>();
   private readonly tokens = new Map<string, { conditionId: string; outcome: Outcome }>();
   private readonly books = new Map<string, HeldBook>();
-  private readonly orders = new Map<string, string>();
+  private readonly orders = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
   private readonly listeners = new Set<(u: BookUpdate) => void>();
   private restFailures = 0;
   private readonly baseUrl: string;
@@ -269,7 +270,8 @@ export class PolymarketVenue implements Venue {
 
   /**
    * Finds an order by client id. Polymarket keys orders by their hash, which the adapter
-   * remembers for the orders it placed; after a restart it rebuilds the hash from `order`.
+   * remembers for the newest orders it placed (CHILD_ORDERS_KEPT); for the others, and after a
+   * restart, it rebuilds the hash from `order`.
    */
   async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
     const orderId = this.orderIdOf(clientOrderId, order, "status");
@@ -311,7 +313,7 @@ export class PolymarketVenue implements Venue {
   /**
    * Every page of `GET /data/trades`, each trade once, oldest first. The account only takes, so its
    * trades are the rows where it is the TAKER; a FAILED trade never settled and is no fill. The
-   * client order id is known for the orders this adapter placed since it started, "" for the others.
+   * client order id is known for the newest orders this adapter placed since it started, "" for the others.
    */
   async trades(): Promise<VenueFill[]> {
     const rows: ClobTrade[] = [];
