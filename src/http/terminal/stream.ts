@@ -1,3 +1,4 @@
+import type { Writable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { Type, type Static } from "@sinclair/typebox";
 import type { Outcome } from "../../domain/types.ts";
@@ -51,7 +52,7 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
       const depth = req.query.depth ?? 20;
       const side = (req.query.side ?? "buy") as "buy" | "sell";
       const read = () => JSON.stringify(deps.prices(req.params.event_id, outcome, depth, side));
-      let last = read(); // an unknown event throws here, and is answered as a normal 404
+      const first = read(); // an unknown event throws here, and is answered as a normal 404
 
       reply.hijack();
       const res = reply.raw;
@@ -62,27 +63,46 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
         "x-accel-buffering": "no",
         "x-request-id": req.id,
       });
-      res.write(`retry: 2000\nevent: price\ndata: ${last}\n\n`);
-
-      const tick = setInterval(() => {
-        try {
-          const next = read();
-          if (next !== last) res.write(`event: price\ndata: ${next}\n\n`);
-          last = next;
-        } catch (err) {
-          req.log.error({ err }, "price stream read failed");
-          end();
-        }
-      }, intervalMs);
-      const heartbeat = setInterval(() => res.write(": keep-alive\n\n"), HEARTBEAT_MS);
-      const end = () => {
-        clearInterval(tick);
-        clearInterval(heartbeat);
-        open.delete(end);
-        res.end();
+      const end = sendPrices(res, read, first, intervalMs, (err) => req.log.error({ err }, "price stream read failed"));
+      const stop = () => {
+        open.delete(stop);
+        end();
       };
-      open.add(end);
-      req.raw.on("close", end);
+      open.add(stop);
+      req.raw.on("close", stop);
     },
   );
+}
+
+/**
+ * Writes `first` and then each record `read` answers that differs from the last one sent, looked at every
+ * `intervalMs`, with a comment line every HEARTBEAT_MS; answers the function that stops it and ends `res`.
+ * While the client reads slower than the records come (`res` holds more than its buffer's worth unsent),
+ * nothing more is written: once it has caught up it gets the record as it is then, so what is held for
+ * a client that stopped reading stays one buffer and one record. A read that throws is told to
+ * `onError` and ends the stream.
+ */
+export function sendPrices(res: Writable, read: () => string, first: string, intervalMs: number, onError: (err: unknown) => void): () => void {
+  let last = first;
+  res.write(`retry: 2000\nevent: price\ndata: ${first}\n\n`);
+  const tick = setInterval(() => {
+    if (res.writableNeedDrain) return;
+    try {
+      const next = read();
+      if (next !== last) res.write(`event: price\ndata: ${next}\n\n`);
+      last = next;
+    } catch (err) {
+      onError(err);
+      end();
+    }
+  }, intervalMs);
+  const heartbeat = setInterval(() => {
+    if (!res.writableNeedDrain) res.write(": keep-alive\n\n");
+  }, HEARTBEAT_MS);
+  const end = () => {
+    clearInterval(tick);
+    clearInterval(heartbeat);
+    res.end();
+  };
+  return end;
 }
