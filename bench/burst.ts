@@ -6,7 +6,7 @@
 import { Agent, request } from "node:http";
 import { cpus } from "node:os";
 import { Rng } from "../src/venues/simulated/prng.ts";
-import { callsPerTx, childOrders, loopDelay, meansMs, onTestChain, rawRate, sample } from "./chain-rate.ts";
+import { callsPerTx, childOrders, loopDelay, meansMs, onTestChain, ownWorkMs, rawRate, sample } from "./chain-rate.ts";
 import { signedPost, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startCrossfill } from "./procs.ts";
 
@@ -95,7 +95,7 @@ const raw = await onTestChain((t) => rawRate(t, loop));
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
 const perSecond = ORDERS / seconds;
-const own = (q: string) => (sample(metrics, `crossfill_order_own_seconds{quantile="${q}"}`) * 1000).toFixed(1);
+const own = (q: string) => ownWorkMs(metrics, q).toFixed(1);
 
 console.log(`\ncrossfill burst — ${ORDERS} buys of $1–$50 (seed ${SEED}, ${STRATEGY}) on ${EVENT}, ${CONNECTIONS} connections, ${cpus().length} cores, node ${process.version}`);
 console.log(`orders/s          ${perSecond.toFixed(1)} (${ORDERS} in ${seconds.toFixed(2)} s; the server used ${(cpu / seconds).toFixed(2)} cores)`);

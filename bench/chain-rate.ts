@@ -121,6 +121,11 @@ export function meansMs(metrics: string, name: string, label: string): Record<st
   );
 }
 
+/** A quantile (`"0.5"`, `"0.99"`) of POST /v1/order's own work in the server's /metrics text, in ms. */
+export function ownWorkMs(metrics: string, q: string): number {
+  return sample(metrics, `crossfill_order_own_seconds{quantile="${q}"}`) * 1000;
+}
+
 /** A sample of the server's /metrics text, by its full name and labels; NaN when absent. */
 export function sample(metrics: string, name: string): number {
   const escaped = name.replace(/[{}"]/g, (c) => `\\${c}`);

@@ -1,17 +1,19 @@
 // `npm run bench:instances`: POST /v1/order on one instance, then on three instances sharing one
 // PostgreSQL database (a fresh one on TEST_DATABASE_URL's server), one chain (`crossfill chain`) and
-// one set of venue simulators (`crossfill sim`), with the same load (autocannon, c=16, spread over the instances),
-// and REDIS_URL from TEST_REDIS_URL when set. Prints orders/s and p50/p99 of each.
+// one set of venue simulators (`crossfill sim`), with the same load (autocannon, c=16 or BENCH_ORDER_CONNECTIONS, spread over the instances),
+// and REDIS_URL from TEST_REDIS_URL when set. Prints orders/s and p50/p99 of each, and the one instance's own work.
 import { execFileSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { meansMs, ownWorkMs } from "./chain-rate.ts";
 import { load, signedPost, type LoadResult } from "./load.ts";
 import { freePort, serverArgs, startChild } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_ORDER_CONNECTIONS ?? 16);
 const root = new URL("..", import.meta.url).pathname;
 
 async function onServer(url: string, statement: string): Promise<void> {
@@ -74,7 +76,7 @@ async function main(): Promise<void> {
         encoding: "utf8",
       }),
     ) as { api_key: string; api_secret: string };
-    const opts = { seconds: SECONDS, connections: 16 };
+    const opts = { seconds: SECONDS, connections: CONNECTIONS };
     // The first authenticated request funds the account from the dev faucet.
     await fetch(`${urls[0]}/v1/account`, { headers: { "x-api-key": key.api_key } });
     let n = 0;
@@ -83,13 +85,19 @@ async function main(): Promise<void> {
       return signedPost(key, "/v1/order", body);
     };
     const one = await load(urls, order, opts);
+    // The one instance's own work on PostgreSQL, before the three share the load.
+    const metrics = await (await fetch(`${urls[0]}/metrics`)).text();
+    const own = (q: string) => ownWorkMs(metrics, q).toFixed(2);
     urls.push(await instance(1), await instance(2));
-    const three = await load(urls, order, opts);
+    // Each instance takes at least one connection.
+    const three = await load(urls, order, { ...opts, connections: Math.max(CONNECTIONS, urls.length) });
 
-    console.log(`\ncrossfill several-instances bench — ${SECONDS}s per run, PostgreSQL${process.env.TEST_REDIS_URL ? " + Redis" : ""}, c=16, ${process.platform} ${process.arch}, node ${process.version}`);
+    console.log(`\ncrossfill several-instances bench — ${SECONDS}s per run, PostgreSQL${process.env.TEST_REDIS_URL ? " + Redis" : ""}, c=${CONNECTIONS}, ${process.platform} ${process.arch}, node ${process.version}`);
     console.log(["".padEnd(34), "orders/s".padStart(9), "p50 ms".padStart(8), "p99 ms".padStart(8), "errors".padStart(10)].join(" "));
     console.log(row("POST /v1/order, 1 instance", one));
-    console.log(row("POST /v1/order, 3 instances", three));
+    console.log(row(`POST /v1/order, 3 instances${CONNECTIONS < 3 ? ", c=3" : ""}`, three));
+    console.log(`own work, 1 instance (venue and chain waits excluded): p50 ${own("0.5")} ms, p90 ${own("0.9")} ms, p99 ${own("0.99")} ms`);
+    console.log(`mean step, ms, 1 instance (from the step before): ${JSON.stringify(meansMs(metrics, "crossfill_order_step_seconds", "step"))}`);
     console.log(`statuses, 1 instance: ${JSON.stringify(one.statuses)}; 3 instances: ${JSON.stringify(three.statuses)}`);
   } finally {
     for (const c of children.reverse()) c.kill("SIGTERM");

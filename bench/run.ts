@@ -6,7 +6,7 @@ import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { childOrders, loopDelay, meansMs } from "./chain-rate.ts";
+import { childOrders, loopDelay, meansMs, ownWorkMs } from "./chain-rate.ts";
 import { load, Loaders, signedPost, summarise, type Loaded, type LoadResult, type RequestSpec } from "./load.ts";
 import { cpuSeconds, startChild, startCrossfill } from "./procs.ts";
 
@@ -74,12 +74,6 @@ function row(name: string, r: Measured, base: Measured): string {
   ].join(" ");
 }
 
-/** A quantile of a Prometheus summary as /metrics exposes it. */
-function quantile(metrics: string, name: string, q: string): number {
-  const m = new RegExp(`^${name}\\{quantile="${q}"\\} (\\S+)$`, "m").exec(metrics);
-  return m ? Number(m[1]) : NaN;
-}
-
 /** The GETs' rows: prices and markets, each beside the bare server answering the same bytes. */
 async function measureGets(basePid: number, bare: string, serverPid: number, crossfill: string, read: Record<string, string>): Promise<string[]> {
   const prices = "/v1/prices/fed-cut-2026-12";
@@ -143,7 +137,7 @@ async function main(): Promise<void> {
       ORDER_CONNECTIONS,
     );
     const metrics = await (await fetch(`${crossfill}/metrics`)).text();
-    const own = (q: string) => (quantile(metrics, "crossfill_order_own_seconds", q) * 1000).toFixed(2);
+    const own = (q: string) => ownWorkMs(metrics, q).toFixed(2);
 
     console.log(
       `\ncrossfill bench — autocannon, ${SECONDS}s per run (GETs from ${LOADERS} loader process${LOADERS === 1 ? "" : "es"}, in ${TURNS} turns with the baseline), loopback, ${process.platform} ${process.arch}, ${cpus().length} cores, node ${process.version}`,

@@ -314,8 +314,9 @@ export class KyselyStore implements Store {
       empty,
       trx,
     );
-    const book = applyMove(positionFromRow(row!).book, move);
-    const moved = { shares: book.shares, cost: book.cost, realized: book.realized, exits: int64(row!.exits, "positions.exits") + (move.kind === "buy" ? 0n : 1n) };
+    const held = positionFromRow(row!);
+    const book = applyMove(held.book, move);
+    const moved = { shares: book.shares, cost: book.cost, realized: book.realized, exits: held.exits + (move.kind === "buy" ? 0n : 1n) };
     await this.shaped.run(
       "movePosition",
       (slot) =>
