@@ -103,7 +103,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     ? undefined
     : await startDevChain({
         dataDir: join(config.dataDir, "chain"),
-        onFinalSnapshotError: (err) => log.info({ err }, "the dev chain's final snapshot failed; the next start replays its journal instead"),
+        onSnapshotError: (err) => log.warn({ err }, "a snapshot of the dev chain failed; its journal keeps the batches since the last one, which the next start replays"),
       });
   const withdrawDevChain = devChain && announceDevChain(join(config.dataDir, "chain"), devChain.rpcUrl);
   const vault = await openEvmVault({

@@ -37,8 +37,12 @@ export interface DevChainOptions {
   port?: number;
   /** Snapshot after this many journaled transactions (default 5000): bounds replay time at start. */
   snapshotEvery?: number;
-  /** Told when the final snapshot of stop() fails: harmless (the journal keeps every batch since the last one), so only worth a line. */
-  onFinalSnapshotError?: (err: unknown) => void;
+  /**
+   * Told when a snapshot fails (after a batch, when idle, or the final one of stop()): harmless to the chain
+   * (the journal keeps every batch since the last snapshot, and the next start replays them), but the
+   * journal, and so the next start's replay, grows until one succeeds.
+   */
+  onSnapshotError?: (err: unknown) => void;
 }
 
 const SNAPSHOT = "state.json.gz";
@@ -47,6 +51,8 @@ const OPERATOR_ETH = "0x3635c9adc5dea00000"; // 1000 ETH: gas money for the oper
 const IDLE_MINE_MS = 1000;
 /** A dump blocks submits for time that grows with the chain (docs/chain.md): take it when nobody waits. */
 const IDLE_SNAPSHOT_MS = 10_000;
+/** How long a dump may take: anvil answers it whole, in time that grows with the chain's history (docs/chain.md). */
+const DUMP_TIMEOUT_MS = 120_000;
 
 export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   const dir = opts.dataDir;
@@ -69,7 +75,7 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
     child.kill("SIGKILL");
     throw e;
   }
-  const node = new DevNode(dir, rpc, child, opts.snapshotEvery ?? 5000, opts.onFinalSnapshotError);
+  const node = new DevNode(dir, rpc, child, opts.snapshotEvery ?? 5000, opts.onSnapshotError);
   if (replayed > 0) await node.snapshot();
   return {
     rpcUrl: rpc.url,
@@ -90,6 +96,14 @@ class DevNode {
   private stopped = false;
   private lastSubmit = 0;
   /**
+   * The journal's size when a snapshot taken by itself (after a batch, or when idle) last failed, until
+   * one succeeds: the next is tried once as many transactions again are journaled (when idle, once any
+   * more are), not after every batch, since a dump that failed for its size or time fails again and each
+   * try holds the submits back meanwhile.
+   */
+  private failedAt: number | undefined;
+  private readonly dumpRpc: JsonRpc;
+  /**
    * Set when a batch may be in the journal but not in anvil (a failed append or send). The journal then
    * holds nonces the live node may not: a later batch would take them here, while the next start's replay
    * would give them to the journaled one. So nothing more is sent until a restart replays the journal.
@@ -101,9 +115,10 @@ class DevNode {
     private readonly rpc: JsonRpc,
     private readonly child: ChildProcess,
     private readonly snapshotEvery: number,
-    private readonly onFinalSnapshotError: ((err: unknown) => void) | undefined,
+    private readonly onSnapshotError: ((err: unknown) => void) | undefined,
   ) {
     this.journal = new TxJournal(join(dir, JOURNAL));
+    this.dumpRpc = new JsonRpc(rpc.url, DUMP_TIMEOUT_MS);
     // Transactions from other tools (a wallet, cast) would wait forever under --no-mining. They are in no journal,
     // so the block that mines them is snapshotted at once: a deposit credited from it is never lost by a kill
     // (the credit, an operator transaction, is journaled only after that snapshot, being serialized behind it).
@@ -132,7 +147,7 @@ class DevNode {
       await this.rpc.call("evm_mine");
       // A block that also took transactions other tools sent (a deposit from a wallet) is made durable at once.
       const mined = Number(await this.rpc.call<Hex>("eth_getBlockTransactionCountByNumber", ["latest"]));
-      if (mined > raws.length - refused.length || this.journal.size >= this.snapshotEvery) await this.writeSnapshot();
+      if (mined > raws.length - refused.length || this.journal.size >= (this.failedAt ?? 0) + this.snapshotEvery) await this.snapshotByItself();
       return results;
     });
   }
@@ -151,7 +166,7 @@ class DevNode {
       } catch (err) {
         // The journal is cleared only after a snapshot is written, so it still holds every batch since
         // the last one, and the next start replays them onto that snapshot: nothing is lost.
-        this.onFinalSnapshotError?.(err);
+        this.onSnapshotError?.(err);
       } finally {
         this.journal.close();
       }
@@ -165,8 +180,18 @@ class DevNode {
       const status = await this.rpc.call<{ pending: Hex }>("txpool_status");
       const strays = BigInt(status.pending) > 0n;
       if (strays) await this.rpc.call("evm_mine");
-      if (strays || (this.journal.size > 0 && Date.now() - this.lastSubmit > IDLE_SNAPSHOT_MS)) await this.writeSnapshot();
+      if (strays || (this.journal.size > (this.failedAt ?? 0) && Date.now() - this.lastSubmit > IDLE_SNAPSHOT_MS)) await this.snapshotByItself();
     });
+  }
+
+  /** A snapshot the node takes by itself: one that fails leaves the batch before it mined and answered, and is told, not thrown. */
+  private async snapshotByItself(): Promise<void> {
+    try {
+      await this.writeSnapshot();
+    } catch (err) {
+      this.failedAt = this.journal.size;
+      this.onSnapshotError?.(err);
+    }
   }
 
   private async writeSnapshot(): Promise<void> {
@@ -175,9 +200,10 @@ class DevNode {
     // the journal is emptied. So the journal keeps everything until nothing waits.
     const pool = await this.rpc.call<{ pending: Hex; queued: Hex }>("txpool_status");
     if (BigInt(pool.pending) + BigInt(pool.queued) > 0n) return;
-    const state = await this.rpc.call<Hex>("anvil_dumpState");
+    const state = await this.dumpRpc.call<Hex>("anvil_dumpState");
     writeFileDurably(join(this.dir, SNAPSHOT), Buffer.from(state.slice(2), "hex"));
     this.journal.clear();
+    this.failedAt = undefined;
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {

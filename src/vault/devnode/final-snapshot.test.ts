@@ -11,7 +11,7 @@ describe("the dev chain's final snapshot", () => {
   it("is harmless when it fails: stop() says so and resolves, and the next start replays the journal", async () => {
     const dir = tempDir();
     const failures: unknown[] = [];
-    const chain = await startDevChain({ dataDir: join(dir, "node"), snapshotEvery: 1_000_000, onFinalSnapshotError: (err) => failures.push(err) });
+    const chain = await startDevChain({ dataDir: join(dir, "node"), snapshotEvery: 1_000_000, onSnapshotError: (err) => failures.push(err) });
     const store = await openTestStore(dir);
     const vault = await openEvmVault({ rpcUrl: chain.rpcUrl, operatorKey: chain.operatorKey, store, faucet: true, devChain: chain });
     await vault.fund(client, 5_000_000n, keyOf("final-snapshot"));

@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
@@ -5,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { JsonRpc } from "../rpc.ts";
 import { tempDir } from "../testkit.ts";
 import { startDevChain, type DevChain } from "./devchain.ts";
+import { readJournal } from "./journal.ts";
 
 /** A transfer of nothing from the operator to itself; below 21 000 gas the node refuses it outright. */
 function transfer(chain: DevChain, nonce: number, gas = 21_000n): Promise<Hex> {
@@ -36,6 +38,39 @@ describe("the dev chain's submit", () => {
     const restarted = await startDevChain({ dataDir: dir });
     try {
       expect(await mined(restarted)).toBe(3);
+    } finally {
+      await restarted.stop();
+    }
+  });
+
+  it("answers a batch as mined when the snapshot after it fails, and tries again once as many transactions more are journaled", async () => {
+    const dir = join(tempDir(), "node");
+    const failures: unknown[] = [];
+    const chain = await startDevChain({ dataDir: dir, snapshotEvery: 2, onSnapshotError: (err) => failures.push(err) });
+    try {
+      // A directory where the snapshot is written: each snapshot fails, as a full disk would fail it.
+      const snapshot = join(dir, "state.json.gz");
+      mkdirSync(snapshot);
+      const first = await chain.submit([await transfer(chain, 0), await transfer(chain, 1)]);
+      expect(first.map((r) => r.ok)).toEqual([true, true]);
+      expect(await mined(chain)).toBe(2);
+      expect(failures).toHaveLength(1);
+      // Three journaled, fewer than the two of the failure and two more: no dump is tried.
+      expect((await chain.submit([await transfer(chain, 2)])).map((r) => r.ok)).toEqual([true]);
+      expect(failures).toHaveLength(1);
+      expect(readJournal(join(dir, "journal.jsonl")).batches).toHaveLength(2);
+
+      rmSync(snapshot, { recursive: true });
+      expect((await chain.submit([await transfer(chain, 3)])).map((r) => r.ok)).toEqual([true]);
+      expect(failures).toHaveLength(1);
+      expect(existsSync(snapshot)).toBe(true);
+      expect(readJournal(join(dir, "journal.jsonl")).batches).toHaveLength(0);
+    } finally {
+      await chain.stop();
+    }
+    const restarted = await startDevChain({ dataDir: dir });
+    try {
+      expect(await mined(restarted)).toBe(4);
     } finally {
       await restarted.stop();
     }
