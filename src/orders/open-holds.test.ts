@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChainInfo, Hex32, HoldEvents } from "../vault/vault.ts";
-import { OpenHolds } from "./open-holds.ts";
+import { HOLDS_SPAN, OpenHolds } from "./open-holds.ts";
 
 const CLIENT = "0x00000000000000000000000000000000000000c1";
 const id = (n: number | bigint) => `0x${n.toString(16).padStart(64, "0")}` as Hex32;
@@ -105,6 +105,27 @@ describe("OpenHolds", () => {
     expect(chain.reads.slice(-2)).toEqual([
       [12n, 12n],
       [12n, 12n],
+    ]);
+  });
+
+  it("reads a long history a span of blocks at a time, a hold ended spans after it opened taken off, and a span that fails changes nothing", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    const far = 10n + 2n * HOLDS_SPAN + 500n;
+    chain.blocks.set(11n, { locks: [lock(10, 11n)], escrows: [escrow(11, 11n)] });
+    chain.blocks.set(10n + HOLDS_SPAN + 5n, { endings: [released(10, 10n + HOLDS_SPAN + 5n)] });
+    chain.blocks.set(far, { locks: [lock(12, far)] });
+    chain.head = far;
+    // The second span's read fails: the next read starts from the deployment again, as if none had been made.
+    const read = chain.holds.bind(chain);
+    let calls = 0;
+    chain.holds = (from, to) => (++calls === 2 ? Promise.reject(new Error("eth_getLogs failed")) : read(from, to));
+    await expect(holds.read()).rejects.toThrow("eth_getLogs failed");
+    expect(await orderIds(holds)).toEqual(["escrow 11", "lock 12"]);
+    expect(chain.reads.slice(-3)).toEqual([
+      [10n, 9n + HOLDS_SPAN],
+      [10n + HOLDS_SPAN, 9n + 2n * HOLDS_SPAN],
+      [10n + 2n * HOLDS_SPAN, far],
     ]);
   });
 });

@@ -4,10 +4,18 @@ import type { Address, Hex32, HoldEvents, Vault } from "../vault/vault.ts";
 export type OpenHold = { kind: "lock"; orderId: Hex32; client: Address; amount: bigint } | { kind: "escrow"; orderId: Hex32; client: Address; shares: bigint };
 
 /**
+ * Blocks whose hold events a read takes in at once, folding each span into what is open before it reads
+ * the next: the first read after a start goes through the whole history, and holds one span's events at
+ * a time, not the history's.
+ */
+export const HOLDS_SPAN = 10_000n;
+
+/**
  * The locks and escrows open on chain, followed from one read to the next: the first read takes every
- * block from the Vault's deployment, each later one only the blocks since the last, so a read costs what
- * the chain did since, not its whole history. When the chain no longer has the last block read with the
- * hash it had (a reorganisation passed it), the next read starts again from the deployment.
+ * block from the Vault's deployment (HOLDS_SPAN blocks at a time), each later one only the blocks since
+ * the last, so a read costs what the chain did since, not its whole history. When the chain no longer has
+ * the last block read with the hash it had (a reorganisation passed it), the next read starts again from
+ * the deployment.
  */
 export class OpenHolds {
   /** What the blocks up to `block` left open, by kind and order id (the Vault locks, and escrows, an order id at most once). */
@@ -15,20 +23,21 @@ export class OpenHolds {
 
   constructor(private readonly vault: Pick<Vault, "info" | "blockNumber" | "blockHash" | "holds">) {}
 
-  /** The holds open at the latest block. A read that fails changes nothing: the blocks are applied once all are read. */
+  /** The holds open at the latest block. A read that fails changes nothing: its spans are folded into a copy of what was open. */
   async read(): Promise<OpenHold[]> {
     const head = await this.vault.blockNumber();
     const hash = await this.vault.blockHash(head);
     const kept = this.followed && (await this.vault.blockHash(this.followed.block)) === this.followed.hash ? this.followed : undefined;
-    const open = kept?.open ?? new Map<string, OpenHold>();
-    const from = kept ? kept.block + 1n : this.vault.info().deployedAt;
-    if (from <= head) apply(open, await this.vault.holds(from, head));
+    const open = new Map(kept?.open);
+    for (let from = kept ? kept.block + 1n : this.vault.info().deployedAt; from <= head; from += HOLDS_SPAN) {
+      apply(open, await this.vault.holds(from, from + HOLDS_SPAN - 1n < head ? from + HOLDS_SPAN - 1n : head));
+    }
     this.followed = hash === undefined ? undefined : { open, block: head, hash };
     return [...open.values()];
   }
 }
 
-/** Adds what the blocks opened, then takes off what they ended (an ending's block is never before its opening's). */
+/** Adds what the blocks opened, then takes off what they ended (an ending's block is never before its opening's, so spans fold in order). */
 function apply(open: Map<string, OpenHold>, e: HoldEvents): void {
   for (const l of e.locks) open.set(`lock ${l.orderId.toLowerCase()}`, { kind: "lock", orderId: l.orderId, client: l.client, amount: l.amount });
   for (const x of e.escrows) open.set(`escrow ${x.orderId.toLowerCase()}`, { kind: "escrow", orderId: x.orderId, client: x.client, shares: x.shares });
