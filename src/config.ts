@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { readFileSync } from "node:fs";
 import { parseMicro, type Micro } from "./domain/money.ts";
 import { VENUE_NAMES, type VenueEndpoints, type VenueName } from "./venues/start.ts";
+import { MAX_CHILD_ORDER_TTL_MS } from "./venues/venue.ts";
 
 export interface Config {
   port: number;
@@ -88,7 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     venues: venueNames(env.VENUES),
     venueEndpoints: venueEndpoints(env),
-    childOrderTtlMs: int(env, "CHILD_ORDER_TTL_MS", 30_000, 1_000, 3_600_000),
+    childOrderTtlMs: int(env, "CHILD_ORDER_TTL_MS", 30_000, 1_000, MAX_CHILD_ORDER_TTL_MS),
     expirySkewMs: int(env, "EXPIRY_SKEW_MS", 20_000, 0, 3_600_000),
     // A port chosen by the system differs at each start, so such an instance is named by its data directory.
     instanceId: env.INSTANCE_ID || `${hostname()}:${port === 0 ? dataDir : port}`,

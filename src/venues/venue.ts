@@ -150,6 +150,9 @@ export function resolutionStatus(r: VenueResolution): MarketStatus {
  */
 export const CHILD_ORDERS_KEPT = 10_000;
 
+/** The longest a child order may live (CHILD_ORDER_TTL_MS's bound): a venue received it, if at all, within this before its expiry. */
+export const MAX_CHILD_ORDER_TTL_MS = 3_600_000;
+
 /** The port every venue adapter implements, simulated or real. */
 export interface Venue {
   readonly id: string;

@@ -2,7 +2,7 @@ import { createPrivateKey, type KeyObject } from "node:crypto";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
-import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
+import { CHILD_ORDERS_KEPT, MAX_CHILD_ORDER_TTL_MS, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
@@ -16,8 +16,10 @@ import { BoundedMap } from "../../domain/bounded-map.ts";
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
 export type KalshiVenueOptions = AdapterOptions<KalshiCredentials>;
 
-/** How far back status() looks for an order whose id it never learnt. */
+/** How far back status() looks for an order whose id it never learnt, when it is not given the child order. */
 const STATUS_LOOKBACK_S = 7 * 24 * 3600;
+/** Kalshi's clock against this server's, at most, in the window of a child's order (findOrder). */
+const CLOCK_MARGIN_S = 3600;
 /**
  * What a sell's `client_order_id` starts with. Kalshi's V2 book has one direction bit (`bid`/`ask`
  * on the YES leg): selling YES at p is the very order that buys NO at 1 − p, and neither the order
@@ -178,13 +180,13 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
     }
-    if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate client_order_id ${order.clientOrderId}`, () => this.status(order.clientOrderId));
+    if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate client_order_id ${order.clientOrderId}`, () => this.status(order.clientOrderId, order));
     return failedResult(res);
   }
 
   /** An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed. */
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
-    const order = await this.findOrder(clientOrderId, child?.venueMarketId);
+    const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
     const fills = await this.fills(order.order_id, order.client_order_id);
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
@@ -197,7 +199,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    * that ends without a fill was never placed as far as the port is concerned.
    */
   async cancel(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
-    const order = await this.findOrder(clientOrderId, child?.venueMarketId);
+    const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
     const fills = await this.fills(order.order_id, order.client_order_id, true);
@@ -233,15 +235,24 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return { state: this.socket.state, live: this.stream.live, connections: this.socket.connections, resyncs: this.stream.resyncs, lastError: this.stream.lastError };
   }
 
-  /** The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this process learnt it, else found among the recent orders (of its market, when known). */
-  private async findOrder(clientOrderId: string, ticker: string | undefined): Promise<KalshiOrder | undefined> {
+  /**
+   * The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this
+   * process learnt it, else found among the orders of the child's market created in the child's window
+   * (no earlier than its expiry less the longest a child lives, no later than its expiry, each widened by
+   * CLOCK_MARGIN_S), or without the child among the last STATUS_LOOKBACK_S of orders.
+   */
+  private async findOrder(clientOrderId: string, child: ChildOrder | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
     if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
-    // Kalshi cannot look an order up by client id: scan the recent orders for it
-    const minTs = String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S);
+    // Kalshi cannot look an order up by client id: scan the orders of its window for it
+    const expiry = child && Math.floor(child.expiresAt / 1000);
+    const window: Record<string, string> =
+      expiry === undefined
+        ? { min_ts: String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S) }
+        : { ticker: child!.venueMarketId, min_ts: String(expiry - MAX_CHILD_ORDER_TTL_MS / 1000 - CLOCK_MARGIN_S), max_ts: String(expiry + CLOCK_MARGIN_S) };
     let cursor = "";
     do {
-      const q = new URLSearchParams({ ...(ticker ? { ticker } : {}), min_ts: minTs, limit: "200", ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ ...window, limit: "200", ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`/portfolio/orders?${q}`)) as { orders: KalshiOrder[]; cursor: string };
       const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
       if (hit) {

@@ -92,10 +92,12 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     }
     if (req.method === "GET" && route === "/portfolio/orders") {
       const minTs = req.query.get("min_ts");
+      const maxTs = req.query.get("max_ts");
       const list = orders.listOrders({
         ticker: req.query.get("ticker") ?? undefined,
         status: req.query.get("status") ?? undefined,
         minTs: minTs === null ? undefined : Number(minTs),
+        maxTs: maxTs === null ? undefined : Number(maxTs),
       });
       return page("orders", list, req.query);
     }

@@ -215,14 +215,15 @@ export class KalshiOrderBook {
   }
 
   /** Newest first, as Kalshi lists them. */
-  listOrders(filter: { ticker?: string; status?: string; minTs?: number }): KalshiOrderRecord[] {
+  listOrders(filter: { ticker?: string; status?: string; minTs?: number; maxTs?: number }): KalshiOrderRecord[] {
     return this.orders
       .map((o) => this.view(o))
       .filter(
         (o) =>
           (filter.ticker === undefined || o.ticker === filter.ticker) &&
           (filter.status === undefined || o.status === filter.status) &&
-          (filter.minTs === undefined || Date.parse(o.created_time) / 1000 >= filter.minTs),
+          (filter.minTs === undefined || Date.parse(o.created_time) / 1000 >= filter.minTs) &&
+          (filter.maxTs === undefined || Date.parse(o.created_time) / 1000 <= filter.maxTs),
       )
       .reverse();
   }
