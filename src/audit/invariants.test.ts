@@ -233,8 +233,8 @@ describe("the audit's invariants", () => {
     const i = healthy();
     const [made] = i.redemptions;
     expect(broken(rebooked({ ...i, redemptions: [{ ...made!, status: "pending", txHash: null }] }))).toEqual({ redemptions_made: 1 });
-    // The store's books cannot take off 7 shares more than were held: the position's book is found wrong too.
-    expect(broken(rebooked({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] }))).toEqual({ redemptions_made: 1, position_books: 1 });
+    // The store's book takes off the 7 shares a second time (it goes short, as it would for a sell stored first).
+    expect(broken(rebooked({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] }))).toEqual({ redemptions_made: 1 });
     expect(broken(rebooked({ ...i, redemptions: [{ ...made!, payout: 0n }] }))).toEqual({ redemptions_made: 1 });
     expect(broken({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] })).toEqual({ redemptions_made: 1 });
   });

@@ -95,6 +95,31 @@ describe("position P&L by average cost", () => {
     );
   });
 
+  it("books a sell stored before the buy it sold as short, and the buy's cost for those shares as realized when it comes", () => {
+    const short = positionBook([{ kind: "sell", shares: usdc(10), proceeds: usdc(6) }]);
+    expect(short).toEqual({ shares: -usdc(10), cost: 0n, realized: usdc(6) });
+    expect(averageCost(short)).toBeNull();
+    expect(unrealizedPnl(short, usdc(0.55))).toBe(-usdc(5.5));
+    const covered = positionBook([{ kind: "sell", shares: usdc(10), proceeds: usdc(6) }, { kind: "buy", shares: usdc(30), cost: usdc(15) }]);
+    expect(covered).toEqual({ shares: usdc(20), cost: usdc(10), realized: usdc(1) });
+    expect(averageCost(covered)).toBe(usdc(0.5));
+  });
+
+  it("comes to the same shares, realized less cost, and realized plus unrealized whatever order the moves are taken in", () => {
+    const shuffled = moves.chain((ms) => fc.tuple(fc.constant(ms), fc.shuffledSubarray(ms, { minLength: ms.length, maxLength: ms.length })));
+    fc.assert(
+      fc.property(shuffled, mark, ([ms, late], m) => {
+        const [inOrder, taken] = [positionBook(ms), positionBook(late)];
+        return (
+          taken.shares === inOrder.shares &&
+          taken.realized - taken.cost === inOrder.realized - inOrder.cost &&
+          taken.realized + unrealizedPnl(taken, m) === received(ms) + (m * taken.shares) / ONE - paid(ms) &&
+          (taken.shares > 0n || taken.cost === 0n)
+        );
+      }),
+    );
+  });
+
   it("states an average cost that covers the shares' cost by less than a micro-USDC a share", () => {
     fc.assert(
       fc.property(moves, (ms) => {

@@ -663,6 +663,17 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 2n ** 61n, cost: INT64_MAX - removed, realized: -removed }, 1n]]);
     });
 
+    it("books the shares the orders leave when a sell finishes before the buy it sold, as a buy recovery finished late does", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      for (const o of [routing("b1"), routing("s1", { side: "sell" })]) await store.insertOrder(o);
+      await finish(store, "s1", { status: "filled", filledShares: 4_000_000n, proceeds: 3_000_000n });
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: -4_000_000n, cost: 0n, realized: 3_000_000n }, 1n]]);
+      await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 5_000_000n });
+      // The buy's 4 shares the sell took cost 2 USDC: 1 USDC realized; the 6 left cost 3.
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n]]);
+    });
+
     it("takes a redemption's shares off once, for its payout, when the chain made it", async () => {
       const store = await openStore();
       await seedAccount(store);

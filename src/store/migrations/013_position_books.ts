@@ -37,54 +37,58 @@ export const positionBooks: Migration = {
       .addColumn("updated_at", "text", (c) => c.notNull())
       .addPrimaryKeyConstraint("positions_pk", ["account_id", "event_id", "outcome"])
       .execute();
-
-    const orders = await db
-      .selectFrom("orders")
-      .select(["id", "account_id", "event_id", "outcome", "side", "sot_token_id", "filled_shares", "spent", "proceeds", "updated_at"])
-      .where("status", "in", ["filled", "partially_filled"])
-      .where("filled_shares", ">", 0)
-      .where("sot_token_id", "is not", null)
-      .execute();
-    const redemptions = await db
-      .selectFrom("redemptions")
-      .select(["key", "account_id", "event_id", "outcome", "token_id", "shares", "payout", "updated_at"])
-      .where("status", "=", "redeemed")
-      .execute();
-
-    const keyOf = (r: { account_id: string; event_id: string; outcome: string }) => JSON.stringify([r.account_id, r.event_id, r.outcome]);
-    const positions = new Map<string, { account_id: string; event_id: string; outcome: string; sot_token_id: string; moves: DatedMove[] }>();
-    const add = (r: { account_id: string; event_id: string; outcome: string }, sotTokenId: string, m: Omit<DatedMove, "key">) => {
-      const key = keyOf(r);
-      const position = positions.get(key) ?? { account_id: r.account_id, event_id: r.event_id, outcome: r.outcome, sot_token_id: sotTokenId, moves: [] };
-      position.moves.push({ key, ...m });
-      positions.set(key, position);
-    };
-    for (const o of orders) {
-      const shares = BigInt(o.filled_shares);
-      const move: PositionMove = o.side === "sell" ? { kind: "sell", shares, proceeds: BigInt(o.proceeds) } : { kind: "buy", shares, cost: BigInt(o.spent) };
-      add(o, o.sot_token_id, { at: o.updated_at, ref: o.id, move });
-    }
-    for (const r of redemptions) add(r, r.token_id, { at: r.updated_at, ref: r.key, move: { kind: "redeem", shares: BigInt(r.shares), payout: BigInt(r.payout) } });
-
-    const rows = [...positions.values()].map((p) => {
-      p.moves.sort((a, b) => (a.at !== b.at ? (a.at < b.at ? -1 : 1) : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
-      const book = positionBook(p.moves.map((m) => m.move));
-      return {
-        account_id: p.account_id,
-        event_id: p.event_id,
-        outcome: p.outcome,
-        sot_token_id: p.sot_token_id,
-        shares: book.shares,
-        cost: book.cost,
-        realized: book.realized,
-        exits: BigInt(p.moves.filter((m) => m.move.kind !== "buy").length),
-        updated_at: p.moves[p.moves.length - 1]!.at,
-      };
-    });
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await db.insertInto("positions").values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+    await bookPositions(db);
   },
 
   async down(db: Kysely<any>): Promise<void> {
     await db.schema.dropTable("positions").execute();
   },
 };
+
+/** Writes each position's book, folded from the finished orders and redeemed redemptions stored, into an empty `positions`. */
+export async function bookPositions(db: Kysely<any>): Promise<void> {
+  const orders = await db
+    .selectFrom("orders")
+    .select(["id", "account_id", "event_id", "outcome", "side", "sot_token_id", "filled_shares", "spent", "proceeds", "updated_at"])
+    .where("status", "in", ["filled", "partially_filled"])
+    .where("filled_shares", ">", 0)
+    .where("sot_token_id", "is not", null)
+    .execute();
+  const redemptions = await db
+    .selectFrom("redemptions")
+    .select(["key", "account_id", "event_id", "outcome", "token_id", "shares", "payout", "updated_at"])
+    .where("status", "=", "redeemed")
+    .execute();
+
+  const keyOf = (r: { account_id: string; event_id: string; outcome: string }) => JSON.stringify([r.account_id, r.event_id, r.outcome]);
+  const positions = new Map<string, { account_id: string; event_id: string; outcome: string; sot_token_id: string; moves: DatedMove[] }>();
+  const add = (r: { account_id: string; event_id: string; outcome: string }, sotTokenId: string, m: Omit<DatedMove, "key">) => {
+    const key = keyOf(r);
+    const position = positions.get(key) ?? { account_id: r.account_id, event_id: r.event_id, outcome: r.outcome, sot_token_id: sotTokenId, moves: [] };
+    position.moves.push({ key, ...m });
+    positions.set(key, position);
+  };
+  for (const o of orders) {
+    const shares = BigInt(o.filled_shares);
+    const move: PositionMove = o.side === "sell" ? { kind: "sell", shares, proceeds: BigInt(o.proceeds) } : { kind: "buy", shares, cost: BigInt(o.spent) };
+    add(o, o.sot_token_id, { at: o.updated_at, ref: o.id, move });
+  }
+  for (const r of redemptions) add(r, r.token_id, { at: r.updated_at, ref: r.key, move: { kind: "redeem", shares: BigInt(r.shares), payout: BigInt(r.payout) } });
+
+  const rows = [...positions.values()].map((p) => {
+    p.moves.sort((a, b) => (a.at !== b.at ? (a.at < b.at ? -1 : 1) : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+    const book = positionBook(p.moves.map((m) => m.move));
+    return {
+      account_id: p.account_id,
+      event_id: p.event_id,
+      outcome: p.outcome,
+      sot_token_id: p.sot_token_id,
+      shares: book.shares,
+      cost: book.cost,
+      realized: book.realized,
+      exits: BigInt(p.moves.filter((m) => m.move.kind !== "buy").length),
+      updated_at: p.moves[p.moves.length - 1]!.at,
+    };
+  });
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) await db.insertInto("positions").values(rows.slice(i, i + ROWS_PER_INSERT)).execute();
+}

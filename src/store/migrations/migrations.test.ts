@@ -121,3 +121,36 @@ describe.each(BACKENDS)("migration 013 on $name", (backend) => {
     }
   });
 });
+
+describe.each(BACKENDS)("migration 015 on $name", (backend) => {
+  it("books again a position that took in a sell before the buy it sold, to the shares the orders leave", async () => {
+    const db = await backend.create();
+    const raw = db.raw();
+    const at = (second: number) => `2026-12-01T00:00:0${second}.000Z`;
+    try {
+      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+      expect((await migrator.migrateTo("014_activity_times")).error).toBeUndefined();
+      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: at(0) })).execute();
+      const order = (id: string, over: Parameters<typeof orderRecord>[0]) =>
+        raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
+      // The sell was stored finished first; recovery finished the buy it sold afterwards.
+      await order("s1", { side: "sell", filledShares: 4_000_000n, proceeds: 3_000_000n, updatedAt: at(1) });
+      await order("b1", { filledShares: 10_000_000n, spent: 5_000_000n, updatedAt: at(2) });
+      // What the book took off only the shares it held made of them: 10 shares for 5 USDC, 3 USDC realized.
+      await raw
+        .insertInto("positions")
+        .values({ account_id: "acc_1", event_id: "e", outcome: "YES", sot_token_id: "7", shares: 10_000_000n, cost: 5_000_000n, realized: 3_000_000n, exits: 1n, updated_at: at(2) })
+        .execute();
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await raw.destroy();
+    }
+    const store = await db.store();
+    try {
+      expect((await store.positions("acc_1")).map((p) => [p.book, p.exits, p.updatedAt])).toEqual([[{ shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n, at(2)]]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
