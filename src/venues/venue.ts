@@ -146,7 +146,8 @@ export function resolutionStatus(r: VenueResolution): MarketStatus {
 /**
  * Child orders whose venue order id an adapter remembers from placing or finding them, the newest: an
  * order's status and cancel lookups come within its minutes, and one let go (or placed before a restart) is
- * found at the venue by its client order id, as recovery finds it.
+ * looked for at the venue from the child order, as recovery looks for it (by its client order id, or by what
+ * it asked for where the venue keeps no such id: docs/venues/).
  */
 export const CHILD_ORDERS_KEPT = 10_000;
 

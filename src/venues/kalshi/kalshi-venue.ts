@@ -237,19 +237,17 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   /**
    * The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this
-   * process learnt it, else found among the orders of the child's market created in the child's window
-   * (no earlier than its expiry less the longest a child lives, no later than its expiry, each widened by
-   * CLOCK_MARGIN_S), or without the child among the last STATUS_LOOKBACK_S of orders.
+   * process learnt it, else found among the orders of the child's window (childWindow), or without the
+   * child among the last STATUS_LOOKBACK_S of orders.
    */
   private async findOrder(clientOrderId: string, child: ChildOrder | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
     if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
     // Kalshi cannot look an order up by client id: scan the orders of its window for it
-    const expiry = child && Math.floor(child.expiresAt / 1000);
     const window: Record<string, string> =
-      expiry === undefined
+      child === undefined
         ? { min_ts: String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S) }
-        : { ticker: child!.venueMarketId, min_ts: String(expiry - MAX_CHILD_ORDER_TTL_MS / 1000 - CLOCK_MARGIN_S), max_ts: String(expiry + CLOCK_MARGIN_S) };
+        : childWindow(child);
     let cursor = "";
     do {
       const q = new URLSearchParams({ ...window, limit: "200", ...(cursor ? { cursor } : {}) });
@@ -336,6 +334,12 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs });
   }
+}
+
+/** The orders a child can be among: of its market, created no earlier than its expiry less the longest a child lives, no later than its expiry, each widened by CLOCK_MARGIN_S. */
+function childWindow(child: ChildOrder): Record<string, string> {
+  const expiry = Math.floor(child.expiresAt / 1000);
+  return { ticker: child.venueMarketId, min_ts: String(expiry - MAX_CHILD_ORDER_TTL_MS / 1000 - CLOCK_MARGIN_S), max_ts: String(expiry + CLOCK_MARGIN_S) };
 }
 
 /** The `client_order_id` a child is sent under: its own, marked when it sells (see SELL_MARK). */
