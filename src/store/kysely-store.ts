@@ -300,6 +300,31 @@ export class KyselyStore implements Store {
     at: string,
   ): Promise<void> {
     const key = { account_id: position.accountId, event_id: position.eventId, outcome: position.outcome };
+    // A buy into a book that is not short adds its shares and cost (applyMove): one statement, the common case.
+    if (move.kind === "buy") {
+      const bought = { ...key, sot_token_id: sotTokenId, shares: move.shares, cost: move.cost, realized: 0n, exits: 0n, updated_at: at };
+      const { rows } = await this.shaped.run(
+        "buyIntoPosition",
+        (slot) =>
+          this.db
+            .insertInto("positions")
+            .values(slotsOf(slot, bought))
+            .onConflict((oc) =>
+              oc
+                .columns(["account_id", "event_id", "outcome"])
+                .doUpdateSet((eb) => ({
+                  shares: eb("positions.shares", "+", eb.ref("excluded.shares")),
+                  cost: eb("positions.cost", "+", eb.ref("excluded.cost")),
+                  updated_at: eb.ref("excluded.updated_at"),
+                }))
+                .where("positions.shares", ">=", 0n),
+            )
+            .returning("account_id"),
+        bought,
+        trx,
+      );
+      if (rows.length > 0) return;
+    }
     const empty = { ...key, sot_token_id: sotTokenId, shares: 0n, cost: 0n, realized: 0n, exits: 0n, updated_at: at };
     const {
       rows: [row],
