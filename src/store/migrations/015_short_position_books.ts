@@ -6,7 +6,7 @@ import { bookPositions } from "./013_position_books.ts";
  * buy finished by recovery after its shares were sold) took off only the shares it held then, and the buy
  * added them back, so it holds shares the client sold. applyMove now lets such a book go short until the
  * buy covers it (docs/positions.md); the fold gives every book what its moves leave. Kysely<any> on
- * purpose, as in 001. Down leaves the books as they are: they are right for the code before it too.
+ * purpose, as in 001. Down leaves the books as they are.
  */
 export const shortPositionBooks: Migration = {
   async up(db: Kysely<any>): Promise<void> {
