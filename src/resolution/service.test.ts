@@ -83,3 +83,36 @@ describe("a pass asked for while one runs", () => {
     expect(idle).toBe(true);
   });
 });
+
+describe("planning the redemptions of resolved events", () => {
+  it("reads the open orders once a pass however many events wait, and plans an event once its last order finished", async () => {
+    const resolved = ["a", "b", "c"].map((eventId) => ({ eventId, status: "resolved", outcome: "YES" }));
+    let open = [{ eventId: "b" }];
+    let openReads = 0;
+    const planned: string[] = [];
+    const service = new ResolutionService({
+      store: {
+        eventResolutions: async () => resolved,
+        redemptions: async () => [],
+        ordersInStatus: async () => (openReads++, open),
+        holders: async (eventId: string) => (planned.push(eventId), []),
+      } as unknown as Store,
+      vault: { sotBalances: async () => [] } as unknown as Vault,
+      catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
+      ask: async () => ({ state: "open" }),
+      tokenId: () => 0n,
+      pollMs: 0,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+    });
+    await service.pass();
+    expect(openReads).toBe(1);
+    expect(planned).toEqual(["a", "c"]);
+    open = [];
+    await service.pass();
+    expect(openReads).toBe(2);
+    expect(planned).toEqual(["a", "c", "b"]);
+    await service.pass();
+    expect(openReads).toBe(2);
+  });
+});

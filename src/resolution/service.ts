@@ -66,8 +66,12 @@ export class ResolutionService {
       this.asked.set(event.eventId, now);
       await this.learn(event.eventId, event.listings).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
     }
-    for (const r of (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId))) {
-      await this.plan(r).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
+    const toPlan = (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId));
+    if (toPlan.length > 0) {
+      const open = new Set((await this.d.store.ordersInStatus(OPEN_STATUSES)).map((o) => o.eventId));
+      for (const r of toPlan.filter((x) => !open.has(x.eventId))) {
+        await this.plan(r).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
+      }
     }
     await this.redeemPending();
   }
@@ -96,12 +100,10 @@ export class ResolutionService {
   }
 
   /**
-   * Stores a redemption for every position still held in a resolved event, once no order on it is open
-   * (an open sell holds shares in escrow that it may yet return). Balances are read from the chain.
+   * Stores a redemption for every position still held in a resolved event; called once no order on it is
+   * open (an open sell holds shares in escrow that it may yet return). Balances are read from the chain.
    */
   private async plan(r: EventResolutionRecord): Promise<void> {
-    const open = (await this.d.store.ordersInStatus(OPEN_STATUSES)).filter((o) => o.eventId === r.eventId);
-    if (open.length > 0) return;
     const now = new Date(this.d.clock.now()).toISOString();
     const holdings = (await this.d.store.holders(r.eventId)).flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
     const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
