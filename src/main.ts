@@ -130,6 +130,22 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const venueById = new Map(venues.map((v) => [v.id, v]));
   const board = new PriceBoard(catalog, venues, clock);
 
+  const resolutions = new ResolutionService({
+    store,
+    vault,
+    catalog,
+    ask: (venue, venueMarketId) => {
+      const v = venueById.get(venue);
+      if (!v) throw new Error(`venue ${venue} is not configured`);
+      return v.resolution(venueMarketId);
+    },
+    tokenId: sotTokenId,
+    pollMs: config.resolutionPollMs,
+    clock,
+    log,
+    checkpoint,
+  });
+  const finished = (order: { eventId: string }) => resolutions.orderFinished(order.eventId);
   const orders = new OrderService({
     store,
     vault,
@@ -150,26 +166,12 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     instanceId: config.instanceId,
     // Renewed at every recovery tick: a lease outlives several of them.
     leaseMs: Math.max(30_000, 3 * config.reconcileIntervalMs),
+    finished,
   });
-  const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint });
+  const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint, finished });
   const recovered = await reconciler.pass(0);
   metrics.reconciledOrders(recovered);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");
-  const resolutions = new ResolutionService({
-    store,
-    vault,
-    catalog,
-    ask: (venue, venueMarketId) => {
-      const v = venueById.get(venue);
-      if (!v) throw new Error(`venue ${venue} is not configured`);
-      return v.resolution(venueMarketId);
-    },
-    tokenId: sotTokenId,
-    pollMs: config.resolutionPollMs,
-    clock,
-    log,
-    checkpoint,
-  });
   // Decisions stored before this start apply before the first request: no order is taken on an ended event.
   await resolutions.pass();
   // A chain that fails now only delays the sweep: the timer below runs it again.

@@ -14,6 +14,8 @@ export interface ReconcileDeps {
   clock: Clock;
   log: Log;
   checkpoint?: (step: Checkpoint, orderId: string) => void;
+  /** As OrderDeps.finished, for the orders recovery finishes. */
+  finished?: (order: OrderRecord) => void;
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
@@ -209,6 +211,7 @@ export class Reconciler {
 
   private async finish(order: OrderRecord, from: readonly OrderRecord["status"][], patch: OrderPatch): Promise<void> {
     const done = await this.d.store.updateOrder(order.id, from, patch, this.svc.lease().owner);
-    if (!done) this.d.log.warn({ order_id: order.id }, "the order moved on while being reconciled");
+    if (done) this.d.finished?.(done);
+    else this.d.log.warn({ order_id: order.id }, "the order moved on while being reconciled");
   }
 }

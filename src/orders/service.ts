@@ -47,6 +47,8 @@ export interface OrderDeps {
    * suite's switch that kills the process there, and the step timers of /metrics. It only watches.
    */
   checkpoint?: (step: Checkpoint, orderId: string) => void;
+  /** Told of each order this process finished (or recovery did), once it is stored: its holder's shares may have moved. */
+  finished?: (order: OrderRecord) => void;
 }
 
 export interface Log {
@@ -646,6 +648,7 @@ export class OrderService {
 
   private async finish(id: string, from: readonly OrderStatus[], patch: OrderPatch, log: Log): Promise<OrderRecord> {
     const o = await this.update(id, from, patch);
+    this.d.finished?.(o);
     this.d.checkpoint?.("order.finished", id);
     log.info({ status: o.status, spent: o.spent.toString(), error: o.errorCode }, "order finished");
     return o;

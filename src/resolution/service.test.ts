@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { MarketCatalog } from "../markets/catalog.ts";
 import type { Store } from "../store/store.ts";
-import type { Vault } from "../vault/vault.ts";
-import { ResolutionService } from "./service.ts";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { RedemptionItem, Vault } from "../vault/vault.ts";
+import { ResolutionService, redemptionKey } from "./service.ts";
 
 /** A pass over one undecided event listed on two venues that are still open, with the venues' reads counted. */
 function setUp(pollMs: number) {
@@ -114,5 +115,103 @@ describe("planning the redemptions of resolved events", () => {
     expect(planned).toEqual(["a", "c", "b"]);
     await service.pass();
     expect(openReads).toBe(2);
+  });
+});
+
+describe("redeeming a resolved event's positions against the holders' balances", () => {
+  const ADDRESS = "0x00000000000000000000000000000000000000aa";
+  const TX = `0x${"cd".repeat(32)}`;
+
+  /** The real SQLite store with one account holding YES (token 1) of a resolved event, and a Vault that refuses a redemption of more shares than held. */
+  async function setUp() {
+    const store = await openSqliteStore(":memory:");
+    await store.migrate();
+    await store.createAccount({ id: "acc", email: "a@example.com", address: ADDRESS, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    const now = new Date(1_000_000).toISOString();
+    await store.insertOrder({
+      id: "ord_1", accountId: "acc", clientOrderId: null, requestHash: "x", eventId: "ev", outcome: "YES", side: "buy",
+      amount: 10_000_000n, shares: 0n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK",
+      status: "filled", locked: 10_000_000n, spent: 5_000_000n, fees: 0n, filledShares: 10_000_000n, escrowed: 0n, proceeds: 0n,
+      routedTo: "v", legs: [], sotTokenId: "1", lockTx: null, settleTx: TX, releaseTx: null, errorCode: null, errorMessage: null,
+      createdAt: now, updatedAt: now,
+    });
+    await store.decideEvent({ eventId: "ev", status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: now });
+    const balance = new Map<bigint, bigint>([[1n, 10_000_000n]]);
+    const paid: { key: string; shares: bigint; payout: bigint }[] = [];
+    let beforeRedeem: (() => void) | undefined;
+    const vault = {
+      sotBalances: async (hs: readonly { tokenId: bigint }[]) => hs.map((h) => balance.get(h.tokenId) ?? 0n),
+      redeem: async (items: readonly RedemptionItem[]) => {
+        beforeRedeem?.();
+        beforeRedeem = undefined;
+        for (const i of items) {
+          if (paid.some((p) => p.key === i.key) || i.shares > (balance.get(i.tokenId) ?? 0n)) continue;
+          balance.set(i.tokenId, balance.get(i.tokenId)! - i.shares);
+          paid.push({ key: i.key, shares: i.shares, payout: i.payout });
+        }
+        return { txHash: TX, blockNumber: 1n };
+      },
+      redemption: async (key: string) => {
+        const p = paid.find((x) => x.key === key);
+        return p ? { shares: p.shares, payout: p.payout, txHash: TX, blockNumber: 1n, logIndex: 0 } : null;
+      },
+    } as unknown as Vault;
+    const service = new ResolutionService({
+      store,
+      vault,
+      catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
+      ask: async () => ({ state: "open" }),
+      tokenId: (_event, outcome) => (outcome === "YES" ? 1n : 2n),
+      pollMs: 0,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+    });
+    const credited = () => paid.reduce((s, p) => s + p.payout, 0n);
+    return { store, service, balance, paid, credited, beforeRedeem: (f: () => void) => (beforeRedeem = f) };
+  }
+
+  it("redeems shares that reach a holder after its first redemption under the holder's next key", async () => {
+    const { store, service, balance, paid, credited } = await setUp();
+    await service.pass();
+    expect(credited()).toBe(10_000_000n);
+    // An order taken by an instance that had not yet applied the decision settles 5 more.
+    balance.set(1n, 5_000_000n);
+    await service.pass();
+    expect(credited()).toBe(15_000_000n);
+    expect(paid.map((p) => p.key)).toEqual([redemptionKey("ev", "YES", ADDRESS, 0), redemptionKey("ev", "YES", ADDRESS, 1)]);
+    const stored = new Map((await store.redemptions()).map((r) => [r.key, [r.status, r.shares]]));
+    expect(stored).toEqual(new Map([[paid[0]!.key, ["redeemed", 10_000_000n]], [paid[1]!.key, ["redeemed", 5_000_000n]]]));
+  });
+
+  it("plans an event it found done again once an order on it finishes", async () => {
+    const { service, balance, credited } = await setUp();
+    await service.pass();
+    await service.pass();
+    balance.set(1n, 2_000_000n);
+    await service.pass();
+    expect(credited()).toBe(10_000_000n);
+    service.orderFinished("ev");
+    await service.pass();
+    expect(credited()).toBe(12_000_000n);
+  });
+
+  it("redeems what the holder holds when its shares fell after the plan: refused once, then set to the shares held", async () => {
+    const { store, service, balance, credited, beforeRedeem } = await setUp();
+    // A sell's escrow takes 4 between the plan and the redeem transaction.
+    beforeRedeem(() => balance.set(1n, 6_000_000n));
+    await service.pass();
+    expect(credited()).toBe(0n);
+    await service.pass();
+    expect(credited()).toBe(6_000_000n);
+    expect((await store.redemptions()).map((r) => [r.status, r.shares, r.payout])).toEqual([["redeemed", 6_000_000n, 6_000_000n]]);
+  });
+
+  it("removes a pending redemption whose holder holds nothing now", async () => {
+    const { store, service, balance, credited, beforeRedeem } = await setUp();
+    beforeRedeem(() => balance.set(1n, 0n));
+    await service.pass();
+    await service.pass();
+    expect(credited()).toBe(0n);
+    expect(await store.redemptions()).toEqual([]);
   });
 });

@@ -24,9 +24,12 @@ export interface ResolutionDeps {
   checkpoint?: (step: Checkpoint, id: string) => void;
 }
 
-/** The key a holder's position in one token is redeemed under: one per holder and token, for ever. */
-export function redemptionKey(eventId: string, outcome: Outcome, address: string): Hex32 {
-  return keccak256(toHex(`redeem:${eventId}:${outcome}:${address.toLowerCase()}`));
+/**
+ * The key of a holder's `n`th redemption of one token (from 0), each redeemed at most once: the shares a
+ * holder still has once its earlier ones were redeemed (an order that finished late) go under the next.
+ */
+export function redemptionKey(eventId: string, outcome: Outcome, address: string, n: number): Hex32 {
+  return keccak256(toHex(`redeem:${eventId}:${outcome}:${address.toLowerCase()}${n === 0 ? "" : `:${n}`}`));
 }
 
 /**
@@ -39,7 +42,7 @@ export function redemptionKey(eventId: string, outcome: Outcome, address: string
  */
 export class ResolutionService {
   private readonly passes = new SerialPasses(() => this.run());
-  /** Events whose every holder this process has seen redeemed: not read again. */
+  /** Events whose every holder this process has seen redeemed: not read again until an order on one finishes. */
   private readonly done = new Set<string>();
   /** When this process last asked the venues about each undecided event. */
   private readonly asked = new Map<string, number>();
@@ -54,6 +57,14 @@ export class ResolutionService {
   /** One pass that begins after this call (SerialPasses). */
   pass(): Promise<void> {
     return this.passes.pass();
+  }
+
+  /**
+   * An order on the event finished, so its holders' shares may have moved: a resolved event is planned again
+   * at the next pass (an order taken by an instance that had not yet applied the decision finishes after it).
+   */
+  orderFinished(eventId: string): void {
+    this.done.delete(eventId);
   }
 
   private async run(): Promise<void> {
@@ -100,19 +111,26 @@ export class ResolutionService {
   }
 
   /**
-   * Stores a redemption for every position still held in a resolved event; called once no order on it is
-   * open (an open sell holds shares in escrow that it may yet return). Balances are read from the chain.
+   * Stores a redemption for every position still held in a resolved event and not already waiting in a pending
+   * one; called once no order on it is open (an open sell holds shares in escrow that it may yet return).
+   * Balances are read from the chain; the event is done once none is left.
    */
   private async plan(r: EventResolutionRecord): Promise<void> {
     const now = new Date(this.d.clock.now()).toISOString();
     const holdings = (await this.d.store.holders(r.eventId)).flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
     const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
+    if (balances.every((b) => b === 0n)) {
+      this.done.add(r.eventId);
+      return;
+    }
+    const made = await this.d.store.redemptions({ eventId: r.eventId });
     const rows: RedemptionRecord[] = holdings.flatMap(({ holder, outcome, tokenId }, i) => {
       const shares = balances[i]!;
-      if (shares === 0n) return [];
+      const earlier = made.filter((m) => m.outcome === outcome && m.address.toLowerCase() === holder.address.toLowerCase());
+      if (shares === 0n || earlier.some((m) => m.status === "pending")) return [];
       return [
         {
-          key: redemptionKey(r.eventId, outcome, holder.address),
+          key: redemptionKey(r.eventId, outcome, holder.address, earlier.length),
           eventId: r.eventId,
           accountId: holder.accountId,
           address: holder.address,
@@ -127,25 +145,24 @@ export class ResolutionService {
         },
       ];
     });
-    if (rows.length === 0) {
-      this.done.add(r.eventId);
-      return;
-    }
+    if (rows.length === 0) return;
     await this.d.store.insertRedemptions(rows);
     this.d.checkpoint?.("redeem.stored", r.eventId);
   }
 
   /**
    * Sends the pending redemptions, a transaction per REDEEM_MAX_ITEMS, after asking the chain which keys
-   * it already redeemed (a transaction of an earlier pass whose answer was lost). A key is marked
-   * redeemed only from the chain's own record of it.
+   * it already redeemed (a transaction of an earlier pass whose answer was lost) and setting each of the
+   * others to the shares its holder holds now (a redemption the Vault refused for more shares than held,
+   * or one planned before a sell's escrow took some). A key is marked redeemed only from the chain's own
+   * record of it.
    */
   private async redeemPending(): Promise<void> {
-    const pending = await this.d.store.redemptions("pending");
+    const pending = await this.d.store.redemptions({ status: "pending" });
     for (let i = 0; i < pending.length; i += REDEEM_MAX_ITEMS) {
       const chunk = pending.slice(i, i + REDEEM_MAX_ITEMS);
       try {
-        const left = await this.recordLanded(chunk);
+        const left = await this.replan(await this.recordLanded(chunk));
         if (left.length === 0) continue;
         this.d.checkpoint?.("redeem.sent", left[0]!.eventId);
         const tx = await this.d.vault.redeem(
@@ -153,7 +170,7 @@ export class ResolutionService {
         );
         this.d.checkpoint?.("redeem.landed", left[0]!.eventId);
         const refused = await this.recordLanded(left);
-        for (const r of refused) this.d.log.error({ key: r.key, account_id: r.accountId, event_id: r.eventId, tx_hash: tx.txHash }, "the Vault refused a redemption; it stays pending");
+        for (const r of refused) this.d.log.warn({ key: r.key, account_id: r.accountId, event_id: r.eventId, tx_hash: tx.txHash }, "the Vault refused a redemption; it is planned again at the next pass");
         this.d.log.info({ tx_hash: tx.txHash, redeemed: left.length - refused.length }, "positions redeemed");
       } catch (err) {
         this.d.log.warn({ err }, "redeeming positions failed; the chain is asked again at the next pass");
@@ -161,15 +178,30 @@ export class ResolutionService {
     }
   }
 
-  /** Marks the keys the chain shows redeemed, with the transaction that did it; answers the others. */
+  /** Marks the keys the chain shows redeemed, as the chain made them; answers the others. */
   private async recordLanded(rs: readonly RedemptionRecord[]): Promise<RedemptionRecord[]> {
     const left: RedemptionRecord[] = [];
     const at = new Date(this.d.clock.now()).toISOString();
     for (const r of rs) {
       const landed = await this.d.vault.redemption(r.key as Hex32);
-      if (landed) await this.d.store.markRedeemed([r.key], landed.txHash, at);
+      if (landed) await this.d.store.markRedeemed(r.key, landed, at);
       else left.push(r);
     }
     return left;
+  }
+
+  /** Sets redemptions the chain has not made to the shares their holders hold now; answers those with shares. */
+  private async replan(rs: readonly RedemptionRecord[]): Promise<RedemptionRecord[]> {
+    if (rs.length === 0) return [];
+    const balances = await this.d.vault.sotBalances(rs.map((r) => ({ account: r.address as Address, tokenId: BigInt(r.tokenId) })));
+    const at = new Date(this.d.clock.now()).toISOString();
+    const held: RedemptionRecord[] = [];
+    for (const [i, r] of rs.entries()) {
+      const shares = balances[i]!;
+      const payout = r.payout === 0n ? 0n : shares;
+      if (shares !== r.shares) await this.d.store.replanRedemption(r.key, shares, payout, at);
+      if (shares > 0n) held.push({ ...r, shares, payout });
+    }
+    return held;
   }
 }

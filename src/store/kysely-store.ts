@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
-import type { ShareMicro } from "../domain/money.ts";
+import type { Micro, ShareMicro } from "../domain/money.ts";
 import { applyMove, type PositionMove } from "../domain/pnl.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
@@ -482,24 +482,32 @@ export class KyselyStore implements Store {
       .execute();
   }
 
-  async redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]> {
+  async redemptions(filter: { status?: RedemptionRecord["status"]; eventId?: string } = {}): Promise<RedemptionRecord[]> {
     let q = this.db.selectFrom("redemptions").selectAll();
-    if (status !== undefined) q = q.where("status", "=", status);
+    if (filter.status !== undefined) q = q.where("status", "=", filter.status);
+    if (filter.eventId !== undefined) q = q.where("event_id", "=", filter.eventId);
     const rows = await q.orderBy("created_at").orderBy("key").execute();
     return rows.map(redemptionFromRow);
   }
 
-  async markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void> {
-    if (keys.length === 0) return;
+  async replanRedemption(key: string, shares: ShareMicro, payout: Micro, at: string): Promise<void> {
+    if (shares === 0n) await this.db.deleteFrom("redemptions").where("key", "=", key).where("status", "=", "pending").execute();
+    else await this.db.updateTable("redemptions").set({ shares, payout, updated_at: at }).where("key", "=", key).where("status", "=", "pending").execute();
+  }
+
+  async markRedeemed(key: string, made: { shares: ShareMicro; payout: Micro; txHash: string }, at: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      const marked = await trx
+      const [marked] = await trx
         .updateTable("redemptions")
-        .set({ status: "redeemed", tx_hash: txHash, updated_at: at })
-        .where("key", "in", [...keys])
+        .set({ status: "redeemed", shares: made.shares, payout: made.payout, tx_hash: made.txHash, updated_at: at })
+        .where("key", "=", key)
         .where("status", "<>", "redeemed")
         .returningAll()
         .execute();
-      for (const r of marked.map(redemptionFromRow)) await this.movePosition(trx, r, r.tokenId, { kind: "redeem", shares: r.shares, payout: r.payout }, at);
+      if (marked) {
+        const r = redemptionFromRow(marked);
+        await this.movePosition(trx, r, r.tokenId, { kind: "redeem", shares: r.shares, payout: r.payout }, at);
+      }
     });
   }
 

@@ -568,6 +568,21 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     });
   });
   describe("resolutions and redemptions", () => {
+    /** A pending redemption of acc_1's YES (token 7) in evt_1; a winning one pays its shares. */
+    const r = (key: string, shares: bigint, payout = shares): RedemptionRecord => ({
+      key,
+      eventId: "evt_1",
+      accountId: "acc_1",
+      address: "0x00000000000000000000000000000000000000aa",
+      outcome: "YES",
+      tokenId: "7",
+      shares,
+      payout,
+      status: "pending",
+      txHash: null,
+      createdAt: clock.iso(),
+      updatedAt: clock.iso(),
+    });
     const decided = (over: Partial<EventResolutionRecord> = {}): EventResolutionRecord => ({
       eventId: "evt_1",
       status: "disputed",
@@ -591,28 +606,29 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     it("stores each redemption key once, lists the pending ones and records the transaction that made them", async () => {
       const store = await openStore();
       await seedAccount(store);
-      const r = (key: string, shares: bigint): RedemptionRecord => ({
-        key,
-        eventId: "evt_1",
-        accountId: "acc_1",
-        address: "0x00000000000000000000000000000000000000aa",
-        outcome: "YES",
-        tokenId: "7",
-        shares,
-        payout: shares,
-        status: "pending",
-        txHash: null,
-        createdAt: clock.iso(),
-        updatedAt: clock.iso(),
-      });
-      await store.insertRedemptions([r("0x01", BEYOND_DOUBLE), r("0x02", 5n)]);
+      await store.insertRedemptions([r("0x01", BEYOND_DOUBLE), r("0x02", 5n), { ...r("0x03", 4n), eventId: "evt_2" }]);
       await store.insertRedemptions([r("0x01", 1n)]);
-      expect((await store.redemptions("pending")).map((x) => [x.key, x.shares])).toEqual([["0x01", BEYOND_DOUBLE], ["0x02", 5n]]);
-      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
-      expect((await store.redemptions("pending")).map((x) => x.key)).toEqual(["0x02"]);
-      expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
-      await store.markRedeemed(["0x01"], "0xdef", clock.iso());
-      expect((await store.redemptions()).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
+      expect((await store.redemptions({ status: "pending", eventId: "evt_1" })).map((x) => [x.key, x.shares])).toEqual([["0x01", BEYOND_DOUBLE], ["0x02", 5n]]);
+      await store.markRedeemed("0x01", { shares: BEYOND_DOUBLE, payout: BEYOND_DOUBLE, txHash: "0xabc" }, clock.iso());
+      expect((await store.redemptions({ status: "pending" })).map((x) => x.key)).toEqual(["0x02", "0x03"]);
+      expect((await store.redemptions({ eventId: "evt_1" })).map((x) => [x.key, x.status, x.txHash])).toEqual([["0x01", "redeemed", "0xabc"], ["0x02", "pending", null]]);
+      await store.markRedeemed("0x01", { shares: 1n, payout: 1n, txHash: "0xdef" }, clock.iso());
+      expect((await store.redemptions({ eventId: "evt_1" })).map((x) => [x.key, x.status, x.txHash, x.shares])).toEqual([["0x01", "redeemed", "0xabc", BEYOND_DOUBLE], ["0x02", "pending", null, 5n]]);
+    });
+
+    it("sets a pending redemption to the shares held now, removes it with none, and leaves a redeemed one as the chain made it", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertRedemptions([r("0x01", 10n, 10n), r("0x02", 8n, 0n), r("0x03", 5n, 5n)]);
+      await store.replanRedemption("0x01", 6n, 6n, clock.iso());
+      await store.replanRedemption("0x02", 0n, 0n, clock.iso());
+      // Planned for 5, made on chain for 7 (the holder's shares when it was sent again): the store records the chain's.
+      await store.markRedeemed("0x03", { shares: 7n, payout: 7n, txHash: "0xabc" }, clock.iso());
+      await store.replanRedemption("0x03", 2n, 2n, clock.iso());
+      expect((await store.redemptions()).map((x) => [x.key, x.status, x.shares, x.payout])).toEqual([
+        ["0x01", "pending", 6n, 6n],
+        ["0x03", "redeemed", 7n, 7n],
+      ]);
     });
 
     it("names the accounts whose orders on an event filled as its holders", async () => {
@@ -695,8 +711,8 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       };
       await store.insertRedemptions([redemption]);
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 10_000_000n, cost: 4_500_000n, realized: 0n }, 0n]]);
-      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
-      await store.markRedeemed(["0x01"], "0xabc", clock.iso());
+      await store.markRedeemed("0x01", { shares: 10_000_000n, payout: 10_000_000n, txHash: "0xabc" }, clock.iso());
+      await store.markRedeemed("0x01", { shares: 10_000_000n, payout: 10_000_000n, txHash: "0xabc" }, clock.iso());
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 0n, cost: 0n, realized: 5_500_000n }, 1n]]);
     });
 

@@ -473,13 +473,18 @@ export interface Store {
   holders(eventId: string): Promise<{ accountId: string; address: string }[]>;
   /** Stores redemptions to make; a key already stored is left as it is. */
   insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void>;
-  /** The redemptions in `status` (every one without it), oldest first. */
-  redemptions(status?: RedemptionRecord["status"]): Promise<RedemptionRecord[]>;
+  /** The redemptions in `status` and of `eventId` (every one without them), oldest first. */
+  redemptions(filter?: { status?: RedemptionRecord["status"]; eventId?: string }): Promise<RedemptionRecord[]>;
   /**
-   * Records the transaction that redeemed these keys, and takes each key's shares off its position's book
-   * for its payout, in one transaction; a key already marked is left as it is.
+   * Sets a pending redemption to the shares the holder holds now and their payout; with 0 shares, removes it.
+   * For a key the chain shows not redeemed only: a redeemed or unknown key is left as it is.
    */
-  markRedeemed(keys: readonly string[], txHash: string, at: string): Promise<void>;
+  replanRedemption(key: string, shares: ShareMicro, payout: Micro, at: string): Promise<void>;
+  /**
+   * Records the key redeemed as the chain did it (its shares, payout and transaction), and takes those shares
+   * off its position's book for the payout, in one transaction; a key already marked is left as it is.
+   */
+  markRedeemed(key: string, made: { shares: ShareMicro; payout: Micro; txHash: string }, at: string): Promise<void>;
 
   /**
    * Reserves `count` nonces from max(`floor`, one past the highest reserved before), stamped `at`, and

@@ -39,7 +39,7 @@ describe("resolution and redemption", () => {
     expect(loserAfter.positions).toEqual([expect.objectContaining({ outcome: "NO", shares: 0, avg_cost: null, realized_pnl_usdc: -no.spent_usdc })]);
 
     // The chain's own record: one Redeemed event per holder and token, with the payout.
-    const redemptions = (await s.crossfill.store.redemptions("pending")).length;
+    const redemptions = (await s.crossfill.store.redemptions({ status: "pending" })).length;
     expect(redemptions).toBe(0);
     const rpc = createPublicClient({ transport: http((await s.client.health()).chain.rpc_url) });
     const ledger = await s.crossfill.vault.ledger();
