@@ -182,6 +182,19 @@ beforeEach(async () => {
 const who = { accountId: "acc", address: "0x00000000000000000000000000000000000000aa" as const };
 const body = { market_id: "evt", outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.02 };
 
+describe("a retry by client_order_id", () => {
+  it("gets the order back once its event closed, and a new order on it is refused market_closed", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const first = await service().submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(first.status).toBe("filled");
+    const closed = service({ event: (id) => (id === "evt" ? { ...EVENT, status: "resolved" } : undefined) });
+    expect(await closed.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled" });
+    await expect(closed.submit(who, { ...body, amount_usdc: 11, client_order_id: "b-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
+    await expect(closed.submit(who, { ...body, client_order_id: "b-2" }, undefined)).rejects.toMatchObject({ code: "market_closed" });
+    await expect(closed.submit(who, body, undefined)).rejects.toMatchObject({ code: "market_closed" });
+  });
+});
+
 describe("routing rounds", () => {
   it("routes again what a leg found gone, under fresh ids, and fills the order", async () => {
     script = [nothing, (o) => fill(o, o.shares)];

@@ -213,7 +213,15 @@ export class OrderService {
   /** `log` is the request's: the order's lines then carry its request_id as well as its order_id. */
   async submit(who: Submitter, body: unknown, idempotencyKey: string | undefined, log: Log = this.d.log): Promise<OrderRecord> {
     const { intent, clientOrderId } = validateOrder(body, idempotencyKey, this.d.limits);
-    const event = this.tradableEvent(intent);
+    let event: UnifiedEvent;
+    try {
+      event = this.tradableEvent(intent);
+    } catch (e) {
+      // A retry of an order placed before its event closed (or left the catalog) gets that order back.
+      const earlier = clientOrderId === null ? undefined : await this.d.store.orderByClientId(who.accountId, clientOrderId);
+      if (earlier) return sameRequest(earlier, intent, clientOrderId!);
+      throw e;
+    }
     if (intent.side === "sell") {
       // A retry of a sell already placed gets that order back, even once its shares are sold; a new
       // sell of more than the position holds unlocked is refused before anything is stored.
