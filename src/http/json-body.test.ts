@@ -19,6 +19,10 @@ describe("parseJsonBody", () => {
     expect(Object.keys(body)).toEqual(["__proto__"]);
     expect(body.market_id).toBeUndefined();
   });
+  it("reads a body that is one number as a number, which no route takes for an object", () => {
+    expect(parse("123")).toBe(123);
+    expect(parse(" -1.5 ")).toBe(-1.5);
+  });
   it("refuses a key given twice with different values, and text that is not JSON", () => {
     expect(() => parse('{"amount_usdc":1,"amount_usdc":1000}')).toThrow(SyntaxError);
     for (const text of ["{", "[1,]", '{"a":01}', '{"a":.5}']) expect(() => parse(text), text).toThrow(SyntaxError);

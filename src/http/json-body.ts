@@ -1,4 +1,4 @@
-import { parse } from "lossless-json";
+import { isLosslessNumber, parse } from "lossless-json";
 
 /**
  * Parses a request body as JSON. Every number stays a LosslessNumber holding its source text, which
@@ -7,7 +7,9 @@ import { parse } from "lossless-json";
  * (JSON.parse keeps the last one): which of the two the client meant cannot be known.
  */
 export function parseJsonBody(raw: Buffer): unknown {
-  return parse(raw.toString("utf8"));
+  const body = parse(raw.toString("utf8"));
+  // A body that is one number is no object, and is told so, not taken for a LosslessNumber's fields.
+  return isLosslessNumber(body) ? Number(body.value) : body;
 }
 
 /**

@@ -57,6 +57,10 @@ describe("validateOrder", () => {
     }
   });
 
+  it.each(["123", "-1.5", "[]", "null", '"x"'])("refuses the body %s as no JSON object", (text) => {
+    expect(fields(parseJsonBody(Buffer.from(text)))).toEqual({ body: "must be a JSON object" });
+  });
+
   it("reads only the body's own properties, never inherited ones", () => {
     const inherited = Object.assign(Object.create({ max_slippage: 0.4, client_order_id: "theirs" }) as object, base);
     expect(validateOrder(inherited, undefined, limits)).toMatchObject({ intent: { maxSlippage: 10_000n }, clientOrderId: null });

@@ -63,6 +63,8 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
         "x-accel-buffering": "no",
         "x-request-id": req.id,
       });
+      // HEAD (Fastify's, beside the GET) gets the stream's headers only: Node drops what a HEAD's body would be.
+      if (req.method === "HEAD") return void res.end();
       const end = sendPrices(res, read, first, intervalMs, (err) => req.log.error({ err }, "price stream read failed"));
       const stop = () => {
         open.delete(stop);

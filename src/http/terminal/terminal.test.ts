@@ -327,6 +327,15 @@ describe("price stream", () => {
     // app.close() in afterEach must end the open stream rather than wait for it.
   });
 
+  it("answers HEAD with the stream's headers at once, and no stream", async () => {
+    const { cookie } = await signUp();
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    const res = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}`, { method: "HEAD", headers: { cookie }, signal: AbortSignal.timeout(5_000) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(await res.text()).toBe("");
+  });
+
   it("ranks the streamed book for the side asked, as GET /v1/prices does", async () => {
     const { cookie } = await signUp();
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
@@ -371,6 +380,12 @@ describe("request schemas refuse what they do not describe, and coerce only text
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
     expect(refusal(res)).toEqual([400, "invalid_request", fields]);
     expect(await store.accountByEmail("eve@example.com")).toBeUndefined();
+  });
+
+  it.each(["7", "-1.5", "[]", "null"])("sign-up with the body %s is 400: the body must be an object", async (payload) => {
+    const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: "invalid_request", message: "Invalid body: body must be object." });
   });
 
   it.each([
