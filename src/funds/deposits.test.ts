@@ -6,12 +6,29 @@ import type { AccountRecord } from "../store/store.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
 import type { Address } from "../vault/vault.ts";
+import { depositId } from "./chain-ids.ts";
 import { DepositWatcher } from "./deposits.ts";
 
 const USDC = 1_000_000n;
 const t = testChainPerFile();
 
 const quiet: Log = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+
+/** A watcher over the test chain, with no confirmations, signing each account's permits with the key `keyOf` gives it (none: it keeps no key). */
+function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined): DepositWatcher {
+  return new DepositWatcher({
+    store: t.store,
+    vault: t.vault,
+    clock: { now: () => Date.now() },
+    log: quiet,
+    confirmations: 0,
+    signerOf: (account) => {
+      const key = keyOf(account);
+      return key && ((digest) => sign({ hash: digest, privateKey: key, to: "hex" }));
+    },
+    instanceId: "test",
+  });
+}
 
 describe("the deposit watcher", () => {
   it("credits a transfer into one deposit address among 50,000 accounts, and nothing sent elsewhere", async () => {
@@ -32,18 +49,7 @@ describe("the deposit watcher", () => {
     const ownWallet = privateKeyToAddress(generatePrivateKey());
     await t.store.createAccount({ id: "acc_wallet", email: "wallet@example.com", address: ownWallet, walletKeyEnc: null, passwordHash: null, fundedAt: null });
 
-    const watcher = new DepositWatcher({
-      store: t.store,
-      vault: t.vault,
-      clock: { now: () => Date.now() },
-      log: quiet,
-      confirmations: 0,
-      signerOf: (account) => {
-        const key = keys.get(account.address.toLowerCase());
-        return key && ((digest) => sign({ hash: digest, privateKey: key, to: "hex" }));
-      },
-      instanceId: "test",
-    });
+    const watcher = watcherSigningWith((account) => keys.get(account.address.toLowerCase()));
     await watcher.pass();
 
     // A payer's vault balance withdrawn to each address: USDC transfers from the Vault.
@@ -62,4 +68,32 @@ describe("the deposit watcher", () => {
     // The next pass finds nothing new.
     expect(await watcher.pass()).toBe(0);
   }, 120_000);
+
+  it("waits for a transfer while the node answering has not reached its block, and drops one whose block is there without it", async () => {
+    const key = generatePrivateKey();
+    const account = await t.store.createAccount({ id: "acc_lag", email: "lag@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+    const head = await t.vault.blockNumber();
+    const deposit = (txHash: Hex, block: bigint) => ({
+      id: depositId(txHash, 0),
+      accountId: account.id,
+      amount: USDC,
+      fromAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(),
+      txHash,
+      logIndex: 0,
+      block,
+      status: "detected" as const,
+      creditTx: null,
+      errorMessage: null,
+      createdAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+    });
+    // Seen by a node ahead of this one, in a block this one does not have yet; and one in a block it has, without it.
+    const ahead = deposit(keccak256(toHex("a transfer in a block to come")), head + 1_000n);
+    const gone = deposit(keccak256(toHex("a transfer reorganised away")), head);
+    await t.store.insertDeposits([ahead, gone]);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const status = new Map((await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).map((d) => [d.id, d.status]));
+    expect([status.get(ahead.id), status.get(gone.id)]).toEqual(["detected", "dropped"]);
+  }, 60_000);
 });

@@ -121,7 +121,7 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away) is dropped; anything the Vault refused is tried
+   * for; a transfer the chain no longer has (reorganised away: its block is there, without it) is dropped; anything the Vault refused is tried
    * again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, log: Log): Promise<DepositStatus> {
@@ -139,6 +139,8 @@ export class DepositWatcher {
     if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
     const transfer = await vault.usdcTransfer(deposit.txHash as Hex32, deposit.logIndex);
     const head = await vault.blockNumber();
+    // A node behind the one that showed the transfer (a pool of nodes) has no receipt yet: asked again at the next pass.
+    if (!transfer && (await vault.blockHash(deposit.block)) === undefined) return deposit.status;
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
