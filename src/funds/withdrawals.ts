@@ -167,8 +167,12 @@ export class WithdrawalService {
       if (e.outcome === "reverted") {
         // Nothing happened, and no other transaction of this withdrawal can land (this one is the first, or
         // recovery sent it again only once none could): the funds stay where they were.
-        const insufficient = e.reason === "InsufficientAvailable";
-        return this.finish(w.id, ["sent"], { status: "failed", errorCode: insufficient ? "insufficient_funds" : "chain_unavailable", errorMessage: `Nothing was paid: ${e.message}` }, log);
+        if (e.reason === "InsufficientAvailable") {
+          log.info({ err: e }, "the Vault refused a withdrawal for want of available USDC");
+          const errorMessage = `Nothing was paid: the vault held less than ${formatMicro(w.amount)} USDC available when the withdrawal reached the chain (another withdrawal or order took it first).`;
+          return this.finish(w.id, ["sent"], { status: "failed", errorCode: "insufficient_funds", errorMessage }, log);
+        }
+        return this.finish(w.id, ["sent"], { status: "failed", errorCode: "chain_unavailable", errorMessage: `Nothing was paid: ${e.message}` }, log);
       }
       // It may have been paid, or may yet be: the chain decides, here or in recovery, never a timer.
       const state = await this.d.vault.withdrawalState(id);

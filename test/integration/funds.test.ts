@@ -104,6 +104,26 @@ describe("withdrawals", () => {
     expect(await available(payer.client)).toBe(before - 3n * USDC);
   });
 
+  it("pays withdrawals sent at once while the balance lasts, and refuses the rest insufficient_funds in plain words", async () => {
+    const k = await s.newKey({ scopes: ["read", "withdraw"] });
+    const before = await available(k.client);
+    const to = (await wallet()).address;
+    const amount = (before * 4n) / 10n;
+    const sent = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        k.client.request("POST", "/v1/withdrawals", { body: JSON.stringify({ amount_usdc: String(Number(amount) / 1e6), to_address: to, client_withdrawal_id: `at-once-${i}` }), signed: true }),
+      ),
+    );
+    expect(sent.map((r) => r.status).sort()).toEqual([200, 200, 422, 422]);
+    for (const r of sent.filter((x) => x.status === 422)) {
+      const { error } = r.body as { error: { code: string; message: string } };
+      expect(error.code).toBe("insufficient_funds");
+      expect(error.message).not.toMatch(/0x|revert/i);
+    }
+    expect(await usdcOf(to)).toBe(2n * amount);
+    expect(await available(k.client)).toBe(before - 2n * amount);
+  });
+
   describe("refuses bad requests with a 4xx and its code, and changes nothing", () => {
     const TO = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
     const cases: [string, () => Promise<{ status: number; body: unknown }>, number, string][] = [
