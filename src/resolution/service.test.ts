@@ -86,19 +86,21 @@ describe("a pass asked for while one runs", () => {
 });
 
 describe("planning the redemptions of resolved events", () => {
-  it("reads the open orders once a pass however many events wait, and plans an event once its last order finished", async () => {
-    const resolved = ["a", "b", "c"].map((eventId) => ({ eventId, status: "resolved", outcome: "YES" }));
-    let open = [{ eventId: "b" }];
+  it("reads the open orders once a pass, and holds up only the holder whose order on the event is open until it finishes", async () => {
+    const resolved = ["a", "b"].map((eventId) => ({ eventId, status: "resolved", outcome: "YES" }));
+    const alice = { accountId: "alice", address: "0xa" };
+    const bob = { accountId: "bob", address: "0xb" };
+    let open = [{ eventId: "b", accountId: "bob" }];
     let openReads = 0;
-    const planned: string[] = [];
+    const asked: string[][] = [];
     const service = new ResolutionService({
       store: {
         eventResolutions: async () => resolved,
         redemptions: async () => [],
         ordersInStatus: async () => (openReads++, open),
-        holders: async (eventId: string) => (planned.push(eventId), []),
+        holders: async (eventId: string) => (eventId === "a" ? [alice] : [alice, bob]),
       } as unknown as Store,
-      vault: { sotBalances: async () => [] } as unknown as Vault,
+      vault: { sotBalances: async (hs: { account: string }[]) => (asked.push(hs.map((h) => h.account)), hs.map(() => 0n)) } as unknown as Vault,
       catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
       ask: async () => ({ state: "open" }),
       tokenId: () => 0n,
@@ -108,13 +110,15 @@ describe("planning the redemptions of resolved events", () => {
     });
     await service.pass();
     expect(openReads).toBe(1);
-    expect(planned).toEqual(["a", "c"]);
+    // Each holder's balance of both tokens; bob's not while his order on b is open.
+    expect(asked).toEqual([["0xa", "0xa"], ["0xa", "0xa"]]);
     open = [];
     await service.pass();
     expect(openReads).toBe(2);
-    expect(planned).toEqual(["a", "c", "b"]);
+    expect(asked.slice(2)).toEqual([["0xa", "0xa", "0xb", "0xb"]]);
     await service.pass();
     expect(openReads).toBe(2);
+    expect(asked).toHaveLength(3);
   });
 });
 

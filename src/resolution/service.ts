@@ -79,9 +79,10 @@ export class ResolutionService {
     }
     const toPlan = (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId));
     if (toPlan.length > 0) {
-      const open = new Set((await this.d.store.ordersInStatus(OPEN_STATUSES)).map((o) => o.eventId));
-      for (const r of toPlan.filter((x) => !open.has(x.eventId))) {
-        await this.plan(r).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
+      const busy = new Map<string, Set<string>>();
+      for (const o of await this.d.store.ordersInStatus(OPEN_STATUSES)) busy.set(o.eventId, (busy.get(o.eventId) ?? new Set()).add(o.accountId));
+      for (const r of toPlan) {
+        await this.plan(r, busy.get(r.eventId) ?? new Set()).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
       }
     }
     await this.redeemPending();
@@ -112,15 +113,18 @@ export class ResolutionService {
 
   /**
    * Stores a redemption for every position still held in a resolved event and not already waiting in a pending
-   * one; called once no order on it is open (an open sell holds shares in escrow that it may yet return).
-   * Balances are read from the chain; the event is done once none is left.
+   * one, but for the holders of `busy`, whose order on it is open (an open sell holds shares in escrow that it
+   * may yet return; an order left to an operator holds up its own holder only). Balances are read from the
+   * chain; the event is done once none is left and no order on it is open.
    */
-  private async plan(r: EventResolutionRecord): Promise<void> {
+  private async plan(r: EventResolutionRecord, busy: ReadonlySet<string>): Promise<void> {
     const now = new Date(this.d.clock.now()).toISOString();
-    const holdings = (await this.d.store.holders(r.eventId)).flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
+    const holdings = (await this.d.store.holders(r.eventId))
+      .filter((holder) => !busy.has(holder.accountId))
+      .flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
     const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
     if (balances.every((b) => b === 0n)) {
-      this.done.add(r.eventId);
+      if (busy.size === 0) this.done.add(r.eventId);
       return;
     }
     const made = await this.d.store.redemptions({ eventId: r.eventId });
