@@ -45,13 +45,14 @@ type RouteCompiler = (route: { schema: unknown; httpPart?: string }) => unknown;
 /**
  * Fastify's Ajv coerces types and removes unknown properties. Query strings and paths are text, so
  * `?limit=5` must be read as 5; a JSON body is typed as sent, and reshaping it would turn
- * `"scopes":"read"` into `["read"]` and silently drop `"admin":true`. Bodies are refused instead.
+ * `"scopes":"read"` into `["read"]`. Nothing unknown is dropped: `"admin":true` in a body, or `?limt=5`
+ * (which would page by the default limit), is refused as not a known field.
  */
 function validators(): ValidatorFactory {
   // The package declares its pool as Ajv's compile(schema); what it returns, and Fastify calls, takes the route.
   const pool = AjvCompiler() as unknown as (externalSchemas: unknown, options: AjvServerOptions) => RouteCompiler;
   const build = (externalSchemas: unknown, options: AjvServerOptions): RouteCompiler => {
-    const coercing = pool(externalSchemas, options);
+    const coercing = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, removeAdditional: false } });
     const asSent = pool(externalSchemas, { ...options, customOptions: { ...options.customOptions, coerceTypes: false, removeAdditional: false } });
     return (route) => (route.httpPart === "body" ? asSent : coercing)(route);
   };
@@ -154,7 +155,9 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
 
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${req.url.split("?")[0]}.`, request_id: req.id } });
+    const path = req.url.split("?")[0]!;
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${shown}.`, request_id: req.id } });
   });
 
   for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health, WithdrawalRequest, Withdrawal, Activity]) app.addSchema(schema);

@@ -171,7 +171,7 @@ describe("GET /v1/prices/{event_id} outside Fastify's pipeline", () => {
       { path: `${path}?depth=020`, status: 200 },
       { path: `${path}?outcome=MAYBE`, status: 400 },
       { path: `${path}?outcome=NO&outcome=YES`, status: 400 },
-      { path: `${path}?extra=1`, status: 200 },
+      { path: `${path}?extra=1`, status: 400 },
       { path: `/v1/prices/fed%2Dcut-2026-12`, status: 200 },
       { path: `/v1/prices/${"x".repeat(128)}`, status: 404 },
       { path: `/v1/prices/${"x".repeat(129)}`, status: 404 },

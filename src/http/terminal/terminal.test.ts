@@ -382,6 +382,12 @@ describe("request schemas refuse what they do not describe, and coerce only text
     expect(await store.accountByEmail("eve@example.com")).toBeUndefined();
   });
 
+  it("a query parameter it does not know is 400 invalid_request naming it, not dropped", async () => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: `/v1/stream/prices/${EVENT.eventId}?dpeth=5`, headers: { cookie } });
+    expect(refusal(res)).toEqual([400, "invalid_request", { dpeth: "is not a known field" }]);
+  });
+
   it.each(["7", "-1.5", "[]", "null"])("sign-up with the body %s is 400: the body must be an object", async (payload) => {
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
     expect(res.statusCode).toBe(400);
@@ -423,7 +429,10 @@ describe("static terminal", () => {
     expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
     const api = await app.inject({ method: "GET", url: "/v1/nope" });
     expect(api.statusCode).toBe(404);
-    expect(api.json().error.code).toBe("not_found");
+    expect(api.json().error).toMatchObject({ code: "not_found", message: "No route GET /v1/nope." });
+    // A long path is quoted in part only.
+    const long = await app.inject({ method: "GET", url: `/v1/prices/${"x".repeat(5_000)}` });
+    expect([long.statusCode, long.json().error.message]).toEqual([404, `No route GET /v1/prices/${"x".repeat(189)}….`]);
     expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
   });
