@@ -66,9 +66,10 @@ function header(headers: AuthRequest["headers"], name: string): Header {
     value = key === undefined ? undefined : headers[key];
   }
   if (value === undefined || value === "") return { kind: "absent" };
-  // A repeated header is ambiguous (which one was signed?), so it is never taken.
+  // A repeated header is ambiguous (which one was signed?), so it is never taken. Node joins the copies of
+  // a header it does not know with ", ", which no key, timestamp or signature holds.
   if (Array.isArray(value)) return value.length === 0 ? { kind: "absent" } : { kind: "many" };
-  return { kind: "one", value };
+  return value.includes(",") ? { kind: "many" } : { kind: "one", value };
 }
 
 /**

@@ -17,7 +17,7 @@ export const ERRORS = {
   key_revoked: { status: 403, message: "The API key has been revoked." },
   ip_not_allowed: { status: 403, message: "The API key may not be used from this address." },
   withdrawal_address_not_allowed: { status: 403, message: "The API key may not withdraw to this address: it is not on the key's withdrawal allowlist." },
-  csrf_failed: { status: 403, message: "The request lacks the session's X-CSRF-Token header; reload the page and try again." },
+  csrf_failed: { status: 403, message: "The request's X-CSRF-Token header is missing or not the session's; reload the page and try again." },
   not_found: { status: 404, message: "No such route." },
   unknown_event: { status: 404, message: "No such event." },
   order_not_found: { status: 404, message: "No such order." },
