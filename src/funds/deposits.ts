@@ -121,8 +121,8 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away: its block is there, without it) is dropped; anything the Vault refused is tried
-   * again at the next pass, which is safe: the Vault credits a key once.
+   * for; a transfer the chain no longer has (reorganised away: its block is there, without it) is dropped;
+   * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, log: Log): Promise<DepositStatus> {
     const { store, vault } = this.d;
