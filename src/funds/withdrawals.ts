@@ -47,8 +47,14 @@ export class WithdrawalService {
     if (who.allowlist !== null && !who.allowlist.includes(req.toAddress)) {
       throw new AppError("withdrawal_address_not_allowed", `This API key may only withdraw to ${who.allowlist.join(", ")}.`, { to_address: req.toAddress });
     }
-    if (req.toAddress === this.d.vault.info().contracts.vault.toLowerCase()) {
-      throw new AppError("invalid_request", "to_address is the Vault itself: what it is sent would be no one's.", { fields: { to_address: "is the Vault" } });
+    const { contracts } = this.d.vault.info();
+    const contract = [
+      [contracts.vault, "the Vault"],
+      [contracts.usdc, "the USDC token contract"],
+      [contracts.sot, "the position token contract"],
+    ].find(([address]) => address!.toLowerCase() === req.toAddress)?.[1];
+    if (contract !== undefined) {
+      throw new AppError("invalid_request", `to_address is ${contract}: what it is sent would be no one's.`, { fields: { to_address: `is ${contract}` } });
     }
     const requestHash = createHash("sha256").update(`${req.amount}\n${req.toAddress}`).digest("hex");
     if (req.clientWithdrawalId !== null) {

@@ -131,6 +131,7 @@ describe("withdrawals", () => {
       ["an address too short", () => post({ amount_usdc: 1, to_address: TO.slice(0, 40) }), 400, "invalid_request"],
       ["the zero address", () => post({ amount_usdc: 1, to_address: `0x${"0".repeat(40)}` }), 400, "invalid_request"],
       ["the Vault itself", async () => post({ amount_usdc: 1, to_address: (await chain()).vault }), 400, "invalid_request"],
+      ["the USDC token contract", async () => post({ amount_usdc: 1, to_address: (await chain()).usdc }), 400, "invalid_request"],
       ["a zero amount", () => post({ amount_usdc: 0, to_address: TO }), 400, "invalid_request"],
       ["seven decimals", () => post({ amount_usdc: "0.0000001", to_address: TO }), 400, "invalid_request"],
       ["an unknown field", () => post({ amount_usdc: 1, to_address: TO, memo: "x" }), 400, "invalid_request"],
