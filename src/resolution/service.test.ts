@@ -143,8 +143,14 @@ describe("redeeming a resolved event's positions against the holders' balances",
     const balance = new Map<bigint, bigint>([[1n, 10_000_000n]]);
     const paid: { key: string; shares: bigint; payout: bigint }[] = [];
     let beforeRedeem: (() => void) | undefined;
+    let afterBalances: (() => void) | undefined;
     const vault = {
-      sotBalances: async (hs: readonly { tokenId: bigint }[]) => hs.map((h) => balance.get(h.tokenId) ?? 0n),
+      sotBalances: async (hs: readonly { tokenId: bigint }[]) => {
+        const read = hs.map((h) => balance.get(h.tokenId) ?? 0n);
+        afterBalances?.();
+        afterBalances = undefined;
+        return read;
+      },
       redeem: async (items: readonly RedemptionItem[]) => {
         beforeRedeem?.();
         beforeRedeem = undefined;
@@ -171,7 +177,7 @@ describe("redeeming a resolved event's positions against the holders' balances",
       log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
     });
     const credited = () => paid.reduce((s, p) => s + p.payout, 0n);
-    return { store, service, balance, paid, credited, beforeRedeem: (f: () => void) => (beforeRedeem = f) };
+    return { store, service, balance, paid, credited, beforeRedeem: (f: () => void) => (beforeRedeem = f), afterBalances: (f: () => void) => (afterBalances = f) };
   }
 
   it("redeems shares that reach a holder after its first redemption under the holder's next key", async () => {
@@ -210,12 +216,31 @@ describe("redeeming a resolved event's positions against the holders' balances",
     expect((await store.redemptions()).map((r) => [r.status, r.shares, r.payout])).toEqual([["redeemed", 6_000_000n, 6_000_000n]]);
   });
 
-  it("removes a pending redemption whose holder holds nothing now", async () => {
+  it("sends no redemption while its holder holds nothing (a sell's escrow), and sends it for what comes back", async () => {
     const { store, service, balance, credited, beforeRedeem } = await setUp();
     beforeRedeem(() => balance.set(1n, 0n));
     await service.pass();
     await service.pass();
     expect(credited()).toBe(0n);
-    expect(await store.redemptions()).toEqual([]);
+    expect((await store.redemptions()).map((r) => [r.status, r.shares])).toEqual([["pending", 10_000_000n]]);
+    // The sell sold 7 and returned 3.
+    balance.set(1n, 3_000_000n);
+    await service.pass();
+    expect(credited()).toBe(3_000_000n);
+    expect((await store.redemptions()).map((r) => [r.status, r.shares])).toEqual([["redeemed", 3_000_000n]]);
+  });
+
+  it("plans the event again when an order on it finished while a pass read its holders as holding nothing", async () => {
+    const { service, balance, credited, afterBalances } = await setUp();
+    await service.pass();
+    expect(credited()).toBe(10_000_000n);
+    // While the pass plans on balances of 0, an order on the event finishes with 3 shares.
+    afterBalances(() => {
+      balance.set(1n, 3_000_000n);
+      service.orderFinished("ev");
+    });
+    await service.pass();
+    await service.pass();
+    expect(credited()).toBe(13_000_000n);
   });
 });

@@ -44,6 +44,8 @@ export class ResolutionService {
   private readonly passes = new SerialPasses(() => this.run());
   /** Events whose every holder this process has seen redeemed: not read again until an order on one finishes. */
   private readonly done = new Set<string>();
+  /** Events an order of this process finished on since the last pass began: each pass takes them out of `done`. */
+  private readonly finishedOn = new Set<string>();
   /** When this process last asked the venues about each undecided event. */
   private readonly asked = new Map<string, number>();
 
@@ -60,14 +62,18 @@ export class ResolutionService {
   }
 
   /**
-   * An order on the event finished, so its holders' shares may have moved: a resolved event is planned again
-   * at the next pass (an order taken by an instance that had not yet applied the decision finishes after it).
+   * An order on the event finished in this process (or its recovery did), so its holder's shares may have moved:
+   * this process plans the resolved event again at its next pass (an order taken by an instance that had not yet
+   * applied the decision finishes after it). Told during a pass, it counts for the next one, so a plan that read
+   * the holders before the order finished does not leave the event done.
    */
   orderFinished(eventId: string): void {
-    this.done.delete(eventId);
+    this.finishedOn.add(eventId);
   }
 
   private async run(): Promise<void> {
+    for (const eventId of this.finishedOn) this.done.delete(eventId);
+    this.finishedOn.clear();
     const decided = new Map((await this.d.store.eventResolutions()).map((r) => [r.eventId, r]));
     for (const r of decided.values()) this.apply(r);
     const now = this.d.clock.now();
@@ -174,7 +180,7 @@ export class ResolutionService {
         );
         this.d.checkpoint?.("redeem.landed", left[0]!.eventId);
         const refused = await this.recordLanded(left);
-        for (const r of refused) this.d.log.warn({ key: r.key, account_id: r.accountId, event_id: r.eventId, tx_hash: tx.txHash }, "the Vault refused a redemption; it is planned again at the next pass");
+        for (const r of refused) this.d.log.warn({ key: r.key, account_id: r.accountId, event_id: r.eventId, tx_hash: tx.txHash }, "the Vault refused a redemption; it is sent again at the next pass, for the shares held then");
         this.d.log.info({ tx_hash: tx.txHash, redeemed: left.length - refused.length }, "positions redeemed");
       } catch (err) {
         this.d.log.warn({ err }, "redeeming positions failed; the chain is asked again at the next pass");
@@ -194,7 +200,11 @@ export class ResolutionService {
     return left;
   }
 
-  /** Sets redemptions the chain has not made to the shares their holders hold now; answers those with shares. */
+  /**
+   * Sets redemptions the chain has not made to the shares their holders hold now; answers those with shares. One
+   * whose holder holds none now is left as it is and not sent: its shares are in a sell's escrow, or burned by
+   * another instance's redemption of it that landed after the chain was asked (the next pass records it).
+   */
   private async replan(rs: readonly RedemptionRecord[]): Promise<RedemptionRecord[]> {
     if (rs.length === 0) return [];
     const balances = await this.d.vault.sotBalances(rs.map((r) => ({ account: r.address as Address, tokenId: BigInt(r.tokenId) })));
@@ -202,9 +212,10 @@ export class ResolutionService {
     const held: RedemptionRecord[] = [];
     for (const [i, r] of rs.entries()) {
       const shares = balances[i]!;
+      if (shares === 0n) continue;
       const payout = r.payout === 0n ? 0n : shares;
       if (shares !== r.shares) await this.d.store.replanRedemption(r.key, shares, payout, at);
-      if (shares > 0n) held.push({ ...r, shares, payout });
+      held.push({ ...r, shares, payout });
     }
     return held;
   }

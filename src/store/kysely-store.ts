@@ -491,8 +491,7 @@ export class KyselyStore implements Store {
   }
 
   async replanRedemption(key: string, shares: ShareMicro, payout: Micro, at: string): Promise<void> {
-    if (shares === 0n) await this.db.deleteFrom("redemptions").where("key", "=", key).where("status", "=", "pending").execute();
-    else await this.db.updateTable("redemptions").set({ shares, payout, updated_at: at }).where("key", "=", key).where("status", "=", "pending").execute();
+    await this.db.updateTable("redemptions").set({ shares, payout, updated_at: at }).where("key", "=", key).where("status", "=", "pending").execute();
   }
 
   async markRedeemed(key: string, made: { shares: ShareMicro; payout: Micro; txHash: string }, at: string): Promise<void> {

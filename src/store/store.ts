@@ -476,8 +476,9 @@ export interface Store {
   /** The redemptions in `status` and of `eventId` (every one without them), oldest first. */
   redemptions(filter?: { status?: RedemptionRecord["status"]; eventId?: string }): Promise<RedemptionRecord[]>;
   /**
-   * Sets a pending redemption to the shares the holder holds now and their payout; with 0 shares, removes it.
-   * For a key the chain shows not redeemed only: a redeemed or unknown key is left as it is.
+   * Sets a pending redemption to `shares` (more than 0: what the holder holds now) and their payout. Redemptions
+   * are never removed: a holder's next redemption of a token takes the next key. A redeemed or unknown key is
+   * left as it is; the caller asked the chain first, and a key that landed since is recorded as the chain made it.
    */
   replanRedemption(key: string, shares: ShareMicro, payout: Micro, at: string): Promise<void>;
   /**
