@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { feeAdjustedPrice, grossForDelivered, limitlessFee, netOfWithheld, withheldShares, worstOrderCost } from "./fees.ts";
+import { feeAdjustedPrice, grossForDelivered, limitlessFee, netOfWithheld, orderFee, withheldShares, worstFee, worstOrderCost, type FeeModel } from "./fees.ts";
 import { notional } from "./money.ts";
 
 const fills = fc.array(
@@ -59,5 +59,45 @@ describe("a Limitless buy's fee in contracts", () => {
     expect(() => limitlessFee(1_500_000n)).toThrow(/below 100 %/);
     expect(() => limitlessFee(150n)).toThrow(/whole basis points/);
     expect(limitlessFee(990_000n).ratePpm).toBe(990_000n);
+  });
+});
+
+describe("a buy's worst case", () => {
+  const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
+
+  it("covers a Kalshi fill one deci-cent better than the limit, whose fee rounds up a cent more", () => {
+    const better = notional(827_000n, 1_000_000n) + orderFee(KALSHI, [{ price: 827_000n, shares: 1_000_000n }]);
+    expect(better).toBe(847_000n);
+    expect(notional(828_000n, 1_000_000n) + orderFee(KALSHI, [{ price: 828_000n, shares: 1_000_000n }])).toBe(838_000n);
+    expect(worstOrderCost(KALSHI, 828_000n, 1_000_000n)).toBeGreaterThanOrEqual(better);
+  });
+
+  it("adds nothing to Kalshi's fee at the limit where no better price can raise it a cent", () => {
+    expect(worstFee(KALSHI, 500_000n, 10_000_000n)).toBe(orderFee(KALSHI, [{ price: 500_000n, shares: 10_000_000n }]));
+    expect(worstFee(KALSHI, 300_000n, 3_000_000n)).toBe(orderFee(KALSHI, [{ price: 300_000n, shares: 3_000_000n }]));
+  });
+
+  const model: fc.Arbitrary<FeeModel> = fc.oneof(
+    fc.bigInt({ min: 1n, max: 200_000n }).map((ratePpm) => ({ kind: "kalshi" as const, ratePpm })),
+    fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(1 as const, 2 as const) }).map((m) => ({ kind: "polymarket" as const, ...m })),
+    fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 200_000n }), minFee: fc.bigInt({ min: 0n, max: 250_000n }) }).map((m) => ({ kind: "opinion" as const, ...m })),
+  );
+
+  it("bounds what every fill of the order at its limit or better costs, fees included, under every fee model", () => {
+    fc.assert(
+      fc.property(
+        model,
+        fc.bigInt({ min: 2n, max: 999_999n }),
+        // whole contracts, so that any micro-USDC price makes a whole micro-USDC notional, as on the venues' grids
+        fc.array(fc.record({ better: fc.bigInt({ min: 0n, max: 30_000n }), contracts: fc.bigInt({ min: 1n, max: 40n }) }), { minLength: 1, maxLength: 4 }),
+        (m, limit, parts) => {
+          const filled = parts.map((p) => ({ price: p.better < limit ? limit - p.better : 1n, shares: p.contracts * 1_000_000n }));
+          const shares = filled.reduce((s, f) => s + f.shares, 0n);
+          const cost = filled.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(m, filled);
+          expect(cost).toBeLessThanOrEqual(worstOrderCost(m, limit, shares));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
   });
 });

@@ -107,12 +107,7 @@ export function curveFee(model: FeeModel, levels: readonly Level[]): Micro {
     }
     case "polymarket": {
       // C * rate * (P(1-P))^e, floored to 5 decimals as the venue charges it.
-      let raw = 0n;
-      for (const l of levels) {
-        const pq = l.price * (ONE - l.price);
-        raw += model.exponent === 1 ? model.ratePpm * l.shares * pq * ONE * ONE : model.ratePpm * l.shares * pq * pq;
-      }
-      const micro = raw / (ONE * ONE * ONE * ONE * ONE);
+      const micro = polymarketRaw(model, levels) / (ONE * ONE * ONE * ONE * ONE);
       return (micro / 10n) * 10n;
     }
     case "limitless": {
@@ -126,6 +121,16 @@ export function curveFee(model: FeeModel, levels: readonly Level[]): Micro {
       return ceilDiv(raw, ONE * ONE * ONE * ONE);
     }
   }
+}
+
+/** Polymarket's fee before its rounding, in units of 10^-36 USDC. */
+function polymarketRaw(model: FeeModel & { kind: "polymarket" }, levels: readonly Level[]): bigint {
+  let raw = 0n;
+  for (const l of levels) {
+    const pq = l.price * (ONE - l.price);
+    raw += model.exponent === 1 ? model.ratePpm * l.shares * pq * ONE * ONE : model.ratePpm * l.shares * pq * pq;
+  }
+  return raw;
 }
 
 /** Describes a fee model for the API (`fee_model` of a market's venue record). */
@@ -167,14 +172,48 @@ export function sellFeeAdjustedPrice(model: FeeModel, level: Level): bigint {
 }
 
 /**
- * The most one taker buy for `shares` at no worse than `limit` can cost, fees included: every
- * share filled at the limit. A buy that pays its fee in contracts costs the notional of its gross size. A share's price plus its fee grows with the price under every model
- * here (the fee's slope is below 1), so no fill at a better price costs more; and on the venues'
- * grids (prices on ticks, sizes in lots) each fill's notional is a whole micro-USDC, so splitting
- * the order over several fills adds no rounding. A minimum fee per order (Opinion) is in it: an
- * order that fills fewer shares, or at better prices, pays the minimum on a smaller notional.
+ * The most one taker buy for `shares` at no worse than `limit` can cost, fees included. A buy that
+ * pays its fee in contracts costs the notional of its gross size, at most all of it at the limit. Else
+ * the notional at the limit plus `worstFee`. On the venues' grids (prices on ticks, sizes in lots)
+ * each fill's notional is a whole micro-USDC, so splitting the order over several fills adds no
+ * rounding. A minimum fee per order (Opinion) is in it: an order that fills fewer shares, or at better
+ * prices, pays the minimum on a smaller notional.
  */
 export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   if (feeInShares(model, "buy")) return notional(limit, shares);
-  return notional(limit, shares) + orderFee(model, [{ price: limit, shares }]);
+  return notional(limit, shares) + worstFee(model, limit, shares);
+}
+
+/**
+ * What above the notional at the limit one taker buy for `shares` at no worse than `limit` can pay:
+ * its fee at the limit, and more where the fee's rounding per order outgrows what a better price
+ * saves. Unrounded, a share's price plus its fee grows with the price under every model here (the
+ * fee's slope is below 1): fills at better prices saving d micro-USDC of notional raise the unrounded
+ * fee X by at most a·d, a = rate × (2·limit − 1) for Kalshi (nothing at a limit of 0.5 or under,
+ * where a lower price lowers P(1 − P)). Kalshi rounds the order's fee up to the cent, so once X + a·d
+ * passes the cent above X the fee jumps a whole cent for a saving d of under one: such a buy costs
+ * less than the limit's notional + that cent + CENT − (cent − X) / a, and no more cents can be
+ * gained (each takes a saving of 1/a cents). On a deci-cent market, one contract at 0.828 costs
+ * 0.838 filled at its limit and 0.847 at 0.827. Polymarket floors its fee to 10 micro-USDC, so a
+ * better fill can pay up to 9 micro-USDC more than the floored fee at the limit, never more than X.
+ */
+export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
+  const atLimit = orderFee(model, [{ price: limit, shares }]);
+  switch (model.kind) {
+    case "kalshi": {
+      const slope = model.ratePpm * (2n * limit - ONE); // a, in units of 10^-12
+      if (slope <= 0n) return atLimit;
+      const raw = model.ratePpm * shares * limit * (ONE - limit); // X, in units of 10^-24 USDC
+      const toNextCent = atLimit * ONE * ONE * ONE - raw; // how far X + a·d climbs before the fee passes the cent above
+      const saving = toNextCent / (slope * ONE); // ⌊d⌋ in micro-USDC at which it does
+      return saving >= CENT - 1n ? atLimit : atLimit + CENT - 1n - saving;
+    }
+    case "polymarket": {
+      const unfloored = polymarketRaw(model, [{ price: limit, shares }]) / (ONE * ONE * ONE * ONE * ONE);
+      return unfloored > atLimit ? unfloored : atLimit;
+    }
+    case "limitless":
+    case "opinion":
+      return atLimit;
+  }
 }

@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -305,10 +305,9 @@ export abstract class Ladder<Q extends Rules = Rules> {
     return this.atLeastMinFee(roundFee(this.model, this.cumFee[i]! + this.unitFee[i]! * BigInt(x)));
   }
 
-  /** The venue's fee (rounded, at least its minimum) of one order for s micro-shares all at level i's price. */
-  protected feeAtPrice(i: number, s: number): number {
-    if (this.free) return 0;
-    return this.atLeastMinFee(roundFee(this.model, this.unitFee[i]! * BigInt(s)));
+  /** What above the notional at level i's price one order for s micro-shares at no worse than it can pay (fees.ts `worstFee`). */
+  protected worstFeeAt(i: number, s: number): number {
+    return this.free ? 0 : Number(worstFee(this.model, this.levels[i]!.price, BigInt(s)));
   }
 
   private atLeastMinFee(fee: bigint): number {
@@ -510,10 +509,10 @@ export class Curve extends Ladder<VenueQuote> {
   }
 
   /**
-   * What one order for k lots can cost at most: all of it at its limit, the price of the last level
-   * it takes (and never less than its planned cost). The amount must cover this, since a book that
-   * moves before the order arrives can fill it anywhere up to its limit. Grows with k: a later
-   * level's price plus fee per share is higher (every fee's slope in the price is below 1).
+   * What one order for k lots can cost at most, filled anywhere up to its limit, the price of the last
+   * level it takes (`worstOrderCost`; never less than its planned cost). The amount must cover this,
+   * since a book that moves before the order arrives can fill it anywhere up to its limit. Grows with
+   * k: a later level's price plus fee per share is higher (every fee's slope in the price is below 1).
    */
   worst(k: number): number {
     if (k === 0) return 0;
@@ -522,7 +521,7 @@ export class Curve extends Ladder<VenueQuote> {
     if (worst === undefined) {
       const s = k * this.grossLot;
       const i = this.levelOf(s);
-      const atLimit = mulMicroUp(this.price[i]!, s) + this.feeAtPrice(i, s);
+      const atLimit = mulMicroUp(this.price[i]!, s) + this.worstFeeAt(i, s);
       const planned = this.cost(k);
       worst = atLimit > planned ? atLimit : planned;
       this.worsts.set(k, worst);
@@ -600,8 +599,8 @@ export class Curve extends Ladder<VenueQuote> {
  * A venue's bids for a sell, up to the shares it can sell (the operator's inventory there, and
  * never more than the order): each lot count priced as what one order selling them pays (notional
  * rounded down per level, less the fee on the whole order). A sell fills at its limit or better,
- * and a better price always nets more (the fee's slope is below 1), so a sell has no worst case
- * to budget for.
+ * and a better price nets more but for the fee's rounding (the unrounded fee's slope is below 1), so
+ * a sell has no worst case to budget for (docs/router.md, "Sells").
  */
 export class BidCurve extends Ladder<SellQuote> {
   /** `limit` null takes the whole book: what the order could have had without a slippage floor. `cap`: the most micro-shares read. */

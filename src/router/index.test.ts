@@ -42,6 +42,15 @@ describe("optimize_price", () => {
     expect(p.cost).toBeLessThan(usdc(75.5));
   });
 
+  it("counts in a Kalshi leg's worst case a fill at a better price whose fee rounds up a cent more", () => {
+    // One contract at 0.828 costs 0.838 at that price, and 0.847 filled one deci-cent better, at 0.827.
+    const quotes = [quote("kalshi", [[0.828, 5]], { feeModel: KALSHI, lotShares: S, minOrderShares: S, tickSize: 1_000n })];
+    expect(plan(req(0.838), quotes)).toMatchObject({ kind: "refusal", code: "order_too_small", details: { min_amount_usdc: "0.847327" } });
+    const p = planned(req(0.848), quotes);
+    expect(p.shares).toBe(S);
+    expect(p.legs[0]!.worstCost).toBeGreaterThanOrEqual(847_000n);
+  });
+
   it("splits across venues when that buys more", () => {
     const quotes = [quote("a", [[0.5, 10], [0.6, 100]]), quote("b", [[0.51, 10], [0.6, 100]])];
     const p = planned(req(10.1, { maxSlippage: 200_000n }), quotes);
