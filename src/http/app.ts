@@ -201,7 +201,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   await app.register(orderRoutes(deps));
   await app.register(accountRoutes(deps));
   await app.register(withdrawalRoutes(deps));
-  await app.register(terminalRoutes(deps, sessions));
+  await app.register(terminalRoutes(deps, sessions, principalOf));
 
   // The hottest read skips Fastify's pipeline when its answer is at hand, unless the budget is counted on
   // Redis (a round trip). Fastify's handler is the server's one request listener; it takes the rest.

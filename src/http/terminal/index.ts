@@ -9,7 +9,7 @@ import { Quote, QuoteQuery } from "./schemas.ts";
 import { registerSessionRoutes } from "./session-routes.ts";
 import type { ActiveSession, Sessions } from "./session.ts";
 import { registerTerminalAssets } from "./static.ts";
-import { registerPriceStream } from "./stream.ts";
+import { registerPriceStream, type PrincipalOf } from "./stream.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -26,7 +26,7 @@ declare module "fastify" {
  * the API (which keys may use too), and the built single-page app at `/`.
  */
 export const terminalRoutes =
-  (deps: HttpDeps, sessions: Sessions): FastifyPluginAsync =>
+  (deps: HttpDeps, sessions: Sessions, principalOf: PrincipalOf): FastifyPluginAsync =>
   async (app) => {
     app.decorateRequest("terminalSession", undefined);
     // onRequest, before the body is read: a request without a session or token is refused unparsed.
@@ -40,7 +40,7 @@ export const terminalRoutes =
     registerSessionRoutes(app, deps, sessions);
     registerKeyRoutes(app, deps);
     registerFaucetRoute(app, deps);
-    registerPriceStream(app, deps, deps.terminal.streamIntervalMs ?? 500);
+    registerPriceStream(app, deps, principalOf, deps.terminal.streamIntervalMs ?? 500);
 
     app.get<{ Querystring: Static<typeof QuoteQuery> }>(
       "/v1/quote",

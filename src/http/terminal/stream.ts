@@ -1,6 +1,7 @@
 import type { Writable } from "node:stream";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type, type Static } from "@sinclair/typebox";
+import { AppError } from "../../domain/errors.ts";
 import type { Outcome } from "../../domain/types.ts";
 import type { HttpDeps } from "../deps.ts";
 
@@ -14,14 +15,19 @@ const StreamQuery = Type.Object(
 );
 
 const HEARTBEAT_MS = 15_000;
+/** How often an open stream's caller is authenticated again, so that a key revoked or a session signed out ends its streams too. */
+const RECHECK_MS = 1_000;
+
+/** Who a request's key or session says is calling; throws (or rejects with) why it may not. */
+export type PrincipalOf = (req: FastifyRequest) => FastifyRequest["principal"] | Promise<FastifyRequest["principal"]>;
 
 /**
  * GET /v1/stream/prices/{event_id}: server-sent events carrying the merged price record, sent at once
  * and then whenever it changes (looked at every ~500 ms). Server-sent events rather than a WebSocket
  * because the flow is one-way, they pass through any HTTP proxy, and a browser's EventSource
- * reconnects by itself and sends the session cookie.
+ * reconnects by itself and sends the session cookie. The caller is checked again every RECHECK_MS.
  */
-export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, intervalMs: number): void {
+export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, principalOf: PrincipalOf, intervalMs: number): void {
   const open = new Set<() => void>();
   // Fastify's close waits for every connection to end, and a stream never does by itself.
   app.addHook("preClose", async () => {
@@ -35,7 +41,7 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
       schema: {
         summary: "Live merged order book of an event (server-sent events)",
         description:
-          "text/event-stream. Each `price` event's data is the PriceRecord of GET /v1/prices/{event_id}, sent on connect and whenever the merged book changes (checked about every 500 ms); a comment line every 15 s keeps proxies from closing an idle stream. Authenticate with X-API-Key (read scope) or, from the web terminal, the session cookie.",
+          "text/event-stream. Each `price` event's data is the PriceRecord of GET /v1/prices/{event_id}, sent on connect and whenever the merged book changes (checked about every 500 ms); a comment line every 15 s keeps proxies from closing an idle stream. Authenticate with X-API-Key (read scope) or, from the web terminal, the session cookie; the caller is checked again every second, and a key revoked or a session signed out gets an `error` event (data: the error as any request's) and the stream ends.",
         tags: ["markets"],
         security: [{ apiKey: [] }, { session: [] }],
         params: Type.Object({ event_id: Type.String({ minLength: 1, maxLength: 128 }) }),
@@ -66,7 +72,18 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, interv
       // HEAD (Fastify's, beside the GET) gets the stream's headers only: Node drops what a HEAD's body would be.
       if (req.method === "HEAD") return void res.end();
       const end = sendPrices(res, read, first, intervalMs, (err) => req.log.error({ err }, "price stream read failed"));
+      // A caller refused now is told why in an `error` event before the stream ends (an EventSource then
+      // reconnects and is refused at once); the store failing to answer ends it without one.
+      const recheck = setInterval(() => {
+        new Promise((resolve) => resolve(principalOf(req))).catch((err: unknown) => {
+          if (res.writableEnded) return;
+          if (err instanceof AppError) res.write(`event: error\ndata: ${JSON.stringify({ error: { code: err.code, message: err.message, request_id: req.id } })}\n\n`);
+          else req.log.warn({ err }, "a price stream's caller could not be checked again; the stream ends");
+          stop();
+        });
+      }, RECHECK_MS);
       const stop = () => {
+        clearInterval(recheck);
         open.delete(stop);
         end();
       };

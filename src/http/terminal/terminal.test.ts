@@ -327,6 +327,25 @@ describe("price stream", () => {
     // app.close() in afterEach must end the open stream rather than wait for it.
   });
 
+  it("ends a stream whose key is revoked or whose session signs out, with an error event saying why", async () => {
+    const { cookie, csrf } = await signUp();
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read"] } });
+    const apiKey = made.json().api_key as string;
+    const url = await app.listen({ port: 0, host: "127.0.0.1" });
+    const byKey = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}`, { headers: { "x-api-key": apiKey }, signal: AbortSignal.timeout(10_000) });
+    const bySession = await fetch(`${url}/v1/stream/prices/${EVENT.eventId}`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) });
+    expect([byKey.status, bySession.status]).toEqual([200, 200]);
+    expect((await app.inject({ method: "DELETE", url: `/v1/keys/${apiKey}`, headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(200);
+    expect((await app.inject({ method: "DELETE", url: "/v1/session", headers: { cookie, "x-csrf-token": csrf } })).statusCode).toBe(204);
+    const lastEvent = async (res: Response) => {
+      const text = await res.text(); // resolves only once the server ends the stream
+      const events = text.split("\n\n").filter((e) => e.startsWith("event: "));
+      return JSON.parse(events.at(-1)!.split("data: ")[1]!) as { error: { code: string } };
+    };
+    expect((await lastEvent(byKey)).error.code).toBe("key_revoked");
+    expect((await lastEvent(bySession)).error.code).toBe("not_signed_in");
+  });
+
   it("answers HEAD with the stream's headers at once, and no stream", async () => {
     const { cookie } = await signUp();
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
