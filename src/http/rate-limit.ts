@@ -133,8 +133,22 @@ export interface ApiBudget {
   spend(key: string): string[] | undefined;
 }
 
+/**
+ * A budget spent in a route's handler, for what only the handler knows of (whose password a request
+ * checks): each call spends one of the key's `max` a window, and throws rate_limited with Retry-After
+ * once they are spent. Counted where the request budgets are (Redis when there is one); a Redis that
+ * fails lets the request through, as theirs does.
+ */
+export function handlerBudget(scope: string, limit: Omit<RateLimit, "key">, redis: Redis | undefined): (key: string) => Promise<void> {
+  const counter: Counter = redis ? new RedisCounter(redis, `ratelimit:${scope}:`) : new LocalCounter();
+  return async (key) => {
+    const spent = await Promise.resolve(counter.spend(key, limit.windowMs)).catch(() => undefined);
+    if (spent !== undefined && spent.count > limit.max) throw refusal(left(limit, spent).reset);
+  };
+}
+
 /** What x-ratelimit-remaining and x-ratelimit-reset say: requests left in the window, and its seconds left (at least 1). */
-function left(limit: RateLimit, spent: Spent): { remaining: string; reset: string } {
+function left(limit: Pick<RateLimit, "max">, spent: Spent): { remaining: string; reset: string } {
   return { remaining: String(Math.max(0, limit.max - spent.count)), reset: String(Math.max(1, Math.ceil((spent.endsAt - Date.now()) / 1000))) };
 }
 
@@ -152,6 +166,9 @@ function verdict(limit: RateLimit, spent: Spent, reply: FastifyReply): AppError 
   reply.header("x-ratelimit-limit", limit.max);
   reply.header("x-ratelimit-remaining", remaining);
   reply.header("x-ratelimit-reset", reset);
-  if (spent.count <= limit.max) return undefined;
+  return spent.count <= limit.max ? undefined : refusal(reset);
+}
+
+function refusal(reset: string): AppError {
   return new AppError("rate_limited", `Too many requests: try again in ${reset} s.`, { retry_after_seconds: Number(reset) }, { "retry-after": reset });
 }

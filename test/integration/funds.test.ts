@@ -178,6 +178,12 @@ describe("withdrawals", () => {
       const paid = await send({ password: "correct horse battery" });
       expect(paid.status).toBe(200);
       expect(await usdcOf(to)).toBe(USDC);
+      // A stolen cookie cannot guess the password: ten tries a minute per account, then even the right one waits.
+      for (let i = 0; i < 8; i++) expect((await send({ password: `guess ${i}` })).status).toBe(401);
+      const limited = await send({ password: "correct horse battery" });
+      expect([limited.status, ((await limited.json()) as { error: { code: string } }).error.code]).toEqual([429, "rate_limited"]);
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(await usdcOf(to)).toBe(USDC);
     });
 
     it("another account's withdrawal is not found", async () => {

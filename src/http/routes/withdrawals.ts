@@ -6,6 +6,8 @@ import { validateWithdrawal } from "../../funds/validate.ts";
 import { withdrawalView } from "../../funds/view.ts";
 import type { HttpDeps } from "../deps.ts";
 import { namesClientId } from "../json-body.ts";
+import { handlerBudget } from "../rate-limit.ts";
+import { SIGN_IN_LIMIT } from "../terminal/session-routes.ts";
 import { ListQuery, Page } from "../schemas.ts";
 
 const WithdrawalsQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
@@ -16,6 +18,9 @@ const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [
 export const withdrawalRoutes =
   (deps: HttpDeps): FastifyPluginAsync =>
   async (app) => {
+    // A session's withdrawal asks for the account's password again, so that a stolen session cookie alone
+    // cannot move funds; its tries are limited as sign-in's are, per account, lest the cookie guess it.
+    const passwordTries = handlerBudget("withdrawal-password", SIGN_IN_LIMIT, deps.rateLimit.redis);
     app.post(
       "/v1/withdrawals",
       {
@@ -25,7 +30,7 @@ export const withdrawalRoutes =
         schema: {
           summary: "Pay available USDC out of the vault to an external address",
           description:
-            "Signed request with a key of the withdraw scope (never granted by default); from the web terminal, its session with X-CSRF-Token and the account's password in the body. Returns 200 once paid (confirmed, with tx_hash), 202 while its transaction's outcome is still being learnt from the chain. The same client_withdrawal_id with the same body answers the same withdrawal; with another body, idempotency_conflict. A key with a withdrawal allowlist pays only to those addresses (withdrawal_address_not_allowed). A withdrawal the chain refused answers its error code with the withdrawal in details.",
+            `Signed request with a key of the withdraw scope (never granted by default); from the web terminal, its session with X-CSRF-Token and the account's password in the body (at most ${SIGN_IN_LIMIT.max} tries a minute per account, then rate_limited with Retry-After). Returns 200 once paid (confirmed, with tx_hash), 202 while its transaction's outcome is still being learnt from the chain. The same client_withdrawal_id with the same body answers the same withdrawal; with another body, idempotency_conflict. A key with a withdrawal allowlist pays only to those addresses (withdrawal_address_not_allowed). A withdrawal the chain refused answers its error code with the withdrawal in details.`,
           tags: ["funds"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "WithdrawalRequest#" },
@@ -38,6 +43,7 @@ export const withdrawalRoutes =
         const request = validateWithdrawal(req.body, { session });
         const account = await deps.account(principal.accountId);
         if (session) {
+          await passwordTries(account.id);
           // Read afresh: the account as deps.account caches it may predate a change of password.
           const hash = (await deps.store.accountById(account.id))?.passwordHash ?? null;
           if (hash === null || !(await verifyPassword(request.password!, hash))) throw new AppError("invalid_credentials", "The password is wrong: nothing was withdrawn.");
