@@ -598,6 +598,24 @@ describe("sells", () => {
     await expect(svc.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
   });
 
+  it("answers a sell sent to two instances at once with the one order, though the second reads the position after the first escrowed it", async () => {
+    const a = await holding(service({ instanceId: "A" }));
+    // Instance B, on the same store and chain, reads the position more slowly than A makes the whole sell (a busy event loop, a retried read).
+    const vault = ledger.vault();
+    const reading: (() => void)[] = [];
+    const b = service({ instanceId: "B", vault: { ...vault, sotBalance: (...args) => new Promise<void>((r) => reading.push(r)).then(() => vault.sotBalance(...args)) } });
+    const twin = b.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined).catch((e: unknown) => e);
+    const other = b.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined).catch((e: unknown) => e);
+    // Both have looked the client_order_id up, finding nothing, and wait for the position; A takes the order meanwhile.
+    await expect.poll(() => reading.length).toBe(2);
+    script = [(o) => fill(o, o.shares)];
+    const first = await a.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined);
+    expect(first.status).toBe("filled");
+    for (const read of reading) read();
+    expect(await twin).toMatchObject({ id: first.id, status: "filled" });
+    expect(await other).toMatchObject({ code: "idempotency_conflict", details: { order_id: first.id } });
+  });
+
   it("returns the whole escrow when no venue buys any of it", async () => {
     const svc = await holding();
     script = [nothing, nothing, nothing];

@@ -218,16 +218,23 @@ export class OrderService {
       event = this.tradableEvent(intent);
     } catch (e) {
       // A retry of an order placed before its event closed (or left the catalog) gets that order back.
-      const earlier = clientOrderId === null ? undefined : await this.d.store.orderByClientId(who.accountId, clientOrderId);
-      if (earlier) return sameRequest(earlier, intent, clientOrderId!);
+      const earlier = await this.earlier(who, clientOrderId, intent);
+      if (earlier) return earlier;
       throw e;
     }
     if (intent.side === "sell") {
       // A retry of a sell already placed gets that order back, even once its shares are sold; a new
       // sell of more than the position holds unlocked is refused before anything is stored.
-      const earlier = clientOrderId === null ? undefined : await this.d.store.orderByClientId(who.accountId, clientOrderId);
-      if (earlier) return sameRequest(earlier, intent, clientOrderId!);
-      await this.checkPosition(who.address, intent);
+      const earlier = await this.earlier(who, clientOrderId, intent);
+      if (earlier) return earlier;
+      const held = await this.sharesHeld(who.address, intent);
+      if (held < intent.shares) {
+        // The same sell sent to another instance at once may have been stored, and escrowed the shares,
+        // since the lookup above: that order is the answer, not the shares it took.
+        const twin = await this.earlier(who, clientOrderId, intent);
+        if (twin) return twin;
+        throw insufficientPosition(intent, held);
+      }
     }
 
     const now = new Date(this.d.clock.now()).toISOString();
@@ -326,12 +333,14 @@ export class OrderService {
     return event;
   }
 
-  /** Refuses a sell of more shares than the account holds unlocked (shares escrowed for its other sells are no longer in its balance). */
-  private async checkPosition(address: Address, intent: OrderIntent): Promise<void> {
-    const held = await this.sharesHeld(address, intent);
-    if (held < intent.shares) throw insufficientPosition(intent, held);
+  /** The order stored under the request's client_order_id, if any, as sameRequest answers it. */
+  private async earlier(who: Submitter, clientOrderId: string | null, intent: OrderIntent): Promise<OrderRecord | undefined> {
+    if (clientOrderId === null) return undefined;
+    const order = await this.d.store.orderByClientId(who.accountId, clientOrderId);
+    return order && sameRequest(order, intent, clientOrderId);
   }
 
+  /** The account's unlocked shares of the outcome: shares escrowed for its other sells are no longer in its balance. */
   private sharesHeld(address: Address, intent: Pick<OrderIntent, "eventId" | "outcome">): Promise<ShareMicro> {
     return this.d.vault.sotBalance(address, this.d.tokenId(intent.eventId, intent.outcome)).catch((err: unknown) => {
       throw new AppError("chain_unavailable", `The position could not be read from the chain: ${err instanceof Error ? err.message : String(err)}`);
