@@ -57,14 +57,16 @@ export class WithdrawalService {
       throw new AppError("invalid_request", `to_address is ${contract}: what it is sent would be no one's.`, { fields: { to_address: `is ${contract}` } });
     }
     const requestHash = createHash("sha256").update(`${req.amount}\n${req.toAddress}`).digest("hex");
-    if (req.clientWithdrawalId !== null) {
-      const existing = await this.d.store.withdrawalByClientId(who.accountId, req.clientWithdrawalId);
-      if (existing) return this.sameRequest(existing, requestHash);
-    }
+    const existing = await this.earlier(who, req, requestHash);
+    if (existing) return existing;
     const { available } = await this.d.vault.balanceOf(who.address).catch(() => {
       throw new AppError("chain_unavailable");
     });
     if (available < req.amount) {
+      // The same withdrawal sent to another instance at once may have been stored, and paid, since the
+      // lookup above: that withdrawal is the answer, not the USDC it took.
+      const twin = await this.earlier(who, req, requestHash);
+      if (twin) return twin;
       throw new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the withdrawal needs ${formatMicro(req.amount)}.`, {
         available_usdc: formatMicro(available),
       });
@@ -186,6 +188,13 @@ export class WithdrawalService {
       log.warn({ err: e }, "withdrawal outcome unknown; left to recovery");
       return (await this.d.store.withdrawal(w.id))!;
     }
+  }
+
+  /** The withdrawal stored under the request's client_withdrawal_id, if any, as sameRequest answers it. */
+  private async earlier(who: Withdrawer, req: WithdrawalRequest, requestHash: string): Promise<WithdrawalRecord | undefined> {
+    if (req.clientWithdrawalId === null) return undefined;
+    const existing = await this.d.store.withdrawalByClientId(who.accountId, req.clientWithdrawalId);
+    return existing && this.sameRequest(existing, requestHash);
   }
 
   private sameRequest(existing: WithdrawalRecord, requestHash: string): WithdrawalRecord {

@@ -1,0 +1,64 @@
+import { pino } from "pino";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import type { Store } from "../store/store.ts";
+import type { Address, ChainInfo, Hex32, Vault, WithdrawalState } from "../vault/vault.ts";
+import { WithdrawalService, type WithdrawalDeps } from "./withdrawals.ts";
+
+// The use-case over a real store and a chain that pays each withdrawal id from one balance: what a client
+// sees of withdrawals sent to several instances sharing the store and the chain.
+const ACCOUNT = "0x00000000000000000000000000000000000000aa" as Address;
+const HASH = `0x${"ab".repeat(32)}` as Hex32;
+const who = { accountId: "acc", address: ACCOUNT, allowlist: null };
+const req = { amount: 100_000_000n, toAddress: "0x00000000000000000000000000000000000000bb", clientWithdrawalId: "w-1", password: undefined };
+
+let store: Store;
+let paid: Map<string, WithdrawalState>;
+let chain: Vault;
+
+beforeEach(async () => {
+  store = await openSqliteStore(":memory:");
+  await store.migrate();
+  await store.createAccount({ id: "acc", email: "a@example.com", address: ACCOUNT, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+  let available = 100_000_000n;
+  paid = new Map();
+  chain = {
+    info: () => ({ contracts: { usdc: "0x01", vault: "0x02", sot: "0x03" } }) as Partial<ChainInfo> as ChainInfo,
+    balanceOf: async () => ({ available, locked: 0n }),
+    withdrawTo: async (id, _client, to, amount) => {
+      available -= amount;
+      paid.set(id, { kind: "paid", client: ACCOUNT, to, amount, txHash: HASH, blockNumber: 1n } as WithdrawalState);
+      return { txHash: HASH, blockNumber: 1n };
+    },
+    withdrawalState: async (id) => paid.get(id) ?? { kind: "none" },
+    pendingTransactions: async () => 0,
+  } satisfies Partial<Vault> as Partial<Vault> as Vault;
+});
+
+afterEach(async () => {
+  await store.close();
+});
+
+/** The service of one instance: `over` on this file's store and chain. */
+function instance(instanceId: string, over: Partial<WithdrawalDeps> = {}): WithdrawalService {
+  return new WithdrawalService({ store, vault: chain, clock: { now: () => Date.now() }, log: pino({ level: "silent" }), newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`, instanceId, ...over });
+}
+
+describe("withdrawals on several instances", () => {
+  it("answers a withdrawal sent to two instances at once with the one withdrawal, though the second reads the balance after the first was paid", async () => {
+    const a = instance("A");
+    // Instance B reads the balance more slowly than A pays (a busy event loop, a read the chain client retries).
+    const reading: (() => void)[] = [];
+    const b = instance("B", { vault: { ...chain, balanceOf: (x) => new Promise<void>((r) => reading.push(r)).then(() => chain.balanceOf(x)) } });
+    const twin = b.submit(who, req).catch((e: unknown) => e);
+    const other = b.submit(who, { ...req, amount: 50_000_000n }).catch((e: unknown) => e);
+    // Both have looked the client_withdrawal_id up, finding nothing, and wait for the balance; A pays meanwhile.
+    await expect.poll(() => reading.length).toBe(2);
+    const first = await a.submit(who, req);
+    expect(first.status).toBe("confirmed");
+    for (const read of reading) read();
+    expect(await twin).toMatchObject({ id: first.id, status: "confirmed" });
+    expect(await other).toMatchObject({ code: "idempotency_conflict", details: { withdrawal_id: first.id } });
+    expect(paid.size).toBe(1);
+  });
+});
