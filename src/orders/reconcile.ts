@@ -96,6 +96,7 @@ export class Reconciler {
       if (now - Date.parse(listed.updatedAt) < minAgeMs) continue;
       // Another instance executing or recovering the order holds its lease: it is theirs until it runs out.
       if (!(await this.d.store.claimOrder(listed.id, this.svc.lease(), new Date(now).toISOString()))) continue;
+      this.svc.recovering.add(listed.id);
       try {
         // The list was read when the pass began: since then this process may have moved the order on
         // (locked → routing, fills stored, its settlement's answer lost). Only the order as it stands now,
@@ -107,6 +108,7 @@ export class Reconciler {
       } catch (e) {
         this.d.log.warn({ order_id: listed.id, err: e }, "reconciliation failed; will retry");
       } finally {
+        this.svc.recovering.delete(listed.id);
         await this.d.store.releaseOrder(listed.id, owner);
       }
     }

@@ -528,6 +528,42 @@ describe("recovery", () => {
     expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("settled");
     expect((await store.order(order.id))?.status).toBe("filled");
   });
+
+  it("keeps the lease of an order it recovers for as long as its settlement takes, so no other instance recovers the order meanwhile", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    // An instance that died with the order routing: its child filled, its settlement's answer lost.
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const order = await service({ instanceId: "dead", clock }).submit(who, body, undefined);
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
+    clock.t += 31_000;
+    // Two live instances recover it; A's settlement is slow to land (a busy chain).
+    const vault = ledger.vault();
+    const settles: string[] = [];
+    let land!: () => void;
+    const landed = new Promise<void>((r) => (land = r));
+    const instance = (id: string, lands: Promise<void>) => {
+      const svc = service({ instanceId: id, clock, vault: { ...vault, settle: async (...args) => (settles.push(id), await lands, vault.settle(...args)) } });
+      return { svc, recovery: new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock, log: pino({ level: "silent" }) }) };
+    };
+    const [a, b] = [instance("A", landed), instance("B", Promise.resolve())];
+
+    const recovering = a.recovery.pass(0);
+    await expect.poll(() => settles).toEqual(["A"]);
+    // main.ts's timer renews A's leases every few seconds, for longer than a lease lasts; B's recovery then passes.
+    for (let i = 0; i < 7; i++) {
+      clock.t += 5_000;
+      await a.svc.renewLeases();
+    }
+    await b.recovery.pass(0);
+    land();
+    const finished = await recovering;
+    // One executor per order (docs/instances.md): one settlement sent, by the instance that finished the order.
+    expect(settles).toEqual(["A"]);
+    expect(finished).toBe(1);
+    expect((await store.order(order.id))?.status).toBe("filled");
+  });
 });
 
 describe("sells", () => {

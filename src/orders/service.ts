@@ -199,6 +199,8 @@ class KeyedQueue {
 export class OrderService {
   /** Orders this process is executing right now; the reconciler leaves them alone. */
   readonly inFlight = new Set<string>();
+  /** Orders the reconciler holds the lease of while it recovers them: renewed with those in flight, however long a settlement takes. */
+  readonly recovering = new Set<string>();
   /** Sells plan and store their child orders one at a time per event and outcome: what each may sell depends on the others'. */
   private readonly selling = new KeyedQueue();
   /** Child orders planned and not yet answered: the router reads each venue's queue with them ahead, and its books without their shares. */
@@ -293,9 +295,9 @@ export class OrderService {
     return { owner: this.d.instanceId, until: new Date(this.d.clock.now() + (this.d.leaseMs ?? 30_000)).toISOString() };
   }
 
-  /** Extends the leases of the orders this process is executing: called more often than a lease lasts. */
+  /** Extends the leases of the orders this process is executing or recovering: called more often than a lease lasts. */
   renewLeases(): Promise<void> {
-    return this.d.store.renewLeases([...this.inFlight], this.lease());
+    return this.d.store.renewLeases([...this.inFlight, ...this.recovering], this.lease());
   }
 
   /**
