@@ -2,7 +2,7 @@ import { pino } from "pino";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
-import type { Address, ChainInfo, Hex32, Vault, WithdrawalState } from "../vault/vault.ts";
+import { VaultTxError, type Address, type ChainInfo, type Hex32, type Vault, type WithdrawalState } from "../vault/vault.ts";
 import { WithdrawalService, type WithdrawalDeps } from "./withdrawals.ts";
 
 // The use-case over a real store and a chain that pays each withdrawal id from one balance: what a client
@@ -60,5 +60,34 @@ describe("withdrawals on several instances", () => {
     expect(await twin).toMatchObject({ id: first.id, status: "confirmed" });
     expect(await other).toMatchObject({ code: "idempotency_conflict", details: { withdrawal_id: first.id } });
     expect(paid.size).toBe(1);
+  });
+
+  it("keeps the lease of a withdrawal recovery finishes for as long as its payment takes, so no other instance sends it meanwhile", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    // An instance that died with the withdrawal sent, its answer lost and nothing paid.
+    const lost = instance("dead", { clock, vault: { ...chain, withdrawTo: () => Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.withdrawTo: outcome unknown")) } });
+    const w = await lost.submit(who, req);
+    expect(w.status).toBe("sent");
+    clock.t += 31_000;
+    // Two live instances recover it; A's payment is slow to land (a busy chain).
+    const sends: string[] = [];
+    let land!: () => void;
+    const landed = new Promise<void>((r) => (land = r));
+    const sending = (id: string, lands: Promise<void>) => instance(id, { clock, vault: { ...chain, withdrawTo: async (...args) => (sends.push(id), await lands, chain.withdrawTo(...args)) } });
+    const [a, b] = [sending("A", landed), sending("B", Promise.resolve())];
+
+    const recovering = a.pass(0);
+    await expect.poll(() => sends).toEqual(["A"]);
+    // main.ts's timer renews A's leases every few seconds, for longer than a lease lasts; B's recovery then passes.
+    for (let i = 0; i < 7; i++) {
+      clock.t += 5_000;
+      await a.renewLeases();
+    }
+    await b.pass(0);
+    land();
+    const finished = await recovering;
+    expect(sends).toEqual(["A"]);
+    expect(finished).toBe(1);
+    expect(await store.withdrawal(w.id)).toMatchObject({ status: "confirmed" });
   });
 });

@@ -39,6 +39,8 @@ export interface Withdrawer {
 export class WithdrawalService {
   /** Withdrawals this process is executing right now; recovery leaves them alone. */
   readonly inFlight = new Set<string>();
+  /** Withdrawals recovery holds the lease of while it finishes them: renewed with those in flight, however long a payment takes. */
+  private readonly recovering = new Set<string>();
   private running: Promise<number> | undefined;
 
   constructor(private readonly d: WithdrawalDeps) {}
@@ -105,8 +107,9 @@ export class WithdrawalService {
     return { owner: this.d.instanceId, until: new Date(this.d.clock.now() + (this.d.leaseMs ?? 30_000)).toISOString() };
   }
 
+  /** Extends the leases of the withdrawals this process is executing or recovering: called more often than a lease lasts. */
   renewLeases(): Promise<void> {
-    return this.d.store.renewWithdrawalLeases([...this.inFlight], this.lease());
+    return this.d.store.renewWithdrawalLeases([...this.inFlight, ...this.recovering], this.lease());
   }
 
   /**
@@ -129,6 +132,7 @@ export class WithdrawalService {
       const now = this.d.clock.now();
       if (now - Date.parse(w.updatedAt) < minAgeMs) continue;
       if (!(await this.d.store.claimWithdrawal(w.id, this.lease(), new Date(now).toISOString()))) continue;
+      this.recovering.add(w.id);
       const wlog = this.d.log.child({ withdrawal_id: w.id });
       try {
         const done = await this.recover(w, wlog);
@@ -136,6 +140,7 @@ export class WithdrawalService {
       } catch (e) {
         wlog.warn({ err: e }, "withdrawal recovery failed; will retry");
       } finally {
+        this.recovering.delete(w.id);
         await this.d.store.releaseWithdrawal(w.id, this.d.instanceId);
       }
     }
