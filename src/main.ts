@@ -305,6 +305,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     void sweep();
     orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
     withdrawals.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of withdrawals in flight failed"));
+    deposits.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of deposits being credited failed"));
     void moveFunds();
     reconciler.pass(config.reconcileIntervalMs).then(
       (n) => metrics.reconciledOrders(n),

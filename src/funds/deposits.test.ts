@@ -5,17 +5,17 @@ import type { Log } from "../orders/service.ts";
 import type { AccountRecord } from "../store/store.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
-import type { Address } from "../vault/vault.ts";
+import type { Address, Vault } from "../vault/vault.ts";
 import { depositId } from "./chain-ids.ts";
-import { DepositWatcher } from "./deposits.ts";
+import { DepositWatcher, type DepositDeps } from "./deposits.ts";
 
 const USDC = 1_000_000n;
 const t = testChainPerFile();
 
 const quiet: Log = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
 
-/** A watcher over the test chain, with no confirmations, signing each account's permits with the key `keyOf` gives it (none: it keeps no key). */
-function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined): DepositWatcher {
+/** A watcher over the test chain, with no confirmations, signing each account's permits with the key `keyOf` gives it (none: it keeps no key); `over` on top. */
+function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined, over: Partial<DepositDeps> = {}): DepositWatcher {
   return new DepositWatcher({
     store: t.store,
     vault: t.vault,
@@ -27,6 +27,7 @@ function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined):
       return key && ((digest) => sign({ hash: digest, privateKey: key, to: "hex" }));
     },
     instanceId: "test",
+    ...over,
   });
 }
 
@@ -95,5 +96,37 @@ describe("the deposit watcher", () => {
     await watcher.pass();
     const status = new Map((await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).map((d) => [d.id, d.status]));
     expect([status.get(ahead.id), status.get(gone.id)]).toEqual(["detected", "dropped"]);
+  }, 60_000);
+
+  it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
+    const key = generatePrivateKey();
+    const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 5n * USDC, keyOf(`payer-${payer.address}`));
+    await t.vault.withdrawTo(keyOf(`to-${account.address}`), payer.address, account.address as Address, 5n * USDC);
+    // Two instances credit it; A's credit is slow to land (a busy chain).
+    const clock = { t: Date.now(), now: () => clock.t };
+    const credits: string[] = [];
+    let land!: () => void;
+    const landed = new Promise<void>((r) => (land = r));
+    const instance = (id: string, lands: Promise<void>) => {
+      const creditDeposit = async (...args: Parameters<Vault["creditDeposit"]>) => (credits.push(id), await lands, t.vault.creditDeposit(...args));
+      return watcherSigningWith(() => key, { instanceId: id, clock, vault: Object.create(t.vault, { creditDeposit: { value: creditDeposit } }) });
+    };
+    const [a, b] = [instance("A", landed), instance("B", Promise.resolve())];
+
+    const crediting = a.pass();
+    await expect.poll(() => credits).toEqual(["A"]);
+    // main.ts's timer renews A's leases every few seconds, for longer than a lease lasts; B's pass then runs.
+    for (let i = 0; i < 7; i++) {
+      clock.t += 5_000;
+      await a.renewLeases();
+    }
+    await b.pass();
+    land();
+    const credited = await crediting;
+    expect(credits).toEqual(["A"]);
+    expect(credited).toBe(1);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
   }, 60_000);
 });

@@ -37,6 +37,8 @@ export function depositCursorName(chain: Pick<ChainInfo, "chainId" | "contracts"
  */
 export class DepositWatcher {
   private readonly passes = new SerialPasses(() => this.run());
+  /** The deposits a pass holds the lease of while it credits them: renewed however long a credit takes. */
+  private readonly crediting = new Set<string>();
 
   constructor(private readonly d: DepositDeps) {}
 
@@ -49,6 +51,11 @@ export class DepositWatcher {
     return this.passes.idle();
   }
 
+  /** Extends the leases of the deposits this process is crediting: called more often than a lease lasts. */
+  renewLeases(): Promise<void> {
+    return this.d.store.renewDepositLeases([...this.crediting], this.lease(this.d.clock.now()));
+  }
+
   private async run(): Promise<number> {
     await this.scan();
     let credited = 0;
@@ -56,12 +63,14 @@ export class DepositWatcher {
     for (const deposit of await this.d.store.depositsInStatus(OPEN_DEPOSIT_STATUSES)) {
       const now = this.d.clock.now();
       if (!(await this.d.store.claimDeposit(deposit.id, this.lease(now), new Date(now).toISOString()))) continue;
+      this.crediting.add(deposit.id);
       const log = this.d.log.child({ deposit_id: deposit.id });
       try {
         if ((await this.credit(deposit, log)) === "credited") credited++;
       } catch (e) {
         log.warn({ err: e }, "crediting a deposit failed; will retry");
       } finally {
+        this.crediting.delete(deposit.id);
         await this.d.store.releaseDeposit(deposit.id, this.d.instanceId);
       }
     }

@@ -153,6 +153,17 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect(await store.claimDeposit("0xaa:3", lease("c", 1), new Date(clock.ms + 3_600_000).toISOString())).toBe(false);
     });
 
+    it("renews a deposit's lease for its holder only, so no one else takes it before the renewed lease runs out", async () => {
+      await store.insertDeposits([deposit()]);
+      expect(await store.claimDeposit("0xaa:3", lease("a"), iso())).toBe(true);
+      await store.renewDepositLeases(["0xaa:3"], lease("a", 60_000));
+      await store.renewDepositLeases(["0xaa:3"], lease("b", 3_600_000));
+      clock.ms += 45_000;
+      expect(await store.claimDeposit("0xaa:3", lease("b"), iso())).toBe(false);
+      clock.ms += 30_000;
+      expect(await store.claimDeposit("0xaa:3", lease("b"), iso())).toBe(true);
+    });
+
     it("keeps the chain scan cursor by name", async () => {
       expect(await store.chainCursor("deposits:1")).toBeUndefined();
       await store.setChainCursor("deposits:1", { block: 10n, hash: "0x10" });

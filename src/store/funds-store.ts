@@ -26,6 +26,7 @@ type FundsMethods =
   | "depositsInStatus"
   | "updateDeposit"
   | "claimDeposit"
+  | "renewDepositLeases"
   | "releaseDeposit"
   | "recordFaucetDrip"
   | "chainCursor"
@@ -107,10 +108,7 @@ export class FundsStore implements Pick<Store, FundsMethods> {
 
   claimWithdrawal: Store["claimWithdrawal"] = (id, lease, now) => this.claim("withdrawals", OPEN_WITHDRAWAL_STATUSES, id, lease, now);
 
-  renewWithdrawalLeases: Store["renewWithdrawalLeases"] = async (ids, lease) => {
-    if (ids.length === 0) return;
-    await this.db.updateTable("withdrawals").set({ lease_until: lease.until }).where("id", "in", [...ids]).where("lease_owner", "=", lease.owner).execute();
-  };
+  renewWithdrawalLeases: Store["renewWithdrawalLeases"] = (ids, lease) => this.renew("withdrawals", ids, lease);
 
   releaseWithdrawal: Store["releaseWithdrawal"] = (id, owner) => this.release("withdrawals", id, owner);
 
@@ -153,6 +151,8 @@ export class FundsStore implements Pick<Store, FundsMethods> {
 
   claimDeposit: Store["claimDeposit"] = (id, lease, now) => this.claim("deposits", OPEN_DEPOSIT_STATUSES, id, lease, now);
 
+  renewDepositLeases: Store["renewDepositLeases"] = (ids, lease) => this.renew("deposits", ids, lease);
+
   releaseDeposit: Store["releaseDeposit"] = (id, owner) => this.release("deposits", id, owner);
 
   recordFaucetDrip: Store["recordFaucetDrip"] = async (d) => {
@@ -188,6 +188,16 @@ export class FundsStore implements Pick<Store, FundsMethods> {
       .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_owner", "=", lease.owner), eb("lease_until", "<", now)]))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
+  }
+
+  private async renew(table: Leased, ids: readonly string[], lease: { owner: string; until: string }): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable(table as "withdrawals")
+      .set({ lease_until: lease.until })
+      .where("id", "in", [...ids])
+      .where("lease_owner", "=", lease.owner)
+      .execute();
   }
 
   private async release(table: Leased, id: string, owner: string): Promise<void> {

@@ -108,6 +108,7 @@ export class KyselyStore implements Store {
   depositsInStatus: Store["depositsInStatus"] = (...a) => this.funds.depositsInStatus(...a);
   updateDeposit: Store["updateDeposit"] = (...a) => this.funds.updateDeposit(...a);
   claimDeposit: Store["claimDeposit"] = (...a) => this.funds.claimDeposit(...a);
+  renewDepositLeases: Store["renewDepositLeases"] = (...a) => this.funds.renewDepositLeases(...a);
   releaseDeposit: Store["releaseDeposit"] = (...a) => this.funds.releaseDeposit(...a);
   recordFaucetDrip: Store["recordFaucetDrip"] = (...a) => this.funds.recordFaucetDrip(...a);
   chainCursor: Store["chainCursor"] = (...a) => this.funds.chainCursor(...a);

@@ -527,6 +527,7 @@ export interface Store {
   updateDeposit(id: string, from: readonly DepositStatus[], patch: DepositPatch, owner?: string): Promise<DepositRecord | undefined>;
   /** Takes an open deposit for `lease.owner` unless another owner's lease runs past `now`, as claimOrder. */
   claimDeposit(id: string, lease: Lease, now: string): Promise<boolean>;
+  renewDepositLeases(ids: readonly string[], lease: Lease): Promise<void>;
   releaseDeposit(id: string, owner: string): Promise<void>;
 
   /** Records a drip of the dev faucet, once per (key, transaction). */
