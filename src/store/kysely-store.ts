@@ -68,8 +68,11 @@ import type {
 export interface KeyChanges {
   /** Moves when another connection may have changed a key; undefined while that cannot be known. */
   version(): number | undefined;
-  /** Tells the other connections, after this one changed a key. */
-  announce(): Promise<void>;
+  /**
+   * Tells the other connections, in the transaction `db` that changed a key: told as it commits, so a change
+   * committed is always told, and one rolled back never is.
+   */
+  announce(db: Kysely<Database>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -190,15 +193,13 @@ export class KyselyStore implements Store {
   }
 
   async revokeApiKey(apiKey: string, at: string): Promise<boolean> {
-    const result = await this.db
-      .updateTable("api_keys")
-      .set({ revoked_at: at })
-      .where("api_key", "=", apiKey)
-      .where("revoked_at", "is", null)
-      .executeTakeFirst();
-    this.ownKeyChanges++;
-    await this.keyChanges.announce();
-    return result.numUpdatedRows > 0n;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx.updateTable("api_keys").set({ revoked_at: at }).where("api_key", "=", apiKey).where("revoked_at", "is", null).executeTakeFirst();
+      this.ownKeyChanges++;
+      // A revocation committed with its notification failing would leave the other instances using the key.
+      await this.keyChanges.announce(trx);
+      return result.numUpdatedRows > 0n;
+    });
   }
 
   apiKeysVersion(): string | undefined {

@@ -1,7 +1,11 @@
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../../../test/helpers/postgres.ts";
+import { systemClock } from "../../domain/types.ts";
+import { KyselyStore } from "../kysely-store.ts";
 import { MIGRATIONS } from "../migrations/migrate.ts";
+import type { Database } from "../rows.ts";
 import type { Store } from "../store.ts";
 import { openPostgresStore } from "./postgres-store.ts";
 
@@ -51,6 +55,19 @@ describe("PostgreSQL store", () => {
     );
     expect(columns.map((c) => c.column)).toContain("orders.amount");
     expect(columns.filter((c) => c.data_type !== "bigint")).toEqual([]);
+  });
+
+  it("revokes a key in the transaction that tells the other instances: a notification the server refuses leaves the key as it was", async () => {
+    // The notification of a revocation, refused by the server (its payload too long) as a lost connection would fail it.
+    const refused = { version: () => 0, announce: (db: Kysely<Database>) => sql`SELECT pg_notify('crossfill_api_keys', ${"x".repeat(8_000)})`.execute(db).then(() => undefined), close: async () => undefined };
+    const store = new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.url }) }) }), systemClock, refused);
+    open.push(store);
+    await store.migrate();
+    await store.createAccount({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    await store.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read"], secretEnc: "enc", ipAllowlist: null });
+    await expect(store.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z")).rejects.toThrow(/payload string too long/);
+    // The client is told it failed and may send it again; no instance was told of a revocation, and none was made.
+    expect((await store.apiKey("ck_1"))?.revokedAt).toBeNull();
   });
 
   it("says why when the server cannot be reached", async () => {

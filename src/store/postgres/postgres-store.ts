@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect } from "kysely";
+import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { systemClock, type Clock } from "../../domain/types.ts";
 import { KyselyStore, type KeyChanges } from "../kysely-store.ts";
@@ -28,7 +28,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   types.setTypeParser(pg.types.builtins.INT8, BigInt);
   const pool = new pg.Pool({ connectionString: url, types });
   pool.on("error", (err) => opts.onIdleError?.(err));
-  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), opts.clock ?? systemClock, new KeyNotifications(url, pool, opts.onIdleError));
+  return new KyselyStore(new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), opts.clock ?? systemClock, new KeyNotifications(url, opts.onIdleError));
 }
 
 const CHANNEL = "crossfill_api_keys";
@@ -49,7 +49,6 @@ class KeyNotifications implements KeyChanges {
 
   constructor(
     private readonly url: string,
-    private readonly pool: pg.Pool,
     private readonly onError: ((err: Error) => void) | undefined,
   ) {}
 
@@ -59,8 +58,8 @@ class KeyNotifications implements KeyChanges {
     return undefined;
   }
 
-  async announce(): Promise<void> {
-    await this.pool.query("SELECT pg_notify($1, '')", [CHANNEL]);
+  async announce(db: Kysely<Database>): Promise<void> {
+    await sql`SELECT pg_notify(${CHANNEL}, '')`.execute(db);
   }
 
   async close(): Promise<void> {
