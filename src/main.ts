@@ -146,6 +146,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     checkpoint,
   });
   const finished = (order: { eventId: string }) => resolutions.orderFinished(order.eventId);
+  // Renewed at every recovery tick: a lease outlives several of them.
+  const leaseMs = Math.max(30_000, 3 * config.reconcileIntervalMs);
   const orders = new OrderService({
     store,
     vault,
@@ -164,10 +166,16 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     expirySkewMs: config.expirySkewMs,
     checkpoint,
     instanceId: config.instanceId,
-    // Renewed at every recovery tick: a lease outlives several of them.
-    leaseMs: Math.max(30_000, 3 * config.reconcileIntervalMs),
+    leaseMs,
     finished,
   });
+  // Leases are renewed from before the first recovery pass until the last pass has stopped: one at start-up
+  // or at a stop that outlasted a lease would otherwise be claimed by another instance's recovery as well.
+  const leased: [string, { renewLeases(): Promise<void> }][] = [["orders in flight", orders]];
+  const renewal = setInterval(() => {
+    for (const [what, holder] of leased) holder.renewLeases().catch((err: unknown) => log.error({ err }, `renewing the leases of ${what} failed`));
+  }, config.reconcileIntervalMs);
+  renewal.unref();
   const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint, finished });
   const recovered = await reconciler.pass(0);
   metrics.reconciledOrders(recovered);
@@ -179,7 +187,6 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   await sweep();
 
   // Money in and out: withdrawals finished and deposits credited where a crash left them, then periodically.
-  const leaseMs = Math.max(30_000, 3 * config.reconcileIntervalMs);
   const withdrawals = new WithdrawalService({
     store,
     vault,
@@ -209,6 +216,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       withdrawals.pass(config.reconcileIntervalMs).catch((err: unknown) => log.error({ err }, "withdrawal recovery pass failed")),
       deposits.pass().catch((err: unknown) => log.warn({ err }, "the deposit watcher's pass failed; will retry")),
     ]);
+  leased.push(["withdrawals in flight", withdrawals], ["deposits being credited", deposits]);
   const recoveredWithdrawals = await withdrawals.pass(0);
   if (recoveredWithdrawals > 0) log.info({ recovered: recoveredWithdrawals }, "finished withdrawals interrupted by the last stop");
   await deposits.pass().catch((err: unknown) => log.warn({ err }, "the deposit watcher's first pass failed; will retry"));
@@ -303,9 +311,6 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   // The sweep reads the blocks since its last read (OpenHolds), so it runs at every tick with the rest of recovery.
   const timer = setInterval(() => {
     void sweep();
-    orders.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of orders in flight failed"));
-    withdrawals.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of withdrawals in flight failed"));
-    deposits.renewLeases().catch((err: unknown) => log.error({ err }, "renewing the leases of deposits being credited failed"));
     void moveFunds();
     reconciler.pass(config.reconcileIntervalMs).then(
       (n) => metrics.reconciledOrders(n),
@@ -339,6 +344,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       if (!(await settlesBy(reconciler.idle(), deadline))) log.warn("a reconciliation pass still running at the shutdown bound; the next one finishes its orders");
       if (!(await settlesBy(resolutions.idle(), deadline))) log.warn("a resolution pass still running at the shutdown bound; the next one finishes its redemptions");
       if (!(await settlesBy(Promise.all([withdrawals.idle(), deposits.idle()]), deadline))) log.warn("withdrawals or deposits still moving at the shutdown bound; the next start finishes them");
+      clearInterval(renewal);
       board.stop();
       await venueSetup.stop();
       await vault.close();
