@@ -72,9 +72,20 @@ describe("a buy's worst case", () => {
     expect(worstOrderCost(KALSHI, 828_000n, 1_000_000n)).toBeGreaterThanOrEqual(better);
   });
 
-  it("adds nothing to Kalshi's fee at the limit where no better price can raise it a cent", () => {
-    expect(worstFee(KALSHI, 500_000n, 10_000_000n)).toBe(orderFee(KALSHI, [{ price: 500_000n, shares: 10_000_000n }]));
-    expect(worstFee(KALSHI, 300_000n, 3_000_000n)).toBe(orderFee(KALSHI, [{ price: 300_000n, shares: 3_000_000n }]));
+  it("covers Kalshi's documented rounding: each fill's fee up to $0.0001, the debit up to the cent, whole cents rebated", () => {
+    // docs.kalshi.com, fee rounding: 47 contracts at 0.003 debit 0.16 (0.141 + a fee of 0.0099); one fee per order rounded up to the cent makes 0.151.
+    expect(worstOrderCost(KALSHI, 3_000n, 47_000_000n)).toBeGreaterThanOrEqual(160_000n);
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1_000n, max: 999_000n }).map((p) => p - (p % 1_000n)),
+        fc.array(fc.record({ better: fc.bigInt({ min: 0n, max: 20n }), contracts: fc.bigInt({ min: 1n, max: 30n }) }), { minLength: 1, maxLength: 6 }),
+        (limit, parts) => {
+          const fills = parts.map((p) => ({ price: limit - 1_000n * p.better > 0n ? limit - 1_000n * p.better : 1_000n, shares: p.contracts * 1_000_000n }));
+          expect(kalshiDebit(fills)).toBeLessThanOrEqual(worstOrderCost(KALSHI, limit, fills.reduce((s, f) => s + f.shares, 0n)));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
   });
 
   const model: fc.Arbitrary<FeeModel> = fc.oneof(
@@ -101,3 +112,21 @@ describe("a buy's worst case", () => {
     );
   });
 });
+
+/** What Kalshi debits a buyer for an order's fills, as its fee rounding page says, for a member whose balance is kept to the cent. */
+function kalshiDebit(fills: readonly { price: bigint; shares: bigint }[]): bigint {
+  let debit = 0n;
+  let overpaid = 0n;
+  for (const f of fills) {
+    const tradeFee = ((70_000n * f.shares * f.price * (1_000_000n - f.price) + 10n ** 20n - 1n) / 10n ** 20n) * 100n; // up to $0.0001
+    const exact = notional(f.price, f.shares) + tradeFee;
+    const paid = ((exact + 9_999n) / 10_000n) * 10_000n; // the balance floored to the cent
+    overpaid += paid - exact;
+    debit += paid;
+    if (overpaid > 10_000n) {
+      debit -= 10_000n;
+      overpaid -= 10_000n;
+    }
+  }
+  return debit;
+}

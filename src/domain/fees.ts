@@ -3,7 +3,8 @@ import type { Level } from "./types.ts";
 
 /**
  * A venue's published taker-fee formula, as data, so the pure router can price plans.
- * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule.
+ * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule. (Kalshi's
+ *   fee rounding page rounds per fill instead, to $0.0001 and the debit to the cent: `worstFee` bounds both.)
  * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
  * - limitless: a buy pays rate × C of the C contracts it bought, withheld in contracts (`withheldShares`): it
  *   delivers C − rate × C for the notional of C; a sell pays rate × C × P in USDC, rounded up to the micro-USDC.
@@ -20,6 +21,8 @@ export type FeeModel =
   | { kind: "opinion"; ratePpm: bigint; minFee: Micro };
 
 const CENT = 10_000n;
+/** Kalshi rounds each fill's trade fee up to $0.0001. */
+const KALSHI_FILL_FEE_STEP = 100n;
 
 /**
  * A Limitless fee rate: whole basis points (the rate signed into each order as `feeRateBps`) below
@@ -185,28 +188,24 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
 }
 
 /**
- * What above the notional at the limit one taker buy for `shares` at no worse than `limit` can pay:
- * its fee at the limit, and more where the fee's rounding per order outgrows what a better price
- * saves. Unrounded, a share's price plus its fee grows with the price under every model here (the
- * fee's slope is below 1): fills at better prices saving d micro-USDC of notional raise the unrounded
- * fee X by at most a·d, a = rate × (2·limit − 1) for Kalshi (nothing at a limit of 0.5 or under,
- * where a lower price lowers P(1 − P)). Kalshi rounds the order's fee up to the cent, so once X + a·d
- * passes the cent above X the fee jumps a whole cent for a saving d of under one: such a buy costs
- * less than the limit's notional + that cent + CENT − (cent − X) / a, and no more cents can be
- * gained (each takes a saving of 1/a cents). On a deci-cent market, one contract at 0.828 costs
- * 0.838 filled at its limit and 0.847 at 0.827. Polymarket floors its fee to 10 micro-USDC, so a
- * better fill can pay up to 9 micro-USDC more than the floored fee at the limit, never more than X.
+ * What above the notional at the limit one taker buy for `shares` at no worse than `limit` can pay.
+ * Unrounded, a share's price plus its fee grows with the price under every model here (the fee's slope
+ * is below 1), so fills at better prices save more notional than they add fee: what is left is the
+ * fee's rounding, which can go the other way. Kalshi (docs/venues/kalshi.md, "fee rounding") rounds each
+ * fill's fee up to $0.0001 and the buyer's debit up to the cent, rebating the rounding past a cent per
+ * order: a buy filled in k fills costs less than the notional + the unrounded fee X at the limit +
+ * k × $0.0001 + one cent (a fill per whole contract at most); charged as one fee per order rounded up to
+ * the cent, as the simulator does, it costs less than the notional + X + one cent. On a deci-cent market
+ * one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at 0.827 (its fee a cent more).
+ * Polymarket floors its fee to 10 micro-USDC, so a better fill can pay up to 9 micro-USDC more than
+ * the floored fee at the limit, never more than X.
  */
 export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   const atLimit = orderFee(model, [{ price: limit, shares }]);
   switch (model.kind) {
     case "kalshi": {
-      const slope = model.ratePpm * (2n * limit - ONE); // a, in units of 10^-12
-      if (slope <= 0n) return atLimit;
-      const raw = model.ratePpm * shares * limit * (ONE - limit); // X, in units of 10^-24 USDC
-      const toNextCent = atLimit * ONE * ONE * ONE - raw; // how far X + a·d climbs before the fee passes the cent above
-      const saving = toNextCent / (slope * ONE); // ⌊d⌋ in micro-USDC at which it does
-      return saving >= CENT - 1n ? atLimit : atLimit + CENT - 1n - saving;
+      const unrounded = ceilDiv(model.ratePpm * shares * limit * (ONE - limit), ONE * ONE * ONE);
+      return unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
     }
     case "polymarket": {
       const unfloored = polymarketRaw(model, [{ price: limit, shares }]) / (ONE * ONE * ONE * ONE * ONE);

@@ -45,8 +45,8 @@ describe("optimize_price", () => {
   it("counts in a Kalshi leg's worst case a fill at a better price whose fee rounds up a cent more", () => {
     // One contract at 0.828 costs 0.838 at that price, and 0.847 filled one deci-cent better, at 0.827.
     const quotes = [quote("kalshi", [[0.828, 5]], { feeModel: KALSHI, lotShares: S, minOrderShares: S, tickSize: 1_000n })];
-    expect(plan(req(0.838), quotes)).toMatchObject({ kind: "refusal", code: "order_too_small", details: { min_amount_usdc: "0.847327" } });
-    const p = planned(req(0.848), quotes);
+    expect(plan(req(0.838), quotes)).toMatchObject({ kind: "refusal", code: "order_too_small", details: { min_amount_usdc: "0.848069" } });
+    const p = planned(req(0.85), quotes);
     expect(p.shares).toBe(S);
     expect(p.legs[0]!.worstCost).toBeGreaterThanOrEqual(847_000n);
   });
@@ -60,8 +60,9 @@ describe("optimize_price", () => {
 
   it("keeps one Kalshi order when rounding each order's fee up to the cent makes a split dearer", () => {
     // Same price on both: 4 contracts on one order pay 0.07 in fees (2.07), 1 + 3 pay 0.02 + 0.06 (2.08).
+    // Their worst cases, with a cent and $0.0001 a contract for Kalshi's rounding: 2.080399, and 0.527599 + 1.562799.
     const quotes = [quote("b", [[0.5, 1]], { feeModel: KALSHI, lotShares: S }), quote("a", [[0.5, 4]], { feeModel: KALSHI, lotShares: S })];
-    const p = planned(req(2.07), quotes);
+    const p = planned(req(2.09), quotes);
     expect(legs(p)).toEqual([["a", 4n * S]]);
     expect(p).toMatchObject({ cost: usdc(2.07), fees: usdc(0.07) });
   });
@@ -115,7 +116,7 @@ describe("optimize_price", () => {
     const kalshi = [quote("k", [[0.5, 100]], { feeModel: KALSHI, lotShares: S })];
     const small = refused(req(0.1), kalshi);
     expect(small.code).toBe("order_too_small");
-    expect(small.details).toMatchObject({ min_amount_usdc: "0.52" });
+    expect(small.details).toMatchObject({ min_amount_usdc: "0.527599" }); // 0.52 at 0.50, and the fee's rounding at worst
     expect(refused(req(0.1, { timeInForce: "IOC" }), kalshi).code).toBe("order_too_small");
     expect(refused(req(10), [quote("a", [])]).code).toBe("insufficient_liquidity");
     expect(refused(req(10, { timeInForce: "IOC" }), [quote("a", [[0.5, 0.5]])]).code).toBe("insufficient_liquidity");
