@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Type } from "@sinclair/typebox";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import swagger from "@fastify/swagger";
@@ -37,6 +38,8 @@ declare module "fastify" {
 }
 
 export const BODY_LIMIT = 64 * 1024;
+/** The body of a route that takes none: nothing, or an object without fields. */
+const NO_BODY = Type.Object({}, { additionalProperties: false, nullable: true });
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 type AjvServerOptions = { customOptions: Record<string, unknown>; plugins: unknown[] };
@@ -153,6 +156,17 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     else admit(principal);
   });
 
+  // An API route that describes no query, or (taking a body) no body, refuses one rather than drop it, as
+  // a route's schema refuses a field it does not name. The query is checked by a hook, not a schema: a
+  // route that validates its own body (POST /v1/order) has no validators of Fastify's for its other parts.
+  // Only under /v1: the terminal's pages and files, the docs and /metrics are the browser's and scrapers'
+  // (an asset's cache-busting `?v=`, a client route's own query).
+  app.addHook("onRoute", (route) => {
+    if (!route.url.startsWith("/v1/")) return;
+    if (route.schema?.querystring === undefined) route.preValidation = [...[route.preValidation ?? []].flat(), refuseQuery];
+    if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
+  });
+
   app.setErrorHandler(sendError);
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split("?")[0]!;
@@ -258,6 +272,20 @@ function sendError(err: FastifyError | AppError, req: FastifyRequest, reply: Fas
   return reply.status(e.status).headers(e.headers ?? {}).send(body);
 }
 
+/** A route's hook when it takes no query: each parameter sent is refused as not a known field. */
+function refuseQuery(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const names = Object.keys(req.query as object);
+  if (names.length === 0) return done();
+  const fields = Object.create(null) as Record<string, string>;
+  for (const name of names) fields[name] = "is not a known field";
+  done(invalidRequest("querystring", fields));
+}
+
+function invalidRequest(context: string, fields: Record<string, string>): AppError {
+  const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
+  return new AppError("invalid_request", `Invalid ${context}: ${list}.`, { fields });
+}
+
 function toAppError(err: FastifyError | AppError): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError;
@@ -271,8 +299,7 @@ function toAppError(err: FastifyError | AppError): AppError {
         .replaceAll("/", ".");
       fields[name || fe.validationContext || "request"] = additionalProperty !== undefined ? "is not a known field" : (v.message ?? "is invalid");
     }
-    const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
-    return new AppError("invalid_request", `Invalid ${fe.validationContext ?? "request"}: ${list}.`, { fields });
+    return invalidRequest(fe.validationContext ?? "request", fields);
   }
   switch (fe.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":

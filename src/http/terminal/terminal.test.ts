@@ -10,6 +10,7 @@ import { storeReplayCache } from "../../auth/replay-cache.ts";
 import { Metrics } from "../../metrics/metrics.ts";
 import { AppError } from "../../domain/errors.ts";
 import { createApiKey } from "../../auth/keys.ts";
+import { sign } from "../../auth/hmac.ts";
 import { encryptSecret } from "../../auth/secrets.ts";
 import type { UnifiedEvent } from "../../markets/catalog.ts";
 import { OrderService, type OrderDeps } from "../../orders/service.ts";
@@ -407,6 +408,38 @@ describe("request schemas refuse what they do not describe, and coerce only text
     expect(refusal(res)).toEqual([400, "invalid_request", { dpeth: "is not a known field" }]);
   });
 
+  it.each(["/v1/account", "/v1/orders/ord_x", "/v1/withdrawals/wd_x", "/v1/keys", "/v1/session", "/v1/health"])(
+    "%s, which takes no query, refuses one as not a known field",
+    async (path) => {
+      const { cookie } = await signUp();
+      const res = await app.inject({ method: "GET", url: `${path}?x=1&limit=1`, headers: { cookie } });
+      expect(refusal(res)).toEqual([400, "invalid_request", { x: "is not a known field", limit: "is not a known field" }]);
+      expect(res.json().error.message).toBe("Invalid querystring: x is not a known field; limit is not a known field.");
+    },
+  );
+
+  it("a signed order refuses a query, once its signature over the path with the query is checked", async () => {
+    const { res: signup } = await signUp();
+    const { apiKey, apiSecret } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "bot", scopes: "read,trade" });
+    const payload = JSON.stringify({ market_id: "evt_test", outcome: "YES", side: "buy", amount_usdc: 1 });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signed = (url: string) => ({ ...json, "x-api-key": apiKey, "x-timestamp": timestamp, "x-signature": sign(apiSecret, timestamp, "POST", url, payload) });
+    const res = await app.inject({ method: "POST", url: "/v1/order?x=1", headers: signed("/v1/order?x=1"), payload });
+    expect(refusal(res)).toEqual([400, "invalid_request", { x: "is not a known field" }]);
+    const unsigned = await app.inject({ method: "POST", url: "/v1/order?x=1", headers: signed("/v1/order"), payload });
+    expect(unsigned.json().error.code).toBe("invalid_signature");
+  });
+
+  it("the faucet refuses a body field, and takes no body or an empty one", async () => {
+    const { cookie, csrf } = await signUp();
+    const headers = { cookie, "x-csrf-token": csrf };
+    const res = await app.inject({ method: "POST", url: "/v1/faucet", headers: { ...headers, ...json }, payload: { amount: 1_000_000 } });
+    expect(refusal(res)).toEqual([400, "invalid_request", { amount: "is not a known field" }]);
+    expect((await app.inject({ method: "POST", url: "/v1/faucet", headers: { ...headers, ...json }, payload: "[]" })).statusCode).toBe(400);
+    expect((await app.inject({ method: "POST", url: "/v1/faucet", headers: { ...headers, ...json }, payload: {} })).statusCode).toBe(200);
+    expect((await app.inject({ method: "POST", url: "/v1/faucet", headers })).statusCode).toBe(200);
+  });
+
   it.each(["7", "-1.5", "[]", "null"])("sign-up with the body %s is 400: the body must be an object", async (payload) => {
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
     expect(res.statusCode).toBe(400);
@@ -454,6 +487,13 @@ describe("static terminal", () => {
     expect([long.statusCode, long.json().error.message]).toEqual([404, `No route GET /v1/prices/${"x".repeat(189)}….`]);
     expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
+  });
+
+  it("takes a query on the terminal's pages and files, the docs and /metrics: a browser's or scraper's, not the API's", async () => {
+    writeFileSync(join(assets, "app.js"), "export {};");
+    for (const url of ["/settings/keys?tab=api", "/app.js?v=2", "/docs/?x=1", "/metrics?x=1"]) {
+      expect([url, (await app.inject({ method: "GET", url })).statusCode]).toEqual([url, 200]);
+    }
   });
 
   it("documents the terminal's endpoints in the OpenAPI document", async () => {
