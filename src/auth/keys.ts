@@ -59,7 +59,18 @@ export function parseScopes(input: string | readonly string[]): Scope[] {
   return SCOPES.filter((s) => names.includes(s));
 }
 
-const MAX_NAME_LENGTH = 100;
+/** The most characters (code points, as JSON Schema's maxLength counts them) a key's name may have. */
+export const KEY_NAME_MAX = 100;
+
+/** A key's name as stored: trimmed, 1 to KEY_NAME_MAX characters (an emoji is one, not its two UTF-16 units). */
+export function parseKeyName(raw: string): string {
+  const name = raw.trim();
+  const length = [...name].length;
+  if (length === 0 || length > KEY_NAME_MAX) {
+    throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { name: `must be 1 to ${KEY_NAME_MAX} characters` });
+  }
+  return name;
+}
 
 export interface NewApiKey {
   accountId: string;
@@ -80,12 +91,7 @@ export async function createApiKey(
   input: NewApiKey,
   random: RandomBytes = nodeRandomBytes,
 ): Promise<KeyPair & { record: ApiKeyRecord }> {
-  const name = input.name.trim();
-  if (name === "" || name.length > MAX_NAME_LENGTH) {
-    throw new AppError("invalid_request", `The key name must be 1 to ${MAX_NAME_LENGTH} characters.`, {
-      name: `must be 1 to ${MAX_NAME_LENGTH} characters`,
-    });
-  }
+  const name = parseKeyName(input.name);
   const scopes = parseScopes(input.scopes);
   const ipAllowlist = parseIpAllowlist(input.ipAllowlist ?? []);
   const withdrawalAllowlist = parseWithdrawalAllowlist(input.withdrawalAllowlist ?? []);

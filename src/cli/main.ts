@@ -4,7 +4,7 @@ import { Command } from "commander";
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from "../accounts/password.ts";
 import { loadConfig } from "../config.ts";
 import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
-import { createApiKey, parseScopes } from "../auth/keys.ts";
+import { createApiKey, KEY_NAME_MAX, parseKeyName, parseScopes } from "../auth/keys.ts";
 import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
 import { serve } from "../main.ts";
@@ -42,7 +42,7 @@ const keys = program.command("keys").description("Manage API keys");
 keys
   .command("create")
   .description("Create an API key; its secret is printed once and never again")
-  .requiredOption("--name <name>", "a name to recognise the key by")
+  .requiredOption("--name <name>", `a name to recognise the key by (1 to ${KEY_NAME_MAX} characters)`)
   .option("--scopes <scopes>", "comma-separated scopes: read, trade, withdraw (withdraw only when named)", "read,trade")
   .option("--account <email>", "the account that owns the key", LOCAL_ACCOUNT)
   .option("--ip <cidrs>", "comma-separated IP addresses allowed to use the key")
@@ -50,12 +50,12 @@ keys
   .option("--json", "print JSON for scripts")
   .action(async (o: { name: string; scopes: string; account: string; ip?: string; withdrawTo?: string; json?: boolean }) => {
     if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
-    if (o.name.trim().length === 0 || o.name.length > 64) fail("--name must be 1-64 characters");
+    const name = parseKeyName(o.name);
     const scopes = parseScopes(o.scopes);
     const created = await withStore(async (store, master) => {
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
       const list = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : null);
-      const key = await createApiKey(store, master, { accountId: account.id, name: o.name.trim(), scopes, ipAllowlist: list(o.ip), withdrawalAllowlist: list(o.withdrawTo) });
+      const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist: list(o.ip), withdrawalAllowlist: list(o.withdrawTo) });
       return { account, ...key };
     });
     if (o.json) {

@@ -70,6 +70,10 @@ describe("crossfill keys", () => {
     const bad = await run(process.execPath, [BIN, "keys", "create", "--name", "x", "--scopes", "read,admin"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/admin/);
+    // The API's limit: 100 characters, an emoji one.
+    expect(await cli("keys", "create", "--name", "😀".repeat(100), "--json")).toMatch(/"api_secret":"cs_live_/);
+    const long = await run(process.execPath, [BIN, "keys", "create", "--name", "x".repeat(101)], { env: env() }).catch((e: { code: number; stderr: string }) => e);
+    expect([(long as { code: number }).code, (long as { stderr: string }).stderr]).toEqual([2, "crossfill: The key name must be 1 to 100 characters.\n"]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { PASSWORD_MAX, PASSWORD_MIN } from "../../accounts/password.ts";
+import { KEY_NAME_MAX } from "../../auth/keys.ts";
 
 export const Credentials = Type.Object(
   {
@@ -33,7 +34,7 @@ export const ApiKeyInfo = Type.Object(
 
 export const NewKeyRequest = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 100 }),
+    name: Type.String({ minLength: 1, maxLength: KEY_NAME_MAX }),
     scopes: Type.Array(Type.String({ enum: ["read", "trade", "withdraw"] }), {
       minItems: 1,
       maxItems: 3,

@@ -235,6 +235,15 @@ describe("API keys from the terminal", () => {
     expect(refused.json().error.code).toBe("key_revoked");
   });
 
+  it("takes a name of 60 emoji (60 characters of the 100 allowed) and refuses one of 101", async () => {
+    const { cookie, csrf } = await signUp();
+    const make = (name: string) => app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name, scopes: ["read"] } });
+    const made = await make("😀".repeat(60));
+    expect([made.statusCode, made.json().name]).toEqual([201, "😀".repeat(60)]);
+    const long = await make("😀".repeat(101));
+    expect([long.statusCode, long.json().error.details.fields]).toEqual([400, { name: "must NOT have more than 100 characters" }]);
+  });
+
   it("does not let one account revoke another's key", async () => {
     const ada = await signUp();
     const bob = await signUp("bob@example.com");
