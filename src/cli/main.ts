@@ -8,6 +8,7 @@ import { createApiKey, KEY_NAME_MAX, parseKeyName, parseScopes } from "../auth/k
 import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
 import { serve } from "../main.ts";
+import { keyView } from "../http/terminal/key-routes.ts";
 import { registerAuditCommand } from "./audit.ts";
 import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
@@ -78,15 +79,7 @@ keys
       const account = await store.accountByEmail(o.account.trim().toLowerCase());
       return account ? store.listApiKeys(account.id) : [];
     });
-    const rows = list.map((k) => ({
-      api_key: k.apiKey,
-      name: k.name,
-      scopes: k.scopes,
-      withdrawal_allowlist: k.withdrawalAllowlist,
-      created_at: k.createdAt,
-      last_used_at: k.lastUsedAt,
-      revoked_at: k.revokedAt,
-    }));
+    const rows = list.map(keyView);
     if (o.json) {
       console.log(JSON.stringify(rows));
       return;
@@ -97,7 +90,9 @@ keys
     }
     for (const r of rows) {
       const state = r.revoked_at ? `revoked ${r.revoked_at}` : `last used ${r.last_used_at ?? "never"}`;
-      console.log(`${r.api_key}  ${r.name.padEnd(16)}  ${r.scopes.join(",").padEnd(10)}  created ${r.created_at}  ${state}`);
+      const ips = r.ip_allowlist ? `  from ${r.ip_allowlist.join(",")}` : "";
+      const to = r.withdrawal_allowlist ? `  pays to ${r.withdrawal_allowlist.join(",")}` : "";
+      console.log(`${r.api_key}  ${r.name.padEnd(16)}  ${r.scopes.join(",").padEnd(10)}  created ${r.created_at}  ${state}${ips}${to}`);
     }
   });
 

@@ -78,15 +78,18 @@ describe("crossfill keys", () => {
 });
 
 describe("crossfill keys create --scopes ... withdraw", () => {
-  it("grants the withdraw scope only when named, with the addresses its withdrawals may pay to", async () => {
+  it("grants the withdraw scope only when named, with the addresses its withdrawals may pay to; keys list shows them and the IP allowlist", async () => {
     const to = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-    await cli("keys", "create", "--name", "payouts", "--scopes", "read,withdraw", "--withdraw-to", to, "--account", "payouts@example.com", "--json");
+    await cli("keys", "create", "--name", "payouts", "--scopes", "read,withdraw", "--withdraw-to", to, "--ip", "10.0.0.0/8,192.0.2.1", "--account", "payouts@example.com", "--json");
     await cli("keys", "create", "--name", "default", "--account", "payouts@example.com", "--json");
-    const listed = JSON.parse(await cli("keys", "list", "--account", "payouts@example.com", "--json")) as { name: string; scopes: string[]; withdrawal_allowlist: string[] | null }[];
-    expect(listed.map((k) => [k.name, k.scopes, k.withdrawal_allowlist])).toEqual([
-      ["payouts", ["read", "withdraw"], [to.toLowerCase()]],
-      ["default", ["read", "trade"], null],
+    const listed = JSON.parse(await cli("keys", "list", "--account", "payouts@example.com", "--json")) as { name: string; scopes: string[]; ip_allowlist: string[] | null; withdrawal_allowlist: string[] | null }[];
+    expect(listed.map((k) => [k.name, k.scopes, k.ip_allowlist, k.withdrawal_allowlist])).toEqual([
+      ["payouts", ["read", "withdraw"], ["10.0.0.0/8", "192.0.2.1"], [to.toLowerCase()]],
+      ["default", ["read", "trade"], null, null],
     ]);
+    const [payouts, other] = (await cli("keys", "list", "--account", "payouts@example.com")).trim().split("\n");
+    expect(payouts).toMatch(new RegExp(`  from 10\\.0\\.0\\.0/8,192\\.0\\.2\\.1  pays to ${to.toLowerCase()}$`));
+    expect(other).not.toMatch(/from|pays to/);
   });
 });
 
