@@ -127,6 +127,17 @@ describe("CrossfillClient requests and errors", () => {
     await expect(client.health()).rejects.toMatchObject({ code: "http_502", status: 502, requestId: "lb_9", message: "<html>Bad Gateway</html>" });
   });
 
+  it("refuses a 2xx answer that is not JSON, naming the URL and its content type", async () => {
+    const { fetch } = recordingFetch(() => new Response("<!doctype html><title>crossfill</title>", { headers: { "content-type": "text/html; charset=utf-8" } }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test/base", apiKey: "ck_k", fetch });
+    await expect(client.activity({ limit: 5 })).rejects.toMatchObject({
+      name: "CrossfillError",
+      code: "not_json",
+      status: 200,
+      message: "GET http://api.test/base/v1/activity?limit=5 answered 200 with text/html; charset=utf-8, not JSON: is http://api.test/base the API's address?",
+    });
+  });
+
   it("reads an empty body as null", async () => {
     const { fetch } = recordingFetch(() => new Response(null, { status: 204 }));
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });

@@ -173,6 +173,18 @@ export class CrossfillClient {
   private async call<T>(method: string, pathWithQuery: string, opts?: RequestOptions): Promise<T> {
     const res = await this.request(method, pathWithQuery, opts);
     if (res.status < 200 || res.status > 299) throw CrossfillError.fromResponse(res);
+    // Something else at the address (a web page where the API was expected, under a base URL with a path)
+    // answers 2xx too: its text is no answer of the API's.
+    const type = res.headers["content-type"];
+    if (res.body !== null && !/^application\/json\b/i.test(type ?? "")) {
+      throw new CrossfillError(
+        "not_json",
+        res.status,
+        `${method} ${this.baseUrl}${pathWithQuery} answered ${res.status} with ${type ?? "no content type"}, not JSON: is ${this.baseUrl} the API's address?`,
+        undefined,
+        res.headers["x-request-id"],
+      );
+    }
     return res.body as T;
   }
 }

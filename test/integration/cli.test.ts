@@ -1,5 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -90,6 +92,23 @@ describe("crossfill keys create --scopes ... withdraw", () => {
     const [payouts, other] = (await cli("keys", "list", "--account", "payouts@example.com")).trim().split("\n");
     expect(payouts).toMatch(new RegExp(`  from 10\\.0\\.0\\.0/8,192\\.0\\.2\\.1  pays to ${to.toLowerCase()}$`));
     expect(other).not.toMatch(/from|pays to/);
+  });
+});
+
+describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
+  it("says what came back from where, instead of crashing on it", async () => {
+    const page = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>crossfill</title>"));
+    await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(page.address() as AddressInfo).port}/base`;
+    try {
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        `crossfill: not_json: GET ${url}/v1/activity?limit=50 answered 200 with text/html; charset=utf-8, not JSON: is ${url} the API's address?\n`,
+      ]);
+    } finally {
+      await new Promise((resolve) => page.close(resolve));
+    }
   });
 });
 
