@@ -19,6 +19,8 @@ export interface Config {
   rateLimitPerMinute: number;
   /** How long a stop waits for in-flight requests (and so orders) and the reconciler before it leaves them to recovery. */
   shutdownGraceMs: number;
+  /** How long a client may take to send a whole request, headers and body; a slower one is answered 408 and its connection closed. */
+  requestTimeoutMs: number;
   /** An external EVM chain; unset = the embedded dev chain in dataDir. */
   chainRpcUrl: string | undefined;
   operatorPrivateKey: `0x${string}` | undefined;
@@ -75,6 +77,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisPrefix: env.REDIS_PREFIX || "crossfill:",
     rateLimitPerMinute: int(env, "RATE_LIMIT_PER_MINUTE", 1_200, 0, 1_000_000_000),
     shutdownGraceMs: int(env, "SHUTDOWN_GRACE_MS", 15_000, 0, 600_000),
+    requestTimeoutMs: int(env, "REQUEST_TIMEOUT_MS", 30_000, 100, 600_000),
     chainRpcUrl,
     operatorPrivateKey: operator as `0x${string}` | undefined,
     chainRpcTimeoutMs: int(env, "CHAIN_RPC_TIMEOUT_MS", 15_000, 100, 600_000),

@@ -230,6 +230,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   const deps: HttpDeps = {
     version: VERSION,
     trustProxy: config.trustProxy,
+    requestTimeoutMs: config.requestTimeoutMs,
     authenticate: (req, needs) => authenticate(req, needs, authDeps),
     authenticateCached: (req, needs) => authenticateCached(req, needs, authDeps),
     store,

@@ -67,6 +67,13 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   const app = Fastify({
     ...(logger === false ? { logger: false } : { loggerInstance: new LazyLogger(logger as FastifyBaseLogger) as FastifyBaseLogger }),
     bodyLimit: BODY_LIMIT,
+    // A request (headers and body) must arrive whole within this, or it is answered 408 and its connection
+    // closed: a client sending a body slowly, or never finishing it, held a connection for good. The answer
+    // is not timed, so the price stream runs on. Node takes the longer of this and its headers' timeout (60 s
+    // by default) as the request's, so that is set alike; and it looks at its connections every 30 s by
+    // default, here every second at most, so a request is cut close to its time.
+    requestTimeout: deps.requestTimeoutMs,
+    http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs) },
     requestIdHeader: false,
     genReqId: (req) => requestId(req.headers["x-request-id"]),
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.

@@ -22,6 +22,8 @@ export interface MarketQuery {
 export interface HttpDeps {
   version: string;
   trustProxy: boolean;
+  /** How long a client may take to send a whole request (Node's requestTimeout): a body that never completes holds no connection longer. */
+  requestTimeoutMs: number;
   /** The caller, at once for a cached key's unsigned read; a promise when the store or the replay cache is asked. */
   authenticate(req: AuthRequest, needs: AuthNeeds): Principal | Promise<Principal>;
   /** The caller of an unsigned request at once from the key cache; undefined when the key is not cached. Throws what authenticate throws. */

@@ -51,6 +51,7 @@ async function start(env: { perMinute?: number; trustProxy?: boolean } = {}): Pr
   const deps = {
     version: "test",
     trustProxy: env.trustProxy ?? false,
+    requestTimeoutMs: 30_000,
     store,
     authenticate: (req, needs) => authenticate(req, needs, authDeps),
     authenticateCached: (req, needs) => authenticateCached(req, needs, authDeps),

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { authenticate } from "../../auth/authenticate.ts";
@@ -50,6 +52,7 @@ beforeEach(async () => {
   deps = {
     version: "test",
     trustProxy: false,
+    requestTimeoutMs: 30_000,
     store,
     authenticate: (req, needs) => authenticate(req, needs, { store, keys: new KeyCache(store, master), clock, replay: storeReplayCache(store) }),
     metrics: new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 }),
@@ -470,6 +473,25 @@ describe("request schemas refuse what they do not describe, and coerce only text
     const { cookie } = await signUp();
     expect((await app.inject({ method: "GET", url: "/v1/orders?limit=2", headers: { cookie } })).json()).toEqual({ data: [], next_cursor: null });
     expect(refusal(await app.inject({ method: "GET", url: "/v1/orders?limit=two", headers: { cookie } }))).toEqual([400, "invalid_request", { limit: "must be integer" }]);
+  });
+});
+
+describe("slow requests", () => {
+  it("answers 408 and closes a connection whose body does not arrive whole within the request timeout", async () => {
+    const slow = await buildApp({ ...deps, requestTimeoutMs: 300 }, false);
+    try {
+      await slow.listen({ port: 0, host: "127.0.0.1" });
+      const socket = connect((slow.server.address() as AddressInfo).port, "127.0.0.1");
+      let answer = "";
+      socket.on("data", (d) => (answer += d));
+      const started = performance.now();
+      socket.write("POST /v1/session/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\"");
+      await new Promise((resolve) => socket.on("close", resolve));
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(performance.now() - started).toBeLessThan(2_500);
+    } finally {
+      await slow.close();
+    }
   });
 });
 
