@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAddress, sign } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from "viem/accounts";
+import { createPublicClient, createWalletClient, defineChain, http } from "viem";
+import { testUSDCAbi } from "../contracts/artifacts.ts";
 import type { Log } from "../orders/service.ts";
 import type { AccountRecord } from "../store/store.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
@@ -29,6 +31,13 @@ function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined, 
     instanceId: "test",
     ...over,
   });
+}
+
+/** An account whose deposit address the service keeps the key of. */
+async function keyedAccount(id: string) {
+  const key = generatePrivateKey();
+  const account = await t.store.createAccount({ id, email: `${id}@example.com`, address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
+  return { key, account };
 }
 
 describe("the deposit watcher", () => {
@@ -128,5 +137,25 @@ describe("the deposit watcher", () => {
     expect(credits).toEqual(["A"]);
     expect(credited).toBe(1);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("finishes a zero-value transfer into a deposit address instead of trying to credit it at every pass for ever", async () => {
+    const { key, account } = await keyedAccount("acc_zero");
+    // Anyone may send 0 USDC to any address: it needs gas only, no USDC.
+    const spammer = privateKeyToAccount(generatePrivateKey());
+    await t.rpc.call("anvil_setBalance", [spammer.address, "0xde0b6b3a7640000"]);
+    const chain = defineChain({ id: t.chain.chainId, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [t.chain.rpcUrl] } } });
+    const wallet = createWalletClient({ account: spammer, chain, transport: http(t.chain.rpcUrl) });
+    const hash = await wallet.writeContract({ address: t.vault.info().contracts.usdc, abi: testUSDCAbi, functionName: "transfer", args: [account.address as Address, 0n] });
+    await t.rpc.call("evm_mine");
+    await createPublicClient({ chain, transport: http(t.chain.rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+    const attempts: bigint[] = [];
+    const counting = Object.create(t.vault, {
+      creditDeposit: { value: (...args: Parameters<Vault["creditDeposit"]>) => (attempts.push(args[2]), t.vault.creditDeposit(...args)) },
+    }) as Vault;
+    for (let i = 0; i < 3; i++) await watcherSigningWith(() => key, { vault: counting }).pass();
+    const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(mine.map((d) => [d.amount, d.status])).toEqual([[0n, "dropped"]]);
+    expect(attempts).toEqual([]);
   }, 60_000);
 });

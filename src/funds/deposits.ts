@@ -130,11 +130,13 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away: its block is there, without it) is dropped;
+   * for; a transfer the chain no longer has (reorganised away: its block is there, without it), or of 0 USDC, is dropped;
    * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, log: Log): Promise<DepositStatus> {
     const { store, vault } = this.d;
+    // Anyone may send 0 USDC to any address, for gas alone; the Vault credits no zero amount, so it would be refused at every pass.
+    if (deposit.amount === 0n) return this.finish(deposit, { status: "dropped", errorMessage: "A transfer of 0 USDC: there is nothing to credit." }, log);
     const key = depositKey(deposit.txHash as Hex32, deposit.logIndex);
     let state = await vault.depositState(key);
     if (deposit.status === "crediting" && state.kind === "none") {

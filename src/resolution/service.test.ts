@@ -143,12 +143,13 @@ describe("redeeming a resolved event's positions against the holders' balances",
     const balance = new Map<bigint, bigint>([[1n, 10_000_000n]]);
     const paid: { key: string; shares: bigint; payout: bigint }[] = [];
     let beforeRedeem: (() => void) | undefined;
-    let afterBalances: (() => void) | undefined;
+    let afterBalances: (() => void | Promise<void>) | undefined;
     const vault = {
       sotBalances: async (hs: readonly { tokenId: bigint }[]) => {
         const read = hs.map((h) => balance.get(h.tokenId) ?? 0n);
-        afterBalances?.();
+        const after = afterBalances;
         afterBalances = undefined;
+        await after?.();
         return read;
       },
       redeem: async (items: readonly RedemptionItem[]) => {
@@ -177,7 +178,7 @@ describe("redeeming a resolved event's positions against the holders' balances",
       log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
     });
     const credited = () => paid.reduce((s, p) => s + p.payout, 0n);
-    return { store, service, balance, paid, credited, beforeRedeem: (f: () => void) => (beforeRedeem = f), afterBalances: (f: () => void) => (afterBalances = f) };
+    return { store, service, balance, paid, credited, beforeRedeem: (f: () => void) => (beforeRedeem = f), afterBalances: (f: () => void | Promise<void>) => (afterBalances = f) };
   }
 
   it("redeems shares that reach a holder after its first redemption under the holder's next key", async () => {
@@ -242,5 +243,27 @@ describe("redeeming a resolved event's positions against the holders' balances",
     await service.pass();
     await service.pass();
     expect(credited()).toBe(13_000_000n);
+  });
+
+  it("leaves no redemption pending for good when another instance's redemption lands while this one plans", async () => {
+    const { store, service, balance, paid, credited, beforeRedeem, afterBalances } = await setUp();
+    // The first pass plans key 0 but a sell's escrow holds the shares when it comes to send it: key 0 stays pending.
+    beforeRedeem(() => balance.set(1n, 0n));
+    await service.pass();
+    expect((await store.redemptions()).map((r) => r.status)).toEqual(["pending"]);
+    balance.set(1n, 10_000_000n); // the sell returned them
+    // This instance reads the holder's balance (10); then another instance, sharing the store, redeems key 0 and records it.
+    afterBalances(async () => {
+      const key = redemptionKey("ev", "YES", ADDRESS, 0);
+      balance.set(1n, 0n);
+      paid.push({ key, shares: 10_000_000n, payout: 10_000_000n });
+      await store.markRedeemed(key, { shares: 10_000_000n, payout: 10_000_000n, txHash: TX }, new Date(1_000_000).toISOString());
+    });
+    await service.pass();
+    await service.pass();
+    await service.pass();
+    expect(credited()).toBe(10_000_000n);
+    // Nothing is left to redeem, so nothing should be left pending (crossfill audit's redemptions_made).
+    expect((await store.redemptions()).filter((r) => r.status === "pending").map((r) => [r.key, r.shares])).toEqual([]);
   });
 });

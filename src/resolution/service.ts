@@ -128,12 +128,14 @@ export class ResolutionService {
     const holdings = (await this.d.store.holders(r.eventId))
       .filter((holder) => !busy.has(holder.accountId))
       .flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
+    // The redemptions before the balances: one another instance's redemption landing between the two reads then
+    // shows as still pending (no new one is planned) rather than as redeemed with the shares it burned still held.
+    const made = await this.d.store.redemptions({ eventId: r.eventId });
     const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
     if (balances.every((b) => b === 0n)) {
       if (busy.size === 0) this.done.add(r.eventId);
       return;
     }
-    const made = await this.d.store.redemptions({ eventId: r.eventId });
     const rows: RedemptionRecord[] = holdings.flatMap(({ holder, outcome, tokenId }, i) => {
       const shares = balances[i]!;
       const earlier = made.filter((m) => m.outcome === outcome && m.address.toLowerCase() === holder.address.toLowerCase());
