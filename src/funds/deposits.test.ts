@@ -139,6 +139,21 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
   }, 60_000);
 
+  it("does not drop a transfer whose receipt one node of a pool lacks while another has its block", async () => {
+    const { key, account } = await keyedAccount("acc_lag_receipt");
+    await watcherSigningWith(() => key).pass();
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 6n * USDC, keyOf(`payer-${payer.address}`));
+    await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 6n * USDC);
+    // The receipt asked of a node behind, the block of one that has it: two requests, two nodes.
+    const lagging = Object.create(t.vault, { usdcTransfer: { value: async () => undefined } }) as Vault;
+    await watcherSigningWith(() => key, { vault: lagging }).pass();
+    await watcherSigningWith(() => key).pass();
+    const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(mine.map((d) => d.status)).toEqual(["credited"]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
+  }, 60_000);
+
   it("finishes a zero-value transfer into a deposit address instead of trying to credit it at every pass for ever", async () => {
     const { key, account } = await keyedAccount("acc_zero");
     // Anyone may send 0 USDC to any address: it needs gas only, no USDC.

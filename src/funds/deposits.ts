@@ -150,8 +150,10 @@ export class DepositWatcher {
     if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
     const transfer = await vault.usdcTransfer(deposit.txHash as Hex32, deposit.logIndex);
     const head = await vault.blockNumber();
-    // A node behind the one that showed the transfer (a pool of nodes) has no receipt yet: asked again at the next pass.
-    if (!transfer && (await vault.blockHash(deposit.block)) === undefined) return deposit.status;
+    // No receipt: gone only if the block at its height is there without its transaction (reorganised away). A node
+    // behind the one that showed the transfer (a pool of nodes, each request answered by any of them) may lack the
+    // block, or the receipt while the next request's node has the block: asked again at the next pass.
+    if (!transfer && (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false) return deposit.status;
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }

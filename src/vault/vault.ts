@@ -217,6 +217,8 @@ export interface Vault {
   blockNumber(): Promise<bigint>;
   /** The hash of the block at `number`, undefined when the chain has no such block. */
   blockHash(number: bigint): Promise<Hex32 | undefined>;
+  /** Whether the block at `number` holds the transaction `txHash`; undefined when the chain has no such block. One request, so one node's answer. */
+  blockHolds(number: bigint, txHash: Hex32): Promise<boolean | undefined>;
   /** The contracts' whole history from their event logs, for the audit. */
   ledger(): Promise<Ledger>;
   /** The locks and escrows opened and ended from `fromBlock` to `toBlock` (inclusive), oldest first. */

@@ -334,6 +334,11 @@ class EvmVault implements Vault {
     return block?.hash;
   }
 
+  async blockHolds(number: bigint, txHash: Hex32): Promise<boolean | undefined> {
+    const block = await this.rpc.call<{ transactions: Hex[] } | null>("eth_getBlockByNumber", [toHex(number), false]);
+    return block ? block.transactions.some((t) => t.toLowerCase() === txHash.toLowerCase()) : undefined;
+  }
+
   ledger(): Promise<Ledger> {
     return readLedger(this.chain, this.client, this.logs);
   }
