@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
 import { Type } from "@sinclair/typebox";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -87,6 +88,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply.header("x-request-id", req.id)),
+    clientErrorHandler: answerClientError,
   });
 
   app.decorateRequest("rawBody", undefined);
@@ -291,6 +293,26 @@ function refuseQuery(req: FastifyRequest, _reply: FastifyReply, done: (err?: Err
 function invalidRequest(context: string, fields: Record<string, string>): AppError {
   const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
   return new AppError("invalid_request", `Invalid ${context}: ${list}.`, { fields });
+}
+
+/**
+ * A request Node refuses before Fastify sees it (not whole within the request timeout, headers too large,
+ * not HTTP) is answered in the API's error body, as Fastify's own handler would otherwise answer it in its
+ * own, and its connection closed.
+ */
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const e =
+    err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? new AppError("request_timeout")
+      : err.code === "HPE_HEADER_OVERFLOW"
+        ? new AppError("headers_too_large")
+        : new AppError("invalid_request", "The request is not valid HTTP/1.1.");
+  const body = JSON.stringify({ error: { code: e.code, message: e.message } });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy();
 }
 
 function toAppError(err: FastifyError | AppError): AppError {

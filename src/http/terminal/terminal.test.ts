@@ -488,10 +488,24 @@ describe("slow requests", () => {
       socket.write("POST /v1/session/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\"");
       await new Promise((resolve) => socket.on("close", resolve));
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toMatchObject({ error: { code: "request_timeout" } });
       expect(performance.now() - started).toBeLessThan(2_500);
     } finally {
       await slow.close();
     }
+  });
+});
+
+describe("requests that are not HTTP", () => {
+  it("answers them 400 invalid_request in the API's error body and closes the connection", async () => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write("POST /v1/order HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toMatchObject({ error: { code: "invalid_request" } });
   });
 });
 
