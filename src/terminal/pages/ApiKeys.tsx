@@ -136,7 +136,7 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
       <form onSubmit={submit}>
         <label className="field">
           Name
-          <input name="name" required maxLength={100} placeholder="e.g. market-maker bot" value={name} onChange={(e) => setName(e.target.value)} autoFocus />
+          <input name="name" required placeholder="e.g. market-maker bot" value={name} onChange={(e) => setName(e.target.value)} autoFocus />
         </label>
         <fieldset className="field">
           <legend>Scopes</legend>
