@@ -250,10 +250,16 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const resolved = page.getByTestId("resolved");
     await resolved.waitFor();
     await expect(resolved.getByRole("heading").textContent()).resolves.toBe("Resolved: YES");
-    // Each share paid 1 USDC: the payout less what the shares cost.
+    // Each share paid 1 USDC: the payout less what the shares cost. Shown to the cent (a position of 42.815
+    // shares reads 42.82 where the double's toFixed(2) says 42.81), so read back as a number.
+    const shown = async (testId: string, pattern: RegExp) => {
+      const match = pattern.exec((await resolved.getByTestId(testId).textContent()) ?? "");
+      expect(match, testId).not.toBeNull();
+      return Number(match![1]!.replaceAll(",", ""));
+    };
     const realized = bought.filled_shares - bought.spent_usdc;
-    await expect(resolved.getByTestId("resolved-position").textContent()).resolves.toBe(`Your YES position: redeemed, +${realized.toFixed(2)} USDC realized`);
-    await expect(resolved.getByTestId("resolved-paid").textContent()).resolves.toMatch(new RegExp(`^Paid into your vault: ${bought.filled_shares.toFixed(2)} USDC 0x`));
+    expect(Math.abs((await shown("resolved-position", /^Your YES position: redeemed, \+([\d,.]+) USDC realized$/)) - realized)).toBeLessThanOrEqual(0.005 + 1e-9);
+    expect(Math.abs((await shown("resolved-paid", /^Paid into your vault: ([\d,.]+) USDC 0x/)) - bought.filled_shares)).toBeLessThanOrEqual(0.005 + 1e-9);
     await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
     await shot("09d-resolved-event");
   });
