@@ -201,18 +201,16 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * the floored fee at the limit, never more than X.
  */
 export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
-  const atLimit = orderFee(model, [{ price: limit, shares }]);
   switch (model.kind) {
     case "kalshi": {
       const unrounded = ceilDiv(model.ratePpm * shares * limit * (ONE - limit), ONE * ONE * ONE);
       return unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
     }
-    case "polymarket": {
-      const unfloored = polymarketRaw(model, [{ price: limit, shares }]) / (ONE * ONE * ONE * ONE * ONE);
-      return unfloored > atLimit ? unfloored : atLimit;
-    }
+    case "polymarket":
+      // Its fee before the floor to 10 micro-USDC, itself rounded down: never below the floored fee.
+      return polymarketRaw(model, [{ price: limit, shares }]) / (ONE * ONE * ONE * ONE * ONE);
     case "limitless":
     case "opinion":
-      return atLimit;
+      return orderFee(model, [{ price: limit, shares }]);
   }
 }
