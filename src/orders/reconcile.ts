@@ -5,7 +5,7 @@ import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
 import { learnOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
-import { chainOrderId, childOrder, fillRecord, sale, settlement, type Checkpoint, type Log, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
@@ -193,9 +193,7 @@ export class Reconciler {
         break;
       case "settled": {
         // The settlement landed but was not recorded: record what the chain did, with its transaction.
-        const done = order.side === "sell" ? sale(order, stored, orderLog) : settlement(order, stored, orderLog);
-        const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
-        await this.finish(order, ["routing"], { ...done, ...minted, settleTx: hold.txHash });
+        await this.finish(order, ["routing"], settledOnChain(order, hold, stored, orderLog));
         break;
       }
       case "released": {

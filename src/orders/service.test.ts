@@ -30,7 +30,7 @@ const EVENT: UnifiedEvent = {
 const HASH = `0x${"ab".repeat(32)}` as const;
 
 class Ledger {
-  locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; spent?: bigint }>();
+  locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; spent?: bigint; shares?: bigint }>();
   escrows = new Map<string, { account: string; shares: bigint; state: EscrowState["kind"]; sold?: bigint; proceeds?: bigint }>();
   /** Each address's SOT of the one token these tests trade, and its USDC credited by sells. */
   sot = new Map<string, bigint>();
@@ -52,7 +52,7 @@ class Ledger {
         fail("settle");
         const l = this.locks.get(id)!;
         add(this.sot, l.account, position.shares);
-        this.locks.set(id, { ...l, state: "settled", spent });
+        this.locks.set(id, { ...l, state: "settled", spent, shares: position.shares });
         return tx();
       },
       release: async (id) => (this.locks.set(id, { ...this.locks.get(id)!, state: "released" }), tx()),
@@ -60,7 +60,7 @@ class Ledger {
         const l = this.locks.get(id);
         if (!l) return { kind: "none" };
         if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: 0 };
-        if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: 0n, tokenId: 7n };
+        if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: l.shares!, tokenId: 7n };
         return { kind: "released", txHash: HASH, expired: false };
       },
       sotBalance: async (account) => this.sot.get(account) ?? 0n,
@@ -527,6 +527,40 @@ describe("recovery", () => {
     await new Reconciler(svc, { store: listing, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).pass(0);
     expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("settled");
     expect((await store.order(order.id))?.status).toBe("filled");
+  });
+
+  it("records a buy whose settlement landed, its answer lost, as the chain settled it", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const [stored] = await store.fills(order.id);
+    // The settlement landed after all.
+    await ledger.vault().settle(chainOrderId(order.id), stored!.shares * stored!.price / 1_000_000n + stored!.fee, { tokenId: 7n, shares: stored!.shares });
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: [{ ...stored!, side: "buy" as const }] });
+    await reconciler(svc).pass(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: stored!.shares, spent: ledger.locks.get(chainOrderId(order.id))!.spent, sotTokenId: "7", settleTx: HASH });
+  });
+
+  it("records what the chain charged and minted, not a fill the venue reported after the settlement was sent", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const [first] = await store.fills(order.id);
+    const charged = (first!.shares * first!.price) / 1_000_000n + first!.fee;
+    await ledger.vault().settle(chainOrderId(order.id), charged, { tokenId: 7n, shares: first!.shares });
+    // The venue now lists a second fill of the child that was not there when the settlement was made of the fills.
+    const late = { ...first!, tradeId: `${first!.tradeId}-late`, shares: 10_000n, side: "buy" as const };
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: [{ ...first!, side: "buy" as const }, late] });
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => errors.push(JSON.parse(line).msg) });
+    await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log }).pass(0);
+    expect(await store.fills(order.id)).toHaveLength(2);
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: first!.shares, spent: charged, settleTx: HASH });
+    expect(errors).toContainEqual(expect.stringMatching(/chain settled the order for other amounts/));
   });
 
   it("keeps the lease of an order it recovers for as long as its settlement takes, so no other instance recovers the order meanwhile", async () => {

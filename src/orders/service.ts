@@ -151,6 +151,32 @@ export function sale(
   };
 }
 
+/**
+ * What recovery records of an order whose settlement it found on chain: the chain's amounts, what the client
+ * was charged or credited and the shares minted or burned. The settlement was made of the stored fills, so
+ * the two agree; should a fill have been stored after the settlement was sent, the order still says what
+ * the chain did, and the difference is logged as an error for `crossfill audit` to report.
+ */
+export function settledOnChain(
+  order: Pick<OrderRecord, "id" | "locked" | "escrowed" | "legs">,
+  hold: Extract<Hold, { kind: "settled" }>,
+  fills: readonly FillRecord[],
+  log: Pick<Log, "error">,
+): OrderPatch {
+  const [fromFills, chain] =
+    "sold" in hold
+      ? [sale(order, fills, log), { proceeds: hold.proceeds, filledShares: hold.sold }]
+      : [settlement(order, fills, log), { spent: hold.spent, filledShares: hold.shares, sotTokenId: hold.tokenId.toString() }];
+  const differs = Object.entries(chain).some(([k, v]) => k !== "sotTokenId" && fromFills[k as keyof typeof fromFills] !== v);
+  if (differs) log.error({ chain: stringify(chain), fills: stringify(fromFills) }, "the chain settled the order for other amounts than its stored fills come to; recording the chain's");
+  const status = chain.filledShares >= plannedShares(order) ? "filled" : "partially_filled";
+  return { ...fromFills, ...chain, status, settleTx: hold.txHash };
+}
+
+function stringify(o: object): Record<string, string> {
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]));
+}
+
 /** What a sell's fills paid after the venues' fees, in micro-USDC, never below 0: the proceeds the client is credited. */
 export function proceedsOfFills(fills: readonly Pick<FillRecord, "price" | "shares" | "fee">[]): bigint {
   const net = fills.reduce((s, f) => s + proceedsOf(f.price, f.shares) - f.fee, 0n);
