@@ -10,7 +10,7 @@ import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp } from "./wire.ts";
+import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
@@ -90,7 +90,10 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     this.stream.disconnected();
   }
 
-  /** The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each series' fee schedule. */
+  /**
+   * The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each
+   * series' fee schedule; a market the adapter cannot model (its series' fee schedule) is left out.
+   */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
     const listed: KalshiMarket[] = [];
@@ -104,13 +107,12 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         cursor = body.cursor ?? "";
       } while (cursor);
     }
-    await Promise.all([...new Set(listed.map((m) => seriesOf(m.ticker)))].map((s) => this.feeModel(s)));
-    const out = listed.map((m) => toVenueMarket(m, this.feeBySeries.get(seriesOf(m.ticker))!));
+    const out = await this.toVenueMarkets(listed);
     for (const m of out) this.cache.set(m.venueMarketId, m);
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, with its series' fee schedule. */
+  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, with its series' fee schedule; as in markets(), less those the adapter cannot model. */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
     const found: KalshiMarket[] = [];
@@ -121,8 +123,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
       found.push(...body.markets.filter((m) => !listed.has(m.ticker)));
       cursor = body.cursor ?? "";
     } while (cursor);
-    await Promise.all([...new Set(found.map((m) => seriesOf(m.ticker)))].map((s) => this.feeModel(s)));
-    return found.map((m) => toVenueMarket(m, this.feeBySeries.get(seriesOf(m.ticker))!));
+    return this.toVenueMarkets(found);
   }
 
   market(venueMarketId: string): VenueMarket | undefined {
@@ -291,11 +292,31 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return uniqueTrades(newestFirst).reverse();
   }
 
-  private async feeModel(series: string): Promise<FeeModel> {
+  /**
+   * The fee schedule (`GET /series/{series}`) of each series of `markets` not modelled before (feeBySeries
+   * keeps those). A schedule the adapter cannot model is not kept: it is read again on the next load, so
+   * that a change on the venue is taken.
+   */
+  private async seriesFees(markets: readonly KalshiMarket[]): Promise<Map<string, KalshiSeriesFee>> {
+    const read = new Map<string, KalshiSeriesFee>();
+    const unread = [...new Set(markets.map((m) => seriesOf(m.ticker)))].filter((s) => !this.feeBySeries.has(s));
+    await Promise.all(unread.map(async (s) => read.set(s, ((await this.read(`/series/${encodeURIComponent(s)}`)) as { series: KalshiSeriesFee }).series)));
+    return read;
+  }
+
+  /** The markets the adapter can model, each with its series' fee model; the others are left out. */
+  private async toVenueMarkets(markets: readonly KalshiMarket[]): Promise<VenueMarket[]> {
+    const fees = await this.seriesFees(markets);
+    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModel(seriesOf(m.ticker), fees)));
+  }
+
+  /** A series' fee model: the one kept, or modelled from its schedule as read (kept from then on); throws for a schedule the adapter cannot model. */
+  private feeModel(series: string, fees: Map<string, KalshiSeriesFee>): FeeModel {
     const known = this.feeBySeries.get(series);
     if (known) return known;
-    const body = (await this.read(`/series/${encodeURIComponent(series)}`)) as { series: { fee_type: string; fee_multiplier: number } };
-    const model = kalshiFeeModel(body.series.fee_type, body.series.fee_multiplier);
+    const fee = fees.get(series);
+    if (!fee) throw new Error(`GET /series/${series} stated no fee schedule`);
+    const model = kalshiFeeModel(fee.fee_type, fee.fee_multiplier);
     this.feeBySeries.set(series, model);
     return model;
   }

@@ -18,6 +18,12 @@ export interface KalshiMarket {
   price_ranges: { start: string; end: string; step: string }[];
 }
 
+/** The fields of Kalshi's Series object (`GET /series/{series}`) that state its fee schedule. */
+export interface KalshiSeriesFee {
+  fee_type: string;
+  fee_multiplier: unknown;
+}
+
 /** `[price_dollars, count_fp]` pairs: bids only, YES and NO each their own side. */
 export interface KalshiOrderbookFp {
   yes_dollars: [string, string][];

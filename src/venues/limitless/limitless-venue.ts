@@ -91,16 +91,16 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     this.stream.disconnected();
   }
 
-  /** The catalog's markets as Limitless states them now, one `GET /markets/{slug}` each: closed and resolved ones are not in /markets/active. */
+  /**
+   * The catalog's markets as Limitless states them now, one `GET /markets/{slug}` each (closed and resolved
+   * ones are not in /markets/active); a market the adapter cannot model (toVenueMarket) is left out.
+   */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
     const listed = await Promise.all(wanted.map((slug) => this.read(`/markets/${encodeURIComponent(slug)}`) as Promise<LimitlessMarket>));
-    const out = listed.map((m) => {
-      const market = toVenueMarket(m);
-      this.cache.set(market.venueMarketId, { market, exchange: m.venue.exchange as Hex });
-      return market;
-    });
-    return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
+    const out = this.modelled(listed, (m) => m.slug, (m) => ({ market: toVenueMarket(m), exchange: m.venue.exchange as Hex }));
+    for (const c of out) this.cache.set(c.market.venueMarketId, c);
+    return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
   /** Every active market (`GET /markets/active`, page by page, 25 a page): what is new on the venue, for proposing catalog matches. */
@@ -113,10 +113,10 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     }
   }
 
-  /** The active markets the catalog does not list. */
+  /** The active markets the catalog does not list, less those the adapter cannot model (an AMM market, one without a fee rate). */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
-    return (await this.activeMarkets()).filter((m) => !listed.has(m.slug)).map((m) => toVenueMarket(m));
+    return this.modelled((await this.activeMarkets()).filter((m) => !listed.has(m.slug)), (m) => m.slug, toVenueMarket);
   }
 
   market(venueMarketId: string): VenueMarket | undefined {

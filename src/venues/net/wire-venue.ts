@@ -6,7 +6,7 @@ import type { BookSnapshot, BookUpdate, LatencyStats, Unsubscribe, VenueHealth }
 import type { AdapterOptions } from "./adapter-options.ts";
 import { sendWithRetry, type HttpResult } from "./http.ts";
 import { RateLimiter, type Throttle } from "./rate-limiter.ts";
-import { ReconnectingSocket } from "./reconnecting-socket.ts";
+import { ReconnectingSocket, type StreamLog } from "./reconnecting-socket.ts";
 import { WriteTurns } from "./write-turns.ts";
 
 export const READ_RETRY = { attempts: 4, baseDelayMs: 100, budgetMs: 5_000 };
@@ -33,6 +33,25 @@ export interface BookStreamHooks {
   onBook: (venueMarketId: string) => void;
   /** A frame could not be used (unreadable, out of sequence, impossible): what the stream tells the logs. */
   onDrop?: (why: string, frame: string) => void;
+}
+
+/**
+ * The markets of `raws` that an adapter can model, each made by `convert`, in order. `convert` reads
+ * nothing from the venue (what it needs has been read before), so whatever it throws is about the
+ * market's content: a fee schedule, a trade type, a field the adapter cannot model. Such a market is left
+ * out, with one warning naming the venue, the market and why, and the others load; a failure to reach
+ * the venue comes from the reads before, and propagates.
+ */
+export function modelledMarkets<R, T>(raws: readonly R[], how: { venue: string; log: StreamLog | undefined; idOf: (raw: R) => string; convert: (raw: R) => T }): T[] {
+  const out: T[] = [];
+  for (const raw of raws) {
+    try {
+      out.push(how.convert(raw));
+    } catch (err) {
+      how.log?.warn({ venue_id: how.venue, venue_market_id: how.idOf(raw), reason: err instanceof Error ? err.message : String(err) }, "venue market left out: the adapter cannot model it");
+    }
+  }
+  return out;
 }
 
 /** What a venue's adapter assumes where its options say nothing. */
@@ -166,6 +185,11 @@ export abstract class WireVenue<Credentials> {
   /** The catalog's markets on this venue: every listing, or with `openOnly` those of open events. */
   protected listedMarkets(openOnly = false): string[] {
     return this.opts.catalog.events().flatMap((e) => (openOnly && e.status !== "open" ? [] : e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
+  }
+
+  /** modelledMarkets for this venue, warning on its log. */
+  protected modelled<R, T>(raws: readonly R[], idOf: (raw: R) => string, convert: (raw: R) => T): T[] {
+    return modelledMarkets(raws, { venue: this.id, log: this.opts.log, idOf, convert });
   }
 
   /**

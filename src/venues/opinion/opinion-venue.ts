@@ -53,6 +53,12 @@ interface Cached {
   decimals: number;
 }
 
+/** A market as `GET /market` states it, with its YES token's taker fee rate as `GET /token/fee-rates` states it. */
+interface RatedMarket {
+  market: OpinionMarket;
+  takerFeeBps: unknown;
+}
+
 /**
  * Opinion's CLOB behind the Venue port: its OpenAPI (header `apikey`, `{ errno, errmsg, result }`
  * answers) for markets, books, orders, cancels and trades; EIP-712 limit buys and sells signed by a Safe's
@@ -117,15 +123,22 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     this.stream.disconnected();
   }
 
-  /** The catalog's markets as Opinion states them now: `GET /market/{marketId}` and the YES token's `GET /token/fee-rates`. */
+  /**
+   * The catalog's markets as Opinion states them now: `GET /market/{marketId}` and the YES token's
+   * `GET /token/fee-rates`; a market the adapter cannot model (its fee rate, its quote token) is left out.
+   */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
     const tokens = await this.quoteTokenList();
-    const listed = await Promise.all(wanted.map((id) => this.loadMarket(id, tokens)));
-    return listed.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
+    const listed = await Promise.all(
+      wanted.map(async (id) => this.withFeeRate(((await this.read(`/market/${encodeURIComponent(id)}`)) as { data: OpinionMarket }).data)),
+    );
+    const out = this.modelled(listed, ({ market }) => String(market.marketId), (read) => this.cached(read, tokens));
+    for (const c of out) this.cache.set(c.market.venueMarketId, c);
+    return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** The activated binary markets the catalog does not list (`GET /market`, 20 a page). */
+  /** The activated binary markets the catalog does not list (`GET /market`, 20 a page), less those the adapter cannot model. */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
     const found: OpinionMarket[] = [];
@@ -135,8 +148,8 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       found.push(...body.list);
       if (body.list.length < PAGE || found.length >= body.total) break;
     }
-    const fresh = found.filter((m) => !listed.has(String(m.marketId)));
-    return Promise.all(fresh.map(async (m) => toVenueMarket(m, await this.feeModelOf(m.yesTokenId))));
+    const fresh = await Promise.all(found.filter((m) => !listed.has(String(m.marketId))).map((m) => this.withFeeRate(m)));
+    return this.modelled(fresh, ({ market }) => String(market.marketId), ({ market, takerFeeBps }) => toVenueMarket(market, opinionFeeModel(takerFeeBps)));
   }
 
   market(venueMarketId: string): VenueMarket | undefined {
@@ -218,13 +231,17 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
   }
 
-  private async loadMarket(id: string, tokens: OpinionQuoteToken[]): Promise<VenueMarket> {
-    const m = ((await this.read(`/market/${encodeURIComponent(id)}`)) as { data: OpinionMarket }).data;
+  /** A market with its YES token's taker fee rate (`GET /token/fee-rates`). */
+  private async withFeeRate(market: OpinionMarket): Promise<RatedMarket> {
+    const rates = (await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: market.yesTokenId })}`)) as { takerFeeBps: unknown };
+    return { market, takerFeeBps: rates.takerFeeBps };
+  }
+
+  /** A market as the adapter keeps it, with what its orders are signed for: its quote token, which `tokens` (`/quoteToken`) must list. */
+  private cached({ market: m, takerFeeBps }: RatedMarket, tokens: OpinionQuoteToken[]): Cached {
     const token = tokens.find((t) => t.quoteTokenAddress.toLowerCase() === m.quoteToken.toLowerCase());
-    if (!token) throw new AppError("venue_unavailable", `${this.id}: market ${id} trades in ${m.quoteToken}, which /quoteToken does not list`, { venue: this.id });
-    const market = toVenueMarket(m, await this.feeModelOf(m.yesTokenId));
-    this.cache.set(market.venueMarketId, { market, exchange: token.ctfExchangeAddress as Hex, currency: token.quoteTokenAddress as Hex, decimals: token.decimal });
-    return market;
+    if (!token) throw new Error(`market ${m.marketId} trades in ${m.quoteToken}, which /quoteToken does not list`);
+    return { market: toVenueMarket(m, opinionFeeModel(takerFeeBps)), exchange: token.ctfExchangeAddress as Hex, currency: token.quoteTokenAddress as Hex, decimals: token.decimal };
   }
 
   private quoteTokenList(): Promise<OpinionQuoteToken[]> {
@@ -234,11 +251,6 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       if (this.quoteTokens === pending) this.quoteTokens = undefined;
     });
     return pending;
-  }
-
-  private async feeModelOf(tokenId: string): Promise<FeeModel> {
-    const rates = (await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: tokenId })}`)) as { takerFeeBps: unknown };
-    return opinionFeeModel(rates.takerFeeBps);
   }
 
   private async orderBody(order: ChildOrder, c: Cached): Promise<Record<string, unknown>> {

@@ -1,6 +1,5 @@
 import { performance } from "node:perf_hooks";
 import { AppError } from "../../domain/errors.ts";
-import type { FeeModel } from "../../domain/fees.ts";
 import { systemClock, type Clock, type Level, type Outcome } from "../../domain/types.ts";
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
@@ -27,6 +26,7 @@ import type { StreamLog } from "../net/reconnecting-socket.ts";
 import { formatMicro } from "../../domain/money.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
+import { modelledMarkets } from "../net/wire-venue.ts";
 import { orderBody, orderHash, OrderSigner, type PostedOrder } from "./order-signing.ts";
 import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
 import {
@@ -35,11 +35,12 @@ import {
   INITIAL_CURSOR,
   parseBook,
   parseCancelResult,
-  parseClobMarketFee,
+  conditionIdOf,
   parseMarketsPage,
   parseOpenOrder,
   parseMarket,
   parseOrderAck,
+  parseTradedMarket,
   parseTradesPage,
   rejectionReason,
   type BookSummary,
@@ -118,6 +119,7 @@ export class PolymarketVenue implements Venue {
   private restFailures = 0;
   private readonly baseUrl: string;
   private readonly wsUrl: string;
+  private readonly log: StreamLog | undefined;
 
   constructor(opts: PolymarketVenueOptions) {
     this.id = opts.id ?? "polymarket-sim";
@@ -128,6 +130,7 @@ export class PolymarketVenue implements Venue {
     this.apiKey = opts.credentials.apiKey;
     this.baseUrl = opts.baseUrl.replace(/\/$/, "");
     this.wsUrl = opts.wsUrl;
+    this.log = opts.log;
     this.rest = new RestClient({
       baseUrl: this.baseUrl,
       credentials: opts.credentials,
@@ -167,24 +170,28 @@ export class PolymarketVenue implements Venue {
     this.stream.stop();
   }
 
-  /** Pages through `GET /markets` until every market the catalog lists for this venue is found or the listing ends. */
+  /**
+   * Pages through `GET /markets` until every market the catalog lists for this venue is found or the
+   * listing ends, then reads each one's fee curve (`GET /clob-markets/{condition_id}`); a market the
+   * adapter cannot model (parseTradedMarket) is left out.
+   */
   async markets(): Promise<VenueMarket[]> {
     const wanted = new Set(this.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
-    const found = new Map<string, ClobMarket>();
+    const found = new Map<string, unknown>();
     let cursor = INITIAL_CURSOR;
     while (cursor !== END_CURSOR && found.size < wanted.size) {
       const page = parseMarketsPage(await this.read({ method: "GET", path: "/markets", query: { next_cursor: cursor }, limits: [] }));
-      for (const m of page.data) if (wanted.has(m.market.venueMarketId)) found.set(m.market.venueMarketId, m);
+      for (const raw of page.data) {
+        const id = conditionIdOf(raw);
+        if (id !== undefined && wanted.has(id)) found.set(id, raw);
+      }
       cursor = page.nextCursor;
     }
-    const curves = await Promise.all([...found.keys()].map((id) => this.feeCurve(id)));
-    [...found.values()].forEach((m, i) => {
-      const curve = curves[i];
-      // a market whose fee the CLOB cannot state is not traded: the fee planned with must be the one charged
-      if (curve) m.market.feeModel = curve;
-      else found.delete(m.market.venueMarketId);
-    });
-    for (const [id, m] of found) {
+    // a 404 is a market the CLOB does not know: parseTradedMarket leaves it out
+    const listed = await Promise.all([...found].map(async ([id, raw]) => ({ id, raw, info: await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] }, true) })));
+    const traded = modelledMarkets(listed, { venue: this.id, log: this.log, idOf: (l) => l.id, convert: (l) => parseTradedMarket(l.raw, l.info) });
+    for (const m of traded) {
+      const id = m.market.venueMarketId;
       const held = this.markets_.get(id);
       // a tick size change seen on the stream is newer than the listing
       this.markets_.set(id, held ? { ...m, market: { ...m.market, tickSize: held.market.tickSize } } : m);
@@ -194,22 +201,17 @@ export class PolymarketVenue implements Venue {
     return [...this.markets_.values()].map((m) => copyMarket(m.market));
   }
 
-  /** Every page of `GET /markets`: the open markets the catalog does not list, with the fee their listing states. */
+  /** Every page of `GET /markets`: the open markets the catalog does not list, with the fee their listing states, less those the adapter cannot read. */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === this.id).map((l) => l.venueMarketId)));
-    const out: VenueMarket[] = [];
+    const unlisted: unknown[] = [];
     for (let cursor = INITIAL_CURSOR; cursor !== END_CURSOR; ) {
       const page = parseMarketsPage(await this.read({ method: "GET", path: "/markets", query: { next_cursor: cursor }, limits: [] }));
-      for (const m of page.data) if (m.market.status === "open" && !listed.has(m.market.venueMarketId)) out.push(copyMarket(m.market));
+      unlisted.push(...page.data.filter((raw) => !listed.has(conditionIdOf(raw) ?? "")));
       cursor = page.nextCursor;
     }
-    return out;
-  }
-
-  /** The market's fee curve, as the operator will charge it at match time; undefined when the CLOB does not know the market. */
-  private async feeCurve(conditionId: string): Promise<FeeModel | undefined> {
-    const raw = await this.read({ method: "GET", path: `/clob-markets/${conditionId}`, limits: [] }, true);
-    return raw === undefined ? undefined : parseClobMarketFee(raw);
+    const found = modelledMarkets(unlisted, { venue: this.id, log: this.log, idOf: (raw) => conditionIdOf(raw) ?? "(no condition_id)", convert: (raw) => parseMarket(raw) });
+    return found.filter((m) => m.market.status === "open").map((m) => copyMarket(m.market));
   }
 
   market(venueMarketId: string): VenueMarket | undefined {

@@ -60,7 +60,7 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
   it("reads a markets page into the port's market, with the end cursor", () => {
     const page = parseMarketsPage(fixture("markets-page").body);
     expect(page.nextCursor).toBe(END_CURSOR);
-    expect(page.data[0]).toMatchObject({
+    expect(parseMarket(page.data[0])).toMatchObject({
       negRisk: false,
       market: {
         venueMarketId: "0xbd31dc8a20211944f6b70f31557f1001557b59905b7738480ca09bd4532f84af",

@@ -78,10 +78,16 @@ export type StreamEvent =
   | { type: "tick_size_change"; assetId: string; tickSize: PriceMicro }
   | { type: "other" };
 
-export function parseMarketsPage(raw: unknown): Page<ClobMarket> {
+/** A page of `GET /markets`, its markets as listed: each is read on its own (parseMarket), so that one the adapter cannot read is left out alone. */
+export function parseMarketsPage(raw: unknown): Page<unknown> {
   const o = obj(raw, "markets page");
-  const data = arr(o["data"], "markets page.data").map((m, i) => parseMarket(m, `data[${i}]`));
-  return { data, nextCursor: str(o["next_cursor"], "next_cursor") };
+  return { data: arr(o["data"], "markets page.data"), nextCursor: str(o["next_cursor"], "next_cursor") };
+}
+
+/** A listed market's `condition_id`, read before the rest of it; undefined when it has none. */
+export function conditionIdOf(raw: unknown): string | undefined {
+  const id = (raw as { condition_id?: unknown } | null)?.condition_id;
+  return typeof id === "string" ? id : undefined;
 }
 
 /** A market of `GET /markets/{condition_id}`, or of a page of `GET /markets`. */
@@ -141,6 +147,17 @@ export function parseClobMarketFee(raw: unknown): FeeModel {
   const exponent = Number(f["e"] ?? 1);
   if (exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 1 or 2`);
   return { kind: "polymarket", ratePpm: parseDecimal(f["r"] ?? 0, "clob market info.fd.r"), exponent };
+}
+
+/**
+ * A listed market with the fee curve of its CLOB market info (`GET /clob-markets/{condition_id}`;
+ * undefined: the CLOB does not know the market). A market whose fee the CLOB cannot state is not traded:
+ * the fee planned with must be the one charged.
+ */
+export function parseTradedMarket(listed: unknown, info: unknown): ClobMarket {
+  if (info === undefined) throw new WireError("the CLOB has no market info for it: its fee is not known");
+  const m = parseMarket(listed);
+  return { ...m, market: { ...m.market, feeModel: parseClobMarketFee(info) } };
 }
 
 /** A book summary of `GET /book`, `POST /books` or a WebSocket `book` event, with its levels sorted best first. */
