@@ -10,7 +10,7 @@ import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee } from "./wire.ts";
+import { formatCount, formatDollars, kalshiMarketFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiEventFee, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
@@ -26,6 +26,8 @@ const CLOCK_MARGIN_S = 3600;
  * nor its fills say which was meant. The id the child is sent under is the only place left to say it.
  */
 const SELL_MARK = "sell:";
+/** Event tickers one `GET /events?tickers=…` names (as markets() names 100 market tickers a read); one page of its answer (limit 200) holds them all. */
+const EVENTS_PER_READ = 100;
 
 interface KalshiOrder {
   order_id: string;
@@ -45,7 +47,7 @@ interface KalshiFill {
 }
 
 /**
- * Kalshi's trade API v2 behind the Venue port: RSA-PSS signed REST for markets, series fees, books,
+ * Kalshi's trade API v2 behind the Venue port: RSA-PSS signed REST for markets, series and event fees, books,
  * orders, cancels and fills, and the orderbook_delta WebSocket channel for live books. Only the
  * catalog's markets are loaded and streamed. Orders are immediate-or-cancel V2 orders keyed by the
  * child's client order id, so a retried placement can never fill twice.
@@ -58,7 +60,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   protected readonly stream: KalshiBookSync;
   protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, VenueMarket>();
-  private readonly feeBySeries = new Map<string, FeeModel>();
+  private readonly feeBySeries = new Map<string, KalshiSeriesFee>();
+  private readonly feeByEvent = new Map<string, KalshiEventFee>();
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
 
   constructor(opts: KalshiVenueOptions) {
@@ -91,8 +94,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   }
 
   /**
-   * The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), with each
-   * series' fee schedule; a market the adapter cannot model (its series' fee schedule) is left out.
+   * The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), each with its
+   * fee (feeModelOf); a market the adapter cannot model is left out.
    */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
@@ -112,7 +115,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, with its series' fee schedule; as in markets(), less those the adapter cannot model. */
+  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, each with its fee (feeModelOf); as in markets(), less those the adapter cannot model. */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
     const found: KalshiMarket[] = [];
@@ -292,33 +295,60 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return uniqueTrades(newestFirst).reverse();
   }
 
-  /**
-   * The fee schedule (`GET /series/{series}`) of each series of `markets` not modelled before (feeBySeries
-   * keeps those). A schedule the adapter cannot model is not kept: it is read again on the next load, so
-   * that a change on the venue is taken.
-   */
-  private async seriesFees(markets: readonly KalshiMarket[]): Promise<Map<string, KalshiSeriesFee>> {
-    const read = new Map<string, KalshiSeriesFee>();
-    const unread = [...new Set(markets.map((m) => seriesOf(m.ticker)))].filter((s) => !this.feeBySeries.has(s));
-    await Promise.all(unread.map(async (s) => read.set(s, ((await this.read(`/series/${encodeURIComponent(s)}`)) as { series: KalshiSeriesFee }).series)));
-    return read;
-  }
-
-  /** The markets the adapter can model, each with its series' fee model; the others are left out. */
+  /** The markets the adapter can model, each with its fee; the others are left out. */
   private async toVenueMarkets(markets: readonly KalshiMarket[]): Promise<VenueMarket[]> {
-    const fees = await this.seriesFees(markets);
-    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModel(seriesOf(m.ticker), fees)));
+    await this.readFees(markets);
+    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModelOf(m)));
   }
 
-  /** A series' fee model: the one kept, or modelled from its schedule as read (kept from then on); throws for a schedule the adapter cannot model. */
-  private feeModel(series: string, fees: Map<string, KalshiSeriesFee>): FeeModel {
-    const known = this.feeBySeries.get(series);
-    if (known) return known;
-    const fee = fees.get(series);
-    if (!fee) throw new Error(`GET /series/${series} stated no fee schedule`);
-    const model = kalshiFeeModel(fee.fee_type, fee.fee_multiplier);
-    this.feeBySeries.set(series, model);
-    return model;
+  /**
+   * A market's fee: its event's override where there is one, else its series' fee (docs/venues/kalshi.md, Fees),
+   * both read by readFees. Throws for a fee the adapter cannot model; the series' and event's fees are then read
+   * again on the next load, so that a change on the venue is taken.
+   */
+  private feeModelOf(m: KalshiMarket): FeeModel {
+    try {
+      return kalshiMarketFeeModel(this.feeBySeries.get(seriesOf(m.ticker))!, this.feeByEvent.get(m.event_ticker)!);
+    } catch (err) {
+      this.feeBySeries.delete(seriesOf(m.ticker));
+      this.feeByEvent.delete(m.event_ticker);
+      throw err;
+    }
+  }
+  /** The fees of the markets' series and events this adapter has not read yet, all at once (the read bucket paces them). */
+  private async readFees(markets: readonly KalshiMarket[]): Promise<void> {
+    const series = [...new Set(markets.map((m) => seriesOf(m.ticker)))].filter((s) => !this.feeBySeries.has(s));
+    const events = [...new Set(markets.map((m) => m.event_ticker))].filter((e) => !this.feeByEvent.has(e));
+    await Promise.all([...series.map((s) => this.readSeriesFee(s)), this.readEventFees(events)]);
+  }
+
+  /** `GET /series/{series_ticker}`: the series' fee schedule. */
+  private async readSeriesFee(series: string): Promise<void> {
+    const body = (await this.read(`/series/${encodeURIComponent(series)}`)) as { series: KalshiSeriesFee };
+    this.feeBySeries.set(series, { fee_type: body.series.fee_type, fee_multiplier: body.series.fee_multiplier });
+  }
+
+  /**
+   * The events' fee overrides: `GET /events?tickers=…`, EVENTS_PER_READ events a read (every cursor page),
+   * then `GET /events/{event_ticker}` for each event that listing leaves out (it excludes multivariate events).
+   */
+  private async readEventFees(events: readonly string[]): Promise<void> {
+    const keep = (ticker: string, e: KalshiEventFee) => this.feeByEvent.set(ticker, { fee_type_override: e.fee_type_override, fee_multiplier_override: e.fee_multiplier_override });
+    const batches: string[][] = [];
+    for (let i = 0; i < events.length; i += EVENTS_PER_READ) batches.push(events.slice(i, i + EVENTS_PER_READ));
+    await Promise.all(
+      batches.map(async (batch) => {
+        let cursor = "";
+        do {
+          const q = new URLSearchParams({ tickers: batch.join(","), limit: "200", ...(cursor ? { cursor } : {}) });
+          const body = (await this.read(`/events?${q}`)) as { events: (KalshiEventFee & { event_ticker: string })[]; cursor: string };
+          for (const e of body.events) keep(e.event_ticker, e);
+          cursor = body.cursor ?? "";
+        } while (cursor);
+      }),
+    );
+    const unlisted = events.filter((e) => !this.feeByEvent.has(e));
+    await Promise.all(unlisted.map(async (e) => keep(e, ((await this.read(`/events/${encodeURIComponent(e)}`)) as { event: KalshiEventFee }).event)));
   }
 
   private async seedBook(ticker: string): Promise<void> {

@@ -5,7 +5,7 @@ import { orderFee } from "../../domain/fees.ts";
 import { parseMicro } from "../../domain/money.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { kalshiAuthHeaders, kalshiSigningText, signKalshi, verifyKalshi } from "./signing.ts";
-import { formatCount, formatDollars, kalshiFeeModel, kalshiResolution, kalshiSides, levelMap, parseSignedCount, toVenueMarket } from "./wire.ts";
+import { formatCount, formatDollars, kalshiFeeModel, kalshiMarketFeeModel, kalshiResolution, kalshiSides, levelMap, parseSignedCount, toVenueMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/kalshi/${name}`, import.meta.url), "utf8"));
 
@@ -83,6 +83,26 @@ describe("Kalshi fees", () => {
       expect(orderFee(model, [{ price, shares: 1_000_000n }]), `1 @ ${row.price}`).toBe(parseMicro(row.one, "one"));
       expect(orderFee(model, [{ price, shares: 100_000_000n }]), `100 @ ${row.price}`).toBe(parseMicro(row.hundred, "hundred"));
     }
+  });
+});
+
+describe("Kalshi event fee overrides", () => {
+  const series = fixture("market.json").series.series;
+
+  it("charges a market its event's override, not its series' fee", () => {
+    const { event } = fixture("event.json").response;
+    const market = fixture("market.json").response.markets[0];
+    expect(market.event_ticker).toBe(event.event_ticker);
+    expect(series).toMatchObject({ fee_type: "quadratic", fee_multiplier: 1 });
+    expect(toVenueMarket(market, kalshiMarketFeeModel(series, event)).feeModel).toEqual({ kind: "kalshi", ratePpm: 105_000n });
+  });
+
+  it("keeps the series' fee where the event overrides nothing, and the series' other field where it overrides one", () => {
+    expect(kalshiMarketFeeModel(series, {})).toEqual({ kind: "kalshi", ratePpm: 70_000n });
+    expect(kalshiMarketFeeModel(series, { fee_type_override: null, fee_multiplier_override: null })).toEqual({ kind: "kalshi", ratePpm: 70_000n });
+    expect(kalshiMarketFeeModel(series, { fee_multiplier_override: 0.5 })).toEqual({ kind: "kalshi", ratePpm: 35_000n });
+    expect(kalshiMarketFeeModel({ fee_type: "quadratic", fee_multiplier: 0.5 }, { fee_type_override: "quadratic_with_maker_fees" })).toEqual({ kind: "kalshi", ratePpm: 35_000n });
+    expect(() => kalshiMarketFeeModel(series, { fee_type_override: "flat" })).toThrow(/flat/);
   });
 });
 

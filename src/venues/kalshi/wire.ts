@@ -18,12 +18,6 @@ export interface KalshiMarket {
   price_ranges: { start: string; end: string; step: string }[];
 }
 
-/** The fields of Kalshi's Series object (`GET /series/{series}`) that state its fee schedule. */
-export interface KalshiSeriesFee {
-  fee_type: string;
-  fee_multiplier: unknown;
-}
-
 /** `[price_dollars, count_fp]` pairs: bids only, YES and NO each their own side. */
 export interface KalshiOrderbookFp {
   yes_dollars: [string, string][];
@@ -90,6 +84,32 @@ export function kalshiFeeModel(feeType: string, feeMultiplier: unknown): FeeMode
   if (!feeType.startsWith("quadratic")) throw new Error(`Kalshi fee_type ${feeType} is not supported`);
   const multiplier = parseMicro(feeMultiplier, "fee_multiplier");
   return { kind: "kalshi", ratePpm: (KALSHI_TAKER_RATE_PPM * multiplier) / ONE };
+}
+
+/** A series' fee schedule, as `GET /series/{series_ticker}` states it (`series.fee_type`, `series.fee_multiplier`). */
+export interface KalshiSeriesFee {
+  fee_type: string;
+  fee_multiplier: number;
+}
+
+/**
+ * An event's fee override, as `GET /events` and `GET /events/{event_ticker}` state it (kalshi-typescript 3.30.0
+ * `EventData`): null or absent where the event keeps its series' fee.
+ */
+export interface KalshiEventFee {
+  fee_type_override?: string | null;
+  fee_multiplier_override?: number | null;
+}
+
+/**
+ * The fee a market is charged: its event's override where there is one, else its series' fee. Each field
+ * stands on its own: `fee_type_override` "takes precedence over the series-level fee for this event's
+ * markets" and `fee_multiplier_override` is "paired with" it (`EventData`), and a null one "falls back to
+ * the parent series'" fee structure or multiplier (`EventFeeChange`), so an override of one field keeps
+ * the series' other.
+ */
+export function kalshiMarketFeeModel(series: KalshiSeriesFee, event: KalshiEventFee): FeeModel {
+  return kalshiFeeModel(event.fee_type_override ?? series.fee_type, event.fee_multiplier_override ?? series.fee_multiplier);
 }
 
 /** The series a market belongs to: the first dash-separated part of its ticker (KXBTCD-26DEC31-T150000 → KXBTCD). */

@@ -2,12 +2,12 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock } from "../../../domain/types.ts";
-import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
+import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
-import { formatCount, formatDollars, KALSHI_TAKER_RATE_PPM, seriesOf } from "../wire.ts";
+import { formatCount, formatDollars, kalshiMarketFeeModel, KALSHI_TAKER_RATE_PPM, seriesOf, type KalshiEventFee, type KalshiSeriesFee } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
 import { KalshiStream } from "./stream.ts";
 
@@ -25,6 +25,11 @@ const STATUS_FILTER: Record<string, string[]> = {
 };
 /** How far a request's signed timestamp may be from the simulator's clock. */
 const TIMESTAMP_WINDOW_MS = 60_000;
+/**
+ * What a multivariate (combo) event's series starts with, which `GET /events` leaves out ("excludes multivariate
+ * events"). Assumed of Kalshi's tickers; only the simulator relies on it.
+ */
+const MULTIVARIATE_SERIES = "KXMVE";
 
 export interface KalshiSimOptions extends VenueSimOptions {
   /**
@@ -32,17 +37,36 @@ export interface KalshiSimOptions extends VenueSimOptions {
    * before it is `finalized` and paid out: its `settlement_timer_seconds` (default 0: paid at once).
    */
   settlementTimerMs?: number;
+  /**
+   * Fee overrides by event ticker, served on the event (`fee_type_override`, `fee_multiplier_override`) and
+   * charged on its markets' fills; each field left out keeps the series' (default: no event overrides its series).
+   */
+  eventFees?: Record<string, KalshiEventFee>;
 }
 
 export type KalshiSim = VenueSim<KalshiCredentials>;
 
 /**
- * Kalshi's trade API v2 on a loopback port: markets, series, orderbooks, V2 order creation and
+ * Kalshi's trade API v2 on a loopback port: markets, events, series, orderbooks, V2 order creation and
  * cancellation, orders, fills and the orderbook_delta WebSocket channel, all RSA-PSS authenticated
  * with a key pair made at start, backed by the shared simulated exchange with the kalshi-sim profile.
  */
 export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim> {
-  const { clock, events, exchange, markets } = simExchange(opts, KALSHI_SIM, OWN_MARKETS);
+  const eventFees = opts.eventFees ?? {};
+  const seriesFees = new Map<string, KalshiSeriesFee>();
+  for (const l of simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id).flatMap((e) => e.listings)) {
+    const s = seriesOf(l.venueMarketId);
+    if (l.venue === KALSHI_SIM.id && !seriesFees.has(s)) seriesFees.set(s, { fee_type: "quadratic", fee_multiplier: multiplierOf(KALSHI_SIM.feeModel(l.feeRatePpm).ratePpm) });
+  }
+  /** A catalog whose markets in an overridden event are charged the override: what the engine charges is the listing's fee rate. */
+  const charged = (catalog: MarketCatalog): MarketCatalog => {
+    const listing = (l: CatalogListing): CatalogListing => {
+      const override = l.venue === KALSHI_SIM.id ? eventFees[eventTickerOf(l.venueMarketId)] : undefined;
+      return override ? { ...l, feeRatePpm: kalshiMarketFeeModel(seriesFees.get(seriesOf(l.venueMarketId))!, override).ratePpm } : l;
+    };
+    return MarketCatalog.fromEvents(catalog.events().map((e) => ({ ...e, listings: e.listings.map(listing) })));
+  };
+  const { clock, events, exchange, markets } = simExchange({ ...opts, catalog: charged(opts.catalog) }, KALSHI_SIM, charged(OWN_MARKETS));
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
   const settlementTimerMs = opts.settlementTimerMs ?? 0;
@@ -74,6 +98,16 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       if (!exchange.market(ticker)) return notFound("market");
       const depth = Number(req.query.get("depth") ?? "0");
       return ok({ orderbook_fp: orderbook(ticker, depth > 0 ? depth : Infinity) });
+    }
+    if (req.method === "GET" && route === "/events") {
+      const tickers = req.query.get("tickers")?.split(",").filter(Boolean);
+      const listed = [...byEvent(markets)].filter(([e]) => !seriesOf(e).startsWith(MULTIVARIATE_SERIES) && (!tickers || tickers.includes(e)));
+      return page("events", listed.map(([e, ms]) => kalshiEvent(e, ms)), req.query, { byDefault: 200, max: 200 });
+    }
+    if (req.method === "GET" && (m = /^\/events\/([^/]+)$/.exec(route))) {
+      const ticker = decodeURIComponent(m[1]!);
+      const of = byEvent(markets).get(ticker);
+      return of ? ok({ event: kalshiEvent(ticker, of), markets: of.map(kalshiMarket) }) : notFound("event");
     }
     if (req.method === "GET" && (m = /^\/series\/([^/]+)$/.exec(route))) {
       const market = markets.find((x) => seriesOf(x.venueMarketId) === decodeURIComponent(m![1]!));
@@ -120,7 +154,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     const tick = formatDollars(market.tickSize);
     return {
       ticker: market.venueMarketId,
-      event_ticker: market.venueMarketId.split("-").slice(0, 2).join("-"),
+      event_ticker: eventTickerOf(market.venueMarketId),
       market_type: "binary",
       title: market.title,
       yes_sub_title: market.title,
@@ -179,9 +213,24 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       settlement_sources: [],
       contract_url: "",
       contract_terms_url: "",
-      fee_type: "quadratic",
-      fee_multiplier: Number(formatMicro((market.feeModel.ratePpm * ONE) / KALSHI_TAKER_RATE_PPM)),
+      ...seriesFees.get(seriesOf(market.venueMarketId))!,
       additional_prohibitions: [],
+    };
+  }
+
+  /** An event as `GET /events` and `GET /events/{event_ticker}` state it (`EventData`), its fee override null where it has none. */
+  function kalshiEvent(ticker: string, of: VenueMarket[]): Record<string, unknown> {
+    const event = eventOf.get(of[0]!.venueMarketId)!;
+    return {
+      event_ticker: ticker,
+      series_ticker: seriesOf(ticker),
+      sub_title: event.title,
+      title: event.title,
+      collateral_return_type: "binary",
+      mutually_exclusive: false,
+      settlement_sources: [],
+      fee_type_override: eventFees[ticker]?.fee_type_override ?? null,
+      fee_multiplier_override: eventFees[ticker]?.fee_multiplier_override ?? null,
     };
   }
 
@@ -257,9 +306,29 @@ function checkAuth(
   return undefined;
 }
 
-/** One page of a list, with Kalshi's opaque cursor ("" on the last page). */
-function page(key: string, list: unknown[], q: URLSearchParams): SimReply {
-  const limit = Math.min(1000, Math.max(1, Number(q.get("limit") ?? "100") || 100));
+/** The simulator's markets by event ticker, in the order they are listed. */
+function byEvent(markets: VenueMarket[]): Map<string, VenueMarket[]> {
+  const out = new Map<string, VenueMarket[]>();
+  for (const m of markets) {
+    const e = eventTickerOf(m.venueMarketId);
+    out.set(e, [...(out.get(e) ?? []), m]);
+  }
+  return out;
+}
+
+/** The event a simulated market belongs to: the first two dash-separated parts of its ticker (KXBTCD-26DEC31-T150000 → KXBTCD-26DEC31). */
+function eventTickerOf(ticker: string): string {
+  return ticker.split("-").slice(0, 2).join("-");
+}
+
+/** A fee rate as the series' `fee_multiplier` of Kalshi's general taker rate. */
+function multiplierOf(ratePpm: bigint): number {
+  return Number(formatMicro((ratePpm * ONE) / KALSHI_TAKER_RATE_PPM));
+}
+
+/** One page of a list, with Kalshi's opaque cursor ("" on the last page); `limit` as the endpoint takes it (GET /markets: 100 when not given, at most 1000). */
+function page(key: string, list: unknown[], q: URLSearchParams, limits = { byDefault: 100, max: 1000 }): SimReply {
+  const limit = Math.min(limits.max, Math.max(1, Number(q.get("limit") ?? limits.byDefault) || limits.byDefault));
   const cursor = q.get("cursor");
   const start = cursor ? Number(Buffer.from(cursor, "base64url").toString("utf8")) || 0 : 0;
   const slice = list.slice(start, start + limit);
