@@ -75,21 +75,28 @@ export function saltFor(clientOrderId: string): bigint {
   return BigInt(`0x${createHash("sha256").update(clientOrderId).digest("hex").slice(0, 12)}`);
 }
 
+/** The exchange's amounts have 6 decimals: a market order's pUSD may have at most 2 and its shares 4 (see buyAmounts). */
+const CENT_MICRO = 10_000n;
+const SHARE_STEP_MICRO = 100n;
+
 /**
  * A buy of `shares` at `limitPrice` in the exchange's 6-decimal amounts: the maker gives pUSD,
- * the taker side is the shares. Exact, or undefined when price × size is not a whole number of
- * micro-pUSD (off the 0.01-share lot the venue enforces).
+ * the taker side is the shares. Exact, or undefined when price × size is not whole cents or the
+ * size has more than 4 decimals: the venue refuses such a FAK/FOK buy ("invalid amounts, the market
+ * buy orders maker amount supports a max accuracy of 2 decimals, taker amount a max of 4
+ * decimals"), which a market's lot (wire.ts, grid) avoids. The venue spends the whole maker amount:
+ * at asks below the limit the order receives more shares than `shares`.
  */
 function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
   const usdc = limitPrice * shares;
-  if (usdc % ONE !== 0n) return undefined;
+  if (usdc % (ONE * CENT_MICRO) !== 0n || shares % SHARE_STEP_MICRO !== 0n) return undefined;
   return { makerAmount: usdc / ONE, takerAmount: shares };
 }
 
 /**
  * A sell of `shares` at no less than `limitPrice`, as clob-client-v2's getOrderRawAmounts writes a
- * SELL: the maker gives the shares and asks price × size pUSD in return. Exact, or undefined off the
- * lot, as for a buy.
+ * SELL: the maker gives the shares and asks price × size pUSD in return. Exact, or undefined when
+ * price × size is not a whole micro-pUSD (off the 0.01-share lot the venue enforces).
  */
 function sellAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
   const usdc = limitPrice * shares;
@@ -142,7 +149,7 @@ export class OrderSigner {
     return amounts && this.posted(p, SIDE_BUY, amounts);
   }
 
-  /** The order of a sell, built as a buy's is (salt, timestamp and expiration from the child order); undefined off the lot. */
+  /** The order of a sell, built as a buy's is (salt, timestamp and expiration from the child order); undefined when its amounts are not exact (see sellAmounts). */
   sellOrder(p: OrderParams): PostedOrder | undefined {
     const amounts = sellAmounts(p.limitPrice, p.shares);
     return amounts && this.posted(p, SIDE_SELL, amounts);

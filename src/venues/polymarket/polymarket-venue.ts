@@ -47,6 +47,7 @@ import {
   type ClobMarket,
   type ClobTrade,
   type StreamEvent,
+  withTick,
 } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
@@ -194,7 +195,7 @@ export class PolymarketVenue implements Venue {
       const id = m.market.venueMarketId;
       const held = this.markets_.get(id);
       // a tick size change seen on the stream is newer than the listing
-      this.markets_.set(id, held ? { ...m, market: { ...m.market, tickSize: held.market.tickSize } } : m);
+      this.markets_.set(id, held ? withTick(m, held.market.tickSize) : m);
       this.tokens.set(m.market.outcomeIds.YES, { conditionId: id, outcome: "YES" });
       this.tokens.set(m.market.outcomeIds.NO, { conditionId: id, outcome: "NO" });
     }
@@ -252,7 +253,10 @@ export class PolymarketVenue implements Venue {
     if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
     const posted = this.postedOrder(order, m);
-    if (!posted) return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} is not a whole micro-pUSD` };
+    if (!posted) {
+      const why = order.side === "buy" ? "does not cost whole cents" : "is not a whole micro-pUSD";
+      return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} ${why}` };
+    }
     const orderId = orderHash(posted.order, m.negRisk);
     this.orders.set(order.clientOrderId, orderId);
     const body = orderBody(posted, await this.signer.sign(orderId), this.apiKey, "FAK");
@@ -487,7 +491,7 @@ export class PolymarketVenue implements Venue {
       } else if (e.type === "tick_size_change") {
         const token = this.tokens.get(e.assetId);
         const m = token && this.markets_.get(token.conditionId);
-        if (m) m.market.tickSize = e.tickSize;
+        if (token && m) this.markets_.set(token.conditionId, withTick(m, e.tickSize));
       }
     }
     for (const venueMarketId of changed) for (const l of this.listeners) l({ venue: this.id, venueMarketId });

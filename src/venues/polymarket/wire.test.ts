@@ -17,6 +17,7 @@ import {
   parseStreamFrame,
   parseTradesPage,
   rejectionReason,
+  withTick,
 } from "./wire.ts";
 
 /** A response recorded from Polymarket's public documentation (test/fixtures/polymarket). */
@@ -67,7 +68,7 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
         status: "open",
         tickSize: 10_000n,
         minOrderShares: 5n * ONE,
-        lotShares: 10_000n,
+        lotShares: ONE,
         outcomeIds: {
           YES: "71321045679252212594626385532706912750332728571942532289631379312455583992563",
           NO: "52114319501245915516055106046884209969926127482827954674443846427813813222426",
@@ -75,6 +76,28 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
         feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 },
       },
     });
+  });
+
+  it("lots a market so that a whole number of lots costs whole cents at every price of its grid, the minimum rounded up to the lot", () => {
+    const listed = (fixture("markets-page").body as { data: Record<string, unknown>[] }).data[0]!;
+    const grids: [string, bigint, bigint][] = [
+      ["0.01", ONE, 5n * ONE],
+      ["0.001", 10n * ONE, 10n * ONE],
+      ["0.005", 2n * ONE, 6n * ONE],
+      ["0.0025", 4n * ONE, 8n * ONE],
+      ["0.0001", 100n * ONE, 100n * ONE],
+      ["0.1", 100_000n, 5n * ONE],
+    ];
+    for (const [tick, lot, minimum] of grids) {
+      const { market } = parseMarket({ ...listed, minimum_tick_size: tick, minimum_order_size: 5 });
+      expect(market.lotShares).toBe(lot);
+      expect(market.minOrderShares).toBe(minimum);
+      for (let price = market.tickSize; price < ONE; price += market.tickSize) expect((price * lot) % (ONE * 10_000n)).toBe(0n);
+    }
+    const m = parseMarket({ ...listed, minimum_tick_size: "0.01", minimum_order_size: 5 });
+    const finer = withTick(m, 1_000n);
+    expect(finer.market).toMatchObject({ tickSize: 1_000n, lotShares: 10n * ONE, minOrderShares: 10n * ONE });
+    expect(withTick(finer, 10_000n).market).toMatchObject({ tickSize: 10_000n, lotShares: ONE, minOrderShares: 5n * ONE });
   });
 
   it("reads a market's resolution: a closed market's winner token, a 50/50 split, or no winner yet", () => {

@@ -1,5 +1,5 @@
 import type { FeeModel } from "../../domain/fees.ts";
-import type { Micro, PriceMicro, ShareMicro } from "../../domain/money.ts";
+import { ceilDiv, formatMicro, ONE, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level } from "../../domain/types.ts";
 import { resolutionStatus, type TradeSide, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
@@ -9,11 +9,15 @@ export const END_CURSOR = "LTE=";
 export const INITIAL_CURSOR = "MA==";
 /** Sizes on Polymarket are in hundredths of a share. */
 export const POLYMARKET_LOT: ShareMicro = 10_000n;
+/** A market buy's maker amount (pUSD) is whole cents: the venue refuses one of more than 2 decimals. */
+const CENT: Micro = 10_000n;
 const FEE_FREE: FeeModel = { kind: "polymarket", ratePpm: 0n, exponent: 1 };
 
 /** A market of the CLOB with what the adapter needs beyond the port's VenueMarket. */
 export interface ClobMarket {
   market: VenueMarket;
+  /** The market's `minimum_order_size` as listed: `market.minOrderShares` is it rounded up to the lot of the current tick. */
+  minimumOrderSize: ShareMicro;
   negRisk: boolean;
   resolution: VenueResolution;
 }
@@ -99,6 +103,7 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
   const yes = byName("yes") ?? tokens[0]!;
   const no = byName("no") ?? tokens[1]!;
   const resolution = marketResolution(o, yes, no);
+  const minimumOrderSize = parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`);
   return {
     market: {
       venueMarketId: str(o["condition_id"], `${at}.condition_id`),
@@ -106,17 +111,39 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
       outcomeIds: { YES: tokenId(yes, at), NO: tokenId(no, at) },
       status: resolutionStatus(resolution),
       closeTime: str(o["end_date_iso"], `${at}.end_date_iso`),
-      tickSize: parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`),
-      minOrderShares: parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`),
-      lotShares: POLYMARKET_LOT,
+      ...grid(parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`), minimumOrderSize),
       // the listing states no fee in V2: the market's fee info does (parseClobMarketFee)
       feeModel: FEE_FREE,
       // the CLOB does not report volume (Gamma does); see docs/venues/polymarket.md
       volume: 0n as Micro,
     },
+    minimumOrderSize,
     negRisk: o["neg_risk"] === true,
     resolution,
   };
+}
+
+/** The market on a new tick (a `tick_size_change`): its lot and minimum order follow the tick. */
+export function withTick(m: ClobMarket, tickSize: PriceMicro): ClobMarket {
+  return { ...m, market: { ...m.market, ...grid(tickSize, m.minimumOrderSize) } };
+}
+
+/**
+ * A market's tick, lot and minimum order. The lot is the fewest shares, in the venue's 0.01-share
+ * steps, that cost whole cents at one tick: tick 0.01 → 1 share, 0.001 → 10, 0.005 → 2, 0.0025 → 4,
+ * 0.0001 → 100, 0.1 → 0.1. A whole number of lots at any price on the grid then costs whole cents,
+ * which is what the venue takes of a market (FAK/FOK) order: a buy's pUSD of at most 2 decimals, its
+ * shares of at most 4 (docs/venues/polymarket.md, "Market orders"). The minimum is the listed one
+ * rounded up to the lot.
+ */
+function grid(tickSize: PriceMicro, minimum: ShareMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "minOrderShares"> {
+  if (tickSize <= 0n) throw new WireError(`tick size ${formatMicro(tickSize)} is not positive`);
+  const lotShares = (POLYMARKET_LOT * CENT * ONE) / gcd(tickSize * POLYMARKET_LOT, CENT * ONE);
+  return { tickSize, lotShares, minOrderShares: ceilDiv(minimum, lotShares) * lotShares };
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  return b === 0n ? a : gcd(b, a % b);
 }
 
 /**
