@@ -111,7 +111,51 @@ describe("a buy's worst case", () => {
       { numRuns: 20_000 },
     );
   });
+
+  it("bounds a Polymarket buy that spends its whole maker amount, limit × shares, at asks as low as one micro-pUSD", () => {
+    fc.assert(
+      fc.property(
+        fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(1 as const, 2 as const) }).map((m) => ({ kind: "polymarket" as const, ...m })),
+        fc.bigInt({ min: 2n, max: 999_999n }),
+        fc.bigInt({ min: 1n, max: 400n }),
+        fc.array(fc.record({ price: fc.bigInt({ min: 1n, max: 999_999n }), contracts: fc.bigInt({ min: 1n, max: 400n }) }), { minLength: 1, maxLength: 5 }),
+        (m, limit, contracts, asks) => {
+          const shares = contracts * 1_000_000n;
+          const filled = spend(notional(limit, shares), asks.map((a) => ({ price: a.price < limit ? a.price : limit, shares: a.contracts * 1_000_000n })));
+          const cost = filled.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(m, filled);
+          expect(cost).toBeLessThanOrEqual(worstOrderCost(m, limit, shares));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it("charges a Polymarket buy more fee at a better price than at its limit, which the bound covers", () => {
+    const m: FeeModel = { kind: "polymarket", ratePpm: 50_000n, exponent: 1 };
+    // FAK "5 at 0.99" hitting an ask at 0.98 fills 5.051020 shares for 4.95 pUSD (py-clob-client-v2#89)
+    const filled = spend(notional(990_000n, 5_000_000n), [{ price: 980_000n, shares: 100_000_000n }]);
+    expect(filled).toEqual([{ price: 980_000n, shares: 5_051_020n }]);
+    expect(orderFee(m, filled)).toBeGreaterThan(orderFee(m, [{ price: 990_000n, shares: 5_000_000n }]));
+    expect(notional(980_000n, 5_051_020n) + orderFee(m, filled)).toBeLessThanOrEqual(worstOrderCost(m, 990_000n, 5_000_000n));
+    expect(worstFee(m, 990_000n, 5_000_000n)).toBe(247_500n);
+    expect(worstFee({ ...m, exponent: 2 }, 990_000n, 5_000_000n)).toBe(36_667n);
+    expect(worstFee({ ...m, exponent: 2 }, 200_000n, 5_000_000n)).toBe(6_400n);
+  });
 });
+
+/** What a buy spending `budget` micro-pUSD takes of `asks`, cheapest first: at each, as many micro-shares as what is left buys. */
+function spend(budget: bigint, asks: readonly { price: bigint; shares: bigint }[]): { price: bigint; shares: bigint }[] {
+  const taken: { price: bigint; shares: bigint }[] = [];
+  let left = budget;
+  for (const a of [...asks].sort((x, y) => (x.price < y.price ? -1 : x.price > y.price ? 1 : 0))) {
+    const affordable = (left * 1_000_000n) / a.price;
+    const shares = affordable < a.shares ? affordable : a.shares;
+    if (shares === 0n) break;
+    taken.push({ price: a.price, shares });
+    left -= notional(a.price, shares);
+  }
+  return taken;
+}
 
 /** What Kalshi debits a buyer for an order's fills, as its fee rounding page says, for a member whose balance is kept to the cent. */
 function kalshiDebit(fills: readonly { price: bigint; shares: bigint }[]): bigint {

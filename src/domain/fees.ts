@@ -197,8 +197,15 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * k × $0.0001 + one cent (a fill per whole contract at most); charged as one fee per order rounded up to
  * the cent, as the simulator does, it costs less than the notional + X + one cent. On a deci-cent market
  * one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at 0.827 (its fee a cent more).
- * Polymarket floors its fee to 10 micro-USDC, so a better fill can pay up to 9 micro-USDC more than
- * the floored fee at the limit, never more than X.
+ * A Polymarket buy is a market order that spends its whole maker amount M = limit × shares (the venue
+ * refuses a FAK/FOK buy whose maker amount is not whole cents, and fills it at better asks for more
+ * shares than it names; docs/venues/polymarket.md, "Market orders"), so its fee is that of spending M:
+ * m pUSD spent at q buys m / q shares, whose fee is r × m × (1 − q) (exponent 1) or r × m × q(1 − q)²
+ * (exponent 2). Over the prices q ≤ limit a fill can take, the first is below r × m, the second at most
+ * r × m × limit(1 − limit)² while limit ≤ 1/3 (where q(1 − q)² grows) and r × m × 4/27 (its peak, at
+ * q = 1/3) above; summed over the fills, the bound at M, rounded up, is never below the fee, floored to
+ * 10 micro-USDC as the venue charges it. The fee of the planned shares filled at the limit,
+ * r × M × (1 − limit) or r × M × limit(1 − limit)², is within it.
  */
 export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   switch (model.kind) {
@@ -206,9 +213,12 @@ export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro)
       const unrounded = ceilDiv(model.ratePpm * shares * limit * (ONE - limit), ONE * ONE * ONE);
       return unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
     }
-    case "polymarket":
-      // Its fee before the floor to 10 micro-USDC, itself rounded down: never below the floored fee.
-      return polymarketRaw(model, [{ price: limit, shares }]) / (ONE * ONE * ONE * ONE * ONE);
+    case "polymarket": {
+      const spent = notional(limit, shares);
+      if (model.exponent === 1) return ceilDiv(model.ratePpm * spent, ONE);
+      if (3n * limit <= ONE) return ceilDiv(model.ratePpm * spent * limit * (ONE - limit) * (ONE - limit), ONE * ONE * ONE * ONE);
+      return ceilDiv(model.ratePpm * spent * 4n, 27n * ONE);
+    }
     case "limitless":
     case "opinion":
       return orderFee(model, [{ price: limit, shares }]);

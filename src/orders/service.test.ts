@@ -11,6 +11,8 @@ import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
 import { VaultTxError, type Address, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
 import { MarketCatalog } from "../markets/catalog.ts";
+import { orderFee } from "../domain/fees.ts";
+import { notional } from "../domain/money.ts";
 import { createOpinionVenue, startOpinionSim } from "../venues/opinion/index.ts";
 
 // The use-case over a real store, a venue that answers from a script (or Opinion's adapter on its simulator),
@@ -450,6 +452,34 @@ describe("money after the lock", () => {
     expect(order.spent).toBe(cost);
     expect(order.spent).toBeLessThanOrEqual(order.locked);
     expect([...ledger.locks.values()][0]).toMatchObject({ state: "settled", spent: cost });
+  });
+
+  it("settles a Polymarket buy that spent its maker amount at a better price: every share minted, the fills' cost charged, one round", async () => {
+    const feeModel = { kind: "polymarket", ratePpm: 20_000n, exponent: 1 } as const;
+    const quotes = (): VenueQuote[] => [
+      { venue: "v", venueMarketId: "m", feeModel, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 1_000_000n, latencyMs: 1, asks },
+    ];
+    // The venue spends limit × shares pUSD at 0.48, below every planned level: more shares than the leg names.
+    script = [
+      (o) => {
+        const spent = (o.limitPrice * o.shares) / 1_000_000n;
+        const shares = (spent * 1_000_000n) / 480_000n;
+        const fee = orderFee(feeModel, [{ price: 480_000n, shares }]);
+        return { kind: "filled", venueOrderId: "vo", fills: [{ tradeId: "t", venueOrderId: "vo", clientOrderId: o.clientOrderId, side: "buy", price: 480_000n, shares, fee }] };
+      },
+    ];
+    const order = await service({ quotes }).submit(who, body, undefined);
+    expect(sent).toHaveLength(1);
+    const leg = sent[0]!;
+    const fills = await store.fills(order.id);
+    const shares = fills[0]!.shares;
+    expect(shares).toBeGreaterThan(leg.shares);
+    const cost = notional(480_000n, shares) + fills[0]!.fee;
+    expect(fills[0]!.fee).toBeGreaterThan(orderFee(feeModel, [{ price: leg.limitPrice, shares: leg.shares }]));
+    expect(order).toMatchObject({ status: "filled", filledShares: shares, spent: cost });
+    expect(cost).toBeLessThanOrEqual(order.locked);
+    expect([...ledger.locks.values()][0]).toMatchObject({ state: "settled", spent: cost, shares });
+    expect(ledger.sot.get(who.address)).toBe(shares);
   });
 
   it("charges a trade the venue reported twice once", async () => {
