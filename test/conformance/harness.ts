@@ -110,6 +110,11 @@ export interface ConformanceHarness {
    * a refusal.
    */
   netting: boolean;
+  /**
+   * A buy spends what its shares cost at its limit, as a market order (Polymarket): at better asks it
+   * fills more shares than it asks for, never more pUSD.
+   */
+  buysSpend: boolean;
   stop(): Promise<void>;
 }
 
@@ -145,6 +150,7 @@ export async function simHarness<C>(
   spoil: (credentials: C) => C,
   examples: ConformanceHarness["examples"],
   netting = false,
+  buysSpend = false,
 ): Promise<ConformanceHarness> {
   const timing = { requestTimeoutMs: 400, freshnessMs: 600 };
   const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, ...timing };
@@ -162,6 +168,7 @@ export async function simHarness<C>(
     },
     examples,
     netting,
+    buysSpend,
     stop: async () => {
       await venue.stop();
       await sim.stop();

@@ -129,5 +129,8 @@ runConformance("polymarket", async () => {
     (options) => createPolymarketVenue({ ...options, reconnect: { initialMs: 50, maxMs: 400 }, retryBackoffMs: 30 }),
     (c) => ({ ...c, secret: Buffer.alloc(32, 7).toString("base64") }),
     { fees, signing },
+    false,
+    // a FAK BUY is a market buy: it spends its maker amount
+    true,
   );
 });

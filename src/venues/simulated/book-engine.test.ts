@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { ONE } from "../../domain/money.ts";
 import type { Level } from "../../domain/types.ts";
-import { BookEngine, type TwoSidedBook } from "./book-engine.ts";
+import { BookEngine, costOf, type TwoSidedBook } from "./book-engine.ts";
 import { Rng } from "./prng.ts";
 
 const engine = (seed: number, tick = 10_000n, anchor = 550_000n, lot = 10_000n) =>
@@ -107,6 +107,22 @@ describe("BookEngine", () => {
     const taken = e.take("NO", noLimit, 10n ** 15n);
     expect(taken).toEqual(yesBids.slice(0, 2).map((l) => ({ price: ONE - l.price, shares: l.shares })));
     expect(e.book("YES").bids).toEqual(yesBids.slice(2));
+  });
+
+  it("spends a budget as a market buy does: each level's shares for what is left of it, more shares at better prices", () => {
+    const e = engine(11);
+    const [best, next] = e.book("YES").asks;
+    const limit = next!.price;
+    // the budget buys the limit's share count at the limit, and more at the best ask below it
+    const budget = (limit * best!.shares) / ONE + 10n;
+    const taken = e.spend("YES", limit, budget);
+    expect(taken[0]).toEqual(best);
+    expect(taken[1]!.price).toBe(limit);
+    const spent = costOf(taken);
+    expect(spent).toBeLessThanOrEqual(budget);
+    expect(((budget - spent) * ONE) / limit).toBe(0n);
+    expect(taken.reduce((s, l) => s + l.shares, 0n)).toBeGreaterThan(best!.shares);
+    expect(e.spend("NO", 1n, ONE)).toEqual([]);
   });
 
   it("takes nothing when the limit is below the best ask", () => {

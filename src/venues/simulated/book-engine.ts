@@ -108,7 +108,16 @@ export class BookEngine {
    * removes what it takes. Returns the levels taken, in the outcome's prices.
    */
   take(outcome: Outcome, limitPrice: PriceMicro, maxShares: ShareMicro): Level[] {
-    return this.consume(outcome === "YES" ? this.asks : this.bids, outcome, (price) => price <= limitPrice, maxShares);
+    return this.consume(outcome === "YES" ? this.asks : this.bids, outcome, (price) => price <= limitPrice, (taken) => maxShares - sharesOf(taken));
+  }
+
+  /**
+   * Buys `outcome` for up to `budget` micro-USDC at prices no worse than `limitPrice`, best first, as a
+   * market buy spends its amount: at each level as many micro-shares as what is left of the budget buys
+   * there, rounded down, so a better price buys more shares. Removes what it takes and returns the levels taken.
+   */
+  spend(outcome: Outcome, limitPrice: PriceMicro, budget: Micro): Level[] {
+    return this.consume(outcome === "YES" ? this.asks : this.bids, outcome, (price) => price <= limitPrice, (taken, price) => ((budget - costOf(taken)) * ONE) / price);
   }
 
   /**
@@ -117,20 +126,23 @@ export class BookEngine {
    * A NO bid at q is a YES ask at 1 − q, so selling NO consumes YES asks.
    */
   sell(outcome: Outcome, limitPrice: PriceMicro, maxShares: ShareMicro): Level[] {
-    return this.consume(outcome === "YES" ? this.bids : this.asks, outcome, (price) => price >= limitPrice, maxShares);
+    return this.consume(outcome === "YES" ? this.bids : this.asks, outcome, (price) => price >= limitPrice, (taken) => maxShares - sharesOf(taken));
   }
 
-  /** Consumes one side of the YES book, best first, while its price in `outcome`'s terms is acceptable. */
-  private consume(side: Level[], outcome: Outcome, acceptable: (price: PriceMicro) => boolean, maxShares: ShareMicro): Level[] {
+  /**
+   * Consumes one side of the YES book, best first, while its price in `outcome`'s terms is acceptable
+   * and `wanted` (given what is taken so far and the level's price) asks for more shares.
+   */
+  private consume(side: Level[], outcome: Outcome, acceptable: (price: PriceMicro) => boolean, wanted: (taken: readonly Level[], price: PriceMicro) => ShareMicro): Level[] {
     const taken: Level[] = [];
-    let left = maxShares;
-    while (left > 0n && side[0]) {
+    while (side[0]) {
       const resting = side[0];
       const price = outcome === "YES" ? resting.price : ONE - resting.price;
       if (!acceptable(price)) break;
+      const left = wanted(taken, price);
+      if (left <= 0n) break;
       const shares = resting.shares < left ? resting.shares : left;
       taken.push({ price, shares });
-      left -= shares;
       resting.shares -= shares;
       if (resting.shares === 0n) side.shift();
     }
@@ -208,4 +220,13 @@ function flip(l: Level): Level {
 
 function levelNotional(l: Level): Micro {
   return notional(l.price, l.shares);
+}
+
+function sharesOf(levels: readonly Level[]): ShareMicro {
+  return levels.reduce((s, l) => s + l.shares, 0n);
+}
+
+/** What taking `levels` costs: each level's notional, rounded up to the micro-USDC. */
+export function costOf(levels: readonly Level[]): Micro {
+  return levels.reduce((s, l) => s + levelNotional(l), 0n);
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares } from "../../domain/fees.ts";
-import { formatMicro, notional, ONE, type Micro } from "../../domain/money.ts";
+import { formatMicro, ONE, type Micro } from "../../domain/money.ts";
 import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, PlaceResult, Unsubscribe, VenueFill, VenueMarket } from "../venue.ts";
-import { BookEngine } from "./book-engine.ts";
+import { BookEngine, costOf } from "./book-engine.ts";
 import { OWN_ACCOUNT, SimPositions } from "./positions.ts";
 import { Rng, seedFor } from "./prng.ts";
 import type { VenueProfile } from "./profiles.ts";
@@ -156,8 +156,11 @@ export class SimExchange {
    * Polymarket refuses an unmatched FAK order: nothing happened, and a retry under the same id may
    * still fill. An order that arrives after its expiry is refused and never trades. A sell of more
    * than the account holds (less what its resting sells offer) is refused before it meets the book.
+   * A buy given a `budget` (micro-USDC) is a market buy that spends it, as Polymarket's do: it takes
+   * at each ask no worse than its limit as many shares as what is left buys (BookEngine.spend), more
+   * than `order.shares` at better prices, and is filled once what is left buys no micro-share at its limit.
    */
-  place(order: ChildOrder, account = OWN_ACCOUNT): PlaceResult {
+  place(order: ChildOrder, account = OWN_ACCOUNT, budget?: Micro): PlaceResult {
     const known = this.orders.get(order.clientOrderId);
     if (known) return known.result;
     if (this.faults.reject) return { kind: "rejected", reason: "venue_rejected: the venue refused the order" };
@@ -175,7 +178,12 @@ export class SimExchange {
     }
     const halve = this.faults.partial || this.faults.resting;
     const wanted = halve ? (sized.shares / 2n / m.market.lotShares) * m.market.lotShares : sized.shares;
-    const taken = order.side === "buy" ? engine.take(order.outcome, order.limitPrice, wanted) : engine.sell(order.outcome, order.limitPrice, wanted);
+    const taken =
+      order.side === "sell"
+        ? engine.sell(order.outcome, order.limitPrice, wanted)
+        : budget === undefined
+          ? engine.take(order.outcome, order.limitPrice, wanted)
+          : engine.spend(order.outcome, order.limitPrice, halve ? budget / 2n : budget);
     if (taken.length === 0) {
       return { kind: "rejected", reason: `no_match: nothing to take at ${order.side === "buy" ? "or below" : "or above"} ${formatMicro(order.limitPrice)}` };
     }
@@ -185,12 +193,13 @@ export class SimExchange {
     // a fee in contracts: the account is credited, and told of, what is left of them
     const withheld = feeInShares(m.market.feeModel, order.side) ? withheldShares(m.market.feeModel, filled) : 0n;
     const fills = withheld === 0n ? matched : netOfWithheld(taken, withheld).map((n, i) => ({ ...matched[i]!, shares: n.shares, fee: n.fee }));
-    const result: PlaceResult = { kind: filled === sized.shares ? "filled" : "partial", venueOrderId, fills };
-    const resting = this.faults.resting ? sized.shares - filled : 0n;
+    const whole = budget === undefined ? filled === sized.shares : ((budget - costOf(taken)) * ONE) / order.limitPrice === 0n;
+    const result: PlaceResult = { kind: whole ? "filled" : "partial", venueOrderId, fills };
+    const resting = this.faults.resting && filled < sized.shares ? sized.shares - filled : 0n;
     this.orders.set(order.clientOrderId, { venueOrderId, fills, matched, result, resting, account, order });
     this.positions.fill(account, order.venueMarketId, order.outcome, order.side, filled - withheld);
     if (order.side === "sell") this.positions.offer(account, order.venueMarketId, order.outcome, resting);
-    m.market.volume += taken.reduce((s, l) => s + notional(l.price, l.shares), 0n);
+    m.market.volume += costOf(taken);
     m.updatedAt = this.clock.now();
     this.emit(order.venueMarketId);
     return result;

@@ -96,6 +96,31 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
     expect(await trader.getOrder(res.orderID)).toMatchObject({ id: res.orderID, status: "MATCHED", size_matched: "10" });
   });
 
+  it("fills a FAK BUY by spending its whole maker amount: at asks below its limit it takes more shares than it names", async () => {
+    const token = openListing().outcomeIds.YES;
+    const best = Number(bestAsk(await trader.getOrderBook(token)).price);
+    const limit = Math.round((best + 0.05) * 100) / 100;
+    const signed = await trader.createOrder({ tokenID: token, price: limit, size: 10, side: Side.BUY }, { tickSize: "0.01" });
+    const res = await trader.postOrder(signed, OrderType.FAK);
+    expect(res).toMatchObject({ success: true, status: "matched" });
+    const maker = parseMicro(signed.makerAmount, "maker") / 1_000_000n;
+    const spent = parseMicro(res.makingAmount, "making");
+    expect(spent).toBeLessThanOrEqual(maker);
+    expect(spent).toBeGreaterThan(maker - 100n);
+    expect(parseMicro(res.takingAmount, "taking")).toBeGreaterThan(10_000_000n);
+    expect(await trader.getOrder(res.orderID)).toMatchObject({ status: "MATCHED", original_size: "10", size_matched: res.takingAmount });
+  });
+
+  it("refuses a FAK BUY of more than 2 decimals of pUSD, in the venue's words", async () => {
+    // 10.01 shares at 0.57: 5.7057 pUSD
+    const signed = await trader.createOrder({ tokenID: openListing().outcomeIds.YES, price: 0.57, size: 10.01, side: Side.BUY }, { tickSize: "0.01" });
+    expect(signed.makerAmount).toBe("5705700");
+    expect(await trader.postOrder(signed, OrderType.FAK)).toMatchObject({
+      status: 400,
+      error: "invalid amounts, the market buy orders maker amount supports a max accuracy of 2 decimals, taker amount a max of 4 decimals",
+    });
+  });
+
   it("sells what a wallet bought with a FAK market SELL (its amount in shares), lists the trades as SELL, and refuses a SELL of shares the wallet no longer holds", async () => {
     const fresh = generatePrivateKey();
     const seller = client(fresh, await client(fresh).createOrDeriveApiKey());

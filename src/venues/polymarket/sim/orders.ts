@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { recoverTypedDataAddress, type Hex } from "viem";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock, Outcome } from "../../../domain/types.ts";
+import { costOf } from "../../simulated/book-engine.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import type { TradeSide, VenueFill } from "../../venue.ts";
 import { SIDE_BUY, SIDE_SELL } from "../../ctf-order.ts";
@@ -58,6 +59,11 @@ const VERSION_MISMATCH = "order_version_mismatch";
 const DUPLICATED = "order is invalid. Duplicated. Same order has already been placed, can't be placed again";
 const FAK_NO_MATCH = "no orders found to match with FAK order. FAK orders are partially filled or killed if no match is found.";
 const FOK_NOT_FILLED = "order couldn't be fully filled. FOK orders are fully filled or killed.";
+/** What the CLOB answers a FAK/FOK BUY of more than 2 decimals of pUSD or 4 of shares (github.com/Polymarket/rs-clob-client-v2/issues/59, py-clob-client-v2/issues/99). */
+const INVALID_MARKET_BUY = "invalid amounts, the market buy orders maker amount supports a max accuracy of 2 decimals, taker amount a max of 4 decimals";
+/** A cent and a ten-thousandth of a share, in the exchange's 6-decimal amounts. */
+const CENT = 10_000n;
+const SHARE_STEP = 100n;
 /** What the CLOB answers an order whose maker asset the wallet lacks: pUSD for a buy, the outcome's shares for a sell (seen on production; the error-codes page does not list it). */
 const NOT_ENOUGH_BALANCE = "not enough balance / allowance";
 /** INVALID_ORDER_EXPIRATION of docs.polymarket.com/developers/CLOB/orders/create-order: "expiration field expresses a time before now". */
@@ -136,15 +142,18 @@ export class SimOrderBook {
     // a BUY gives pUSD (maker) for shares (taker), a SELL gives shares for pUSD: the price is pUSD per share either way
     const side: TradeSide = struct.side === SIDE_BUY ? "buy" : "sell";
     const [usdc, shares] = side === "buy" ? [struct.makerAmount, struct.takerAmount] : [struct.takerAmount, struct.makerAmount];
+    // FAK and FOK orders are market orders: a BUY names whole cents and shares of at most 4 decimals
+    if (side === "buy" && (usdc % CENT !== 0n || shares % SHARE_STEP !== 0n)) return bad(INVALID_MARKET_BUY);
     if (shares <= 0n || (usdc * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
     const price = (usdc * ONE) / shares;
     const id = orderHash(struct, false);
     if (this.orders.has(id)) return bad(DUPLICATED);
-    if (orderType === "FOK" && this.available(ref, side, price) < shares) return bad(FOK_NOT_FILLED);
+    if (orderType === "FOK" && (side === "buy" ? this.depth(ref, price) < usdc : this.available(ref, price) < shares)) return bad(FOK_NOT_FILLED);
     // checked now, as the order is processed, however long it took to arrive; 0 signs no expiry
     const expiresAt = expiration === 0n ? Number.POSITIVE_INFINITY : Number(expiration) * 1000;
     const child = { clientOrderId: id, venueMarketId: ref.conditionId, outcome: ref.outcome, side, limitPrice: price, shares, expiresAt };
-    const result = this.exchange.place(child, caller.address.toLowerCase());
+    // a BUY spends its whole maker amount: at better asks it takes more shares than its taker amount
+    const result = this.exchange.place(child, caller.address.toLowerCase(), side === "buy" ? usdc : undefined);
     if (result.kind === "rejected") return bad(venueMessage(result.reason, price, shares, ref));
     if (result.kind === "unknown") return { status: 500, body: { error: "Internal Server Error" } };
     const record: OrderRecord = {
@@ -252,10 +261,14 @@ export class SimOrderBook {
     return this.exchange.faults.duplicateTrades ? trades.flatMap((t) => [t, t]) : trades;
   }
 
-  /** Shares a FOK order could take now: asks at or below its price for a buy, bids at or above it for a sell. */
-  private available(ref: SimMarketRef, side: TradeSide, limit: bigint): bigint {
-    const book = this.exchange.book(ref.conditionId, ref.outcome);
-    const levels = side === "buy" ? (book?.asks ?? []).filter((l) => l.price <= limit) : (book?.bids ?? []).filter((l) => l.price >= limit);
+  /** What a FOK BUY could spend now: the pUSD of the asks at or below its price. */
+  private depth(ref: SimMarketRef, limit: bigint): bigint {
+    return costOf((this.exchange.book(ref.conditionId, ref.outcome)?.asks ?? []).filter((l) => l.price <= limit));
+  }
+
+  /** Shares a FOK SELL could sell now: the bids at or above its price. */
+  private available(ref: SimMarketRef, limit: bigint): bigint {
+    const levels = (this.exchange.book(ref.conditionId, ref.outcome)?.bids ?? []).filter((l) => l.price >= limit);
     return levels.reduce((s, l) => s + l.shares, 0n);
   }
 
