@@ -132,7 +132,7 @@ describe("a buy's worst case", () => {
 
   it("charges a Polymarket buy more fee at a better price than at its limit, which the bound covers", () => {
     const m: FeeModel = { kind: "polymarket", ratePpm: 50_000n, exponent: 1 };
-    // FAK "5 at 0.99" hitting an ask at 0.98 fills 5.051020 shares for 4.95 pUSD (py-clob-client-v2#89)
+    // FAK "5 at 0.99" hitting an ask at 0.98 spends 4.95 pUSD: 5.051020 shares here, 5.051019 as the venue filled it (py-clob-client-v2#89)
     const filled = spend(notional(990_000n, 5_000_000n), [{ price: 980_000n, shares: 100_000_000n }]);
     expect(filled).toEqual([{ price: 980_000n, shares: 5_051_020n }]);
     expect(orderFee(m, filled)).toBeGreaterThan(orderFee(m, [{ price: 990_000n, shares: 5_000_000n }]));
