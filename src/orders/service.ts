@@ -166,11 +166,12 @@ export function settledOnChain(
   const [fromFills, chain] =
     "sold" in hold
       ? [sale(order, fills, log), { proceeds: hold.proceeds, filledShares: hold.sold }]
-      : [settlement(order, fills, log), { spent: hold.spent, filledShares: hold.shares, sotTokenId: hold.tokenId.toString() }];
-  const differs = Object.entries(chain).some(([k, v]) => k !== "sotTokenId" && fromFills[k as keyof typeof fromFills] !== v);
+      : [settlement(order, fills, log), { spent: hold.spent, filledShares: hold.shares }];
+  const differs = Object.entries(chain).some(([k, v]) => fromFills[k as keyof typeof fromFills] !== v);
   if (differs) log.error({ chain: stringify(chain), fills: stringify(fromFills) }, "the chain settled the order for other amounts than its stored fills come to; recording the chain's");
   const status = chain.filledShares >= plannedShares(order) ? "filled" : "partially_filled";
-  return { ...fromFills, ...chain, status, settleTx: hold.txHash };
+  const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
+  return { ...fromFills, ...chain, ...minted, status, settleTx: hold.txHash };
 }
 
 function stringify(o: object): Record<string, string> {
