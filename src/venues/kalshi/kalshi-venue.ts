@@ -10,7 +10,8 @@ import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { formatCount, formatDollars, kalshiMarketFeeModel, kalshiResolution, levelMap, parseCount, parseDollars, seriesOf, toVenueMarket, type KalshiEventFee, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee } from "./wire.ts";
+import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, parseCount, parseDollars, scheduledAt, seriesFee, seriesOf, toVenueMarket, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
+import { KalshiFeeSchedule, type Dated } from "./fee-schedule.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
@@ -28,6 +29,18 @@ const CLOCK_MARGIN_S = 3600;
 const SELL_MARK = "sell:";
 /** Event tickers one `GET /events?tickers=…` names (as markets() names 100 market tickers a read); one page of its answer (limit 200) holds them all. */
 const EVENTS_PER_READ = 100;
+/**
+ * How often the catalog's markets and their fees are read again (markets()): a fee Kalshi changes without
+ * scheduling it is taken within this time, and a scheduled one is known this long before it applies at least
+ * if it was scheduled earlier.
+ */
+const FEE_READ_INTERVAL_MS = 60_000;
+/**
+ * How far ahead of now a market's fee looks (market()): a child order is an immediate-or-cancel order, matched
+ * within its write's retries (WRITE_RETRY, 3 s) of its plan and lock, so a change that applies within this
+ * window is priced and locked for before the venue can charge it.
+ */
+const FEE_LOOKAHEAD_MS = 60_000;
 
 interface KalshiOrder {
   order_id: string;
@@ -60,8 +73,10 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   protected readonly stream: KalshiBookSync;
   protected readonly socket: ReconnectingSocket;
   private readonly cache = new Map<string, VenueMarket>();
-  private readonly feeBySeries = new Map<string, KalshiSeriesFee>();
-  private readonly feeByEvent = new Map<string, KalshiEventFee>();
+  /** The event of each market in the cache: its fee may be its event's. */
+  private readonly eventOf = new Map<string, string>();
+  private readonly fees = new KalshiFeeSchedule();
+  private feeTimer: NodeJS.Timeout | undefined;
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
 
   constructor(opts: KalshiVenueOptions) {
@@ -82,6 +97,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   async start(): Promise<void> {
     await this.markets();
+    this.feeTimer = setInterval(() => this.markets().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, err }, "reading Kalshi's fees again failed; the fees read before stay")), FEE_READ_INTERVAL_MS);
+    this.feeTimer.unref();
     this.socket.start();
     await this.streamSynced(() => this.tickers.every((t) => this.stream.book(t, "YES") !== undefined));
     // whatever the stream has not delivered yet is read over REST, so no market starts without a book
@@ -89,13 +106,15 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.feeTimer);
     this.socket.stop();
     this.stream.disconnected();
   }
 
   /**
    * The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), each with its
-   * fee (feeModelOf); a market the adapter cannot model is left out.
+   * fee read again with the changes scheduled for it (readFees, readFeeChanges); a market the adapter cannot
+   * model is left out, and no longer traded if it was. Run at start and every FEE_READ_INTERVAL_MS.
    */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
@@ -110,7 +129,15 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         cursor = body.cursor ?? "";
       } while (cursor);
     }
-    const out = await this.toVenueMarkets(listed);
+    // fees before changes: a change that applied meanwhile leaves the listing of upcoming ones when the fee read shows it
+    await this.readFees(listed, true);
+    await this.readFeeChanges();
+    const out = this.toVenueMarkets(listed);
+    const kept = new Set(out.map((m) => m.venueMarketId));
+    for (const m of listed) {
+      if (kept.has(m.ticker)) this.eventOf.set(m.ticker, m.event_ticker);
+      else this.cache.delete(m.ticker);
+    }
     for (const m of out) this.cache.set(m.venueMarketId, m);
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
@@ -126,12 +153,26 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
       found.push(...body.markets.filter((m) => !listed.has(m.ticker)));
       cursor = body.cursor ?? "";
     } while (cursor);
+    await this.readFees(found);
     return this.toVenueMarkets(found);
   }
 
+  /**
+   * A loaded market, its fee the highest Kalshi charges from now to FEE_LOOKAHEAD_MS ahead: where a change is
+   * scheduled in that window, quotes and plans price it, and a lock covers it. Undefined while a fee the
+   * adapter cannot model applies in the window.
+   */
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.cache.get(venueMarketId);
-    return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+    if (!m) return undefined;
+    const fees = { ticker: venueMarketId, event_ticker: this.eventOf.get(venueMarketId)! };
+    if (!this.fees.changes(fees)) return { ...m, outcomeIds: { ...m.outcomeIds } };
+    const now = this.clock.now();
+    try {
+      return { ...m, outcomeIds: { ...m.outcomeIds }, feeModel: this.fees.highest(fees, now, now + FEE_LOOKAHEAD_MS) };
+    } catch {
+      return undefined;
+    }
   }
 
   /** `GET /markets/{ticker}`: its `status` and `result` (docs/venues/kalshi.md, Resolution). */
@@ -295,45 +336,47 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return uniqueTrades(newestFirst).reverse();
   }
 
-  /** The markets the adapter can model, each with its fee; the others are left out. */
-  private async toVenueMarkets(markets: readonly KalshiMarket[]): Promise<VenueMarket[]> {
-    await this.readFees(markets);
-    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModelOf(m)));
+  /** The markets the adapter can model, each with its fee now (readFees has read it); the others are left out. */
+  private toVenueMarkets(markets: readonly KalshiMarket[]): VenueMarket[] {
+    const now = this.clock.now();
+    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModelOf(m, now)));
   }
 
   /**
-   * A market's fee: its event's override where there is one, else its series' fee (docs/venues/kalshi.md, Fees),
-   * both read by readFees. Throws for a fee the adapter cannot model; the series' and event's fees are then read
-   * again on the next load, so that a change on the venue is taken.
+   * A market's fee at `now`: its event's override where there is one, else its series' fee (docs/venues/kalshi.md,
+   * Fees). Throws for a fee the adapter cannot model; the series' and event's fees are then read again on the
+   * next load, so that a change on the venue is taken.
    */
-  private feeModelOf(m: KalshiMarket): FeeModel {
+  private feeModelOf(m: KalshiMarket, now: number): FeeModel {
     try {
-      return kalshiMarketFeeModel(this.feeBySeries.get(seriesOf(m.ticker))!, this.feeByEvent.get(m.event_ticker)!);
+      return this.fees.at(m, now);
     } catch (err) {
-      this.feeBySeries.delete(seriesOf(m.ticker));
-      this.feeByEvent.delete(m.event_ticker);
+      this.fees.forget(m);
       throw err;
     }
   }
-  /** The fees of the markets' series and events this adapter has not read yet, all at once (the read bucket paces them). */
-  private async readFees(markets: readonly KalshiMarket[]): Promise<void> {
-    const series = [...new Set(markets.map((m) => seriesOf(m.ticker)))].filter((s) => !this.feeBySeries.has(s));
-    const events = [...new Set(markets.map((m) => m.event_ticker))].filter((e) => !this.feeByEvent.has(e));
-    await Promise.all([...series.map((s) => this.readSeriesFee(s)), this.readEventFees(events)]);
+
+  /** The fees of the markets' series and events, all at once (the read bucket paces them): those not read yet, or with `again` all. */
+  private async readFees(markets: readonly KalshiMarket[], again = false): Promise<void> {
+    const at = this.clock.now();
+    const series = [...new Set(markets.map((m) => seriesOf(m.ticker)))].filter((s) => again || !this.fees.hasSeries(s));
+    const events = [...new Set(markets.map((m) => m.event_ticker))].filter((e) => again || !this.fees.hasEvent(e));
+    await Promise.all([...series.map((s) => this.readSeriesFee(s, at)), this.readEventFees(events, at)]);
   }
 
-  /** `GET /series/{series_ticker}`: the series' fee schedule. */
-  private async readSeriesFee(series: string): Promise<void> {
+  /** `GET /series/{series_ticker}`: the series' fee schedule, as of `at`. */
+  private async readSeriesFee(series: string, at: number): Promise<void> {
     const body = (await this.read(`/series/${encodeURIComponent(series)}`)) as { series: KalshiSeriesFee };
-    this.feeBySeries.set(series, { fee_type: body.series.fee_type, fee_multiplier: body.series.fee_multiplier });
+    this.fees.readSeries(series, { at, fee: seriesFee(body.series) });
   }
 
   /**
-   * The events' fee overrides: `GET /events?tickers=…`, EVENTS_PER_READ events a read (every cursor page),
-   * then `GET /events/{event_ticker}` for each event that listing leaves out (it excludes multivariate events).
+   * The events' fee overrides as of `at`: `GET /events?tickers=…`, EVENTS_PER_READ events a read (every cursor
+   * page), then `GET /events/{event_ticker}` for each event that listing leaves out (it excludes multivariate events).
    */
-  private async readEventFees(events: readonly string[]): Promise<void> {
-    const keep = (ticker: string, e: KalshiEventFee) => this.feeByEvent.set(ticker, { fee_type_override: e.fee_type_override, fee_multiplier_override: e.fee_multiplier_override });
+  private async readEventFees(events: readonly string[], at: number): Promise<void> {
+    const keep = (ticker: string, e: KalshiEventFee) => this.fees.readEvent(ticker, { at, fee: eventFee(e) });
+    const listed = new Set<string>();
     const batches: string[][] = [];
     for (let i = 0; i < events.length; i += EVENTS_PER_READ) batches.push(events.slice(i, i + EVENTS_PER_READ));
     await Promise.all(
@@ -342,13 +385,41 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         do {
           const q = new URLSearchParams({ tickers: batch.join(","), limit: "200", ...(cursor ? { cursor } : {}) });
           const body = (await this.read(`/events?${q}`)) as { events: (KalshiEventFee & { event_ticker: string })[]; cursor: string };
-          for (const e of body.events) keep(e.event_ticker, e);
+          for (const e of body.events) {
+            keep(e.event_ticker, e);
+            listed.add(e.event_ticker);
+          }
           cursor = body.cursor ?? "";
         } while (cursor);
       }),
     );
-    const unlisted = events.filter((e) => !this.feeByEvent.has(e));
+    const unlisted = events.filter((e) => !listed.has(e));
     await Promise.all(unlisted.map(async (e) => keep(e, ((await this.read(`/events/${encodeURIComponent(e)}`)) as { event: KalshiEventFee }).event)));
+  }
+
+  /**
+   * Every fee change Kalshi has scheduled: `GET /series/fee_changes` (upcoming ones) and `GET /events/fee_changes`
+   * (every cursor page), in place of those read before; each applies from its `scheduled_ts` (KalshiFeeSchedule).
+   */
+  private async readFeeChanges(): Promise<void> {
+    const byKey = <F>(list: { key: string; change: Dated<F> }[]) => {
+      const out = new Map<string, Dated<F>[]>();
+      for (const { key, change } of list) out.set(key, [...(out.get(key) ?? []), change]);
+      return out;
+    };
+    const series = ((await this.read("/series/fee_changes")) as { series_fee_change_arr: KalshiSeriesFeeChange[] }).series_fee_change_arr ?? [];
+    const events: KalshiEventFeeChange[] = [];
+    let cursor = "";
+    do {
+      const q = new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) });
+      const page = (await this.read(`/events/fee_changes?${q}`)) as { event_fee_changes: KalshiEventFeeChange[]; cursor: string };
+      events.push(...(page.event_fee_changes ?? []));
+      cursor = page.cursor ?? "";
+    } while (cursor);
+    this.fees.schedule(
+      byKey(series.map((c) => ({ key: c.series_ticker, change: { at: scheduledAt(c), fee: seriesFee(c) } }))),
+      byKey(events.map((c) => ({ key: c.event_ticker, change: { at: scheduledAt(c), fee: eventFee(c) } }))),
+    );
   }
 
   private async seedBook(ticker: string): Promise<void> {

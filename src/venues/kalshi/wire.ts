@@ -101,6 +101,38 @@ export interface KalshiEventFee {
   fee_multiplier_override?: number | null;
 }
 
+/** A change Kalshi has scheduled to a series' fee (`GET /series/fee_changes`: kalshi-typescript 3.30.0 `SeriesFeeChange`). */
+export interface KalshiSeriesFeeChange extends KalshiSeriesFee {
+  id: string;
+  series_ticker: string;
+  scheduled_ts: string;
+}
+
+/** A change Kalshi has scheduled to an event's override (`GET /events/fee_changes`: `EventFeeChange`); a null field clears the override. */
+export interface KalshiEventFeeChange extends KalshiEventFee {
+  id: string;
+  event_ticker: string;
+  series_ticker: string;
+  scheduled_ts: string;
+}
+
+/** A series' fee out of a record that states it (the series, or a change to it). */
+export function seriesFee(s: KalshiSeriesFee): KalshiSeriesFee {
+  return { fee_type: s.fee_type, fee_multiplier: s.fee_multiplier };
+}
+
+/** An event's override out of a record that states it (the event, or a change to it). */
+export function eventFee(e: KalshiEventFee): KalshiEventFee {
+  return { fee_type_override: e.fee_type_override, fee_multiplier_override: e.fee_multiplier_override };
+}
+
+/** When a scheduled change applies, in ms since the epoch. */
+export function scheduledAt(c: { scheduled_ts: string }): number {
+  const at = Date.parse(c.scheduled_ts);
+  if (Number.isNaN(at)) throw new Error(`Kalshi fee change scheduled_ts ${JSON.stringify(c.scheduled_ts)} is not a time`);
+  return at;
+}
+
 /**
  * The fee a market is charged: its event's override where there is one, else its series' fee. Each field
  * stands on its own: `fee_type_override` "takes precedence over the series-level fee for this event's

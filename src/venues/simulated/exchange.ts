@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares } from "../../domain/fees.ts";
+import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares, type FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, type Micro } from "../../domain/money.ts";
 import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
@@ -116,6 +116,12 @@ export class SimExchange {
   market(venueMarketId: string): VenueMarket | undefined {
     const m = this.markets_.get(venueMarketId)?.market;
     return m && { ...m, outcomeIds: { ...m.outcomeIds } };
+  }
+
+  /** Charges a market's later fills another fee: the venue changed it. */
+  setFeeModel(venueMarketId: string, feeModel: FeeModel): void {
+    const m = this.markets_.get(venueMarketId);
+    if (m) m.market = { ...m.market, feeModel };
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

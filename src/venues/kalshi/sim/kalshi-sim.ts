@@ -2,12 +2,12 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { formatMicro, ONE } from "../../../domain/money.ts";
 import type { Clock } from "../../../domain/types.ts";
-import { MarketCatalog, simulatedVenueEvents, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
+import { MarketCatalog, simulatedVenueEvents, type CatalogEvent } from "../../../markets/catalog.ts";
 import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
-import { formatCount, formatDollars, kalshiMarketFeeModel, KALSHI_TAKER_RATE_PPM, seriesOf, type KalshiEventFee, type KalshiSeriesFee } from "../wire.ts";
+import { eventFee, formatCount, formatDollars, kalshiFeeModel, kalshiMarketFeeModel, KALSHI_TAKER_RATE_PPM, scheduledAt, seriesFee, seriesOf, type KalshiEventFee, type KalshiEventFeeChange, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
 import { KalshiStream } from "./stream.ts";
 
@@ -42,6 +42,12 @@ export interface KalshiSimOptions extends VenueSimOptions {
    * charged on its markets' fills; each field left out keeps the series' (default: no event overrides its series).
    */
   eventFees?: Record<string, KalshiEventFee>;
+  /**
+   * Fee changes scheduled on the series and events, listed by `GET /series/fee_changes` and `GET /events/fee_changes`
+   * and applied at their `scheduled_ts` by the simulator's clock: to the fee the series and event state, and to
+   * their markets' fills from then on.
+   */
+  feeChanges?: { series?: KalshiSeriesFeeChange[]; events?: KalshiEventFeeChange[] };
 }
 
 export type KalshiSim = VenueSim<KalshiCredentials>;
@@ -52,21 +58,46 @@ export type KalshiSim = VenueSim<KalshiCredentials>;
  * with a key pair made at start, backed by the shared simulated exchange with the kalshi-sim profile.
  */
 export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim> {
-  const eventFees = opts.eventFees ?? {};
+  const eventFees = new Map(Object.entries(opts.eventFees ?? {}));
   const seriesFees = new Map<string, KalshiSeriesFee>();
   for (const l of simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id).flatMap((e) => e.listings)) {
     const s = seriesOf(l.venueMarketId);
     if (l.venue === KALSHI_SIM.id && !seriesFees.has(s)) seriesFees.set(s, { fee_type: "quadratic", fee_multiplier: multiplierOf(KALSHI_SIM.feeModel(l.feeRatePpm).ratePpm) });
   }
-  /** A catalog whose markets in an overridden event are charged the override: what the engine charges is the listing's fee rate. */
-  const charged = (catalog: MarketCatalog): MarketCatalog => {
-    const listing = (l: CatalogListing): CatalogListing => {
-      const override = l.venue === KALSHI_SIM.id ? eventFees[eventTickerOf(l.venueMarketId)] : undefined;
-      return override ? { ...l, feeRatePpm: kalshiMarketFeeModel(seriesFees.get(seriesOf(l.venueMarketId))!, override).ratePpm } : l;
-    };
-    return MarketCatalog.fromEvents(catalog.events().map((e) => ({ ...e, listings: e.listings.map(listing) })));
+  const { clock, events, exchange, markets } = simExchange(opts, KALSHI_SIM, OWN_MARKETS);
+  /**
+   * Charges the markets `which` selects the fee their series and event state now; the others keep their
+   * listing's rate, which a series' multiplier (six decimals) may not state exactly.
+   */
+  const charge = (which: (ticker: string) => boolean) => {
+    for (const m of exchange.markets()) {
+      const t = m.venueMarketId;
+      if (which(t)) exchange.setFeeModel(t, kalshiMarketFeeModel(seriesFees.get(seriesOf(t))!, eventFees.get(eventTickerOf(t)) ?? {}));
+    }
   };
-  const { clock, events, exchange, markets } = simExchange({ ...opts, catalog: charged(opts.catalog) }, KALSHI_SIM, charged(OWN_MARKETS));
+  charge((t) => eventFees.has(eventTickerOf(t)));
+  const byTime = <C extends { scheduled_ts: string }>(list: C[] | undefined) => [...(list ?? [])].sort((a, b) => scheduledAt(a) - scheduledAt(b));
+  const seriesChanges = byTime(opts.feeChanges?.series);
+  const eventChanges = byTime(opts.feeChanges?.events);
+  // the simulator charges only the fees the adapter models: a change it could not charge is refused at start
+  for (const c of seriesChanges) kalshiFeeModel(c.fee_type, c.fee_multiplier);
+  for (const c of eventChanges) if (c.fee_type_override) kalshiFeeModel(c.fee_type_override, c.fee_multiplier_override ?? 1);
+  let seriesApplied = 0;
+  let eventsApplied = 0;
+  /** Applies the changes whose time has come, in time order. */
+  const applyDue = () => {
+    const now = clock.now();
+    for (; seriesApplied < seriesChanges.length && scheduledAt(seriesChanges[seriesApplied]!) <= now; seriesApplied++) {
+      const c = seriesChanges[seriesApplied]!;
+      seriesFees.set(c.series_ticker, seriesFee(c));
+      charge((t) => seriesOf(t) === c.series_ticker);
+    }
+    for (; eventsApplied < eventChanges.length && scheduledAt(eventChanges[eventsApplied]!) <= now; eventsApplied++) {
+      const c = eventChanges[eventsApplied]!;
+      eventFees.set(c.event_ticker, eventFee(c));
+      charge((t) => eventTickerOf(t) === c.event_ticker);
+    }
+  };
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
   const settlementTimerMs = opts.settlementTimerMs ?? 0;
@@ -86,6 +117,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       const refusal = auth(req.method, req.path, req.headers);
       if (refusal) return refusal;
     }
+    applyDue();
     const markets = exchange.markets();
     let m: RegExpExecArray | null;
     if (req.method === "GET" && route === "/markets") return listMarkets(markets, req.query);
@@ -98,6 +130,18 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       if (!exchange.market(ticker)) return notFound("market");
       const depth = Number(req.query.get("depth") ?? "0");
       return ok({ orderbook_fp: orderbook(ticker, depth > 0 ? depth : Infinity) });
+    }
+    if (req.method === "GET" && route === "/series/fee_changes") {
+      // "all upcoming series fee changes"; past ones with show_historical
+      const series = req.query.get("series_ticker");
+      const historical = req.query.get("show_historical") === "true";
+      const list = seriesChanges.filter((c, i) => (!series || c.series_ticker === series) && (historical || i >= seriesApplied));
+      return ok({ series_fee_change_arr: list });
+    }
+    if (req.method === "GET" && route === "/events/fee_changes") {
+      // the endpoint has no show_historical: the simulator lists past changes too, which an adapter must not apply again
+      const event = req.query.get("event_ticker");
+      return page("event_fee_changes", eventChanges.filter((c) => !event || c.event_ticker === event), req.query);
     }
     if (req.method === "GET" && route === "/events") {
       const tickers = req.query.get("tickers")?.split(",").filter(Boolean);
@@ -229,8 +273,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       collateral_return_type: "binary",
       mutually_exclusive: false,
       settlement_sources: [],
-      fee_type_override: eventFees[ticker]?.fee_type_override ?? null,
-      fee_multiplier_override: eventFees[ticker]?.fee_multiplier_override ?? null,
+      fee_type_override: eventFees.get(ticker)?.fee_type_override ?? null,
+      fee_multiplier_override: eventFees.get(ticker)?.fee_multiplier_override ?? null,
     };
   }
 
