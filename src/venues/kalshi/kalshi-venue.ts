@@ -5,7 +5,7 @@ import { ONE } from "../../domain/money.ts";
 import { CHILD_ORDERS_KEPT, MAX_CHILD_ORDER_TTL_MS, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
-import type { AdapterOptions } from "../net/adapter-options.ts";
+import { FEE_READ_INTERVAL_MS, type AdapterOptions } from "../net/adapter-options.ts";
 import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
@@ -29,12 +29,6 @@ const CLOCK_MARGIN_S = 3600;
 const SELL_MARK = "sell:";
 /** Event tickers one `GET /events?tickers=…` names (as markets() names 100 market tickers a read); one page of its answer (limit 200) holds them all. */
 const EVENTS_PER_READ = 100;
-/**
- * How often the catalog's markets and their fees are read again (markets()): a fee Kalshi changes without
- * scheduling it is taken within this time, and a scheduled one is known this long before it applies at least
- * if it was scheduled earlier.
- */
-const FEE_READ_INTERVAL_MS = 60_000;
 /**
  * How far ahead of now a market's fee looks (market()): a child order is an immediate-or-cancel order, matched
  * within its write's retries (WRITE_RETRY, 3 s) of its plan and lock, so a change that applies within this
@@ -97,7 +91,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   async start(): Promise<void> {
     await this.markets();
-    this.feeTimer = setInterval(() => this.markets().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, err }, "reading Kalshi's fees again failed; the fees read before stay")), FEE_READ_INTERVAL_MS);
+    this.feeTimer = setInterval(() => this.markets().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, err }, "reading Kalshi's fees again failed; the fees read before stay")), this.opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS);
     this.feeTimer.unref();
     this.socket.start();
     await this.streamSynced(() => this.tickers.every((t) => this.stream.book(t, "YES") !== undefined));
@@ -114,7 +108,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * The catalog's markets as Kalshi lists them now (`GET /markets?tickers=…`, every cursor page), each with its
    * fee read again with the changes scheduled for it (readFees, readFeeChanges); a market the adapter cannot
-   * model is left out, and no longer traded if it was. Run at start and every FEE_READ_INTERVAL_MS.
+   * model is left out, and no longer traded if it was. Run at start and every feeReadIntervalMs.
    */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();

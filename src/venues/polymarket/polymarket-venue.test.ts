@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
+import { orderFee } from "../../domain/fees.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
 import { expirationFor } from "./order-signing.ts";
@@ -61,6 +62,19 @@ describe("PolymarketVenue", () => {
     const again = await venue.place(order);
     expect(again.kind).toBe("filled");
     expect(await venue.status(order.clientOrderId)).toMatchObject({ kind: "done", fills: again.kind === "filled" ? again.fills : [] });
+  });
+
+  it("takes a fee the venue changes after start within its fee read interval, and charges an order placed after it the new fee", async () => {
+    const { sim, venue } = await setup({ feeReadIntervalMs: 50 });
+    const order = buy(venue);
+    const raised = { kind: "polymarket" as const, ratePpm: 72_000n, exponent: 1 as const };
+    expect(venue.market(order.venueMarketId)!.feeModel).not.toEqual(raised);
+    sim.exchange.setFeeModel(order.venueMarketId, raised);
+    await vi.waitFor(() => expect(venue.market(order.venueMarketId)!.feeModel).toEqual(raised), { timeout: 2_000, interval: 20 });
+    const placed = await venue.place(order);
+    expect(placed.kind).toBe("filled");
+    const fills = placed.kind === "filled" ? placed.fills : [];
+    expect(fills.reduce((sum, f) => sum + f.fee, 0n)).toBe(orderFee(raised, fills));
   });
 
   it("signs the child's expiry in whole seconds, rounded down so that the venue never takes the order after the child expired", () => {

@@ -27,6 +27,7 @@ import { formatMicro } from "../../domain/money.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
 import { modelledMarkets } from "../net/wire-venue.ts";
+import { FEE_READ_INTERVAL_MS } from "../net/adapter-options.ts";
 import { orderBody, orderHash, OrderSigner, type PostedOrder } from "./order-signing.ts";
 import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
 import {
@@ -35,6 +36,7 @@ import {
   INITIAL_CURSOR,
   parseBook,
   parseCancelResult,
+  parseClobMarketFee,
   conditionIdOf,
   parseMarketsPage,
   parseOpenOrder,
@@ -71,6 +73,8 @@ export interface PolymarketVenueOptions {
   limits?: Record<string, Limit>;
   /** Where the book stream tells of reconnections and dropped frames. */
   log?: StreamLog;
+  /** How often each loaded market's fee curve is read again (readFees; FEE_READ_INTERVAL_MS by default). */
+  feeReadIntervalMs?: number;
 }
 
 /** A book as the stream last left it: each change replaces a side with a new array, so book() hands its sides out as they are. */
@@ -121,6 +125,8 @@ export class PolymarketVenue implements Venue {
   private readonly baseUrl: string;
   private readonly wsUrl: string;
   private readonly log: StreamLog | undefined;
+  private readonly feeReadIntervalMs: number;
+  private feeTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: PolymarketVenueOptions) {
     this.id = opts.id ?? "polymarket-sim";
@@ -132,6 +138,7 @@ export class PolymarketVenue implements Venue {
     this.baseUrl = opts.baseUrl.replace(/\/$/, "");
     this.wsUrl = opts.wsUrl;
     this.log = opts.log;
+    this.feeReadIntervalMs = opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS;
     this.rest = new RestClient({
       baseUrl: this.baseUrl,
       credentials: opts.credentials,
@@ -165,10 +172,32 @@ export class PolymarketVenue implements Venue {
       for (const b of raw) this.hold(parseBook(b), 0);
     }
     this.stream.start(tokenIds);
+    this.feeTimer = setInterval(() => void this.readFees(), this.feeReadIntervalMs);
+    this.feeTimer.unref();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.feeTimer);
     this.stream.stop();
+  }
+
+  /**
+   * Reads each loaded market's fee curve again (`GET /clob-markets/{condition_id}`): the operator sets the fee at
+   * match time, so a change is priced and locked for within feeReadIntervalMs. A market whose curve cannot be
+   * read now keeps the one read before, with a warning.
+   */
+  private async readFees(): Promise<void> {
+    await Promise.all(
+      [...this.markets_.keys()].map(async (id) => {
+        try {
+          const feeModel = parseClobMarketFee(await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] }));
+          const held = this.markets_.get(id)!;
+          this.markets_.set(id, { ...held, market: { ...held.market, feeModel } });
+        } catch (err) {
+          this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "reading a market's fee again failed; the fee read before stays");
+        }
+      }),
+    );
   }
 
   /**
