@@ -1,6 +1,19 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { feeAdjustedPrice, grossForDelivered, limitlessFee, netOfWithheld, orderFee, withheldShares, worstFee, worstOrderCost, type FeeModel } from "./fees.ts";
+import {
+  describeFeeModel,
+  feeAdjustedPrice,
+  grossForDelivered,
+  limitlessFee,
+  netOfWithheld,
+  orderFee,
+  POLYMARKET_LOWEST_PRICE,
+  sellFeeAdjustedPrice,
+  withheldShares,
+  worstFee,
+  worstOrderCost,
+  type FeeModel,
+} from "./fees.ts";
 import { notional } from "./money.ts";
 
 const fills = fc.array(
@@ -88,9 +101,17 @@ describe("a buy's worst case", () => {
     );
   });
 
+  const polymarket = fc
+    .record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(0 as const, 1 as const, 2 as const) })
+    .map((m) => ({ kind: "polymarket" as const, ...m }));
+  /**
+   * The lowest price a fill can take: the bound of exponent 0 is that of the venue's prices, never
+   * below its finest tick; the other curves' bounds hold at any price.
+   */
+  const lowest = (m: FeeModel) => (m.kind === "polymarket" && m.exponent === 0 ? POLYMARKET_LOWEST_PRICE : 1n);
   const model: fc.Arbitrary<FeeModel> = fc.oneof(
     fc.bigInt({ min: 1n, max: 200_000n }).map((ratePpm) => ({ kind: "kalshi" as const, ratePpm })),
-    fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(1 as const, 2 as const) }).map((m) => ({ kind: "polymarket" as const, ...m })),
+    polymarket,
     fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 200_000n }), minFee: fc.bigInt({ min: 0n, max: 250_000n }) }).map((m) => ({ kind: "opinion" as const, ...m })),
   );
 
@@ -101,8 +122,9 @@ describe("a buy's worst case", () => {
         fc.bigInt({ min: 2n, max: 999_999n }),
         // whole contracts, so that any micro-USDC price makes a whole micro-USDC notional, as on the venues' grids
         fc.array(fc.record({ better: fc.bigInt({ min: 0n, max: 30_000n }), contracts: fc.bigInt({ min: 1n, max: 40n }) }), { minLength: 1, maxLength: 4 }),
-        (m, limit, parts) => {
-          const filled = parts.map((p) => ({ price: p.better < limit ? limit - p.better : 1n, shares: p.contracts * 1_000_000n }));
+        (m, drawn, parts) => {
+          const limit = drawn < lowest(m) ? lowest(m) : drawn;
+          const filled = parts.map((p) => ({ price: limit - p.better >= lowest(m) ? limit - p.better : lowest(m), shares: p.contracts * 1_000_000n }));
           const shares = filled.reduce((s, f) => s + f.shares, 0n);
           const cost = filled.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(m, filled);
           expect(cost).toBeLessThanOrEqual(worstOrderCost(m, limit, shares));
@@ -112,16 +134,19 @@ describe("a buy's worst case", () => {
     );
   });
 
-  it("bounds a Polymarket buy that spends its whole maker amount, limit × shares, at asks as low as one micro-pUSD", () => {
+  it("bounds a Polymarket buy that spends its whole maker amount, limit × shares, at asks as low as one micro-pUSD (exponent 0: the finest tick)", () => {
     fc.assert(
       fc.property(
-        fc.record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(1 as const, 2 as const) }).map((m) => ({ kind: "polymarket" as const, ...m })),
+        polymarket,
         fc.bigInt({ min: 2n, max: 999_999n }),
         fc.bigInt({ min: 1n, max: 400n }),
-        fc.array(fc.record({ price: fc.bigInt({ min: 1n, max: 999_999n }), contracts: fc.bigInt({ min: 1n, max: 400n }) }), { minLength: 1, maxLength: 5 }),
-        (m, limit, contracts, asks) => {
+        // as deep as a buy at the lowest price can take: 400 shares at 0.9999 spend 3.9996 million shares' worth at 0.0001
+        fc.array(fc.record({ price: fc.bigInt({ min: 1n, max: 999_999n }), contracts: fc.bigInt({ min: 1n, max: 4_000_000n }) }), { minLength: 1, maxLength: 5 }),
+        (m, drawn, contracts, asks) => {
+          const limit = drawn < lowest(m) ? lowest(m) : drawn;
           const shares = contracts * 1_000_000n;
-          const filled = spend(notional(limit, shares), asks.map((a) => ({ price: a.price < limit ? a.price : limit, shares: a.contracts * 1_000_000n })));
+          const at = (price: bigint) => (price > limit ? limit : price < lowest(m) ? lowest(m) : price);
+          const filled = spend(notional(limit, shares), asks.map((a) => ({ price: at(a.price), shares: a.contracts * 1_000_000n })));
           const cost = filled.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(m, filled);
           expect(cost).toBeLessThanOrEqual(worstOrderCost(m, limit, shares));
         },
@@ -140,6 +165,24 @@ describe("a buy's worst case", () => {
     expect(worstFee(m, 990_000n, 5_000_000n)).toBe(247_500n);
     expect(worstFee({ ...m, exponent: 2 }, 990_000n, 5_000_000n)).toBe(36_667n);
     expect(worstFee({ ...m, exponent: 2 }, 200_000n, 5_000_000n)).toBe(6_400n);
+  });
+
+  it("charges a Polymarket buy on a market of exponent 0 r × C at any price, and locks the fee of spending its amount at the finest tick", () => {
+    const m: FeeModel = { kind: "polymarket", ratePpm: 20_000n, exponent: 0 };
+    // clob-client-v2 1.1.0, adjustBuyAmountForFees: amount / price × rate × (p(1 − p))^0 — 50 pUSD at 0.50 pay 2 pUSD for 100 shares, 90 at 0.90 too
+    expect(orderFee(m, [{ price: 500_000n, shares: 100_000_000n }])).toBe(2_000_000n);
+    expect(orderFee(m, [{ price: 900_000n, shares: 100_000_000n }])).toBe(2_000_000n);
+    // 7.654321 shares: 0.15308642 floored to 5 decimals
+    expect(orderFee(m, [{ price: 330_000n, shares: 7_654_321n }])).toBe(153_080n);
+    expect(feeAdjustedPrice(m, { price: 500_000n, shares: 100_000_000n })).toBe(520_000n);
+    expect(sellFeeAdjustedPrice(m, { price: 500_000n, shares: 100_000_000n })).toBe(480_000n);
+    expect(describeFeeModel(m)).toEqual({ type: "polymarket", formula: "C * fee_rate * (P * (1 - P))^exponent", fee_rate: 0.02, exponent: 0 });
+    // FAK "10 at 0.50" spends 5 pUSD: at an ask of 0.0001 it buys 50,000 shares, whose fee is 1,000 pUSD, all of the lock
+    const filled = spend(notional(500_000n, 10_000_000n), [{ price: POLYMARKET_LOWEST_PRICE, shares: 100_000_000_000n }]);
+    expect(filled).toEqual([{ price: 100n, shares: 50_000_000_000n }]);
+    expect(orderFee(m, filled)).toBe(1_000_000_000n);
+    expect(worstFee(m, 500_000n, 10_000_000n)).toBe(1_000_000_000n);
+    expect(worstFee(m, 500_000n, 10_000_000n)).toBeGreaterThan(orderFee(m, [{ price: 500_000n, shares: 10_000_000n }]));
   });
 });
 

@@ -6,6 +6,7 @@ import type { Level } from "./types.ts";
  * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule. (Kalshi's
  *   fee rounding page rounds per fill instead, to $0.0001 and the debit to the cent: `worstFee` bounds both.)
  * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
+ *   Exponent 0 (a market whose `fd` names no exponent, as clob-client-v2 reads it) charges C * feeRate whatever the price.
  * - limitless: a buy pays rate × C of the C contracts it bought, withheld in contracts (`withheldShares`): it
  *   delivers C − rate × C for the notional of C; a sell pays rate × C × P in USDC, rounded up to the micro-USDC.
  * - opinion: the notional times rate * P * (1 - P) per order (a rate of 0.08 charges 2% at P = 0.5),
@@ -16,11 +17,17 @@ import type { Level } from "./types.ts";
  */
 export type FeeModel =
   | { kind: "kalshi"; ratePpm: bigint }
-  | { kind: "polymarket"; ratePpm: bigint; exponent: 1 | 2 }
+  | { kind: "polymarket"; ratePpm: bigint; exponent: 0 | 1 | 2 }
   | { kind: "limitless"; ratePpm: bigint }
   | { kind: "opinion"; ratePpm: bigint; minFee: Micro };
 
 const CENT = 10_000n;
+/**
+ * The lowest price a Polymarket fill can take: prices are on the market's tick, which the venue may
+ * change (`tick_size_change`, finer near 0 and 1), and the finest tick clob-client-v2 1.1.0 knows
+ * (`TickSize`) is 0.0001.
+ */
+export const POLYMARKET_LOWEST_PRICE = 100n;
 /** Kalshi rounds each fill's trade fee up to $0.0001. */
 const KALSHI_FILL_FEE_STEP = 100n;
 
@@ -129,11 +136,21 @@ export function curveFee(model: FeeModel, levels: readonly Level[]): Micro {
 /** Polymarket's fee before its rounding, in units of 10^-36 USDC. */
 function polymarketRaw(model: FeeModel & { kind: "polymarket" }, levels: readonly Level[]): bigint {
   let raw = 0n;
-  for (const l of levels) {
-    const pq = l.price * (ONE - l.price);
-    raw += model.exponent === 1 ? model.ratePpm * l.shares * pq * ONE * ONE : model.ratePpm * l.shares * pq * pq;
-  }
+  for (const l of levels) raw += model.ratePpm * l.shares * polymarketCurve(model, l.price);
   return raw;
+}
+
+/** (P(1 − P))^exponent of Polymarket's fee curve at `price`, in units of 10^-24. */
+export function polymarketCurve(model: FeeModel & { kind: "polymarket" }, price: PriceMicro): bigint {
+  const pq = price * (ONE - price);
+  switch (model.exponent) {
+    case 0:
+      return ONE * ONE * ONE * ONE;
+    case 1:
+      return pq * ONE * ONE;
+    case 2:
+      return pq * pq;
+  }
 }
 
 /** Describes a fee model for the API (`fee_model` of a market's venue record). */
@@ -200,12 +217,16 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * A Polymarket buy is a market order that spends its whole maker amount M = limit × shares (the venue
  * refuses a FAK/FOK buy whose maker amount is not whole cents, and fills it at better asks for more
  * shares than it names; docs/venues/polymarket.md, "Market orders"), so its fee is that of spending M:
- * m pUSD spent at q buys m / q shares, whose fee is r × m × (1 − q) (exponent 1) or r × m × q(1 − q)²
- * (exponent 2). Over the prices q ≤ limit a fill can take, the first is below r × m, the second at most
- * r × m × limit(1 − limit)² while limit ≤ 1/3 (where q(1 − q)² grows) and r × m × 4/27 (its peak, at
- * q = 1/3) above; summed over the fills, the bound at M, rounded up, is never below the fee, floored to
- * 10 micro-USDC as the venue charges it. The fee of the planned shares filled at the limit,
- * r × M × (1 − limit) or r × M × limit(1 − limit)², is within it.
+ * m pUSD spent at q buys m / q shares, whose fee is r × m / q (exponent 0), r × m × (1 − q) (exponent 1)
+ * or r × m × q(1 − q)² (exponent 2). Over the prices q ≤ limit a fill can take, the first grows without
+ * bound as q falls, so only the lowest price a fill can take bounds it: the finest tick the venue has,
+ * 0.0001 (`POLYMARKET_LOWEST_PRICE`), not the market's tick, which the venue may make finer between
+ * the plan and the match; so r × m / 0.0001 = r × m × 10^4, a lock so large that such a market is
+ * seldom worth a buy, but what the venue can take. The second is below r × m; the third at most r × m × limit(1 − limit)²
+ * while limit ≤ 1/3 (where q(1 − q)² grows) and r × m × 4/27 (its peak, at q = 1/3) above. Summed
+ * over the fills, the bound at M, rounded up, is never below the fee, floored to 10 micro-USDC as the
+ * venue charges it. The fee of the planned shares filled at the limit, r × shares, r × M × (1 − limit)
+ * or r × M × limit(1 − limit)², is within it (for exponent 0 since the limit is on a tick, at least 0.0001).
  */
 export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   switch (model.kind) {
@@ -215,6 +236,7 @@ export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro)
     }
     case "polymarket": {
       const spent = notional(limit, shares);
+      if (model.exponent === 0) return ceilDiv(model.ratePpm * spent, POLYMARKET_LOWEST_PRICE);
       if (model.exponent === 1) return ceilDiv(model.ratePpm * spent, ONE);
       if (3n * limit <= ONE) return ceilDiv(model.ratePpm * spent * limit * (ONE - limit) * (ONE - limit), ONE * ONE * ONE * ONE);
       return ceilDiv(model.ratePpm * spent * 4n, 27n * ONE);

@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, polymarketCurve, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -14,7 +14,9 @@ const M = 1_000_000;
  * routing of n venues reads no venue's book past ⌊SAFE / n⌋ micro-shares (22 million shares with
  * 100 venues, deeper than any book the venues list), so every count of shares any allocation
  * makes stays under SAFE; a share costs less than one USDC plus its fee, so no cost, worst case or
- * proceeds reaches 2^53 either, and sums of two of them stay exact.
+ * proceeds reaches 2^53 either, and sums of two of them stay exact. One worst case can: a Polymarket
+ * buy on a market of fee exponent 0 locks up to 10^4 times its notional in fee (fees.ts `worstFee`);
+ * its double is then still past any budget, which is all the search compares it with.
  */
 export const SAFE = 2 ** 51;
 
@@ -59,10 +61,8 @@ function feePerShare(model: FeeModel, price: PriceMicro): bigint {
   switch (model.kind) {
     case "kalshi":
       return model.ratePpm * price * (ONE - price); // 1e-24 USDC per micro-share
-    case "polymarket": {
-      const pq = price * (ONE - price);
-      return model.exponent === 1 ? model.ratePpm * pq * ONE_2 : model.ratePpm * pq * pq; // 1e-36
-    }
+    case "polymarket":
+      return model.ratePpm * polymarketCurve(model, price); // 1e-36
     case "limitless":
       return model.ratePpm * price; // 1e-18
     case "opinion":

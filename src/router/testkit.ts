@@ -40,7 +40,7 @@ const feeModel: fc.Arbitrary<FeeModel> = fc.oneof(
   fc.record({
     kind: fc.constant("polymarket" as const),
     ratePpm: fc.constantFrom(0n, 20_000n, 250_000n),
-    exponent: fc.constantFrom(1 as const, 2 as const),
+    exponent: fc.constantFrom(0 as const, 1 as const, 2 as const),
   }),
   fc.record({ kind: fc.constant("limitless" as const), ratePpm: fc.constantFrom(0n, 10_000n, 30_000n) }),
   fc.record({ kind: fc.constant("opinion" as const), ratePpm: fc.constantFrom(0n, 40_000n, 80_000n), minFee: fc.constantFrom(0n, 500n, 5_000n) }),

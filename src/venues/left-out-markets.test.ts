@@ -103,7 +103,7 @@ const CASES: Case[] = [
     ...firstOfEach(opinionListings),
   },
   {
-    name: "Polymarket: a market whose fee exponent is not 1 or 2, and a listed market of three tokens",
+    name: "Polymarket: a market whose fee exponent is not 0, 1 or 2, and a listed market of three tokens",
     async start() {
       const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
       return { sim, adapter: (baseUrl, log) => new PolymarketVenue({ baseUrl, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, retryBackoffMs: 20, log }) };

@@ -13,7 +13,7 @@ import { runConformance } from "./suite.ts";
 
 const catalog = MarketCatalog.load();
 const FEES_PAGE = "https://docs.polymarket.com/trading/fees";
-const poly = (rate: bigint, exponent: 1 | 2 = 1) => ({ kind: "polymarket" as const, ratePpm: rate, exponent });
+const poly = (rate: bigint, exponent: 0 | 1 | 2 = 1) => ({ kind: "polymarket" as const, ratePpm: rate, exponent });
 const level = (price: bigint, shares: bigint) => [{ price, shares }];
 
 /** fee = C × feeRate × p × (1 − p), at the category rates of Polymarket's fee table, charged to 5 decimals. */
@@ -30,6 +30,13 @@ const fees: FeeExample[] = [
     model: poly(250_000n, 2),
     levels: level(500_000n, 100_000_000n),
     fee: 1_562_500n,
+  },
+  {
+    what: "a market whose fd has no e (exponent 0), rate 0.02, 100 shares at 0.50: 2, C × rate",
+    source: "@polymarket/clob-client-v2 1.1.0 getClobMarketInfo (`exponent: result.fd?.e ?? 0`), adjustBuyAmountForFees",
+    model: poly(20_000n, 0),
+    levels: level(500_000n, 100_000_000n),
+    fee: 2_000_000n,
   },
 ];
 

@@ -85,7 +85,7 @@ describe("GET /v1/prices/{event_id}", () => {
     const listed = (await s.client.markets({ q: "fed", limit: 500 })).data.find((m) => m.event_id === "fed-cut-2026-12")!;
     const fees = new Map(
       listed.venues.map((v): [string, FeeModel] => {
-        const f = v.fee_model as { type: FeeModel["kind"]; rate?: number; fee_rate?: number; exponent?: 1 | 2; min_fee?: number };
+        const f = v.fee_model as { type: FeeModel["kind"]; rate?: number; fee_rate?: number; exponent?: 0 | 1 | 2; min_fee?: number };
         const ratePpm = micro(f.rate ?? f.fee_rate ?? 0);
         if (f.type === "polymarket") return [v.venue, { kind: "polymarket", ratePpm, exponent: f.exponent! }];
         return [v.venue, f.type === "opinion" ? { kind: "opinion", ratePpm, minFee: micro(f.min_fee!) } : { kind: f.type, ratePpm }];

@@ -5,7 +5,7 @@ import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
 import { expirationFor } from "./order-signing.ts";
 import { PolymarketVenue, type PolymarketVenueOptions } from "./polymarket-venue.ts";
-import { startPolymarketSim, type PolymarketSim } from "./sim/index.ts";
+import { startPolymarketSim, type PolymarketSim, type PolymarketSimOptions } from "./sim/index.ts";
 
 const catalog = MarketCatalog.load();
 const running: { stop(): Promise<void> }[] = [];
@@ -13,8 +13,8 @@ afterEach(async () => {
   for (const r of running.splice(0).reverse()) await r.stop();
 });
 
-async function setup(extra: Partial<PolymarketVenueOptions> = {}) {
-  const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Partial<PolymarketSimOptions> = {}) {
+  const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50, ...simExtra });
   running.push(sim);
   const options: PolymarketVenueOptions = {
     baseUrl: sim.url,
@@ -42,6 +42,26 @@ function buy(venue: PolymarketVenue, expiresAt = Date.now() + 60_000): ChildOrde
 }
 
 describe("PolymarketVenue", () => {
+  it("takes a market whose fd has no e as exponent 0, and charges its buy rate × shares bought, exactly what the venue took", async () => {
+    const listing = catalog.events().flatMap((e) => (e.status === "open" ? e.listings : [])).find((l) => l.venue === "polymarket-sim" && (l.feeRatePpm ?? 0n) > 0n)!;
+    const rate = listing.feeRatePpm!;
+    const { sim, venue } = await setup({}, { feeExponents: { [listing.venueMarketId]: 0 } });
+    const m = venue.market(listing.venueMarketId)!;
+    expect(m.feeModel).toEqual({ kind: "polymarket", ratePpm: rate, exponent: 0 });
+    const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
+    const order: ChildOrder = { clientOrderId: `pm-test-${++seq}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
+    const placed = await venue.place(order);
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    const bought = placed.fills.reduce((s, f) => s + f.shares, 0n);
+    const fee = placed.fills.reduce((s, f) => s + f.fee, 0n);
+    // C × rate, floored to 5 decimals, whatever the prices
+    expect(fee).toBe(((rate * bought) / 10_000_000n) * 10n);
+    expect(fee).toBeGreaterThan(0n);
+    const taken = sim.exchange.matches(placed.venueOrderId);
+    expect(placed.fills.map((f) => f.fee)).toEqual(taken.map((f) => f.fee));
+    expect(placed.fills.map((f) => f.shares)).toEqual(taken.map((f) => f.shares));
+  });
+
   it("finds an order placed before a restart from the child order, and says why it cannot without it", async () => {
     const { venue, options } = await setup();
     const order = buy(venue);

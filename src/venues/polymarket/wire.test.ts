@@ -124,6 +124,14 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     expect(parseClobMarketFee({ mts: 0.01 })).toEqual({ kind: "polymarket", ratePpm: 0n, exponent: 1 });
   });
 
+  it("reads an fd without e as exponent 0, a fee of C × rate, as clob-client-v2 1.1.0 does (`result.fd?.e ?? 0`), and refuses an exponent it has no curve for", () => {
+    const { fd } = fixture("clob-market-info").body as { fd: { r: number; to: boolean } };
+    expect(parseClobMarketFee({ fd: { r: fd.r, to: fd.to } })).toEqual({ kind: "polymarket", ratePpm: 20_000n, exponent: 0 });
+    expect(parseClobMarketFee({ fd: { ...fd, e: 0 } })).toEqual({ kind: "polymarket", ratePpm: 20_000n, exponent: 0 });
+    expect(() => parseClobMarketFee({ fd: { ...fd, e: 3 } })).toThrow(/exponent 3 is not 0, 1 or 2/);
+    expect(() => parseClobMarketFee({ fd: { ...fd, e: 0.5 } })).toThrow(/exponent 0.5/);
+  });
+
   it("reads an order acknowledgement, an order and a trades page", () => {
     expect(parseOrderAck(fixture("order-response").body)).toEqual({
       success: true,

@@ -165,14 +165,16 @@ function marketResolution(o: Record<string, unknown>, yes: Record<string, unknow
 /**
  * The fee curve of `GET /clob-markets/{condition_id}` (`fd`: rate, exponent, takers only): in CLOB V2
  * the operator sets fees at match time from these parameters (no fee is signed into the order), and
- * clob-client-v2 reads them from here alone. A market without `fd` is fee-free, as the client takes it.
+ * clob-client-v2 reads them from here alone. A market without `fd` is fee-free, and an `fd` without
+ * `e` is of exponent 0 (a fee of C × rate), as the client takes them (1.1.0, `getClobMarketInfo`:
+ * `exponent: result.fd?.e ?? 0`); an exponent the fee model has no curve for is refused.
  */
 export function parseClobMarketFee(raw: unknown): FeeModel {
   const fd = obj(raw, "clob market info")["fd"];
   if (fd === undefined || fd === null) return FEE_FREE;
   const f = obj(fd, "clob market info.fd");
-  const exponent = Number(f["e"] ?? 1);
-  if (exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 1 or 2`);
+  const exponent = Number(f["e"] ?? 0);
+  if (exponent !== 0 && exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 0, 1 or 2`);
   return { kind: "polymarket", ratePpm: parseDecimal(f["r"] ?? 0, "clob market info.fd.r"), exponent };
 }
 

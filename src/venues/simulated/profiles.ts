@@ -10,8 +10,8 @@ export interface VenueProfile {
   defaultTick: PriceMicro;
   minOrderShares: ShareMicro;
   lotShares: ShareMicro;
-  /** The venue's fee model for a market, given the listing's own rate when it has one. */
-  feeModel(ratePpm: Ppm | undefined): FeeModel;
+  /** The venue's fee model for a market (`venueMarketId`), given the listing's own rate when it has one. */
+  feeModel(ratePpm: Ppm | undefined, venueMarketId: string): FeeModel;
   /** Round trip of a place() before any scaling: mean and standard deviation in ms. */
   latency: { meanMs: number; sdMs: number };
   /** A fresh id in the venue's format; random, so ids never repeat across restarts of the simulator. */
@@ -46,6 +46,9 @@ export const KALSHI_SIM: VenueProfile = {
   newOrderId: () => randomUUID(),
 };
 
+/** The simulated Limitless's taker fee on a market without a rate of its own, and the account's rank rate. */
+export const LIMITLESS_SIM_FEE_PPM = 5_000n;
+
 /**
  * Limitless: a CLOB descended from Polymarket's CTF exchange, so sizes keep its 0.01-share lot;
  * with the finer 0.001 tick, price × size is still a whole number of micro-USDC (a multiple of
@@ -57,7 +60,7 @@ export const LIMITLESS_SIM: VenueProfile = {
   defaultTick: 1_000n,
   minOrderShares: 1_000_000n,
   lotShares: 10_000n,
-  feeModel: (ratePpm) => limitlessFee(ratePpm ?? 5_000n),
+  feeModel: (ratePpm) => limitlessFee(ratePpm ?? LIMITLESS_SIM_FEE_PPM),
   latency: { meanMs: 60, sdMs: 25 },
   newOrderId: () => `lmt_${randomBytes(12).toString("hex")}`,
 };

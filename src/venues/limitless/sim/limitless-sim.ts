@@ -5,7 +5,7 @@ import { formatMicro } from "../../../domain/money.ts";
 import type { Clock } from "../../../domain/types.ts";
 import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { LIMITLESS_SIM } from "../../simulated/profiles.ts";
+import { LIMITLESS_SIM, LIMITLESS_SIM_FEE_PPM } from "../../simulated/profiles.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { LIMITLESS_HEADERS, verifyLimitless, type LimitlessCredentials } from "../signing.ts";
 import { ENGINE_IO_PATH } from "../socketio.ts";
@@ -58,7 +58,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const feeBps = (m: VenueMarket): number => bps(m.feeModel.ratePpm, m.venueMarketId);
   const wallet = privateKeyToAccount(privateKey).address;
   /** The account's rank fee rate, which the official SDK signs into every order: the profile's default rate (markets without a rate of their own charge it). */
-  const rankFeeBps = bps(LIMITLESS_SIM.feeModel(undefined).ratePpm, "rank");
+  const rankFeeBps = bps(LIMITLESS_SIM_FEE_PPM, "rank");
   const deskMarket = (slug: string): DeskMarket | undefined => {
     const m = exchange.market(slug);
     return m && { id: ids.get(slug)!, slug, title: m.title, closed: m.status !== "open", tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };

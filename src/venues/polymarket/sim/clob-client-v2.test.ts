@@ -1,4 +1,4 @@
-import { ClobClient, OrderType, Side, type ApiKeyCreds, type OrderBookSummary } from "@polymarket/clob-client-v2";
+import { adjustBuyAmountForFees, ClobClient, OrderType, Side, type ApiKeyCreds, type OrderBookSummary } from "@polymarket/clob-client-v2";
 import { createWalletClient, http, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { polygon } from "viem/chains";
@@ -20,13 +20,15 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
   const wallet = (key: Hex) => createWalletClient({ account: privateKeyToAccount(key), chain: polygon, transport: http("http://127.0.0.1:9") });
   const client = (key: Hex, creds?: ApiKeyCreds) => new ClobClient({ host: sim.url, chain: 137, signer: wallet(key), ...(creds ? { creds } : {}) });
   const openListing = () => catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === "polymarket-sim"))!.listings.find((l) => l.venue === "polymarket-sim")!;
+  /** An open market with a fee rate, which the simulator serves as of fee exponent 0. */
+  const unexponented = catalog.events().flatMap((e) => (e.status === "open" ? e.listings : [])).find((l) => l.venue === "polymarket-sim" && (l.feeRatePpm ?? 0n) > 0n)!;
   /** The best ask level: Polymarket lists asks worst first. */
   const bestAsk = (book: OrderBookSummary) => book.asks[book.asks.length - 1]!;
   let trader: ClobClient;
 
   beforeAll(async () => {
     // one item a page, so that every listing takes the client through the cursor
-    sim = await startPolymarketSim({ catalog, seed: 42, latencyScale: 0, tickMs: 1_000_000, pageSize: 1, settleMs: SETTLE_MS });
+    sim = await startPolymarketSim({ catalog, seed: 42, latencyScale: 0, tickMs: 1_000_000, pageSize: 1, settleMs: SETTLE_MS, feeExponents: { [unexponented.venueMarketId]: 0 } });
     const fresh = generatePrivateKey();
     trader = client(fresh, await client(fresh).createOrDeriveApiKey());
   });
@@ -67,6 +69,22 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
     const info = await trader.getClobMarketInfo(listing.venueMarketId);
     expect(info.fd).toMatchObject({ r: Number(fee.ratePpm) / 1e6, to: true });
     expect(await trader.getFeeExponent(token)).toBe(fee.kind === "polymarket" ? fee.exponent : 1);
+  });
+
+  it("serves a market of fee exponent 0 as an fd without e, which the client reads as 0, and charges a buy the fee the client counts on: rate × shares", async () => {
+    const token = unexponented.outcomeIds.YES;
+    const rate = Number(unexponented.feeRatePpm!) / 1e6;
+    expect((await trader.getClobMarketInfo(unexponented.venueMarketId)).fd).toEqual({ r: rate, to: true });
+    expect(await trader.getFeeExponent(token)).toBe(0);
+    const price = Number(bestAsk(await trader.getOrderBook(token)).price);
+    const amount = Math.round(price * 10 * 100) / 100;
+    const res = await trader.createAndPostMarketOrder({ tokenID: token, amount, side: Side.BUY }, { tickSize: "0.01" }, OrderType.FOK);
+    expect(res).toMatchObject({ success: true, status: "matched", takingAmount: "10" });
+    // what the client sets aside from a balance of just the amount: amount / price × rate × (p(1 − p))^0
+    const expected = amount - adjustBuyAmountForFees(amount, price, amount, rate, 0, 0);
+    const charged = sim.exchange.matches(res.orderID).reduce((s, f) => s + f.fee, 0n);
+    expect(charged).toBe(BigInt(Math.round(expected * 1e5)) * 10n);
+    expect(charged).toBe(unexponented.feeRatePpm! * 10n);
   });
 
   it("creates API keys for a fresh wallet with L1 auth, and derives the same keys again", async () => {

@@ -2,11 +2,12 @@ import { createHash } from "node:crypto";
 import { toHex } from "viem";
 import { keccak256 } from "../../../evm/keccak.ts";
 import { privateKeyToAccount } from "viem/accounts";
+import type { FeeModel } from "../../../domain/fees.ts";
 import { formatMicro } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
+import { POLYMARKET_SIM, type VenueProfile } from "../../simulated/profiles.ts";
 import type { PolymarketCredentials } from "../auth.ts";
 import { SimAccounts } from "./accounts.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
@@ -18,6 +19,11 @@ export interface PolymarketSimOptions extends VenueSimOptions {
   pageSize?: number;
   /** How long a trade takes to settle on chain: its transaction hash shows this long after the match (1 s by default). */
   settleMs?: number;
+  /**
+   * Fee exponents by condition id, served as the market's `fd.e` and charged on its fills; exponent 0
+   * is served as an `fd` without `e`, which clob-client-v2 reads as 0 (default: exponent 1 everywhere).
+   */
+  feeExponents?: Record<string, 0 | 1 | 2>;
 }
 
 export type PolymarketSim = VenueSim<PolymarketCredentials> & {
@@ -35,7 +41,12 @@ const WS_PATH = "/ws/market";
 
 /** Starts a Polymarket CLOB simulator on loopback: REST and the market WebSocket, over the shared matching engine. */
 export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<PolymarketSim> {
-  const { clock, events, exchange, markets } = simExchange(opts, POLYMARKET_SIM, OWN_MARKETS);
+  const feeExponents = opts.feeExponents ?? {};
+  const profile: VenueProfile = {
+    ...POLYMARKET_SIM,
+    feeModel: (ratePpm, venueMarketId) => ({ kind: "polymarket", ratePpm: POLYMARKET_SIM.feeModel(ratePpm, venueMarketId).ratePpm, exponent: feeExponents[venueMarketId] ?? 1 }),
+  };
+  const { clock, events, exchange, markets } = simExchange(opts, profile, OWN_MARKETS);
   const pageSize = opts.pageSize ?? 4;
   const credentials = simCredentials(opts.seed);
   const address = privateKeyToAccount(credentials.privateKey).address;
@@ -145,7 +156,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       rfqe: false,
       ibce: false,
       nr: false,
-      fd: { r: Number(formatMicro(m.feeModel.ratePpm)), e: m.feeModel.kind === "polymarket" ? m.feeModel.exponent : 1, to: true },
+      fd: feeDetails(m.feeModel),
       oas: 0,
     };
   }
@@ -162,7 +173,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   }
 
   const sim = await serveVenueSim(opts, {
-    profile: POLYMARKET_SIM,
+    profile,
     exchange,
     markets,
     faults,
@@ -181,6 +192,12 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     },
   });
   return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId) };
+}
+
+/** A market's `fd`: its fee curve, left without `e` when the exponent is 0, as a market clob-client-v2 reads as exponent 0. */
+function feeDetails(model: FeeModel) {
+  const exponent = model.kind === "polymarket" ? model.exponent : 1;
+  return { r: Number(formatMicro(model.ratePpm)), ...(exponent === 0 ? {} : { e: exponent }), to: true };
 }
 
 /** The simulator's account, derived from the seed so a restarted simulator accepts the same credentials. */
