@@ -5,7 +5,7 @@ import { ONE } from "../../domain/money.ts";
 import { CHILD_ORDERS_KEPT, MAX_CHILD_ORDER_TTL_MS, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
-import { FEE_READ_INTERVAL_MS, type AdapterOptions } from "../net/adapter-options.ts";
+import type { AdapterOptions } from "../net/adapter-options.ts";
 import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
@@ -91,8 +91,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   async start(): Promise<void> {
     await this.markets();
-    this.feeTimer = setInterval(() => this.markets().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, err }, "reading Kalshi's fees again failed; the fees read before stay")), this.opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS);
-    this.feeTimer.unref();
+    this.feeTimer = this.readAgain(() => this.markets());
     this.socket.start();
     await this.streamSynced(() => this.tickers.every((t) => this.stream.book(t, "YES") !== undefined));
     // whatever the stream has not delivered yet is read over REST, so no market starts without a book

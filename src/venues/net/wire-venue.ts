@@ -3,7 +3,7 @@ import { systemClock, type Clock, type Outcome } from "../../domain/types.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
 import type { BookSnapshot, BookUpdate, LatencyStats, Unsubscribe, VenueHealth } from "../venue.ts";
-import type { AdapterOptions } from "./adapter-options.ts";
+import { FEE_READ_INTERVAL_MS, type AdapterOptions } from "./adapter-options.ts";
 import { sendWithRetry, type HttpResult } from "./http.ts";
 import { RateLimiter, type Throttle } from "./rate-limiter.ts";
 import { ReconnectingSocket, type StreamLog } from "./reconnecting-socket.ts";
@@ -180,6 +180,20 @@ export abstract class WireVenue<Credentials> {
   protected async streamSynced(synced: () => boolean): Promise<void> {
     const deadline = performance.now() + (this.opts.startTimeoutMs ?? 2_000);
     while (!synced() && performance.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  }
+
+  /**
+   * Runs `read` (the adapter's markets()) every feeReadIntervalMs until the returned timer is cleared: the venue
+   * sets its fee at match time and can change it, and what quotes, plans and locks price must follow. A read
+   * that fails is logged; what was read before stays.
+   */
+  protected readAgain(read: () => Promise<unknown>): NodeJS.Timeout {
+    const timer = setInterval(
+      () => read().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, reason: err instanceof Error ? err.message : String(err) }, "reading the venue's markets and fees again failed; those read before stay")),
+      this.opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS,
+    );
+    timer.unref();
+    return timer;
   }
 
   /** The catalog's markets on this venue: every listing, or with `openOnly` those of open events. */
