@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { OrderBuilder, Signer, SignatureType } from "@opinion-labs/opinion-clob-sdk";
 import { hashTypedData, recoverAddress, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { orderFee } from "../../src/domain/fees.ts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { createOpinionVenue, OPINION_SIM_EXCHANGE, startOpinionSim } from "../../src/venues/opinion/index.ts";
 import { OPINION_MIN_FEE } from "../../src/venues/opinion/wire.ts";
@@ -100,6 +101,29 @@ describe("opinion's one bucket of reads and writes", () => {
       for (const id of [...first, ...waiting]) venue.returnTurn!(id);
     } finally {
       await h.stop();
+    }
+  });
+});
+
+describe("opinion's fees read again", () => {
+  it("takes a fee rate the venue changes after start within its read interval, and charges an order placed after it the new rate", async () => {
+    const sim = await startOpinionSim({ catalog, seed: ++seed, latencyScale: 0, tickMs: 40 });
+    const venue = createOpinionVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, startTimeoutMs: 300, feeReadIntervalMs: 50 });
+    await venue.start();
+    try {
+      const id = catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === venue.id))!.listings.find((l) => l.venue === venue.id)!.venueMarketId;
+      const raised = at(1_500n);
+      expect(venue.market(id)!.feeModel).not.toEqual(raised);
+      sim.exchange.setFeeModel(id, raised);
+      await vi.waitFor(() => expect(venue.market(id)!.feeModel).toEqual(raised), { timeout: 5_000, interval: 20 });
+      const asks = venue.book(id, "YES")!.asks;
+      const placed = await venue.place({ clientOrderId: `fee-read-again-${seed}`, venueMarketId: id, outcome: "YES", side: "buy", limitPrice: asks[asks.length - 1]!.price, shares: 100_000_000n, expiresAt: Date.now() + 60_000 });
+      expect(placed.kind).toBe("filled");
+      const fills = placed.kind === "filled" ? placed.fills : [];
+      expect(fills.reduce((sum, f) => sum + f.fee, 0n)).toBe(orderFee(raised, fills));
+    } finally {
+      await venue.stop();
+      await sim.stop();
     }
   });
 });

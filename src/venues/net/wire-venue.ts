@@ -54,6 +54,21 @@ export function modelledMarkets<R, T>(raws: readonly R[], how: { venue: string; 
   return out;
 }
 
+/**
+ * Runs `read` every `ms` until the returned timer is cleared, one at a time: a read slower than the interval
+ * (the venue's bucket is busy) is not queued behind by another. `read` handles its own failures.
+ */
+export function repeatRead(ms: number, read: () => Promise<void>): NodeJS.Timeout {
+  let reading = false;
+  const timer = setInterval(() => {
+    if (reading) return;
+    reading = true;
+    void read().finally(() => (reading = false));
+  }, ms);
+  timer.unref();
+  return timer;
+}
+
 /** What a venue's adapter assumes where its options say nothing. */
 export interface WireVenueDefaults {
   /** The adapter's name in describe(). */
@@ -188,12 +203,12 @@ export abstract class WireVenue<Credentials> {
    * that fails is logged; what was read before stays.
    */
   protected readAgain(read: () => Promise<unknown>): NodeJS.Timeout {
-    const timer = setInterval(
-      () => read().catch((err: unknown) => this.opts.log?.warn({ venue_id: this.id, reason: err instanceof Error ? err.message : String(err) }, "reading the venue's markets and fees again failed; those read before stay")),
-      this.opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS,
+    return repeatRead(this.opts.feeReadIntervalMs ?? FEE_READ_INTERVAL_MS, () =>
+      read().then(
+        () => undefined,
+        (err: unknown) => this.opts.log?.warn({ venue_id: this.id, reason: err instanceof Error ? err.message : String(err) }, "reading the venue's markets and fees again failed; those read before stay"),
+      ),
     );
-    timer.unref();
-    return timer;
   }
 
   /** The catalog's markets on this venue: every listing, or with `openOnly` those of open events. */

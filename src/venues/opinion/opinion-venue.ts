@@ -104,6 +104,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
         if (this.stream.overdue()) this.socket.restart();
       }, 500),
       setInterval(() => this.stream.heartbeat(), HEARTBEAT_MS),
+      this.readAgain(() => this.markets()),
     ];
     for (const t of this.timers) t.unref();
     await this.streamSynced(() => this.stream.synced());

@@ -26,7 +26,7 @@ import type { StreamLog } from "../net/reconnecting-socket.ts";
 import { formatMicro } from "../../domain/money.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
-import { modelledMarkets } from "../net/wire-venue.ts";
+import { modelledMarkets, repeatRead } from "../net/wire-venue.ts";
 import { FEE_READ_INTERVAL_MS } from "../net/adapter-options.ts";
 import { orderBody, orderHash, OrderSigner, type PostedOrder } from "./order-signing.ts";
 import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
@@ -172,8 +172,7 @@ export class PolymarketVenue implements Venue {
       for (const b of raw) this.hold(parseBook(b), 0);
     }
     this.stream.start(tokenIds);
-    this.feeTimer = setInterval(() => void this.readFees(), this.feeReadIntervalMs);
-    this.feeTimer.unref();
+    this.feeTimer = repeatRead(this.feeReadIntervalMs, () => this.readFees());
   }
 
   async stop(): Promise<void> {
