@@ -130,6 +130,15 @@ export function proceedsOf(price: PriceMicro, shares: ShareMicro): Micro {
   return (price * shares) / ONE;
 }
 
+/**
+ * A child order's amount: `shares` at its limit `price`, rounded down to the micro-USDC. What a
+ * venue with a minimum order amount measures (Opinion signs it as a buy's makerAmount and a sell's
+ * takerAmount).
+ */
+export function orderAmount(price: PriceMicro, shares: ShareMicro): Micro {
+  return (price * shares) / ONE;
+}
+
 function invalid(field: string, why: string): AppError {
   return new AppError("invalid_request", `${field} ${why}`, { fields: { [field]: why } });
 }

@@ -186,6 +186,7 @@ function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
     tickSize: market.tickSize,
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
+    minOrderAmount: market.minOrderAmount,
     latencyMs: venue.latency().p50Ms,
     queueDelayMs: venue.queueDelayMs?.(ahead(venue.id)),
   };

@@ -1,4 +1,4 @@
-import { ceilDiv, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { ceilDiv, ONE, orderAmount, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, polymarketCurve, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
@@ -171,6 +171,7 @@ export interface Rules {
   feeModel: FeeModel;
   lotShares: ShareMicro;
   minOrderShares: ShareMicro;
+  minOrderAmount?: Micro;
 }
 
 /**
@@ -202,6 +203,8 @@ export abstract class Ladder<Q extends Rules = Rules> {
   private leastLots: number | undefined;
   /** The venue's minimum fee per order (micro-USDC), 0 for none. */
   private readonly minFee: bigint;
+  /** The venue's minimum order amount (micro-USDC, `orderAmount` of a leg's limit and shares), 0 for none. */
+  private readonly minAmount: Micro;
   protected readonly levels: Level[] = [];
   private read = 0;
   private ended = false;
@@ -243,20 +246,52 @@ export abstract class Ladder<Q extends Rules = Rules> {
     this.model = quote.feeModel;
     this.free = quote.feeModel.ratePpm === 0n || this.feeInShares;
     this.minFee = this.free ? 0n : minimumFee(quote.feeModel);
+    this.minAmount = quote.minOrderAmount ?? 0n;
     this.below = this.free ? 0 : roundingBelow(quote.feeModel);
     this.above = this.free ? 0 : roundingAbove(quote.feeModel);
   }
 
   /**
-   * A non-empty leg has at least this many lots: the venue's minimum order size, and on a venue with
+   * A non-empty leg has at least this many lots: the venue's minimum order size; on a venue with
    * a minimum fee per order (Opinion) the first lot count whose fee by the formula reaches it. A
    * smaller leg would pay the minimum on fewer shares, a fixed cost that the exact search has no
    * room for; the formula's fee only grows with lots, so this is one more minimum size, taken whole
-   * (docs/router.md, "Minimum fee"). Past the eligible book when the book cannot reach it.
+   * (docs/router.md, "Minimum fee"); and on a venue with a minimum order amount (Opinion) the first
+   * lot count whose amount at its limit reaches it (docs/router.md, "Minimum amount"). Past the
+   * eligible book when the book cannot reach them.
    */
   get minLots(): number {
-    this.leastLots ??= this.minFee === 0n ? this.sizeMinLots : Math.max(this.sizeMinLots, this.feeMinLots());
+    this.leastLots ??= Math.max(this.sizeMinLots, this.minFee === 0n ? 0 : this.feeMinLots(), this.minAmount === 0n ? 0 : this.amountMinLots());
     return this.leastLots;
+  }
+
+  /** The fewest lots whose amount at the limit they end at reaches the minimum amount; one more than the eligible book holds if none does. */
+  private amountMinLots(): number {
+    for (let i = 0; ; i++) {
+      if (i === this.price.length && !this.readLevel()) return this.maxLots + 1;
+      const { from, to } = this.run(i);
+      const price = this.levels[i]!.price;
+      if (price === 0n) continue;
+      // orderAmount(price, k·lot) ≥ min exactly when price·k·lot ≥ min·10^6
+      const need = Number(ceilDiv(this.minAmount * ONE, price * BigInt(this.lot)));
+      const k = need > from ? need : from + 1;
+      if (k <= to) return k;
+    }
+  }
+
+  /**
+   * Whether a level at `price`, read after `held` micro-shares, would take a leg's amount back
+   * under the minimum amount once the lots before it reached it: a sell's limit, its lowest bid,
+   * falls level by level, so its amount can drop when a leg reaches a lower bid (a buy's never
+   * does). The eligible book ends there, so the lot counts from minLots to the end of the book all
+   * reach the minimum, as the search needs; the legs past it that would reach it again, deep in
+   * lower bids, are not planned (docs/router.md, "Minimum amount").
+   */
+  private fallsUnderMinAmount(price: PriceMicro, held: number): boolean {
+    const last = Math.floor(held / this.grossLot);
+    if (last === 0) return false;
+    const reached = orderAmount(this.levels[this.levelOf(last * this.grossLot)]!.price, BigInt(last * this.lot)) >= this.minAmount;
+    return reached && orderAmount(price, BigInt((last + 1) * this.lot)) < this.minAmount;
   }
 
   /** The fewest lots whose fee by the formula reaches the minimum fee; one more than the eligible book holds if none does. */
@@ -428,12 +463,12 @@ export abstract class Ladder<Q extends Rules = Rules> {
       if (next.shares <= 0n) continue;
       const unit = this.free ? 0n : feePerShare(model, next.price);
       const rate = feeRate(model, unit);
-      if (this.beyond(next, rate)) {
+      const i = this.price.length;
+      const held = this.cumShares[i]!;
+      if (this.beyond(next, rate) || (this.minAmount > 0n && this.fallsUnderMinAmount(next.price, held))) {
         this.ended = true;
         break;
       }
-      const i = this.price.length;
-      const held = this.cumShares[i]!;
       let level = next;
       if (Number(next.shares) >= this.cap - held) {
         this.ended = true;

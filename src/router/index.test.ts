@@ -91,6 +91,15 @@ describe("optimize_price", () => {
     expect(leg.worstCost).toBe((950_000n * leg.shares) / S + usdc(0.25));
   });
 
+  it("gives Opinion no buy whose amount at the leg's limit, its highest ask, is under the minimum order amount", () => {
+    // 10 shares at 0.40 sign 4 USDC; 10.01 shares take the last 0.01 at 0.50 and sign 5.005 (a notional of 4.005).
+    const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5) };
+    const quotes = [quote("opinion", [[0.4, 10], [0.5, 100]], opinion)];
+    expect(refused(req(5, { maxSlippage: 500_000n }), quotes)).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: "5.005" } });
+    const p = planned(req(5.005, { maxSlippage: 500_000n }), quotes);
+    expect(p.legs[0]).toMatchObject({ shares: 10_010_000n, limitPrice: 500_000n, notional: usdc(4.005), worstCost: usdc(5.005) });
+  });
+
   it("never takes a level over the slippage limit, and FOK refuses what only those levels could fill", () => {
     const quotes = [quote("a", [[0.5, 10], [0.52, 10], [0.6, 1000]])];
     const ioc = planned(req(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);

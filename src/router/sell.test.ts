@@ -62,6 +62,18 @@ describe("selling, optimize_price", () => {
     expect(p.proceeds).toBe(usdc(9.85));
   });
 
+  it("gives Opinion no sell whose amount at the leg's limit, its lowest bid, is under the minimum order amount", () => {
+    // 5 USDC at 0.40 is 12.5 shares: a sell of 10 goes to the next venue, and on Opinion alone is too small.
+    const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5) };
+    const quotes = [sellQuote("opinion", [[0.4, 100]], opinion), sellQuote("poly", [[0.39, 100]])];
+    expect(legs(planned(sell(10, { maxSlippage: 50_000n }), quotes))).toEqual([["poly", 10n * S]]);
+    expect(refused(sell(10), [quotes[0]!])).toMatchObject({ code: "order_too_small", details: { min_shares: "12.5" } });
+    expect(legs(planned(sell(12.5), [quotes[0]!]))).toEqual([["opinion", 12_500_000n]]);
+    // 13 shares into 0.50 then 0.30 have a notional of 6.30 but sign 13 × 0.30 = 3.90: the leg stops at the 12 shares at 0.50.
+    const steep = planned(sell(13, { maxSlippage: 500_000n, timeInForce: "IOC" }), [sellQuote("opinion", [[0.5, 12], [0.3, 100]], opinion)]);
+    expect(steep.legs[0]).toMatchObject({ shares: 12n * S, limitPrice: 500_000n, proceeds: usdc(6) });
+  });
+
   it("cannot sell on a venue that holds none of the outcome: its bid neither takes the order nor sets the reference", () => {
     // Were 0.60 the reference, a 1% floor of 0.594 would leave no bid to sell into.
     const quotes = [sellQuote("empty", [[0.6, 100]], { inventory: 0n }), sellQuote("held", [[0.5, 100]])];

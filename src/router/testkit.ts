@@ -3,7 +3,7 @@
  * the router beyond the domain's own formulas, so agreement between the two means something.
  */
 import fc from "fast-check";
-import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { ceilDiv, notional, ONE, orderAmount, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { curveFee, deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
@@ -92,13 +92,17 @@ function venueQuote(name: string, grid: "any" | "real", shape: Shape = SMALL): f
 
 /**
  * Every venue on Opinion's fee curve, at its rates of 4% and 8% (1% and 2% at P = 0.5), with a
- * minimum fee per order from none to more than most of these small books' legs pay by the curve.
+ * minimum fee per order from none to more than most of these small books' legs pay by the curve,
+ * and a minimum order amount from none to more than most of their legs' amounts.
  */
 function onOpinion<R, Q extends { feeModel: FeeModel }>(cases: fc.Arbitrary<{ req: R; quotes: Q[] }>): fc.Arbitrary<{ req: R; quotes: Q[] }> {
   return cases.chain(({ req, quotes }) =>
-    fc.tuple(...quotes.map(() => fc.constantFrom(0n, 50n, 500n, 5_000n, 250_000n))).map((minFees) => ({
+    fc.tuple(...quotes.map(() => fc.tuple(fc.constantFrom(0n, 50n, 500n, 5_000n, 250_000n), fc.constantFrom(0n, 1_000n, 50_000n, 1_000_000n, 5_000_000n)))).map((minimums) => ({
       req,
-      quotes: quotes.map((q, i) => ({ ...q, feeModel: { kind: "opinion" as const, ratePpm: i % 2 === 0 ? 40_000n : 80_000n, minFee: minFees[i]! } })),
+      quotes: quotes.map((q, i) => {
+        const [minFee, minOrderAmount] = minimums[i]!;
+        return { ...q, feeModel: { kind: "opinion" as const, ratePpm: i % 2 === 0 ? 40_000n : 80_000n, minFee }, minOrderAmount };
+      }),
     })),
   );
 }
@@ -199,8 +203,8 @@ function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; 
     if (limit !== null && feeAdjustedPrice(q.feeModel, l) > limit) break;
     levels.push(l);
   }
-  const depthLots = levels.reduce((s, l) => s + l.shares, 0n) / q.lotShares;
-  const minLots = leastLots(q, levels, depthLots, "buy");
+  const { first, last: depthLots } = amountLots(q, levels, levels.reduce((s, l) => s + l.shares, 0n) / q.lotShares, (gross) => deliveredShares(q.feeModel, gross));
+  const minLots = leastLots(q, levels, depthLots, "buy", first);
   const options: Option[] = [{ lots: 0n, shares: 0n, cost: 0n, worst: 0n }];
   for (let k = minLots; k <= depthLots; k++) {
     const fills = walk(levels, k * q.lotShares);
@@ -330,6 +334,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
     const gross = leg.levels.reduce((s, l) => s + l.shares, 0n);
     if (gross % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
     if (gross < q.minOrderShares) return `${leg.venue}: under the minimum size`;
+    if (orderAmount(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
     if (deliveredShares(q.feeModel, gross) !== leg.shares) return `${leg.venue}: shares delivered`;
     if (feeInShares(q.feeModel, "buy")) {
       const net = netOfWithheld(leg.levels, gross - leg.shares);
@@ -376,15 +381,35 @@ function minLotsOf(q: { minOrderShares: ShareMicro; lotShares: ShareMicro }): bi
 }
 
 /**
- * The fewest lots a leg on this venue may take: its minimum size, and on a venue with a minimum fee
- * per order the first lot count whose fee by the formula alone reaches that minimum (crossfill's
- * rule, docs/router.md "Minimum fee"); depthLots + 1 when the eligible book holds no such count.
+ * The fewest lots a leg on this venue may take: its minimum size, at least `from`, and on a venue
+ * with a minimum fee per order the first lot count whose fee by the formula alone reaches that
+ * minimum (crossfill's rule, docs/router.md "Minimum fee"); depthLots + 1 when the eligible book
+ * holds no such count.
  */
-function leastLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLots: bigint, side: "buy" | "sell"): bigint {
+function leastLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLots: bigint, side: "buy" | "sell", from: bigint): bigint {
   const least = feeInShares(q.feeModel, side) ? 0n : minimumFee(q.feeModel);
-  let k = minLotsOf(q);
+  const size = minLotsOf(q);
+  let k = size > from ? size : from;
   while (k <= depthLots && curveFee(q.feeModel, walk(levels, k * q.lotShares)) < least) k++;
   return k;
+}
+
+/**
+ * The lot counts of the eligible book (`depthLots` of them) a leg may take by the venue's minimum
+ * order amount (crossfill's rule, docs/router.md "Minimum amount"): from the first whose amount at
+ * its limit, of the shares it delivers, reaches the minimum up to the last before one falls back
+ * under it; first past the book when none reaches it.
+ */
+function amountLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLots: bigint, delivered: (gross: ShareMicro) => ShareMicro): { first: bigint; last: bigint } {
+  const reaches = (k: bigint) => {
+    const fills = walk(levels, k * q.lotShares);
+    return orderAmount(fills[fills.length - 1]!.price, delivered(k * q.lotShares)) >= (q.minOrderAmount ?? 0n);
+  };
+  let first = 1n;
+  while (first <= depthLots && !reaches(first)) first++;
+  let last = first;
+  while (last < depthLots && reaches(last + 1n)) last++;
+  return { first, last: last < depthLots ? last : depthLots };
 }
 
 /** The best net top bid of the venues whose inventory reaches their minimum size; undefined when none nets more than nothing. */
@@ -401,8 +426,8 @@ function saleOptionsOf(q: SellQuote, floor: PriceMicro): { minLots: bigint; dept
     levels.push(l);
   }
   const held = levels.reduce((s, l) => s + l.shares, 0n);
-  const depthLots = (held < q.inventory ? held : q.inventory) / q.lotShares;
-  const minLots = leastLots(q, levels, depthLots, "sell");
+  const { first, last: depthLots } = amountLots(q, levels, (held < q.inventory ? held : q.inventory) / q.lotShares, (gross) => gross);
+  const minLots = leastLots(q, levels, depthLots, "sell", first);
   const options: SaleOption[] = [{ lots: 0n, shares: 0n, proceeds: 0n }];
   for (let k = minLots; k <= depthLots; k++) {
     const fills = walk(levels, k * q.lotShares);
@@ -515,6 +540,7 @@ export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[]
     const q = quotes.find((x) => x.venue === leg.venue)!;
     if (leg.shares % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
     if (leg.shares < q.minOrderShares) return `${leg.venue}: under the minimum size`;
+    if (orderAmount(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
     if (leg.shares > q.inventory) return `${leg.venue}: more than the inventory`;
     if (leg.fee !== orderFee(q.feeModel, leg.levels)) return `${leg.venue}: fee differs from orderFee`;
     if (leg.notional !== leg.levels.reduce((s, l) => s + proceedsOf(l.price, l.shares), 0n)) return `${leg.venue}: notional`;

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { deliveredShares, feeInShares, grossForDelivered, orderFee } from "../../src/domain/fees.ts";
-import { notional, ONE } from "../../src/domain/money.ts";
+import { ceilDiv, notional, ONE, type PriceMicro } from "../../src/domain/money.ts";
 import { MAX_QUEUE_MS } from "../../src/router/index.ts";
 import type { Level, Outcome } from "../../src/domain/types.ts";
 import type { ChildOrder, Venue, VenueMarket } from "../../src/venues/venue.ts";
@@ -40,20 +40,30 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       if (!open) throw new Error(`the catalog lists no open market on ${h.venue.id}`);
       return h.venue.market(open.listing.venueMarketId)!;
     };
+    /** The fewest shares, in whole lots, whose amount at `price` reaches the market's minimum order amount; 0 without one. */
+    const amountShares = (m: VenueMarket, price: PriceMicro) => ceilDiv(ceilDiv((m.minOrderAmount ?? 0n) * ONE, price), m.lotShares) * m.lotShares;
+    /** The fewest shares an order at `price` may ask for: the minimum size, or more to reach the minimum amount. */
+    const leastShares = (m: VenueMarket, price: PriceMicro) => {
+      const byAmount = amountShares(m, price);
+      return byAmount > m.minOrderShares ? byAmount : m.minOrderShares;
+    };
     /**
-     * A buy that takes the best ask level, or part of it, and is on the market's grid: whole lots, of
-     * which a buy that pays its fee in contracts asks for what they deliver.
+     * A buy that takes the best ask level, or part of it (never under the market's minimums at its
+     * limit), and is on the market's grid: whole lots, of which a buy that pays its fee in contracts
+     * asks for what they deliver.
      */
     const takingOrder = (m: VenueMarket, outcome: Outcome = "YES", extra: Partial<ChildOrder> = {}): ChildOrder => {
       const best = h.venue.book(m.venueMarketId, outcome)!.asks[0]!;
-      const wanted = best.shares < 4n * m.minOrderShares ? best.shares : 4n * m.minOrderShares;
-      const shares = deliveredShares(m.feeModel, ((wanted < m.minOrderShares ? m.minOrderShares : wanted) / m.lotShares) * m.lotShares);
+      const limitPrice = extra.limitPrice ?? best.price + 2n * m.tickSize;
+      const least = leastShares(m, limitPrice);
+      const wanted = best.shares < 4n * least ? best.shares : 4n * least;
+      const shares = deliveredShares(m.feeModel, ((wanted < least ? least : wanted) / m.lotShares) * m.lotShares);
       return {
         clientOrderId: `conf-${process.pid}-${Date.now()}-${++seq}`,
         venueMarketId: m.venueMarketId,
         outcome,
         side: "buy",
-        limitPrice: best.price + 2n * m.tickSize,
+        limitPrice,
         shares,
         expiresAt: Date.now() + 60_000,
         ...extra,
@@ -78,9 +88,15 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       const roomy = order.limitPrice + 18n * m.tickSize;
       return { ...order, limitPrice: roomy < ONE ? roomy : ONE - m.tickSize };
     };
-    /** Buys `outcome` through the adapter, so the account holds it on the venue; answers the whole lots bought (a buy that spends may buy a part of one). */
+    /**
+     * Buys `outcome` through the adapter, so the account holds it on the venue; answers the whole lots
+     * bought (a buy that spends may buy a part of one). Enough that selling them (sellingOrder) reaches
+     * the market's minimum order amount at half the sell's limit now, so the bids may move before it.
+     */
     const hold = async (m: VenueMarket, outcome: Outcome = "YES"): Promise<bigint> => {
-      const r = await h.venue.place(roomyBuy(m, outcome));
+      const buy = roomyBuy(m, outcome);
+      const least = amountShares(m, sellingOrder(m, outcome, 0n).limitPrice / 2n);
+      const r = await h.venue.place({ ...buy, shares: buy.shares > least ? buy.shares : least });
       expect(r.kind, "the buy that gives the account something to sell").toBe("filled");
       return r.kind === "filled" ? (filledShares(r.fills) / m.lotShares) * m.lotShares : 0n;
     };
@@ -516,6 +532,18 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     it("a resolution the venue cannot be asked for throws rather than answers", async () => {
       h.faults.set({ serverErrors: 50 });
       await expect(h.venue.resolution(openMarket().venueMarketId)).rejects.toThrow();
+    });
+
+    it("refuses, definitely and without sending it, an order whose amount at its limit is under the venue's minimum order amount", async () => {
+      const m = openMarket();
+      if (m.minOrderAmount === undefined) return;
+      const order = takingOrder(m);
+      const under = ((ceilDiv(m.minOrderAmount * ONE, order.limitPrice) - 1n) / m.lotShares) * m.lotShares;
+      expect(under >= m.minOrderShares).toBe(true);
+      // an order sent now would never be answered: an unknown outcome, not a refusal
+      h.faults.set({ timeout: true });
+      const r = await h.venue.place({ ...order, shares: under });
+      expect(r).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^invalid_order: /) });
     });
   });
 }

@@ -10,6 +10,12 @@ export const OPINION_TICK: PriceMicro = 1_000n;
 export const OPINION_LOT: ShareMicro = 10_000n;
 /** The SDK refuses amounts under 1 (quote or outcome token): one share is the smallest order. */
 export const OPINION_MIN_SHARES: ShareMicro = 1_000_000n;
+/**
+ * Opinion's minimum order, 5 USDT ("$5 minimum order", docs.opinion.trade, the fees page), taken
+ * as the quote-token amount the order signs: a buy's makerAmount, a sell's takerAmount, both
+ * `orderAmount` of its price and shares (signing.ts). No endpoint states it.
+ */
+export const OPINION_MIN_ORDER: Micro = 5_000_000n;
 
 /** Every answer of Opinion's OpenAPI: errno 0 with a result, or a non-zero errno and its message. */
 export interface OpinionEnvelope<T> {
@@ -163,6 +169,7 @@ export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket
     tickSize: OPINION_TICK,
     minOrderShares: OPINION_MIN_SHARES,
     lotShares: OPINION_LOT,
+    minOrderAmount: OPINION_MIN_ORDER,
     feeModel,
     volume: m.volume === undefined ? 0n : parseMicro(m.volume, "volume"),
   };

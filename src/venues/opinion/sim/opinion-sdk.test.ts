@@ -11,7 +11,8 @@
  * an order signed by a wallet that does not own the Safe (a non-zero errno).
  *
  * A limit SELL placed by the SDK after a buy sells the shares bought (its trades say `Sell`), and a
- * SELL of shares no longer held is refused with a non-zero errno.
+ * SELL of shares no longer held is refused with a non-zero errno. A buy or sell under the $5 minimum
+ * order is refused with a non-zero errno.
  *
  * Not covered, and why: everything the SDK does on chain through its RPC (`enableTrading`, `split`,
  * `merge`, `redeem`, `getFeeRates`, which reads the FeeManager contract; the simulator serves the
@@ -22,10 +23,11 @@
 import { Client, OpenApiError, OrderSide, OrderType, TopicStatusFilter, type WebSocketClient } from "@opinion-labs/opinion-clob-sdk";
 import { generatePrivateKey } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatMicro, parseMicro } from "../../../domain/money.ts";
+import { ceilDiv, formatMicro, parseMicro } from "../../../domain/money.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { OPINION_SIM_EXCHANGE, startOpinionSim, type OpinionSim } from "../index.ts";
-import { OPINION_MIN_FEE } from "../wire.ts";
+import { OPINION_MIN_FEE, OPINION_MIN_ORDER } from "../wire.ts";
+import { ERRNO_INVALID, MIN_ORDER } from "./orders.ts";
 
 const catalog = MarketCatalog.load();
 const marketId = catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === "opinion-sim" && e.status === "open"))[0]!.venueMarketId;
@@ -86,19 +88,19 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
 
   it("places a signed limit buy that fills, and lists the order and its trades", async () => {
     const venueMarket = sim.exchange.market(marketId)!;
-    const placed = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.YES, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: takingPrice(), makerAmountInBaseToken: "5" })) as Envelope<{ orderData: { orderId: string; filledShares: string; statusEnum: string } }>;
+    const placed = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.YES, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: takingPrice(), makerAmountInBaseToken: "10" })) as Envelope<{ orderData: { orderId: string; filledShares: string; statusEnum: string } }>;
     expect(placed.errmsg).toBe("");
-    expect(placed.result.orderData).toMatchObject({ filledShares: "5", statusEnum: "Finished" });
+    expect(placed.result.orderData).toMatchObject({ filledShares: "10", statusEnum: "Finished" });
     const orderId = placed.result.orderData.orderId;
 
     const detail = (await client.getOrderById(orderId)) as Envelope<{ orderData: { trades: { tradeNo: string; shares: string }[] } }>;
     const trades = detail.result.orderData.trades;
-    expect(trades.reduce((s, t) => s + Number(t.shares), 0)).toBe(5);
+    expect(trades.reduce((s, t) => s + Number(t.shares), 0)).toBe(10);
 
     const mine = await client.getMyTrades({ limit: 20 });
     expect(mine.result.list!.map((t: { tradeNo?: string }) => t.tradeNo)).toEqual(expect.arrayContaining(trades.map((t) => t.tradeNo)));
     expect(mine.result.list![0]!.fee).toMatch(/^\d+(\.\d+)?$/);
-    // 5 shares cost a few cents by Opinion's fee curve: the venue charges its minimum fee, 0.25, split over the order's trades
+    // 10 shares cost a few cents by Opinion's fee curve: the venue charges its minimum fee, 0.25, split over the order's trades
     const ours = mine.result.list!.filter((t: { tradeNo?: string }) => trades.some((x) => x.tradeNo === t.tradeNo)) as { fee: string | number }[];
     expect(ours.reduce((s, t) => s + parseMicro(String(t.fee), "fee"), 0n)).toBe(OPINION_MIN_FEE);
     const orders = await client.getMyOrders({ marketId: Number(marketId), limit: 20 });
@@ -109,32 +111,45 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     const venueMarket = sim.exchange.market(marketId)!;
     const no = () => sim.exchange.book(marketId, "NO")!;
     const buyAt = no().asks[0]!.price + 50_000n;
-    const bought = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: formatMicro(buyAt < 990_000n ? buyAt : 990_000n), makerAmountInBaseToken: "5" })) as Envelope<{ orderData: { filledShares: string } }>;
-    expect(bought.result.orderData.filledShares).toBe("5");
-    const sellAt = no().bids[0]!.price - 50_000n;
-    const sell = () => client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.SELL, orderType: OrderType.LIMIT_ORDER, price: formatMicro(sellAt > 10_000n ? sellAt : 10_000n), makerAmountInBaseToken: "5" });
+    const bid = no().bids[0]!.price - 50_000n;
+    const sellAt = bid > 10_000n ? bid : 10_000n;
+    // the whole shares whose sale at sellAt reaches the $5 minimum order
+    const shares = ceilDiv(OPINION_MIN_ORDER, sellAt).toString();
+    const bought = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: formatMicro(buyAt < 990_000n ? buyAt : 990_000n), makerAmountInBaseToken: shares })) as Envelope<{ orderData: { filledShares: string } }>;
+    expect(bought.result.orderData.filledShares).toBe(shares);
+    const sell = () => client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.SELL, orderType: OrderType.LIMIT_ORDER, price: formatMicro(sellAt), makerAmountInBaseToken: shares });
     const sold = (await sell()) as Envelope<{ orderData: { orderId: string; filledShares: string; statusEnum: string; sideEnum: string; outcomeSideEnum: string } }>;
     expect(sold.errmsg).toBe("");
-    expect(sold.result.orderData).toMatchObject({ filledShares: "5", statusEnum: "Finished", sideEnum: "Sell", outcomeSideEnum: "No" });
+    expect(sold.result.orderData).toMatchObject({ filledShares: shares, statusEnum: "Finished", sideEnum: "Sell", outcomeSideEnum: "No" });
     const detail = (await client.getOrderById(sold.result.orderData.orderId)) as Envelope<{ orderData: { trades: { side: string; price: string; shares: string }[] } }>;
     const trades = detail.result.orderData.trades;
     expect(trades.every((t) => t.side === "Sell" && Number(t.price) >= Number(formatMicro(sellAt)))).toBe(true);
-    expect(trades.reduce((s, t) => s + Number(t.shares), 0)).toBe(5);
+    expect(trades.reduce((s, t) => s + Number(t.shares), 0)).toBe(Number(shares));
     const refused = await sell();
     expect(refused).toMatchObject({ errmsg: "insufficient balance of the outcome token" });
     expect(refused.errno).not.toBe(0);
+  });
+
+  it("refuses a buy and a sell whose quote-token amount is under the $5 minimum order, and takes one of exactly $5", async () => {
+    const venueMarket = sim.exchange.market(marketId)!;
+    const order = (side: OrderSide, price: string, shares: string) => client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.YES, side, orderType: OrderType.LIMIT_ORDER, price, makerAmountInBaseToken: shares });
+    // 9.99 shares at 0.5 sign 4.995 USDT: refused before matching, whatever the book
+    expect(await order(OrderSide.BUY, "0.5", "9.99")).toMatchObject({ errno: ERRNO_INVALID, errmsg: MIN_ORDER });
+    expect(await order(OrderSide.SELL, "0.5", "9.99")).toMatchObject({ errno: ERRNO_INVALID, errmsg: MIN_ORDER });
+    // 10 shares at 0.5 sign 5 USDT: taken
+    expect((await order(OrderSide.BUY, "0.5", "10")).errno).toBe(0);
   });
 
   it("cancels an order left pending, which then reads Canceled", async () => {
     const venueMarket = sim.exchange.market(marketId)!;
     sim.faults.set({ resting: true });
     try {
-      const placed = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.YES, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: takingPrice(), makerAmountInBaseToken: "4" })) as Envelope<{ orderData: { orderId: string; statusEnum: string } }>;
+      const placed = (await client.placeOrder({ marketId: Number(marketId), tokenId: venueMarket.outcomeIds.YES, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: takingPrice(), makerAmountInBaseToken: "10" })) as Envelope<{ orderData: { orderId: string; statusEnum: string } }>;
       expect(placed.result.orderData.statusEnum).toBe("Pending");
       const cancelled = await client.cancelOrder(placed.result.orderData.orderId);
       expect(cancelled).toMatchObject({ errno: 0, result: { result: true } });
       const after = (await client.getOrderById(placed.result.orderData.orderId)) as Envelope<{ orderData: { statusEnum: string; filledShares: string } }>;
-      expect(after.result.orderData).toMatchObject({ statusEnum: "Canceled", filledShares: "2" });
+      expect(after.result.orderData).toMatchObject({ statusEnum: "Canceled", filledShares: "5" });
       expect((await client.cancelOrder(placed.result.orderData.orderId)).errno).not.toBe(0);
     } finally {
       sim.faults.reset();
@@ -168,7 +183,7 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     const listed = await client.getMarkets({ status: TopicStatusFilter.RESOLVED, limit: 20 });
     expect(listed.result.list.map((m) => String(m.marketId))).toContain(resolved);
     expect(listed.result.list.every((m) => m.status === 4)).toBe(true);
-    const placed = await client.placeOrder({ marketId: Number(resolved), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: "0.5", makerAmountInBaseToken: "5" });
+    const placed = await client.placeOrder({ marketId: Number(resolved), tokenId: venueMarket.outcomeIds.NO, side: OrderSide.BUY, orderType: OrderType.LIMIT_ORDER, price: "0.5", makerAmountInBaseToken: "10" });
     expect(placed.errno).not.toBe(0);
   });
 

@@ -7,13 +7,15 @@ import type { SimExchange } from "../../simulated/exchange.ts";
 import { OPINION_SIM } from "../../simulated/profiles.ts";
 import type { ChildOrder, TradeSide, VenueFill } from "../../venue.ts";
 import { orderFromBody, orderSigner, SIGNATURE_GNOSIS_SAFE, TRADING_LIMIT } from "../signing.ts";
-import { ERRNO_DUPLICATE_ORDER, ORDER_CANCELED, ORDER_EXPIRED, ORDER_FINISHED, ORDER_PENDING, outcomeSide, parsePrice, type OpinionOrder, type OpinionTrade } from "../wire.ts";
+import { ERRNO_DUPLICATE_ORDER, OPINION_MIN_ORDER, ORDER_CANCELED, ORDER_EXPIRED, ORDER_FINISHED, ORDER_PENDING, outcomeSide, parsePrice, toTokenUnits, type OpinionOrder, type OpinionTrade } from "../wire.ts";
 
 /** Refusals, as `{ errno, errmsg }` (assumed codes: Opinion documents none). */
 export const ERRNO_INVALID = 10_400;
 export const ERRNO_NOT_FOUND = 10_404;
 /** The refusal of a sell of more shares than the Safe holds (assumed words). */
 const NOT_ENOUGH_SHARES = "insufficient balance of the outcome token";
+/** The refusal of an order whose quote-token amount (a buy's makerAmount, a sell's takerAmount) is under the minimum order (assumed words). */
+export const MIN_ORDER = `order amount is below the minimum of ${formatMicro(OPINION_MIN_ORDER)} USDT`;
 
 export interface DeskMarket {
   marketId: number;
@@ -54,7 +56,7 @@ export type CreateOutcome = { kind: "created"; order: OpinionOrder } | { kind: "
 /**
  * The trading side of the Opinion simulator: checks a posted order as the venue would (market and
  * token, a limit buy or sell, the Safe as maker and its owner as signer, the EIP-712 signature for the
- * quote token's exchange, amounts at the price, orderExpTime not passed, a salt not used before, and
+ * quote token's exchange, amounts at the price and at least the minimum order, orderExpTime not passed, a salt not used before, and
  * for a sell the shares the Safe holds), runs it on the shared exchange, and keeps it with its
  * trades. The exchange kills what a limit order cannot take at once, so an order ends `Canceled` with
  * what it took, unless the `resting` fault leaves its rest pending until a cancel or its orderExpTime.
@@ -104,6 +106,7 @@ export class OpinionOrderDesk {
     if (shares === 0n) return refused("the order is for less than one lot (0.01 share)");
     if (side === "buy" && paid < ceilDiv(price * sharesIn, ONE)) return refused("makerAmount does not pay price × takerAmount");
     if (side === "sell" && paid > (price * sharesIn) / ONE) return refused("takerAmount asks more than price × makerAmount");
+    if (paid < toTokenUnits(OPINION_MIN_ORDER, this.account.decimals)) return refused(MIN_ORDER);
     let signer: Hex;
     try {
       signer = await orderSigner(order, this.account.exchange, b.signature as Hex);
