@@ -35,12 +35,6 @@ export class KalshiFeeSchedule {
     this.events.set(event, fee);
   }
 
-  /** Forgets what was read of a market's series and event, so that the next load reads them again. */
-  forget(m: Pick<KalshiMarket, "ticker" | "event_ticker">): void {
-    this.series.delete(seriesOf(m.ticker));
-    this.events.delete(m.event_ticker);
-  }
-
   /** Every change scheduled now, by series and by event, in place of those known before. */
   schedule(series: Map<string, Dated<KalshiSeriesFee>[]>, events: Map<string, Dated<KalshiEventFee>[]>): void {
     const byTime = <F>(m: Map<string, Dated<F>[]>) => new Map([...m].map(([k, list]) => [k, [...list].sort((a, b) => a.at - b.at)]));

@@ -1,6 +1,5 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { AppError } from "../../domain/errors.ts";
-import type { FeeModel } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
 import { CHILD_ORDERS_KEPT, MAX_CHILD_ORDER_TTL_MS, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
@@ -135,7 +134,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, each with its fee (feeModelOf); as in markets(), less those the adapter cannot model. */
+  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, each with its fee (readFees: those not read yet); as in markets(), less those the adapter cannot model. */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
     const found: KalshiMarket[] = [];
@@ -329,24 +328,13 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return uniqueTrades(newestFirst).reverse();
   }
 
-  /** The markets the adapter can model, each with its fee now (readFees has read it); the others are left out. */
+  /**
+   * The markets the adapter can model, each with its fee now (readFees has read it): its event's override where
+   * there is one, else its series' fee (docs/venues/kalshi.md, Fees). The others are left out.
+   */
   private toVenueMarkets(markets: readonly KalshiMarket[]): VenueMarket[] {
     const now = this.clock.now();
-    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.feeModelOf(m, now)));
-  }
-
-  /**
-   * A market's fee at `now`: its event's override where there is one, else its series' fee (docs/venues/kalshi.md,
-   * Fees). Throws for a fee the adapter cannot model; the series' and event's fees are then read again on the
-   * next load, so that a change on the venue is taken.
-   */
-  private feeModelOf(m: KalshiMarket, now: number): FeeModel {
-    try {
-      return this.fees.at(m, now);
-    } catch (err) {
-      this.fees.forget(m);
-      throw err;
-    }
+    return this.modelled(markets, (m) => m.ticker, (m) => toVenueMarket(m, this.fees.at(m, now)));
   }
 
   /** The fees of the markets' series and events, all at once (the read bucket paces them): those not read yet, or with `again` all. */
