@@ -125,17 +125,12 @@ export function notional(price: PriceMicro, shares: ShareMicro): Micro {
   return ceilDiv(price * shares, ONE);
 }
 
-/** What selling `shares` micro-shares at `price` micro-USDC per share pays, rounded down to the micro. */
-export function proceedsOf(price: PriceMicro, shares: ShareMicro): Micro {
-  return (price * shares) / ONE;
-}
-
 /**
- * A child order's amount: `shares` at its limit `price`, rounded down to the micro-USDC. What a
- * venue with a minimum order amount measures (Opinion signs it as a buy's makerAmount and a sell's
- * takerAmount).
+ * `shares` micro-shares at `price` micro-USDC per share, rounded down to the micro: what selling them pays,
+ * and the amount an order for them at limit `price` signs (Opinion signs it as a buy's makerAmount and a
+ * sell's takerAmount, and measures its minimum order by it).
  */
-export function orderAmount(price: PriceMicro, shares: ShareMicro): Micro {
+export function proceedsOf(price: PriceMicro, shares: ShareMicro): Micro {
   return (price * shares) / ONE;
 }
 

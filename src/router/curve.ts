@@ -1,4 +1,4 @@
-import { ceilDiv, ONE, orderAmount, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { ceilDiv, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, polymarketCurve, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
@@ -203,7 +203,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
   private leastLots: number | undefined;
   /** The venue's minimum fee per order (micro-USDC), 0 for none. */
   private readonly minFee: bigint;
-  /** The venue's minimum order amount (micro-USDC, `orderAmount` of a leg's limit and shares), 0 for none. */
+  /** The venue's minimum order amount (micro-USDC, `proceedsOf` a leg's limit and shares), 0 for none. */
   private readonly minAmount: Micro;
   protected readonly levels: Level[] = [];
   private read = 0;
@@ -272,7 +272,7 @@ export abstract class Ladder<Q extends Rules = Rules> {
       const { from, to } = this.run(i);
       const price = this.levels[i]!.price;
       if (price === 0n) continue;
-      // orderAmount(price, k·lot) ≥ min exactly when price·k·lot ≥ min·10^6
+      // proceedsOf(price, k·lot) ≥ min exactly when price·k·lot ≥ min·10^6
       const need = Number(ceilDiv(this.minAmount * ONE, price * BigInt(this.lot)));
       const k = need > from ? need : from + 1;
       if (k <= to) return k;
@@ -290,8 +290,8 @@ export abstract class Ladder<Q extends Rules = Rules> {
   private fallsUnderMinAmount(price: PriceMicro, held: number): boolean {
     const last = Math.floor(held / this.grossLot);
     if (last === 0) return false;
-    const reached = orderAmount(this.levels[this.levelOf(last * this.grossLot)]!.price, BigInt(last * this.lot)) >= this.minAmount;
-    return reached && orderAmount(price, BigInt((last + 1) * this.lot)) < this.minAmount;
+    const reached = proceedsOf(this.levels[this.levelOf(last * this.grossLot)]!.price, BigInt(last * this.lot)) >= this.minAmount;
+    return reached && proceedsOf(price, BigInt((last + 1) * this.lot)) < this.minAmount;
   }
 
   /** The fewest lots whose fee by the formula reaches the minimum fee; one more than the eligible book holds if none does. */

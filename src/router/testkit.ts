@@ -3,7 +3,7 @@
  * the router beyond the domain's own formulas, so agreement between the two means something.
  */
 import fc from "fast-check";
-import { ceilDiv, notional, ONE, orderAmount, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { curveFee, deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
@@ -334,7 +334,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
     const gross = leg.levels.reduce((s, l) => s + l.shares, 0n);
     if (gross % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
     if (gross < q.minOrderShares) return `${leg.venue}: under the minimum size`;
-    if (orderAmount(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
+    if (proceedsOf(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
     if (deliveredShares(q.feeModel, gross) !== leg.shares) return `${leg.venue}: shares delivered`;
     if (feeInShares(q.feeModel, "buy")) {
       const net = netOfWithheld(leg.levels, gross - leg.shares);
@@ -403,7 +403,7 @@ function leastLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLot
 function amountLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLots: bigint, delivered: (gross: ShareMicro) => ShareMicro): { first: bigint; last: bigint } {
   const reaches = (k: bigint) => {
     const fills = walk(levels, k * q.lotShares);
-    return orderAmount(fills[fills.length - 1]!.price, delivered(k * q.lotShares)) >= (q.minOrderAmount ?? 0n);
+    return proceedsOf(fills[fills.length - 1]!.price, delivered(k * q.lotShares)) >= (q.minOrderAmount ?? 0n);
   };
   let first = 1n;
   while (first <= depthLots && !reaches(first)) first++;
@@ -540,7 +540,7 @@ export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[]
     const q = quotes.find((x) => x.venue === leg.venue)!;
     if (leg.shares % q.lotShares !== 0n) return `${leg.venue}: shares not a multiple of the lot`;
     if (leg.shares < q.minOrderShares) return `${leg.venue}: under the minimum size`;
-    if (orderAmount(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
+    if (proceedsOf(leg.limitPrice, leg.shares) < (q.minOrderAmount ?? 0n)) return `${leg.venue}: under the minimum amount`;
     if (leg.shares > q.inventory) return `${leg.venue}: more than the inventory`;
     if (leg.fee !== orderFee(q.feeModel, leg.levels)) return `${leg.venue}: fee differs from orderFee`;
     if (leg.notional !== leg.levels.reduce((s, l) => s + proceedsOf(l.price, l.shares), 0n)) return `${leg.venue}: notional`;

@@ -12,7 +12,7 @@ export interface VenueQuote {
   tickSize: PriceMicro;
   minOrderShares: ShareMicro;
   lotShares: ShareMicro;
-  /** Smallest amount of a child order, `orderAmount` of its limit and shares (money.ts); absent: none. */
+  /** Smallest amount of a child order, `proceedsOf` its limit and shares (money.ts); absent: none. */
   minOrderAmount?: Micro;
   /** Measured p50 latency of place(); undefined while not measured yet (ranks last for speed). */
   latencyMs: number | undefined;

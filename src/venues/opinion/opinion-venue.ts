@@ -3,7 +3,7 @@ import type { PrivateKeyAccount } from "viem/accounts";
 import { evmAccount } from "../../evm/account.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
-import { formatMicro, ONE, orderAmount, parseMicro } from "../../domain/money.ts";
+import { formatMicro, ONE, parseMicro, proceedsOf } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
@@ -175,7 +175,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
     }
     // the venue refuses an order under its minimum amount: refused here, nothing is sent
-    const amount = orderAmount(order.limitPrice, order.shares);
+    const amount = proceedsOf(order.limitPrice, order.shares);
     const least = market.minOrderAmount ?? 0n;
     if (amount < least) return { kind: "rejected", reason: `invalid_order: ${formatMicro(amount)} USDT at the limit is under ${order.venueMarketId}'s minimum order of ${formatMicro(least)}` };
     if (this.orderIds.has(order.clientOrderId)) return repeatResult(order, "order already placed", () => this.status(order.clientOrderId, order));

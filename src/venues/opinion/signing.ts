@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { getAddress, recoverTypedDataAddress, type Hex } from "viem";
 import type { LocalAccount } from "viem/accounts";
-import { formatMicro, orderAmount, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { formatMicro, proceedsOf, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import { ORDER_TYPES, SIDE_BUY, SIDE_SELL, ZERO_ADDRESS, type OrderStruct } from "../ctf-order.ts";
 import { toTokenUnits } from "./wire.ts";
 
@@ -55,7 +55,7 @@ export interface OrderArgs {
  * as the SDK sends them (the expiry travels unsigned, as orderExpTime).
  */
 export function buyOrder(o: OrderArgs): OrderStruct {
-  return ctfOrder(o, SIDE_BUY, toTokenUnits(orderAmount(o.limitPrice, o.shares), o.decimals), toTokenUnits(o.shares, o.decimals));
+  return ctfOrder(o, SIDE_BUY, toTokenUnits(proceedsOf(o.limitPrice, o.shares), o.decimals), toTokenUnits(o.shares, o.decimals));
 }
 
 /**
@@ -64,7 +64,7 @@ export function buyOrder(o: OrderArgs): OrderStruct {
  * the price exactly.
  */
 export function sellOrder(o: OrderArgs): OrderStruct {
-  return ctfOrder(o, SIDE_SELL, toTokenUnits(o.shares, o.decimals), toTokenUnits(orderAmount(o.limitPrice, o.shares), o.decimals));
+  return ctfOrder(o, SIDE_SELL, toTokenUnits(o.shares, o.decimals), toTokenUnits(proceedsOf(o.limitPrice, o.shares), o.decimals));
 }
 
 function ctfOrder(o: OrderArgs, side: number, makerAmount: bigint, takerAmount: bigint): OrderStruct {

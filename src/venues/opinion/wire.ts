@@ -13,7 +13,7 @@ export const OPINION_MIN_SHARES: ShareMicro = 1_000_000n;
 /**
  * Opinion's minimum order, 5 USDT ("$5 minimum order", docs.opinion.trade, the fees page), taken
  * as the quote-token amount the order signs: a buy's makerAmount, a sell's takerAmount, both
- * `orderAmount` of its price and shares (signing.ts). No endpoint states it.
+ * `proceedsOf` its price and shares (signing.ts). No endpoint states it.
  */
 export const OPINION_MIN_ORDER: Micro = 5_000_000n;
 

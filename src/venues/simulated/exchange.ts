@@ -96,7 +96,7 @@ export class SimExchange {
         tickSize,
         minOrderShares: this.profile.minOrderShares,
         lotShares: this.profile.lotShares,
-        feeModel: this.profile.feeModel(listing.feeRatePpm, listing.venueMarketId),
+        feeModel: this.profile.feeModel(listing.feeRatePpm),
         volume: BigInt(Math.round(Math.exp(9 + rng.next() * 6))) * ONE,
       };
       const p = Number(event.basePrice) / Number(ONE);

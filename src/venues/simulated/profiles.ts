@@ -10,8 +10,8 @@ export interface VenueProfile {
   defaultTick: PriceMicro;
   minOrderShares: ShareMicro;
   lotShares: ShareMicro;
-  /** The venue's fee model for a market (`venueMarketId`), given the listing's own rate when it has one. */
-  feeModel(ratePpm: Ppm | undefined, venueMarketId: string): FeeModel;
+  /** The venue's fee model for a market, given the listing's own rate when it has one. */
+  feeModel(ratePpm: Ppm | undefined): FeeModel;
   /** Round trip of a place() before any scaling: mean and standard deviation in ms. */
   latency: { meanMs: number; sdMs: number };
   /** A fresh id in the venue's format; random, so ids never repeat across restarts of the simulator. */

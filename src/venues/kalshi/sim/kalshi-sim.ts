@@ -62,7 +62,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const seriesFees = new Map<string, KalshiSeriesFee>();
   for (const l of simulatedVenueEvents(opts.catalog, OWN_MARKETS, KALSHI_SIM.id).flatMap((e) => e.listings)) {
     const s = seriesOf(l.venueMarketId);
-    if (l.venue === KALSHI_SIM.id && !seriesFees.has(s)) seriesFees.set(s, { fee_type: "quadratic", fee_multiplier: multiplierOf(KALSHI_SIM.feeModel(l.feeRatePpm, l.venueMarketId).ratePpm) });
+    if (l.venue === KALSHI_SIM.id && !seriesFees.has(s)) seriesFees.set(s, { fee_type: "quadratic", fee_multiplier: multiplierOf(KALSHI_SIM.feeModel(l.feeRatePpm).ratePpm) });
   }
   const { clock, events, exchange, markets } = simExchange(opts, KALSHI_SIM, OWN_MARKETS);
   /**

@@ -7,7 +7,7 @@ import { formatMicro } from "../../../domain/money.ts";
 import type { Outcome } from "../../../domain/types.ts";
 import { MarketCatalog, type CatalogEvent, type CatalogListing } from "../../../markets/catalog.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
-import { POLYMARKET_SIM, type VenueProfile } from "../../simulated/profiles.ts";
+import { POLYMARKET_SIM } from "../../simulated/profiles.ts";
 import type { PolymarketCredentials } from "../auth.ts";
 import { SimAccounts } from "./accounts.ts";
 import { SimOrderBook, type Answer, type SimMarketRef } from "./orders.ts";
@@ -41,12 +41,11 @@ const WS_PATH = "/ws/market";
 
 /** Starts a Polymarket CLOB simulator on loopback: REST and the market WebSocket, over the shared matching engine. */
 export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<PolymarketSim> {
-  const feeExponents = opts.feeExponents ?? {};
-  const profile: VenueProfile = {
-    ...POLYMARKET_SIM,
-    feeModel: (ratePpm, venueMarketId) => ({ kind: "polymarket", ratePpm: POLYMARKET_SIM.feeModel(ratePpm, venueMarketId).ratePpm, exponent: feeExponents[venueMarketId] ?? 1 }),
-  };
-  const { clock, events, exchange, markets } = simExchange(opts, profile, OWN_MARKETS);
+  const { clock, events, exchange, markets } = simExchange(opts, POLYMARKET_SIM, OWN_MARKETS);
+  for (const [id, exponent] of Object.entries(opts.feeExponents ?? {})) {
+    const m = exchange.market(id);
+    if (m?.feeModel.kind === "polymarket") exchange.setFeeModel(id, { ...m.feeModel, exponent });
+  }
   const pageSize = opts.pageSize ?? 4;
   const credentials = simCredentials(opts.seed);
   const address = privateKeyToAccount(credentials.privateKey).address;
@@ -173,7 +172,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   }
 
   const sim = await serveVenueSim(opts, {
-    profile,
+    profile: POLYMARKET_SIM,
     exchange,
     markets,
     faults,
