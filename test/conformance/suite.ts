@@ -534,9 +534,10 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       await expect(h.venue.resolution(openMarket().venueMarketId)).rejects.toThrow();
     });
 
-    it("refuses, definitely and without sending it, an order whose amount at its limit is under the venue's minimum order amount", async () => {
+    it("refuses, definitely and without sending it, an order whose amount at its limit is under the venue's minimum order amount", async (ctx) => {
       const m = openMarket();
-      if (m.minOrderAmount === undefined) return;
+      // reported as skipped, not passed, for a venue that states no minimum amount
+      if (m.minOrderAmount === undefined) return ctx.skip();
       const order = takingOrder(m);
       const under = ((ceilDiv(m.minOrderAmount * ONE, order.limitPrice) - 1n) / m.lotShares) * m.lotShares;
       expect(under >= m.minOrderShares).toBe(true);

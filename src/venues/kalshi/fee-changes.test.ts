@@ -101,3 +101,26 @@ describe("Kalshi fee changes scheduled on a series or an event", () => {
     expect((await api(ExchangeApi).getSeriesFeeChanges()).data.series_fee_change_arr).toEqual([]);
   });
 });
+
+describe("A Kalshi fee change whose time cannot be read", () => {
+  let sim: KalshiSim;
+  let venue: KalshiVenue;
+  afterAll(async () => {
+    await venue.stop();
+    await sim.stop();
+  });
+
+  it("leaves out only its series' markets: the others keep trading at the fee read", async () => {
+    sim = await startKalshiSim({
+      catalog,
+      seed: 12,
+      latencyScale: 0,
+      tickMs: 40,
+      feeChanges: { series: [{ id: "garbled", series_ticker: "KXBTCD", fee_type: "quadratic", fee_multiplier: 1.5, scheduled_ts: "next week" }] },
+    });
+    venue = new KalshiVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 2_000 });
+    await venue.start();
+    expect(venue.market(BTC)).toBeUndefined();
+    expect(venue.market(INX)!.feeModel).toEqual(rate(35_000n));
+  });
+});

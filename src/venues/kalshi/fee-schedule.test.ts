@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KalshiFeeSchedule, type Dated } from "./fee-schedule.ts";
+import { KalshiFeeSchedule, type Scheduled } from "./fee-schedule.ts";
 import type { KalshiEventFee, KalshiSeriesFee } from "./wire.ts";
 
 const market = { ticker: "KXBTCD-26DEC31-T150000", event_ticker: "KXBTCD-26DEC31" };
@@ -7,7 +7,7 @@ const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm });
 const quadratic = (fee_multiplier: number): KalshiSeriesFee => ({ fee_type: "quadratic", fee_multiplier });
 
 /** A schedule that read KXBTCD at multiplier 1 and its event with no override at time 100. */
-function schedule(series: Dated<KalshiSeriesFee>[] = [], events: Dated<KalshiEventFee>[] = []): KalshiFeeSchedule {
+function schedule(series: Scheduled<KalshiSeriesFee>[] = [], events: Scheduled<KalshiEventFee>[] = []): KalshiFeeSchedule {
   const s = new KalshiFeeSchedule();
   s.readSeries("KXBTCD", { at: 100, fee: quadratic(1) });
   s.readEvent("KXBTCD-26DEC31", { at: 100, fee: {} });
@@ -62,5 +62,14 @@ describe("KalshiFeeSchedule", () => {
     const s = schedule([{ at: 200, fee: { fee_type: "flat", fee_multiplier: 1 } }]);
     expect(s.highest(market, 100, 199)).toEqual(rate(70_000n));
     expect(() => s.highest(market, 100, 200)).toThrow(/flat/);
+  });
+
+  it("gives no fee, at any time, to a market with a change whose time cannot be read, until a read lists it no more", () => {
+    const s = schedule([], [{ at: undefined, fee: { fee_multiplier_override: 2 } }]);
+    expect(s.changes(market)).toBe(true);
+    expect(() => s.at(market, 1_000)).toThrow(/scheduled_ts is not a time/);
+    expect(() => s.highest(market, 1_000, 2_000)).toThrow(/scheduled_ts is not a time/);
+    s.schedule(new Map(), new Map());
+    expect(s.at(market, 1_000)).toEqual(rate(70_000n));
   });
 });

@@ -7,17 +7,24 @@ export interface Dated<F> {
   fee: F;
 }
 
+/** A change Kalshi has scheduled: `at` is undefined where its `scheduled_ts` cannot be read, so it may apply at any time. */
+export interface Scheduled<F> {
+  at: number | undefined;
+  fee: F;
+}
+
 /**
  * Kalshi's fees over time: each series' and event's fee as read, and the changes Kalshi has scheduled
  * (`GET /series/fee_changes`, `GET /events/fee_changes`: `scheduled_ts`). A change applies from its time on,
  * if that is after the read it follows (a read later than a change already shows it, whether or not the
- * venue still lists the change).
+ * venue still lists the change). A change whose time cannot be read leaves its series' or event's markets
+ * without a fee the adapter can model until a read no longer lists it.
  */
 export class KalshiFeeSchedule {
   private readonly series = new Map<string, Dated<KalshiSeriesFee>>();
   private readonly events = new Map<string, Dated<KalshiEventFee>>();
-  private seriesChanges = new Map<string, Dated<KalshiSeriesFee>[]>();
-  private eventChanges = new Map<string, Dated<KalshiEventFee>[]>();
+  private seriesChanges = new Map<string, Scheduled<KalshiSeriesFee>[]>();
+  private eventChanges = new Map<string, Scheduled<KalshiEventFee>[]>();
 
   hasSeries(series: string): boolean {
     return this.series.has(series);
@@ -36,13 +43,13 @@ export class KalshiFeeSchedule {
   }
 
   /** Every change scheduled now, by series and by event, in place of those known before. */
-  schedule(series: Map<string, Dated<KalshiSeriesFee>[]>, events: Map<string, Dated<KalshiEventFee>[]>): void {
-    const byTime = <F>(m: Map<string, Dated<F>[]>) => new Map([...m].map(([k, list]) => [k, [...list].sort((a, b) => a.at - b.at)]));
+  schedule(series: Map<string, Scheduled<KalshiSeriesFee>[]>, events: Map<string, Scheduled<KalshiEventFee>[]>): void {
+    const byTime = <F>(m: Map<string, Scheduled<F>[]>) => new Map([...m].map(([k, list]) => [k, [...list].sort((a, b) => (a.at ?? 0) - (b.at ?? 0))]));
     this.seriesChanges = byTime(series);
     this.eventChanges = byTime(events);
   }
 
-  /** The fee a market is charged at time t. Throws for a fee the adapter cannot model (kalshiMarketFeeModel). */
+  /** The fee a market is charged at time t. Throws for a fee the adapter cannot model (kalshiMarketFeeModel), or one a change of unknown time may have brought. */
   at(m: Pick<KalshiMarket, "ticker" | "event_ticker">, t: number): FeeModel {
     const s = seriesOf(m.ticker);
     return kalshiMarketFeeModel(this.latest(this.series.get(s)!, this.seriesChanges.get(s), t), this.latest(this.events.get(m.event_ticker)!, this.eventChanges.get(m.event_ticker), t));
@@ -62,17 +69,20 @@ export class KalshiFeeSchedule {
     const s = seriesOf(m.ticker);
     const times = [...this.pending(this.series.get(s), this.seriesChanges.get(s)), ...this.pending(this.events.get(m.event_ticker), this.eventChanges.get(m.event_ticker))]
       .map((c) => c.at)
-      .filter((at) => at > from && at <= to);
+      .filter((at): at is number => at !== undefined && at > from && at <= to);
     return [from, ...times].map((t) => this.at(m, t)).reduce((a, b) => (b.ratePpm > a.ratePpm ? b : a));
   }
 
-  private pending<F>(read: Dated<F> | undefined, changes: Dated<F>[] | undefined): Dated<F>[] {
-    return read && changes ? changes.filter((c) => c.at > read.at) : [];
+  private pending<F>(read: Dated<F> | undefined, changes: Scheduled<F>[] | undefined): Scheduled<F>[] {
+    return read && changes ? changes.filter((c) => c.at === undefined || c.at > read.at) : [];
   }
 
-  private latest<F>(read: Dated<F>, changes: Dated<F>[] | undefined, t: number): F {
+  private latest<F>(read: Dated<F>, changes: Scheduled<F>[] | undefined, t: number): F {
     let fee = read.fee;
-    for (const c of this.pending(read, changes)) if (c.at <= t) fee = c.fee;
+    for (const c of this.pending(read, changes)) {
+      if (c.at === undefined) throw new Error("Kalshi lists a fee change whose scheduled_ts is not a time");
+      if (c.at <= t) fee = c.fee;
+    }
     return fee;
   }
 }

@@ -10,7 +10,7 @@ import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
 import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, parseCount, parseDollars, scheduledAt, seriesFee, seriesOf, toVenueMarket, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
-import { KalshiFeeSchedule, type Dated } from "./fee-schedule.ts";
+import { KalshiFeeSchedule, type Scheduled } from "./fee-schedule.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /** Kalshi's Basic tier by default: 20 reads and 10 writes a second. */
@@ -381,10 +381,11 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * Every fee change Kalshi has scheduled: `GET /series/fee_changes` (upcoming ones) and `GET /events/fee_changes`
    * (every cursor page), in place of those read before; each applies from its `scheduled_ts` (KalshiFeeSchedule).
+   * A change whose `scheduled_ts` is not a time leaves only its own series' or event's markets out.
    */
   private async readFeeChanges(): Promise<void> {
-    const byKey = <F>(list: { key: string; change: Dated<F> }[]) => {
-      const out = new Map<string, Dated<F>[]>();
+    const byKey = <F>(list: { key: string; change: Scheduled<F> }[]) => {
+      const out = new Map<string, Scheduled<F>[]>();
       for (const { key, change } of list) out.set(key, [...(out.get(key) ?? []), change]);
       return out;
     };

@@ -126,11 +126,10 @@ export function eventFee(e: KalshiEventFee): KalshiEventFee {
   return { fee_type_override: e.fee_type_override, fee_multiplier_override: e.fee_multiplier_override };
 }
 
-/** When a scheduled change applies, in ms since the epoch. */
-export function scheduledAt(c: { scheduled_ts: string }): number {
-  const at = Date.parse(c.scheduled_ts);
-  if (Number.isNaN(at)) throw new Error(`Kalshi fee change scheduled_ts ${JSON.stringify(c.scheduled_ts)} is not a time`);
-  return at;
+/** When a scheduled change applies, in ms since the epoch; undefined where its `scheduled_ts` is not a time. */
+export function scheduledAt(c: { scheduled_ts: unknown }): number | undefined {
+  const at = typeof c.scheduled_ts === "string" ? Date.parse(c.scheduled_ts) : NaN;
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**

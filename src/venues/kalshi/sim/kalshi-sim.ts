@@ -76,27 +76,21 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     }
   };
   charge((t) => eventFees.has(eventTickerOf(t)));
-  const byTime = <C extends { scheduled_ts: string }>(list: C[] | undefined) => [...(list ?? [])].sort((a, b) => scheduledAt(a) - scheduledAt(b));
-  const seriesChanges = byTime(opts.feeChanges?.series);
-  const eventChanges = byTime(opts.feeChanges?.events);
+  const seriesChanges = timeline(opts.feeChanges?.series, (c) => {
+    seriesFees.set(c.series_ticker, seriesFee(c));
+    charge((t) => seriesOf(t) === c.series_ticker);
+  });
+  const eventChanges = timeline(opts.feeChanges?.events, (c) => {
+    eventFees.set(c.event_ticker, eventFee(c));
+    charge((t) => eventTickerOf(t) === c.event_ticker);
+  });
   // the simulator charges only the fees the adapter models: a change it could not charge is refused at start
-  for (const c of seriesChanges) kalshiFeeModel(c.fee_type, c.fee_multiplier);
-  for (const c of eventChanges) if (c.fee_type_override) kalshiFeeModel(c.fee_type_override, c.fee_multiplier_override ?? 1);
-  let seriesApplied = 0;
-  let eventsApplied = 0;
+  for (const c of seriesChanges.all) kalshiFeeModel(c.fee_type, c.fee_multiplier);
+  for (const c of eventChanges.all) if (c.fee_type_override) kalshiFeeModel(c.fee_type_override, c.fee_multiplier_override ?? 1);
   /** Applies the changes whose time has come, in time order. */
   const applyDue = () => {
-    const now = clock.now();
-    for (; seriesApplied < seriesChanges.length && scheduledAt(seriesChanges[seriesApplied]!) <= now; seriesApplied++) {
-      const c = seriesChanges[seriesApplied]!;
-      seriesFees.set(c.series_ticker, seriesFee(c));
-      charge((t) => seriesOf(t) === c.series_ticker);
-    }
-    for (; eventsApplied < eventChanges.length && scheduledAt(eventChanges[eventsApplied]!) <= now; eventsApplied++) {
-      const c = eventChanges[eventsApplied]!;
-      eventFees.set(c.event_ticker, eventFee(c));
-      charge((t) => eventTickerOf(t) === c.event_ticker);
-    }
+    seriesChanges.applyDue(clock.now());
+    eventChanges.applyDue(clock.now());
   };
   const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const credentials: KalshiCredentials = { keyId: randomUUID(), privateKeyPem: privateKey.export({ type: "pkcs8", format: "pem" }).toString() };
@@ -135,13 +129,13 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       // "all upcoming series fee changes"; past ones with show_historical
       const series = req.query.get("series_ticker");
       const historical = req.query.get("show_historical") === "true";
-      const list = seriesChanges.filter((c, i) => (!series || c.series_ticker === series) && (historical || i >= seriesApplied));
+      const list = (historical ? seriesChanges.all : seriesChanges.upcoming()).filter((c) => !series || c.series_ticker === series);
       return ok({ series_fee_change_arr: list });
     }
     if (req.method === "GET" && route === "/events/fee_changes") {
       // the endpoint has no show_historical: the simulator lists past changes too, which an adapter must not apply again
       const event = req.query.get("event_ticker");
-      return page("event_fee_changes", eventChanges.filter((c) => !event || c.event_ticker === event), req.query);
+      return page("event_fee_changes", eventChanges.all.filter((c) => !event || c.event_ticker === event), req.query);
     }
     if (req.method === "GET" && route === "/events") {
       const tickers = req.query.get("tickers")?.split(",").filter(Boolean);
@@ -391,4 +385,21 @@ function error(status: number, code: string, message: string, details?: string):
 
 function notFound(what = "route"): Exclude<SimReply, "hang" | "cut"> {
   return error(404, "not_found", `${what} not found`);
+}
+
+/**
+ * Scheduled changes in time order, each applied once when its time has come; one whose `scheduled_ts` is not a
+ * time (which a venue may list by mistake) is listed but never applied.
+ */
+function timeline<C extends { scheduled_ts: string }>(changes: C[] | undefined, apply: (c: C) => void): { all: C[]; upcoming: () => C[]; applyDue: (now: number) => void } {
+  const at = (c: C) => scheduledAt(c) ?? Infinity;
+  const all = [...(changes ?? [])].sort((a, b) => (at(a) < at(b) ? -1 : at(a) > at(b) ? 1 : 0));
+  let applied = 0;
+  return {
+    all,
+    upcoming: () => all.slice(applied),
+    applyDue: (now) => {
+      for (; applied < all.length && at(all[applied]!) <= now; applied++) apply(all[applied]!);
+    },
+  };
 }
