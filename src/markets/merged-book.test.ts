@@ -16,6 +16,7 @@ class FixedVenue implements Venue {
   readonly freshnessMs = 5_000;
   state: VenueHealth["state"] = "up";
   p50: number | undefined;
+  minOrderAmount: VenueMarket["minOrderAmount"];
   constructor(
     readonly id: string,
     private readonly feeModel: FeeModel,
@@ -39,6 +40,7 @@ class FixedVenue implements Venue {
       lotShares: 10_000n,
       feeModel: this.feeModel,
       volume: 1_000n * ONE,
+      minOrderAmount: this.minOrderAmount,
     };
   }
   book(venueMarketId: string, outcome: Outcome): BookSnapshot {
@@ -182,6 +184,16 @@ describe("venueQuotes", () => {
       ["a-venue", undefined],
       ["b-venue", 400],
     ]);
+  });
+});
+
+describe("venueQuotes and sellQuotes", () => {
+  it("give the router the minimum amount of the side it routes: a venue may have one for buys only", () => {
+    const [a] = trio();
+    a!.minOrderAmount = { buy: ONE, sell: 0n };
+    const event = eventOn("a-venue");
+    expect(venueQuotes(event, "YES", [a!], NOW, () => 0)[0]!.minOrderAmount).toBe(ONE);
+    expect(sellQuotes(event, "YES", [a!], NOW, new Map(), () => 0)[0]!.minOrderAmount).toBe(0n);
   });
 });
 

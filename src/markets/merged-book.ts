@@ -1,7 +1,7 @@
 import { feeAdjustedPrice, sellFeeAdjustedPrice } from "../domain/fees.ts";
 import { microToNumber, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
-import type { BookSnapshot, Venue, VenueMarket } from "../venues/venue.ts";
+import type { BookSnapshot, TradeSide, Venue, VenueMarket } from "../venues/venue.ts";
 import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { UnifiedEvent } from "./catalog.ts";
 
@@ -178,7 +178,7 @@ function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: nu
 export type QueuedAhead = (venueId: string) => number;
 
 /** What the router reads of a fresh venue's market, whichever side it routes: its rules, fees, measured latency and queue. */
-function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
+function routing({ venue, market }: FreshBook, ahead: QueuedAhead, side: TradeSide) {
   return {
     venue: venue.id,
     venueMarketId: market.venueMarketId,
@@ -186,7 +186,7 @@ function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
     tickSize: market.tickSize,
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
-    minOrderAmount: market.minOrderAmount,
+    minOrderAmount: market.minOrderAmount?.[side],
     latencyMs: venue.latency().p50Ms,
     queueDelayMs: venue.queueDelayMs?.(ahead(venue.id)),
   };
@@ -194,7 +194,7 @@ function routing({ venue, market }: FreshBook, ahead: QueuedAhead) {
 
 /** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units (its book's own, not a copy), with its routing(). */
 export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, ahead: QueuedAhead): VenueQuote[] {
-  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f, ahead), asks: f.book.asks }));
+  return freshBooks(event, outcome, venues, now).fresh.map((f) => ({ ...routing(f, ahead, "buy"), asks: f.book.asks }));
 }
 
 /**
@@ -204,7 +204,7 @@ export function venueQuotes(event: UnifiedEvent, outcome: Outcome, venues: reado
  */
 export function sellQuotes(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number, inventory: ReadonlyMap<string, ShareMicro>, ahead: QueuedAhead): SellQuote[] {
   return freshBooks(event, outcome, venues, now).fresh.map((f) => ({
-    ...routing(f, ahead),
+    ...routing(f, ahead, "sell"),
     bids: f.book.bids,
     inventory: inventory.get(f.venue.id) ?? 0n,
   }));

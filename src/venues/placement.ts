@@ -1,8 +1,8 @@
 import { orderFee, type FeeModel } from "../domain/fees.ts";
-import type { Micro } from "../domain/money.ts";
+import { formatMicro, proceedsOf, type Micro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import type { HttpResult } from "./net/http.ts";
-import type { ChildOrder, ChildStatus, PlaceResult, VenueFill } from "./venue.ts";
+import type { ChildOrder, ChildStatus, PlaceResult, VenueFill, VenueMarket } from "./venue.ts";
 
 /**
  * An order that took something: filled when it took all it asked for, open when the venue says the
@@ -19,6 +19,18 @@ export function takenResult(order: ChildOrder, venueOrderId: string, fills: Venu
 export function uniqueTrades<T extends { tradeId: string }>(fills: readonly T[]): T[] {
   const seen = new Set<string>();
   return fills.filter((f) => !seen.has(f.tradeId) && seen.add(f.tradeId) !== undefined);
+}
+
+/**
+ * The refusal of a child whose amount at its limit (`proceedsOf` its limit and shares: what a buy spends
+ * at most, what a sell asks at least) is under the market's minimum for its side, in `currency`; undefined
+ * where it reaches it. The venue would refuse it: the adapter refuses it without sending it.
+ */
+export function underMinimumAmount(order: ChildOrder, market: Pick<VenueMarket, "minOrderAmount">, currency: string): PlaceResult | undefined {
+  const least = market.minOrderAmount?.[order.side] ?? 0n;
+  const amount = proceedsOf(order.limitPrice, order.shares);
+  if (amount >= least) return undefined;
+  return { kind: "rejected", reason: `invalid_order: ${formatMicro(amount)} ${currency} at the limit is under ${order.venueMarketId}'s minimum ${order.side} of ${formatMicro(least)}` };
 }
 
 /** A placement that failed, as its classification says: refused or never sent is a definite no, anything else may have been placed. */

@@ -15,8 +15,11 @@ export interface VenueMarket {
   minOrderShares: ShareMicro;
   /** Share increment of an order, in micro-shares (1 contract on Kalshi, 0.01 share on Polymarket). */
   lotShares: ShareMicro;
-  /** Smallest amount of an order the venue accepts, in micro-USDC, measured by `proceedsOf` its limit and shares (money.ts); absent: none. */
-  minOrderAmount?: Micro;
+  /**
+   * Smallest amount of a buy and of a sell the venue accepts, in micro-USDC, measured by `proceedsOf` its
+   * limit and shares (money.ts); absent: none (underMinimumAmount, placement.ts).
+   */
+  minOrderAmount?: Record<TradeSide, Micro>;
   feeModel: FeeModel;
   volume: Micro;
 }

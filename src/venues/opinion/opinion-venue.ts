@@ -3,13 +3,13 @@ import type { PrivateKeyAccount } from "viem/accounts";
 import { evmAccount } from "../../evm/account.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
-import { formatMicro, ONE, parseMicro, proceedsOf } from "../../domain/money.ts";
+import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
 import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
-import { failedResult, repeatResult, takenResult } from "../placement.ts";
+import { failedResult, repeatResult, takenResult, underMinimumAmount } from "../placement.ts";
 import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { OpinionBookStream } from "./book-stream.ts";
 import { buyOrder, OPINION_API_KEY_HEADER, OPINION_CHAIN_ID, orderBody, saltFor, sellOrder, signOrder, type OpinionCredentials } from "./signing.ts";
@@ -174,10 +174,8 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     if (order.shares < market.minOrderShares || order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
       return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
     }
-    // the venue refuses an order under its minimum amount: refused here, nothing is sent
-    const amount = proceedsOf(order.limitPrice, order.shares);
-    const least = market.minOrderAmount ?? 0n;
-    if (amount < least) return { kind: "rejected", reason: `invalid_order: ${formatMicro(amount)} USDT at the limit is under ${order.venueMarketId}'s minimum order of ${formatMicro(least)}` };
+    const under = underMinimumAmount(order, market, "USDT");
+    if (under) return under;
     if (this.orderIds.has(order.clientOrderId)) return repeatResult(order, "order already placed", () => this.status(order.clientOrderId, order));
     const body = await this.orderBody(order, cached);
     const started = performance.now();

@@ -23,7 +23,7 @@ describe("Opinion wire: the documented shapes", () => {
       tickSize: 1_000n,
       lotShares: 10_000n,
       minOrderShares: 1_000_000n,
-      minOrderAmount: 5_000_000n,
+      minOrderAmount: { buy: 5_000_000n, sell: 5_000_000n },
       volume: 152_340_250_000n,
     });
   });

@@ -169,7 +169,7 @@ export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket
     tickSize: OPINION_TICK,
     minOrderShares: OPINION_MIN_SHARES,
     lotShares: OPINION_LOT,
-    minOrderAmount: OPINION_MIN_ORDER,
+    minOrderAmount: { buy: OPINION_MIN_ORDER, sell: OPINION_MIN_ORDER },
     feeModel,
     volume: m.volume === undefined ? 0n : parseMicro(m.volume, "volume"),
   };

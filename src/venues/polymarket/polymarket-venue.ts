@@ -4,7 +4,7 @@ import { systemClock, type Clock, type Level, type Outcome } from "../../domain/
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
-import { feesPerFill, takenResult, uniqueTrades } from "../placement.ts";
+import { feesPerFill, takenResult, underMinimumAmount, uniqueTrades } from "../placement.ts";
 import type {
   BookSnapshot,
   BookUpdate,
@@ -280,6 +280,8 @@ export class PolymarketVenue implements Venue {
     const m = this.markets_.get(order.venueMarketId);
     if (!m) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
     if (m.market.status !== "open") return { kind: "rejected", reason: `market_closed: ${order.venueMarketId} is ${m.market.status}` };
+    const under = underMinimumAmount(order, m.market, "pUSD");
+    if (under) return under;
     const posted = this.postedOrder(order, m);
     if (!posted) {
       const why = order.side === "buy" ? "does not cost whole cents" : "is not a whole micro-pUSD";

@@ -12,6 +12,11 @@ export const POLYMARKET_LOT: ShareMicro = 10_000n;
 /** A market buy's maker amount (pUSD) is whole cents: the venue refuses one of more than 2 decimals. */
 const CENT: Micro = 10_000n;
 const FEE_FREE: FeeModel = { kind: "polymarket", ratePpm: 0n, exponent: 1 };
+/**
+ * The least a marketable (FAK/FOK) buy spends: the venue refuses a smaller maker amount ("invalid amount for
+ * a marketable BUY order ($X), min size: $1"; docs/venues/polymarket.md, "Minimum marketable buy").
+ */
+export const POLYMARKET_MIN_BUY: Micro = 1_000_000n;
 
 /** A market of the CLOB with what the adapter needs beyond the port's VenueMarket. */
 export interface ClobMarket {
@@ -112,6 +117,7 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
       status: resolutionStatus(resolution),
       closeTime: str(o["end_date_iso"], `${at}.end_date_iso`),
       ...grid(parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`), minimumOrderSize),
+      minOrderAmount: { buy: POLYMARKET_MIN_BUY, sell: 0n },
       // the listing states no fee in V2: the market's fee info does (parseClobMarketFee)
       feeModel: FEE_FREE,
       // the CLOB does not report volume (Gamma does); see docs/venues/polymarket.md

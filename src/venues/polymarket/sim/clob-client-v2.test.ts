@@ -139,6 +139,11 @@ describe("@polymarket/clob-client-v2 against the simulator", () => {
     });
   });
 
+  it("refuses a FAK BUY that spends under $1, in the venue's words", async () => {
+    const res = await trader.createAndPostMarketOrder({ tokenID: openListing().outcomeIds.YES, amount: 0.99, side: Side.BUY }, { tickSize: "0.01" }, OrderType.FAK);
+    expect(res).toMatchObject({ status: 400, error: "invalid amount for a marketable BUY order ($0.99), min size: $1" });
+  });
+
   it("sells what a wallet bought with a FAK market SELL (its amount in shares), lists the trades as SELL, and refuses a SELL of shares the wallet no longer holds", async () => {
     const fresh = generatePrivateKey();
     const seller = client(fresh, await client(fresh).createOrDeriveApiKey());

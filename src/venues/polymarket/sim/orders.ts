@@ -7,6 +7,7 @@ import type { SimExchange } from "../../simulated/exchange.ts";
 import type { TradeSide, VenueFill } from "../../venue.ts";
 import { SIDE_BUY, SIDE_SELL } from "../../ctf-order.ts";
 import { ORDER_TYPES, orderDomain, orderHash, type OrderStruct } from "../order-signing.ts";
+import { POLYMARKET_MIN_BUY } from "../wire.ts";
 import { cursorPage } from "./render.ts";
 
 export interface SimMarketRef {
@@ -61,6 +62,8 @@ const FAK_NO_MATCH = "no orders found to match with FAK order. FAK orders are pa
 const FOK_NOT_FILLED = "order couldn't be fully filled. FOK orders are fully filled or killed.";
 /** What the CLOB answers a FAK/FOK BUY of more than 2 decimals of pUSD or 4 of shares (github.com/Polymarket/rs-clob-client-v2/issues/59, py-clob-client-v2/issues/99). */
 const INVALID_MARKET_BUY = "invalid amounts, the market buy orders maker amount supports a max accuracy of 2 decimals, taker amount a max of 4 decimals";
+/** What the CLOB answers a FAK/FOK BUY whose maker amount is under $1 (docs/venues/polymarket.md, "Minimum marketable buy"). */
+const UNDER_MIN_BUY = (usdc: bigint) => `invalid amount for a marketable BUY order ($${formatMicro(usdc)}), min size: $1`;
 /** A cent and a ten-thousandth of a share, in the exchange's 6-decimal amounts. */
 const CENT = 10_000n;
 const SHARE_STEP = 100n;
@@ -144,6 +147,7 @@ export class SimOrderBook {
     const [usdc, shares] = side === "buy" ? [struct.makerAmount, struct.takerAmount] : [struct.takerAmount, struct.makerAmount];
     // FAK and FOK orders are market orders: a BUY names whole cents and shares of at most 4 decimals
     if (side === "buy" && (usdc % CENT !== 0n || shares % SHARE_STEP !== 0n)) return bad(INVALID_MARKET_BUY);
+    if (side === "buy" && usdc < POLYMARKET_MIN_BUY) return bad(UNDER_MIN_BUY(usdc));
     if (shares <= 0n || (usdc * ONE) % shares !== 0n) return bad(`order is invalid. Price breaks minimum tick size rule: ${formatMicro(ref.tickSize)}`);
     const price = (usdc * ONE) / shares;
     const id = orderHash(struct, false);
