@@ -4,7 +4,7 @@ import { chainWithdrawalId, depositKey } from "../funds/chain-ids.ts";
 import { depositCursorName } from "../funds/deposits.ts";
 import { chainOrderId } from "../orders/service.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
-import type { Address, Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
+import type { Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
 import type { Venue, VenueFill } from "../venues/venue.ts";
 import { checkInvariants, marketKey, type InvariantResult } from "./invariants.ts";
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { startRewritingProxy, type RewritingProxy } from "../../test/helpers/rewriting-proxy.ts";
+import { startRewritingProxy } from "../../test/helpers/rewriting-proxy.ts";
 import { AppError } from "../domain/errors.ts";
 import { MarketCatalog, type CatalogListing } from "../markets/catalog.ts";
 import { KalshiVenue, startKalshiSim } from "./kalshi/index.ts";

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { Static } from "@sinclair/typebox";
-import { AppError } from "../../domain/errors.ts";
 import type { HttpDeps } from "../deps.ts";
 import { registerFaucetRoute } from "./faucet.ts";
 import { registerKeyRoutes } from "./key-routes.ts";

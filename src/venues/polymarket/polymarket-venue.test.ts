@@ -5,7 +5,7 @@ import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
 import { expirationFor } from "./order-signing.ts";
 import { PolymarketVenue, type PolymarketVenueOptions } from "./polymarket-venue.ts";
-import { startPolymarketSim, type PolymarketSim, type PolymarketSimOptions } from "./sim/index.ts";
+import { startPolymarketSim, type PolymarketSimOptions } from "./sim/index.ts";
 
 const catalog = MarketCatalog.load();
 const running: { stop(): Promise<void> }[] = [];

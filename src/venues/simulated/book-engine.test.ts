@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { ONE } from "../../domain/money.ts";
-import type { Level } from "../../domain/types.ts";
 import { BookEngine, costOf, type TwoSidedBook } from "./book-engine.ts";
 import { Rng } from "./prng.ts";
 

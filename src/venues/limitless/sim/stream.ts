@@ -39,7 +39,7 @@ export class LimitlessStream {
   });
 
   constructor(
-    private readonly exchange: SimExchange,
+    exchange: SimExchange,
     private readonly orderbook: (slug: string) => LimitlessOrderbook | undefined,
     private readonly silent: () => boolean,
     private readonly now: () => number,
