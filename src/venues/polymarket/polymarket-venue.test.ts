@@ -97,6 +97,32 @@ describe("PolymarketVenue", () => {
     expect(fills.reduce((sum, f) => sum + f.fee, 0n)).toBe(orderFee(raised, fills));
   });
 
+  it("trades on the tick the venue announces on its stream, and leaves out a market whose new tick it cannot model", async () => {
+    const { sim, venue } = await setup();
+    const id = buy(venue).venueMarketId;
+    expect(venue.market(id)).toMatchObject({ tickSize: 10_000n, lotShares: 1_000_000n, minOrderShares: 5_000_000n });
+    // the change is announced on the market channel only: to those subscribed then
+    await vi.waitFor(() => expect(venue.describe().stream.state).toBe("open"), { timeout: 2_000, interval: 20 });
+    sim.changeTick(id, 1_000n);
+    // 0.001: a lot of 10 shares costs whole cents at any price on it, and the 5-share minimum rounds up to one
+    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 2_000, interval: 20 });
+    const best = venue.book(id, "YES")!.asks[0]!;
+    const fine: ChildOrder = { ...buy(venue), limitPrice: best.price + 1_000n, shares: 10_000_000n };
+    expect(fine.limitPrice % 10_000n).not.toBe(0n);
+    expect((await venue.place(fine)).kind).toBe("filled");
+    sim.changeTick(id, 50n);
+    await vi.waitFor(() => expect(venue.market(id)).toBeUndefined(), { timeout: 2_000, interval: 20 });
+    expect(await venue.place({ ...fine, clientOrderId: `pm-test-${++seq}` })).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^unknown_market/) });
+  });
+
+  it("takes a tick change its stream did not bring within its fee read interval", async () => {
+    const { sim, venue } = await setup({ feeReadIntervalMs: 50 });
+    const id = buy(venue).venueMarketId;
+    sim.faults.set({ streamSilent: true });
+    sim.changeTick(id, 1_000n);
+    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n }), { timeout: 2_000, interval: 20 });
+  });
+
   it("signs the child's expiry in whole seconds, rounded down so that the venue never takes the order after the child expired", () => {
     expect(expirationFor(1_764_000_000_000)).toBe(1_764_000_000n);
     expect(expirationFor(1_764_000_000_999)).toBe(1_764_000_000n);

@@ -23,7 +23,7 @@ import { CHILD_ORDERS_KEPT, resolutionStatus } from "../venue.ts";
 import type { PolymarketCredentials } from "./auth.ts";
 import { BookStream } from "./book-stream.ts";
 import type { StreamLog } from "../net/reconnecting-socket.ts";
-import { formatMicro } from "../../domain/money.ts";
+import { formatMicro, type PriceMicro } from "../../domain/money.ts";
 import type { HttpResult, RetryPolicy } from "../net/http.ts";
 import { WireError } from "./decimal.ts";
 import { modelledMarkets, repeatRead } from "../net/wire-venue.ts";
@@ -37,6 +37,7 @@ import {
   parseBook,
   parseCancelResult,
   parseClobMarketFee,
+  parseClobMarketTick,
   conditionIdOf,
   parseMarketsPage,
   parseOpenOrder,
@@ -181,17 +182,23 @@ export class PolymarketVenue implements Venue {
   }
 
   /**
-   * Reads each loaded market's fee curve again (`GET /clob-markets/{condition_id}`): the operator sets the fee at
-   * match time, so a change is priced and locked for within feeReadIntervalMs. A market whose curve cannot be
-   * read now keeps the one read before, with a warning.
+   * Reads each loaded market's fee curve and tick again (`GET /clob-markets/{condition_id}`): the operator sets
+   * the fee at match time, so a change is priced and locked for within feeReadIntervalMs, and a tick change the
+   * stream did not bring (announced while it was down) is taken as well. A market whose curve or tick cannot be
+   * read now keeps those read before, with a warning.
    */
   private async readFees(): Promise<void> {
     await Promise.all(
       [...this.markets_.keys()].map(async (id) => {
         try {
-          const feeModel = parseClobMarketFee(await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] }));
-          const held = this.markets_.get(id)!;
-          this.markets_.set(id, { ...held, market: { ...held.market, feeModel } });
+          const info = await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] });
+          const feeModel = parseClobMarketFee(info);
+          const tickSize = parseClobMarketTick(info);
+          const held = this.markets_.get(id);
+          if (!held) return;
+          const market = { ...held, market: { ...held.market, feeModel } };
+          if (tickSize === held.market.tickSize) this.markets_.set(id, market);
+          else this.retick(market, tickSize);
         } catch (err) {
           this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "reading a market's fee again failed; the fee read before stays");
         }
@@ -521,10 +528,21 @@ export class PolymarketVenue implements Venue {
       } else if (e.type === "tick_size_change") {
         const token = this.tokens.get(e.assetId);
         const m = token && this.markets_.get(token.conditionId);
-        if (token && m) this.markets_.set(token.conditionId, withTick(m, e.tickSize));
+        if (token && m) this.retick(m, e.tickSize);
       }
     }
     for (const venueMarketId of changed) for (const l of this.listeners) l({ venue: this.id, venueMarketId });
+  }
+
+  /** A market on the tick the stream announced; one whose new tick the adapter cannot model is left out (no market(), nothing routed to it). */
+  private retick(m: ClobMarket, tickSize: PriceMicro): void {
+    const id = m.market.venueMarketId;
+    try {
+      this.markets_.set(id, withTick(m, tickSize));
+    } catch (err) {
+      this.markets_.delete(id);
+      this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "market left out: the adapter cannot model its new tick");
+    }
   }
 
   private hold(b: BookSummary, connection: number): boolean {

@@ -98,6 +98,9 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     const finer = withTick(m, 1_000n);
     expect(finer.market).toMatchObject({ tickSize: 1_000n, lotShares: 10n * ONE, minOrderShares: 10n * ONE });
     expect(withTick(finer, 10_000n).market).toMatchObject({ tickSize: 10_000n, lotShares: ONE, minOrderShares: 5n * ONE });
+    // finer than 0.0001, a fill could take more fee than worstFee locks for an exponent-0 buy
+    expect(() => parseMarket({ ...listed, minimum_tick_size: "0.00005", minimum_order_size: 5 })).toThrow(/finer than 0.0001/);
+    expect(() => withTick(m, 50n)).toThrow(/finer than 0.0001/);
   });
 
   it("reads a market's resolution: a closed market's winner token, a 50/50 split, or no winner yet", () => {

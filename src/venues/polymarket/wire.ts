@@ -1,4 +1,4 @@
-import type { FeeModel } from "../../domain/fees.ts";
+import { POLYMARKET_LOWEST_PRICE, type FeeModel } from "../../domain/fees.ts";
 import { ceilDiv, formatMicro, ONE, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level } from "../../domain/types.ts";
 import { resolutionStatus, type TradeSide, type VenueMarket, type VenueResolution } from "../venue.ts";
@@ -140,10 +140,11 @@ export function withTick(m: ClobMarket, tickSize: PriceMicro): ClobMarket {
  * 0.0001 → 100, 0.1 → 0.1. A whole number of lots at any price on the grid then costs whole cents,
  * which is what the venue takes of a market (FAK/FOK) order: a buy's pUSD of at most 2 decimals, its
  * shares of at most 4 (docs/venues/polymarket.md, "Market orders"). The minimum is the listed one
- * rounded up to the lot.
+ * rounded up to the lot. A tick finer than 0.0001, the finest clob-client-v2 knows, is not modelled:
+ * a fill there could take more fee than `worstFee` locks for (POLYMARKET_LOWEST_PRICE).
  */
 function grid(tickSize: PriceMicro, minimum: ShareMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "minOrderShares"> {
-  if (tickSize <= 0n) throw new WireError(`tick size ${formatMicro(tickSize)} is not positive`);
+  if (tickSize < POLYMARKET_LOWEST_PRICE) throw new WireError(`tick size ${formatMicro(tickSize)} is finer than ${formatMicro(POLYMARKET_LOWEST_PRICE)}, the finest the adapter models`);
   const lotShares = (POLYMARKET_LOT * CENT * ONE) / gcd(tickSize * POLYMARKET_LOT, CENT * ONE);
   return { tickSize, lotShares, minOrderShares: ceilDiv(minimum, lotShares) * lotShares };
 }
@@ -182,6 +183,11 @@ export function parseClobMarketFee(raw: unknown): FeeModel {
   const exponent = Number(f["e"] ?? 0);
   if (exponent !== 0 && exponent !== 1 && exponent !== 2) throw new WireError(`clob market info.fd.e: exponent ${String(f["e"])} is not 0, 1 or 2`);
   return { kind: "polymarket", ratePpm: parseDecimal(f["r"] ?? 0, "clob market info.fd.r"), exponent };
+}
+
+/** The tick of `GET /clob-markets/{condition_id}` (`mts`, the minimum tick size, as clob-client-v2 reads it). */
+export function parseClobMarketTick(raw: unknown): PriceMicro {
+  return parseDecimal(obj(raw, "clob market info")["mts"], "clob market info.mts");
 }
 
 /**

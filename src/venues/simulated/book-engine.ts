@@ -36,7 +36,7 @@ const SHRINK_LEVEL = 0.08;
  * can drive the same engine.
  */
 export class BookEngine {
-  readonly tick: PriceMicro;
+  private tick_: PriceMicro;
   readonly lot: ShareMicro;
   private readonly anchor: number;
   private readonly rng: Rng;
@@ -51,9 +51,8 @@ export class BookEngine {
   private readonly asks: Level[] = [];
 
   constructor(p: BookEngineParams) {
-    if (p.tick <= 0n || ONE % p.tick !== 0n) throw new RangeError(`tick ${p.tick} does not divide 1`);
     if (p.lot <= 0n) throw new RangeError("lot must be positive");
-    this.tick = p.tick;
+    this.tick_ = checkedTick(p.tick);
     this.lot = p.lot;
     this.rng = p.rng;
     this.minLevels = p.minLevels ?? 10;
@@ -66,6 +65,15 @@ export class BookEngine {
     const target = this.rng.int(this.minLevels, this.maxLevels);
     this.refill(this.bids, "bid", target);
     this.refill(this.asks, "ask", target);
+  }
+
+  get tick(): PriceMicro {
+    return this.tick_;
+  }
+
+  /** Quotes on another tick from now on (a venue's tick size change); those resting stay where they are. */
+  setTick(tick: PriceMicro): void {
+    this.tick_ = checkedTick(tick);
   }
 
   /** The mid the quotes are built around, in micro-USDC per YES share. */
@@ -229,4 +237,9 @@ function sharesOf(levels: readonly Level[]): ShareMicro {
 /** What taking `levels` costs: each level's notional, rounded up to the micro-USDC. */
 export function costOf(levels: readonly Level[]): Micro {
   return levels.reduce((s, l) => s + levelNotional(l), 0n);
+}
+
+function checkedTick(tick: PriceMicro): PriceMicro {
+  if (tick <= 0n || ONE % tick !== 0n) throw new RangeError(`tick ${tick} does not divide 1`);
+  return tick;
 }

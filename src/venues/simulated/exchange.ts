@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares, type FeeModel } from "../../domain/fees.ts";
-import { formatMicro, ONE, type Micro } from "../../domain/money.ts";
+import { formatMicro, ONE, type Micro, type PriceMicro } from "../../domain/money.ts";
 import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, PlaceResult, Unsubscribe, VenueFill, VenueMarket } from "../venue.ts";
@@ -122,6 +122,14 @@ export class SimExchange {
   setFeeModel(venueMarketId: string, feeModel: FeeModel): void {
     const m = this.markets_.get(venueMarketId);
     if (m) m.market = { ...m.market, feeModel };
+  }
+
+  /** Trades a market on another tick from now on: the venue changed it (its book's new quotes follow it). */
+  setTick(venueMarketId: string, tickSize: PriceMicro): void {
+    const m = this.markets_.get(venueMarketId);
+    if (!m) return;
+    m.engine?.setTick(tickSize);
+    m.market = { ...m.market, tickSize };
   }
 
   book(venueMarketId: string, outcome: Outcome): BookSnapshot | undefined {

@@ -29,6 +29,8 @@ export interface PolymarketSimOptions extends VenueSimOptions {
 export type PolymarketSim = VenueSim<PolymarketCredentials> & {
   /** Makes a trade's settlement fail for good: the venue then lists it as FAILED, with no transaction. */
   failSettlement(tradeId: string): void;
+  /** Changes a market's tick, as Polymarket does near 0 and 1: served from now on, its book quoted on it, and announced on the market channel (`tick_size_change`). */
+  changeTick(conditionId: string, tickSize: bigint): void;
 };
 
 const VENUE = POLYMARKET_SIM.id;
@@ -190,7 +192,15 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
       channel.sockets.accept(req, socket, head);
     },
   });
-  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId) };
+  const changeTick = (conditionId: string, tickSize: bigint) => {
+    const l = listed.find((x) => x.listing.venueMarketId === conditionId)?.listing;
+    const before = exchange.market(conditionId)?.tickSize;
+    if (!l || before === undefined) throw new Error(`the simulator lists no market ${conditionId}`);
+    exchange.setTick(conditionId, tickSize);
+    for (const id of [l.outcomeIds.YES, l.outcomeIds.NO]) tokens.get(id)!.tickSize = tickSize;
+    channel.tickChanged([l.outcomeIds.YES, l.outcomeIds.NO], conditionId, before, tickSize);
+  };
+  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), changeTick };
 }
 
 /** A market's `fd`: its fee curve, left without `e` when the exponent is 0, as a market clob-client-v2 reads as exponent 0. */

@@ -45,6 +45,17 @@ export class MarketChannel {
     }
   }
 
+  /** Tells the subscribers of each token that its market's tick changed (`tick_size_change`). */
+  tickChanged(assetIds: string[], market: string, oldTick: bigint, newTick: bigint): void {
+    if (this.opts.silent()) return;
+    for (const sub of this.sockets.clients) {
+      for (const a of assetIds.filter((x) => sub.assets.has(x))) {
+        const event = { event_type: "tick_size_change", asset_id: a, market, old_tick_size: formatMicro(oldTick), new_tick_size: formatMicro(newTick), timestamp: String(this.opts.clock.now()) };
+        sub.ws.send(JSON.stringify(event));
+      }
+    }
+  }
+
   /** A subscriber's message: PING, or a subscription to (or `operation: "unsubscribe"` from) `assets_ids`. */
   private command(sub: Subscriber, text: string): void {
     if (this.opts.silent()) return;
