@@ -9,7 +9,7 @@ import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, parseCount, parseDollars, scheduledAt, seriesFee, seriesOf, toVenueMarket, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
+import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, onPriceGrid, parseCount, parseDollars, priceRanges, scheduledAt, seriesFee, seriesOf, toVenueMarket, type PriceRange, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
 import { KalshiFeeSchedule, type Scheduled } from "./fee-schedule.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
@@ -68,6 +68,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   private readonly cache = new Map<string, VenueMarket>();
   /** The event of each market in the cache: its fee may be its event's. */
   private readonly eventOf = new Map<string, string>();
+  /** The price grid of each market in the cache (priceRanges): a tapered market takes finer prices near 0 and 1 than its tick. */
+  private readonly grids = new Map<string, PriceRange[]>();
   private readonly fees = new KalshiFeeSchedule();
   private feeTimer: NodeJS.Timeout | undefined;
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
@@ -127,8 +129,10 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const out = this.toVenueMarkets(listed);
     const kept = new Set(out.map((m) => m.venueMarketId));
     for (const m of listed) {
-      if (kept.has(m.ticker)) this.eventOf.set(m.ticker, m.event_ticker);
-      else this.cache.delete(m.ticker);
+      if (kept.has(m.ticker)) {
+        this.eventOf.set(m.ticker, m.event_ticker);
+        this.grids.set(m.ticker, priceRanges(m));
+      } else this.cache.delete(m.ticker);
     }
     for (const m of out) this.cache.set(m.venueMarketId, m);
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
@@ -185,7 +189,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   async place(order: ChildOrder): Promise<PlaceResult> {
     const market = this.cache.get(order.venueMarketId);
     if (!market) return { kind: "rejected", reason: `unknown_market: ${this.id} lists no market ${order.venueMarketId}` };
-    if (order.shares % market.lotShares !== 0n || order.limitPrice % market.tickSize !== 0n || order.limitPrice <= 0n || order.limitPrice >= ONE) {
+    const yesPrice = order.outcome === "YES" ? order.limitPrice : ONE - order.limitPrice;
+    if (order.shares % market.lotShares !== 0n || !onPriceGrid(yesPrice, this.grids.get(order.venueMarketId) ?? [])) {
       return { kind: "rejected", reason: `invalid_order: price or size off ${order.venueMarketId}'s grid` };
     }
     const body = {

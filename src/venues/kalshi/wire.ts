@@ -148,13 +148,42 @@ export function seriesOf(ticker: string): string {
   return ticker.split("-")[0]!;
 }
 
+/** One range of a market's price grid: the YES prices from `start` to `end`, `step` apart from `start`. */
+export interface PriceRange {
+  start: PriceMicro;
+  end: PriceMicro;
+  step: PriceMicro;
+}
+
+/** Where a market states no `price_ranges`: whole cents. */
+const CENT_GRID: PriceRange[] = [{ start: 0n, end: ONE, step: 10_000n }];
+
+/**
+ * A market's price grid (`price_ranges`): one range on `linear_cent` and `deci_cent` markets, several on
+ * `tapered_deci_cent` ones (0.001 steps below 0.10 and above 0.90, 0.01 between: docs.kalshi.com,
+ * fixed_point_migration).
+ */
+export function priceRanges(m: Pick<KalshiMarket, "price_ranges">): PriceRange[] {
+  if (m.price_ranges.length === 0) return CENT_GRID;
+  return m.price_ranges.map((r, i) => {
+    const range = { start: parseDollars(r.start, `price_ranges[${i}].start`), end: parseDollars(r.end, `price_ranges[${i}].end`), step: parseDollars(r.step, `price_ranges[${i}].step`) };
+    if (range.step <= 0n) throw new Error(`price_ranges[${i}].step is not positive`);
+    return range;
+  });
+}
+
+/** Whether Kalshi takes an order at this YES price: on the step of a range that holds it. */
+export function onPriceGrid(yesPrice: PriceMicro, ranges: readonly PriceRange[]): boolean {
+  return yesPrice > 0n && yesPrice < ONE && ranges.some((r) => yesPrice >= r.start && yesPrice <= r.end && (yesPrice - r.start) % r.step === 0n);
+}
+
 /**
  * A Kalshi market as the Venue port states it. Prices may be quoted on a finer grid near 0 and 1
- * (tapered structures), so the tick crossfill trades on is the coarsest step, valid across the range.
+ * (tapered structures): the tick it states is the coarsest step, valid across the range, and the
+ * adapter checks an order's price against the market's ranges (onPriceGrid).
  */
 export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket {
-  const steps = m.price_ranges.map((r, i) => parseDollars(r.step, `price_ranges[${i}].step`));
-  const tick = steps.length ? steps.reduce((a, b) => (b > a ? b : a)) : 10_000n;
+  const tick = priceRanges(m).reduce((a, r) => (r.step > a ? r.step : a), 0n);
   return {
     venueMarketId: m.ticker,
     title: m.title ?? m.yes_sub_title,

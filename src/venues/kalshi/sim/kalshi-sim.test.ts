@@ -8,10 +8,11 @@ import { startKalshiSim, type KalshiSim } from "./kalshi-sim.ts";
 
 const catalog = MarketCatalog.load();
 const TICKER = "KXFEDCUT-26DEC-T25";
+const TAPERED = "KXTIMEPOY-26-AI";
 let sim: KalshiSim;
 
 beforeAll(async () => {
-  sim = await startKalshiSim({ catalog, seed: 11, latencyScale: 0, tickMs: 40 });
+  sim = await startKalshiSim({ catalog, seed: 11, latencyScale: 0, tickMs: 40, tapered: [TAPERED] });
 });
 afterAll(async () => {
   await sim.stop();
@@ -45,6 +46,19 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     time_in_force: "immediate_or_cancel",
     self_trade_prevention_type: "taker_at_cross",
     ...extra,
+  });
+
+  it("serves a tapered market's price ranges, and refuses an order off them as invalid", async () => {
+    const { market } = (await client(MarketApi).getMarket(TAPERED)).data;
+    expect(market).toMatchObject({ price_level_structure: "tapered_deci_cent" });
+    expect(market.price_ranges.map((r) => [r.start, r.end, r.step])).toEqual([
+      ["0.0000", "0.1000", "0.0010"],
+      ["0.1000", "0.9000", "0.0100"],
+      ["0.9000", "1.0000", "0.0010"],
+    ]);
+    await expect(client(OrdersApi).createOrderV2({ ...iocBid("sdk-off-grid", "1"), ticker: TAPERED, price: "0.505" })).rejects.toMatchObject({
+      response: { status: 400, data: { error: { code: "invalid_order" } } },
+    });
   });
 
   it("lists markets with cursor pagination and reads an orderbook", async () => {

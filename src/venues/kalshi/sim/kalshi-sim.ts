@@ -7,7 +7,7 @@ import { KALSHI_SIM } from "../../simulated/profiles.ts";
 import type { VenueMarket } from "../../venue.ts";
 import { serveVenueSim, simExchange, SimFaults, type SimReply, type SimRequest, type VenueSim, type VenueSimOptions } from "../../net/sim-server.ts";
 import { KALSHI_HEADERS, verifyKalshi, type KalshiCredentials } from "../signing.ts";
-import { eventFee, formatCount, formatDollars, kalshiFeeModel, kalshiMarketFeeModel, KALSHI_TAKER_RATE_PPM, scheduledAt, seriesFee, seriesOf, type KalshiEventFee, type KalshiEventFeeChange, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "../wire.ts";
+import { eventFee, formatCount, formatDollars, kalshiFeeModel, kalshiMarketFeeModel, KALSHI_TAKER_RATE_PPM, onPriceGrid, priceRanges, scheduledAt, seriesFee, seriesOf, type KalshiEventFee, type KalshiEventFeeChange, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "../wire.ts";
 import { KalshiOrderBook } from "./orders.ts";
 import { KalshiStream } from "./stream.ts";
 
@@ -48,7 +48,20 @@ export interface KalshiSimOptions extends VenueSimOptions {
    * their markets' fills from then on.
    */
   feeChanges?: { series?: KalshiSeriesFeeChange[]; events?: KalshiEventFeeChange[] };
+  /**
+   * Markets served as `tapered_deci_cent` (TAPERED_RANGES): quoted on 0.001 steps and taking orders only on
+   * their ranges' grid. Their books should lie in a tail (under 0.10 or over 0.90), the only part of the
+   * grid with 0.001 steps: the engine quotes one step everywhere.
+   */
+  tapered?: string[];
 }
+
+/** `tapered_deci_cent`'s ranges (docs.kalshi.com, fixed_point_migration): 0.001 steps below 0.10 and above 0.90, 0.01 between. */
+export const TAPERED_RANGES = [
+  { start: "0.0000", end: "0.1000", step: "0.0010" },
+  { start: "0.1000", end: "0.9000", step: "0.0100" },
+  { start: "0.9000", end: "1.0000", step: "0.0010" },
+];
 
 export type KalshiSim = VenueSim<KalshiCredentials>;
 
@@ -65,6 +78,9 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     if (l.venue === KALSHI_SIM.id && !seriesFees.has(s)) seriesFees.set(s, { fee_type: "quadratic", fee_multiplier: multiplierOf(KALSHI_SIM.feeModel(l.feeRatePpm).ratePpm) });
   }
   const { clock, events, exchange, markets } = simExchange(opts, KALSHI_SIM, OWN_MARKETS);
+  const tapered = new Set(opts.tapered ?? []);
+  for (const t of tapered) exchange.setTick(t, 1_000n);
+  const grid = (ticker: string) => (tapered.has(ticker) ? TAPERED_RANGES : [{ start: "0.0000", end: "1.0000", step: formatDollars(exchange.market(ticker)!.tickSize) }]);
   /**
    * Charges the markets `which` selects the fee their series and event state now; the others keep their
    * listing's rate, which a series' multiplier (six decimals) may not state exactly.
@@ -99,7 +115,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   for (const e of events) for (const l of e.listings) if (l.venue === KALSHI_SIM.id) eventOf.set(l.venueMarketId, e);
   const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream.sockets);
-  const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now());
+  const onGrid = (ticker: string, yesPrice: bigint) => !exchange.market(ticker) || onPriceGrid(yesPrice, priceRanges({ price_ranges: grid(ticker) }));
+  const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now(), onGrid);
   const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
 
   const handle = (req: SimRequest): SimReply => {
@@ -189,7 +206,6 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     const yes = exchange.book(market.venueMarketId, "YES");
     const no = exchange.book(market.venueMarketId, "NO");
     const dollars = (p: bigint | undefined) => (p === undefined ? "0.0000" : formatDollars(p));
-    const tick = formatDollars(market.tickSize);
     return {
       ticker: market.venueMarketId,
       event_ticker: eventTickerOf(market.venueMarketId),
@@ -222,8 +238,8 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       expiration_value: "",
       rules_primary: event.description,
       rules_secondary: "",
-      price_level_structure: market.tickSize === 10_000n ? "linear_cent" : "deci_cent",
-      price_ranges: [{ start: "0.0000", end: "1.0000", step: tick }],
+      price_level_structure: tapered.has(market.venueMarketId) ? "tapered_deci_cent" : market.tickSize === 10_000n ? "linear_cent" : "deci_cent",
+      price_ranges: grid(market.venueMarketId),
     };
   }
 

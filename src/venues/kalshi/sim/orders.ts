@@ -90,11 +90,14 @@ export class KalshiOrderBook {
     private readonly exchange: SimExchange,
     private readonly userId: string,
     private readonly now: () => number,
+    /** Whether the market takes an order at this YES price (its `price_ranges`). */
+    private readonly onGrid: (ticker: string, yesPrice: bigint) => boolean,
   ) {}
 
   create(body: unknown): CreateOutcome {
     const req = parseCreate(body);
     if ("message" in req) return refused(400, "invalid_parameters", req.message);
+    if (!this.onGrid(req.ticker, req.price)) return refused(400, "invalid_order", `price ${formatDollars(req.price)} is not on ${req.ticker}'s price grid`);
     if (this.byClientId.has(req.clientOrderId)) {
       return refused(409, "order_already_exists", `client_order_id ${req.clientOrderId} was already used`);
     }
