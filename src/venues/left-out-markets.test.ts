@@ -74,15 +74,14 @@ const CASES: Case[] = [
     newKept: inSeries(kalshiListings.found, "KXBTCD")[0]!,
   },
   {
-    name: "Limitless: a market without feeRateBps, and an AMM market among the active ones",
+    name: "Limitless: a market whose feeRateBps is not a whole number of basis points, and an AMM market among the active ones",
     async start() {
       const sim = await startLimitlessSim({ catalog, seed: 41, latencyScale: 0, tickMs: 40 });
       return { sim, adapter: (baseUrl, log) => new LimitlessVenue({ baseUrl, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300, log }) };
     },
     unmodelled(path, body) {
       if (path === `/markets/${limitlessListings.listed[0]!.venueMarketId}`) {
-        const { feeRateBps: _, ...rest } = body as { feeRateBps: number };
-        return rest;
+        return { ...(body as object), feeRateBps: 1.5 };
       }
       if (path !== "/markets/active") return body;
       const page = body as { data: { slug: string }[] };

@@ -13,7 +13,7 @@ import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus,
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, rankFeeBps, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
@@ -98,7 +98,8 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();
     const listed = await Promise.all(wanted.map((slug) => this.read(`/markets/${encodeURIComponent(slug)}`) as Promise<LimitlessMarket>));
-    const out = this.modelled(listed, (m) => m.slug, (m) => ({ market: toVenueMarket(m), exchange: m.venue.exchange as Hex }));
+    const rank = await this.rankFor(listed);
+    const out = this.modelled(listed, (m) => m.slug, (m) => ({ market: toVenueMarket(m, rank), exchange: m.venue.exchange as Hex }));
     for (const c of out) this.cache.set(c.market.venueMarketId, c);
     return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
@@ -113,10 +114,21 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     }
   }
 
-  /** The active markets the catalog does not list, less those the adapter cannot model (an AMM market, one without a fee rate). */
+  /** The active markets the catalog does not list, less those the adapter cannot model (an AMM market, a fee rate it cannot read). */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
-    return this.modelled((await this.activeMarkets()).filter((m) => !listed.has(m.slug)), (m) => m.slug, toVenueMarket);
+    const found = (await this.activeMarkets()).filter((m) => !listed.has(m.slug));
+    const rank = await this.rankFor(found);
+    return this.modelled(found, (m) => m.slug, (m) => toVenueMarket(m, rank));
+  }
+
+  /**
+   * The account's fee rate (`GET /profiles/{address}`, rankFeeBps) where a market states no `feeRateBps` of its
+   * own: the rate the official SDK signs into every order. Not read while every market states one.
+   */
+  private async rankFor(markets: readonly LimitlessMarket[]): Promise<number | undefined> {
+    if (markets.every((m) => m.feeRateBps !== undefined)) return undefined;
+    return rankFeeBps(await this.read(`/profiles/${this.wallet.address}`));
   }
 
   market(venueMarketId: string): VenueMarket | undefined {

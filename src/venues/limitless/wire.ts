@@ -34,8 +34,11 @@ export interface LimitlessMarket {
   settings?: { minSize?: string | number };
   /** Traded volume in raw USDC units (6 decimals). */
   volume?: string | number;
-  /** Taker fee rate in basis points (assumed field: Limitless documents the rate only as the feeRateBps signed into each order). */
-  feeRateBps: number;
+  /**
+   * Taker fee rate in basis points (assumed field: Limitless documents the rate only as the feeRateBps signed
+   * into each order, and SDK 1.1.0's Market has no such field); absent, the account's rank rate applies.
+   */
+  feeRateBps?: number;
 }
 
 export interface LimitlessOrderbookEntry {
@@ -113,7 +116,20 @@ export function limitlessFeeModel(feeRateBps: unknown): FeeModel {
   return limitlessFee(BigInt(feeRateBps) * 100n);
 }
 
-export function toVenueMarket(m: LimitlessMarket): VenueMarket {
+/** The rate SDK 1.1.0 signs where the profile states no `rank.feeRateBps` (`OrderClient.ensureUserData`). */
+export const LIMITLESS_DEFAULT_RANK_FEE_BPS = 300;
+
+/**
+ * The account's fee rate, which the official SDK signs into every order: `rank.feeRateBps` of
+ * `GET /profiles/{address}`, LIMITLESS_DEFAULT_RANK_FEE_BPS where the profile states none.
+ */
+export function rankFeeBps(profile: unknown): number {
+  const rate = (profile as { rank?: { feeRateBps?: unknown } } | null)?.rank?.feeRateBps;
+  return rate === undefined || rate === null ? LIMITLESS_DEFAULT_RANK_FEE_BPS : Number(rate);
+}
+
+/** A market as the Venue port states it; its fee is its own `feeRateBps`, else `rankBps`, the account's (rankFeeBps). */
+export function toVenueMarket(m: LimitlessMarket, rankBps?: number): VenueMarket {
   if (m.tradeType !== "clob") throw new Error(`Limitless market ${m.slug} trades as ${m.tradeType}: only CLOB markets have order books`);
   const minSize = m.settings?.minSize === undefined ? LIMITLESS_LOT : parseRaw(m.settings.minSize, "settings.minSize");
   return {
@@ -126,7 +142,7 @@ export function toVenueMarket(m: LimitlessMarket): VenueMarket {
     // a minimum off the lot grid could never be met exactly: round it up to the lot
     minOrderShares: ((minSize + LIMITLESS_LOT - 1n) / LIMITLESS_LOT) * LIMITLESS_LOT,
     lotShares: LIMITLESS_LOT,
-    feeModel: limitlessFeeModel(m.feeRateBps),
+    feeModel: limitlessFeeModel(m.feeRateBps ?? rankBps),
     volume: m.volume === undefined ? 0n : parseRaw(m.volume, "volume"),
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { limitlessFee } from "../../../domain/fees.ts";
 import { formatMicro } from "../../../domain/money.ts";
 import type { Clock } from "../../../domain/types.ts";
 import { MarketCatalog, type CatalogEvent } from "../../../markets/catalog.ts";
@@ -28,6 +29,11 @@ const MAX_HISTORY_PAGE = 100;
 export interface LimitlessSimOptions extends VenueSimOptions {
   /** A taker delay on every market, ms: a posted order is answered `DELAYED` and meets the book this much later (default 0: none). */
   takerDelayMs?: number;
+  /**
+   * Market records without `feeRateBps`, as SDK 1.1.0's Market has none: every market then charges, and
+   * takes signed, the account's rank rate (`GET /profiles/{address}`). Default: each market states its own.
+   */
+  marketsWithoutFeeRate?: boolean;
 }
 
 export type LimitlessSim = VenueSim<LimitlessCredentials>;
@@ -59,6 +65,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
   const wallet = privateKeyToAccount(privateKey).address;
   /** The account's rank fee rate, which the official SDK signs into every order: the profile's default rate (markets without a rate of their own charge it). */
   const rankFeeBps = bps(LIMITLESS_SIM_FEE_PPM, "rank");
+  if (opts.marketsWithoutFeeRate) for (const m of exchange.markets()) exchange.setFeeModel(m.venueMarketId, limitlessFee(LIMITLESS_SIM_FEE_PPM));
   const deskMarket = (slug: string): DeskMarket | undefined => {
     const m = exchange.market(slug);
     return m && { id: ids.get(slug)!, slug, title: m.title, closed: m.status !== "open", tokens: m.outcomeIds, exchange: LIMITLESS_CLOB_EXCHANGE, feeRateBps: feeBps(m) };
@@ -137,7 +144,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       settings: { minSize: market.minOrderShares.toString() },
       volume: market.volume.toString(),
       winningOutcomeIndex: lifecycle.state !== "resolved" ? null : lifecycle.outcome === "YES" ? 0 : 1,
-      feeRateBps: feeBps(market),
+      ...(opts.marketsWithoutFeeRate ? {} : { feeRateBps: feeBps(market) }),
     };
   }
 
