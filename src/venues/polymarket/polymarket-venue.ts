@@ -197,7 +197,7 @@ export class PolymarketVenue implements Venue {
           const held = this.markets_.get(id);
           if (!held) return;
           const market = { ...held, market: { ...held.market, feeModel } };
-          if (tickSize === held.market.tickSize) this.markets_.set(id, market);
+          if (tickSize === undefined || tickSize === held.market.tickSize) this.markets_.set(id, market);
           else this.retick(market, tickSize);
         } catch (err) {
           this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "reading a market's fee again failed; the fee read before stays");

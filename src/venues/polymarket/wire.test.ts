@@ -10,6 +10,7 @@ import {
   parseBook,
   parseCancelResult,
   parseClobMarketFee,
+  parseClobMarketTick,
   parseMarket,
   parseMarketsPage,
   parseOpenOrder,
@@ -125,6 +126,12 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
   it("reads a market's fee curve from its CLOB market info", () => {
     expect(parseClobMarketFee(fixture("clob-market-info").body)).toEqual({ kind: "polymarket", ratePpm: 20_000n, exponent: 2 });
     expect(parseClobMarketFee({ mts: 0.01 })).toEqual({ kind: "polymarket", ratePpm: 0n, exponent: 1 });
+  });
+
+  it("reads a market's tick from its CLOB market info, and none where it states none", () => {
+    expect(parseClobMarketTick(fixture("clob-market-info").body)).toBe(10_000n);
+    expect(parseClobMarketTick({ mts: 0.001 })).toBe(1_000n);
+    expect(parseClobMarketTick({ fd: { r: 0.02, e: 1 } })).toBeUndefined();
   });
 
   it("reads an fd without e as exponent 0, a fee of C × rate, as clob-client-v2 1.1.0 does (`result.fd?.e ?? 0`), and refuses an exponent it has no curve for", () => {

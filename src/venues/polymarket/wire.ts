@@ -185,9 +185,10 @@ export function parseClobMarketFee(raw: unknown): FeeModel {
   return { kind: "polymarket", ratePpm: parseDecimal(f["r"] ?? 0, "clob market info.fd.r"), exponent };
 }
 
-/** The tick of `GET /clob-markets/{condition_id}` (`mts`, the minimum tick size, as clob-client-v2 reads it). */
-export function parseClobMarketTick(raw: unknown): PriceMicro {
-  return parseDecimal(obj(raw, "clob market info")["mts"], "clob market info.mts");
+/** The tick of `GET /clob-markets/{condition_id}` (`mts`, the minimum tick size, as clob-client-v2 reads it); undefined where it states none. */
+export function parseClobMarketTick(raw: unknown): PriceMicro | undefined {
+  const mts = obj(raw, "clob market info")["mts"];
+  return mts === undefined || mts === null ? undefined : parseDecimal(mts, "clob market info.mts");
 }
 
 /**
