@@ -36,7 +36,7 @@ const SHRINK_LEVEL = 0.08;
  * can drive the same engine.
  */
 export class BookEngine {
-  private tick_: PriceMicro;
+  private tick: PriceMicro;
   readonly lot: ShareMicro;
   private readonly anchor: number;
   private readonly rng: Rng;
@@ -52,7 +52,7 @@ export class BookEngine {
 
   constructor(p: BookEngineParams) {
     if (p.lot <= 0n) throw new RangeError("lot must be positive");
-    this.tick_ = checkedTick(p.tick);
+    this.tick = checkedTick(p.tick);
     this.lot = p.lot;
     this.rng = p.rng;
     this.minLevels = p.minLevels ?? 10;
@@ -67,13 +67,9 @@ export class BookEngine {
     this.refill(this.asks, "ask", target);
   }
 
-  get tick(): PriceMicro {
-    return this.tick_;
-  }
-
   /** Quotes on another tick from now on (a venue's tick size change); those resting stay where they are. */
   setTick(tick: PriceMicro): void {
-    this.tick_ = checkedTick(tick);
+    this.tick = checkedTick(tick);
   }
 
   /** The mid the quotes are built around, in micro-USDC per YES share. */
