@@ -154,6 +154,40 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
   }, 60_000);
 
+  it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {
+    const { key, account } = await keyedAccount("acc_reorg");
+    // A wallet holding USDC of its own, paid out of the Vault before the fork.
+    const sender = privateKeyToAccount(generatePrivateKey());
+    await t.rpc.call("anvil_setBalance", [sender.address, "0xde0b6b3a7640000"]);
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 4n * USDC, keyOf(`payer-${payer.address}`));
+    await t.vault.withdrawTo(keyOf(`to-${sender.address}`), payer.address, sender.address, 4n * USDC);
+    await watcherSigningWith(() => key).pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    // The chain the watcher reads: a block without the transfer.
+    await t.rpc.call("evm_mine");
+    // Once the watcher has read that block's transfers, the block is replaced by one in which the wallet pays the deposit address.
+    const chain = defineChain({ id: t.chain.chainId, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [t.chain.rpcUrl] } } });
+    const wallet = createWalletClient({ account: sender, chain, transport: http(t.chain.rpcUrl) });
+    const reorganising = Object.create(t.vault, {
+      usdcTransfers: {
+        value: async (...args: Parameters<Vault["usdcTransfers"]>) => {
+          const read = await t.vault.usdcTransfers(...args);
+          await t.rpc.call("evm_revert", [fork]);
+          const hash = await wallet.writeContract({ address: t.vault.info().contracts.usdc, abi: testUSDCAbi, functionName: "transfer", args: [account.address as Address, 4n * USDC] });
+          await t.rpc.call("evm_mine");
+          await createPublicClient({ chain, transport: http(t.chain.rpcUrl) }).waitForTransactionReceipt({ hash, pollingInterval: 20 });
+          return read;
+        },
+      },
+    }) as Vault;
+    await watcherSigningWith(() => key, { vault: reorganising }).pass();
+    await watcherSigningWith(() => key).pass();
+    const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(mine.map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
   it("finishes a zero-value transfer into a deposit address instead of trying to credit it at every pass for ever", async () => {
     const { key, account } = await keyedAccount("acc_zero");
     // Anyone may send 0 USDC to any address: it needs gas only, no USDC.

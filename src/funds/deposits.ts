@@ -95,6 +95,9 @@ export class DepositWatcher {
       else log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
     }
     if (from > target) return;
+    // The target's hash before its transfers: a reorganisation while they are read then leaves a cursor the next
+    // pass finds replaced, and scans again, instead of one naming the new chain past transfers read from the old.
+    const hash = await vault.blockHash(target);
     // Every USDC transfer of these blocks, then the accounts among their recipients: what a pass reads grows with
     // the transfers, not with the accounts (all of them named in the request, a pass read every account and sent
     // a filter per 200 addresses: 0.25 s of blocked event loop at 10,000 accounts, refused by the node at 50,000).
@@ -124,7 +127,6 @@ export class DepositWatcher {
       log.info({ deposit_id: f.id, account_id: f.accountId, amount: formatMicro(f.amount) }, "deposit found");
       this.d.checkpoint?.("deposit.stored", f.id);
     }
-    const hash = await vault.blockHash(target);
     if (hash) await store.setChainCursor(name, { block: target, hash });
   }
 
