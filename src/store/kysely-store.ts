@@ -28,6 +28,7 @@ import {
   redemptionToRow,
   resolutionFromRow,
   resolutionToRow,
+  ROWS_PER_INSERT,
   sessionFromRow,
   type Database,
 } from "./rows.ts";
@@ -476,12 +477,13 @@ export class KyselyStore implements Store {
   }
 
   async insertRedemptions(rs: readonly RedemptionRecord[]): Promise<void> {
-    if (rs.length === 0) return;
-    await this.db
-      .insertInto("redemptions")
-      .values(rs.map(redemptionToRow))
-      .onConflict((oc) => oc.column("key").doNothing())
-      .execute();
+    for (let i = 0; i < rs.length; i += ROWS_PER_INSERT) {
+      await this.db
+        .insertInto("redemptions")
+        .values(rs.slice(i, i + ROWS_PER_INSERT).map(redemptionToRow))
+        .onConflict((oc) => oc.column("key").doNothing())
+        .execute();
+    }
   }
 
   async redemptions(filter: { status?: RedemptionRecord["status"]; eventId?: string } = {}): Promise<RedemptionRecord[]> {

@@ -309,6 +309,12 @@ export interface Database {
 }
 
 /**
+ * Rows one INSERT takes at most: at 14 columns, well within SQLite's 32,766 parameters a statement and PostgreSQL's
+ * 65,535, which a whole event's redemptions or a scan's deposits would otherwise pass.
+ */
+export const ROWS_PER_INSERT = 1_000;
+
+/**
  * Reads a 64-bit integer column. Anything but a bigint means a driver was opened without the store's
  * integer settings: a JS number may already have lost precision, so the read fails rather than guess.
  */

@@ -616,6 +616,15 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect((await store.redemptions({ eventId: "evt_1" })).map((x) => [x.key, x.status, x.txHash, x.shares])).toEqual([["0x01", "redeemed", "0xabc", BEYOND_DOUBLE], ["0x02", "pending", null, 5n]]);
     });
 
+    it("stores the redemptions of an event with thousands of holders in one call, beyond a statement's parameter limit", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      // 6,000 rows of 12 columns: past SQLite's 32,766 parameters and PostgreSQL's 65,535 in one statement.
+      const many = Array.from({ length: 6_000 }, (_, i) => r(`0x${i.toString(16).padStart(4, "0")}`, BigInt(i + 1)));
+      await store.insertRedemptions(many);
+      expect((await store.redemptions({ status: "pending" })).length).toBe(6_000);
+    });
+
     it("sets a pending redemption to the shares held now, and leaves a redeemed one as the chain made it", async () => {
       const store = await openStore();
       await seedAccount(store);
