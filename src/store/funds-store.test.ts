@@ -123,6 +123,13 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
   });
 
   describe("deposits", () => {
+    it("stores thousands of transfers a scan found in one call, beyond a statement's parameter limit", async () => {
+      // 6,000 rows of 14 columns (a scan again from the Vault's deployment): past SQLite's and PostgreSQL's parameter limits.
+      const many = Array.from({ length: 6_000 }, (_, i) => deposit({ id: `0xaa:${i}`, logIndex: i }));
+      await store.insertDeposits(many);
+      expect((await store.depositsInStatus(["detected"])).length).toBe(6_000);
+    });
+
     it("stores each transfer once, with its first values, and finds it again only when it was dropped", async () => {
       await store.insertDeposits([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 18n })]);
       await store.insertDeposits([deposit({ amount: 1n, block: 99n })]);

@@ -9,7 +9,7 @@ import {
 } from "../domain/funds-status.ts";
 import { activity } from "./activity.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
-import { depositFromRow, depositToRow, int64, withdrawalFromRow, withdrawalToRow, type Database } from "./rows.ts";
+import { depositFromRow, depositToRow, int64, ROWS_PER_INSERT, withdrawalFromRow, withdrawalToRow, type Database } from "./rows.ts";
 import type { Store } from "./store.ts";
 
 type FundsMethods =
@@ -113,17 +113,18 @@ export class FundsStore implements Pick<Store, FundsMethods> {
   releaseWithdrawal: Store["releaseWithdrawal"] = (id, owner) => this.release("withdrawals", id, owner);
 
   insertDeposits: Store["insertDeposits"] = async (deposits) => {
-    if (deposits.length === 0) return;
-    await this.db
-      .insertInto("deposits")
-      .values(deposits.map(depositToRow))
-      .onConflict((oc) =>
-        oc
-          .column("id")
-          .doUpdateSet((eb) => ({ status: "detected", block: eb.ref("excluded.block"), updated_at: eb.ref("excluded.updated_at") }))
-          .where("deposits.status", "=", "dropped"),
-      )
-      .execute();
+    for (let i = 0; i < deposits.length; i += ROWS_PER_INSERT) {
+      await this.db
+        .insertInto("deposits")
+        .values(deposits.slice(i, i + ROWS_PER_INSERT).map(depositToRow))
+        .onConflict((oc) =>
+          oc
+            .column("id")
+            .doUpdateSet((eb) => ({ status: "detected", block: eb.ref("excluded.block"), updated_at: eb.ref("excluded.updated_at") }))
+            .where("deposits.status", "=", "dropped"),
+        )
+        .execute();
+    }
   };
 
   depositsInStatus: Store["depositsInStatus"] = async (statuses) => {
