@@ -172,7 +172,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // (an asset's cache-busting `?v=`, a client route's own query).
   app.addHook("onRoute", (route) => {
     if (!route.url.startsWith("/v1/")) return;
-    if (route.schema?.querystring === undefined) route.preValidation = [...[route.preValidation ?? []].flat(), refuseQuery];
+    route.preValidation = [...[route.preValidation ?? []].flat(), refuseNul];
+    if (route.schema?.querystring === undefined) route.preValidation = [...route.preValidation, refuseQuery];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
   });
 
@@ -288,6 +289,33 @@ function refuseQuery(req: FastifyRequest, _reply: FastifyReply, done: (err?: Err
   const fields = Object.create(null) as Record<string, string>;
   for (const name of names) fields[name] = "is not a known field";
   done(invalidRequest("querystring", fields));
+}
+
+/**
+ * A route's hook: a NUL character in any text of a path, query or JSON body is refused, naming its field. No field
+ * of the API takes one, and PostgreSQL's text cannot hold it: a lookup or a write with one failed there as a 5xx.
+ */
+function refuseNul(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const fields = Object.create(null) as Record<string, string>;
+  // Iterative, not recursive: a body may nest as deep as its 64 KiB allow.
+  const pending: [string, unknown][] = [
+    ["", req.params],
+    ["", req.query],
+    ["", req.body],
+  ];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [name, value] = next;
+    if (typeof value === "string") {
+      if (value.includes("\0")) fields[name || "body"] = "must not hold a NUL character";
+    } else if (typeof value === "object" && value !== null) {
+      for (const [key, v] of Object.entries(value)) {
+        const field = name === "" ? key : `${name}.${key}`;
+        if (key.includes("\0")) fields[field] = "must not hold a NUL character";
+        else pending.push([field, v]);
+      }
+    }
+  }
+  done(Object.keys(fields).length === 0 ? undefined : invalidRequest("request", fields));
 }
 
 function invalidRequest(context: string, fields: Record<string, string>): AppError {

@@ -10,6 +10,7 @@ export function encodeCursor(last: PageCursor): string {
   return Buffer.from(JSON.stringify([last.createdAt, last.id]), "utf8").toString("base64url");
 }
 
+/** A cursor the server did not make is invalid_request; one holding a NUL character (which PostgreSQL's text cannot hold) among them. */
 export function decodeCursor(cursor: string): PageCursor {
   let parsed: unknown;
   try {
@@ -17,7 +18,7 @@ export function decodeCursor(cursor: string): PageCursor {
   } catch {
     parsed = undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string") {
+  if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string" || parsed.join("").includes("\0")) {
     throw new AppError("invalid_request", "cursor is not one this server returned", {
       fields: { cursor: "is not one this server returned" },
     });

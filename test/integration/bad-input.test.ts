@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestServer, type TestServer } from "../helpers/server.ts";
+
+// Unusual client input, on each store: a clear 4xx in the API's error body, never a 5xx, and nothing changed.
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer();
+});
+afterAll(async () => s?.stop());
+
+type ErrorAnswer = { error: { code: string; details?: { fields?: Record<string, string> } } };
+
+/** A cursor as the stores make theirs (base64url JSON), holding what the client chose. */
+const cursor = (v: unknown) => Buffer.from(JSON.stringify(v), "utf8").toString("base64url");
+
+async function terminalSession(email: string) {
+  const res = await fetch(`${s.url}/v1/session/signup`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email, password: "long enough pw" }) });
+  const { csrf_token } = (await res.json()) as { csrf_token: string };
+  return { cookie: res.headers.get("set-cookie")!.split(";")[0]!, "x-csrf-token": csrf_token };
+}
+
+describe("a NUL character (which PostgreSQL's text cannot hold) is invalid_request, not a 5xx", () => {
+  it.each([
+    ["an order id", "/v1/orders/a%00b", "order_id"],
+    ["a withdrawal id", "/v1/withdrawals/a%00b", "withdrawal_id"],
+    ["the orders' cursor", `/v1/orders?cursor=${cursor(["2026-01-01T00:00:00.000Z", "a\u0000b"])}`, "cursor"],
+    ["the withdrawals' cursor", `/v1/withdrawals?cursor=${cursor(["2026-01-01T00:00:00.000Z\u0000", "x"])}`, "cursor"],
+    ["the activity's cursor", `/v1/activity?cursor=${cursor(["2026-01-01T00:00:00.000Z", "a\u0000b"])}`, "cursor"],
+  ])("in %s", async (_name, path, field) => {
+    const r = await s.client.request("GET", path);
+    expect(r.status).toBe(400);
+    expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { [field]: expect.any(String) } } });
+  });
+
+  it("in the web terminal's sign-up, sign-in, new key and key revocation, and nothing is made", async () => {
+    const json = { "content-type": "application/json" };
+    const credentials = JSON.stringify({ email: "nul\u0000@example.com", password: "long enough pw" });
+    for (const path of ["/v1/session/signup", "/v1/session/signin"]) {
+      const r = await fetch(`${s.url}${path}`, { method: "POST", headers: json, body: credentials });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { email: expect.any(String) } } });
+    }
+    const session = await terminalSession("nul-keys@example.com");
+    const created = await fetch(`${s.url}/v1/keys`, { method: "POST", headers: { ...json, ...session }, body: JSON.stringify({ name: "bot\u0000", scopes: ["read"] }) });
+    expect(created.status).toBe(400);
+    expect(((await created.json()) as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { name: expect.any(String) } } });
+    const revoked = await fetch(`${s.url}/v1/keys/ck%00`, { method: "DELETE", headers: session });
+    expect(revoked.status).toBe(400);
+    const keys = await fetch(`${s.url}/v1/keys`, { headers: session });
+    expect(((await keys.json()) as { data: unknown[] }).data).toEqual([]);
+  });
+});
