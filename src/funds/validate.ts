@@ -12,7 +12,8 @@ export interface WithdrawalRequest {
   password: string | undefined;
 }
 
-const CLIENT_ID = /^[\x21-\x7e\u00a0-\uffff]{1,64}$/u;
+// Printable, and no lone surrogate (U+D800–U+DFFF): no character, each is stored as U+FFFD, so two different ids would be one.
+const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\uffff]{1,64}$/u;
 
 /** A field's problem, said as the rest of a sentence that starts with its name. */
 class Invalid extends Error {}

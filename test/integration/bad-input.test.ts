@@ -50,3 +50,29 @@ describe("a NUL character (which PostgreSQL's text cannot hold) is invalid_reque
     expect(((await keys.json()) as { data: unknown[] }).data).toEqual([]);
   });
 });
+
+describe("a client id holding a lone surrogate (no character: stores keep it as U+FFFD) is invalid_request", () => {
+  const order = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 1, max_slippage: 0.05 };
+
+  it("as a client_order_id, and nothing is ordered", async () => {
+    for (const id of ["\\ud800", "a\\udc00"]) {
+      const body = JSON.stringify({ ...order, client_order_id: "X" }).replace('"X"', `"${id}"`);
+      const r = await s.client.request("POST", "/v1/order", { body, signed: true });
+      expect(r.status).toBe(400);
+      expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { client_order_id: expect.any(String) } } });
+    }
+    expect((await s.client.orders()).data).toEqual([]);
+  });
+
+  it("as a client_withdrawal_id: two different ones are not taken for one (an idempotency_conflict, or the first's answer)", async () => {
+    const k = await s.newKey({ scopes: ["read", "withdraw"] });
+    const to = "0x" + "12".repeat(20);
+    for (const [id, amount] of [["\\udc00", "0.1"], ["\\udbff", "0.2"]]) {
+      const body = `{"amount_usdc":"${amount}","to_address":"${to}","client_withdrawal_id":"${id}"}`;
+      const r = await k.client.request("POST", "/v1/withdrawals", { body, signed: true });
+      expect(r.status).toBe(400);
+      expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { client_withdrawal_id: expect.any(String) } } });
+    }
+    expect((await k.client.request("GET", "/v1/withdrawals")).body).toMatchObject({ data: [] });
+  });
+});
