@@ -27,4 +27,8 @@ describe("parseJsonBody", () => {
     expect(() => parse('{"amount_usdc":1,"amount_usdc":1000}')).toThrow(SyntaxError);
     for (const text of ["{", "[1,]", '{"a":01}', '{"a":.5}']) expect(() => parse(text), text).toThrow(SyntaxError);
   });
+  it("refuses bytes that are not UTF-8, and a byte order mark", () => {
+    expect(() => parseJsonBody(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]))).toThrow(TypeError);
+    expect(() => parseJsonBody(Buffer.from('\ufeff{"a":1}', "utf8"))).toThrow(SyntaxError);
+  });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sign } from "../../src/auth/hmac.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 // Unusual client input, on each store: a clear 4xx in the API's error body, never a 5xx, and nothing changed.
@@ -74,5 +75,23 @@ describe("a client id holding a lone surrogate (no character: stores keep it as 
       expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { client_withdrawal_id: expect.any(String) } } });
     }
     expect((await k.client.request("GET", "/v1/withdrawals")).body).toMatchObject({ data: [] });
+  });
+});
+
+describe("a body that is not UTF-8 (RFC 8259 §8.1) is invalid_json, not read with U+FFFD in place of its bytes", () => {
+  it("for an order, whose client_order_id would otherwise be another's", async () => {
+    const before = (await s.client.orders()).data.length;
+    for (const byte of [0xff, 0xfe]) {
+      const body = Buffer.concat([Buffer.from('{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1,"client_order_id":"utf8-', "utf8"), Buffer.from([byte]), Buffer.from('"}', "utf8")]);
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const r = await fetch(`${s.url}/v1/order`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": s.key.apiKey, "x-timestamp": timestamp, "x-signature": sign(s.key.apiSecret, timestamp, "POST", "/v1/order", body) },
+        body,
+      });
+      expect(r.status).toBe(400);
+      expect(((await r.json()) as ErrorAnswer).error.code).toBe("invalid_json");
+    }
+    expect((await s.client.orders()).data).toHaveLength(before);
   });
 });
