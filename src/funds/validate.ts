@@ -21,9 +21,10 @@ class Invalid extends Error {}
 /**
  * Turns a parsed JSON body into an exact withdrawal request, or throws `invalid_request` naming every offending
  * field. `session`: the request comes from the web terminal, which must send the account's password again
- * (DESIGN §12); a request signed with a key sends none.
+ * (DESIGN §12); a request signed with a key sends none. `idempotencyKey`: the Idempotency-Key header, which works as
+ * client_withdrawal_id does, as it does for orders (DESIGN §6); both must agree when both are sent.
  */
-export function validateWithdrawal(body: unknown, opts: { session: boolean }): WithdrawalRequest {
+export function validateWithdrawal(body: unknown, opts: { session: boolean; idempotencyKey?: string }): WithdrawalRequest {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new AppError("invalid_request", "The body must be a JSON object.", { fields: { body: "must be a JSON object" } });
   }
@@ -51,9 +52,11 @@ export function validateWithdrawal(body: unknown, opts: { session: boolean }): W
   const toAddress = check("to_address", () => address(b.to_address));
   const clientWithdrawalId = check("client_withdrawal_id", () => {
     const v = b.client_withdrawal_id;
-    if (v === undefined) return null;
-    if (typeof v !== "string" || !CLIENT_ID.test(v)) throw new Invalid("must be 1-64 printable characters");
-    return v;
+    const header = opts.idempotencyKey;
+    if (v !== undefined && (typeof v !== "string" || !CLIENT_ID.test(v))) throw new Invalid("must be 1-64 printable characters");
+    if (header !== undefined && !CLIENT_ID.test(header)) throw new Invalid("the Idempotency-Key header must be 1-64 printable characters");
+    if (v !== undefined && header !== undefined && v !== header) throw new Invalid("differs from the Idempotency-Key header");
+    return v ?? header ?? null;
   });
   const password = check("password", () => {
     if (!opts.session) return undefined;

@@ -165,7 +165,7 @@ export const WithdrawalRequest = Type.Object(
   {
     amount_usdc: Decimal("USDC to pay out of the available balance: > 0, at most 6 decimals; a number or a decimal string."),
     to_address: Type.String({ description: "Where to pay it: a 0x address, EIP-55 checksummed or all lower case." }),
-    client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars): the same body sent again answers the same withdrawal." })),
+    client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars): the same body sent again answers the same withdrawal; the Idempotency-Key header works the same." })),
     password: Type.Optional(Type.String({ description: "The account's password: required, and only accepted, from the web terminal's session." })),
   },
   { $id: "WithdrawalRequest" },

@@ -95,3 +95,24 @@ describe("a body that is not UTF-8 (RFC 8259 §8.1) is invalid_json, not read wi
     expect((await s.client.orders()).data).toHaveLength(before);
   });
 });
+
+describe("the Idempotency-Key header on POST /v1/withdrawals works as client_withdrawal_id, as on POST /v1/order", () => {
+  it("a retry under the header pays once and answers the same withdrawal; another body under it is idempotency_conflict", async () => {
+    const k = await s.newKey({ scopes: ["read", "withdraw"] });
+    const body = JSON.stringify({ amount_usdc: "0.25", to_address: "0x" + "34".repeat(20) });
+    const send = (b: string, key: string) => k.client.request("POST", "/v1/withdrawals", { body: b, signed: true, headers: { "Idempotency-Key": key } });
+    const first = await send(body, "wd-retry-1");
+    expect(first.status).toBe(200);
+    // A second later: another signature, as a client's retry would be.
+    await new Promise((r) => setTimeout(r, 1_100));
+    const retry = await send(body, "wd-retry-1");
+    expect(retry.status).toBe(200);
+    expect((retry.body as { withdrawal_id: string }).withdrawal_id).toBe((first.body as { withdrawal_id: string }).withdrawal_id);
+    expect(first.body).toMatchObject({ client_withdrawal_id: "wd-retry-1" });
+    const other = await send(JSON.stringify({ amount_usdc: "0.5", to_address: "0x" + "34".repeat(20) }), "wd-retry-1");
+    expect([other.status, (other.body as ErrorAnswer).error?.code]).toEqual([409, "idempotency_conflict"]);
+    const mismatch = await send(JSON.stringify({ amount_usdc: "0.25", to_address: "0x" + "34".repeat(20), client_withdrawal_id: "other" }), "wd-retry-1");
+    expect([mismatch.status, (mismatch.body as ErrorAnswer).error?.code]).toEqual([400, "invalid_request"]);
+    expect(((await k.client.request("GET", "/v1/withdrawals")).body as { data: unknown[] }).data).toHaveLength(1);
+  });
+});

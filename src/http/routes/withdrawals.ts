@@ -21,7 +21,7 @@ export const withdrawalRoutes =
     // A session's withdrawal asks for the account's password again, so that a stolen session cookie alone
     // cannot move funds; its tries are limited as sign-in's are, per account, lest the cookie guess it.
     const passwordTries = handlerBudget("withdrawal-password", SIGN_IN_LIMIT, deps.rateLimit.redis);
-    app.post(
+    app.post<{ Headers: { "idempotency-key"?: string } }>(
       "/v1/withdrawals",
       {
         config: { auth: { scope: "withdraw", signed: true, idempotentReplay: namesClientId("client_withdrawal_id") } },
@@ -30,17 +30,19 @@ export const withdrawalRoutes =
         schema: {
           summary: "Pay available USDC out of the vault to an external address",
           description:
-            `Signed request with a key of the withdraw scope (never granted by default); from the web terminal, its session with X-CSRF-Token and the account's password in the body (at most ${SIGN_IN_LIMIT.max} tries a minute per account, then rate_limited with Retry-After). Returns 200 once paid (confirmed, with tx_hash), 202 while its transaction's outcome is still being learnt from the chain. The same client_withdrawal_id with the same body answers the same withdrawal; with another body, idempotency_conflict. A key with a withdrawal allowlist pays only to those addresses (withdrawal_address_not_allowed). A withdrawal the chain refused answers its error code with the withdrawal in details.`,
+            `Signed request with a key of the withdraw scope (never granted by default); from the web terminal, its session with X-CSRF-Token and the account's password in the body (at most ${SIGN_IN_LIMIT.max} tries a minute per account, then rate_limited with Retry-After). Returns 200 once paid (confirmed, with tx_hash), 202 while its transaction's outcome is still being learnt from the chain. The same client_withdrawal_id (or Idempotency-Key header) with the same body answers the same withdrawal; with another body, idempotency_conflict. A key with a withdrawal allowlist pays only to those addresses (withdrawal_address_not_allowed). A withdrawal the chain refused answers its error code with the withdrawal in details.`,
           tags: ["funds"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "WithdrawalRequest#" },
+          headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_withdrawal_id" })) }),
           response: { 200: { $ref: "Withdrawal#" }, 202: { $ref: "Withdrawal#" }, ...errors, 409: { $ref: "Error#" }, 422: { $ref: "Error#" } },
         },
       },
       async (req, reply) => {
         const principal = req.principal!;
         const session = principal.apiKey === undefined;
-        const request = validateWithdrawal(req.body, { session });
+        const idempotencyKey = req.headers["idempotency-key"];
+        const request = validateWithdrawal(req.body, { session, ...(typeof idempotencyKey === "string" && { idempotencyKey }) });
         const account = await deps.account(principal.accountId);
         if (session) {
           await passwordTries(account.id);
