@@ -12,15 +12,22 @@ describe("parseMicro", () => {
     expect(parseMicro(0.1, "x")).toBe(100_000n);
     expect(parseMicro("5", "x")).toBe(5_000_000n);
   });
-  it.each([NaN, Infinity, -1, 1e21, 1e-7, "1e3", "abc", "", "1.0000001", null, true, {}])("refuses %p", (v) => {
+  it.each([NaN, Infinity, -1, 1e21, 1e-7, "1.5e-6", "1e16", "abc", "", "1.0000001", null, true, {}])("refuses %p", (v) => {
     expect(() => parseMicro(v, "amount_usdc")).toThrow(AppError);
   });
   it("reads a request body's number from its source text, never through a double", () => {
     expect(parseMicro(new LosslessNumber("100.50"), "amount_usdc")).toBe(100_500_000n);
     expect(parseMicro(new LosslessNumber("123456789012345.000001"), "amount_usdc")).toBe(123_456_789_012_345_000_001n);
-    for (const text of ["1.0000000000000001", "0.0100000000000000001", "1.0000000", "1e2", "-1", "-0"]) {
+    for (const text of ["1.0000000000000001", "0.0100000000000000001", "1.0000000", "1e-7", "100e-8", "1e400", "-1", "-0"]) {
       expect(() => parseMicro(new LosslessNumber(text), "amount_usdc"), text).toThrow(AppError);
     }
+  });
+  it("moves the point by an exponent exactly, as serialisers write small and stripped decimals (5e-05, 1E+2)", () => {
+    expect(parseMicro(new LosslessNumber("1E+2"), "x")).toBe(100_000_000n);
+    expect(parseMicro(new LosslessNumber("5e-05"), "x")).toBe(50n);
+    expect(parseMicro(new LosslessNumber("0.001e3"), "x")).toBe(1_000_000n);
+    expect(parseMicro("1.5e1", "x")).toBe(15_000_000n);
+    expect(parseMicro("0000000000000001", "x")).toBe(1_000_000n);
   });
   it("gives the number its decimal string parses to, for every amount", () => {
     fc.assert(fc.property(fc.bigInt({ min: -(10n ** 20n), max: 10n ** 20n }), (m) => microToNumber(m) === Number(formatMicro(m))));

@@ -12,15 +12,20 @@ export type Ppm = bigint;
 
 export const ONE = 1_000_000n;
 
-const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+/** Digits, a fraction, an exponent: a JSON number's grammar without its sign (JSON writes 100 as 1E+2, too). */
+const DECIMAL = /^(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+/** A value with more whole digits than this (10^15 and up) is too large. */
+const WHOLE_DIGITS = 15;
 
 /**
  * Parses a decimal given as a JSON number or a decimal string into an integer of 10^-6 units.
  * A request body's number arrives as a LosslessNumber (see http/json-body.ts) and is read from its
  * source text, so `1.0000000000000001` is refused for its decimals rather than rounded to 1. A number
  * parsed elsewhere (config, venue feeds) is read through its shortest round-trip decimal form, so 100.5
- * is exactly 100.500000. Exponents, signs, more than 6 decimals, NaN and Infinity are refused: money
- * is never guessed.
+ * is exactly 100.500000. An exponent moves the point exactly (`5e-2` is 0.05, `1E+2` 100), as clients'
+ * serialisers write small and stripped decimals; signs, more than 6 decimals (counted once the point is
+ * moved: `1.0000000` and `1e-7` alike), more than 15 whole digits, NaN and Infinity are refused: money is
+ * never guessed.
  */
 export function parseMicro(value: unknown, field: string): bigint {
   const plain = plainMicro(value);
@@ -38,11 +43,13 @@ export function parseMicro(value: unknown, field: string): bigint {
   }
   const m = DECIMAL.exec(text);
   if (!m) throw invalid(field, `must be a plain non-negative decimal (got ${JSON.stringify(String(value))})`);
-  const whole = m[1]!;
-  const frac = m[2] ?? "";
-  if (frac.length > 6) throw invalid(field, "has more than 6 decimal places");
-  if (whole.length > 15) throw invalid(field, "is too large");
-  return BigInt(whole + frac.padEnd(6, "0"));
+  // Decimals once the exponent has moved the point; the digits without their leading zeros, whole ones first.
+  const decimals = (m[2] ?? "").length - Number(m[3] ?? 0);
+  const digits = (m[1]! + (m[2] ?? "")).replace(/^0+/, "");
+  if (decimals > 6) throw invalid(field, "has more than 6 decimal places");
+  if (digits === "") return 0n;
+  if (digits.length - decimals > WHOLE_DIGITS) throw invalid(field, "is too large");
+  return BigInt(digits) * 10n ** BigInt(6 - decimals);
 }
 
 /** The largest value the plain forms below reach: 9 whole digits and 6 decimals, well inside 2^53. */

@@ -35,7 +35,7 @@ describe("validateWithdrawal", () => {
     ["a zero amount", { ...body, amount_usdc: 0 }, "amount_usdc"],
     ["a negative amount", { ...body, amount_usdc: -1 }, "amount_usdc"],
     ["seven decimals", { ...body, amount_usdc: "1.0000001" }, "amount_usdc"],
-    ["an exponent", { ...body, amount_usdc: "1e3" }, "amount_usdc"],
+    ["an exponent leaving 7 decimals", { ...body, amount_usdc: "1e-7" }, "amount_usdc"],
     ["a client id too long", { ...body, client_withdrawal_id: "x".repeat(65) }, "client_withdrawal_id"],
     ["a client id that is a number", { ...body, client_withdrawal_id: 7 }, "client_withdrawal_id"],
     ["an unknown field", { ...body, memo: "rent" }, "memo"],

@@ -116,3 +116,24 @@ describe("the Idempotency-Key header on POST /v1/withdrawals works as client_wit
     expect(((await k.client.request("GET", "/v1/withdrawals")).body as { data: unknown[] }).data).toHaveLength(1);
   });
 });
+
+describe("a JSON number in exponent form that neither overflows nor holds more than 6 decimals is read exactly (DESIGN §3)", () => {
+  it("as Python's json.dumps writes 0.00005 and Jackson a stripped BigDecimal 100: an order for 1E+0 USDC within 5e-2 is placed", async () => {
+    const body = '{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":1E+0,"max_slippage":5e-2}';
+    const r = await s.client.request("POST", "/v1/order", { body, signed: true });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ amount_usdc: 1, max_slippage: 0.05 });
+  });
+
+  it.each([
+    ["1e-7 (7 decimals)", "1e-7"],
+    ["1.5e-6 (7 decimals)", "1.5e-6"],
+    ["1e400 (overflows)", "1e400"],
+    ["1e-400", "1e-400"],
+  ])("refuses %s with invalid_request naming amount_usdc", async (_name, amount) => {
+    const body = `{"market_id":"fed-cut-2026-12","outcome":"YES","side":"buy","amount_usdc":${amount}}`;
+    const r = await s.client.request("POST", "/v1/order", { body, signed: true });
+    expect(r.status).toBe(400);
+    expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { amount_usdc: expect.any(String) } } });
+  });
+});
