@@ -37,6 +37,10 @@ describe("validateOrder", () => {
     expect(Object.keys(fields({ ...base, client_order_id: "a" }, "b"))).toEqual(["client_order_id"]);
   });
 
+  it("states the per-order cap as configured, decimals included", () => {
+    expect(() => validateOrder({ ...base, amount_usdc: "250.6" }, undefined, { maxOrder: 250_500_000n })).toThrow("amount_usdc must be at most 250.5 USDC per order");
+  });
+
   it("names every bad field at once", () => {
     expect(Object.keys(fields({ outcome: "yes", side: "hold", amount_usdc: 0, max_slippage: 0.51, extra: 1 })).sort()).toEqual([
       "amount_usdc",

@@ -1,5 +1,5 @@
 import { AppError } from "../domain/errors.ts";
-import { parseMicro, type Micro } from "../domain/money.ts";
+import { formatMicro, parseMicro, type Micro } from "../domain/money.ts";
 import { OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
 
 export interface OrderLimits {
@@ -54,7 +54,7 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
     if (b.amount_usdc === undefined) throw fieldError("amount_usdc", "is required");
     const v = parseMicro(b.amount_usdc, "amount_usdc");
     if (v <= 0n) throw fieldError("amount_usdc", "must be greater than 0");
-    if (v > limits.maxOrder) throw fieldError("amount_usdc", `must be at most ${Number(limits.maxOrder / 1_000_000n)} USDC per order`);
+    if (v > limits.maxOrder) throw fieldError("amount_usdc", `must be at most ${formatMicro(limits.maxOrder)} USDC per order`);
     return v;
   });
   const shares = check("shares", () => {
