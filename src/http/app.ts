@@ -81,9 +81,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     trustProxy: deps.trustProxy,
-    // An event id may be as long as an order's market_id (128); find-my-way's default would make an id
-    // longer than 100 no route at all.
-    routerOptions: { maxParamLength: 128 },
+    // A route's schema says how long its ids may be (an event id 128, as an order's market_id), and refuses a
+    // longer one naming it; find-my-way's own bound (100 by default) would make it no route at all, so it is
+    // set beyond any request line Node takes (its headers' 16 KiB).
+    routerOptions: { maxParamLength: 16 * 1024 },
     schemaController: { compilersFactory: { buildValidator: validators() } },
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.

@@ -175,7 +175,7 @@ describe("GET /v1/prices/{event_id} outside Fastify's pipeline", () => {
       { path: `${path}?extra=1`, status: 400 },
       { path: `/v1/prices/fed%2Dcut-2026-12`, status: 200 },
       { path: `/v1/prices/${"x".repeat(128)}`, status: 404 },
-      { path: `/v1/prices/${"x".repeat(129)}`, status: 404 },
+      { path: `/v1/prices/${"x".repeat(129)}`, status: 400 },
       { path, headers: {}, status: 401 },
       { path, headers: { "x-api-key": "ck_live_unknown" }, status: 401 },
       { path, headers: { "x-api-key": keys.tradeOnly }, status: 403 },

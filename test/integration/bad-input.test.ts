@@ -137,3 +137,15 @@ describe("a JSON number in exponent form that neither overflows nor holds more t
     expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { amount_usdc: expect.any(String) } } });
   });
 });
+
+describe("an id longer than its route takes is invalid_request naming it, not 'No route' for a route that exists", () => {
+  it.each([
+    ["/v1/orders/", "order_id"],
+    ["/v1/withdrawals/", "withdrawal_id"],
+    ["/v1/prices/", "event_id"],
+  ])("%s with 200 characters", async (prefix, field) => {
+    const r = await s.client.request("GET", prefix + "a".repeat(200));
+    expect(r.status).toBe(400);
+    expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { [field]: expect.any(String) } } });
+  });
+});
