@@ -29,6 +29,8 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
     if (path === "/v1" || path.startsWith("/v1/")) return reply.callNotFound();
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");
+    // On every file, not only the client routes' index.html: /index.html asked for by name is the same page.
+    reply.header("content-security-policy", CSP);
     if (/\.[A-Za-z0-9]+$/.test(path)) {
       // Vite puts a content hash in every asset's name, so a name always means the same bytes.
       const immutable = path.startsWith("/assets/");
@@ -37,7 +39,6 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
     if (!existsSync(join(assetsDir, "index.html"))) {
       return reply.status(503).type("text/plain; charset=utf-8").send("The web terminal is not built yet: run `npm run build:terminal` (npm ci does it).");
     }
-    reply.header("content-security-policy", CSP);
     reply.header("cache-control", "no-cache");
     return reply.sendFile("index.html", { cacheControl: false });
   });

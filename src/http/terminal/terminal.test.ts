@@ -534,6 +534,13 @@ describe("static terminal", () => {
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
   });
 
+  it("serves index.html asked for by name with the same CSP, so no site can frame the terminal there either", async () => {
+    const page = await app.inject({ method: "GET", url: "/index.html" });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers["content-type"]).toMatch(/text\/html/);
+    expect(page.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+  });
+
   it("takes a query on the terminal's pages and files, the docs and /metrics: a browser's or scraper's, not the API's", async () => {
     writeFileSync(join(assets, "app.js"), "export {};");
     for (const url of ["/settings/keys?tab=api", "/app.js?v=2", "/docs/?x=1", "/metrics?x=1"]) {
