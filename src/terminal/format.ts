@@ -26,8 +26,10 @@ export function venueName(venue: string): string {
   return base.charAt(0).toUpperCase() + base.slice(1) + (sim ? " (sim)" : "");
 }
 
-const usdFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
-const sharesFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 2 });
+// Amounts and shares are micro units: written to the sixth decimal, so that no balance, position or amount
+// typed is shown rounded (a balance of 9.999999 as 10.00, a position of 42.815 shares as 42.82).
+const usdFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const sharesFmt = new Intl.NumberFormat("en-US", { maximumFractionDigits: 6 });
 
 export function usdc(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : `${usdFmt.format(n)} USDC`;

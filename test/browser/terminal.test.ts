@@ -26,8 +26,8 @@ let eventPath: string;
 /** Uncaught exceptions in the page: the terminal must have none. */
 const pageErrors: Error[] = [];
 
-/** A P&L as the terminal writes it: "+1.25 USDC", "−0.40 USDC" (exactly 0 has no sign). */
-const SIGNED = /^[+−][\d,]+\.\d\d USDC$/;
+/** A P&L as the terminal writes it, to the micro-USDC: "+1.25 USDC", "−0.403125 USDC" (exactly 0 has no sign). */
+const SIGNED = /^[+−][\d,]+\.\d{2,6} USDC$/;
 
 async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
@@ -178,7 +178,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.locator("table.ladder tr.lvl.bid.best").waitFor();
     expect(await page.locator("table.ladder tr.best").count()).toBe(1);
     const sharesField = page.getByLabel("Shares to sell");
-    expect(Number(await sharesField.inputValue())).toBeCloseTo(held, 1);
+    // The shares shown are the shares held, to the micro-share: the ticket opens with exactly them.
+    expect(Number(await sharesField.inputValue())).toBe(held);
     await sharesField.fill(String(Math.floor(held / 2)));
     await page.getByRole("radio", { name: "5.00 %" }).click();
     await page.getByTestId("quote-proceeds").waitFor();
@@ -193,7 +194,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("link", { name: "Account" }).click();
     const after = page.getByTestId("position-row").first();
     await after.waitFor();
-    expect(Number((await after.getByTestId("position-shares").textContent())!.replaceAll(",", ""))).toBeCloseTo(held - Math.floor(held / 2), 1);
+    expect(Number((await after.getByTestId("position-shares").textContent())!.replaceAll(",", ""))).toBeCloseTo(held - Math.floor(held / 2), 6);
     // The sale realized a gain or a loss against the average cost, also in the total.
     await expect(after.getByTestId("position-realized").textContent()).resolves.toMatch(SIGNED);
     await expect(page.getByTestId("total-realized").textContent()).resolves.toMatch(SIGNED);
@@ -250,16 +251,15 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const resolved = page.getByTestId("resolved");
     await resolved.waitFor();
     await expect(resolved.getByRole("heading").textContent()).resolves.toBe("Resolved: YES");
-    // Each share paid 1 USDC: the payout less what the shares cost. Shown to the cent (a position of 42.815
-    // shares reads 42.82 where the double's toFixed(2) says 42.81), so read back as a number.
+    // Each share paid 1 USDC: the payout less what the shares cost, shown to the micro-USDC.
     const shown = async (testId: string, pattern: RegExp) => {
       const match = pattern.exec((await resolved.getByTestId(testId).textContent()) ?? "");
       expect(match, testId).not.toBeNull();
       return Number(match![1]!.replaceAll(",", ""));
     };
     const realized = bought.filled_shares - bought.spent_usdc;
-    expect(Math.abs((await shown("resolved-position", /^Your YES position: redeemed, \+([\d,.]+) USDC realized$/)) - realized)).toBeLessThanOrEqual(0.005 + 1e-9);
-    expect(Math.abs((await shown("resolved-paid", /^Paid into your vault: ([\d,.]+) USDC 0x/)) - bought.filled_shares)).toBeLessThanOrEqual(0.005 + 1e-9);
+    expect(Math.abs((await shown("resolved-position", /^Your YES position: redeemed, \+([\d,.]+) USDC realized$/)) - realized)).toBeLessThanOrEqual(1e-6);
+    expect(Math.abs((await shown("resolved-paid", /^Paid into your vault: ([\d,.]+) USDC 0x/)) - bought.filled_shares)).toBeLessThanOrEqual(1e-6);
     await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
     await shot("09d-resolved-event");
   });

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { ApiError } from "../api.ts";
-import { price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
+import { num, price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
 
 export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   const message = error instanceof ApiError || error instanceof Error ? error.message : "Something went wrong.";
@@ -139,7 +139,7 @@ export function LegsTable({ caption, priceLabel, rows }: { caption?: string; pri
             </td>
             <td className="r mono">{shares(r.shares)}</td>
             <td className="r mono">{price(r.price)}</td>
-            <td className="r mono">{r.fee_usdc.toFixed(2)}</td>
+            <td className="r mono">{num(r.fee_usdc)}</td>
           </tr>
         ))}
       </tbody>
