@@ -19,11 +19,12 @@ import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
 import { parseJsonBody } from "./json-body.ts";
 import { LazyLogger } from "./lazy-logger.ts";
-import { registerRateLimits } from "./rate-limit.ts";
+import { handlerBudget, registerRateLimits } from "./rate-limit.ts";
 import { AnswerBytes } from "./answer-bytes.ts";
 import { fastPrices } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
+import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -134,7 +135,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // (health and metrics are exempt; sign-in has a tighter limit of its own, by address). Shared by every
   // instance on one Redis; without it, each process counts its own.
   const budget = registerRateLimits(app, deps.rateLimit.perMinute > 0 ? { max: deps.rateLimit.perMinute, windowMs: 60_000, key: limitKey } : undefined, deps.rateLimit.redis);
-  const sessions = new Sessions(deps.store, deps.terminal.clock);
+  const sessions = new Sessions(deps.store, deps.terminal.clock, handlerBudget("password-again", SIGN_IN_LIMIT, deps.rateLimit.redis));
 
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
   // authenticated by its key (and signature); a browser that sends only the terminal's session cookie
@@ -225,7 +226,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   await app.register(marketRoutes(deps, bytes));
   await app.register(orderRoutes(deps));
   await app.register(accountRoutes(deps));
-  await app.register(withdrawalRoutes(deps));
+  await app.register(withdrawalRoutes(deps, sessions));
   await app.register(terminalRoutes(deps, sessions, principalOf));
 
   // The hottest read skips Fastify's pipeline when its answer is at hand, unless the budget is counted on

@@ -98,17 +98,23 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("05-api-keys");
   });
 
-  it("limits a withdrawing key to the addresses given, and refuses one that is not an address", async () => {
+  it("limits a withdrawing key to the addresses given, refuses one that is not an address, and makes it only with the password again", async () => {
     const payee = "0x00000000000000000000000000000000000000b0";
     await page.getByRole("button", { name: "Generate New Key" }).click();
     await page.getByLabel("Name").fill("payout bot");
     await page.getByRole("checkbox", { name: /^withdraw/ }).check();
     const allowed = page.getByLabel(/^Withdrawals only to/);
     await allowed.fill("not-an-address");
+    const again = page.getByLabel("Your password");
+    await again.fill(password);
     await page.getByRole("button", { name: "Generate key" }).click();
     await page.getByText(/Not an address money may be paid to/).waitFor();
     await allowed.fill(payee);
     await page.getByText("to one address only").waitFor();
+    await again.fill("not the password");
+    await page.getByRole("button", { name: "Generate key" }).click();
+    await page.getByRole("alert").getByText(/password is wrong: no key was made/).waitFor();
+    await again.fill(password);
     await page.getByRole("button", { name: "Generate key" }).click();
     await page.getByTestId("new-api-secret").waitFor();
     await page.getByRole("button", { name: "I have stored the secret" }).click();

@@ -1,14 +1,13 @@
 import { Type, type Static } from "@sinclair/typebox";
 import type { FastifyPluginAsync } from "fastify";
-import { verifyPassword } from "../../accounts/password.ts";
 import { AppError, ERRORS, type ErrorCode } from "../../domain/errors.ts";
 import { validateWithdrawal } from "../../funds/validate.ts";
 import { withdrawalView } from "../../funds/view.ts";
 import type { HttpDeps } from "../deps.ts";
 import { namesClientId } from "../json-body.ts";
-import { handlerBudget } from "../rate-limit.ts";
 import { SIGN_IN_LIMIT } from "../terminal/session-routes.ts";
 import { ListQuery, Page } from "../schemas.ts";
+import type { Sessions } from "../terminal/session.ts";
 
 const WithdrawalsQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
 const errors = { 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" }, 404: { $ref: "Error#" } };
@@ -16,11 +15,8 @@ const read = { auth: { scope: "read" as const, signed: false } };
 const security: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { session: [] }];
 
 export const withdrawalRoutes =
-  (deps: HttpDeps): FastifyPluginAsync =>
+  (deps: HttpDeps, sessions: Sessions): FastifyPluginAsync =>
   async (app) => {
-    // A session's withdrawal asks for the account's password again, so that a stolen session cookie alone
-    // cannot move funds; its tries are limited as sign-in's are, per account, lest the cookie guess it.
-    const passwordTries = handlerBudget("withdrawal-password", SIGN_IN_LIMIT, deps.rateLimit.redis);
     app.post<{ Headers: { "idempotency-key"?: string } }>(
       "/v1/withdrawals",
       {
@@ -44,12 +40,8 @@ export const withdrawalRoutes =
         const idempotencyKey = req.headers["idempotency-key"];
         const request = validateWithdrawal(req.body, { session, ...(typeof idempotencyKey === "string" && { idempotencyKey }) });
         const account = await deps.account(principal.accountId);
-        if (session) {
-          await passwordTries(account.id);
-          // Read afresh: the account as deps.account caches it may predate a change of password.
-          const hash = (await deps.store.accountById(account.id))?.passwordHash ?? null;
-          if (hash === null || !(await verifyPassword(request.password!, hash))) throw new AppError("invalid_credentials", "The password is wrong: nothing was withdrawn.");
-        }
+        // A session's withdrawal asks for the account's password again, so that a stolen session cookie alone cannot move funds.
+        if (session) await sessions.confirmPassword(account.id, request.password!, "The password is wrong: nothing was withdrawn.");
         const key = principal.apiKey === undefined ? undefined : await deps.store.apiKey(principal.apiKey);
         const w = await deps.withdrawals.submit(
           { accountId: account.id, address: account.address as `0x${string}`, allowlist: key?.withdrawalAllowlist ?? null },

@@ -37,7 +37,7 @@ export const terminalRoutes =
     });
 
     registerSessionRoutes(app, deps, sessions);
-    registerKeyRoutes(app, deps);
+    registerKeyRoutes(app, deps, sessions);
     registerFaucetRoute(app, deps);
     registerPriceStream(app, deps, principalOf, deps.terminal.streamIntervalMs ?? 500);
 

@@ -3,7 +3,9 @@ import { Type, type Static } from "@sinclair/typebox";
 import { AppError } from "../../domain/errors.ts";
 import type { ApiKeyRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
+import { SIGN_IN_LIMIT } from "./session-routes.ts";
 import { ApiKeyInfo, NewKey, NewKeyRequest } from "./schemas.ts";
+import type { Sessions } from "./session.ts";
 
 const errors = { 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" } };
 const security = [{ session: [] }];
@@ -22,7 +24,7 @@ export function keyView(k: ApiKeyRecord) {
 }
 
 /** Settings → Developer → API Keys: the signed-in account's keys. Session only: a key cannot mint keys. */
-export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps): void {
+export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps, sessions: Sessions): void {
   app.get(
     "/v1/keys",
     {
@@ -43,6 +45,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps): void {
       config: { session: "write" },
       schema: {
         summary: "Generate a new API key; the secret is in this response and nowhere else",
+        description: `A key with the withdraw scope pays money out without the password, so making one asks for the account's password again, as a withdrawal from the session does (the same ${SIGN_IN_LIMIT.max} tries a minute per account, then rate_limited with Retry-After).`,
         tags: ["keys"],
         security,
         body: NewKeyRequest,
@@ -50,8 +53,16 @@ export function registerKeyRoutes(app: FastifyInstance, deps: HttpDeps): void {
       },
     },
     async (req, reply) => {
+      const accountId = req.terminalSession!.record.accountId;
+      if (req.body.scopes.includes("withdraw")) {
+        const { password } = req.body;
+        if (password === undefined) {
+          throw new AppError("invalid_request", "A key that can withdraw needs the account's password again.", { fields: { password: "is required with the withdraw scope" } });
+        }
+        await sessions.confirmPassword(accountId, password, "The password is wrong: no key was made.");
+      }
       const { apiSecret, record } = await deps.terminal.createApiKey({
-        accountId: req.terminalSession!.record.accountId,
+        accountId,
         name: req.body.name,
         scopes: req.body.scopes,
         ipAllowlist: req.body.ip_allowlist ?? null,

@@ -43,6 +43,9 @@ export const NewKeyRequest = Type.Object(
     }),
     ip_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
     withdrawal_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 42 }), { maxItems: 50, description: "Addresses withdrawals with this key may pay to" })),
+    password: Type.Optional(
+      Type.String({ maxLength: PASSWORD_MAX, description: "The account's password again: required when the scopes include withdraw, as a withdrawal from the session asks for it" }),
+    ),
   },
   { additionalProperties: false },
 );

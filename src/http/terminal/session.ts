@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { verifyPassword } from "../../accounts/password.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { Clock } from "../../domain/types.ts";
 import type { SessionRecord, Store } from "../../store/store.ts";
@@ -32,6 +33,8 @@ export class Sessions {
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
+    /** Spends one of an account's tries at its password given again (handlerBudget). */
+    private readonly passwordTries: (accountId: string) => Promise<void>,
   ) {}
 
   /** Opens a session for the account and sets its cookie on the reply. */
@@ -64,6 +67,18 @@ export class Sessions {
   checkCsrf(req: FastifyRequest, session: ActiveSession): void {
     const sent = req.headers[CSRF_HEADER];
     if (typeof sent !== "string" || !sameString(sent, session.csrfToken)) throw new AppError("csrf_failed");
+  }
+
+  /**
+   * Checks the account's password, given again for what a session alone must not do: pay money out, or
+   * make a key that can. Its tries are limited per account, as sign-in's are per address, lest a stolen
+   * session cookie guess it; `refusal` says what a wrong one did not do.
+   */
+  async confirmPassword(accountId: string, password: string, refusal: string): Promise<void> {
+    await this.passwordTries(accountId);
+    // Read afresh: the account as deps.account caches it may predate a change of password.
+    const hash = (await this.store.accountById(accountId))?.passwordHash ?? null;
+    if (hash === null || !(await verifyPassword(password, hash))) throw new AppError("invalid_credentials", refusal);
   }
 
   async close(reply: FastifyReply, req: FastifyRequest, session: ActiveSession): Promise<void> {

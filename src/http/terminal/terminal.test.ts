@@ -247,6 +247,28 @@ describe("API keys from the terminal", () => {
     expect([long.statusCode, long.json().error.details.fields]).toEqual([400, { name: "must NOT have more than 100 characters" }]);
   });
 
+  it("makes a key that can withdraw only with the account's password again: a session alone pays nothing out through a key", async () => {
+    const { cookie, csrf } = await signUp();
+    const make = (extra: object) =>
+      app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "payout", scopes: ["read", "withdraw"], ...extra } });
+    const bare = await make({});
+    expect([bare.statusCode, bare.json().error.code, bare.json().error.details.fields]).toEqual([400, "invalid_request", { password: expect.any(String) }]);
+    const wrong = await make({ password: "not the password" });
+    expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, "invalid_credentials"]);
+    expect((await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } })).json().data).toEqual([]);
+    const right = await make({ password: "correct horse battery" });
+    expect([right.statusCode, right.json().scopes]).toEqual([201, ["read", "withdraw"]]);
+    // Its tries are the withdrawal's: a stolen cookie guesses no faster by making keys.
+    for (let i = 0; i < 9; i++) await make({ password: "not the password" });
+    const limited = await app.inject({
+      method: "POST",
+      url: "/v1/withdrawals",
+      headers: { ...json, cookie, "x-csrf-token": csrf },
+      payload: { amount_usdc: "1", to_address: `0x${"11".repeat(20)}`, password: "correct horse battery" },
+    });
+    expect([limited.statusCode, limited.json().error.code]).toEqual([429, "rate_limited"]);
+  });
+
   it("does not let one account revoke another's key", async () => {
     const ada = await signUp();
     const bob = await signUp("bob@example.com");

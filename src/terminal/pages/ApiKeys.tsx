@@ -112,6 +112,8 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
   // The only addresses a withdrawing key may pay to, one a line; none: any address.
   const [allowed, setAllowed] = useState("");
   const allowlist = allowed.split(/\s+/).filter((a) => a !== "");
+  // A key that can withdraw pays out without the password, so making one asks for it again, as a withdrawal does.
+  const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const submit = async (e: FormEvent) => {
@@ -124,11 +126,13 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
           name: name.trim(),
           scopes: ["read", ...(trade ? ["trade"] : []), ...(withdraw ? ["withdraw"] : [])],
           ...(withdraw && allowlist.length > 0 ? { withdrawal_allowlist: allowlist } : {}),
+          ...(withdraw ? { password } : {}),
         }),
       );
     } catch (err) {
       setError(err);
       setBusy(false);
+      setPassword("");
     }
   };
   return (
@@ -157,12 +161,19 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
             <textarea name="withdrawal_allowlist" rows={3} spellCheck={false} placeholder="0x…" value={allowed} onChange={(e) => setAllowed(e.target.value)} />
           </label>
         )}
+        {withdraw && (
+          <label className="field">
+            Your password
+            <input type="password" name="key-password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+            <small className="muted">Enter your password again to make a key that can send money out of your vault.</small>
+          </label>
+        )}
         {error !== undefined && <ErrorNote error={error} />}
         <div className="actions">
           <button type="button" className="btn" onClick={onClose}>
             Cancel
           </button>
-          <button type="submit" className="btn btn-primary" disabled={busy || name.trim() === ""}>
+          <button type="submit" className="btn btn-primary" disabled={busy || name.trim() === "" || (withdraw && password === "")}>
             {busy ? "Generating…" : "Generate key"}
           </button>
         </div>
