@@ -104,9 +104,20 @@ export function App() {
   );
 }
 
-/** Only a path of this site: "//host" or "https://…" would send a fresh sign-in elsewhere. */
+/**
+ * Only a page of this site, as the browser reads the address: "//host", "https://…", and also "/\host" or
+ * "/<tab>/host", which a browser takes for "//host", would send a fresh sign-in elsewhere (history refuses
+ * to go there, and the terminal would be left blank).
+ */
 function safeNext(next: string | null): string {
-  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/signin") && !next.startsWith("/signup") ? next : "/markets";
+  let url: URL;
+  try {
+    url = new URL(next ?? "/markets", location.origin);
+  } catch {
+    return "/markets";
+  }
+  const here = url.origin === location.origin && !url.pathname.startsWith("/signin") && !url.pathname.startsWith("/signup");
+  return here ? url.pathname + url.search + url.hash : "/markets";
 }
 
 const TITLES: Record<Route["page"], string> = {

@@ -315,4 +315,13 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.waitForURL(/\/markets|\/settings/);
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   });
+
+  it("after sign-in goes to a page of this site only: a next naming another, however spelled, lands on the markets", async () => {
+    // A browser reads "/\\host" and "/\t/host" as "//host": another origin, which history cannot go to.
+    for (const next of ["/\\evil.example/x", "/\t/evil.example/x"]) {
+      await page.goto(`${server.url}/signin?next=${encodeURIComponent(next)}`);
+      await page.waitForURL(`${server.url}/markets`);
+      await page.getByRole("heading", { name: "Markets" }).waitFor();
+    }
+  });
 });
