@@ -37,7 +37,7 @@ export function App() {
 
   const authPage = route.page === "signin" || route.page === "signup";
   useEffect(() => {
-    if (state.kind === "out" && !authPage) navigate(`/signin?next=${encodeURIComponent(location.pathname)}`, { replace: true });
+    if (state.kind === "out" && !authPage) navigate(`/signin?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
     if (state.kind === "in" && authPage) navigate(safeNext(new URLSearchParams(location.search).get("next")), { replace: true });
   }, [state.kind, authPage]);
 

@@ -316,6 +316,20 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   });
 
+  it("returns after sign-in to the page that asked for it, with its query: the account page's Sell link opens the ticket in Sell mode", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/signin/);
+    const asked = `${eventPath}?side=sell&outcome=NO`;
+    await page.goto(server.url + asked);
+    await page.waitForURL(/\/signin\?next=/);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(server.url + asked);
+    await expect(page.getByRole("radio", { name: "Sell", exact: true }).getAttribute("aria-checked")).resolves.toBe("true");
+    await expect(page.getByRole("radio", { name: "Sell NO" }).getAttribute("aria-checked")).resolves.toBe("true");
+  });
+
   it("after sign-in goes to a page of this site only: a next naming another, however spelled, lands on the markets", async () => {
     // A browser reads "/\\host" and "/\t/host" as "//host": another origin, which history cannot go to.
     for (const next of ["/\\evil.example/x", "/\t/evil.example/x"]) {
