@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { num, pnl, shares, usdc } from "./format.ts";
+import { num, pnl, price, shares, usdc } from "./format.ts";
 
 describe("amounts as the terminal writes them", () => {
   it("writes USDC and shares to the micro unit the API answers in, never rounded to the cent", () => {
@@ -15,5 +15,13 @@ describe("amounts as the terminal writes them", () => {
     expect(shares(42.815)).toBe("42.815");
     expect(shares(0.000001)).toBe("0.000001");
     expect(shares(100)).toBe("100");
+  });
+
+  it("writes a price to the finest venue tick, 0.0001 (Polymarket's), so two levels of the ladder never read alike", () => {
+    expect(price(0.0012)).toBe("0.0012");
+    expect(price(0.0014)).toBe("0.0014");
+    expect(price(0.9995)).toBe("0.9995");
+    expect(price(0.5)).toBe("0.500");
+    expect(price(0.125)).toBe("0.125");
   });
 });

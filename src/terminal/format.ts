@@ -50,9 +50,12 @@ export function shares(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : sharesFmt.format(n);
 }
 
-/** Prices are USDC per share below 1; three decimals cover every venue's tick. */
+// Prices are USDC per share below 1, on ticks as fine as 0.0001 (Polymarket's finest): three decimals,
+// and a fourth where the price has one.
+const priceFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 4 });
+
 export function price(n: number | null | undefined): string {
-  return n === null || n === undefined ? "—" : n.toFixed(3);
+  return n === null || n === undefined ? "—" : priceFmt.format(n);
 }
 
 export function percent(fraction: number): string {
