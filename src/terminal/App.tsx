@@ -57,13 +57,9 @@ export function App() {
     return <AuthPage mode={route.page === "signup" ? "signup" : "signin"} onSignedIn={signedIn} />;
   }
 
-  const signOut = async () => {
-    try {
-      await api("DELETE", "/v1/session");
-    } finally {
-      signedOut();
-    }
-  };
+  // A sign-out the server refused (the session signed in again from another tab, whose token this page has
+  // not read; the network) leaves the browser signed in: the session is read again, not shown as ended.
+  const signOut = () => api("DELETE", "/v1/session").then(signedOut, check);
 
   return (
     <>

@@ -338,4 +338,29 @@ describe("web terminal", { timeout: 120_000 }, () => {
       await page.getByRole("heading", { name: "Markets" }).waitFor();
     }
   });
+
+  it("never shows the sign-in page while the browser is still signed in: not after a sign-out the server refused", async () => {
+    // Another tab signs out and in again: the browser holds a new session, whose CSRF token this page has not read.
+    const other = await context.newPage();
+    other.on("pageerror", (err) => pageErrors.push(err));
+    await other.goto(`${server.url}/markets`);
+    await other.getByRole("button", { name: "Sign out" }).click();
+    await other.getByLabel("Email").fill(email);
+    await other.getByLabel("Password").fill(password);
+    await other.getByRole("button", { name: "Sign in" }).click();
+    await other.getByRole("button", { name: "Sign out" }).waitFor();
+    await other.close();
+
+    const signedIn = async () => (await context.request.get(`${server.url}/v1/session`)).ok();
+    const reread = page.waitForResponse((r) => r.url() === `${server.url}/v1/session` && r.request().method() === "GET");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    // Refused (csrf_failed: the token is the old session's), the page reads the session again rather than
+    // show the sign-in page to a browser that is signed in; then signing out works.
+    await reread;
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+    expect(await signedIn()).toBe(true);
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.waitForURL(/\/signin/);
+    expect(await signedIn()).toBe(false);
+  });
 });
