@@ -112,7 +112,7 @@ const accounts = program.command("accounts").description("Manage accounts");
 
 accounts
   .command("password")
-  .description("Set the password that signs an account in to the web terminal; read from standard input (e.g. piped)")
+  .description("Set the password that signs an account in to the web terminal, signing out its sessions; read from standard input (e.g. piped)")
   .option("--account <email>", "the account (made if it does not exist yet)", LOCAL_ACCOUNT)
   .action(async (o: { account: string }) => {
     if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);

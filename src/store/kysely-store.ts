@@ -167,8 +167,12 @@ export class KyselyStore implements Store {
   }
 
   async setPasswordHash(id: string, hash: string): Promise<void> {
-    const r = await this.db.updateTable("accounts").set({ password_hash: hash }).where("id", "=", id).executeTakeFirst();
-    if (r.numUpdatedRows === 0n) throw new Error(`account ${id} does not exist`);
+    await this.db.transaction().execute(async (trx) => {
+      const r = await trx.updateTable("accounts").set({ password_hash: hash }).where("id", "=", id).executeTakeFirst();
+      if (r.numUpdatedRows === 0n) throw new Error(`account ${id} does not exist`);
+      // The sessions opened with the old password end with it: a password set anew shuts out whoever had it.
+      await trx.deleteFrom("sessions").where("account_id", "=", id).execute();
+    });
   }
 
   async insertApiKey(k: NewApiKeyRecord): Promise<ApiKeyRecord> {

@@ -39,6 +39,17 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.session(other.idHash, "2025-03-01T12:00:00.000Z")).toBeUndefined();
     });
 
+    it("ends every session of an account whose password is set anew: one opened with the old password opens nothing", async () => {
+      await store.createAccount({ id: "acc_2", email: "b@example.com", address: "0x2", walletKeyEnc: null, passwordHash: "h", fundedAt: null });
+      const other = { ...s, idHash: "cd".repeat(32), accountId: "acc_2" };
+      await store.insertSession(s);
+      await store.insertSession(other);
+      await store.setPasswordHash("acc_1", "h2");
+      expect(await store.session(s.idHash, "2025-03-01T12:00:00.000Z")).toBeUndefined();
+      expect(await store.session(other.idHash, "2025-03-01T12:00:00.000Z")).toEqual(other);
+      expect((await store.accountById("acc_1"))?.passwordHash).toBe("h2");
+    });
+
     it("refuses a session of an account that does not exist", async () => {
       await expect(store.insertSession({ ...s, accountId: "acc_missing" })).rejects.toThrow();
     });

@@ -358,7 +358,7 @@ export interface Store {
   accounts(): Promise<AccountRecord[]>;
   /** The accounts whose address is one of `addresses`, compared without regard to case, in no particular order. */
   accountsByAddress(addresses: readonly string[]): Promise<AccountRecord[]>;
-  /** Sets the hash of the password that signs the account in to the web terminal. */
+  /** Sets the hash of the password that signs the account in to the web terminal, and ends the account's sessions. */
   setPasswordHash(id: string, hash: string): Promise<void>;
 
   insertApiKey(k: NewApiKeyRecord): Promise<ApiKeyRecord>;
