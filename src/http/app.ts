@@ -21,7 +21,7 @@ import { parseJsonBody } from "./json-body.ts";
 import { LazyLogger } from "./lazy-logger.ts";
 import { handlerBudget, registerRateLimits } from "./rate-limit.ts";
 import { AnswerBytes } from "./answer-bytes.ts";
-import { fastPrices } from "./fast-prices.ts";
+import { fastPrices, trustedHop } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
@@ -81,7 +81,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
     // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
-    trustProxy: deps.trustProxy,
+    trustProxy: deps.trustProxy ? trustedHop : false,
     // A route's schema says how long its ids may be (an event id 128, as an order's market_id), and refuses a
     // longer one naming it; find-my-way's own bound (100 by default) would make it no route at all, so it is
     // set beyond any request line Node takes (its headers' 16 KiB).

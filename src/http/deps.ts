@@ -21,6 +21,7 @@ export interface MarketQuery {
 /** What the HTTP layer needs from the rest of the service; main.ts provides it. */
 export interface HttpDeps {
   version: string;
+  /** TRUST_PROXY: one proxy in front of the server, whose word on the client's address and protocol is taken (fast-prices.ts trustedHop). */
   trustProxy: boolean;
   /** How long a client may take to send a whole request (Node's requestTimeout): a body that never completes holds no connection longer. */
   requestTimeoutMs: number;

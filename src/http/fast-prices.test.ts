@@ -236,5 +236,9 @@ describe("behind a trusted proxy", () => {
     expect(viaFastify).toEqual([]);
     expect((await overTheWire(path, { "x-api-key": keys.elsewhere, "x-forwarded-for": "203.0.113.8" })).status).toBe(403);
     expect(viaFastify).toEqual([path]);
+    // The proxy appends the address it saw: one the client wrote before it is not the client's address.
+    viaFastify = [];
+    expect((await overTheWire(path, { "x-api-key": keys.elsewhere, "x-forwarded-for": "203.0.113.7, 203.0.113.8" })).status).toBe(403);
+    expect(viaFastify).toEqual([path]);
   });
 });

@@ -13,7 +13,12 @@ const PREFIX = PRICES_ROUTE.slice(0, PRICES_ROUTE.indexOf(":"));
 /** Ids that need no percent-decoding and that the route's schema takes (1–128 characters). */
 const EVENT_ID = /^[\w.~-]{1,128}$/;
 const DEPTH = /^[1-9]\d{0,2}$/;
-const trustAll = () => true;
+/**
+ * The proxies trusted with TRUST_PROXY: the one in front of the server. The client is the address it saw,
+ * the last of X-Forwarded-For; the entries before it are whatever the client sent, forgeable, so trusting
+ * them would let any client pick the address its rate limits and its key's IP allowlist see.
+ */
+export const trustedHop = (_address: string, hop: number): boolean => hop < 1;
 
 type PricesQuery = { outcome: Outcome; depth: number; side: OrderSide };
 
@@ -84,9 +89,7 @@ class Read implements AuthRequest {
 
   /** As Fastify reads it. */
   get ip(): string {
-    if (!this.trustProxy) return this.req.socket.remoteAddress!;
-    const addresses = proxyAddr.all(this.req, trustAll);
-    return addresses[addresses.length - 1]!;
+    return this.trustProxy ? proxyAddr(this.req, trustedHop) : this.req.socket.remoteAddress!;
   }
 }
 

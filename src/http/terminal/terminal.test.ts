@@ -157,6 +157,21 @@ describe("sessions", () => {
     }
   });
 
+  it("behind the proxy TRUST_PROXY names, counts sign-ins by the address the proxy saw, not one the client wrote before it", async () => {
+    const proxied = await buildApp({ ...deps, trustProxy: true }, false);
+    try {
+      let last;
+      for (let i = 0; i < 11; i++) {
+        // The proxy appends the address it saw to what the client sent: the forged one comes first.
+        const headers = { ...json, "x-forwarded-for": `198.51.100.${i}, 203.0.113.9` };
+        last = await proxied.inject({ method: "POST", url: "/v1/session/signin", headers, payload: { email: "x@example.com", password: "whatever123" } });
+      }
+      expect([last!.statusCode, last!.json().error.code]).toEqual([429, "rate_limited"]);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it("refuses a second sign-up of the same email, whatever its case", async () => {
     await signUp();
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email: "ADA@example.com", password: "another password" } });
