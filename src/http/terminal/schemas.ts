@@ -57,7 +57,8 @@ export const NewKey = Type.Object(
   },
 );
 
-const Amount = Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?$", maxLength: 32 });
+/** A decimal as an order's body may write it, exponent form too (parseMicro reads it exactly). */
+const Amount = Type.String({ pattern: "^[0-9]+(\\.[0-9]+)?([eE][+-]?[0-9]+)?$", maxLength: 32 });
 
 export const QuoteQuery = Type.Object(
   {

@@ -89,7 +89,11 @@ export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sess
         response: { 200: SessionInfo, 401: { $ref: "Error#" } },
       },
     },
-    async (req) => view(await deps.account(req.terminalSession!.record.accountId), req.terminalSession!),
+    async (req, reply) => {
+      // It carries the session's CSRF token: no cache keeps it.
+      reply.header("cache-control", "no-store");
+      return view(await deps.account(req.terminalSession!.record.accountId), req.terminalSession!);
+    },
   );
 
   app.delete(

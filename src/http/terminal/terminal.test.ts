@@ -192,6 +192,7 @@ describe("sessions", () => {
     const cookie = `${SESSION_COOKIE}=${ok.cookies[0]!.value}`;
     const me = await app.inject({ method: "GET", url: "/v1/session", headers: { cookie } });
     expect(me.json()).toMatchObject({ email: "ada@example.com", csrf_token: ok.json().csrf_token });
+    expect(me.headers["cache-control"]).toBe("no-store");
     // Among the other cookies a browser keeps for the host.
     const among = await app.inject({ method: "GET", url: "/v1/session", headers: { cookie: `theme=dark;${cookie} ; lang=en` } });
     expect(among.json()).toMatchObject({ email: "ada@example.com" });
@@ -338,6 +339,9 @@ describe("quote", () => {
     const res = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=10&max_slippage=0.02", headers: { cookie } });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ shares: 20, average_price: 0.5, fees_usdc: 0, cost_usdc: 10, legs: [{ venue: "a", shares: 20 }] });
+    // An amount as an order's body may write it, in exponent form, is the same amount.
+    const exponent = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=1E%2B1&max_slippage=2e-2", headers: { cookie } });
+    expect({ ...exponent.json(), quoted_at: null }).toEqual({ ...res.json(), quoted_at: null });
   });
 
   it("plans a sell on the bids within the operator's inventory: what it pays after fees, no cost", async () => {
