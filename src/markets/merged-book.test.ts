@@ -149,6 +149,15 @@ describe("mergeBooks", () => {
     expect(new Set([...r.orderbook.bids, ...r.orderbook.asks].map((e) => e[2]))).toEqual(new Set(["a-venue", "b-venue"]));
   });
 
+  it("shows no book of an event that no longer trades, though its venues' markets still do", () => {
+    // An operator's decision (`crossfill events resolve`) ends an event before its venues do: no order is taken on it.
+    for (const status of ["closed", "resolved", "disputed"] as const) {
+      const event = { ...eventOn("a-venue", "b-venue"), status, resolution: status === "resolved" ? ("YES" as const) : null };
+      const r = mergeBooks(event, "YES", trio(), { depth: 10, now: NOW });
+      expect(r).toMatchObject({ best_execution: null, orderbook: { bids: [], asks: [] }, spread: { best_bid: null, best_ask: null, spread: null }, updated_at: null, stale_venues: [] });
+    }
+  });
+
   it("answers an empty record when no venue has a fresh book", () => {
     const [a] = trio();
     a!.state = "down";

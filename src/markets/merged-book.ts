@@ -28,7 +28,8 @@ export interface FreshBook {
 /**
  * The books of an event's listings that can be trusted now. A listing whose venue is missing or
  * down, or whose book is missing or older than the venue's freshness bound, is named in `stale`.
- * Markets that no longer trade have no book by design and are neither.
+ * Markets that no longer trade have no book by design and are neither; nor has any listing of an event
+ * that no longer trades (closed, resolved or disputed: no order is taken on it), whatever its venues show.
  */
 export function freshBooks(
   event: UnifiedEvent,
@@ -38,6 +39,7 @@ export function freshBooks(
 ): { fresh: FreshBook[]; stale: string[] } {
   const fresh: FreshBook[] = [];
   const stale: string[] = [];
+  if (event.status !== "open") return { fresh, stale };
   for (const listing of event.listings) {
     const venue = venues.find((v) => v.id === listing.venue);
     const market = venue?.market(listing.venueMarketId);

@@ -67,7 +67,10 @@ describe("resolution and redemption", () => {
     const refused = await winner.client.order(buy("YES", 5) as never).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(CrossfillError);
     expect((refused as CrossfillError).code).toBe("market_closed");
-    expect((await winner.client.markets({ status: "resolved" })).data.map((m) => m.event_id)).toContain(EVENT);
+    const listed = (await winner.client.markets({ status: "resolved" })).data.find((m) => m.event_id === EVENT);
+    expect(listed).toMatchObject({ best_bid: null, best_ask: null });
+    // The simulators still trade their markets: the operator decided first. No book is shown of an event that takes no order.
+    expect(await winner.client.prices(EVENT)).toMatchObject({ best_execution: null, orderbook: { bids: [], asks: [] } });
   });
 
   it("learns a resolution from the venues: resolved when every venue paid out the same outcome, disputed when they differ, until an operator decides", async () => {
