@@ -217,3 +217,13 @@ function kalshiDebit(fills: readonly { price: bigint; shares: bigint }[]): bigin
   }
   return debit;
 }
+
+describe("describeFeeModel", () => {
+  it("gives an Opinion market the minimum fee it is charged: none at a rate of 0", () => {
+    const charged: FeeModel = { kind: "opinion", ratePpm: 40_000n, minFee: 250_000n };
+    const free: FeeModel = { kind: "opinion", ratePpm: 0n, minFee: 250_000n };
+    expect(describeFeeModel(charged)).toMatchObject({ rate: 0.04, min_fee: 0.25 });
+    expect(orderFee(free, [{ price: 500_000n, shares: 1_000_000n }])).toBe(0n);
+    expect(describeFeeModel(free)).toMatchObject({ rate: 0, min_fee: 0 });
+  });
+});

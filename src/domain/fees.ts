@@ -164,7 +164,7 @@ export function describeFeeModel(model: FeeModel): Record<string, unknown> {
     case "limitless":
       return { type: "limitless", formula: "buy: rate * C contracts withheld of C bought; sell: rate * C * P", rate };
     case "opinion":
-      return { type: "opinion", formula: "max(C * P * rate * P * (1 - P), min_fee)", rate, min_fee: Number(model.minFee) / 1e6 };
+      return { type: "opinion", formula: "max(C * P * rate * P * (1 - P), min_fee)", rate, min_fee: Number(minimumFee(model)) / 1e6 };
   }
 }
 
