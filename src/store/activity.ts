@@ -70,7 +70,8 @@ const SOURCES: Source[] = [
         sql<string | null>`to_address`.as("address"),
         "created_at",
       ]),
-  // A buy moves money up to three times: its lock, then its settle (what it spent) or its release (all of it).
+  // A buy moves money up to three times: its lock, then its settle (what it spent) and its release (what it did not
+  // spend: the rest, given back by the settlement's transaction, or all of it), so that its lock is the two summed.
   (db, accountId) =>
     db
       .selectFrom("orders")
@@ -89,8 +90,17 @@ const SOURCES: Source[] = [
       .selectFrom("orders")
       .where("account_id", "=", accountId)
       .where("side", "=", "buy")
-      .where("release_tx", "is not", null)
-      .select([entryId("release:", "id").as("id"), text("release").as("type"), "locked as amount", "release_tx as tx_hash", "status", "id as reference", none.as("address"), "updated_at as created_at"]),
+      .where((eb) => eb.or([eb("release_tx", "is not", null), eb.and([eb("settle_tx", "is not", null), eb("locked", ">", eb.ref("spent"))])]))
+      .select([
+        entryId("release:", "id").as("id"),
+        text("release").as("type"),
+        sql<bigint>`locked - spent`.as("amount"),
+        sql<string | null>`COALESCE(release_tx, settle_tx)`.as("tx_hash"),
+        "status",
+        "id as reference",
+        none.as("address"),
+        "updated_at as created_at",
+      ]),
   // A sell credits its proceeds in the settlement that burned the shares it sold (a sell that sold nothing moved no money).
   (db, accountId) =>
     db

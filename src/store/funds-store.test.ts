@@ -210,12 +210,27 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
         ["release", "ord_b", 5_000_000n, "0xr2", "failed", null],
         ["lock", "ord_b", 5_000_000n, "0xl2", "failed", null],
         ["settle", "ord_a", 9_000_000n, "0xs1", "filled", null],
+        ["release", "ord_a", 1_000_000n, "0xs1", "filled", null],
         ["lock", "ord_a", 10_000_000n, "0xl1", "filled", null],
         ["faucet", "0xkey", 10_000_000_000n, "0xf0", "credited", null],
       ]);
-      expect(entries.map((e) => e.createdAt)).toEqual([at(8), at(7), at(6.5), at(5), at(4), at(3), at(2), at(1)]);
+      expect(entries.map((e) => e.createdAt)).toEqual([at(8), at(7), at(6.5), at(5), at(4), at(3), at(3), at(2), at(1)]);
       expect(new Set(entries.map((e) => e.id)).size).toBe(entries.length);
       expect((await store.activity("acc_2", { limit: 50, cursor: null })).data.map((e) => e.reference)).toEqual(["wd_other"]);
+    });
+
+    it("lists what a settled buy gave back beside what it spent, so that each buy's lock is its settle plus its release", async () => {
+      await store.insertOrder(orderRecord({ id: "ord_p", status: "partially_filled", locked: 10_000_000n, spent: 6_250_001n, lockTx: "0xl", settleTx: "0xs", createdAt: at(1), updatedAt: at(2) }));
+      await store.insertOrder(orderRecord({ id: "ord_w", status: "filled", locked: 5_000_000n, spent: 5_000_000n, lockTx: "0xl2", settleTx: "0xs2", createdAt: at(3), updatedAt: at(4) }));
+      await store.insertOrder(orderRecord({ id: "ord_f", status: "failed", locked: 2_000_000n, lockTx: "0xl3", releaseTx: "0xr3", createdAt: at(5), updatedAt: at(6) }));
+      const entries = (await store.activity("acc_1", { limit: 50, cursor: null })).data;
+      for (const id of ["ord_p", "ord_w", "ord_f"]) {
+        const of = (type: string) => entries.filter((e) => e.reference === id && e.type === type).reduce((s, e) => s + e.amount, 0n);
+        expect(of("lock"), id).toBe(of("settle") + of("release"));
+      }
+      expect(entries.find((e) => e.id === "release:ord_p")).toMatchObject({ amount: 3_749_999n, txHash: "0xs", status: "partially_filled", createdAt: at(2) });
+      // Spent whole: nothing given back, no release listed.
+      expect(entries.filter((e) => e.reference === "ord_w").map((e) => e.type)).toEqual(["settle", "lock"]);
     });
 
     it("pages through many movements of one instant, each once, in the order of their ids (kind, then reference)", async () => {
@@ -230,7 +245,7 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
         cursor = page.nextCursor;
       } while (cursor !== null);
       const newest = ["ord_5", "ord_4", "ord_3", "ord_2", "ord_1"];
-      expect(ids).toEqual([...newest.map((id) => `settle:${id}`), ...newest.map((id) => `lock:${id}`)]);
+      expect(ids).toEqual([...newest.map((id) => `settle:${id}`), ...newest.map((id) => `release:${id}`), ...newest.map((id) => `lock:${id}`)]);
     });
 
     it("refuses a cursor it did not issue", async () => {

@@ -139,6 +139,14 @@ describe("a filled order", () => {
       expect.objectContaining({ event_id: "fed-cut-2026-12", outcome: "YES", sot: o.sot_minted, shares: o.filled_shares, realized_pnl_usdc: 0 }),
     ]);
     expect(await k.client.getOrder(o.order_id)).toMatchObject({ order_id: o.order_id, status: o.status, tx_hash: o.tx_hash });
+
+    // The activity adds up: the order's lock is what its settlement spent plus what it gave back, in that transaction.
+    const moved = (await k.client.activity()).data.filter((a) => a.reference === o.order_id);
+    const sum = (type: string) => moved.filter((a) => a.type === type).reduce((n, a) => n + Math.round(a.amount_usdc * 1e6), 0);
+    expect(sum("lock")).toBe(50_000_000);
+    expect(sum("settle")).toBe(Math.round(o.spent_usdc * 1e6));
+    expect(sum("settle") + sum("release")).toBe(sum("lock"));
+    expect(moved.filter((a) => a.type !== "lock").every((a) => a.tx_hash === o.tx_hash)).toBe(true);
   });
 });
 
