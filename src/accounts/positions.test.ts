@@ -5,14 +5,14 @@ import { positionBook, type PositionBook } from "../domain/pnl.ts";
 import { positionMark, positionViews } from "./positions.ts";
 
 const u = (n: number) => BigInt(Math.round(n * 1e6));
-const held = (shares: number, book: PositionBook, exits: bigint, outcome: "YES" | "NO" = "YES") => ({ eventId: "e", outcome, sot: `sot-${outcome}`, shares: u(shares), book, exits });
+const held = (shares: number, book: PositionBook, outcome: "YES" | "NO" = "YES") => ({ eventId: "e", outcome, sot: `sot-${outcome}`, shares: u(shares), book });
 
 describe("an account's positions", () => {
   it("shows avg cost, mark and P&L of what is held, and keeps a position sold whole with its realized P&L", () => {
     const views = positionViews(
       [
-        held(10, positionBook([{ kind: "buy", shares: u(10), cost: u(4.5) }]), 0n),
-        held(0, positionBook([{ kind: "buy", shares: u(8), cost: u(4) }, { kind: "sell", shares: u(8), proceeds: u(3) }]), 1n, "NO"),
+        held(10, positionBook([{ kind: "buy", shares: u(10), cost: u(4.5) }])),
+        held(0, positionBook([{ kind: "buy", shares: u(8), cost: u(4) }, { kind: "sell", shares: u(8), proceeds: u(3) }]), "NO"),
       ],
       (_, outcome) => (outcome === "YES" ? u(0.52) : u(0.47)),
     );
@@ -22,10 +22,17 @@ describe("an account's positions", () => {
     ]);
   });
 
-  it("has no mark and no unrealized P&L without a bid, and leaves out a token neither held nor sold", () => {
+  it("has no mark and no unrealized P&L without a bid", () => {
     const bought = positionBook([{ kind: "buy", shares: u(10), cost: u(4.5) }]);
-    expect(positionViews([held(10, bought, 0n), held(0, bought, 0n, "NO")], () => null)).toEqual([
+    expect(positionViews([held(10, bought)], () => null)).toEqual([
       { event_id: "e", outcome: "YES", sot: "sot-YES", shares: 10, avg_cost: 0.45, mark_price: null, unrealized_pnl_usdc: null, realized_pnl_usdc: 0 },
+    ]);
+  });
+
+  it("keeps listing a position whose every share a sell in flight holds in escrow (none left on chain), at its cost until the sell settles", () => {
+    const bought = positionBook([{ kind: "buy", shares: u(10), cost: u(4.5) }]);
+    expect(positionViews([held(0, bought)], () => u(0.5))).toEqual([
+      { event_id: "e", outcome: "YES", sot: "sot-YES", shares: 0, avg_cost: 0.45, mark_price: 0.5, unrealized_pnl_usdc: 0.5, realized_pnl_usdc: 0 },
     ]);
   });
 

@@ -11,8 +11,6 @@ export interface HeldPosition {
   /** The token's balance on chain: the shares held and free to sell. */
   shares: ShareMicro;
   book: PositionBook;
-  /** The sells and redemptions the book took in. */
-  exits: bigint;
 }
 
 /** A position of GET /v1/account. */
@@ -28,26 +26,26 @@ export interface PositionView {
 }
 
 /**
- * The account's positions with their P&L: every token it holds shares of, and every one it sold or had
- * redeemed (shares 0, its realized P&L kept). `mark` is what selling a share nets now, null with no bid.
+ * The account's positions with their P&L: every one the store books, so every token it bought, whether it
+ * still holds shares of it on chain, holds them all in a sell's escrow (shares 0, its book's shares still
+ * held until the sell settles), or sold or had them redeemed (shares 0, its realized P&L kept). `mark` is
+ * what selling a share nets now, null with no bid.
  */
 export function positionViews(held: readonly HeldPosition[], mark: (eventId: string, outcome: Outcome) => PriceMicro | null): PositionView[] {
-  return held
-    .filter((h) => h.shares > 0n || h.exits > 0n)
-    .map((h) => {
-      const m = mark(h.eventId, h.outcome);
-      const avg = averageCost(h.book);
-      return {
-        event_id: h.eventId,
-        outcome: h.outcome,
-        sot: h.sot,
-        shares: microToNumber(h.shares),
-        avg_cost: avg === null ? null : microToNumber(avg),
-        mark_price: m === null ? null : microToNumber(m),
-        unrealized_pnl_usdc: m === null ? null : microToNumber(unrealizedPnl(h.book, m)),
-        realized_pnl_usdc: microToNumber(h.book.realized),
-      };
-    });
+  return held.map((h) => {
+    const m = mark(h.eventId, h.outcome);
+    const avg = averageCost(h.book);
+    return {
+      event_id: h.eventId,
+      outcome: h.outcome,
+      sot: h.sot,
+      shares: microToNumber(h.shares),
+      avg_cost: avg === null ? null : microToNumber(avg),
+      mark_price: m === null ? null : microToNumber(m),
+      unrealized_pnl_usdc: m === null ? null : microToNumber(unrealizedPnl(h.book, m)),
+      realized_pnl_usdc: microToNumber(h.book.realized),
+    };
+  });
 }
 
 /**
