@@ -252,6 +252,13 @@ describe("markPrice", () => {
     const empty = new FixedVenue("e-venue", FREE, { bids: [], asks: [lv(0.6, 5)] });
     expect(markPrice(eventOn("e-venue"), "YES", [empty], NOW)).toBeNull();
   });
+
+  it("is never below 0: a bid whose fee for taking it exceeds its price nets a seller nothing, as a sale's proceeds never go below 0", () => {
+    // One contract bid at 0.005 (a deci-cent Kalshi market) pays a fee rounded up to the cent: 0.005 − 0.01 a share.
+    expect(sellFeeAdjustedPrice(KALSHI, lv(0.005, 1))).toBe(-5_000n);
+    const tail = new FixedVenue("k-venue", KALSHI, { bids: [lv(0.005, 1)], asks: [lv(0.02, 5)] });
+    expect(markPrice(eventOn("k-venue"), "YES", [tail], NOW)).toBe(0n);
+  });
 });
 
 describe("sellQuotes", () => {

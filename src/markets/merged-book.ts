@@ -101,9 +101,13 @@ export function mergeBooks(
 /**
  * What selling a share of `outcome` nets now: the best bid across the fresh venues after its venue's fee
  * (the `best_execution.fee_adjusted_price` of the sell side's record), in exact units; null with no bid.
+ * Never below 0: a bid whose fee exceeds its price (one contract at 0.005 on Kalshi pays a cent) nets a
+ * seller nothing, as a sale's proceeds are never below 0.
  */
 export function markPrice(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): PriceMicro | null {
-  return bestExecution(freshBooks(event, outcome, venues, now).fresh, "sell")?.adjusted ?? null;
+  const best = bestExecution(freshBooks(event, outcome, venues, now).fresh, "sell");
+  if (best === undefined) return null;
+  return best.adjusted > 0n ? best.adjusted : 0n;
 }
 
 interface Best {
