@@ -128,16 +128,20 @@ export class Reconciler {
     const hold = await this.svc.holdOf(order);
     const sell = order.side === "sell";
     const interrupted = { errorCode: "order_interrupted", errorMessage: sell ? INTERRUPTED_SELL : INTERRUPTED } as const;
-    const held = (amount: bigint): OrderPatch => (sell ? { escrowed: amount } : { locked: amount });
+    // A lock or escrow whose answer was lost is recorded with the transaction that made it, as the chain logged it.
+    const held = async (amount: bigint): Promise<OrderPatch> => ({
+      ...(sell ? { escrowed: amount } : { locked: amount }),
+      lockTx: order.lockTx ?? (await vault.heldBy(chainOrderId(order.id))),
+    });
     const from = ["pending", "locked"] as const;
     switch (hold.kind) {
       case "held": {
         const tx = await this.svc.releaseHold(order);
-        await this.finish(order, from, { status: "failed", ...held(hold.amount), releaseTx: tx.txHash, ...interrupted });
+        await this.finish(order, from, { status: "failed", ...(await held(hold.amount)), releaseTx: tx.txHash, ...interrupted });
         break;
       }
       case "released":
-        await this.finish(order, from, { status: "failed", ...held(sell ? order.shares : order.amount), releaseTx: hold.txHash, ...interrupted });
+        await this.finish(order, from, { status: "failed", ...(await held(sell ? order.shares : order.amount)), releaseTx: hold.txHash, ...interrupted });
         break;
       case "none":
         // A lock or escrow whose answer was lost may still be on its way: only when no operator transaction

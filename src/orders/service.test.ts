@@ -65,6 +65,7 @@ class Ledger {
         if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: l.shares!, tokenId: 7n };
         return { kind: "released", txHash: HASH, expired: false };
       },
+      heldBy: async (id) => (this.locks.has(id) || this.escrows.has(id) ? HASH : null),
       sotBalance: async (account) => this.sot.get(account) ?? 0n,
       escrow: async (id, account, position) => {
         fail("escrow");
@@ -538,6 +539,16 @@ describe("money after the lock", () => {
     const order = await service().submit(who, body, undefined);
     expect(order.status).toBe("pending");
     expect(sent).toHaveLength(0);
+  });
+
+
+  it("routes an order whose lock landed though its answer was lost, recorded with the lock's transaction as the chain logged it", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const vault = ledger.vault();
+    const lost = { ...vault, lock: async (...args: Parameters<Vault["lock"]>) => (await vault.lock(...args), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown"))) };
+    const order = await service({ vault: lost }).submit(who, body, undefined);
+    expect(order.status).toBe("filled");
+    expect(order.lockTx).toBe(HASH);
   });
 });
 

@@ -499,7 +499,8 @@ export class OrderService {
         log.warn({ err: e }, `${sell ? "escrow" : "lock"} outcome unknown; left to recovery`);
         return order;
       }
-      return this.update(order.id, ["pending"], { status: "locked", ...held(state.amount) });
+      // Landed though its answer was lost: recorded with the transaction that made it, as the chain logged it.
+      return this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx: await this.d.vault.heldBy(chainId) });
     }
   }
 

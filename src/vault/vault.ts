@@ -163,6 +163,8 @@ export interface Vault {
   /** Releases the whole lock back to the account. */
   release(orderId: Hex32): Promise<TxRef>;
   lockState(orderId: Hex32): Promise<LockState>;
+  /** The transaction that locked the order's USDC or escrowed its shares (its Locked or Escrowed event); null when none did. */
+  heldBy(orderId: Hex32): Promise<Hex32 | null>;
   /** Takes `position.shares` of the account's SOT into escrow for the sell order. Reverts (throws) if it does not hold them. */
   escrow(orderId: Hex32, account: Address, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef>;
   /** Burns `sold` of the escrow, credits `proceeds` (at most `sold`) to the account's available USDC and returns the rest, in one transaction. */

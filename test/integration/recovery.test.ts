@@ -69,13 +69,20 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.vault.balanceOf(address)).toEqual(before);
   });
 
-  it("an order whose lock landed after its answer was lost is released, not left locked", async () => {
+  it("an order whose lock landed after its answer was lost is released, not left locked, and shows the lock's transaction", async () => {
     const { order, address } = await interrupted("pending");
     const before = await s.crossfill.vault.balanceOf(address);
-    await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
+    const lock = await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
     await reconcile();
-    expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: order.amount, releaseTx: expect.stringMatching(/^0x/) });
+    const after = await s.crossfill.store.order(order.id);
+    expect(after).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: order.amount, lockTx: lock.txHash, releaseTx: expect.stringMatching(/^0x/) });
     expect(await s.crossfill.vault.balanceOf(address)).toEqual(before);
+    // The account's activity lists the lock with the transaction that made it, and its release with the one that undid it.
+    const moved = (await s.client.activity({ limit: 500 })).data.filter((a) => a.reference === order.id);
+    expect(moved.map((a) => [a.type, a.amount_usdc, a.tx_hash])).toEqual([
+      ["release", 20, after!.releaseTx],
+      ["lock", 20, lock.txHash],
+    ]);
   });
 
   it("an order that reached a venue is settled from the venue's own record of its fills", async () => {

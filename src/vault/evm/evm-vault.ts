@@ -87,6 +87,8 @@ const DAY = 86_400;
 /** topic0 of the events that end a lock, and of those that end an escrow. */
 const ENDINGS = (["Settled", "Released", "Expired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 const ESCROW_ENDINGS = (["SellSettled", "EscrowReleased"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
+/** topic0 of the events that open a lock or an escrow. */
+const HOLDS = (["Locked", "Escrowed"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 const LOCK_STATES = ["none", "locked", "settled", "released"] as const;
 const ESCROW_STATES = ["none", "escrowed", "settled", "released"] as const;
 const ERROR_ABI = [...vaultAbi, ...testUSDCAbi, ...positionTokenAbi] as Abi;
@@ -186,6 +188,11 @@ class EvmVault implements Vault {
       return { kind: "settled", txHash: log.transactionHash, spent: e.args.spent, shares: e.args.shares, tokenId: e.args.tokenId };
     }
     return { kind: "released", txHash: log.transactionHash, expired: e.eventName === "Expired" };
+  }
+
+  async heldBy(orderId: Hex32): Promise<Hex32 | null> {
+    const log = await this.logs.newest({ address: this.c.vault, topics: [HOLDS, orderId] });
+    return log ? log.transactionHash : null;
   }
 
   escrow(orderId: Hex32, account: Address, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef> {
