@@ -40,7 +40,7 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
     .action(async (amount: string, to: string, o: { clientId?: string; json?: boolean }) => {
       const client = apiClient(fail);
       if (!process.env.CROSSFILL_API_SECRET) fail("set CROSSFILL_API_SECRET: a withdrawal is a signed request");
-      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, ...(o.clientId ? { client_withdrawal_id: o.clientId } : {}) }), fail);
+      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, ...(o.clientId !== undefined && { client_withdrawal_id: o.clientId }) }), fail);
       console.log(o.json ? JSON.stringify(w) : describeWithdrawal(w));
     });
 

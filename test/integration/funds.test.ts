@@ -286,4 +286,15 @@ describe("the CLI", () => {
     expect(activity[0]).toMatchObject({ type: "withdrawal", reference: w.withdrawal_id });
     expect(activity).toHaveLength(3);
   });
+
+  it("refuses an empty --client-id, as the API does, instead of paying without an idempotency key", async () => {
+    const to = (await wallet()).address;
+    const env = { CROSSFILL_API_KEY: payer.apiKey, CROSSFILL_API_SECRET: payer.apiSecret };
+    const refused = await cli(env, "withdraw", "1.25", to, "--client-id", "").catch((e: { code: number; stderr: string }) => e);
+    expect([(refused as { code: number }).code, (refused as { stderr: string }).stderr]).toEqual([
+      2,
+      "crossfill: invalid_request: Invalid withdrawal: client_withdrawal_id must be 1-64 printable characters.\n",
+    ]);
+    expect(await usdcOf(to)).toBe(0n);
+  });
 });
