@@ -10,6 +10,8 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   const apiKey = process.env.CROSSFILL_API_KEY;
   if (!apiKey) fail("set CROSSFILL_API_KEY (and CROSSFILL_API_SECRET to move funds): make a key with `crossfill keys create`");
   const baseUrl = process.env.CROSSFILL_URL || `http://127.0.0.1:${process.env.PORT || 8080}`;
+  // Without its scheme ("localhost:8080") the address is another URL scheme's, which fetch refuses as if no server answered.
+  if (!/^https?:\/\/\S+$/i.test(baseUrl)) fail(`CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
   return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 

@@ -112,6 +112,18 @@ describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
   });
 });
 
+describe("crossfill against a CROSSFILL_URL without its scheme", () => {
+  it("says what is wrong with the setting, instead of that the server did not answer", async () => {
+    for (const url of ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:8080 "]) {
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        `crossfill: CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(url)})\n`,
+      ]);
+    }
+  });
+});
+
 describe("crossfill accounts password", () => {
   it("lets the CLI's account sign in to the web terminal", async () => {
     const set = await withStdin("correct horse battery\n", "accounts", "password");
