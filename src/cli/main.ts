@@ -63,7 +63,7 @@ keys
       console.log(JSON.stringify({ api_key: created.apiKey, api_secret: created.apiSecret }));
       return;
     }
-    console.log(`Created key "${o.name}" for ${created.account.email} (scopes: ${scopes.join(", ")})`);
+    console.log(`Created key "${name}" for ${created.account.email} (scopes: ${scopes.join(", ")})`);
     console.log(`  API_KEY     ${created.apiKey}`);
     console.log(`  API_SECRET  ${created.apiSecret}`);
     console.log("Store the secret now: it is shown only this once.");

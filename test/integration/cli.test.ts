@@ -69,6 +69,8 @@ describe("crossfill keys", () => {
     const human = await cli("keys", "create", "--name", "human");
     expect(human).toMatch(/API_SECRET\s+cs_live_/);
     expect(human).toMatch(/shown only this once/);
+    // The name as stored and listed, without the spaces around it.
+    expect(await cli("keys", "create", "--name", "  padded  ")).toMatch(/^Created key "padded" for local@localhost /);
     const bad = await run(process.execPath, [BIN, "keys", "create", "--name", "x", "--scopes", "read,admin"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toMatch(/admin/);
