@@ -52,6 +52,8 @@ export function registerOrderCommand(program: Command, fail: (message: string) =
 }
 
 function describe(o: Order): string {
+  // A 202: what filled is not known yet, and the reconciler finishes the order (docs/decisions.md).
+  if (o.status === "routing") return `Order ${o.order_id} routing: a venue's answer is not known yet; the order is reconciled, never guessed (GET /v1/orders/${o.order_id}).`;
   const what =
     o.side === "sell"
       ? `sold ${o.filled_shares} of ${o.shares} ${o.outcome} shares for ${o.proceeds_usdc} USDC after ${o.fees_usdc} fees`

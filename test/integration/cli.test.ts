@@ -114,6 +114,21 @@ describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
   });
 });
 
+describe("crossfill order answered 202", () => {
+  it("says a venue's answer is pending, not that nothing was bought", async () => {
+    const order = { order_id: "ord_pending", status: "routing", side: "buy", outcome: "YES", filled_shares: 0, shares: null, spent_usdc: 0, fees_usdc: 0, proceeds_usdc: null, executed_price: null, tx_hash: null };
+    const api = createServer((_req, res) => res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify(order)));
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x" };
+      const { stdout } = await run(process.execPath, [BIN, "order", "fed-cut-2026-12", "YES", "--amount", "5"], { env: env2 });
+      expect(stdout).toBe("Order ord_pending routing: a venue's answer is not known yet; the order is reconciled, never guessed (GET /v1/orders/ord_pending).\n");
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
 describe("crossfill against a CROSSFILL_URL without its scheme", () => {
   it("says what is wrong with the setting, instead of that the server did not answer", async () => {
     for (const url of ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:8080 "]) {
