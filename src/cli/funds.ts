@@ -20,7 +20,8 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
   try {
     return await call;
   } catch (e) {
-    if (e instanceof CrossfillError) fail(`${e.code}: ${e.message}`);
+    // on one line: a message that is not the API's is the text of whatever answered (a proxy's error page)
+    if (e instanceof CrossfillError) fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}`);
     fail(`the server did not answer (${(e as Error).message}); is it running? (CROSSFILL_URL)`);
   }
 }

@@ -129,6 +129,24 @@ describe("crossfill order answered 202", () => {
   });
 });
 
+describe("crossfill behind a proxy whose server is down", () => {
+  it("prints the proxy's error page on one line", async () => {
+    const page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
+    const proxy = createServer((_req, res) => res.writeHead(502, { "content-type": "text/html" }).end(page));
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "crossfill: http_502: <html> <head><title>502 Bad Gateway</title></head> <body> <center><h1>502 Bad Gateway</h1></center> </body> </html>\n",
+      ]);
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+});
+
 describe("crossfill against a CROSSFILL_URL without its scheme", () => {
   it("says what is wrong with the setting, instead of that the server did not answer", async () => {
     for (const url of ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:8080 "]) {
