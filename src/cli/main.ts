@@ -53,10 +53,16 @@ keys
     if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     const name = parseKeyName(o.name);
     const scopes = parseScopes(o.scopes);
+    // A list given empty (a script's unset variable) would make a key without the limit asked for: any address, any IP.
+    const list = (v: string | undefined, flag: string) => {
+      if (v === undefined) return null;
+      const items = v.split(",").map((s) => s.trim()).filter(Boolean);
+      if (items.length === 0) fail(`${flag} names nothing; leave it out for a key without that limit`);
+      return items;
+    };
     const created = await withStore(async (store, master) => {
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
-      const list = (v: string | undefined) => (v ? v.split(",").map((s) => s.trim()).filter(Boolean) : null);
-      const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist: list(o.ip), withdrawalAllowlist: list(o.withdrawTo) });
+      const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist: list(o.ip, "--ip"), withdrawalAllowlist: list(o.withdrawTo, "--withdraw-to") });
       return { account, ...key };
     });
     if (o.json) {

@@ -95,6 +95,14 @@ describe("crossfill keys create --scopes ... withdraw", () => {
     expect(payouts).toMatch(new RegExp(`  from 10\\.0\\.0\\.0/8,192\\.0\\.2\\.1  pays to ${to.toLowerCase()}$`));
     expect(other).not.toMatch(/from|pays to/);
   });
+
+  it("refuses an address or IP list given empty, as a script's unset variable gives it, instead of making a key without the limit", async () => {
+    for (const flag of ["--withdraw-to", "--ip"]) {
+      const refused = await run(process.execPath, [BIN, "keys", "create", "--name", "unset", "--scopes", "read,withdraw", flag, " , ", "--account", "unset@example.com"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
+      expect([(refused as { code: number }).code, (refused as { stderr: string }).stderr]).toEqual([2, `crossfill: ${flag} names nothing; leave it out for a key without that limit\n`]);
+    }
+    expect(await cli("keys", "list", "--account", "unset@example.com")).toMatch(/^No keys/);
+  });
 });
 
 describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
