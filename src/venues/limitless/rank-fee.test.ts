@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliveredShares } from "../../domain/fees.ts";
+import { ONE } from "../../domain/money.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import { LIMITLESS_SIM_FEE_PPM } from "../simulated/profiles.ts";
 import { LimitlessVenue } from "./limitless-venue.ts";
@@ -34,8 +35,10 @@ describe("Limitless markets whose records state no feeRateBps, as SDK 1.1.0's Ma
     const slug = open.listings.find((l) => l.venue === venue.id)!.venueMarketId;
     const m = venue.market(slug)!;
     expect(m.feeModel).toEqual({ kind: "limitless", ratePpm: LIMITLESS_SIM_FEE_PPM });
-    const best = venue.book(slug, "YES")!.asks[0]!;
-    const placed = await venue.place({ clientOrderId: `rank-fee-${Date.now()}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price, shares: deliveredShares(m.feeModel, m.minOrderShares * 10n), expiresAt: Date.now() + 60_000 });
+    // Room above the ask: the simulator's book ticks every 40 ms, and what is tested is the fee rate the order is signed with.
+    const room = venue.book(slug, "YES")!.asks[0]!.price + 20n * m.tickSize;
+    const limitPrice = room < ONE ? room : ONE - m.tickSize;
+    const placed = await venue.place({ clientOrderId: `rank-fee-${Date.now()}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice, shares: deliveredShares(m.feeModel, m.minOrderShares * 10n), expiresAt: Date.now() + 60_000 });
     // a buy asks for the shares it delivers: those left once the venue withholds its fee in contracts
     expect(placed.kind === "rejected" ? placed.reason : placed.kind).toMatch(/^(filled|partial)$/);
   });
