@@ -52,13 +52,13 @@ describe("CrossfillClient signing", () => {
     expect(req.body ?? "").toBe(c.body);
   });
 
-  it("order() signs exactly the bytes it sends, with the idempotency key", async () => {
+  it("order() signs exactly the bytes it sends, the idempotency key among them", async () => {
     const { fetch, sent } = recordingFetch();
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch, clock: () => 1_767_225_600_000 });
     await client.order({ ...ORDER, market_id: "élection-2027" }, { idempotencyKey: "retry-1" });
     const req = sent[0]!;
     expect(req.method).toBe("POST");
-    expect(req.body).toBe(JSON.stringify({ ...ORDER, market_id: "élection-2027" }));
+    expect(req.body).toBe(JSON.stringify({ ...ORDER, market_id: "élection-2027", client_order_id: "retry-1" }));
     expect(req.headers.get("content-type")).toBe("application/json");
     expect(req.headers.get("idempotency-key")).toBe("retry-1");
     expect(req.headers.get("x-api-key")).toBe("ck_k");

@@ -106,10 +106,16 @@ export class CrossfillClient {
     return this.call("GET", withQuery(`/v1/prices/${encodeURIComponent(eventId)}`, query));
   }
 
-  /** Places an order (signed). Resolves with 200 (done) and 202 (a venue's answer is pending) alike. */
+  /**
+   * Places an order (signed). Resolves with 200 (done) and 202 (a venue's answer is pending) alike. The
+   * idempotency key is sent as the body's client_order_id (and the header, so that the server refuses one
+   * that differs from the body's): a retry within the same second repeats the first's signature, and the
+   * server answers such a repeat with its order only when the signed body names it.
+   */
   order(body: OrderRequest, opts: { idempotencyKey?: string } = {}): Promise<Order> {
-    const headers: Record<string, string> = opts.idempotencyKey === undefined ? {} : { "Idempotency-Key": opts.idempotencyKey };
-    return this.call("POST", "/v1/order", { body: JSON.stringify(body), signed: true, headers });
+    if (opts.idempotencyKey === undefined) return this.call("POST", "/v1/order", { body: JSON.stringify(body), signed: true });
+    const named = { ...body, client_order_id: body.client_order_id ?? opts.idempotencyKey };
+    return this.call("POST", "/v1/order", { body: JSON.stringify(named), signed: true, headers: { "Idempotency-Key": opts.idempotencyKey } });
   }
 
   getOrder(orderId: string): Promise<Order> {

@@ -159,10 +159,25 @@ describe("idempotency", () => {
     const second = await later(k, 1).order(body as never);
     expect(second.order_id).toBe(first.order_id);
     expect(second.tx_hash).toBe(first.tx_hash);
-    const viaHeader = await later(k, 2).order({ ...valid, amount_usdc: 5 } as never, { idempotencyKey: "retry-1" });
-    expect(viaHeader.order_id).toBe(first.order_id);
+    const viaHeader = await later(k, 2).request("POST", "/v1/order", { body: JSON.stringify({ ...valid, amount_usdc: 5 }), signed: true, headers: { "Idempotency-Key": "retry-1" } });
+    expect((viaHeader.body as { order_id: string }).order_id).toBe(first.order_id);
     expect((await k.client.orders()).data).toHaveLength(1);
     expect((await k.client.account()).available_usdc).toBeCloseTo(10_000 - first.spent_usdc, 6);
+  });
+
+  it("the SDK's order() retried within the same second with its idempotency key answers the first order", async () => {
+    const k = await s.newKey();
+    const at = Date.now();
+    const sameSecond = new CrossfillClient({ baseUrl: s.url, apiKey: k.apiKey, apiSecret: k.apiSecret, clock: () => at });
+    const first = await sameSecond.order({ ...valid, amount_usdc: 5 } as never, { idempotencyKey: "quick-retry" });
+    const retry = await sameSecond.order({ ...valid, amount_usdc: 5 } as never, { idempotencyKey: "quick-retry" });
+    expect(retry.order_id).toBe(first.order_id);
+    expect(first.client_order_id).toBe("quick-retry");
+    await expect(sameSecond.order({ ...valid, amount_usdc: 5, client_order_id: "other" } as never, { idempotencyKey: "quick-retry" })).rejects.toMatchObject({
+      code: "invalid_request",
+      details: { fields: { client_order_id: expect.stringMatching(/Idempotency-Key/) } },
+    });
+    expect((await k.client.orders()).data).toHaveLength(1);
   });
 
   it("the same key with a different order is 409 idempotency_conflict", async () => {
