@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Static } from "@sinclair/typebox";
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
 import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
 import { authenticate } from "../auth/authenticate.ts";
 import { KeyCache } from "../auth/key-cache.ts";
@@ -9,10 +10,11 @@ import { storeReplayCache } from "../auth/replay-cache.ts";
 import { canonicalString, verifySignature } from "../auth/hmac.ts";
 import { createApiKey } from "../auth/keys.ts";
 import { AppError } from "../domain/errors.ts";
+import type * as Wire from "../http/schemas.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import { CrossfillClient, CrossfillError, withQuery } from "./client.ts";
-import type { OrderRequest } from "./types.ts";
+import type { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./types.ts";
 
 interface Sent {
   url: URL;
@@ -84,6 +86,22 @@ describe("CrossfillClient signing", () => {
     await client.markets();
     expect(sent).toHaveLength(1);
     expect(sent[0]!.headers.has("x-signature")).toBe(false);
+  });
+});
+
+describe("CrossfillClient types", () => {
+  // Checked by tsc (npm run typecheck): an answer's type that lacks a field the server's schema sends, or types one differently, fails it.
+  it("name every field of the server's answers and requests, typed as the server's schemas", () => {
+    expectTypeOf<Order>().toExtend<Static<typeof Wire.Order>>();
+    expectTypeOf<PriceRecord>().toExtend<Static<typeof Wire.PriceRecord>>();
+    expectTypeOf<Market>().toExtend<Static<typeof Wire.Market>>();
+    expectTypeOf<Account>().toExtend<Static<typeof Wire.Account>>();
+    expectTypeOf<Withdrawal>().toExtend<Static<typeof Wire.Withdrawal>>();
+    expectTypeOf<Activity>().toExtend<Static<typeof Wire.Activity>>();
+    expectTypeOf<Health>().toExtend<Static<typeof Wire.Health>>();
+    expectTypeOf<ErrorBody>().toExtend<Static<typeof Wire.ErrorBody>>();
+    expectTypeOf<OrderRequest>().toExtend<Static<typeof Wire.OrderRequest>>();
+    expectTypeOf<WithdrawalRequest>().toExtend<Static<typeof Wire.WithdrawalRequest>>();
   });
 });
 

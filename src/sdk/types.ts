@@ -201,6 +201,12 @@ export interface Health {
   chain: { chain_id: number; rpc_url: string; contracts: { usdc: string; vault: string; sot: string } };
   venues: {
     venue: string;
+    /** The adapter serving the venue. */
+    adapter: string;
+    /** Where the adapter points: the venue, or its local simulator. */
+    base_url: string | null;
+    /** State of the book stream's connection. */
+    stream_state: string | null;
     state: string;
     latency_p50_ms: number | null;
     latency_p99_ms: number | null;
