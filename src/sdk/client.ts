@@ -62,11 +62,17 @@ export class CrossfillError extends Error {
     return new CrossfillError(
       error?.code ?? `http_${res.status}`,
       res.status,
-      error?.message ?? (typeof res.body === "string" && res.body !== "" ? res.body.slice(0, 200) : `HTTP ${res.status}`),
+      error?.message ?? fallbackMessage(res),
       error?.details,
       error?.request_id ?? res.headers["x-request-id"],
     );
   }
+}
+
+function fallbackMessage(res: RawResponse): string {
+  const location = res.headers["location"];
+  if (location !== undefined) return `HTTP ${res.status}: redirected to ${location}, which is not followed; if the API is there, make that the base URL.`;
+  return typeof res.body === "string" && res.body !== "" ? res.body.slice(0, 200) : `HTTP ${res.status}`;
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
@@ -170,6 +176,8 @@ export class CrossfillClient {
     const res = await this.fetch(url, {
       method: method.toUpperCase(),
       headers,
+      // Followed, a redirect would take the key and signature to wherever it points, and turn a 301'd POST into a GET.
+      redirect: "manual",
       ...(opts.body === undefined ? {} : { body: opts.body }),
     });
     const text = await res.text();

@@ -1,5 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sign } from "../../src/auth/hmac.ts";
+import { CrossfillClient } from "../../src/sdk/client.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 
 let s: TestServer;
@@ -139,5 +142,26 @@ describe("signed requests", () => {
     expect(unsigned.body.error?.code).toBe("missing_signature");
     const r = await send("POST", "/v1/order", signed(s.key, { body: junk }), junk);
     expect([r.status, r.body.error?.code]).toEqual([400, "invalid_json"]);
+  });
+});
+
+describe("the SDK", () => {
+  it("follows no redirect: a signed order is not re-sent elsewhere with its key, nor turned into a GET", async () => {
+    const k = await s.newKey();
+    const seen: string[] = [];
+    const moved = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      res.writeHead(301, { location: `${s.url}${req.url}` }).end();
+    });
+    await new Promise<void>((resolve) => moved.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = new CrossfillClient({ baseUrl: `http://127.0.0.1:${(moved.address() as AddressInfo).port}`, apiKey: k.apiKey, apiSecret: k.apiSecret });
+      const err = await client.order(JSON.parse(BODY)).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: "CrossfillError", code: "http_301", status: 301, message: expect.stringContaining(`${s.url}/v1/order`) });
+      expect(seen).toEqual(["POST /v1/order"]);
+      expect((await k.client.orders()).data).toEqual([]);
+    } finally {
+      await new Promise((resolve) => moved.close(resolve));
+    }
   });
 });
