@@ -156,6 +156,23 @@ describe("CrossfillClient requests and errors", () => {
     });
   });
 
+  it("abandons a request not answered within timeoutMs with a TimeoutError, not a CrossfillError", async () => {
+    // Accepts the request and never answers it.
+    const silent = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = new CrossfillClient({ baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, apiKey: "ck_k", timeoutMs: 200 });
+      const started = Date.now();
+      const err = await client.account().catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: "TimeoutError" });
+      expect(err).not.toBeInstanceOf(CrossfillError);
+      expect(Date.now() - started).toBeLessThan(2_000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it("reads an empty body as null", async () => {
     const { fetch } = recordingFetch(() => new Response(null, { status: 204 }));
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });

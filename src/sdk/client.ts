@@ -25,6 +25,12 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Milliseconds since the Unix epoch; X-Timestamp is taken from it. */
   clock?: () => number;
+  /**
+   * Milliseconds a request may take, its answer read whole, before it is abandoned with fetch's TimeoutError
+   * (a DOMException, not a CrossfillError: nothing answered). An order or withdrawal abandoned so may still go
+   * through: send it again with the same client id. Unset: only Node's own bounds (5 minutes without an answer).
+   */
+  timeoutMs?: number;
 }
 
 export interface RequestOptions {
@@ -95,6 +101,7 @@ export class CrossfillClient {
   private readonly apiSecret: string | undefined;
   private readonly fetch: typeof fetch;
   private readonly clock: () => number;
+  private readonly timeoutMs: number | undefined;
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
@@ -102,6 +109,7 @@ export class CrossfillClient {
     this.apiSecret = opts.apiSecret;
     this.fetch = opts.fetch ?? globalThis.fetch;
     this.clock = opts.clock ?? Date.now;
+    this.timeoutMs = opts.timeoutMs;
   }
 
   markets(query?: MarketsQuery): Promise<Page<Market>> {
@@ -179,6 +187,7 @@ export class CrossfillClient {
       // Followed, a redirect would take the key and signature to wherever it points, and turn a 301'd POST into a GET.
       redirect: "manual",
       ...(opts.body === undefined ? {} : { body: opts.body }),
+      ...(this.timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(this.timeoutMs) }),
     });
     const text = await res.text();
     return { status: res.status, headers: Object.fromEntries(res.headers), body: parseBody(text) };
