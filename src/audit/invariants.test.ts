@@ -125,6 +125,7 @@ function healthy(): AuditInput {
     fills: [fill, sellFill],
     accounts: [account],
     redemptions: [redemption],
+    resolvedHoldings: [{ accountId: "acc", eventId: "e", outcome: "YES", winning: true, shares: 0n }],
     // Bought 10 for 5; sold 3 for 1.5 (1.5 of cost off); the other 7 redeemed for 7 (3.5 of cost off).
     positions: [{ accountId: "acc", eventId: "e", outcome: "YES", sotTokenId: "7", book: { shares: 0n, cost: 0n, realized: 3_500_000n }, exits: 2n, updatedAt: "" }],
     ledger,
@@ -237,6 +238,22 @@ describe("the audit's invariants", () => {
     expect(broken(rebooked({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] }))).toEqual({ redemptions_made: 1 });
     expect(broken(rebooked({ ...i, redemptions: [{ ...made!, payout: 0n }] }))).toEqual({ redemptions_made: 1 });
     expect(broken({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] })).toEqual({ redemptions_made: 1 });
+  });
+
+  it("finds shares of a resolved event that no redemption takes, and not those a pending redemption takes", () => {
+    // Alice's 7 shares left after the sale, never redeemed: on chain and in the store, all else consistent.
+    const i = healthy();
+    i.ledger.redemptions = [];
+    i.ledger.sotBurns = i.ledger.sotBurns.filter((b) => b.from !== ALICE);
+    i.ledger.sotSupply = [{ tokenId: 7n, supply: 7_000_000n }];
+    i.ledger.balances[0]!.available -= 7_000_000n;
+    i.ledger.vaultUsdc -= 7_000_000n;
+    const stranded = rebooked({ ...i, redemptions: [], resolvedHoldings: [{ ...i.resolvedHoldings[0]!, shares: 7_000_000n }] });
+    expect(broken(stranded)).toEqual({ positions_redeemed: 1 });
+    expect(checkInvariants(stranded).find((r) => r.name === "positions_redeemed")?.examples).toEqual(["acc e YES holds 7 winning shares of the resolved event that no redemption takes"]);
+    // Planned for them and still pending: redemptions_made's to report.
+    const pending = { ...stranded, redemptions: [{ ...healthy().redemptions[0]!, status: "pending" as const, txHash: null }] };
+    expect(broken(pending)).toEqual({ redemptions_made: 1 });
   });
 
   it("finds USDC minted outside the faucet, and a balance that does not add up", () => {

@@ -16,6 +16,8 @@ export interface AuditInput extends FundsAuditInput {
   accounts: readonly AccountRecord[];
   /** The redemptions the store planned for resolved events. */
   redemptions: readonly RedemptionRecord[];
+  /** What each account's position in a resolved event holds on chain (its SOT balance), and whether its outcome won. */
+  resolvedHoldings: readonly ResolvedHolding[];
   /** Every account's position books (Store.positions). */
   positions: readonly PositionRecord[];
   ledger: Ledger;
@@ -25,6 +27,11 @@ export interface AuditInput extends FundsAuditInput {
   venueInventory: ReadonlyMap<string, ReadonlyMap<string, bigint>>;
   /** Each venue's trades, by venue id; undefined when the venues' history cannot be read (their simulators ran inside a stopped server). */
   venueTrades: ReadonlyMap<string, readonly VenueFill[]> | undefined;
+}
+
+export interface ResolvedHolding extends Pick<PositionRecord, "accountId" | "eventId" | "outcome"> {
+  winning: boolean;
+  shares: bigint;
 }
 
 export interface InvariantResult {
@@ -186,6 +193,18 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
       else if (made.shares !== r.shares || made.payout !== r.payout || made.txHash.toLowerCase() !== r.txHash?.toLowerCase()) {
         bad(`${r.key} was redeemed on chain for ${made.shares} shares paying ${formatMicro(made.payout)} in ${made.txHash}, recorded as ${r.shares} paying ${formatMicro(r.payout)} in ${r.txHash}`);
       }
+    }
+  });
+
+  check("positions_redeemed", "every share held in a resolved event is in a redemption still pending: none was left out of the redemptions", (bad) => {
+    const pending = sumBy(
+      input.redemptions.filter((r) => r.status === "pending"),
+      positionKey,
+      (r) => r.shares,
+    );
+    for (const h of input.resolvedHoldings) {
+      const stranded = h.shares - (pending.get(positionKey(h).toLowerCase()) ?? 0n);
+      if (stranded > 0n) bad(`${positionKey(h).replaceAll("\n", " ")} holds ${formatMicro(stranded)} ${h.winning ? "winning" : "losing"} shares of the resolved event that no redemption takes`);
     }
   });
 

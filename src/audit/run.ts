@@ -3,10 +3,10 @@ import { ORDER_STATUSES } from "../domain/order-status.ts";
 import { chainWithdrawalId, depositKey } from "../funds/chain-ids.ts";
 import { depositCursorName } from "../funds/deposits.ts";
 import { chainOrderId } from "../orders/service.ts";
-import type { AccountRecord, Store } from "../store/store.ts";
-import type { Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
+import type { AccountRecord, PositionRecord, Store } from "../store/store.ts";
+import type { Address, Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault.ts";
 import type { Venue, VenueFill } from "../venues/venue.ts";
-import { checkInvariants, marketKey, type InvariantResult } from "./invariants.ts";
+import { checkInvariants, marketKey, type InvariantResult, type ResolvedHolding } from "./invariants.ts";
 
 export interface AuditReport {
   ok: boolean;
@@ -39,6 +39,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     fills,
     accounts,
     redemptions,
+    resolvedHoldings: await resolvedHoldings(store, vault, accounts, positions),
     positions,
     ledger,
     chainId: chainOrderId,
@@ -51,6 +52,15 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     depositTransfers: await scannedDeposits(store, vault, accounts, ledger),
   });
   return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checkedAt: now.toISOString(), orders: orders.length, invariants };
+}
+
+/** What each position in a resolved event holds on chain. */
+async function resolvedHoldings(store: Store, vault: Vault, accounts: readonly AccountRecord[], positions: readonly PositionRecord[]): Promise<ResolvedHolding[]> {
+  const winners = new Map((await store.eventResolutions()).flatMap((r) => (r.status === "resolved" ? [[r.eventId, r.outcome] as const] : [])));
+  const addressOf = new Map(accounts.map((a) => [a.id, a.address as Address]));
+  const resolved = positions.filter((p) => winners.has(p.eventId));
+  const balances = await vault.sotBalances(resolved.map((p) => ({ account: addressOf.get(p.accountId)!, tokenId: BigInt(p.sotTokenId) })));
+  return resolved.map((p, i) => ({ accountId: p.accountId, eventId: p.eventId, outcome: p.outcome, winning: winners.get(p.eventId) === p.outcome, shares: balances[i]! }));
 }
 
 /** The USDC transfers into deposit addresses up to the block the deposit watcher says it scanned (and the ledger read). */
