@@ -77,7 +77,7 @@ const SOURCES: Source[] = [
       .selectFrom("orders")
       .where("account_id", "=", accountId)
       .where("locked", ">", 0n)
-      .select([entryId("lock:", "id").as("id"), text("lock").as("type"), "locked as amount", "lock_tx as tx_hash", "status", "id as reference", none.as("address"), "created_at"]),
+      .select([entryId("lock:", "id").as("id"), text("lock").as("type"), "locked as amount", "lock_tx as tx_hash", "status", "id as reference", none.as("address"), sql<string>`locked_at`.as("created_at")]),
   (db, accountId) =>
     db
       .selectFrom("orders")

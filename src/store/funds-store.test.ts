@@ -233,6 +233,28 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect(entries.filter((e) => e.reference === "ord_w").map((e) => e.type)).toEqual(["settle", "lock"]);
     });
 
+    it("lists a lock at the time it was recorded, not when its order was placed, so it is never listed behind what came before it", async () => {
+      const pending = orderRecord({ id: "ord_l", status: "pending", locked: 0n, createdAt: at(1), updatedAt: at(1) });
+      await store.insertOrder(pending);
+      await store.insertOrder({ ...pending, id: "ord_lost", clientOrderId: "lost" });
+      await store.insertDeposits([deposit({ status: "credited", creditTx: "0xc3", createdAt: at(2) })]);
+      clock.ms = START + 3_000;
+      await store.updateOrder("ord_l", ["pending"], { status: "locked", locked: 5_000_000n, lockTx: "0xl" });
+      // Recovery releases both; a lock whose answer was lost, found on chain, is recorded with its release.
+      clock.ms = START + 9_000;
+      for (const [id, locked] of [["ord_l", 5_000_000n], ["ord_lost", 7_000_000n]] as const) {
+        await store.updateOrder(id, ["pending", "locked"], { status: "failed", locked, lockTx: `0x${id}`, releaseTx: `0xr${id}` });
+      }
+      const entries = (await store.activity("acc_1", { limit: 50, cursor: null })).data;
+      expect(entries.map((e) => [e.id, e.createdAt])).toEqual([
+        ["release:ord_lost", at(9)],
+        ["release:ord_l", at(9)],
+        ["lock:ord_lost", at(9)],
+        ["lock:ord_l", at(3)],
+        ["deposit:0xaa:3", at(2)],
+      ]);
+    });
+
     it("pages through many movements of one instant, each once, in the order of their ids (kind, then reference)", async () => {
       for (const id of ["ord_1", "ord_2", "ord_3", "ord_4", "ord_5"]) {
         await store.insertOrder(orderRecord({ id, status: "filled", locked: 10_000_000n, spent: 9_000_000n, lockTx: "0xl", settleTx: "0xs", createdAt: at(1), updatedAt: at(1) }));

@@ -225,7 +225,7 @@ export class KyselyStore implements Store {
   async insertOrder(o: OrderRecord, lease?: Lease): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }> {
     // Insert-then-select rather than select-then-insert: the unique index arbitrates concurrent
     // retries, across connections and server instances alike.
-    const row = { ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null };
+    const row = { ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null, locked_at: o.locked > 0n ? o.createdAt : null };
     const {
       rows: [inserted],
     } = await this.shaped.run(
@@ -269,7 +269,9 @@ export class KyselyStore implements Store {
 
   /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction). */
   private async writeOrder(on: Kysely<Database>, id: string, from: readonly OrderStatus[], patch: OrderPatch, owner: string | undefined): Promise<OrderRecord | undefined> {
-    const set = { ...orderPatchToRow(patch), updated_at: patch.updatedAt ?? this.nowIso() };
+    const updatedAt = patch.updatedAt ?? this.nowIso();
+    // A lock is recorded once: recovery writing it again with its release keeps the time it was first recorded.
+    const set = { ...orderPatchToRow(patch), updated_at: updatedAt, ...(patch.locked === undefined ? {} : { locked_at: updatedAt }) };
     const values: Record<string, unknown> = { ...set, "(id)": id, "(owner)": owner };
     from.forEach((f, i) => (values[`(from ${i})`] = f));
     const {
@@ -279,7 +281,7 @@ export class KyselyStore implements Store {
       (slot) => {
         const query = this.db
           .updateTable("orders")
-          .set(slotsOf(slot, set))
+          .set({ ...slotsOf(slot, set), ...("locked_at" in set ? { locked_at: sql<string>`COALESCE(locked_at, ${slot("locked_at")})` } : {}) })
           .where("id", "=", slot("(id)"))
           .where(
             "status",

@@ -89,6 +89,8 @@ export interface OrdersTable {
   /** The instance working on the order, and until when (ISO-8601); null when none is. */
   lease_owner: Generated<string | null>;
   lease_until: Generated<string | null>;
+  /** When the lock was recorded (migration 016): the time of the order's `lock` activity; null before it locked anything. */
+  locked_at: Generated<string | null>;
 }
 
 export interface FillsTable {

@@ -154,3 +154,32 @@ describe.each(BACKENDS)("migration 015 on $name", (backend) => {
     }
   });
 });
+
+describe.each(BACKENDS)("migration 016 on $name", (backend) => {
+  it("gives the locks stored before it their order's creation time in the activity", async () => {
+    const db = await backend.create();
+    const raw = db.raw();
+    try {
+      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+      expect((await migrator.migrateTo("015_short_position_books")).error).toBeUndefined();
+      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
+      await raw
+        .insertInto("orders")
+        .values(orderToRow(orderRecord({ id: "o1", status: "failed", locked: 5_000_000n, lockTx: "0xl", releaseTx: "0xr", createdAt: "2026-12-01T00:00:01.000Z", updatedAt: "2026-12-01T00:00:02.000Z" })))
+        .execute();
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await raw.destroy();
+    }
+    const store = await db.store();
+    try {
+      expect((await store.activity("acc_1", { limit: 50, cursor: null })).data.map((e) => [e.id, e.createdAt])).toEqual([
+        ["release:o1", "2026-12-01T00:00:02.000Z"],
+        ["lock:o1", "2026-12-01T00:00:01.000Z"],
+      ]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});
