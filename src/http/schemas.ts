@@ -152,7 +152,7 @@ export const Account = Type.Object(
         sot: Type.String({ description: "CAIP-19 id of the position token" }),
         shares: Type.Number(),
         avg_cost: NullableNum("USDC a share the shares held cost, fees included (average cost method); null with none held"),
-        mark_price: NullableNum("What selling a share nets now: the best fee-adjusted bid across venues (1 or 0 once the event resolved); null with no bid"),
+        mark_price: NullableNum("What selling a share nets now: the best fee-adjusted bid across venues (1 or 0 once the event resolved); null with no bid that nets anything"),
         unrealized_pnl_usdc: NullableNum("(mark_price − avg_cost) × shares: the shares held at the mark less their cost; null without a mark"),
         realized_pnl_usdc: Num("What sells and redemptions paid less the average cost of the shares they removed"),
       }),

@@ -239,6 +239,16 @@ describe("mergeBooks for a sell", () => {
     expect(r.spread.best_bid).toBe(0.51);
     expect(mergeBooks(eventOn("f-venue"), "YES", [k, f], { depth: 2, now: NOW, side: "sell" }).best_execution).toEqual({ venue: "f-venue", price: 0.4, fee_adjusted_price: 0.4 });
   });
+
+  it("names no best execution where no venue's best bid nets anything after its fee: no seller takes it, and no negative price is shown", () => {
+    // One contract bid at 0.005 (a deci-cent Kalshi market) pays a fee rounded up to the cent: 0.005 − 0.01 a share.
+    expect(sellFeeAdjustedPrice(KALSHI, lv(0.005, 1))).toBe(-5_000n);
+    const tail = new FixedVenue("k-venue", KALSHI, { bids: [lv(0.005, 1)], asks: [lv(0.02, 5)] });
+    const r = mergeBooks(eventOn("k-venue"), "YES", [tail], { depth: 5, now: NOW, side: "sell" });
+    expect(r.best_execution).toBeNull();
+    expect(r.orderbook.bids).toEqual([[0.005, 1, "k-venue"]]);
+    expect(r.spread.best_bid).toBe(0.005);
+  });
 });
 
 describe("markPrice", () => {
@@ -253,11 +263,9 @@ describe("markPrice", () => {
     expect(markPrice(eventOn("e-venue"), "YES", [empty], NOW)).toBeNull();
   });
 
-  it("is never below 0: a bid whose fee for taking it exceeds its price nets a seller nothing, as a sale's proceeds never go below 0", () => {
-    // One contract bid at 0.005 (a deci-cent Kalshi market) pays a fee rounded up to the cent: 0.005 − 0.01 a share.
-    expect(sellFeeAdjustedPrice(KALSHI, lv(0.005, 1))).toBe(-5_000n);
+  it("is null, as without a bid, where every best bid's fee takes all it pays: no sale can be made there, and no price below 0 is shown", () => {
     const tail = new FixedVenue("k-venue", KALSHI, { bids: [lv(0.005, 1)], asks: [lv(0.02, 5)] });
-    expect(markPrice(eventOn("k-venue"), "YES", [tail], NOW)).toBe(0n);
+    expect(markPrice(eventOn("k-venue"), "YES", [tail], NOW)).toBeNull();
   });
 });
 

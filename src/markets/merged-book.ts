@@ -100,14 +100,11 @@ export function mergeBooks(
 
 /**
  * What selling a share of `outcome` nets now: the best bid across the fresh venues after its venue's fee
- * (the `best_execution.fee_adjusted_price` of the sell side's record), in exact units; null with no bid.
- * Never below 0: a bid whose fee exceeds its price (one contract at 0.005 on Kalshi pays a cent) nets a
- * seller nothing, as a sale's proceeds are never below 0.
+ * (the `best_execution.fee_adjusted_price` of the sell side's record), in exact units; null with no bid
+ * that nets anything.
  */
 export function markPrice(event: UnifiedEvent, outcome: Outcome, venues: readonly Venue[], now: number): PriceMicro | null {
-  const best = bestExecution(freshBooks(event, outcome, venues, now).fresh, "sell");
-  if (best === undefined) return null;
-  return best.adjusted > 0n ? best.adjusted : 0n;
+  return bestExecution(freshBooks(event, outcome, venues, now).fresh, "sell")?.adjusted ?? null;
 }
 
 interface Best {
@@ -119,7 +116,8 @@ interface Best {
 /**
  * The venue whose best ask costs least after its fee (buy), or whose best bid nets most after it
  * (sell); ties to the better price, then the venue's name. A sell's prices count negated, so that
- * lower is better for both.
+ * lower is better for both. A best bid whose fee takes all it pays (one contract at 0.005 on Kalshi
+ * pays a cent) is no sale: the router takes no such bid (router/sell.ts), so it is never named.
  */
 function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | undefined {
   const sign = side === "sell" ? -1n : 1n;
@@ -128,6 +126,7 @@ function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | und
     const top = side === "sell" ? f.book.bids[0] : f.book.asks[0];
     if (!top) continue;
     const adjusted = side === "sell" ? sellFeeAdjustedPrice(f.market.feeModel, top) : feeAdjustedPrice(f.market.feeModel, top);
+    if (side === "sell" && adjusted <= 0n) continue;
     const better =
       !best ||
       sign * adjusted < sign * best.adjusted ||

@@ -29,7 +29,7 @@ const PricesQuery = Type.Object(
         enum: ["buy", "sell"],
         default: PRICES_DEFAULTS.side,
         description:
-          "The order side to rank for. buy: best_execution is the venue whose best ask costs least after its fee. sell: bids are ordered by what a seller nets per share after each venue's fee, and best_execution is the venue whose best bid nets most.",
+          "The order side to rank for. buy: best_execution is the venue whose best ask costs least after its fee. sell: bids are ordered by what a seller nets per share after each venue's fee, and best_execution is the venue whose best bid nets most, null when none nets anything.",
       }),
     ),
   },
