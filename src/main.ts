@@ -23,7 +23,7 @@ import type { HttpDeps } from "./http/deps.ts";
 import { loadCatalog } from "./markets/catalog-db.ts";
 import { markPrice, sellQuotes, venueQuotes } from "./markets/merged-book.ts";
 import { PriceBoard } from "./markets/price-board.ts";
-import { presentMarket } from "./markets/present.ts";
+import { listedMarket, presentMarket } from "./markets/present.ts";
 import { Metrics, meterPlacements } from "./metrics/metrics.ts";
 import { OrderService, type Checkpoint } from "./orders/service.ts";
 import { ResolutionService } from "./resolution/service.ts";
@@ -265,7 +265,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     },
     markets: (q) =>
       board.memo(JSON.stringify(q), () => {
-        const page = catalog.list(q);
+        const page = catalog.list(q, (l) => listedMarket(l, venues) !== undefined);
         return { data: page.data.map((e) => presentMarket(e, venues, board.prices(e, "YES", 1))), next_cursor: page.nextCursor };
       }),
     prices: (eventId, outcome, depth, side) => {

@@ -84,6 +84,13 @@ describe("MarketCatalog.list", () => {
     expect(walk({ venue: "nowhere" })).toEqual([]);
   });
 
+  it("matches a venue only on the listings shown: an event whose listing there is not shown is not listed under it", () => {
+    const shownMarket = catalog.events().find((e) => e.listings.some((l) => l.venue === "kalshi-sim"))!.listings.find((l) => l.venue === "kalshi-sim")!;
+    const page = catalog.list({ venue: "kalshi-sim", limit: 500 }, (l) => l === shownMarket);
+    expect(page.data.map((e) => e.eventId)).toEqual([catalog.events().find((e) => e.listings.includes(shownMarket))!.eventId]);
+    expect(catalog.list({ limit: 500 }, () => false).data).toHaveLength(catalog.events().length);
+  });
+
   it("searches title and description, case-insensitively, every word required", () => {
     const btc = walk({ q: "BITCOIN" }).map((e) => e.eventId);
     expect(btc).toContain("btc-above-150k-2026-12-31");

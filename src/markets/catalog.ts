@@ -132,7 +132,11 @@ export class MarketCatalog {
     return event.listings;
   }
 
-  list(query: ListQuery = {}): Page<CatalogEvent> {
+  /**
+   * A page of events. `shown` tells which listings the records show (presentMarket leaves out a listing
+   * whose venue is not connected): `venue` matches only those, so that every event listed under it shows it.
+   */
+  list(query: ListQuery = {}, shown: (listing: VenueListing) => boolean = () => true): Page<CatalogEvent> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
       throw invalid("limit", `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
@@ -144,7 +148,7 @@ export class MarketCatalog {
     for (const e of this.sorted) {
       if (after !== undefined && e.eventId <= after) continue;
       if (query.status && e.status !== query.status) continue;
-      if (query.venue && !e.listings.some((l) => l.venue === query.venue)) continue;
+      if (query.venue && !e.listings.some((l) => l.venue === query.venue && shown(l))) continue;
       if (words.length > 0) {
         const text = `${e.eventId} ${e.title} ${e.description}`.toLowerCase();
         if (!words.every((w) => text.includes(w))) continue;

@@ -1,7 +1,7 @@
 import { describeFeeModel } from "../domain/fees.ts";
 import { microToNumber } from "../domain/money.ts";
-import type { Venue } from "../venues/venue.ts";
-import type { UnifiedEvent } from "./catalog.ts";
+import type { Venue, VenueMarket } from "../venues/venue.ts";
+import type { UnifiedEvent, VenueListing } from "./catalog.ts";
 import type { PriceRecord } from "./merged-book.ts";
 
 /** A record of `GET /v1/markets`. */
@@ -26,6 +26,11 @@ export interface MarketRecord {
   volume_usdc: number;
 }
 
+/** The venue's market of a listing, when its venue is connected and knows it: what the listing's record shows. */
+export function listedMarket(listing: VenueListing, venues: readonly Venue[]): VenueMarket | undefined {
+  return venues.find((v) => v.id === listing.venue)?.market(listing.venueMarketId);
+}
+
 /**
  * One unified event as the markets listing shows it, with the best bid and ask of its merged YES book
  * (`yes`, as mergeBooks makes it). Trading rules and volume come from the venues themselves, so a listing
@@ -33,7 +38,7 @@ export interface MarketRecord {
  */
 export function presentMarket(event: UnifiedEvent, venues: readonly Venue[], yes: PriceRecord): MarketRecord {
   const listed = event.listings.flatMap((l) => {
-    const market = venues.find((v) => v.id === l.venue)?.market(l.venueMarketId);
+    const market = listedMarket(l, venues);
     return market ? [{ venue: l.venue, market }] : [];
   });
   return {

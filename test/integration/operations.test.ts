@@ -124,3 +124,18 @@ describe("the API-wide rate limit", () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
 });
+
+describe("a server run on some of the venues (VENUES)", () => {
+  let s: TestServer;
+  beforeAll(async () => {
+    s = await startTestServer({ VENUES: "polymarket,kalshi" });
+  });
+  afterAll(async () => s?.stop());
+
+  it("lists under ?venue= only events whose record shows that venue: a venue not connected lists none", async () => {
+    const kalshi = await s.client.markets({ venue: "kalshi-sim", limit: 500 });
+    expect(kalshi.data.length).toBeGreaterThan(0);
+    for (const m of kalshi.data) expect(m.venues.map((v) => v.venue)).toContain("kalshi-sim");
+    expect((await s.client.markets({ venue: "limitless-sim", limit: 500 })).data).toEqual([]);
+  });
+});
