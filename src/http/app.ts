@@ -183,6 +183,18 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split("?")[0]!;
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    // A path of the API's routes asked with a method they do not take (RFC 9110 §15.5.6); the terminal's
+    // catch-all (a `*` param) is no API route.
+    const allow = path.startsWith("/v1/")
+      ? API_METHODS.filter((method) => {
+          const route = app.findRoute({ method, url: path });
+          return route !== null && route.params["*"] === undefined;
+        })
+      : [];
+    if (allow.length > 0) {
+      const use = allow.join(", ");
+      return sendError(new AppError("method_not_allowed", `${req.method} is not allowed on ${shown}: use ${use}.`, undefined, { allow: use }), req, reply);
+    }
     reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${shown}.`, request_id: req.id } });
   });
 
@@ -276,6 +288,9 @@ function keyBudget(key: string): string {
 function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
 }
+
+/** The methods the API's routes take (HEAD with each GET): what an Allow header may name. */
+const API_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
 
 function sendError(err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const e = toAppError(err);

@@ -572,7 +572,21 @@ describe("static terminal", () => {
     const long = await app.inject({ method: "GET", url: `/v1/${"x".repeat(5_000)}` });
     expect([long.statusCode, long.json().error.message]).toEqual([404, `No route GET /v1/${"x".repeat(196)}….`]);
     expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
+    expect((await app.inject({ method: "POST", url: "/v1/nope" })).statusCode).toBe(404);
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
+  });
+
+  it("answers a method a known API path does not take 405 method_not_allowed, with Allow naming those it takes", async () => {
+    for (const [method, url, allow] of [
+      ["DELETE", "/v1/prices/fed-cut-2026-12", "GET, HEAD"],
+      ["POST", "/v1/markets?limit=1", "GET, HEAD"],
+      ["GET", "/v1/order", "POST"],
+      ["PUT", "/v1/order", "POST"],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: { "x-request-id": "req-405" } });
+      expect([method, url, res.statusCode, res.headers["allow"]]).toEqual([method, url, 405, allow]);
+      expect(res.json()).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed on ${url.split("?")[0]}: use ${allow}.`, request_id: "req-405" } });
+    }
   });
 
   it("serves index.html asked for by name with the same CSP, so no site can frame the terminal there either", async () => {
