@@ -47,6 +47,12 @@ describe("GET /v1/markets", () => {
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ error: { code: "invalid_request" } });
   });
+
+  it("refuses an empty venue (a script's unset variable) with invalid_request naming it, rather than list every venue's events", async () => {
+    const r = await s.client.request("GET", "/v1/markets?venue=");
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({ error: { code: "invalid_request", details: { fields: { venue: expect.any(String) } } } });
+  });
 });
 
 describe("GET /v1/prices/{event_id}", () => {
