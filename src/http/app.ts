@@ -175,7 +175,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("onRoute", (route) => {
     if (!route.url.startsWith("/v1/")) return;
     route.preValidation = [...[route.preValidation ?? []].flat(), refuseNul];
-    if (route.schema?.querystring === undefined) route.preValidation = [...route.preValidation, refuseQuery];
+    route.preValidation = [...route.preValidation, route.schema?.querystring === undefined ? refuseQuery : refuseRepeated];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
   });
 
@@ -306,6 +306,13 @@ function refuseQuery(req: FastifyRequest, _reply: FastifyReply, done: (err?: Err
   const fields = Object.create(null) as Record<string, string>;
   for (const name of names) fields[name] = "is not a known field";
   done(invalidRequest("querystring", fields));
+}
+
+/** A route's hook when it takes a query: a parameter sent more than once is refused as such, not as a wrong type. */
+function refuseRepeated(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const repeated = Object.entries(req.query as object).filter(([, value]) => Array.isArray(value));
+  if (repeated.length === 0) return done();
+  done(invalidRequest("querystring", Object.fromEntries(repeated.map(([name]) => [name, "is given more than once"]))));
 }
 
 /**

@@ -559,6 +559,21 @@ describe("malformed URLs", () => {
   });
 });
 
+describe("a query parameter given more than once", () => {
+  it("is invalid_request saying so, not that it must be one string or integer", async () => {
+    const { cookie } = await signUp();
+    for (const [url, name] of [
+      [`/v1/prices/${EVENT.eventId}?side=buy&side=sell`, "side"],
+      [`/v1/prices/${EVENT.eventId}?depth=5&depth=5`, "depth"],
+      ["/v1/markets?status=open&status=closed", "status"],
+      ["/v1/orders?limit=1&limit=2", "limit"],
+    ] as const) {
+      const res = await app.inject({ method: "GET", url, headers: { cookie } });
+      expect([url, res.statusCode, res.json().error.code, res.json().error.details.fields]).toEqual([url, 400, "invalid_request", { [name]: "is given more than once" }]);
+    }
+  });
+});
+
 describe("static terminal", () => {
   it("serves index.html for client routes with a strict CSP, but never for /v1", async () => {
     const page = await app.inject({ method: "GET", url: "/settings/keys" });
