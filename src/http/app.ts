@@ -176,6 +176,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     if (!route.url.startsWith("/v1/")) return;
     route.preValidation = [...[route.preValidation ?? []].flat(), refuseNul];
     route.preValidation = [...route.preValidation, route.schema?.querystring === undefined ? refuseQuery : refuseRepeated];
+    if (route.schema?.querystring !== undefined) route.preHandler = [...[route.preHandler ?? []].flat(), refuseInfinite];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
   });
 
@@ -313,6 +314,17 @@ function refuseRepeated(req: FastifyRequest, _reply: FastifyReply, done: (err?: 
   const repeated = Object.entries(req.query as object).filter(([, value]) => Array.isArray(value));
   if (repeated.length === 0) return done();
   done(invalidRequest("querystring", Object.fromEntries(repeated.map(([name]) => [name, "is given more than once"]))));
+}
+
+/**
+ * A route's hook once its query is validated: Ajv reads `1e400` or `Infinity` sent for a number as ±Infinity
+ * and checks a number's bounds only when it is finite, so a limit or depth past every bound would reach the
+ * store or the book (a 5xx there). Each is refused as out of range.
+ */
+function refuseInfinite(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const infinite = Object.entries(req.query as object).filter(([, value]) => typeof value === "number" && !Number.isFinite(value));
+  if (infinite.length === 0) return done();
+  done(invalidRequest("querystring", Object.fromEntries(infinite.map(([name]) => [name, "is out of range"]))));
 }
 
 /**

@@ -574,6 +574,21 @@ describe("a query parameter given more than once", () => {
   });
 });
 
+describe("a number in a query beyond a double's range (1e400, Infinity)", () => {
+  it("is invalid_request naming it, not a 5xx from a page of Infinity rows or a book of Infinity levels", async () => {
+    const { cookie } = await signUp();
+    for (const [url, name] of [
+      ["/v1/orders?limit=1e400", "limit"],
+      ["/v1/activity?limit=Infinity", "limit"],
+      ["/v1/withdrawals?limit=-1e400", "limit"],
+      [`/v1/prices/${EVENT.eventId}?depth=1e400`, "depth"],
+    ] as const) {
+      const res = await app.inject({ method: "GET", url, headers: { cookie } });
+      expect([url, res.statusCode, res.json().error.code, Object.keys(res.json().error.details?.fields ?? {})]).toEqual([url, 400, "invalid_request", [name]]);
+    }
+  });
+});
+
 describe("static terminal", () => {
   it("serves index.html for client routes with a strict CSP, but never for /v1", async () => {
     const page = await app.inject({ method: "GET", url: "/settings/keys" });
