@@ -90,7 +90,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply.header("x-request-id", req.id)),
-    clientErrorHandler: answerClientError,
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, requestId(undefined)),
   });
 
   app.decorateRequest("rawBody", undefined);
@@ -364,7 +364,7 @@ function invalidRequest(context: string, fields: Record<string, string>): AppErr
  * not HTTP) is answered in the API's error body, as Fastify's own handler would otherwise answer it in its
  * own, and its connection closed.
  */
-function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+function answerClientError(err: NodeJS.ErrnoException, socket: Socket, id: string): void {
   if (err.code === "ECONNRESET" || socket.destroyed) return;
   const e =
     err.code === "ERR_HTTP_REQUEST_TIMEOUT"
@@ -372,9 +372,11 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
       : err.code === "HPE_HEADER_OVERFLOW"
         ? new AppError("headers_too_large")
         : new AppError("invalid_request", "The request is not valid HTTP/1.1.");
-  const body = JSON.stringify({ error: { code: e.code, message: e.message } });
+  const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: id } });
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.write(
+      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+    );
   }
   socket.destroy();
 }

@@ -546,7 +546,9 @@ describe("requests that are not HTTP", () => {
     socket.write("POST /v1/order HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n");
     await new Promise((resolve) => socket.on("close", resolve));
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toMatchObject({ error: { code: "invalid_request" } });
+    const body = JSON.parse(answer.split("\r\n\r\n")[1]!);
+    expect(body).toEqual({ error: { code: "invalid_request", message: expect.any(String), request_id: expect.stringMatching(/^req_/) } });
+    expect(answer).toContain(`\r\nX-Request-Id: ${body.error.request_id}\r\n`);
   });
 });
 
