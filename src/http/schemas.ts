@@ -192,7 +192,7 @@ export const Activity = Type.Object(
     activity_id: Type.String(),
     type: Type.String({
       description:
-        "deposit (USDC sent to the deposit address), faucet (dev chain test USDC), lock / settle / release (a buy's USDC locked, spent, or given back: its lock is its settle plus its release, a settled buy's release being the rest its settlement gave back), withdrawal, redemption (a resolved event's position paid out: 1 USDC a winning share, 0 for a losing one); more kinds may come.",
+        "deposit (USDC sent to the deposit address), faucet (dev chain test USDC), lock / settle / release (a buy's USDC locked, spent, or given back: its lock is its settle plus its release, a settled buy's release being the rest its settlement gave back), sell (a sell's proceeds, after fees, credited by the settlement that burned its shares), withdrawal, redemption (a resolved event's position paid out: 1 USDC a winning share, 0 for a losing one); more kinds may come.",
     }),
     amount_usdc: Num("USDC moved: deposited, locked, spent by a settle, released, or withdrawn"),
     tx_hash: Nullable(Type.String({ description: "The transaction that moved it (a deposit's credit, not its transfer): null until there is one." })),
