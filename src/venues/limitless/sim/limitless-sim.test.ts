@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { deliveredShares, grossForDelivered } from "../../../domain/fees.ts";
+import { ONE } from "../../../domain/money.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { LimitlessVenue } from "../limitless-venue.ts";
@@ -17,10 +18,12 @@ describe("Limitless simulator", () => {
   let sim: LimitlessSim;
   let venue: LimitlessVenue;
   const adapter = (credentials = sim.credentials) => new LimitlessVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300 });
+  /** A taking buy with 20 ticks of room above the best ask (capped below 1): the book ticks every 40 ms, and may before the order arrives. */
   const taking = (): ChildOrder => {
     const m = venue.market(slug)!;
-    const best = venue.book(slug, "YES")!.asks[0]!;
-    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: deliveredShares(m.feeModel, m.minOrderShares), expiresAt: Date.now() + 60_000 };
+    const room = venue.book(slug, "YES")!.asks[0]!.price + 20n * m.tickSize;
+    const limitPrice = room < ONE ? room : ONE - m.tickSize;
+    return { clientOrderId: `sim-${process.pid}-${++n}`, venueMarketId: slug, outcome: "YES", side: "buy", limitPrice, shares: deliveredShares(m.feeModel, m.minOrderShares), expiresAt: Date.now() + 60_000 };
   };
 
   beforeEach(async () => {
