@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
 import { orderFee } from "../../domain/fees.ts";
+import { ONE } from "../../domain/money.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
 import { expirationFor } from "./order-signing.ts";
@@ -34,11 +35,11 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
 }
 
 let seq = 0;
-function buy(venue: PolymarketVenue, expiresAt = Date.now() + 60_000): ChildOrder {
-  const listing = catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === venue.id))!.listings.find((l) => l.venue === venue.id)!;
-  const m = venue.market(listing.venueMarketId)!;
-  const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
-  return { clientOrderId: `pm-test-${++seq}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt };
+/** A taking buy with 20 ticks of room above the best ask (capped below 1): the book ticks every 50 ms, and may before the order arrives. */
+function buy(venue: PolymarketVenue, expiresAt = Date.now() + 60_000, venueMarketId = catalog.events().find((e) => e.status === "open" && e.listings.some((l) => l.venue === venue.id))!.listings.find((l) => l.venue === venue.id)!.venueMarketId): ChildOrder {
+  const m = venue.market(venueMarketId)!;
+  const room = venue.book(venueMarketId, "YES")!.asks[0]!.price + 20n * m.tickSize;
+  return { clientOrderId: `pm-test-${++seq}`, venueMarketId, outcome: "YES", side: "buy", limitPrice: room < ONE ? room : ONE - m.tickSize, shares: m.minOrderShares, expiresAt };
 }
 
 describe("PolymarketVenue", () => {
@@ -48,9 +49,7 @@ describe("PolymarketVenue", () => {
     const { sim, venue } = await setup({}, { feeExponents: { [listing.venueMarketId]: 0 } });
     const m = venue.market(listing.venueMarketId)!;
     expect(m.feeModel).toEqual({ kind: "polymarket", ratePpm: rate, exponent: 0 });
-    const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
-    const order: ChildOrder = { clientOrderId: `pm-test-${++seq}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: best.price + m.tickSize, shares: m.minOrderShares, expiresAt: Date.now() + 60_000 };
-    const placed = await venue.place(order);
+    const placed = await venue.place(buy(venue, undefined, m.venueMarketId));
     if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
     const bought = placed.fills.reduce((s, f) => s + f.shares, 0n);
     const fee = placed.fills.reduce((s, f) => s + f.fee, 0n);
@@ -106,8 +105,9 @@ describe("PolymarketVenue", () => {
     sim.changeTick(id, 1_000n);
     // 0.001: a lot of 10 shares costs whole cents at any price on it, and the 5-share minimum rounds up to one
     await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 2_000, interval: 20 });
-    const best = venue.book(id, "YES")!.asks[0]!;
-    const fine: ChildOrder = { ...buy(venue), limitPrice: best.price + 1_000n, shares: 10_000_000n };
+    // on the new tick, off the old one, with 15 to 25 new ticks of room above the ask
+    const room = (venue.book(id, "YES")!.asks[0]!.price / 10_000n) * 10_000n + 25_000n;
+    const fine: ChildOrder = { ...buy(venue), limitPrice: room < ONE ? room : ONE - 1_000n, shares: 10_000_000n };
     expect(fine.limitPrice % 10_000n).not.toBe(0n);
     expect((await venue.place(fine)).kind).toBe("filled");
     sim.changeTick(id, 50n);
