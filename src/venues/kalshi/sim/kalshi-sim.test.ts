@@ -2,6 +2,7 @@ import { generateKeyPairSync } from "node:crypto";
 import axios from "axios";
 import { Configuration, MarketApi, OrdersApi, PortfolioApi, type CreateOrderV2Request } from "kalshi-typescript";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ONE } from "../../../domain/money.ts";
 import { MarketCatalog } from "../../../markets/catalog.ts";
 import { KalshiVenue } from "../kalshi-venue.ts";
 import { startKalshiSim, type KalshiSim } from "./kalshi-sim.ts";
@@ -36,17 +37,24 @@ const api = <T>(Api: new (...args: any[]) => T, c: Configuration) => new Api(c, 
 describe("kalshi-typescript, Kalshi's published client, against the simulator", () => {
   const config = () => new Configuration({ basePath: sim.url, apiKey: sim.credentials.keyId, privateKeyPem: sim.credentials.privateKeyPem });
   const client = <T>(Api: new (...args: any[]) => T, c = config()) => api(Api, c);
-  /** An immediate-or-cancel bid for YES at the best ask, in the SDK's own request type. */
-  const iocBid = (clientOrderId: string, count: string, extra: Partial<CreateOrderV2Request> = {}): CreateOrderV2Request => ({
-    ticker: TICKER,
-    client_order_id: clientOrderId,
-    side: "bid",
-    count,
-    price: (Number(sim.exchange.book(TICKER, "YES")!.asks[0]!.price) / 1e6).toFixed(2),
-    time_in_force: "immediate_or_cancel",
-    self_trade_prevention_type: "taker_at_cross",
-    ...extra,
-  });
+  /**
+   * An immediate-or-cancel bid for YES with 20 ticks of room above the best ask (capped below 1), in the SDK's
+   * own request type: the book ticks every 40 ms, and may before the order arrives.
+   */
+  const iocBid = (clientOrderId: string, count: string, extra: Partial<CreateOrderV2Request> = {}): CreateOrderV2Request => {
+    const tick = sim.exchange.market(TICKER)!.tickSize;
+    const room = sim.exchange.book(TICKER, "YES")!.asks[0]!.price + 20n * tick;
+    return {
+      ticker: TICKER,
+      client_order_id: clientOrderId,
+      side: "bid",
+      count,
+      price: (Number(room < ONE ? room : ONE - tick) / 1e6).toFixed(2),
+      time_in_force: "immediate_or_cancel",
+      self_trade_prevention_type: "taker_at_cross",
+      ...extra,
+    };
+  };
 
   it("serves a tapered market's price ranges, and refuses an order off them as invalid", async () => {
     const { market } = (await client(MarketApi).getMarket(TAPERED)).data;
