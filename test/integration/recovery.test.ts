@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { ONE } from "../../src/domain/money.ts";
 import { chainOrderId, childOrder, childOrderId } from "../../src/orders/service.ts";
 import type { OrderLeg, OrderRecord } from "../../src/store/store.ts";
+import type { Venue } from "../../src/venues/venue.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { orderRecord } from "../helpers/stores.ts";
 
@@ -43,6 +45,13 @@ function reconcile() {
 /** A child order of the order as it would have been stored before it was sent; `expiresIn` ms from now (negative: long expired). */
 function legOf(order: OrderRecord, venue: string, limitPrice: bigint, shares: bigint, expiresIn = -60_000): OrderLeg {
   return { venue, clientOrderId: childOrderId(order.id, venue), venueMarketId: marketIds.get(venue)!, limitPrice, shares, round: 1, expiresAt: Date.now() + expiresIn };
+}
+
+/** A limit 20 ticks above the venue's best ask (capped below 1), so a book that ticks before the child order arrives still fills it. */
+function takingLimit(venue: Venue): bigint {
+  const m = venue.market(marketIds.get(venue.id)!)!;
+  const room = venue.book(m.venueMarketId, "YES")!.asks[0]!.price + 20n * m.tickSize;
+  return room < ONE ? room : ONE - m.tickSize;
 }
 
 const marketIds = new Map<string, string>();
@@ -89,8 +98,7 @@ describe("start-up reconciliation", () => {
     const { order, address } = await interrupted("routing");
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
     const venue = s.crossfill.venues.find((v) => v.id === "kalshi-sim")!;
-    const best = venue.book(marketIds.get("kalshi-sim")!, "YES")!.asks[0]!;
-    const leg = legOf(order, venue.id, best.price, 3_000_000n, 30_000);
+    const leg = legOf(order, venue.id, takingLimit(venue), 3_000_000n, 30_000);
     await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
     const placed = await venue.place(childOrder(order, leg));
     expect(placed.kind).toBe("filled");
@@ -135,8 +143,7 @@ describe("start-up reconciliation", () => {
     const chainId = chainOrderId(order.id);
     await s.crossfill.vault.lock(chainId, address, order.amount);
     const venue = s.crossfill.venues.find((v) => v.id === "kalshi-sim")!;
-    const best = venue.book(marketIds.get("kalshi-sim")!, "YES")!.asks[0]!;
-    const leg = legOf(order, venue.id, best.price, 2_000_000n, 30_000);
+    const leg = legOf(order, venue.id, takingLimit(venue), 2_000_000n, 30_000);
     await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
     const placed = await venue.place(childOrder(order, leg));
     if (placed.kind !== "filled") throw new Error(`expected a fill, got ${placed.kind}`);
@@ -158,8 +165,7 @@ describe("start-up reconciliation", () => {
     const { order, address } = await interrupted("routing");
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
     const venue = s.crossfill.venues.find((v) => v.id === "kalshi-sim")!;
-    const best = venue.book(marketIds.get("kalshi-sim")!, "YES")!.asks[0]!;
-    const leg = legOf(order, venue.id, best.price, 4_000_000n, 30_000);
+    const leg = legOf(order, venue.id, takingLimit(venue), 4_000_000n, 30_000);
     await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
     await simFaults("kalshi-sim", { partialFills: true });
     try {
@@ -175,8 +181,7 @@ describe("start-up reconciliation", () => {
     const { order, address } = await interrupted("routing");
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
     const venue = s.crossfill.venues.find((v) => v.id === "polymarket-sim")!;
-    const best = venue.book(marketIds.get("polymarket-sim")!, "YES")!.asks[0]!;
-    const leg = legOf(order, venue.id, best.price, 10_000_000n, 30_000);
+    const leg = legOf(order, venue.id, takingLimit(venue), 10_000_000n, 30_000);
     await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
     await simFaults("polymarket-sim", { resting: true });
     try {
