@@ -303,7 +303,8 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("fault 5xx: transient server errors are retried and the order fills once", async () => {
-      const order = takingOrder(openMarket());
+      // the retries wait before the order arrives: room for the book to tick meanwhile
+      const order = roomyBuy(openMarket());
       h.faults.set({ serverErrors: 2 });
       const r = await h.venue.place(order);
       expect(r.kind).toBe("filled");
@@ -311,7 +312,8 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("fault 429: waits as long as Retry-After says, then fills", async () => {
-      const order = takingOrder(openMarket());
+      // the order arrives a second after its price was read: room for the book to tick meanwhile
+      const order = roomyBuy(openMarket());
       h.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 1 } });
       const started = Date.now();
       const r = await h.venue.place(order);
