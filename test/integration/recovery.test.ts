@@ -128,11 +128,13 @@ describe("start-up reconciliation", () => {
   it("a child order the venue does not know yet keeps its order routing and its funds locked until it expires", async () => {
     const { order, address } = await interrupted("routing");
     await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
-    await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [legOf(order, "kalshi-sim", 10_000n, 1_000_000n, 1_500)] });
+    // Expiring 5 s on, so the first pass comes before it even on a busy machine; the second once it has expired.
+    const leg = legOf(order, "kalshi-sim", 10_000n, 1_000_000n, 5_000);
+    await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [leg] });
     await reconcile();
     expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "routing" });
     expect((await s.crossfill.vault.balanceOf(address)).locked).toBe(order.amount);
-    await new Promise((r) => setTimeout(r, 1_600));
+    await new Promise((r) => setTimeout(r, leg.expiresAt - Date.now() + 100));
     await reconcile();
     expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "failed" });
     expect((await s.crossfill.vault.balanceOf(address)).locked).toBe(0n);
