@@ -15,14 +15,20 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 
-/** A refusal by the API, as its code and sentence; anything else (the server is not running) as it is. */
+/**
+ * A refusal by the API, as its code and sentence; a connection that failed (the server is not running) as
+ * that; anything else (a request refused here, before it was sent) as what refused it.
+ */
 export async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
   try {
     return await call;
   } catch (e) {
     // on one line: a message that is not the API's is the text of whatever answered (a proxy's error page)
     if (e instanceof CrossfillError) fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}`);
-    fail(`the server did not answer (${(e as Error).message}); is it running? (CROSSFILL_URL)`);
+    // fetch's failure to connect (refused, no such host, reset) carries the system's error, with its code
+    const cause = (e as Error).cause as { code?: unknown; message?: string } | undefined;
+    if (typeof cause?.code === "string") fail(`the server did not answer (${cause.message}); is it running? (CROSSFILL_URL)`);
+    fail(`the request could not be sent (${(e as Error).message}${cause?.message ? `: ${cause.message}` : ""})`);
   }
 }
 

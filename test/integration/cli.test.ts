@@ -167,6 +167,30 @@ describe("crossfill against a CROSSFILL_URL without its scheme", () => {
   });
 });
 
+describe("crossfill when its request is not sent, or no server answers it", () => {
+  it("says what refused the request here, and that the server did not answer only when no connection was made", async () => {
+    const fails = async (extra: Record<string, string>) => {
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_API_KEY: "ck_live_x", ...extra } }).catch((e: { code: number; stderr: string }) => e);
+      return [(failed as { code: number }).code, (failed as { stderr: string }).stderr];
+    };
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    expect(await fails({ CROSSFILL_URL: `http://127.0.0.1:${port}`, CROSSFILL_API_KEY: "ck_live_\u20ac" })).toEqual([
+      2,
+      "crossfill: the request could not be sent (Cannot convert argument to a ByteString because the character at index 8 has a value of 8364 which is greater than 255.)\n",
+    ]);
+    expect(await fails({ CROSSFILL_URL: `http://me:pw@127.0.0.1:${port}` })).toEqual([
+      2,
+      `crossfill: the request could not be sent (Request cannot be constructed from a URL that includes credentials: http://me:pw@127.0.0.1:${port}/v1/activity?limit=50)\n`,
+    ]);
+    // a port fetch never connects to
+    expect(await fails({ CROSSFILL_URL: "http://127.0.0.1:6000" })).toEqual([2, "crossfill: the request could not be sent (fetch failed: bad port)\n"]);
+    expect(await fails({ CROSSFILL_URL: `http://127.0.0.1:${port}` })).toEqual([2, `crossfill: the server did not answer (connect ECONNREFUSED 127.0.0.1:${port}); is it running? (CROSSFILL_URL)\n`]);
+  });
+});
+
 describe("crossfill accounts password", () => {
   it("lets the CLI's account sign in to the web terminal", async () => {
     const set = await withStdin("correct horse battery\n", "accounts", "password");
