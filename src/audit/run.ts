@@ -8,9 +8,10 @@ import type { Address, Hex32, Ledger, UsdcTransfer, Vault } from "../vault/vault
 import type { Venue, VenueFill } from "../venues/venue.ts";
 import { checkInvariants, marketKey, type InvariantResult, type ResolvedHolding } from "./invariants.ts";
 
+/** Printed as it is by `crossfill audit --json`: its keys are snake_case, as the API's. */
 export interface AuditReport {
   ok: boolean;
-  checkedAt: string;
+  checked_at: string;
   orders: number;
   invariants: InvariantResult[];
 }
@@ -51,7 +52,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     depositKey: (d) => depositKey(d.txHash as Hex32, d.logIndex),
     depositTransfers: await scannedDeposits(store, vault, accounts, ledger),
   });
-  return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checkedAt: now.toISOString(), orders: orders.length, invariants };
+  return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checked_at: now.toISOString(), orders: orders.length, invariants };
 }
 
 /** What each position in a resolved event holds on chain. */
@@ -74,7 +75,7 @@ async function scannedDeposits(store: Store, vault: Vault, accounts: readonly Ac
 
 /** The report as a person reads it: one line per invariant, with examples of what broke it. */
 export function formatAudit(r: AuditReport): string {
-  const lines = [`crossfill audit of ${r.orders} orders at ${r.checkedAt}: ${r.ok ? "every invariant holds" : "VIOLATIONS FOUND"}`];
+  const lines = [`crossfill audit of ${r.orders} orders at ${r.checked_at}: ${r.ok ? "every invariant holds" : "VIOLATIONS FOUND"}`];
   for (const i of r.invariants) {
     const mark = i.violations === null ? "skip" : i.violations === 0 ? " ok " : "FAIL";
     lines.push(`[${mark}] ${i.name}: ${i.description}${i.violations ? ` (${i.violations} violations)` : ""}${i.skipped ? ` (skipped: ${i.skipped})` : ""}`);

@@ -39,6 +39,10 @@ describe("crossfill audit with CHAIN_RPC_URL", () => {
     );
     expect(out).not.toMatch(/another build/);
     expect(code).toBe(0);
-    expect((JSON.parse(out) as AuditReport).ok).toBe(true);
+    const report = JSON.parse(out) as AuditReport;
+    expect(report.ok).toBe(true);
+    // snake_case, as the API and every other --json output
+    expect(Object.keys(report).sort()).toEqual(["checked_at", "invariants", "ok", "orders"]);
+    for (const i of report.invariants) expect(Object.keys(i).every((k) => /^[a-z_]+$/.test(k))).toBe(true);
   });
 });
