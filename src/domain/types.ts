@@ -8,6 +8,11 @@ export const STRATEGIES = ["optimize_price", "optimize_speed"] as const;
 export type Strategy = (typeof STRATEGIES)[number];
 export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
+/**
+ * An idempotency key: client_order_id, client_withdrawal_id, the Idempotency-Key header. Printable, and no lone
+ * surrogate (U+D800–U+DFFF): no character, each is stored as U+FFFD, so two different ids would be one.
+ */
+export const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\uffff]{1,64}$/u;
 /** `withdraw` pays money out of the vault: never granted unless asked for (keys are made with read and trade). */
 export const SCOPES = ["read", "trade", "withdraw"] as const;
 export type Scope = (typeof SCOPES)[number];

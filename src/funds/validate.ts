@@ -1,6 +1,7 @@
 import { addressProblem } from "../domain/address.ts";
 import { AppError } from "../domain/errors.ts";
 import { parseMicro, type Micro } from "../domain/money.ts";
+import { CLIENT_ID } from "../domain/types.ts";
 
 /** A validated POST /v1/withdrawals body. */
 export interface WithdrawalRequest {
@@ -11,9 +12,6 @@ export interface WithdrawalRequest {
   /** The account's password, asked again when the request comes from the web terminal's session. */
   password: string | undefined;
 }
-
-// Printable, and no lone surrogate (U+D800–U+DFFF): no character, each is stored as U+FFFD, so two different ids would be one.
-const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\uffff]{1,64}$/u;
 
 /** A field's problem, said as the rest of a sentence that starts with its name. */
 class Invalid extends Error {}

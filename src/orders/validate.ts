@@ -1,6 +1,6 @@
 import { AppError } from "../domain/errors.ts";
 import { formatMicro, parseMicro, type Micro } from "../domain/money.ts";
-import { OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
+import { CLIENT_ID, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
 
 export interface OrderLimits {
   /** Largest amount_usdc one order may carry, in micro-USDC. */
@@ -14,8 +14,6 @@ export interface ValidOrder {
 
 const FIELDS = new Set(["market_id", "outcome", "side", "amount_usdc", "shares", "max_slippage", "strategy", "client_order_id", "time_in_force"]);
 const MAX_SLIPPAGE = 500_000n;
-// Printable, and no lone surrogate (U+D800–U+DFFF): no character, each is stored as U+FFFD, so two different ids would be one.
-const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\uffff]{1,64}$/u;
 
 /**
  * Turns a parsed JSON body into an exact order intent, or throws `invalid_request` naming every
