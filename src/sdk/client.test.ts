@@ -173,6 +173,17 @@ describe("CrossfillClient requests and errors", () => {
     }
   });
 
+  it("refuses a 2xx answer labelled JSON whose body does not parse (cut off), instead of returning its text as the answer", async () => {
+    const { fetch } = recordingFetch(() => new Response('{"order_id":"ord_1","sta', { headers: { "content-type": "application/json; charset=utf-8" } }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch });
+    await expect(client.order({ market_id: "m", outcome: "YES", side: "buy", amount_usdc: 1 })).rejects.toMatchObject({
+      name: "CrossfillError",
+      code: "not_json",
+      status: 200,
+      message: "POST http://api.test/v1/order answered 200 with application/json; charset=utf-8 that does not parse as JSON: is http://api.test the API's address?",
+    });
+  });
+
   it("reads an empty body as null", async () => {
     const { fetch } = recordingFetch(() => new Response(null, { status: 204 }));
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });

@@ -197,13 +197,15 @@ export class CrossfillClient {
     const res = await this.request(method, pathWithQuery, opts);
     if (res.status < 200 || res.status > 299) throw CrossfillError.fromResponse(res);
     // Something else at the address (a web page where the API was expected, under a base URL with a path)
-    // answers 2xx too: its text is no answer of the API's.
+    // answers 2xx too: its text is no answer of the API's. Nor is a body labelled JSON that parseBody left as
+    // text (cut off): the API's answers are objects.
     const type = res.headers["content-type"];
-    if (res.body !== null && !/^application\/json\b/i.test(type ?? "")) {
+    const json = /^application\/json\b/i.test(type ?? "");
+    if (res.body !== null && (!json || typeof res.body === "string")) {
       throw new CrossfillError(
         "not_json",
         res.status,
-        `${method} ${this.baseUrl}${pathWithQuery} answered ${res.status} with ${type ?? "no content type"}, not JSON: is ${this.baseUrl} the API's address?`,
+        `${method} ${this.baseUrl}${pathWithQuery} answered ${res.status} with ${type ?? "no content type"}${json ? " that does not parse as JSON" : ", not JSON"}: is ${this.baseUrl} the API's address?`,
         undefined,
         res.headers["x-request-id"],
       );
