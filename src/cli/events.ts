@@ -197,7 +197,8 @@ export function registerEventCommands(program: Command, fail: (message: string) 
     .action(async (id: string, o: { json?: boolean }) => {
       const rejected = await withStore((store) => store.rejectProposal(id, new Date().toISOString()));
       if (o.json) console.log(JSON.stringify({ id, rejected }));
-      else console.log(rejected ? `Rejected ${id}.` : `No undecided proposal ${id}.`);
+      else if (rejected) console.log(`Rejected ${id}.`);
+      else console.error(`crossfill: no undecided proposal ${id}`);
       if (!rejected) process.exitCode = 1;
     });
 }

@@ -110,7 +110,8 @@ keys
   .action(async (apiKey: string, o: { json?: boolean }) => {
     const revoked = await withStore((store) => store.revokeApiKey(apiKey, new Date().toISOString()));
     if (o.json) console.log(JSON.stringify({ api_key: apiKey, revoked }));
-    else console.log(revoked ? `Revoked ${apiKey}.` : `No active key ${apiKey}.`);
+    else if (revoked) console.log(`Revoked ${apiKey}.`);
+    else console.error(`crossfill: no active key ${apiKey}`);
     if (!revoked) process.exitCode = 1;
   });
 

@@ -197,6 +197,19 @@ describe("crossfill against a CROSSFILL_URL that carries a password", () => {
   });
 });
 
+describe("crossfill keys revoke and events reject of something that is not there", () => {
+  it("says so on stderr, not as an answer on stdout, and exits 1", async () => {
+    for (const args of [["keys", "revoke", "ck_live_none"], ["events", "reject", "prop_none"]]) {
+      const failed = await run(process.execPath, [BIN, ...args], { env: env() }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        1,
+        "",
+        args[0] === "keys" ? "crossfill: no active key ck_live_none\n" : "crossfill: no undecided proposal prop_none\n",
+      ]);
+    }
+  });
+});
+
 describe("crossfill accounts password", () => {
   it("lets the CLI's account sign in to the web terminal", async () => {
     const set = await withStdin("correct horse battery\n", "accounts", "password");
