@@ -10,11 +10,11 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   const apiKey = process.env.CROSSFILL_API_KEY;
   if (!apiKey) fail("set CROSSFILL_API_KEY (and CROSSFILL_API_SECRET to move funds): make a key with `crossfill keys create`");
   const baseUrl = process.env.CROSSFILL_URL || `http://127.0.0.1:${process.env.PORT || 8080}`;
-  // Without its scheme ("localhost:8080") the address is another URL scheme's, which fetch refuses as if no server answered.
-  if (!/^https?:\/\/\S+$/i.test(baseUrl)) fail(`CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
-  // fetch refuses such a URL with an error that quotes it, password included
   const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined;
-  if (url?.username || url?.password) fail("CROSSFILL_URL must not carry a user name or password (the API takes its key in CROSSFILL_API_KEY); it is not printed here");
+  // Without its scheme ("localhost:8080") the address is another URL scheme's, which fetch refuses as if no server answered.
+  if (!url || !/^https?:\/\/\S+$/i.test(baseUrl)) fail(`CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
+  // fetch refuses such a URL with an error that quotes it, password included
+  if (url.username || url.password) fail("CROSSFILL_URL must not carry a user name or password (the API takes its key in CROSSFILL_API_KEY); it is not printed here");
   return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 

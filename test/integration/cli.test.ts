@@ -155,9 +155,9 @@ describe("crossfill behind a proxy whose server is down", () => {
   });
 });
 
-describe("crossfill against a CROSSFILL_URL without its scheme", () => {
+describe("crossfill against a CROSSFILL_URL without its scheme, or that is no URL", () => {
   it("says what is wrong with the setting, instead of that the server did not answer", async () => {
-    for (const url of ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:8080 "]) {
+    for (const url of ["127.0.0.1:8080", "localhost:8080", "ftp://127.0.0.1:8080", "http://127.0.0.1:8080 ", "http://:8080", "http://[::1:8080"]) {
       const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
       expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
         2,
