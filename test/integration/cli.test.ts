@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -206,6 +206,26 @@ describe("crossfill keys revoke and events reject of something that is not there
         "",
         args[0] === "keys" ? "crossfill: no active key ck_live_none\n" : "crossfill: no undecided proposal prop_none\n",
       ]);
+    }
+  });
+});
+
+describe("crossfill where dist/ was not built", () => {
+  it("says to build it, instead of a stack trace", async () => {
+    const tree = mkdtempSync(join(tmpdir(), "crossfill-unbuilt-"));
+    try {
+      mkdirSync(join(tree, "bin"));
+      copyFileSync(BIN, join(tree, "bin", "crossfill.mjs"));
+      const unbuilt: NodeJS.ProcessEnv = env();
+      delete unbuilt.CROSSFILL_FROM_SOURCE;
+      const failed = await run(process.execPath, [join(tree, "bin", "crossfill.mjs"), "keys", "list"], { env: unbuilt }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        "crossfill: dist/ is not built: run npm run build (npm ci runs it)\n",
+      ]);
+    } finally {
+      rmSync(tree, { recursive: true, force: true });
     }
   });
 });
