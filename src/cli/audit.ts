@@ -50,11 +50,11 @@ export function registerAuditCommand(program: Command): void {
  */
 async function openChain(config: Config, store: Store): Promise<{ vault: Vault; close(): Promise<void> }> {
   const open = (rpcUrl: string, operatorKey: Hex, faucet: boolean) =>
-    openEvmVault({ rpcUrl, operatorKey, store, faucet, contracts: contractsFromEnv(process.env), logRangeBlocks: config.chainLogRangeBlocks });
+    openEvmVault({ rpcUrl, operatorKey, store, faucet, contracts: contractsFromEnv(process.env), logRangeBlocks: config.chainLogRangeBlocks, rpcTimeoutMs: config.chainRpcTimeoutMs });
   if (config.chainRpcUrl) {
     // As for the server (src/main.ts), the dev chain's id marks a chain of test USDC: its deployment was
     // recorded as the faucet's build, which a vault opened without the faucet refuses as another build.
-    const faucet = (await new JsonRpc(config.chainRpcUrl).call<Hex>("eth_chainId")) === toHex(DEV_CHAIN_ID);
+    const faucet = (await new JsonRpc(config.chainRpcUrl, config.chainRpcTimeoutMs).call<Hex>("eth_chainId")) === toHex(DEV_CHAIN_ID);
     const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, faucet);
     return { vault, close: () => vault.close() };
   }
@@ -65,7 +65,7 @@ async function openChain(config: Config, store: Store): Promise<{ vault: Vault; 
     return { vault, close: () => vault.close() };
   }
   const devChain = await startDevChain({ dataDir: chainDir });
-  const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, store, faucet: true, devChain, logRangeBlocks: config.chainLogRangeBlocks });
+  const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, store, faucet: true, devChain, logRangeBlocks: config.chainLogRangeBlocks, rpcTimeoutMs: config.chainRpcTimeoutMs });
   return {
     vault,
     close: async () => {

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -44,5 +45,21 @@ describe("crossfill audit with CHAIN_RPC_URL", () => {
     // snake_case, as the API and every other --json output
     expect(Object.keys(report).sort()).toEqual(["checked_at", "invariants", "ok", "orders"]);
     for (const i of report.invariants) expect(Object.keys(i).every((k) => /^[a-z_]+$/.test(k))).toBe(true);
+  });
+});
+
+describe("crossfill audit with CHAIN_RPC_TIMEOUT_MS", () => {
+  it("gives up on a chain that does not answer after CHAIN_RPC_TIMEOUT_MS, as the server does, not after the default 15 s", async () => {
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    try {
+      const env = { DATA_DIR: dataDir, CHAIN_RPC_URL: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, OPERATOR_PRIVATE_KEY: chain.operatorKey, CHAIN_RPC_TIMEOUT_MS: "200" };
+      const { code, stderr } = await new Promise<{ code: number | string | null | undefined; stderr: string }>((resolve) =>
+        execFile(process.execPath, [BIN, "audit"], { env: { ...process.env, ...env, LOG_LEVEL: "silent" }, timeout: 30_000 }, (err, _stdout, stderr) => resolve({ code: err?.code, stderr })),
+      );
+      expect([code, stderr]).toEqual([2, "crossfill: no answer within 200 ms\n"]);
+    } finally {
+      silent.close();
+    }
   });
 });
