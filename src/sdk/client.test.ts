@@ -166,7 +166,7 @@ describe("CrossfillClient requests and errors", () => {
       const err = await client.account().catch((e: unknown) => e);
       expect(err).toMatchObject({ name: "TimeoutError" });
       expect(err).not.toBeInstanceOf(CrossfillError);
-      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(Date.now() - started).toBeLessThan(10_000);
     } finally {
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
