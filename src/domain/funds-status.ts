@@ -30,8 +30,9 @@ export type DepositStatus = (typeof DEPOSIT_STATUSES)[number];
 export const OPEN_DEPOSIT_STATUSES: readonly DepositStatus[] = ["detected", "crediting"];
 
 export const DEPOSIT_ENTERED_FROM: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
-  // A dropped transfer that the chain shows again (mined anew after a reorganisation) is credited after all.
-  detected: ["dropped"],
+  // A dropped transfer that the chain shows again (mined anew after a reorganisation) is credited after all; so is
+  // a credited one whose credit a reorganisation removed (the Vault credits its key once, whatever is sent again).
+  detected: ["dropped", "credited"],
   crediting: ["detected", "crediting"],
   credited: ["detected", "crediting"],
   dropped: ["detected", "crediting"],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from "viem/accounts";
-import { createPublicClient, createWalletClient, defineChain, http } from "viem";
+import { createPublicClient, createWalletClient, defineChain, encodeFunctionData, http } from "viem";
 import { testUSDCAbi } from "../contracts/artifacts.ts";
 import type { Log } from "../orders/service.ts";
 import type { AccountRecord } from "../store/store.ts";
@@ -38,6 +38,28 @@ async function keyedAccount(id: string) {
   const key = generatePrivateKey();
   const account = await t.store.createAccount({ id, email: `${id}@example.com`, address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
   return { key, account };
+}
+
+/** A wallet holding `amount` USDC of its own (paid out of the Vault) signs a transfer of it to `to`, not sent: a raw transaction. */
+async function signedTransfer(to: Address, amount: bigint): Promise<Hex> {
+  const payer = await newClient(t);
+  await t.vault.fund(payer.address, amount, keyOf(`payer-${payer.address}`));
+  const sender = privateKeyToAccount(generatePrivateKey());
+  await t.rpc.call("anvil_setBalance", [sender.address, "0xde0b6b3a7640000"]);
+  await t.vault.withdrawTo(keyOf(`to-${sender.address}`), payer.address, sender.address, amount);
+  const chain = defineChain({ id: t.chain.chainId, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [t.chain.rpcUrl] } } });
+  const wallet = createWalletClient({ account: sender, chain, transport: http(t.chain.rpcUrl) });
+  const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "transfer", args: [to, amount] });
+  return wallet.signTransaction(await wallet.prepareTransactionRequest({ to: t.vault.info().contracts.usdc, data, nonce: 0, gas: 100_000n }));
+}
+
+/** Mines the raw transactions in one block; resolves to their receipts. */
+async function mine(raws: Hex[]) {
+  const chain = defineChain({ id: t.chain.chainId, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [t.chain.rpcUrl] } } });
+  const reader = createPublicClient({ chain, transport: http(t.chain.rpcUrl) });
+  const hashes = await Promise.all(raws.map((raw) => t.rpc.call<Hex>("eth_sendRawTransaction", [raw])));
+  await t.rpc.call("evm_mine");
+  return Promise.all(hashes.map((hash) => reader.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
 }
 
 describe("the deposit watcher", () => {
@@ -185,6 +207,25 @@ describe("the deposit watcher", () => {
     await watcherSigningWith(() => key).pass();
     const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
     expect(mine.map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("credits again a deposit whose credit a deep reorganisation removed, its transfer mined again at the same log index", async () => {
+    const { key, account } = await keyedAccount("acc_uncredited");
+    const deposit = await signedTransfer(account.address as Address, 4n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    const [first] = await mine([deposit]);
+    expect(await watcher.pass()).toBe(1);
+    // A reorganisation deeper than the confirmations: the new chain has an empty block first, then the transfer, its block's first log again.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    const [again] = await mine([deposit]);
+    expect(again!.logs.map((l) => l.logIndex)).toEqual(first!.logs.map((l) => l.logIndex));
+    await watcher.pass();
+    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(stored.map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 

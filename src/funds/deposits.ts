@@ -90,9 +90,11 @@ export class DepositWatcher {
     const target = (await vault.blockNumber()) - BigInt(this.d.confirmations);
     let from = chain.deployedAt;
     const cursor = await store.chainCursor(name);
-    if (cursor) {
-      if ((await vault.blockHash(cursor.block)) === cursor.hash) from = cursor.block + 1n;
-      else log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
+    const reorganised = cursor !== undefined && (await vault.blockHash(cursor.block)) !== cursor.hash;
+    if (cursor && !reorganised) from = cursor.block + 1n;
+    if (reorganised) {
+      log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
+      await this.uncreditRemoved();
     }
     if (from > target) return;
     // The target's hash before its transfers: a reorganisation while they are read then leaves a cursor the next
@@ -128,6 +130,21 @@ export class DepositWatcher {
       this.d.checkpoint?.("deposit.stored", f.id);
     }
     if (hash) await store.setChainCursor(name, { block: target, hash });
+  }
+
+  /**
+   * Puts back to be credited every credited deposit whose credit the chain no longer has (a reorganisation removed
+   * it): the transfer, if still there, is credited again under the same key, which the Vault credits once; gone, it
+   * is dropped. Before the cursor moves past the reorganisation, so a crash here does it again at the next pass.
+   */
+  private async uncreditRemoved(): Promise<void> {
+    const { store, vault, log } = this.d;
+    for (const d of await store.depositsInStatus(["credited"])) {
+      if ((await vault.depositState(depositKey(d.txHash as Hex32, d.logIndex))).kind === "credited") continue;
+      if (await store.updateDeposit(d.id, ["credited"], { status: "detected", creditTx: null })) {
+        log.warn({ deposit_id: d.id, credit_tx: d.creditTx }, "a reorganisation removed a deposit's credit; crediting it again");
+      }
+    }
   }
 
   /**
