@@ -1,4 +1,5 @@
 import { formatMicro } from "../domain/money.ts";
+import { depositId, placesInTransactions } from "../funds/chain-ids.ts";
 import type { AccountRecord, DepositRecord, WithdrawalRecord } from "../store/store.ts";
 import type { Hex32, Ledger, UsdcTransfer } from "../vault/vault.ts";
 
@@ -93,8 +94,9 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
     check("deposits_found", "every transfer into a deposit address, up to where the watcher scanned, is a stored deposit of its account", (bad) => {
       const stored = new Map(deposits.map((d) => [d.id, d]));
       const accountOf = new Map(input.accounts.map((a) => [a.address.toLowerCase(), a.id]));
-      for (const t of transfers) {
-        const d = stored.get(`${t.txHash.toLowerCase()}:${t.logIndex}`);
+      const places = placesInTransactions(transfers);
+      for (const [i, t] of transfers.entries()) {
+        const d = stored.get(depositId(t.txHash, places[i]!));
         if (!d) bad(`transfer ${t.txHash}:${t.logIndex} of ${formatMicro(t.amount)} USDC to ${t.to} is no stored deposit`);
         else if (d.amount !== t.amount || d.accountId !== accountOf.get(t.to.toLowerCase())) bad(`deposit ${d.id} differs from its transfer`);
       }

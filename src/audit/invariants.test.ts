@@ -57,11 +57,12 @@ const withdrawal: WithdrawalRecord = {
   updatedAt: "",
 };
 const deposit: DepositRecord = {
-  id: depositId(TX(12), 1),
+  id: depositId(TX(12), 0),
   accountId: "acc",
   amount: 20_000_000n,
   fromAddress: BOB,
   txHash: TX(12),
+  place: 0,
   logIndex: 1,
   block: 12n,
   status: "credited",

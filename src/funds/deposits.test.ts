@@ -111,6 +111,7 @@ describe("the deposit watcher", () => {
       amount: USDC,
       fromAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(),
       txHash,
+      place: 0,
       logIndex: 0,
       block,
       status: "detected" as const,
@@ -168,7 +169,7 @@ describe("the deposit watcher", () => {
     await t.vault.fund(payer.address, 6n * USDC, keyOf(`payer-${payer.address}`));
     await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 6n * USDC);
     // The receipt asked of a node behind, the block of one that has it: two requests, two nodes.
-    const lagging = Object.create(t.vault, { usdcTransfer: { value: async () => undefined } }) as Vault;
+    const lagging = Object.create(t.vault, { usdcTransfersOf: { value: async () => undefined } }) as Vault;
     await watcherSigningWith(() => key, { vault: lagging }).pass();
     await watcherSigningWith(() => key).pass();
     const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
@@ -226,6 +227,28 @@ describe("the deposit watcher", () => {
     await watcher.pass();
     const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
     expect(stored.map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("credits once a transfer that a deep reorganisation mined again at another log index", async () => {
+    const { key, account } = await keyedAccount("acc_remined");
+    const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), 2n * USDC);
+    const deposit = await signedTransfer(account.address as Address, 4n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    // The deposit is its block's second transfer, found and credited there.
+    const [, first] = await mine([elsewhere, deposit]);
+    expect(first!.logs.map((l) => l.logIndex)).toEqual([1]);
+    expect(await watcher.pass()).toBe(1);
+    // A reorganisation deeper than the confirmations: the new chain mines the deposit's transaction alone, its transfer now the block's first log.
+    await t.rpc.call("evm_revert", [fork]);
+    const [again] = await mine([deposit]);
+    expect(again!.logs.map((l) => l.logIndex)).toEqual([0]);
+    await watcher.pass();
+    await watcher.pass();
+    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(stored.filter((d) => d.status !== "dropped").map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 

@@ -3,8 +3,8 @@ import { formatMicro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { Log } from "../orders/service.ts";
 import type { AccountRecord, DepositPatch, DepositRecord, Lease, Store } from "../store/store.ts";
-import { VaultTxError, type Address, type ChainInfo, type DigestSigner, type Hex32, type Vault } from "../vault/vault.ts";
-import { depositId, depositKey } from "./chain-ids.ts";
+import { VaultTxError, type Address, type ChainInfo, type DigestSigner, type Hex32, type UsdcTransfer, type Vault } from "../vault/vault.ts";
+import { depositId, depositKey, placesInTransactions } from "./chain-ids.ts";
 import type { FundsCheckpoint } from "./checkpoints.ts";
 import { SerialPasses } from "../serial-passes.ts";
 
@@ -30,8 +30,8 @@ export function depositCursorName(chain: Pick<ChainInfo, "chainId" | "contracts"
 /**
  * Deposits: USDC sent to an account's deposit address (its own on-chain address, whose key the service keeps)
  * is found in the USDC Transfer logs once it is under DEPOSIT_CONFIRMATIONS blocks, stored once per transfer
- * (its transaction hash and log index), then credited to the account's vault balance by the Vault, once per
- * key, pulled from the address under a permit its key signs. Each pass scans from where the last one stopped
+ * (its transaction hash and place among that transaction's deposits: `depositId`), then credited to the account's
+ * vault balance by the Vault, once per key, pulled from the address under a permit its key signs. Each pass scans from where the last one stopped
  * and credits every deposit still open, finishing what a crash or a lost answer interrupted: the chain says
  * by the deposit's key whether it was credited, never a timer.
  */
@@ -103,33 +103,43 @@ export class DepositWatcher {
     // Every USDC transfer of these blocks, then the accounts among their recipients: what a pass reads grows with
     // the transfers, not with the accounts (all of them named in the request, a pass read every account and sent
     // a filter per 200 addresses: 0.25 s of blocked event loop at 10,000 accounts, refused by the node at 50,000).
-    const transfers = await vault.usdcTransfers(from, target);
-    const recipients = transfers.length === 0 ? [] : await store.accountsByAddress(transfers.map((t) => t.to));
-    const accounts = new Map(recipients.filter((a) => a.walletKeyEnc !== null).map((a) => [a.address.toLowerCase(), a]));
     const now = new Date(this.d.clock.now()).toISOString();
-    const found = transfers.flatMap((t): DepositRecord[] => {
-      const account = accounts.get(t.to.toLowerCase());
-      return account === undefined ? [] : [{
-        id: depositId(t.txHash, t.logIndex),
-        accountId: account.id,
-        amount: t.amount,
-        fromAddress: t.from.toLowerCase(),
-        txHash: t.txHash.toLowerCase(),
-        logIndex: t.logIndex,
-        block: t.blockNumber,
-        status: "detected",
-        creditTx: null,
-        errorMessage: null,
-        createdAt: now,
-        updatedAt: now,
-      }];
-    });
+    const found = (await this.intoDepositAddresses(await vault.usdcTransfers(from, target))).map(({ transfer: t, account, place }): DepositRecord => ({
+      id: depositId(t.txHash, place),
+      accountId: account.id,
+      amount: t.amount,
+      fromAddress: t.from.toLowerCase(),
+      txHash: t.txHash.toLowerCase(),
+      place,
+      logIndex: t.logIndex,
+      block: t.blockNumber,
+      status: "detected",
+      creditTx: null,
+      errorMessage: null,
+      createdAt: now,
+      updatedAt: now,
+    }));
     await store.insertDeposits(found);
     for (const f of found) {
       log.info({ deposit_id: f.id, account_id: f.accountId, amount: formatMicro(f.amount) }, "deposit found");
       this.d.checkpoint?.("deposit.stored", f.id);
     }
     if (hash) await store.setChainCursor(name, { block: target, hash });
+  }
+
+  /**
+   * The transfers into deposit addresses (accounts whose key the service keeps) among `transfers`, each with its
+   * account and its place among its transaction's.
+   */
+  private async intoDepositAddresses(transfers: readonly UsdcTransfer[]): Promise<{ transfer: UsdcTransfer; account: AccountRecord; place: number }[]> {
+    const recipients = transfers.length === 0 ? [] : await this.d.store.accountsByAddress(transfers.map((t) => t.to));
+    const accounts = new Map(recipients.filter((a) => a.walletKeyEnc !== null).map((a) => [a.address.toLowerCase(), a]));
+    const deposits = transfers.flatMap((transfer) => {
+      const account = accounts.get(transfer.to.toLowerCase());
+      return account === undefined ? [] : [{ transfer, account }];
+    });
+    const places = placesInTransactions(deposits.map((d) => d.transfer));
+    return deposits.map((d, i) => ({ ...d, place: places[i]! }));
   }
 
   /**
@@ -167,12 +177,13 @@ export class DepositWatcher {
     const account = await store.accountById(deposit.accountId);
     const sign = account && this.d.signerOf(account);
     if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
-    const transfer = await vault.usdcTransfer(deposit.txHash as Hex32, deposit.logIndex);
+    const logged = await vault.usdcTransfersOf(deposit.txHash as Hex32);
+    const transfer = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place)?.transfer;
     const head = await vault.blockNumber();
     // No receipt: gone only if the block at its height is there without its transaction (reorganised away). A node
     // behind the one that showed the transfer (a pool of nodes, each request answered by any of them) may lack the
     // block, or the receipt while the next request's node has the block: asked again at the next pass.
-    if (!transfer && (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false) return deposit.status;
+    if (!logged && (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false) return deposit.status;
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }

@@ -37,6 +37,7 @@ function deposit(over: Partial<DepositRecord> = {}): DepositRecord {
     amount: 25_000_000n,
     fromAddress: "0x00000000000000000000000000000000000000c0",
     txHash: "0xaa",
+    place: 3,
     logIndex: 3,
     block: 17n,
     status: "detected",
@@ -124,20 +125,20 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
 
   describe("deposits", () => {
     it("stores thousands of transfers a scan found in one call, beyond a statement's parameter limit", async () => {
-      // 6,000 rows of 14 columns (a scan again from the Vault's deployment): past SQLite's and PostgreSQL's parameter limits.
-      const many = Array.from({ length: 6_000 }, (_, i) => deposit({ id: `0xaa:${i}`, logIndex: i }));
+      // 6,000 rows of 15 columns (a scan again from the Vault's deployment): past SQLite's and PostgreSQL's parameter limits.
+      const many = Array.from({ length: 6_000 }, (_, i) => deposit({ id: `0xaa:${i}`, place: i, logIndex: i }));
       await store.insertDeposits(many);
       expect((await store.depositsInStatus(["detected"])).length).toBe(6_000);
     });
 
     it("stores each transfer once, with its first values, and finds it again only when it was dropped", async () => {
-      await store.insertDeposits([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 18n })]);
+      await store.insertDeposits([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", place: 0, logIndex: 0, block: 18n })]);
       await store.insertDeposits([deposit({ amount: 1n, block: 99n })]);
-      expect(await store.depositsInStatus(["detected"])).toEqual([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 18n })]);
+      expect(await store.depositsInStatus(["detected"])).toEqual([deposit(), deposit({ id: "0xbb:0", txHash: "0xbb", place: 0, logIndex: 0, block: 18n })]);
 
       const credited = await store.updateDeposit("0xbb:0", ["detected", "crediting"], { status: "credited", creditTx: "0xc1" });
       expect(credited).toMatchObject({ status: "credited", creditTx: "0xc1" });
-      await store.insertDeposits([deposit({ id: "0xbb:0", txHash: "0xbb", logIndex: 0, block: 30n })]);
+      await store.insertDeposits([deposit({ id: "0xbb:0", txHash: "0xbb", place: 0, logIndex: 0, block: 30n })]);
       expect((await store.depositsInStatus(["credited"]))[0]).toMatchObject({ id: "0xbb:0", block: 18n });
 
       const first = deposit();

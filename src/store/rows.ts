@@ -261,6 +261,7 @@ export interface DepositsTable {
   amount: Int64;
   from_address: string;
   tx_hash: string;
+  place: Int64;
   log_index: Int64;
   block: Int64;
   status: string;
@@ -674,6 +675,7 @@ export function depositToRow(d: DepositRecord): Insertable<DepositsTable> {
     amount: d.amount,
     from_address: d.fromAddress,
     tx_hash: d.txHash,
+    place: BigInt(d.place),
     log_index: BigInt(d.logIndex),
     block: d.block,
     status: d.status,
@@ -691,6 +693,7 @@ export function depositFromRow(r: Selectable<DepositsTable>): DepositRecord {
     amount: int64(r.amount, "deposits.amount"),
     fromAddress: r.from_address,
     txHash: r.tx_hash,
+    place: Number(int64(r.place, "deposits.place")),
     logIndex: Number(int64(r.log_index, "deposits.log_index")),
     block: int64(r.block, "deposits.block"),
     status: r.status as DepositStatus,

@@ -288,13 +288,16 @@ export type WithdrawalPatch = Partial<Pick<WithdrawalRecord, "status" | "txHash"
 
 /** One USDC transfer into an account's deposit address, credited to its vault balance once. */
 export interface DepositRecord {
-  /** `<tx hash>:<log index>`: the transfer as the chain names it. */
+  /** `<tx hash>:<place>` (`depositId`): the transfer, named so that a reorganisation mining its transaction again keeps the name. */
   id: string;
   accountId: string;
   amount: Micro;
   /** Lower case, as are the hashes. */
   fromAddress: string;
   txHash: string;
+  /** Its place among its transaction's transfers into deposit addresses. */
+  place: number;
+  /** The log index it was first found at: its Vault key is made of it (`depositKey`). */
   logIndex: number;
   block: bigint;
   status: DepositStatus;

@@ -213,8 +213,8 @@ export interface Vault {
    * caller picks its own addresses' (read by recipient, the request would grow with the accounts).
    */
   usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
-  /** The USDC transfer logged at `logIndex` by the transaction `txHash`, if the chain has it (it may have been reorganised away). */
-  usdcTransfer(txHash: Hex32, logIndex: number): Promise<UsdcTransfer | undefined>;
+  /** The USDC transfers the transaction `txHash` logged, in order; undefined when the chain has no successful receipt of it (it may have been reorganised away). */
+  usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined>;
   /** The latest block's number. */
   blockNumber(): Promise<bigint>;
   /** The hash of the block at `number`, undefined when the chain has no such block. */

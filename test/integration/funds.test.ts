@@ -208,7 +208,7 @@ describe("deposits", () => {
     expect(await available(k.client)).toBe(before + 12_345_678n);
     expect(await usdcOf(account.deposit_address!)).toBe(0n);
     const entry = (await k.client.activity()).data.find((a) => a.type === "deposit")!;
-    expect(entry).toMatchObject({ amount_usdc: 12.345678, status: "credited", address: from.address.toLowerCase(), reference: `${sent.transactionHash}:${sent.logs[0]!.logIndex}` });
+    expect(entry).toMatchObject({ amount_usdc: 12.345678, status: "credited", address: from.address.toLowerCase(), reference: `${sent.transactionHash}:0` });
     const credit = await (await chain()).reader.getTransactionReceipt({ hash: entry.tx_hash as Hex });
     expect(credit.status).toBe("success");
   });
@@ -222,11 +222,12 @@ describe("deposits", () => {
     const receipt = await from.transfer(account.deposit_address!, amount);
     const log = receipt.logs.find((l) => l.address.toLowerCase() === (s.crossfill.vault.info().contracts.usdc as string).toLowerCase())!;
     const deposit: DepositRecord = {
-      id: depositId(receipt.transactionHash, log.logIndex),
+      id: depositId(receipt.transactionHash, 0),
       accountId: k.accountId,
       amount,
       fromAddress: from.address.toLowerCase(),
       txHash: receipt.transactionHash,
+      place: 0,
       logIndex: log.logIndex,
       block: receipt.blockNumber,
       status: "crediting",

@@ -15,6 +15,7 @@ import { positionBooks } from "./013_position_books.ts";
 import { activityTimes } from "./014_activity_times.ts";
 import { shortPositionBooks } from "./015_short_position_books.ts";
 import { lockTimes } from "./016_lock_times.ts";
+import { depositPlaces } from "./017_deposit_places.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "014_activity_times": activityTimes,
   "015_short_position_books": shortPositionBooks,
   "016_lock_times": lockTimes,
+  "017_deposit_places": depositPlaces,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

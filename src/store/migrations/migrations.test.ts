@@ -183,3 +183,38 @@ describe.each(BACKENDS)("migration 016 on $name", (backend) => {
     }
   });
 });
+
+describe.each(BACKENDS)("migration 017 on $name", (backend) => {
+  it("names each deposit stored before it by its place among its transaction's, keeping the log index its Vault key was made of", async () => {
+    const db = await backend.create();
+    const raw = db.raw();
+    try {
+      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+      expect((await migrator.migrateTo("016_lock_times")).error).toBeUndefined();
+      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: "enc", passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
+      const at = "2026-12-01T00:00:01.000Z";
+      // Two transfers of one transaction at log indices 2 and 5, one alone at 3, and two at 1 and 2 (the second's new id the first's old one).
+      const deposit = (txHash: string, logIndex: number) => ({
+        id: `${txHash}:${logIndex}`, account_id: "acc_1", amount: 1_000_000n, from_address: "0x2", tx_hash: txHash, log_index: BigInt(logIndex), block: 7n,
+        status: "credited", credit_tx: "0xc", error_message: null, created_at: at, updated_at: at,
+      });
+      await (raw as Kysely<any>).insertInto("deposits").values([deposit("0xaa", 2), deposit("0xaa", 5), deposit("0xbb", 3), deposit("0xcc", 2), deposit("0xcc", 1)]).execute();
+      expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    } finally {
+      await raw.destroy();
+    }
+    const store = await db.store();
+    try {
+      expect((await store.depositsInStatus(["credited"])).map((d) => [d.id, d.place, d.logIndex])).toEqual([
+        ["0xaa:0", 0, 2],
+        ["0xaa:1", 1, 5],
+        ["0xbb:0", 0, 3],
+        ["0xcc:0", 0, 1],
+        ["0xcc:1", 1, 2],
+      ]);
+    } finally {
+      await store.close();
+      await db.drop();
+    }
+  });
+});

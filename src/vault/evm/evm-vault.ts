@@ -325,11 +325,10 @@ class EvmVault implements Vault {
       .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   }
 
-  async usdcTransfer(txHash: Hex32, logIndex: number): Promise<UsdcTransfer | undefined> {
+  async usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined> {
     const receipt = await this.rpc.call<{ status: Hex; logs: (RawLog & { address: string })[] } | null>("eth_getTransactionReceipt", [txHash]);
     if (!receipt || receipt.status !== "0x1") return undefined;
-    const log = receipt.logs.find((l) => Number(l.logIndex) === logIndex);
-    return log && asTransfer(this.c.usdc, log);
+    return receipt.logs.flatMap((log) => asTransfer(this.c.usdc, log) ?? []);
   }
 
   blockNumber(): Promise<bigint> {
