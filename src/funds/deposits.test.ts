@@ -230,6 +230,27 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 
+  it("keeps credited, by one receipt each, the deposits whose credit a deep reorganisation left on chain", async () => {
+    const { key, account } = await keyedAccount("acc_kept");
+    const deposit = await signedTransfer(account.address as Address, 3n * USDC);
+    const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), USDC);
+    const watcher = watcherSigningWith(() => key);
+    await mine([deposit]);
+    expect(await watcher.pass()).toBe(1);
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    // The block the scan stopped at is replaced; the transfer and its credit, below it, are not.
+    await t.rpc.call("evm_revert", [fork]);
+    await mine([elsewhere]);
+    // Searched for in the Vault's logs, a credit made long ago costs a request per 10,000 blocks of history.
+    const noSearch = Object.create(t.vault, { depositState: { value: async () => expect.unreachable("the Vault's logs searched for a credit") } }) as Vault;
+    await watcherSigningWith(() => key, { vault: noSearch }).pass();
+    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(stored.map((d) => [d.amount, d.status])).toEqual([[3n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
+
   it("credits once a transfer that a deep reorganisation mined again at another log index", async () => {
     const { key, account } = await keyedAccount("acc_remined");
     const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), 2n * USDC);

@@ -146,11 +146,14 @@ export class DepositWatcher {
    * Puts back to be credited every credited deposit whose credit the chain no longer has (a reorganisation removed
    * it): the transfer, if still there, is credited again under the same key, which the Vault credits once; gone, it
    * is dropped. Before the cursor moves past the reorganisation, so a crash here does it again at the next pass.
+   * One request a deposit, its credit's receipt (the credit pulls the USDC: a transfer), where the Vault's state by
+   * key searches its logs back from the head for each. A node of a pool that lacks the receipt only puts it back:
+   * crediting it reads the Vault's state by key first, and records the credit made.
    */
   private async uncreditRemoved(): Promise<void> {
     const { store, vault, log } = this.d;
     for (const d of await store.depositsInStatus(["credited"])) {
-      if ((await vault.depositState(depositKey(d.txHash as Hex32, d.logIndex))).kind === "credited") continue;
+      if (d.creditTx !== null && (await vault.usdcTransfersOf(d.creditTx as Hex32)) !== undefined) continue;
       if (await store.updateDeposit(d.id, ["credited"], { status: "detected", creditTx: null })) {
         log.warn({ deposit_id: d.id, credit_tx: d.creditTx }, "a reorganisation removed a deposit's credit; crediting it again");
       }
