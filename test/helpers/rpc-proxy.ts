@@ -7,6 +7,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Hex } from "viem";
+import { anvilListening } from "../../src/vault/devnode/devchain.ts";
 import { JsonRpc } from "../../src/vault/rpc.ts";
 
 export interface RpcCall {
@@ -142,23 +143,15 @@ export async function startFaultyNode(): Promise<FaultyNode> {
 async function startAnvil(): Promise<{ url: string; rpc: JsonRpc; child: ChildProcess }> {
   const require = createRequire(import.meta.url);
   const bin = join(dirname(require.resolve("@foundry-rs/anvil-linux-amd64/package.json")), "bin", "anvil");
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as { port: number }).port;
-  await close(probe);
-  const child = spawn(bin, ["--port", String(port), "--no-mining", "--silent"], { stdio: "ignore" });
-  const url = `http://127.0.0.1:${port}`;
-  const rpc = new JsonRpc(url);
-  // One try per call: this loop polls by itself, faster than JsonRpc's retries would.
-  const once = new JsonRpc(url, undefined, 1);
-  for (let tries = 0; ; tries++) {
-    try {
-      await once.call("eth_chainId");
-      return { url, rpc, child };
-    } catch (e) {
-      if (tries > 500) throw e;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+  const child = spawn(bin, ["--port", "0", "--no-mining"], { stdio: ["ignore", "pipe", "pipe"] });
+  try {
+    const url = `http://127.0.0.1:${await anvilListening(child)}`;
+    const rpc = new JsonRpc(url);
+    await rpc.call("anvil_setLoggingEnabled", [false]);
+    return { url, rpc, child };
+  } catch (e) {
+    child.kill("SIGKILL");
+    throw e;
   }
 }
 

@@ -3,7 +3,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { type Hex } from "viem";
@@ -61,14 +60,16 @@ export async function startDevChain(opts: DevChainOptions): Promise<DevChain> {
   privateTree(dir);
   privateDir(join(dir, "home"));
   const operatorKey = loadOrCreateKey(join(dir, "operator.key"));
-  const port = opts.port ?? (await freePort());
   const loadFrom = unpackSnapshot(dir);
-  const { child, exited } = spawnAnvil(dir, port, loadFrom);
-  const rpc = new JsonRpc(`http://127.0.0.1:${port}`);
+  // Without a port of its own, anvil binds a free one itself: one probed here and freed could be taken before anvil binds it.
+  const child = spawnAnvil(dir, opts.port ?? 0, loadFrom);
+  let rpc: JsonRpc;
   let replayed = 0;
   try {
-    await Promise.race([waitReady(rpc.url), exited]);
+    rpc = new JsonRpc(`http://127.0.0.1:${await anvilListening(child)}`);
     if (loadFrom) unlinkSync(loadFrom);
+    // As quiet from now on as it was under --silent, which would have hidden its "Listening on" line too.
+    await rpc.call("anvil_setLoggingEnabled", [false]);
     await rpc.call("anvil_setBalance", [privateKeyToAddress(operatorKey), OPERATOR_ETH]);
     replayed = await replay(rpc, join(dir, JOURNAL));
   } catch (e) {
@@ -238,8 +239,7 @@ function isNonceTooLow(e: RpcError): boolean {
   return /nonce too low/i.test(e.message);
 }
 
-/** `exited` rejects if anvil cannot start or dies before it answers, with its last words. */
-function spawnAnvil(dir: string, port: number, loadFrom: string | undefined): { child: ChildProcess; exited: Promise<never> } {
+function spawnAnvil(dir: string, port: number, loadFrom: string | undefined): ChildProcess {
   const anvil = anvilBinary();
   const args = [
     "--pdeathsig", "TERM", "--", anvil,
@@ -248,27 +248,48 @@ function spawnAnvil(dir: string, port: number, loadFrom: string | undefined): { 
     "--chain-id", String(DEV_CHAIN_ID),
     "--no-mining",
     "--disable-block-gas-limit",
-    "--silent",
     ...(loadFrom ? ["--load-state", loadFrom] : []),
   ];
   // setpriv (util-linux) makes the kernel end anvil when the server dies, even by SIGKILL. Detached:
   // anvil leads a process group of its own, so a signal to the server's group (Ctrl-C in a terminal)
   // reaches only the server, which then takes its final snapshot and ends anvil itself.
-  const child = spawn("setpriv", args, {
+  return spawn("setpriv", args, {
     env: { ...process.env, HOME: join(dir, "home") },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+}
+
+/**
+ * The port anvil (spawned with its stdout and stderr piped) prints once it listens. Rejects, with what it
+ * printed, if it cannot start, exits first, or prints no such line within 15 s. Its stdout is drained after,
+ * so a full pipe never blocks it.
+ */
+export function anvilListening(child: ChildProcess): Promise<number> {
+  let stdout = "";
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
-  const exited = new Promise<never>((_, reject) => {
-    child.once("error", (e) => reject(new Error(`cannot start anvil under setpriv: ${e.message}`)));
-    child.once("exit", (code, signal) => reject(new Error(`anvil exited (${code ?? signal}): ${stderr.trim()}`)));
+  const printed = () => `${stderr}${stdout}`.trim() || "nothing";
+  return new Promise<number>((resolve, reject) => {
+    const fail = (why: string) => {
+      clearTimeout(deadline);
+      reject(new Error(`${why}; it printed: ${printed()}`));
+    };
+    const deadline = setTimeout(() => fail('anvil printed no "Listening on" line within 15 s'), 15_000);
+    const onData = (d: Buffer) => {
+      stdout = (stdout + d.toString()).slice(-4000);
+      const line = /Listening on \S+:(\d+)\r?\n/.exec(stdout);
+      if (!line) return;
+      child.stdout!.off("data", onData).resume();
+      clearTimeout(deadline);
+      resolve(Number(line[1]));
+    };
+    child.stdout!.on("data", onData);
+    child.once("error", (e) => fail(`cannot start anvil: ${e.message}`));
+    child.once("exit", (code, signal) => fail(`anvil exited (${code ?? signal}) before it listened`));
   });
-  exited.catch(() => undefined);
-  return { child, exited };
 }
 
 /**
@@ -298,35 +319,9 @@ function anvilBinary(): string {
   }
 }
 
-async function waitReady(url: string): Promise<void> {
-  // One try per call: this loop polls by itself, faster than JsonRpc's retries would.
-  const rpc = new JsonRpc(url, undefined, 1);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    try {
-      await rpc.call("eth_chainId");
-      return;
-    } catch (e) {
-      if (Date.now() > deadline) throw new Error(`anvil did not answer on ${rpc.url}: ${(e as Error).message}`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-}
-
 function loadOrCreateKey(path: string): Hex {
   if (existsSync(path)) return readFileSync(path, "utf8").trim() as Hex;
   const key = generatePrivateKey();
   writeFileDurably(path, Buffer.from(key + "\n"));
   return key;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === "object" && addr ? resolve(addr.port) : reject(new Error("no free port"))));
-    });
-  });
 }
