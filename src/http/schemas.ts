@@ -211,7 +211,7 @@ export const Health = Type.Object(
     version: Type.String(),
     chain: Type.Object({
       chain_id: Type.Integer(),
-      rpc_url: Type.String(),
+      rpc_url: Type.String({ description: "The chain's JSON-RPC origin: without the path, query or user of CHAIN_RPC_URL, where a provider puts its API key" }),
       contracts: Type.Object({ usdc: Type.String(), vault: Type.String(), sot: Type.String() }),
     }),
     venues: Type.Array(

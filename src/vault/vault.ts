@@ -12,6 +12,7 @@ export interface TxRef {
 
 export interface ChainInfo {
   chainId: number;
+  /** Where the chain is, as GET /v1/health and the logs show it: the origin only, since a provider's URL holds its API key in its path, query or user. */
   rpcUrl: string;
   contracts: { usdc: Address; vault: Address; sot: Address };
   operator: Address;

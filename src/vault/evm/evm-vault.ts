@@ -118,7 +118,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   );
   // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.
   const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 }, timeout }) });
-  const info: ChainInfo = { chainId, rpcUrl: opts.rpcUrl, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
+  const info: ChainInfo = { chainId, rpcUrl: new URL(opts.rpcUrl).origin, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
   const batcher = new VaultBatcher({
     sender,
