@@ -79,7 +79,7 @@ export class JsonRpc {
       const res = await request(this.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), signal });
       if (res.statusCode < 200 || res.statusCode > 299) {
         await res.body.dump();
-        throw new HttpStatusError(`JSON-RPC ${this.url}: HTTP ${res.statusCode}`, res.statusCode);
+        throw new HttpStatusError(`JSON-RPC ${new URL(this.url).origin}: HTTP ${res.statusCode}`, res.statusCode);
       }
       const replies = (await res.body.json()) as Reply[] | Reply;
       // A node answers a batch it refuses whole (anvil: a body over its size limit) with one error: each call's.

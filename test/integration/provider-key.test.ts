@@ -50,4 +50,20 @@ describe("CHAIN_RPC_URL holding a provider's API key", () => {
     expect(logged.join("")).not.toContain(KEY);
   });
 
+  it("an error of the chain's, as logged, does not hold the key", async () => {
+    const someone = `0x${"1".repeat(40)}` as const;
+    await expect(server.vault.balanceOf(someone)).resolves.toEqual({ available: 0n, locked: 0n });
+    proxy.decide = () => ({ kind: "error" });
+    // Through viem (the balances) and the project's own JSON-RPC client (the Vault's logs).
+    const reads = await Promise.allSettled([server.vault.balanceOf(someone), new JsonRpc(`${proxy.url}/v2/${KEY}`).call("eth_blockNumber")]);
+    proxy.decide = () => ({ kind: "pass" });
+    const failed = reads.flatMap((r) => (r.status === "rejected" ? [r.reason] : []));
+    expect(failed).toHaveLength(2);
+    const line = (err: unknown) => {
+      const out: string[] = [];
+      pino({}, new Writable({ write: (c: Buffer, _e, done) => (out.push(c.toString()), done()) })).error({ err }, "failed");
+      return out.join("");
+    };
+    for (const err of failed) expect(line(err)).not.toContain(KEY);
+  });
 });

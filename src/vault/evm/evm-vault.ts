@@ -116,9 +116,11 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     { rpc, sender, chainId, operator: account.address, store: opts.store, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },
     opts.contracts ?? {},
   );
-  // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests.
-  const client = createPublicClient({ transport: http(opts.rpcUrl, { batch: { batchSize: 500, wait: 0 }, timeout }) });
-  const info: ChainInfo = { chainId, rpcUrl: new URL(opts.rpcUrl).origin, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
+  // JSON-RPC batching folds the reads of many concurrent orders into few HTTP requests. viem names its URL in
+  // every error, which the logs print: it is given the origin, and its requests go to the URL whole.
+  const { origin } = new URL(opts.rpcUrl);
+  const client = createPublicClient({ transport: http(origin, { batch: { batchSize: 500, wait: 0 }, timeout, fetchFn: (_url, init) => fetch(opts.rpcUrl, init) }) });
+  const info: ChainInfo = { chainId, rpcUrl: origin, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
   const batcher = new VaultBatcher({
     sender,
