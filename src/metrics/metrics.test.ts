@@ -44,3 +44,14 @@ describe("Metrics: the HTTP request series", () => {
     expect(family(ours, "http_requests_total")).toContain('http_requests_total{method="GET",route="/v1/prices/:event_id",status_code="200"} 3');
   });
 });
+
+describe("Metrics: a source that cannot be read", () => {
+  it("a store that cannot count the open orders shows crossfill_orders_open as NaN; the rest of the scrape is served", async () => {
+    const metrics = new Metrics({ venues: () => [], openOrders: () => Promise.reject(new Error("database unreachable")), inFlight: () => 2 });
+    const { body } = await metrics.scrape();
+    // prom-client writes NaN as "Nan", which Prometheus reads as NaN.
+    expect(body).toMatch(/^crossfill_orders_open nan$/im);
+    expect(body.split("\n")).toContain("crossfill_orders_in_flight 2");
+    expect(body).toContain("process_cpu_seconds_total");
+  });
+});

@@ -174,10 +174,11 @@ export class Metrics {
     });
     new Gauge({
       name: "crossfill_orders_open",
-      help: "Orders not in a terminal state, over every instance: the reconciliation backlog",
+      help: "Orders not in a terminal state, over every instance: the reconciliation backlog (NaN when the store cannot count them)",
       registers,
+      // A store that cannot answer must not fail the whole scrape (every other series with it) when it is most needed.
       async collect() {
-        this.set(await sources.openOrders());
+        this.set(await sources.openOrders().catch(() => NaN));
       },
     });
     new Gauge({
