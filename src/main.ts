@@ -48,6 +48,8 @@ import { privateDir } from "./private-files.ts";
 import { openRedis } from "./redis.ts";
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
+/** How long GET /v1/health waits for the chain or the store to answer before it calls that part down. */
+const HEALTH_READ_MS = 2_000;
 
 export interface Crossfill {
   url: string;
@@ -275,10 +277,13 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     },
     health: async () => {
       const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
+      // Each part is read, within a bound, by the cheapest read it answers: the latest block, an order by its key.
+      const [chainUp, storeUp] = await Promise.all([vault.blockNumber(), store.order("")].map((read) => settlesBy(read, performance.now() + HEALTH_READ_MS).catch(() => false)));
       return {
-        status: states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
+        status: chainUp && storeUp && states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
         version: VERSION,
-        chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts },
+        chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts, state: chainUp ? "up" : "down" },
+        store: { state: storeUp ? "up" : "down" },
         venues: states.map(({ v, h, d }) => ({
           venue: v.id,
           adapter: d.adapter,

@@ -207,13 +207,15 @@ export type ActivityBody = Static<typeof Activity>;
 
 export const Health = Type.Object(
   {
-    status: Type.String({ enum: ["ok", "degraded"] }),
+    status: Type.String({ enum: ["ok", "degraded"], description: "degraded when the chain, the store or a venue is not up" }),
     version: Type.String(),
     chain: Type.Object({
       chain_id: Type.Integer(),
       rpc_url: Type.String({ description: "The chain's JSON-RPC origin: without the path, query or user of CHAIN_RPC_URL, where a provider puts its API key" }),
       contracts: Type.Object({ usdc: Type.String(), vault: Type.String(), sot: Type.String() }),
+      state: Type.String({ enum: ["up", "down"], description: "down when the chain did not answer a read of its latest block within 2 s" }),
     }),
+    store: Type.Object({ state: Type.String({ enum: ["up", "down"], description: "down when the database did not answer a read within 2 s" }) }),
     venues: Type.Array(
       Type.Object({
         venue: Type.String(),

@@ -196,9 +196,11 @@ export interface Activity {
 }
 
 export interface Health {
+  /** degraded when the chain, the store or a venue is not up. */
   status: "ok" | "degraded";
   version: string;
-  chain: { chain_id: number; rpc_url: string; contracts: { usdc: string; vault: string; sot: string } };
+  chain: { chain_id: number; rpc_url: string; contracts: { usdc: string; vault: string; sot: string }; state: "up" | "down" };
+  store: { state: "up" | "down" };
   venues: {
     venue: string;
     /** The adapter serving the venue. */

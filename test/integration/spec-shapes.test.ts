@@ -166,4 +166,25 @@ describe("conventions", () => {
     const poly = h.venues.find((v) => v.venue === "polymarket-sim") as unknown as { adapter: string; base_url: string; stream_state: string };
     expect(poly).toMatchObject({ adapter: "polymarket-clob", base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), stream_state: "open" });
   });
+
+  it("says which part is down, the chain or the store, as degraded with 200: each is read, neither hidden behind a 5xx", async () => {
+    const read = async () => {
+      const r = await fetch(`${s.url}/v1/health`);
+      expect(r.status).toBe(200);
+      return (await r.json()) as { status: string; chain: { state: string }; store: { state: string } };
+    };
+    expect(await read()).toMatchObject({ status: "ok", chain: { state: "up" }, store: { state: "up" } });
+    const { vault, store } = s.crossfill;
+    const [blockNumber, order] = [vault.blockNumber, store.order];
+    try {
+      vault.blockNumber = () => Promise.reject(new Error("the node is unreachable"));
+      expect(await read()).toMatchObject({ status: "degraded", chain: { state: "down" }, store: { state: "up" } });
+      vault.blockNumber = blockNumber;
+      store.order = () => Promise.reject(new Error("the database is unreachable"));
+      expect(await read()).toMatchObject({ status: "degraded", chain: { state: "up" }, store: { state: "down" } });
+    } finally {
+      vault.blockNumber = blockNumber;
+      store.order = order;
+    }
+  });
 });
