@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { Counter, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import { Metrics } from "./metrics.ts";
@@ -53,5 +54,15 @@ describe("Metrics: a source that cannot be read", () => {
     expect(body).toMatch(/^crossfill_orders_open nan$/im);
     expect(body.split("\n")).toContain("crossfill_orders_in_flight 2");
     expect(body).toContain("process_cpu_seconds_total");
+  });
+});
+
+describe("Metrics: docs/operations.md", () => {
+  it("names in its table every series the server registers, and no other", async () => {
+    const docs = readFileSync(new URL("../../docs/operations.md", import.meta.url), "utf8");
+    const documented = [...docs.matchAll(/^\| `((?:http|crossfill)_\w+)` \|/gm)].map((m) => m[1]).sort();
+    const metrics = new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 });
+    const registered = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).filter((name) => /^(http|crossfill)_/.test(name)).sort();
+    expect(documented).toEqual(registered);
   });
 });
