@@ -39,7 +39,7 @@ describe("ReconnectingSocket's log", () => {
       if (++accepted === 1) setTimeout(() => ws.terminate(), 20);
     });
     await new Promise((r) => server!.once("listening", r));
-    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const url = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     const log = recorder();
     socket = new ReconnectingSocket({ url, headers: () => ({}), onOpen: () => undefined, onMessage: () => undefined, minDelayMs: 10, log });
     socket.start();
@@ -51,6 +51,21 @@ describe("ReconnectingSocket's log", () => {
     expect(log.lines.find((l) => l.msg === "venue stream reconnected")).toMatchObject({ level: "info", o: { url, connections: 2 } });
     // the first connection is no news
     expect(log.lines.filter((l) => l.msg === "venue stream reconnected")).toHaveLength(1);
+  });
+
+  it("names the stream by its URL without the query, where a venue's API key goes (Opinion's ?apikey=)", async () => {
+    server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+    server.on("connection", (ws) => ws.terminate());
+    await new Promise((r) => server!.once("listening", r));
+    const bare = `ws://127.0.0.1:${(server.address() as AddressInfo).port}/ws`;
+    const log = recorder();
+    socket = new ReconnectingSocket({ url: `${bare}?apikey=v3nue-k3y`, headers: () => ({}), onOpen: () => undefined, onMessage: () => undefined, minDelayMs: 10, log });
+    socket.start();
+    socket.dropped("unreadable frame", "{}");
+    await until(() => log.lines.some((l) => l.msg === "venue stream lost; reconnecting"));
+    expect(log.lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of log.lines) expect(line.o.url).toBe(bare);
+    expect(JSON.stringify(log.lines)).not.toContain("v3nue-k3y");
   });
 
   it("logs dropped frames with their first bytes, at most one line per interval, counting them all", () => {

@@ -42,7 +42,13 @@ export class ReconnectingSocket {
   private lastDropLogAt = -Infinity;
   private unloggedDrops = 0;
 
-  constructor(private readonly opts: ReconnectingSocketOptions) {}
+  /** The URL as the log names it: without its query or user, where a venue's API key goes (Opinion's `?apikey=`). */
+  private readonly shownUrl: string;
+
+  constructor(private readonly opts: ReconnectingSocketOptions) {
+    const { origin, pathname } = new URL(opts.url);
+    this.shownUrl = origin + pathname;
+  }
 
   get state(): StreamState {
     return this.state_;
@@ -85,7 +91,7 @@ export class ReconnectingSocket {
       this.unloggedDrops++;
       return;
     }
-    this.opts.log?.warn({ url: this.opts.url, why, frame: frame.slice(0, 200), dropped_since_last_line: this.unloggedDrops }, "venue stream frame dropped");
+    this.opts.log?.warn({ url: this.shownUrl, why, frame: frame.slice(0, 200), dropped_since_last_line: this.unloggedDrops }, "venue stream frame dropped");
     this.lastDropLogAt = now;
     this.unloggedDrops = 0;
   }
@@ -109,7 +115,7 @@ export class ReconnectingSocket {
     ws.on("open", () => {
       this.connections++;
       this.state_ = "open";
-      if (this.connections > 1) this.opts.log?.info({ url: this.opts.url, connections: this.connections }, "venue stream reconnected");
+      if (this.connections > 1) this.opts.log?.info({ url: this.shownUrl, connections: this.connections }, "venue stream reconnected");
       this.opts.onOpen();
     });
     ws.on("message", (data) => {
@@ -137,7 +143,7 @@ export class ReconnectingSocket {
     const max = this.opts.maxDelayMs ?? 10_000;
     const delay = Math.min(max, min * 2 ** this.failures) * (0.5 + Math.random() / 2);
     this.failures++;
-    this.opts.log?.warn({ url: this.opts.url, reason, attempt: this.failures, retry_in_ms: Math.round(delay) }, "venue stream lost; reconnecting");
+    this.opts.log?.warn({ url: this.shownUrl, reason, attempt: this.failures, retry_in_ms: Math.round(delay) }, "venue stream lost; reconnecting");
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.connect();
