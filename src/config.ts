@@ -88,7 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     simSeed: int(env, "SIM_SEED", 42, 0, 2 ** 31 - 1),
     simLatencyScale: num(env, "SIM_LATENCY_SCALE", 1),
     simResolveEveryS: int(env, "SIM_RESOLVE_EVERY_S", 0, 0, 31_536_000),
-    logLevel: env.LOG_LEVEL || "info",
+    logLevel: logLevel(env.LOG_LEVEL),
     trustProxy: env.TRUST_PROXY === "1" || env.TRUST_PROXY === "true",
     venues: venueNames(env.VENUES),
     venueEndpoints: venueEndpoints(env),
@@ -101,6 +101,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
     killAt: env.CROSSFILL_KILL_AT || undefined,
   };
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** pino's levels: it refuses any other at start, in words that do not name LOG_LEVEL. */
+function logLevel(raw: string | undefined): string {
+  if (raw === undefined || raw === "") return "info";
+  if (!LOG_LEVELS.includes(raw)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${JSON.stringify(raw)}).`);
+  return raw;
 }
 
 /** Only PostgreSQL is reached by URL: any other scheme is a mistake to report, not to read as SQLite. */
