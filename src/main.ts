@@ -406,8 +406,11 @@ export async function serve(config: Config): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  serve(loadConfig()).catch((e) => {
-    console.error(e instanceof Error ? e.message : e);
-    process.exit(1);
-  });
+  // loadConfig throws a bad setting's sentence: called inside the promise, it is printed alone, not as an uncaught stack.
+  Promise.resolve()
+    .then(() => serve(loadConfig()))
+    .catch((e: unknown) => {
+      console.error(e instanceof Error ? e.message : e);
+      process.exit(1);
+    });
 }

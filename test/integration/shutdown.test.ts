@@ -88,6 +88,20 @@ async function orderInFlight(env: Record<string, string>, venueDelayMs: number) 
   return { s, order };
 }
 
+describe("starting the server", () => {
+  it("a bad setting stops it with the sentence naming the setting, exit 1, no stack trace", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "crossfill-stop-"));
+    const child = spawn(process.execPath, ["--import", "tsx", MAIN], { env: { ...process.env, DATA_DIR: dataDir, PORT: "0", DATABASE_URL: "mysql://db" }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const code = await within(new Promise<number | null>((resolve) => child.once("exit", resolve)), 30_000);
+    rmSync(dataDir, { recursive: true, force: true });
+    expect(code).toBe(1);
+    expect(out).toBe("DATABASE_URL must be a postgres:// or postgresql:// URL (unset, the store is SQLite in DATA_DIR).\n");
+  });
+});
+
 describe("stopping the server", () => {
   it("SIGTERM: an order in flight finishes and is answered, new requests are refused, the server exits 0", async () => {
     // Venues answer orders in about a second: long enough to signal while the order is out there.
