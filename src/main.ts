@@ -48,7 +48,7 @@ import { privateDir } from "./private-files.ts";
 import { openRedis } from "./redis.ts";
 
 const VERSION: string = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version;
-/** How long GET /v1/health waits for the chain or the store to answer before it calls that part down. */
+/** How long GET /v1/health waits for the chain, the store or Redis to answer before it calls that part down. */
 const HEALTH_READ_MS = 2_000;
 
 export interface Crossfill {
@@ -277,13 +277,16 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     },
     health: async () => {
       const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
-      // Each part is read, within a bound, by the cheapest read it answers: the latest block, an order by its key.
-      const [chainUp, storeUp] = await Promise.all([vault.blockNumber(), store.order("")].map((read) => settlesBy(read, performance.now() + HEALTH_READ_MS).catch(() => false)));
+      // Each part is read, within a bound, by the cheapest read it answers: the latest block, an order by its key, a PING.
+      const reads = [vault.blockNumber(), store.order(""), redis?.ping() ?? Promise.resolve()];
+      const [chainUp, storeUp, redisUp] = await Promise.all(reads.map((read) => settlesBy(read, performance.now() + HEALTH_READ_MS).catch(() => false)));
+      const state = (up: boolean | undefined) => (up ? "up" : "down");
       return {
-        status: chainUp && storeUp && states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
+        status: chainUp && storeUp && redisUp && states.every(({ h }) => h.state === "up") ? "ok" : "degraded",
         version: VERSION,
-        chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts, state: chainUp ? "up" : "down" },
-        store: { state: storeUp ? "up" : "down" },
+        chain: { chain_id: chain.chainId, rpc_url: chain.rpcUrl, contracts: chain.contracts, state: state(chainUp) },
+        store: { state: state(storeUp) },
+        redis: redis ? { state: state(redisUp) } : null,
         venues: states.map(({ v, h, d }) => ({
           venue: v.id,
           adapter: d.adapter,

@@ -207,7 +207,7 @@ export type ActivityBody = Static<typeof Activity>;
 
 export const Health = Type.Object(
   {
-    status: Type.String({ enum: ["ok", "degraded"], description: "degraded when the chain, the store or a venue is not up" }),
+    status: Type.String({ enum: ["ok", "degraded"], description: "degraded when the chain, the store, Redis or a venue is not up" }),
     version: Type.String(),
     chain: Type.Object({
       chain_id: Type.Integer(),
@@ -216,6 +216,9 @@ export const Health = Type.Object(
       state: Type.String({ enum: ["up", "down"], description: "down when the chain did not answer a read of its latest block within 2 s" }),
     }),
     store: Type.Object({ state: Type.String({ enum: ["up", "down"], description: "down when the database did not answer a read within 2 s" }) }),
+    redis: Type.Union([Type.Object({ state: Type.String({ enum: ["up", "down"], description: "down when Redis did not answer a PING within 2 s" }) }), Type.Null()], {
+      description: "null without REDIS_URL",
+    }),
     venues: Type.Array(
       Type.Object({
         venue: Type.String(),

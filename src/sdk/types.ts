@@ -196,11 +196,13 @@ export interface Activity {
 }
 
 export interface Health {
-  /** degraded when the chain, the store or a venue is not up. */
+  /** degraded when the chain, the store, Redis or a venue is not up. */
   status: "ok" | "degraded";
   version: string;
   chain: { chain_id: number; rpc_url: string; contracts: { usdc: string; vault: string; sot: string }; state: "up" | "down" };
   store: { state: "up" | "down" };
+  /** null without REDIS_URL. */
+  redis: { state: "up" | "down" } | null;
   venues: {
     venue: string;
     /** The adapter serving the venue. */

@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findOrCreateAccount } from "../../src/accounts/service.ts";
 import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
@@ -63,5 +64,44 @@ describe("two instances on one Redis", () => {
     for (let i = 0; i < 11; i++) statuses.push((await attempt(i % 2 === 0 ? a : b)).status);
     expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
     expect(statuses[10]).toBe(429);
+  });
+});
+
+describe("GET /v1/health with REDIS_URL", () => {
+  it("says redis down and degraded when Redis stops answering, with 200; null without REDIS_URL", async () => {
+    // A TCP relay in front of TEST_REDIS_URL, which the test closes to make Redis unreachable.
+    const target = new URL(redisEnv("").REDIS_URL!);
+    const sockets = new Set<Socket>();
+    const relay = createServer((client) => {
+      const upstream = connect(Number(target.port || 6379), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on("error", () => undefined);
+        s.on("close", () => sockets.delete(s));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const url = `redis://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const s = await startTestServer({ REDIS_URL: url, REDIS_PREFIX: testRedisPrefix() });
+    const read = async () => {
+      const r = await fetch(`${s.url}/v1/health`);
+      expect(r.status).toBe(200);
+      return (await r.json()) as { status: string; redis: { state: string } | null };
+    };
+    try {
+      expect(await read()).toMatchObject({ status: "ok", redis: { state: "up" } });
+      relay.close();
+      for (const socket of sockets) socket.destroy();
+      expect(await read()).toMatchObject({ status: "degraded", redis: { state: "down" } });
+    } finally {
+      await s.stop();
+    }
+    const plain = await startTestServer();
+    try {
+      expect(((await (await fetch(`${plain.url}/v1/health`)).json()) as { redis: unknown }).redis).toBeNull();
+    } finally {
+      await plain.stop();
+    }
   });
 });
