@@ -229,6 +229,14 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
 
   // Made once: every request authenticates with them.
   const authDeps: AuthDeps = { store, replay, keys, clock, onBackgroundError: (err) => log.warn({ err }, "recording key use failed") };
+  // Each part is read, within a bound, by the cheapest read it answers: the latest block, an order by its key, a PING.
+  // One read at a time, shared by the health requests that arrive while it runs: the route takes no key and no
+  // limit, and a flood of it must not become a flood of JSON-RPC calls to the chain's provider.
+  let partsRead: Promise<boolean[]> | undefined;
+  const readParts = () =>
+    (partsRead ??= Promise.all(
+      [vault.blockNumber(), store.order(""), redis?.ping() ?? Promise.resolve()].map((read) => settlesBy(read, performance.now() + HEALTH_READ_MS).catch(() => false)),
+    ).finally(() => (partsRead = undefined)));
   const deps: HttpDeps = {
     version: VERSION,
     trustProxy: config.trustProxy,
@@ -277,9 +285,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     },
     health: async () => {
       const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
-      // Each part is read, within a bound, by the cheapest read it answers: the latest block, an order by its key, a PING.
-      const reads = [vault.blockNumber(), store.order(""), redis?.ping() ?? Promise.resolve()];
-      const [chainUp, storeUp, redisUp] = await Promise.all(reads.map((read) => settlesBy(read, performance.now() + HEALTH_READ_MS).catch(() => false)));
+      const [chainUp, storeUp, redisUp] = await readParts();
       const state = (up: boolean | undefined) => (up ? "up" : "down");
       return {
         status: chainUp && storeUp && redisUp && states.every(({ h }) => h.state === "up") ? "ok" : "degraded",

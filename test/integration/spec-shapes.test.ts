@@ -167,6 +167,23 @@ describe("conventions", () => {
     expect(poly).toMatchObject({ adapter: "polymarket-clob", base_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:/), stream_state: "open" });
   });
 
+  it("reads the chain once for the health requests that arrive while it is read: a flood of the keyless, unlimited route is no flood of JSON-RPC calls", async () => {
+    const { vault } = s.crossfill;
+    const blockNumber = vault.blockNumber;
+    let reads = 0;
+    try {
+      vault.blockNumber = () => {
+        reads++;
+        return new Promise((resolve) => setTimeout(() => resolve(1n), 1_500));
+      };
+      const answers = await Promise.all(Array.from({ length: 20 }, async () => ((await (await fetch(`${s.url}/v1/health`)).json()) as { chain: { state: string } }).chain.state));
+      expect(answers).toEqual(Array(20).fill("up"));
+      expect(reads).toBe(1);
+    } finally {
+      vault.blockNumber = blockNumber;
+    }
+  });
+
   it("says which part is down, the chain or the store, as degraded with 200: each is read, neither hidden behind a 5xx", async () => {
     const read = async () => {
       const r = await fetch(`${s.url}/v1/health`);
