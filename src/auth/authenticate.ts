@@ -79,7 +79,9 @@ function header(headers: AuthRequest["headers"], name: string): Header {
  */
 export function authenticate(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Principal | Promise<Principal> {
   const apiKey = apiKeyOf(req);
-  // A cached key is checked without a promise: this runs on every authenticated request.
+  // A fund-moving request reads its key from the store, so a revocation committed anywhere refuses it at once.
+  if (needs.signed) return deps.keys.record(apiKey, true).then((record) => admit(req, needs, record, deps));
+  // A cached key is checked without a promise: this runs on every authenticated read.
   const cached = deps.keys.cached(apiKey);
   if (cached !== undefined) return admit(req, needs, cached, deps);
   return deps.keys.record(apiKey).then((record) => admit(req, needs, record, deps));

@@ -27,14 +27,18 @@ export class KeyCache {
     return this.entries.get(apiKey)?.record;
   }
 
-  async record(apiKey: string): Promise<ApiKeyRecord | undefined> {
+  /**
+   * The key's record, from the cache unless `fresh`: a fund-moving request reads it from the store, since another
+   * instance's revocation (or another process's) reaches the cache only a moment after it commits.
+   */
+  async record(apiKey: string, fresh = false): Promise<ApiKeyRecord | undefined> {
     const version = this.current();
     const hit = this.entries.get(apiKey);
-    if (hit !== undefined) return hit.record;
+    if (hit !== undefined && !fresh) return hit.record;
     const record = await this.store.apiKey(apiKey);
     // Kept only if no change was noticed meanwhile: the record read may predate it.
     if (record !== undefined && version !== undefined && this.current() === version) {
-      this.entries.set(apiKey, { record, secret: undefined });
+      this.entries.set(apiKey, { record, secret: hit?.record.secretEnc === record.secretEnc ? hit.secret : undefined });
     }
     return record;
   }

@@ -3,6 +3,11 @@ import { orderRecord, STORE_BACKENDS, type TestStoreDatabase } from "../../test/
 import { AppError } from "../domain/errors.ts";
 import type { Clock } from "../domain/types.ts";
 import { KeyCache } from "../auth/key-cache.ts";
+import { authenticate, type AuthDeps } from "../auth/authenticate.ts";
+import { storeReplayCache } from "../auth/replay-cache.ts";
+import { encryptSecret } from "../auth/secrets.ts";
+import { sign } from "../auth/hmac.ts";
+import vectors from "../../test/fixtures/hmac-signing.json" with { type: "json" };
 import type { EventResolutionRecord, FillRecord, OrderRecord, RedemptionRecord, Store } from "./store.ts";
 
 const BEYOND_DOUBLE = 2n ** 53n + 1n;
@@ -427,6 +432,32 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       const after = server.apiKeysVersion();
       await server.revokeApiKey("ck_1", "2025-03-03T00:00:00.000Z");
       expect(server.apiKeysVersion()).not.toBe(after);
+    });
+
+    it("a signed request with a key another instance has just revoked is refused, before the revocation's notification arrives", async () => {
+      const [server, other] = [await openStore(), await openStore()];
+      await seedAccount(server);
+      const master = Buffer.alloc(32);
+      const post = vectors.cases.find((c) => c.name === "post-order")!;
+      await server.insertApiKey({ apiKey: "ck_1", accountId: "acc_1", name: "bot", scopes: ["read", "trade"], secretEnc: encryptSecret(master, vectors.secret), ipAllowlist: null });
+      server.apiKeysVersion();
+      await vi.waitFor(() => server.apiKeysVersion() ?? expect.fail("not listening yet"), { timeout: 5_000 });
+      const deps: AuthDeps = { store: server, keys: new KeyCache(server, master), clock: { now: () => Number(post.timestamp) * 1000 }, replay: storeReplayCache(server) };
+      const signed = (body: string) =>
+        authenticate(
+          {
+            method: post.method,
+            url: post.path,
+            rawBody: Buffer.from(body),
+            ip: "127.0.0.1",
+            headers: { "x-api-key": "ck_1", "x-timestamp": post.timestamp, "x-signature": sign(vectors.secret, post.timestamp, post.method, post.path, body) },
+          },
+          { scope: "trade", signed: true },
+          deps,
+        );
+      expect(await signed(post.body)).toMatchObject({ apiKey: "ck_1" });
+      await other.revokeApiKey("ck_1", "2025-03-02T00:00:00.000Z");
+      await expect(Promise.resolve().then(() => signed(`${post.body} `))).rejects.toMatchObject({ code: "key_revoked" });
     });
 
     it("touch records the latest use and never moves it backwards", async () => {
