@@ -48,6 +48,41 @@ describe("resolution pass", () => {
   });
 });
 
+describe("a venue that does not answer", () => {
+  it("is asked once a pass, not once for every event it lists: each ask of a venue that is down waits out its timeout and retries", async () => {
+    const asked: string[] = [];
+    const warned: object[] = [];
+    const both = [{ venue: "down", venueMarketId: "d" }, { venue: "up", venueMarketId: "u" }];
+    const service = new ResolutionService({
+      store: { eventResolutions: async () => [], redemptions: async () => [] } as unknown as Store,
+      vault: {} as Vault,
+      catalog: {
+        events: () => [
+          { eventId: "ev1", status: "open", listings: both },
+          { eventId: "ev2", status: "open", listings: both },
+          { eventId: "ev3", status: "open", listings: both },
+          { eventId: "ev4", status: "open", listings: [{ venue: "up", venueMarketId: "u4" }] },
+        ],
+      } as unknown as MarketCatalog,
+      ask: async (venue, market) => {
+        asked.push(`${venue} ${market}`);
+        if (venue === "down") throw new Error("timeout: no answer within 3000 ms");
+        return { state: "open" };
+      },
+      tokenId: () => 0n,
+      pollMs: 60_000,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: (o: object) => warned.push(o), error: () => undefined } as never,
+    });
+    await service.pass();
+    expect(asked).toEqual(["down d", "up u4"]);
+    expect(warned).toHaveLength(1);
+    // The events it held up are asked at the next pass, not a poll interval later.
+    await service.pass();
+    expect(asked.slice(2)).toEqual(["down d"]);
+  });
+});
+
 describe("a pass asked for while one runs", () => {
   it("begins after the running one, so it sees a decision stored meanwhile; idle waits for both", async () => {
     const stored: { eventId: string; status: "disputed"; outcome: null }[] = [];

@@ -77,11 +77,16 @@ export class ResolutionService {
     const decided = new Map((await this.d.store.eventResolutions()).map((r) => [r.eventId, r]));
     for (const r of decided.values()) this.apply(r);
     const now = this.d.clock.now();
+    // A venue that failed to answer is not asked again in this pass: an ask of a venue that is down waits out its
+    // timeout and retries, seconds, and would hold up the pass (the redemptions after it, and start-up) once for
+    // every event it lists. The events it holds up are asked at the next pass.
+    const failed = new Set<string>();
     for (const event of this.d.catalog.events()) {
       if (decided.has(event.eventId) || event.status === "resolved") continue;
       if (now < (this.asked.get(event.eventId) ?? -Infinity) + this.d.pollMs) continue;
+      if (event.listings.some((l) => failed.has(l.venue))) continue;
       this.asked.set(event.eventId, now);
-      await this.learn(event.eventId, event.listings).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
+      await this.learn(event.eventId, event.listings, failed).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
     }
     const toPlan = (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId));
     if (toPlan.length > 0) {
@@ -98,10 +103,17 @@ export class ResolutionService {
     this.d.catalog.decided(r.eventId, r.status, r.outcome);
   }
 
-  /** Asks every listing venue; stores the decision once all have paid out. */
-  private async learn(eventId: string, listings: readonly { venue: string; venueMarketId: string }[]): Promise<void> {
+  /** Asks every listing venue; stores the decision once all have paid out. A venue whose ask fails is added to `failed`. */
+  private async learn(eventId: string, listings: readonly { venue: string; venueMarketId: string }[], failed: Set<string>): Promise<void> {
     const reports = new Map<string, VenueResolution>();
-    for (const l of listings) reports.set(l.venue, await this.d.ask(l.venue, l.venueMarketId));
+    for (const l of listings) {
+      try {
+        reports.set(l.venue, await this.d.ask(l.venue, l.venueMarketId));
+      } catch (err) {
+        failed.add(l.venue);
+        throw err;
+      }
+    }
     const decision = decide(reports);
     if (!decision) return;
     const record = await this.d.store.decideEvent({
