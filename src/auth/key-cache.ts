@@ -3,11 +3,12 @@ import { decryptSecret } from "./secrets.ts";
 import { BoundedMap } from "../domain/bounded-map.ts";
 
 /**
- * Verified API keys by apiKey, with their decrypted secrets, so that an authenticated request reads no
+ * Verified API keys by apiKey, with their decrypted secrets, so that an authenticated read reads no
  * database. Every entry is dropped as soon as the store's apiKeysVersion() moves (a revocation by this
  * process, another process on the same SQLite file, or another instance on the same PostgreSQL), and
- * nothing is kept while it is unknown: revocation takes effect on the next request. Unknown keys are not
- * remembered, so a key made anywhere works at once. Bounded: the oldest entry goes first.
+ * nothing is kept while it is unknown. That move is seen a moment after the revocation commits, so a
+ * fund-moving request reads its key afresh (`record(apiKey, true)`). Unknown keys are not remembered, so
+ * a key made anywhere works at once. Bounded: the oldest entry goes first.
  */
 export class KeyCache {
   private readonly entries: BoundedMap<string, { record: ApiKeyRecord; secret: string | undefined }>;
