@@ -81,6 +81,32 @@ describe("a venue that does not answer", () => {
     await service.pass();
     expect(asked.slice(2)).toEqual(["down d"]);
   });
+
+  it("does not starve the venue's other events behind one it cannot answer for (a market it no longer lists), at any poll interval", async () => {
+    const asked: string[] = [];
+    const service = new ResolutionService({
+      store: { eventResolutions: async () => [], redemptions: async () => [] } as unknown as Store,
+      vault: {} as Vault,
+      catalog: {
+        events: () => [
+          { eventId: "ev1", status: "open", listings: [{ venue: "v", venueMarketId: "gone" }] },
+          { eventId: "ev2", status: "open", listings: [{ venue: "v", venueMarketId: "m2" }] },
+          { eventId: "ev3", status: "open", listings: [{ venue: "v", venueMarketId: "m3" }] },
+        ],
+      } as unknown as MarketCatalog,
+      ask: async (_venue, market) => {
+        asked.push(market);
+        if (market === "gone") throw new Error("v: GET /markets/gone failed: 404 not_found");
+        return { state: "open" };
+      },
+      tokenId: () => 0n,
+      pollMs: 0,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+    });
+    for (let i = 0; i < 3; i++) await service.pass();
+    expect(asked).toEqual(["gone", "m2", "m3", "gone", "m2", "m3", "gone"]);
+  });
 });
 
 describe("a pass asked for while one runs", () => {

@@ -46,7 +46,7 @@ export class ResolutionService {
   private readonly done = new Set<string>();
   /** Events an order of this process finished on since the last pass began: each pass takes them out of `done`. */
   private readonly finishedOn = new Set<string>();
-  /** When this process last asked the venues about each undecided event. */
+  /** When this process last asked the venues about each undecided event, in the order of those asks (oldest first). */
   private readonly asked = new Map<string, number>();
 
   constructor(private readonly d: ResolutionDeps) {}
@@ -81,10 +81,15 @@ export class ResolutionService {
     // timeout and retries, seconds, and would hold up the pass (the redemptions after it, and start-up) once for
     // every event it lists. The events it holds up are asked at the next pass.
     const failed = new Set<string>();
-    for (const event of this.d.catalog.events()) {
+    // The events never asked first, then the longest since asked (`asked` keeps the order of the asks), so an event
+    // its venue cannot answer for (a market it no longer lists) does not hold up the venue's other events every pass.
+    const rank = new Map([...this.asked.keys()].map((eventId, i) => [eventId, i]));
+    const events = [...this.d.catalog.events()].sort((a, b) => (rank.get(a.eventId) ?? -1) - (rank.get(b.eventId) ?? -1));
+    for (const event of events) {
       if (decided.has(event.eventId) || event.status === "resolved") continue;
       if (now < (this.asked.get(event.eventId) ?? -Infinity) + this.d.pollMs) continue;
       if (event.listings.some((l) => failed.has(l.venue))) continue;
+      this.asked.delete(event.eventId);
       this.asked.set(event.eventId, now);
       await this.learn(event.eventId, event.listings, failed).catch((err: unknown) => this.d.log.warn({ err, event_id: event.eventId }, "reading the event's resolution failed; will retry"));
     }
