@@ -52,169 +52,152 @@ const fill = (orderId: string, venue: string, shares: bigint): FillRecord => ({
   createdAt: "2026-12-01T00:00:00.000Z",
 });
 
+type Backend = (typeof BACKENDS)[number];
+
+/**
+ * A store of `backend` migrated to `from`, with account acc_1 and what `seed` writes, then migrated to the latest
+ * version and opened as the store for `check`.
+ */
+async function afterMigration(backend: Backend, from: string, seed: (raw: Kysely<Database>) => Promise<void>, check: (store: Store) => Promise<void>): Promise<void> {
+  const db = await backend.create();
+  const raw = db.raw();
+  try {
+    const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
+    expect((await migrator.migrateTo(from)).error).toBeUndefined();
+    await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
+    await seed(raw);
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+  } finally {
+    await raw.destroy();
+  }
+  const store = await db.store();
+  try {
+    await check(store);
+  } finally {
+    await store.close();
+    await db.drop();
+  }
+}
+
+const at = (second: number) => `2026-12-01T00:00:0${second}.000Z`;
+
 describe.each(BACKENDS)("migration 012 on $name", (backend) => {
-  it("counts the fills stored before it into each venue's inventory, as the store summed them", async () => {
-    const db = await backend.create();
-    const raw = db.raw();
-    try {
-      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
-      expect((await migrator.migrateTo("011_account_addresses")).error).toBeUndefined();
-      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
-      const order = (id: string, over: Parameters<typeof orderRecord>[0]) => raw.insertInto("orders").values(orderToRow(orderRecord({ id, eventId: "e", ...over }))).execute();
-      await order("b1", { status: "filled" });
-      await order("b2", { status: "filled", outcome: "NO" });
-      await order("s1", { side: "sell", status: "filled" });
-      await order("s2", { side: "sell", status: "routing" });
-      await raw.insertInto("fills").values([fill("b1", "p", 9_000_000n), fill("b1", "k", 2_000_000n), fill("b2", "p", 1_000_000n), fill("s1", "p", 3_000_000n), fill("s2", "k", 1_000_000n)].map(fillToRow)).execute();
-      expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    } finally {
-      await raw.destroy();
-    }
-    const store = await db.store();
-    try {
-      // The open sell's fill counts once it finishes; until then its child orders would (it has none stored here).
-      expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 2_000_000n]]));
-      expect(await store.venueInventory("e", "NO")).toEqual(new Map([["p", 1_000_000n]]));
-      await store.updateOrder("s2", ["routing"], { status: "filled" });
-      expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 1_000_000n]]));
-    } finally {
-      await store.close();
-      await db.drop();
-    }
-  });
+  it("counts the fills stored before it into each venue's inventory, as the store summed them", () =>
+    afterMigration(
+      backend,
+      "011_account_addresses",
+      async (raw) => {
+        const order = (id: string, over: Parameters<typeof orderRecord>[0]) => raw.insertInto("orders").values(orderToRow(orderRecord({ id, eventId: "e", ...over }))).execute();
+        await order("b1", { status: "filled" });
+        await order("b2", { status: "filled", outcome: "NO" });
+        await order("s1", { side: "sell", status: "filled" });
+        await order("s2", { side: "sell", status: "routing" });
+        await raw.insertInto("fills").values([fill("b1", "p", 9_000_000n), fill("b1", "k", 2_000_000n), fill("b2", "p", 1_000_000n), fill("s1", "p", 3_000_000n), fill("s2", "k", 1_000_000n)].map(fillToRow)).execute();
+      },
+      async (store) => {
+        // The open sell's fill counts once it finishes; until then its child orders would (it has none stored here).
+        expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 2_000_000n]]));
+        expect(await store.venueInventory("e", "NO")).toEqual(new Map([["p", 1_000_000n]]));
+        await store.updateOrder("s2", ["routing"], { status: "filled" });
+        expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 6_000_000n], ["k", 1_000_000n]]));
+      },
+    ));
 });
 
+/** Inserts filled orders of account acc_1 on event e, YES token 7 unless `over` says otherwise, each its own client order id. */
+const filledOrder = (raw: Kysely<Database>) => (id: string, over: Parameters<typeof orderRecord>[0]) =>
+  raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
+
 describe.each(BACKENDS)("migration 013 on $name", (backend) => {
-  it("books each position from the orders and redemptions stored before it, in the order they happened", async () => {
-    const db = await backend.create();
-    const raw = db.raw();
-    const at = (second: number) => `2026-12-01T00:00:0${second}.000Z`;
-    try {
-      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
-      expect((await migrator.migrateTo("012_venue_inventory")).error).toBeUndefined();
-      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: at(0) })).execute();
-      const order = (id: string, over: Parameters<typeof orderRecord>[0]) =>
-        raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
-      // Neither stored nor named in the order they settled in: the sell came between the two buys.
-      await order("o1", { filledShares: 50_000_000n, spent: 30_000_000n, updatedAt: at(3) });
-      await order("o3", { filledShares: 50_000_000n, spent: 20_000_000n, updatedAt: at(1) });
-      await order("o2", { side: "sell", filledShares: 25_000_000n, proceeds: 15_000_000n, updatedAt: at(2) });
-      await order("o4", { status: "routing", filledShares: 9_000_000n, updatedAt: at(4) });
-      await order("o5", { status: "partially_filled", outcome: "NO", sotTokenId: "8", filledShares: 10_000_000n, spent: 4_000_000n, updatedAt: at(1) });
-      const redemption = { key: "0x01", eventId: "e", accountId: "acc_1", address: "0x1", outcome: "NO" as const, tokenId: "8", shares: 10_000_000n, payout: 0n, txHash: "0xabc", createdAt: at(5) };
-      await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, status: "redeemed", updatedAt: at(6) })).execute();
-      await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, key: "0x02", outcome: "YES", tokenId: "7", status: "pending", updatedAt: at(6) })).execute();
-      expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    } finally {
-      await raw.destroy();
-    }
-    const store = await db.store();
-    try {
-      // YES: bought 50 for 20, sold 25 for 15 (10 of cost off), bought 50 for 30; the pending redemption not yet.
-      expect((await store.positions("acc_1")).map((p) => [p.outcome, p.sotTokenId, p.book, p.exits, p.updatedAt])).toEqual([
-        ["NO", "8", { shares: 0n, cost: 0n, realized: -4_000_000n }, 1n, at(6)],
-        ["YES", "7", { shares: 75_000_000n, cost: 40_000_000n, realized: 5_000_000n }, 1n, at(3)],
-      ]);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
-  });
+  it("books each position from the orders and redemptions stored before it, in the order they happened", () =>
+    afterMigration(
+      backend,
+      "012_venue_inventory",
+      async (raw) => {
+        const order = filledOrder(raw);
+        // Neither stored nor named in the order they settled in: the sell came between the two buys.
+        await order("o1", { filledShares: 50_000_000n, spent: 30_000_000n, updatedAt: at(3) });
+        await order("o3", { filledShares: 50_000_000n, spent: 20_000_000n, updatedAt: at(1) });
+        await order("o2", { side: "sell", filledShares: 25_000_000n, proceeds: 15_000_000n, updatedAt: at(2) });
+        await order("o4", { status: "routing", filledShares: 9_000_000n, updatedAt: at(4) });
+        await order("o5", { status: "partially_filled", outcome: "NO", sotTokenId: "8", filledShares: 10_000_000n, spent: 4_000_000n, updatedAt: at(1) });
+        const redemption = { key: "0x01", eventId: "e", accountId: "acc_1", address: "0x1", outcome: "NO" as const, tokenId: "8", shares: 10_000_000n, payout: 0n, txHash: "0xabc", createdAt: at(5) };
+        await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, status: "redeemed", updatedAt: at(6) })).execute();
+        await raw.insertInto("redemptions").values(redemptionToRow({ ...redemption, key: "0x02", outcome: "YES", tokenId: "7", status: "pending", updatedAt: at(6) })).execute();
+      },
+      async (store) => {
+        // YES: bought 50 for 20, sold 25 for 15 (10 of cost off), bought 50 for 30; the pending redemption not yet.
+        expect((await store.positions("acc_1")).map((p) => [p.outcome, p.sotTokenId, p.book, p.exits, p.updatedAt])).toEqual([
+          ["NO", "8", { shares: 0n, cost: 0n, realized: -4_000_000n }, 1n, at(6)],
+          ["YES", "7", { shares: 75_000_000n, cost: 40_000_000n, realized: 5_000_000n }, 1n, at(3)],
+        ]);
+      },
+    ));
 });
 
 describe.each(BACKENDS)("migration 015 on $name", (backend) => {
-  it("books again a position that took in a sell before the buy it sold, to the shares the orders leave", async () => {
-    const db = await backend.create();
-    const raw = db.raw();
-    const at = (second: number) => `2026-12-01T00:00:0${second}.000Z`;
-    try {
-      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
-      expect((await migrator.migrateTo("014_activity_times")).error).toBeUndefined();
-      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: at(0) })).execute();
-      const order = (id: string, over: Parameters<typeof orderRecord>[0]) =>
-        raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
-      // The sell was stored finished first; recovery finished the buy it sold afterwards.
-      await order("s1", { side: "sell", filledShares: 4_000_000n, proceeds: 3_000_000n, updatedAt: at(1) });
-      await order("b1", { filledShares: 10_000_000n, spent: 5_000_000n, updatedAt: at(2) });
-      // What the book took off only the shares it held made of them: 10 shares for 5 USDC, 3 USDC realized.
-      await raw
-        .insertInto("positions")
-        .values({ account_id: "acc_1", event_id: "e", outcome: "YES", sot_token_id: "7", shares: 10_000_000n, cost: 5_000_000n, realized: 3_000_000n, exits: 1n, updated_at: at(2) })
-        .execute();
-      expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    } finally {
-      await raw.destroy();
-    }
-    const store = await db.store();
-    try {
-      expect((await store.positions("acc_1")).map((p) => [p.book, p.exits, p.updatedAt])).toEqual([[{ shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n, at(2)]]);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
-  });
+  it("books again a position that took in a sell before the buy it sold, to the shares the orders leave", () =>
+    afterMigration(
+      backend,
+      "014_activity_times",
+      async (raw) => {
+        const order = filledOrder(raw);
+        // The sell was stored finished first; recovery finished the buy it sold afterwards.
+        await order("s1", { side: "sell", filledShares: 4_000_000n, proceeds: 3_000_000n, updatedAt: at(1) });
+        await order("b1", { filledShares: 10_000_000n, spent: 5_000_000n, updatedAt: at(2) });
+        // What the book took off only the shares it held made of them: 10 shares for 5 USDC, 3 USDC realized.
+        await raw
+          .insertInto("positions")
+          .values({ account_id: "acc_1", event_id: "e", outcome: "YES", sot_token_id: "7", shares: 10_000_000n, cost: 5_000_000n, realized: 3_000_000n, exits: 1n, updated_at: at(2) })
+          .execute();
+      },
+      async (store) => {
+        expect((await store.positions("acc_1")).map((p) => [p.book, p.exits, p.updatedAt])).toEqual([[{ shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n, at(2)]]);
+      },
+    ));
 });
 
 describe.each(BACKENDS)("migration 016 on $name", (backend) => {
-  it("gives the locks stored before it their order's creation time in the activity", async () => {
-    const db = await backend.create();
-    const raw = db.raw();
-    try {
-      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
-      expect((await migrator.migrateTo("015_short_position_books")).error).toBeUndefined();
-      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: null, passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
-      await raw
-        .insertInto("orders")
-        .values(orderToRow(orderRecord({ id: "o1", status: "failed", locked: 5_000_000n, lockTx: "0xl", releaseTx: "0xr", createdAt: "2026-12-01T00:00:01.000Z", updatedAt: "2026-12-01T00:00:02.000Z" })))
-        .execute();
-      expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    } finally {
-      await raw.destroy();
-    }
-    const store = await db.store();
-    try {
-      expect((await store.activity("acc_1", { limit: 50, cursor: null })).data.map((e) => [e.id, e.createdAt])).toEqual([
-        ["release:o1", "2026-12-01T00:00:02.000Z"],
-        ["lock:o1", "2026-12-01T00:00:01.000Z"],
-      ]);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
-  });
+  it("gives the locks stored before it their order's creation time in the activity", () =>
+    afterMigration(
+      backend,
+      "015_short_position_books",
+      async (raw) => {
+        await raw
+          .insertInto("orders")
+          .values(orderToRow(orderRecord({ id: "o1", status: "failed", locked: 5_000_000n, lockTx: "0xl", releaseTx: "0xr", createdAt: at(1), updatedAt: at(2) })))
+          .execute();
+      },
+      async (store) => {
+        expect((await store.activity("acc_1", { limit: 50, cursor: null })).data.map((e) => [e.id, e.createdAt])).toEqual([
+          ["release:o1", at(2)],
+          ["lock:o1", at(1)],
+        ]);
+      },
+    ));
 });
 
 describe.each(BACKENDS)("migration 017 on $name", (backend) => {
-  it("names each deposit stored before it by its place among its transaction's, keeping the log index its Vault key was made of", async () => {
-    const db = await backend.create();
-    const raw = db.raw();
-    try {
-      const migrator = new Migrator({ db: raw, provider: { getMigrations: async () => MIGRATIONS } });
-      expect((await migrator.migrateTo("016_lock_times")).error).toBeUndefined();
-      await raw.insertInto("accounts").values(accountToRow({ id: "acc_1", email: "a@example.com", address: "0x1", walletKeyEnc: "enc", passwordHash: null, fundedAt: null, createdAt: "2026-12-01T00:00:00.000Z" })).execute();
-      const at = "2026-12-01T00:00:01.000Z";
-      // Two transfers of one transaction at log indices 2 and 5, one alone at 3, and two at 1 and 2 (the second's new id the first's old one).
-      const deposit = (txHash: string, logIndex: number) => ({
-        id: `${txHash}:${logIndex}`, account_id: "acc_1", amount: 1_000_000n, from_address: "0x2", tx_hash: txHash, log_index: BigInt(logIndex), block: 7n,
-        status: "credited", credit_tx: "0xc", error_message: null, created_at: at, updated_at: at,
-      });
-      await (raw as Kysely<any>).insertInto("deposits").values([deposit("0xaa", 2), deposit("0xaa", 5), deposit("0xbb", 3), deposit("0xcc", 2), deposit("0xcc", 1)]).execute();
-      expect((await migrator.migrateToLatest()).error).toBeUndefined();
-    } finally {
-      await raw.destroy();
-    }
-    const store = await db.store();
-    try {
-      expect((await store.depositsInStatus(["credited"])).map((d) => [d.id, d.place, d.logIndex])).toEqual([
-        ["0xaa:0", 0, 2],
-        ["0xaa:1", 1, 5],
-        ["0xbb:0", 0, 3],
-        ["0xcc:0", 0, 1],
-        ["0xcc:1", 1, 2],
-      ]);
-    } finally {
-      await store.close();
-      await db.drop();
-    }
-  });
+  it("names each deposit stored before it by its place among its transaction's, keeping the log index its Vault key was made of", () =>
+    afterMigration(
+      backend,
+      "016_lock_times",
+      async (raw) => {
+        // Two transfers of one transaction at log indices 2 and 5, one alone at 3, and two at 1 and 2 (the second's new id the first's old one).
+        const deposit = (txHash: string, logIndex: number) => ({
+          id: `${txHash}:${logIndex}`, account_id: "acc_1", amount: 1_000_000n, from_address: "0x2", tx_hash: txHash, log_index: BigInt(logIndex), block: 7n,
+          status: "credited", credit_tx: "0xc", error_message: null, created_at: at(1), updated_at: at(1),
+        });
+        await (raw as Kysely<any>).insertInto("deposits").values([deposit("0xaa", 2), deposit("0xaa", 5), deposit("0xbb", 3), deposit("0xcc", 2), deposit("0xcc", 1)]).execute();
+      },
+      async (store) => {
+        expect((await store.depositsInStatus(["credited"])).map((d) => [d.id, d.place, d.logIndex])).toEqual([
+          ["0xaa:0", 0, 2],
+          ["0xaa:1", 1, 5],
+          ["0xbb:0", 0, 3],
+          ["0xcc:0", 0, 1],
+          ["0xcc:1", 1, 2],
+        ]);
+      },
+    ));
 });
