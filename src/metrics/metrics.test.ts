@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Counter, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
+import type { Venue, VenueHealth } from "../venues/venue.ts";
 import { Metrics } from "./metrics.ts";
 
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -64,5 +65,20 @@ describe("Metrics: docs/operations.md", () => {
     const metrics = new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 });
     const registered = (await metrics.registry.getMetricsAsJSON()).map((m) => m.name).filter((name) => /^(http|crossfill)_/.test(name)).sort();
     expect(documented).toEqual(registered);
+  });
+});
+
+describe("Metrics: the venue gauges", () => {
+  it("show no series for a venue gone from the list, nor a book age for a venue that holds no book any more", async () => {
+    const health: VenueHealth = { state: "up", latency: { p50Ms: undefined, p99Ms: undefined, samples: 0 }, bookAgeMs: 5_000 };
+    const venue = (id: string) => ({ id, health: () => health }) as unknown as Venue;
+    let venues = [venue("polymarket"), venue("kalshi")];
+    const metrics = new Metrics({ venues: () => venues, openOrders: async () => 0, inFlight: () => 0 });
+    const series = async (name: string) => family((await metrics.scrape()).body, name).filter((l) => !l.startsWith("#"));
+    expect(await series("crossfill_venue_book_age_seconds")).toEqual(['crossfill_venue_book_age_seconds{venue="polymarket"} 5', 'crossfill_venue_book_age_seconds{venue="kalshi"} 5']);
+    venues = [venue("kalshi")];
+    health.bookAgeMs = undefined;
+    expect(await series("crossfill_venue_book_age_seconds")).toEqual([]);
+    expect(await series("crossfill_venue_state")).toEqual(['crossfill_venue_state{venue="kalshi",state="up"} 1', 'crossfill_venue_state{venue="kalshi",state="degraded"} 0', 'crossfill_venue_state{venue="kalshi",state="down"} 0']);
   });
 });

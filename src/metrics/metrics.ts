@@ -135,10 +135,12 @@ export class Metrics {
     this.placeSeconds = new Histogram({ name: "crossfill_venue_place_seconds", help: "Round trip of placing a child order, by venue", labelNames: ["venue"], buckets: SECONDS, registers });
     new Gauge({
       name: "crossfill_venue_book_age_seconds",
-      help: "Age of the oldest order book the venue's adapter holds",
+      help: "Age of the oldest order book the venue's adapter holds; no series while it holds none",
       labelNames: ["venue"],
       registers,
+      // Set afresh at each scrape: a venue gone, or one whose books are all gone, shows no age it had before.
       collect() {
+        this.reset();
         for (const v of sources.venues()) {
           const age = v.health().bookAgeMs;
           if (age !== undefined) this.set({ venue: v.id }, age / 1000);
@@ -151,6 +153,7 @@ export class Metrics {
       labelNames: ["venue", "state"],
       registers,
       collect() {
+        this.reset();
         for (const v of sources.venues()) {
           const now = v.health().state;
           for (const state of VENUE_STATES) this.set({ venue: v.id, state }, state === now ? 1 : 0);
