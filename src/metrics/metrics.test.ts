@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Counter, Histogram, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import type { Venue, VenueHealth } from "../venues/venue.ts";
-import { Metrics } from "./metrics.ts";
+import type { ChildOrder, PlaceResult, Venue, VenueHealth } from "../venues/venue.ts";
+import { Metrics, meterPlacements } from "./metrics.ts";
 
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
@@ -24,10 +24,10 @@ describe("Metrics: the HTTP request series", () => {
     const metrics = new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 });
     const registry = new Registry();
     const labelNames = ["method", "route", "status_code"] as const;
-    const total = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by route template and status", labelNames, registers: [registry] });
+    const total = new Counter({ name: "http_requests_total", help: "HTTP requests answered, by method, route template and status", labelNames, registers: [registry] });
     const seconds = new Histogram({
       name: "http_request_duration_seconds",
-      help: "Time from a request's arrival to its answer, by route template and status",
+      help: "Time from a request's arrival to its answer, by method, route template and status",
       labelNames,
       buckets: SECONDS,
       registers: [registry],
@@ -80,5 +80,31 @@ describe("Metrics: the venue gauges", () => {
     health.bookAgeMs = undefined;
     expect(await series("crossfill_venue_book_age_seconds")).toEqual([]);
     expect(await series("crossfill_venue_state")).toEqual(['crossfill_venue_state{venue="kalshi",state="up"} 1', 'crossfill_venue_state{venue="kalshi",state="degraded"} 0', 'crossfill_venue_state{venue="kalshi",state="down"} 0']);
+  });
+});
+
+describe("Metrics: crossfill_venue_child_orders_total", () => {
+  it("counts a placement whose adapter threw as error, and its help names every result it counts", async () => {
+    const metrics = new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 });
+    const answers: (PlaceResult | Error)[] = [
+      { kind: "filled", venueOrderId: "v1", fills: [] },
+      { kind: "partial", venueOrderId: "v2", fills: [] },
+      { kind: "open", venueOrderId: "v3", fills: [] },
+      { kind: "rejected", reason: "no liquidity" },
+      { kind: "unknown", reason: "timeout" },
+      new Error("socket hang up"),
+    ];
+    const place = async () => {
+      const answer = answers.shift()!;
+      if (answer instanceof Error) throw answer;
+      return answer;
+    };
+    const venue = meterPlacements({ id: "kalshi", place } as unknown as Venue, metrics);
+    for (let i = 0; i < 6; i++) await venue.place({} as ChildOrder).catch(() => undefined);
+    const lines = family((await metrics.scrape()).body, "crossfill_venue_child_orders_total");
+    const results = lines.flatMap((l) => [...l.matchAll(/result="(\w+)"/g)].map((m) => m[1]!));
+    expect(results).toEqual(["filled", "partial", "open", "rejected", "unknown", "error"]);
+    const help = lines.find((l) => l.startsWith("# HELP"))!;
+    for (const result of results) expect(help).toMatch(new RegExp(`\\b${result}\\b`));
   });
 });

@@ -46,10 +46,10 @@ class RequestMetrics {
     };
     // The registry takes any metric that renders itself with get(); its types name only prom-client's classes.
     registry.registerMetric(
-      metric("http_requests_total", "HTTP requests answered, by route template and status", "counter", () => [...this.all()].map((s) => ({ labels: s.labels, value: s.count }))) as unknown as Counter,
+      metric("http_requests_total", "HTTP requests answered, by method, route template and status", "counter", () => [...this.all()].map((s) => ({ labels: s.labels, value: s.count }))) as unknown as Counter,
     );
     registry.registerMetric(
-      metric("http_request_duration_seconds", "Time from a request's arrival to its answer, by route template and status", "histogram", () => [...this.all()].flatMap(histogramValues)) as unknown as Histogram,
+      metric("http_request_duration_seconds", "Time from a request's arrival to its answer, by method, route template and status", "histogram", () => [...this.all()].flatMap(histogramValues)) as unknown as Histogram,
     );
   }
 
@@ -128,7 +128,7 @@ export class Metrics {
     });
     this.childOrders = new Counter({
       name: "crossfill_venue_child_orders_total",
-      help: "Child orders placed, by venue and what the venue answered: filled, partial, open (cancelled then), rejected, unknown (left to reconciliation)",
+      help: "Child orders placed, by venue and what the venue answered: filled, partial, open (cancelled then), rejected, unknown (left to reconciliation), error (the adapter threw)",
       labelNames: ["venue", "result"],
       registers,
     });
@@ -162,7 +162,7 @@ export class Metrics {
     });
     this.chainTxSeconds = new Histogram({
       name: "crossfill_chain_tx_seconds",
-      help: "Time from handing an operator transaction to the sender to its answer (queue, batch, dry run, mining, receipt), by call and outcome",
+      help: "Time from handing an operator transaction to the sender to its answer (queue, batch, dry run, mining, receipt), by call and outcome: mined, reverted, unknown",
       labelNames: ["label", "outcome"],
       buckets: SECONDS,
       registers,
