@@ -5,7 +5,7 @@ import type { Store } from "../store/store.ts";
 import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { closeTestChain, openTestChain, openTestStore, tempDir, type TestChain } from "../vault/testkit.ts";
 import { VaultTxError, type Address, type Vault } from "../vault/vault.ts";
-import { AccountDirectory, findOrCreateAccount } from "./service.ts";
+import { AccountDirectory, findOrCreateAccount, TOP_UP_INTERVAL_MS, topUp } from "./service.ts";
 
 const FAUCET = 10_000_000_000n;
 let t: TestChain;
@@ -72,5 +72,29 @@ describe("the dev faucet's funding of an account", () => {
       await redeployed.close();
       await elsewhere.close();
     }
+  });
+});
+
+describe("the terminal's top-up", () => {
+  it("lists in the activity every drip in the vault, one that landed before a crash kept it from the store too, found again at the next click", async () => {
+    const account = await directory().get((await newAccount("top-up@example.com")).id);
+    const dripped = async () => (await store.activity(account.id, { limit: 50, cursor: null })).data.filter((e) => e.type === "faucet").reduce((sum, e) => sum + e.amount, 0n);
+    let now = Date.parse("2026-12-01T00:00:00.000Z");
+    const clock = { now: () => now };
+    const crashing: Store = Object.assign(Object.create(store) as Store, {
+      recordFaucetDrip: () => Promise.reject(new Error("killed before the store was written")),
+    });
+    await expect(topUp(crashing, t.vault, account, FAUCET, clock)).rejects.toThrow(/killed/);
+    expect(await dripped()).toBe(FAUCET);
+
+    // A minute on: the drip is found and recorded, not made again; another minute on, the next one is made.
+    now += TOP_UP_INTERVAL_MS;
+    await topUp(store, t.vault, account, FAUCET, clock);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 2n * FAUCET, locked: 0n });
+    expect(await dripped()).toBe(2n * FAUCET);
+    now += TOP_UP_INTERVAL_MS;
+    await topUp(store, t.vault, account, FAUCET, clock);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * FAUCET, locked: 0n });
+    expect(await dripped()).toBe(3n * FAUCET);
   });
 });

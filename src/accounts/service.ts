@@ -107,12 +107,18 @@ export const TOP_UP_INTERVAL_MS = 60_000;
 
 /**
  * "Get test USDC" (the terminal, on the dev chain only): one more drip of the faucet's amount into the
- * account's vault. Keyed by the account and the minute, so the faucet mints at most one drip a minute
- * per account however often it is asked, and a retry within the minute is answered with the drip made.
+ * account's vault, at most one a minute per account: a call within a minute of the last drip recorded is
+ * answered with it. The n-th top-up is keyed by the account and n, counted from those recorded, so that
+ * callers at the same moment ask the faucet for the same drip (it mints one), and a drip that landed
+ * but was not recorded (a crash between the two) is found again at the next call and recorded then.
  */
 export async function topUp(store: Store, vault: Vault, account: AccountRecord, amount: Micro, clock: Clock): Promise<{ amount: Micro; txHash: string }> {
   if (!vault.info().faucet || amount === 0n) throw new AppError("not_found", "Test USDC is only given on the dev chain.");
-  const key = faucetKey(`${account.id}:top-up:${Math.floor(clock.now() / TOP_UP_INTERVAL_MS)}`);
+  const first = faucetKey(account.id);
+  const topUps = (await store.faucetDrips(account.id)).filter((d) => d.key !== first);
+  const last = topUps[0];
+  if (last !== undefined && clock.now() - Date.parse(last.createdAt) < TOP_UP_INTERVAL_MS) return { amount: last.amount, txHash: last.txHash };
+  const key = faucetKey(`${account.id}:top-up:${new Set(topUps.map((d) => d.key)).size}`);
   const drip = await vault.fund(account.address as Address, amount, key).catch((err: unknown) => {
     throw new AppError("chain_unavailable", `The chain did not answer while the dev faucet dripped; try again. (${(err as Error).message})`);
   });

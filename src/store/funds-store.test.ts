@@ -184,6 +184,15 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
   describe("activity", () => {
     const at = (s: number) => new Date(START + s * 1000).toISOString();
 
+    it("lists an account's faucet drips newest first, each once", async () => {
+      const drip = { key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: BEYOND_DOUBLE, createdAt: at(1) };
+      await store.recordFaucetDrip(drip);
+      await store.recordFaucetDrip({ ...drip, key: "0xkey2", txHash: "0xf1", createdAt: at(2) });
+      await store.recordFaucetDrip(drip);
+      await store.recordFaucetDrip({ ...drip, accountId: "acc_2", txHash: "0xf2" });
+      expect(await store.faucetDrips("acc_1")).toEqual([{ ...drip, key: "0xkey2", txHash: "0xf1", createdAt: at(2) }, drip]);
+    });
+
     it("lists every movement of the account's money newest first, with its tx hash, across pages", async () => {
       await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });
       await store.recordFaucetDrip({ key: "0xkey", txHash: "0xf0", accountId: "acc_1", amount: 10_000_000_000n, createdAt: at(1) });

@@ -29,6 +29,7 @@ type FundsMethods =
   | "renewDepositLeases"
   | "releaseDeposit"
   | "recordFaucetDrip"
+  | "faucetDrips"
   | "chainCursor"
   | "setChainCursor"
   | "activity";
@@ -162,6 +163,11 @@ export class FundsStore implements Pick<Store, FundsMethods> {
       .values({ key: d.key, tx_hash: d.txHash, account_id: d.accountId, amount: d.amount, created_at: d.createdAt })
       .onConflict((oc) => oc.columns(["key", "tx_hash"]).doNothing())
       .execute();
+  };
+
+  faucetDrips: Store["faucetDrips"] = async (accountId) => {
+    const rows = await this.db.selectFrom("faucet_drips").selectAll().where("account_id", "=", accountId).orderBy("created_at", "desc").execute();
+    return rows.map((r) => ({ key: r.key, txHash: r.tx_hash, accountId: r.account_id, amount: int64(r.amount, "faucet_drips.amount"), createdAt: r.created_at }));
   };
 
   chainCursor: Store["chainCursor"] = async (name) => {

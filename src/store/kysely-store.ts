@@ -115,6 +115,7 @@ export class KyselyStore implements Store {
   renewDepositLeases: Store["renewDepositLeases"] = (...a) => this.funds.renewDepositLeases(...a);
   releaseDeposit: Store["releaseDeposit"] = (...a) => this.funds.releaseDeposit(...a);
   recordFaucetDrip: Store["recordFaucetDrip"] = (...a) => this.funds.recordFaucetDrip(...a);
+  faucetDrips: Store["faucetDrips"] = (...a) => this.funds.faucetDrips(...a);
   chainCursor: Store["chainCursor"] = (...a) => this.funds.chainCursor(...a);
   setChainCursor: Store["setChainCursor"] = (...a) => this.funds.setChainCursor(...a);
   activity: Store["activity"] = (...a) => this.funds.activity(...a);

@@ -535,6 +535,8 @@ export interface Store {
 
   /** Records a drip of the dev faucet, once per (key, transaction). */
   recordFaucetDrip(d: FaucetDripRecord): Promise<void>;
+  /** The account's drips of the dev faucet, newest first. */
+  faucetDrips(accountId: string): Promise<FaucetDripRecord[]>;
   chainCursor(name: string): Promise<ChainCursor | undefined>;
   setChainCursor(name: string, cursor: ChainCursor): Promise<void>;
 

@@ -97,9 +97,8 @@ describe("Get test USDC", () => {
     expect(drip.amount_usdc).toBe(10_000);
     expect(await balance()).toBe(20_000);
     const again = await Promise.all([1, 2].map(async () => ((await (await fetch(`${s.url}/v1/faucet`, { method: "POST", headers })).json()) as { tx_hash: string }).tx_hash));
-    // Within a minute the same drip answers and nothing more is minted: three clicks make two drips only if a minute turned between them.
-    const drips = new Set([drip.tx_hash, ...again]).size;
-    expect(drips).toBeLessThanOrEqual(2);
-    expect(await balance()).toBe(10_000 * (1 + drips));
+    // Within a minute of the drip the same drip answers and nothing more is minted.
+    expect(again).toEqual([drip.tx_hash, drip.tx_hash]);
+    expect(await balance()).toBe(20_000);
   });
 });

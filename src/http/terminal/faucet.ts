@@ -12,7 +12,7 @@ export function registerFaucetRoute(app: FastifyInstance, deps: HttpDeps): void 
       schema: {
         summary: "Drip test USDC into the signed-in account's vault (the dev chain only)",
         description:
-          "Mints the dev faucet's amount (DEV_FAUCET_USDC) into the vault's available balance, at most once a minute per account: another call within the minute answers the same drip. Not on a real chain (not_found).",
+          "Mints the dev faucet's amount (DEV_FAUCET_USDC) into the vault's available balance, at most once a minute per account: another call within a minute of the last drip answers it. Not on a real chain (not_found).",
         tags: ["session"],
         security: [{ session: [] }],
         response: {
