@@ -22,7 +22,7 @@ export const WITHDRAWAL_ENTERED_FROM: Readonly<Record<WithdrawalStatus, readonly
 
 /**
  * A deposit, one transfer into a deposit address: `detected` stored from the chain's logs; `crediting` its
- * credit may be on its way; `credited` the Vault credited it (by its key, once); `dropped` the transfer is no
+ * credit may be on its way, or landed under fewer than DEPOSIT_CONFIRMATIONS blocks; `credited` the Vault credited it (by its key, once); `dropped` the transfer is no
  * longer on chain (a reorganisation, or a dev chain that lost it), so there is nothing to credit.
  */
 export const DEPOSIT_STATUSES = ["detected", "crediting", "credited", "dropped"] as const;

@@ -251,6 +251,29 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
   }, 60_000);
 
+  it("credits again a deposit whose credit a reorganisation shallower than the confirmations removed, the scan's cursor block kept", async () => {
+    const { key, account } = await keyedAccount("acc_shallow");
+    const deposit = await signedTransfer(account.address as Address, 5n * USDC);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    await mine([deposit]);
+    await t.rpc.call("evm_mine");
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await watcher.pass();
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
+    // A reorganisation of one block, under the confirmations: the credit's block is replaced by an empty one; the transfer, and the block the scan stopped at, are kept.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+    // The passes wait while the lost credit's nonce may still land (the sender's 5 s grace), then credit again, and record it once a block is over it.
+    const statuses = async () => {
+      await watcher.pass();
+      await t.rpc.call("evm_mine");
+      return (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual([[5n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
+  }, 60_000);
+
   it("credits once a transfer that a deep reorganisation mined again at another log index", async () => {
     const { key, account } = await keyedAccount("acc_remined");
     const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), 2n * USDC);

@@ -175,7 +175,7 @@ export class DepositWatcher {
       if ((await vault.pendingTransactions()) > 0) return deposit.status;
       state = await vault.depositState(key);
     }
-    if (state.kind === "credited") return this.finish(deposit, { status: "credited", creditTx: state.txHash }, log);
+    if (state.kind === "credited") return (await this.settled(state.blockNumber)) ? this.finish(deposit, { status: "credited", creditTx: state.txHash }, log) : deposit.status;
 
     const account = await store.accountById(deposit.accountId);
     const sign = account && this.d.signerOf(account);
@@ -197,6 +197,7 @@ export class DepositWatcher {
     try {
       const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, sign);
       this.d.checkpoint?.("deposit.credited", deposit.id);
+      if (!(await this.settled(credited.blockNumber))) return "crediting";
       return await this.finish(deposit, { status: "credited", creditTx: credited.txHash }, log);
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
@@ -205,6 +206,14 @@ export class DepositWatcher {
       log.warn({ err: e }, e.outcome === "reverted" ? "the Vault refused a deposit credit; will retry" : "deposit credit outcome unknown; left to the next pass");
       return "crediting";
     }
+  }
+
+  /**
+   * Whether a credit mined in `block` is under DEPOSIT_CONFIRMATIONS blocks: until then a reorganisation too shallow to
+   * replace the scan's cursor block may remove it, so the deposit stays `crediting` and each pass reads its key again.
+   */
+  private async settled(block: bigint): Promise<boolean> {
+    return (await this.d.vault.blockNumber()) - block >= BigInt(this.d.confirmations);
   }
 
   private lease(now: number): Lease {
