@@ -189,11 +189,13 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   await sweep();
 
   // Money in and out: withdrawals finished and deposits credited where a crash left them, then periodically.
+  const confirmations = config.depositConfirmations ?? (chain.faucet ? 0 : 12);
   const withdrawals = new WithdrawalService({
     store,
     vault,
     clock,
     log,
+    confirmations,
     newWithdrawalId: () => `wd_${clock.now().toString(36)}${randomBytes(10).toString("hex")}`,
     instanceId: config.instanceId,
     leaseMs,
@@ -204,7 +206,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     vault,
     clock,
     log,
-    confirmations: config.depositConfirmations ?? (chain.faucet ? 0 : 12),
+    confirmations,
     signerOf: (account) => {
       const enc = account.walletKeyEnc;
       return enc === null ? undefined : (digest) => sign({ hash: digest, privateKey: decryptSecret(master, enc) as Hex, to: "hex" });

@@ -5,8 +5,8 @@
 
 /**
  * A withdrawal: `pending` stored, nothing sent; `sent` its transaction may be on its way (persisted before it
- * goes, so recovery knows to ask the chain); `confirmed` paid by a successful transaction; `failed` refused
- * by the chain, the funds untouched.
+ * goes, so recovery knows to ask the chain), or landed under fewer than DEPOSIT_CONFIRMATIONS blocks; `confirmed`
+ * paid by a successful transaction that deep; `failed` refused by the chain, the funds untouched.
  */
 export const WITHDRAWAL_STATUSES = ["pending", "sent", "confirmed", "failed"] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];

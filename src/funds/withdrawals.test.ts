@@ -1,7 +1,12 @@
 import { pino } from "pino";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import type { Hex } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { testUSDCAbi } from "../contracts/artifacts.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
+import { keyOf, newClient } from "../vault/testkit.ts";
+import { testChainPerFile } from "../vault/vitest-kit.ts";
 import { VaultTxError, type Address, type ChainInfo, type Hex32, type Vault, type WithdrawalState } from "../vault/vault.ts";
 import { WithdrawalService, type WithdrawalDeps } from "./withdrawals.ts";
 
@@ -32,6 +37,7 @@ beforeEach(async () => {
     },
     withdrawalState: async (id) => paid.get(id) ?? { kind: "none" },
     pendingTransactions: async () => 0,
+    blockNumber: async () => 1n,
   } satisfies Partial<Vault> as Partial<Vault> as Vault;
 });
 
@@ -41,7 +47,7 @@ afterEach(async () => {
 
 /** The service of one instance: `over` on this file's store and chain. */
 function instance(instanceId: string, over: Partial<WithdrawalDeps> = {}): WithdrawalService {
-  return new WithdrawalService({ store, vault: chain, clock: { now: () => Date.now() }, log: pino({ level: "silent" }), newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`, instanceId, ...over });
+  return new WithdrawalService({ store, vault: chain, clock: { now: () => Date.now() }, log: pino({ level: "silent" }), confirmations: 0, newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`, instanceId, ...over });
 }
 
 describe("withdrawals on several instances", () => {
@@ -90,4 +96,42 @@ describe("withdrawals on several instances", () => {
     expect(finished).toBe(1);
     expect(await store.withdrawal(w.id)).toMatchObject({ status: "confirmed" });
   });
+});
+
+describe("withdrawals on a chain that reorganises", () => {
+  const t = testChainPerFile();
+
+  it("pays again a withdrawal whose payment a reorganisation shallower than the confirmations removed, instead of leaving it confirmed with nothing paid", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 50n * 1_000_000n, keyOf(`reorg-${client.address}`));
+    await t.store.createAccount({ id: "acc_reorg", email: "reorg@example.com", address: client.address, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    const to = privateKeyToAddress(generatePrivateKey()).toLowerCase();
+    const usdcOf = (address: string) => client.reader.readContract({ address: t.vault.info().contracts.usdc, abi: testUSDCAbi, functionName: "balanceOf", args: [address as Address] });
+    const service = new WithdrawalService({
+      store: t.store,
+      vault: t.vault,
+      clock: { now: () => Date.now() },
+      log: pino({ level: "silent" }),
+      newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`,
+      instanceId: "test",
+      confirmations: 1,
+    });
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    const w = await service.submit({ accountId: "acc_reorg", address: client.address, allowlist: null }, { amount: 20n * 1_000_000n, toAddress: to, clientWithdrawalId: null, password: undefined });
+    expect(w).toMatchObject({ status: "sent", txHash: expect.any(String) });
+    expect(await usdcOf(to)).toBe(20n * 1_000_000n);
+    // A reorganisation of one block: the payment's block is replaced by an empty one.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    expect(await usdcOf(to)).toBe(0n);
+    // Recovery waits while the lost payment's nonce may still land (the sender's 5 s grace), then pays again, and confirms once a block is over it.
+    const status = async () => {
+      await service.pass(0);
+      await t.rpc.call("evm_mine");
+      return (await t.store.withdrawal(w.id))!.status;
+    };
+    await expect.poll(status, { timeout: 30_000, interval: 500 }).toBe("confirmed");
+    expect(await usdcOf(to)).toBe(20n * 1_000_000n);
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 30n * 1_000_000n, locked: 0n });
+  }, 60_000);
 });

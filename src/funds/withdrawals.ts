@@ -5,7 +5,7 @@ import { formatMicro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { Log } from "../orders/service.ts";
 import type { Lease, Store, WithdrawalPatch, WithdrawalRecord } from "../store/store.ts";
-import { VaultTxError, type Address, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type TxRef, type Vault } from "../vault/vault.ts";
 import { chainWithdrawalId } from "./chain-ids.ts";
 import type { FundsCheckpoint } from "./checkpoints.ts";
 import type { WithdrawalRequest } from "./validate.ts";
@@ -15,6 +15,8 @@ export interface WithdrawalDeps {
   vault: Vault;
   clock: Clock;
   log: Log;
+  /** Blocks a payment must be under before the withdrawal is confirmed (0: at its receipt); DEPOSIT_CONFIRMATIONS. */
+  confirmations: number;
   newWithdrawalId(): string;
   /** This process among the instances sharing the store: it holds the lease of each withdrawal it executes or recovers. */
   instanceId: string;
@@ -31,8 +33,8 @@ export interface Withdrawer {
 }
 
 /**
- * Withdrawals: validate → idempotency → pending → sent → paid on chain (confirmed) or refused by it (failed, the
- * funds untouched). `sent` is persisted before the transaction goes, so a crash or a lost answer leaves a
+ * Withdrawals: validate → idempotency → pending → sent → paid on chain under `confirmations` blocks (confirmed) or
+ * refused by it (failed, the funds untouched). `sent` is persisted before the transaction goes, so a crash or a lost answer leaves a
  * withdrawal recovery knows to ask the chain about, by its id: the Vault pays each id at most once, and a
  * withdrawal is failed only when no transaction of it can still land.
  */
@@ -161,20 +163,20 @@ export class WithdrawalService {
       // Read again after the count: a payment that landed meanwhile is found now.
       state = await vault.withdrawalState(id);
     }
-    if (state.kind === "paid") return this.finish(w.id, ["sent"], { status: "confirmed", txHash: state.txHash }, log);
+    if (state.kind === "paid") return this.paid(w.id, state, log);
     const account = await this.d.store.accountById(w.accountId);
     if (!account) throw new Error(`withdrawal ${w.id} belongs to no account`);
     return this.execute(w, account.address as Address, log);
   }
 
   private async execute(w: WithdrawalRecord, address: Address, log: Log): Promise<WithdrawalRecord> {
-    await this.update(w.id, ["pending", "sent"], { status: "sent" });
+    await this.update(w.id, ["pending", "sent"], { status: "sent", txHash: null });
     this.d.checkpoint?.("withdrawal.sent", w.id);
     const id = chainWithdrawalId(w.id);
     try {
       const paid = await this.d.vault.withdrawTo(id, address, w.toAddress as Address, w.amount);
       this.d.checkpoint?.("withdrawal.paid", w.id);
-      return await this.finish(w.id, ["sent"], { status: "confirmed", txHash: paid.txHash }, log);
+      return await this.paid(w.id, paid, log);
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
       if (e.outcome === "reverted") {
@@ -189,7 +191,7 @@ export class WithdrawalService {
       }
       // It may have been paid, or may yet be: the chain decides, here or in recovery, never a timer.
       const state = await this.d.vault.withdrawalState(id);
-      if (state.kind === "paid") return this.finish(w.id, ["sent"], { status: "confirmed", txHash: state.txHash }, log);
+      if (state.kind === "paid") return this.paid(w.id, state, log);
       log.warn({ err: e }, "withdrawal outcome unknown; left to recovery");
       return (await this.d.store.withdrawal(w.id))!;
     }
@@ -209,6 +211,15 @@ export class WithdrawalService {
       });
     }
     return existing;
+  }
+
+  /**
+   * A payment that landed: confirmed once under `confirmations` blocks. Until then a reorganisation may remove it, so
+   * the withdrawal stays `sent` with its transaction, and recovery reads its id again: removed, it is sent again.
+   */
+  private async paid(id: string, tx: TxRef, log: Log): Promise<WithdrawalRecord> {
+    if ((await this.d.vault.blockNumber()) - tx.blockNumber < BigInt(this.d.confirmations)) return this.update(id, ["sent"], { txHash: tx.txHash });
+    return this.finish(id, ["sent"], { status: "confirmed", txHash: tx.txHash }, log);
   }
 
   private async finish(id: string, from: readonly WithdrawalStatus[], patch: WithdrawalPatch, log: Log): Promise<WithdrawalRecord> {

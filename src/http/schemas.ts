@@ -174,7 +174,7 @@ export const WithdrawalRequest = Type.Object(
 export const Withdrawal = Type.Object(
   {
     withdrawal_id: Type.String(),
-    status: Type.String({ enum: ["pending", "sent", "confirmed", "failed"], description: "pending: stored; sent: its transaction may be on its way; confirmed: paid; failed: refused by the chain, nothing paid." }),
+    status: Type.String({ enum: ["pending", "sent", "confirmed", "failed"], description: "pending: stored; sent: its transaction may be on its way, or paid under fewer than DEPOSIT_CONFIRMATIONS blocks (tx_hash names it); confirmed: paid, that deep; failed: refused by the chain, nothing paid." }),
     amount_usdc: Num("USDC paid out"),
     to_address: Type.String({ description: "Lower case" }),
     tx_hash: Nullable(Type.String({ description: "The transaction that paid it: its logs hold this withdrawal's WithdrawnTo event." })),
