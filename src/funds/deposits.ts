@@ -213,7 +213,7 @@ export class DepositWatcher {
    * replace the scan's cursor block may remove it, so the deposit stays `crediting` and each pass reads its key again.
    */
   private async settled(block: bigint): Promise<boolean> {
-    return (await this.d.vault.blockNumber()) - block >= BigInt(this.d.confirmations);
+    return this.d.confirmations === 0 || (await this.d.vault.blockNumber()) - block >= BigInt(this.d.confirmations);
   }
 
   private lease(now: number): Lease {

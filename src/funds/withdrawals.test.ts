@@ -37,7 +37,6 @@ beforeEach(async () => {
     },
     withdrawalState: async (id) => paid.get(id) ?? { kind: "none" },
     pendingTransactions: async () => 0,
-    blockNumber: async () => 1n,
   } satisfies Partial<Vault> as Partial<Vault> as Vault;
 });
 

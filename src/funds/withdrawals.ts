@@ -218,7 +218,7 @@ export class WithdrawalService {
    * the withdrawal stays `sent` with its transaction, and recovery reads its id again: removed, it is sent again.
    */
   private async paid(id: string, tx: TxRef, log: Log): Promise<WithdrawalRecord> {
-    if ((await this.d.vault.blockNumber()) - tx.blockNumber < BigInt(this.d.confirmations)) return this.update(id, ["sent"], { txHash: tx.txHash });
+    if (this.d.confirmations > 0 && (await this.d.vault.blockNumber()) - tx.blockNumber < BigInt(this.d.confirmations)) return this.update(id, ["sent"], { txHash: tx.txHash });
     return this.finish(id, ["sent"], { status: "confirmed", txHash: tx.txHash }, log);
   }
 
