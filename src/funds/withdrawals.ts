@@ -34,9 +34,9 @@ export interface Withdrawer {
 
 /**
  * Withdrawals: validate → idempotency → pending → sent → paid on chain under `confirmations` blocks (confirmed) or
- * refused by it (failed, the funds untouched). `sent` is persisted before the transaction goes, so a crash or a lost answer leaves a
- * withdrawal recovery knows to ask the chain about, by its id: the Vault pays each id at most once, and a
- * withdrawal is failed only when no transaction of it can still land.
+ * refused by it (failed, the funds untouched). `sent` is persisted before the transaction goes, so a crash or a
+ * lost answer leaves a withdrawal recovery knows to ask the chain about, by its id: the Vault pays each id at most
+ * once, and a withdrawal is failed only when no transaction of it can still land.
  */
 export class WithdrawalService {
   /** Withdrawals this process is executing right now; recovery leaves them alone. */
