@@ -83,6 +83,18 @@ describe("selling, optimize_price", () => {
     expect(refused(sell(10), [quotes[0]!]).code).toBe("insufficient_liquidity");
   });
 
+  it("cannot sell on a venue where the shares held fall short of its least order by the minimum fee or amount: its bid does not set the reference", () => {
+    // 10 shares at 0.60 on Opinion's 4% curve pay 0.0576 of fee, under its 0.25 minimum: Opinion sells
+    // nothing of them. Were its 0.594 net the reference, a 1% floor of 0.5883 would leave poly's 0.58 out.
+    const minFee = sellQuote("opinion", [[0.6, 1000]], { feeModel: { kind: "opinion", ratePpm: 40_000n, minFee: usdc(0.25) }, inventory: 10n * S });
+    const poly = sellQuote("poly", [[0.58, 1000]]);
+    expect(planned(sell(10), [minFee, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(5.8) });
+    expect(refused(sell(10), [minFee]).code).toBe("insufficient_liquidity");
+    // 5 shares at 0.60 sign 3 USDC, under Opinion's 5 USDC minimum order.
+    const minAmount = sellQuote("opinion", [[0.6, 1000]], { feeModel: { kind: "opinion", ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5), inventory: 5n * S });
+    expect(planned(sell(5), [minAmount, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(2.9) });
+  });
+
   it("never sells into a bid that nets under the floor; FOK refuses what only those bids could take, IOC sells the rest", () => {
     const quotes = [sellQuote("a", [[0.5, 10], [0.48, 10], [0.4, 1000]])];
     const ioc = planned(sell(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);

@@ -1,5 +1,5 @@
 import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
-import { BidCurve, bestAdjusted } from "./curve.ts";
+import { BidCurve, bestAdjusted, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import { bestSale, betterSale, saleDust, type Sale, type SaleLimits } from "./sale.ts";
 import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
@@ -43,10 +43,14 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
   };
 }
 
-/** Whether a venue can take a sell at all: the inventory there reaches its minimum order size. */
+/**
+ * Whether a venue can take a sell at all: its bids down to those that net nothing, read no further
+ * than the shares held there, hold its least leg (its minimum size, and on Opinion the lots whose fee
+ * reaches the minimum fee and whose amount reaches the minimum amount: `Ladder.minLots`).
+ */
 function sellable(q: SellQuote): boolean {
-  const min = ceilDiv(q.minOrderShares, q.lotShares);
-  return q.inventory / q.lotShares >= (min > 1n ? min : 1n);
+  const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
+  return c.has(c.minLots);
 }
 
 /** The best fee-adjusted top bid of the venues that can sell; undefined when none nets more than nothing. */

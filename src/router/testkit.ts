@@ -412,9 +412,9 @@ function amountLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLo
   return { first, last: last < depthLots ? last : depthLots };
 }
 
-/** The best net top bid of the venues whose inventory reaches their minimum size; undefined when none nets more than nothing. */
+/** The best net top bid of the venues that can sell a leg of the shares held there (down to bids that net nothing); undefined when none nets more than nothing. */
 function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
-  const tops = quotes.flatMap((q) => (q.bids[0] && q.inventory / q.lotShares >= minLotsOf(q) ? [sellFeeAdjustedPrice(q.feeModel, q.bids[0])] : []));
+  const tops = quotes.flatMap((q) => (q.bids[0] && saleOptionsOf(q, 0n).options.length > 1 ? [sellFeeAdjustedPrice(q.feeModel, q.bids[0])] : []));
   const best = tops.length === 0 ? undefined : tops.reduce((m, x) => (x > m ? x : m));
   return best === undefined || best <= 0n ? undefined : best;
 }
