@@ -95,6 +95,16 @@ describe("selling, optimize_price", () => {
     expect(planned(sell(5), [minAmount, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(2.9) });
   });
 
+  it("takes a venue's reference from the bid its least order reaches, not from a top bid smaller than its minimum size", () => {
+    // 2 shares rest at 0.60 on a venue whose orders sell 5 at least: no sale nets 0.60 a share there, and
+    // a 1% floor of 0.594 under it would leave no bid to sell into. Its least order reaches 0.55.
+    const thinTop = sellQuote("thin-top", [[0.6, 2], [0.55, 1000]], { minOrderShares: 5n * S });
+    expect(planned(sell(100), [thinTop])).toMatchObject({ referencePrice: 550_000n, proceeds: usdc(55.1) });
+    expect(planned(sell(5), [thinTop])).toMatchObject({ referencePrice: 550_000n, proceeds: usdc(2.85) });
+    const other = sellQuote("other", [[0.56, 1000]]);
+    expect(planned(sell(100), [thinTop, other])).toMatchObject({ referencePrice: 560_000n, proceeds: usdc(56) });
+  });
+
   it("never sells into a bid that nets under the floor; FOK refuses what only those bids could take, IOC sells the rest", () => {
     const quotes = [sellQuote("a", [[0.5, 10], [0.48, 10], [0.4, 1000]])];
     const ioc = planned(sell(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);

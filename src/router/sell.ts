@@ -44,22 +44,22 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
 }
 
 /**
- * Whether a venue can take a sell at all: its bids down to those that net nothing, read no further
- * than the shares held there, hold its least leg (its minimum size, and on Opinion the lots whose fee
- * reaches the minimum fee and whose amount reaches the minimum amount: `Ladder.minLots`).
+ * The best fee-adjusted bid of the venues that can sell, each venue's being the bid its least leg
+ * reaches; undefined when none nets more than nothing. A venue can sell when its bids down to those
+ * that net nothing, read no further than the shares held there, hold its least leg (`Ladder.minLots`:
+ * its minimum size, and on Opinion the lots whose fee reaches the minimum fee and whose amount reaches
+ * the minimum amount). Every sale there takes the bids down to the level that leg ends in: a top bid
+ * smaller than it is one no sale nets alone (docs/decisions.md, "a venue's reference bid").
  */
-function sellable(q: SellQuote): boolean {
-  const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
-  return c.has(c.minLots);
-}
-
-/** The best fee-adjusted top bid of the venues that can sell; undefined when none nets more than nothing. */
 function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
-  const tops = quotes.flatMap((q) => {
-    const level = q.bids.find((l) => l.shares > 0n);
-    return level && sellable(q) ? [{ model: q.feeModel, level }] : [];
+  const reached = quotes.flatMap((q) => {
+    const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
+    if (!c.has(c.minLots)) return [];
+    const fills = c.fills(c.minLots);
+    const last = fills[fills.length - 1]!.price;
+    return [{ model: q.feeModel, level: q.bids.find((l) => l.shares > 0n && l.price === last)! }];
   });
-  const best = bestAdjusted(tops, -1);
+  const best = bestAdjusted(reached, -1);
   return best === undefined || best <= 0n ? undefined : best;
 }
 

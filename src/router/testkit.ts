@@ -412,9 +412,16 @@ function amountLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLo
   return { first, last: last < depthLots ? last : depthLots };
 }
 
-/** The best net top bid of the venues that can sell a leg of the shares held there (down to bids that net nothing); undefined when none nets more than nothing. */
+/**
+ * The best net bid of the venues that can sell a leg of the shares held there (down to bids that net
+ * nothing), each venue's the bid its least leg ends in; undefined when none nets more than nothing.
+ */
 function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
-  const tops = quotes.flatMap((q) => (q.bids[0] && saleOptionsOf(q, 0n).options.length > 1 ? [sellFeeAdjustedPrice(q.feeModel, q.bids[0])] : []));
+  const tops = quotes.flatMap((q) => {
+    const { minLots, options } = saleOptionsOf(q, 0n);
+    if (options.length === 1) return [];
+    return [sellFeeAdjustedPrice(q.feeModel, q.bids[walk(q.bids, minLots * q.lotShares).length - 1]!)];
+  });
   const best = tops.length === 0 ? undefined : tops.reduce((m, x) => (x > m ? x : m));
   return best === undefined || best <= 0n ? undefined : best;
 }
