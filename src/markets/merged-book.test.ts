@@ -251,6 +251,19 @@ describe("mergeBooks for a sell", () => {
   });
 });
 
+describe("the best execution of a sell", () => {
+  it("names the bid a venue's least order reaches, not a top bid smaller than the venue's minimum order: no sale nets that one", () => {
+    // Half a share rests at 0.60 where an order sells 1 share at least: the least sale there reaches 0.55.
+    const thin = new FixedVenue("t-venue", FREE, { bids: [lv(0.6, 0.5), lv(0.55, 100)], asks: [] });
+    const f = new FixedVenue("f-venue", FREE, { bids: [lv(0.5, 10)], asks: [] });
+    const event = eventOn("t-venue", "f-venue");
+    const r = mergeBooks(event, "YES", [thin, f], { depth: 5, now: NOW, side: "sell" });
+    expect(r.best_execution).toEqual({ venue: "t-venue", price: 0.55, fee_adjusted_price: 0.55 });
+    expect(r.orderbook.bids[0]).toEqual([0.6, 0.5, "t-venue"]);
+    expect(markPrice(event, "YES", [thin, f], NOW)).toBe(550_000n);
+  });
+});
+
 describe("markPrice", () => {
   it("is what selling a share nets at the best bid after its venue's fee, leaving out stale venues, and null without a bid", () => {
     const [a, b, c] = trio();

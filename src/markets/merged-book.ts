@@ -2,7 +2,7 @@ import { feeAdjustedPrice, sellFeeAdjustedPrice } from "../domain/fees.ts";
 import { microToNumber, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import type { BookSnapshot, TradeSide, Venue, VenueMarket } from "../venues/venue.ts";
-import type { SellQuote, VenueQuote } from "../router/index.ts";
+import { leastLegBid, type SellQuote, type VenueQuote } from "../router/index.ts";
 import type { UnifiedEvent } from "./catalog.ts";
 
 /** `[price, size, venue]`, as the SPEC shapes a book entry. */
@@ -116,14 +116,17 @@ interface Best {
 /**
  * The venue whose best ask costs least after its fee (buy), or whose best bid nets most after it
  * (sell); ties to the better price, then the venue's name. A sell's prices count negated, so that
- * lower is better for both. A best bid whose fee takes all it pays (one contract at 0.005 on Kalshi
- * pays a cent) is no sale: the router takes no such bid (router/sell.ts), so it is never named.
+ * lower is better for both. A venue's best bid is the one its least order reaches, as the router's
+ * reference takes it (router/sell.ts `leastLegBid`, for a holder of every share its bids take): a top
+ * bid smaller than the venue's minimum order is no sale alone. A best bid whose fee takes all it pays
+ * (one contract at 0.005 on Kalshi pays a cent) is no sale: the router takes no such bid, so it is
+ * never named.
  */
 function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | undefined {
   const sign = side === "sell" ? -1n : 1n;
   let best: Best | undefined;
   for (const f of fresh) {
-    const top = side === "sell" ? f.book.bids[0] : f.book.asks[0];
+    const top = side === "sell" ? leastLegBid({ ...rules(f, "sell"), bids: f.book.bids, inventory: f.book.bids.reduce((s, l) => s + l.shares, 0n) }) : f.book.asks[0];
     if (!top) continue;
     const adjusted = side === "sell" ? sellFeeAdjustedPrice(f.market.feeModel, top) : feeAdjustedPrice(f.market.feeModel, top);
     if (side === "sell" && adjusted <= 0n) continue;
@@ -182,8 +185,8 @@ function mergeSide(fresh: readonly FreshBook[], side: "bids" | "asks", depth: nu
  */
 export type QueuedAhead = (venueId: string) => number;
 
-/** What the router reads of a fresh venue's market, whichever side it routes: its rules, fees, measured latency and queue. */
-function routing({ venue, market }: FreshBook, ahead: QueuedAhead, side: TradeSide) {
+/** A fresh venue's market's trading rules and fees for a side, as the router reads them; its latency and queue unmeasured. */
+function rules({ venue, market }: FreshBook, side: TradeSide) {
   return {
     venue: venue.id,
     venueMarketId: market.venueMarketId,
@@ -192,9 +195,13 @@ function routing({ venue, market }: FreshBook, ahead: QueuedAhead, side: TradeSi
     minOrderShares: market.minOrderShares,
     lotShares: market.lotShares,
     minOrderAmount: market.minOrderAmount?.[side],
-    latencyMs: venue.latency().p50Ms,
-    queueDelayMs: venue.queueDelayMs?.(ahead(venue.id)),
+    latencyMs: undefined,
   };
+}
+
+/** What the router reads of a fresh venue's market, whichever side it routes: its rules, fees, measured latency and queue. */
+function routing(f: FreshBook, ahead: QueuedAhead, side: TradeSide) {
+  return { ...rules(f, side), latencyMs: f.venue.latency().p50Ms, queueDelayMs: f.venue.queueDelayMs?.(ahead(f.venue.id)) };
 }
 
 /** The router's input for buying `outcome` of an event: every fresh venue's full ask side in exact units (its book's own, not a copy), with its routing(). */

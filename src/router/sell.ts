@@ -1,4 +1,5 @@
 import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
+import type { Level } from "../domain/types.ts";
 import { BidCurve, bestAdjusted, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import { bestSale, betterSale, saleDust, type Sale, type SaleLimits } from "./sale.ts";
@@ -44,20 +45,26 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
 }
 
 /**
- * The best fee-adjusted bid of the venues that can sell, each venue's being the bid its least leg
- * reaches; undefined when none nets more than nothing. A venue can sell when its bids down to those
- * that net nothing, read no further than the shares held there, hold its least leg (`Ladder.minLots`:
- * its minimum size, and on Opinion the lots whose fee reaches the minimum fee and whose amount reaches
- * the minimum amount). Every sale there takes the bids down to the level that leg ends in: a top bid
- * smaller than it is one no sale nets alone (docs/decisions.md, "a venue's reference bid").
+ * The bid a venue's least leg reaches: its top bid, unless the top level holds less than that leg
+ * (`Ladder.minLots`: its minimum size, and on Opinion the lots whose fee reaches the minimum fee and
+ * whose amount reaches the minimum amount), and then the level the leg ends in. Every sale there
+ * takes the bids down to it: a smaller top level is one no sale nets alone (docs/decisions.md, "a
+ * venue's reference bid"). Undefined when the venue cannot sell: its bids down to those that net
+ * nothing, read no further than the shares held there, do not hold that leg.
  */
+export function leastLegBid(q: SellQuote): Level | undefined {
+  const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
+  if (!c.has(c.minLots)) return undefined;
+  const fills = c.fills(c.minLots);
+  const last = fills[fills.length - 1]!.price;
+  return q.bids.find((l) => l.shares > 0n && l.price === last);
+}
+
+/** The best fee-adjusted bid a least leg reaches over the venues that can sell; undefined when none nets more than nothing. */
 function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
-    const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
-    if (!c.has(c.minLots)) return [];
-    const fills = c.fills(c.minLots);
-    const last = fills[fills.length - 1]!.price;
-    return [{ model: q.feeModel, level: q.bids.find((l) => l.shares > 0n && l.price === last)! }];
+    const level = leastLegBid(q);
+    return level ? [{ model: q.feeModel, level }] : [];
   });
   const best = bestAdjusted(reached, -1);
   return best === undefined || best <= 0n ? undefined : best;
