@@ -1,6 +1,6 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
 import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
-import { bestAdjusted, Curve } from "./curve.ts";
+import { bestAdjusted, Curve, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import type { Leg, Plan, PlanRequest, VenueQuote } from "./types.ts";
 
@@ -21,7 +21,7 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
   return {
     order: req,
     reference: referencePrice,
-    noReference: "No venue has any ask for this outcome.",
+    noReference: "No venue has asks enough for its minimum order size.",
     limit: (reference) => (reference * (ONE + req.maxSlippage)) / ONE,
     curve: (q, limit, depth) => new Curve(q, limit, depth),
     best: (curves, limit) => bestAllocation(curves, limits(limit)),
@@ -41,12 +41,17 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
   };
 }
 
+/**
+ * The best fee-adjusted ask of the venues whose books hold a least leg, each venue's the ask that leg
+ * reaches (`Ladder.leastLevel`): its top ask, unless the top level holds less than the venue's least
+ * order, which no buy pays alone (docs/decisions.md, "a venue's reference price").
+ */
 function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
-  const tops = quotes.flatMap((q) => {
-    const level = q.asks.find((l) => l.shares > 0n);
+  const reached = quotes.flatMap((q) => {
+    const level = new Curve(q, null, SAFE).leastLevel();
     return level ? [{ model: q.feeModel, level }] : [];
   });
-  return bestAdjusted(tops, 1);
+  return bestAdjusted(reached, 1);
 }
 
 function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro): Plan {

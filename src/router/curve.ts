@@ -328,6 +328,18 @@ export abstract class Ladder<Q extends Rules = Rules> {
     return this.cumShares[this.price.length]! >= s;
   }
 
+  /**
+   * The level of the book a least leg (`minLots`: the venue's minimum size, and on Opinion the lots
+   * whose fee reaches the minimum fee and whose amount reaches the minimum amount) ends in, whole, as
+   * the venue shows it: the top level unless it holds less than that leg; undefined when the eligible
+   * book does not hold one.
+   */
+  leastLevel(): Level | undefined {
+    if (!this.has(this.minLots)) return undefined;
+    const price = this.levels[this.levelOfLots(this.minLots)]!.price;
+    return this.side.find((l) => l.shares > 0n && l.price === price);
+  }
+
   /** Every lot of the eligible book; reads all of it. */
   get maxLots(): number {
     while (this.readLevel());

@@ -74,6 +74,16 @@ describe("optimize_price", () => {
     expect(p.cost).toBe(usdc(2.997));
   });
 
+  it("takes a venue's reference from the ask its least order reaches, not from a top ask smaller than its minimum size", () => {
+    // 2 shares rest at 0.40 on a venue whose orders buy 5 at least: no buy pays 0.40 a share there, and a
+    // 1% limit of 0.404 over it would leave no ask to buy. Its least order reaches 0.45.
+    const thinTop = quote("thin-top", [[0.4, 2], [0.45, 1000]], { minOrderShares: 5n * S });
+    expect(planned(req(45), [thinTop])).toMatchObject({ referencePrice: 450_000n, shares: 100n * S, cost: usdc(44.9) });
+    const other = quote("other", [[0.44, 1000]]);
+    expect(planned(req(44), [thinTop, other])).toMatchObject({ referencePrice: 440_000n, shares: 100n * S, cost: usdc(44) });
+    expect(refused(req(45), [quote("thin", [[0.4, 2]], { minOrderShares: 5n * S })]).code).toBe("insufficient_liquidity");
+  });
+
   it("gives Opinion only legs whose fee by its curve reaches its minimum fee, and covers the minimum in a leg's worst case", () => {
     // 4% at 0.5: 0.005 a share, so the 0.25 minimum fee is reached at 50 shares (25 USDC + 0.25).
     const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 40_000n, minFee: usdc(0.25) } };

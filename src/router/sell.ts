@@ -45,19 +45,13 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
 }
 
 /**
- * The bid a venue's least leg reaches: its top bid, unless the top level holds less than that leg
- * (`Ladder.minLots`: its minimum size, and on Opinion the lots whose fee reaches the minimum fee and
- * whose amount reaches the minimum amount), and then the level the leg ends in. Every sale there
- * takes the bids down to it: a smaller top level is one no sale nets alone (docs/decisions.md, "a
- * venue's reference bid"). Undefined when the venue cannot sell: its bids down to those that net
- * nothing, read no further than the shares held there, do not hold that leg.
+ * The bid a venue's least leg reaches (`Ladder.leastLevel`): its top bid, unless the top level holds
+ * less than that leg, which no sale nets alone (docs/decisions.md, "a venue's reference price").
+ * Undefined when the venue cannot sell: its bids down to those that net nothing, read no further than
+ * the shares held there, do not hold that leg.
  */
 export function leastLegBid(q: SellQuote): Level | undefined {
-  const c = new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
-  if (!c.has(c.minLots)) return undefined;
-  const fills = c.fills(c.minLots);
-  const last = fills[fills.length - 1]!.price;
-  return q.bids.find((l) => l.shares > 0n && l.price === last);
+  return new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE).leastLevel();
 }
 
 /** The best fee-adjusted bid a least leg reaches over the venues that can sell; undefined when none nets more than nothing. */

@@ -192,8 +192,13 @@ export interface Optimum {
   dustAny: boolean;
 }
 
+/** The best fee-adjusted ask of the venues whose books hold a least leg, each venue's the ask that leg ends in. */
 function referenceOf(quotes: readonly VenueQuote[]): PriceMicro | undefined {
-  const tops = quotes.flatMap((q) => (q.asks[0] ? [feeAdjustedPrice(q.feeModel, q.asks[0])] : []));
+  const tops = quotes.flatMap((q) => {
+    const { minLots, options } = optionsOf(q, null);
+    if (options.length === 1) return [];
+    return [feeAdjustedPrice(q.feeModel, q.asks[walk(q.asks, minLots * q.lotShares).length - 1]!)];
+  });
   return tops.length === 0 ? undefined : tops.reduce((m, x) => (x < m ? x : m));
 }
 
