@@ -251,6 +251,17 @@ describe("mergeBooks for a sell", () => {
   });
 });
 
+describe("the best execution of a buy", () => {
+  it("names the ask a venue's least order reaches, not a top ask smaller than the venue's minimum order: no buy pays that one", () => {
+    // Half a share rests at 0.40 where an order buys 1 share at least: the least buy there reaches 0.45.
+    const thin = new FixedVenue("t-venue", FREE, { bids: [], asks: [lv(0.4, 0.5), lv(0.45, 100)] });
+    const f = new FixedVenue("f-venue", FREE, { bids: [], asks: [lv(0.5, 10)] });
+    const r = mergeBooks(eventOn("t-venue", "f-venue"), "YES", [thin, f], { depth: 5, now: NOW });
+    expect(r.best_execution).toEqual({ venue: "t-venue", price: 0.45, fee_adjusted_price: 0.45 });
+    expect(r.orderbook.asks[0]).toEqual([0.4, 0.5, "t-venue"]);
+  });
+});
+
 describe("the best execution of a sell", () => {
   it("names the bid a venue's least order reaches, not a top bid smaller than the venue's minimum order: no sale nets that one", () => {
     // Half a share rests at 0.60 where an order sells 1 share at least: the least sale there reaches 0.55.

@@ -2,7 +2,7 @@ import { feeAdjustedPrice, sellFeeAdjustedPrice } from "../domain/fees.ts";
 import { microToNumber, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
 import type { BookSnapshot, TradeSide, Venue, VenueMarket } from "../venues/venue.ts";
-import { leastLegBid, type SellQuote, type VenueQuote } from "../router/index.ts";
+import { leastLegAsk, leastLegBid, type SellQuote, type VenueQuote } from "../router/index.ts";
 import type { UnifiedEvent } from "./catalog.ts";
 
 /** `[price, size, venue]`, as the SPEC shapes a book entry. */
@@ -116,9 +116,9 @@ interface Best {
 /**
  * The venue whose best ask costs least after its fee (buy), or whose best bid nets most after it
  * (sell); ties to the better price, then the venue's name. A sell's prices count negated, so that
- * lower is better for both. A venue's best bid is the one its least order reaches, as the router's
- * reference takes it (router/sell.ts `leastLegBid`, for a holder of every share its bids take): a top
- * bid smaller than the venue's minimum order is no sale alone. A best bid whose fee takes all it pays
+ * lower is better for both. A venue's best ask or bid is the one its least order reaches, as the
+ * router's reference takes it (router/buy.ts `leastLegAsk`; router/sell.ts `leastLegBid`, for a holder
+ * of every share its bids take): a top level smaller than the venue's minimum order is no trade alone. A best bid whose fee takes all it pays
  * (one contract at 0.005 on Kalshi pays a cent) is no sale: the router takes no such bid, so it is
  * never named.
  */
@@ -126,7 +126,10 @@ function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | und
   const sign = side === "sell" ? -1n : 1n;
   let best: Best | undefined;
   for (const f of fresh) {
-    const top = side === "sell" ? leastLegBid({ ...rules(f, "sell"), bids: f.book.bids, inventory: f.book.bids.reduce((s, l) => s + l.shares, 0n) }) : f.book.asks[0];
+    const top =
+      side === "sell"
+        ? leastLegBid({ ...rules(f, "sell"), bids: f.book.bids, inventory: f.book.bids.reduce((s, l) => s + l.shares, 0n) })
+        : leastLegAsk({ ...rules(f, "buy"), asks: f.book.asks });
     if (!top) continue;
     const adjusted = side === "sell" ? sellFeeAdjustedPrice(f.market.feeModel, top) : feeAdjustedPrice(f.market.feeModel, top);
     if (side === "sell" && adjusted <= 0n) continue;

@@ -1,4 +1,5 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
+import type { Level } from "../domain/types.ts";
 import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
 import { bestAdjusted, Curve, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
@@ -42,13 +43,18 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
 }
 
 /**
- * The best fee-adjusted ask of the venues whose books hold a least leg, each venue's the ask that leg
- * reaches (`Ladder.leastLevel`): its top ask, unless the top level holds less than the venue's least
- * order, which no buy pays alone (docs/decisions.md, "a venue's reference price").
+ * The ask a venue's least leg reaches (`Ladder.leastLevel`): its top ask, unless the top level holds
+ * less than that leg, which no buy pays alone (docs/decisions.md, "a venue's reference price").
+ * Undefined when the venue's whole book does not hold that leg.
  */
+export function leastLegAsk(q: VenueQuote): Level | undefined {
+  return new Curve(q, null, SAFE).leastLevel();
+}
+
+/** The best fee-adjusted ask a least leg reaches over the venues. */
 function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
-    const level = new Curve(q, null, SAFE).leastLevel();
+    const level = leastLegAsk(q);
     return level ? [{ model: q.feeModel, level }] : [];
   });
   return bestAdjusted(reached, 1);

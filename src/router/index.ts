@@ -6,6 +6,7 @@ import type { Plan, PlanRequest, Refusal, RouteRequest, SellPlan, SellQuote, Sel
 
 export type { ChildLeg, Leg, Plan, PlanRequest, Refusal, RefusalCode, RouteRequest, SellLeg, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
 export { MAX_QUEUE_MS } from "./route.ts";
+export { leastLegAsk } from "./buy.ts";
 export { leastLegBid } from "./sell.ts";
 
 /**
