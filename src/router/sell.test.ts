@@ -89,7 +89,10 @@ describe("selling, optimize_price", () => {
     const minFee = sellQuote("opinion", [[0.6, 1000]], { feeModel: { kind: "opinion", ratePpm: 40_000n, minFee: usdc(0.25) }, inventory: 10n * S });
     const poly = sellQuote("poly", [[0.58, 1000]]);
     expect(planned(sell(10), [minFee, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(5.8) });
-    expect(refused(sell(10), [minFee]).code).toBe("insufficient_liquidity");
+    expect(refused(sell(10), [minFee])).toMatchObject({
+      code: "insufficient_liquidity",
+      message: "No venue holds enough of the outcome for its minimum order with a bid that nets anything after fees.",
+    });
     // 5 shares at 0.60 sign 3 USDC, under Opinion's 5 USDC minimum order.
     const minAmount = sellQuote("opinion", [[0.6, 1000]], { feeModel: { kind: "opinion", ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5), inventory: 5n * S });
     expect(planned(sell(5), [minAmount, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(2.9) });

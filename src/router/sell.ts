@@ -24,7 +24,7 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
   return {
     order: req,
     reference: sellReference,
-    noReference: "No venue that holds the outcome has a bid that nets anything after fees.",
+    noReference: "No venue holds enough of the outcome for its minimum order with a bid that nets anything after fees.",
     limit: (reference) => ceilDiv(reference * (ONE - req.maxSlippage), ONE),
     curve: (q, limit, depth) => new BidCurve(q, limit ?? 0n, q.inventory < BigInt(depth) ? Number(q.inventory) : depth),
     best: (curves, limit) => bestSale(curves, limits(limit)),
