@@ -81,7 +81,14 @@ describe("MarketCatalog.list", () => {
     expect(onLimitless.map((e) => e.eventId)).toEqual(
       catalog.events().filter((e) => e.listings.some((l) => l.venue === "limitless-sim")).map((e) => e.eventId),
     );
-    expect(walk({ venue: "nowhere" })).toEqual([]);
+  });
+
+  it("refuses a venue no event lists (a typo, a venue id without its -sim) naming the venues it knows, rather than list nothing", () => {
+    for (const venue of ["nowhere", "polymarket", "Kalshi-sim"]) {
+      expect(() => catalog.list({ venue })).toThrow(
+        expect.objectContaining({ code: "invalid_request", details: { fields: { venue: "must be one of kalshi-sim, limitless-sim, opinion-sim, polymarket-sim" } } }),
+      );
+    }
   });
 
   it("matches a venue only on the listings shown: an event whose listing there is not shown is not listed under it", () => {

@@ -66,10 +66,13 @@ export class MarketCatalog {
   private readonly byId: Map<string, CatalogEvent>;
   /** Sorted by event id: the cursor is the last id of a page, so pages stay stable as events are added. */
   private readonly sorted: CatalogEvent[];
+  /** Every venue some event lists, sorted: what `venue` may name. */
+  private readonly venues: readonly string[];
 
   private constructor(events: CatalogEvent[]) {
     this.sorted = [...events].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
     this.byId = new Map(this.sorted.map((e) => [e.eventId, e]));
+    this.venues = [...new Set(events.flatMap((e) => e.listings.map((l) => l.venue)))].sort();
   }
 
   /** Loads the catalog file shipped beside this module, or another file of the same shape. */
@@ -135,12 +138,14 @@ export class MarketCatalog {
   /**
    * A page of events. `shown` tells which listings the records show (presentMarket leaves out a listing
    * whose venue is not connected): `venue` matches only those, so that every event listed under it shows it.
+   * A venue no event lists is refused: a misspelt one would list nothing without a word.
    */
   list(query: ListQuery = {}, shown: (listing: VenueListing) => boolean = () => true): Page<CatalogEvent> {
     const limit = query.limit ?? DEFAULT_PAGE_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_LIMIT) {
       throw invalid("limit", `must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
     }
+    if (query.venue && !this.venues.includes(query.venue)) throw invalid("venue", `must be one of ${this.venues.join(", ")}`);
     const after = query.cursor == null ? undefined : decodeCursor(query.cursor);
     const words = (query.q ?? "").toLowerCase().split(/\s+/).filter(Boolean);
     const data: CatalogEvent[] = [];

@@ -14,7 +14,7 @@ export const PRICES_DEFAULTS = { outcome: "YES", depth: 20, side: "buy" } as con
 const MarketsQuery = Type.Object(
   {
     status: Type.Optional(Type.String({ enum: [...MARKET_STATUSES] })),
-    venue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A venue id (as in each record's venues): the events whose venues list it" })),
+    venue: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "A venue id (as in each record's venues): the events whose venues list it. A venue no event lists is invalid_request naming those that are." })),
     q: Type.Optional(Type.String({ maxLength: 200, description: "Text search over title and description" })),
     ...ListQuery,
   },
