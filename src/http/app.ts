@@ -175,8 +175,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("onRoute", (route) => {
     if (!route.url.startsWith("/v1/")) return;
     route.preValidation = [...[route.preValidation ?? []].flat(), refuseNul];
-    route.preValidation = [...route.preValidation, route.schema?.querystring === undefined ? refuseQuery : refuseRepeated];
-    if (route.schema?.querystring !== undefined) route.preHandler = [...[route.preHandler ?? []].flat(), refuseInfinite];
+    const query = route.schema?.querystring as { properties?: Record<string, { type?: unknown }> } | undefined;
+    route.preValidation = [...route.preValidation, query === undefined ? refuseQuery : refuseRepeated];
+    const integers = Object.keys(query?.properties ?? {}).filter((name) => query!.properties![name]!.type === "integer");
+    if (integers.length > 0) route.preValidation = [...route.preValidation, refuseLooseIntegers(integers)];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
   });
 
@@ -317,14 +319,23 @@ function refuseRepeated(req: FastifyRequest, _reply: FastifyReply, done: (err?: 
 }
 
 /**
- * A route's hook once its query is validated: Ajv reads `1e400` or `Infinity` sent for a number as ±Infinity
- * and checks a number's bounds only when it is finite, so a limit or depth past every bound would reach the
- * store or the book (a 5xx there). Each is refused as out of range.
+ * A route's hook when its query takes integers (`integers`, by name): each is written in decimal digits, and
+ * fits a double exactly. Ajv's coercion reads text as JavaScript's Number() does, so `0x10`, `+5`, ` 5`, `1e1`
+ * or `5.0` were read as integers (a strict API refuses them, naming the parameter), and `1e400` or 400 digits
+ * as Infinity, whose bounds Ajv does not check: a page of Infinity rows or a book of Infinity levels, a 5xx.
  */
-function refuseInfinite(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
-  const infinite = Object.entries(req.query as object).filter(([, value]) => typeof value === "number" && !Number.isFinite(value));
-  if (infinite.length === 0) return done();
-  done(invalidRequest("querystring", Object.fromEntries(infinite.map(([name]) => [name, "is out of range"]))));
+function refuseLooseIntegers(integers: readonly string[]) {
+  return (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    const query = req.query as Record<string, unknown>;
+    const fields = Object.create(null) as Record<string, string>;
+    for (const name of integers) {
+      const value = query[name];
+      if (typeof value !== "string") continue;
+      if (!/^-?\d+$/.test(value)) fields[name] = "must be integer";
+      else if (!Number.isSafeInteger(Number(value))) fields[name] = "is out of range";
+    }
+    done(Object.keys(fields).length === 0 ? undefined : invalidRequest("querystring", fields));
+  };
 }
 
 /**

@@ -591,6 +591,30 @@ describe("a number in a query beyond a double's range (1e400, Infinity)", () => 
   });
 });
 
+describe("a number in a query written other than in decimal digits (0x10, +5, 1e1)", () => {
+  it("is invalid_request naming it, as Stripe answers, not read as JavaScript's Number() reads it", async () => {
+    const { cookie } = await signUp();
+    for (const [url, name] of [
+      ["/v1/orders?limit=0x10", "limit"],
+      ["/v1/orders?limit=%2B5", "limit"],
+      ["/v1/orders?limit=%205", "limit"],
+      ["/v1/orders?limit=5%20", "limit"],
+      ["/v1/activity?limit=0b11", "limit"],
+      ["/v1/withdrawals?limit=5.0", "limit"],
+      ["/v1/markets?limit=1e1", "limit"],
+      [`/v1/prices/${EVENT.eventId}?depth=1e1`, "depth"],
+      [`/v1/prices/${EVENT.eventId}?depth=0o7`, "depth"],
+      [`/v1/stream/prices/${EVENT.eventId}?depth=%2010`, "depth"],
+      [`/v1/prices/${EVENT.eventId}?depth=${"9".repeat(400)}`, "depth"],
+    ] as const) {
+      const res = await app.inject({ method: "GET", url, headers: { cookie } });
+      expect([url, res.statusCode, res.json().error?.code, Object.keys(res.json().error?.details?.fields ?? {})]).toEqual([url, 400, "invalid_request", [name]]);
+    }
+    expect((await app.inject({ method: "GET", url: "/v1/orders?limit=05", headers: { cookie } })).statusCode).toBe(200);
+    expect((await app.inject({ method: "GET", url: `/v1/prices/${EVENT.eventId}?depth=3`, headers: { cookie } })).statusCode).toBe(200);
+  });
+});
+
 describe("static terminal", () => {
   it("serves index.html for client routes with a strict CSP, but never for /v1", async () => {
     const page = await app.inject({ method: "GET", url: "/settings/keys" });
