@@ -57,3 +57,12 @@ export class AppError extends Error {
     this.status = ERRORS[code].status;
   }
 }
+
+/**
+ * `invalid_request` naming each offending field of `context` (the body, the query, an order) in its sentence and
+ * in details.fields. A field whose name is empty (`?=1`, `{"":1}`) is written `""`, so the sentence still names it.
+ */
+export function invalidFields(context: string, fields: Record<string, string>): AppError {
+  const list = Object.entries(fields).map(([k, v]) => `${k === "" ? '""' : k} ${v}`).join("; ");
+  return new AppError("invalid_request", `Invalid ${context}: ${list}.`, { fields });
+}

@@ -1,5 +1,5 @@
 import { addressProblem } from "../domain/address.ts";
-import { AppError } from "../domain/errors.ts";
+import { AppError, invalidFields } from "../domain/errors.ts";
 import { parseMicro, type Micro } from "../domain/money.ts";
 import { CLIENT_ID } from "../domain/types.ts";
 
@@ -63,7 +63,7 @@ export function validateWithdrawal(body: unknown, opts: { session: boolean; idem
   });
 
   if (Object.keys(fields).length > 0) {
-    throw new AppError("invalid_request", `Invalid withdrawal: ${Object.entries(fields).map(([n, why]) => `${n} ${why}`).join("; ")}.`, { fields });
+    throw invalidFields("withdrawal", fields);
   }
   return { amount: amount!, toAddress: toAddress!, clientWithdrawalId: clientWithdrawalId!, password };
 }

@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
-import { AppError } from "../domain/errors.ts";
+import { AppError, invalidFields } from "../domain/errors.ts";
 import type { AuthNeeds } from "../auth/authenticate.ts";
 import { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./schemas.ts";
 import type { HttpDeps } from "./deps.ts";
@@ -308,14 +308,14 @@ function refuseQuery(req: FastifyRequest, _reply: FastifyReply, done: (err?: Err
   if (names.length === 0) return done();
   const fields = Object.create(null) as Record<string, string>;
   for (const name of names) fields[name] = "is not a known field";
-  done(invalidRequest("querystring", fields));
+  done(invalidFields("querystring", fields));
 }
 
 /** A route's hook when it takes a query: a parameter sent more than once is refused as such, not as a wrong type. */
 function refuseRepeated(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const repeated = Object.entries(req.query as object).filter(([, value]) => Array.isArray(value));
   if (repeated.length === 0) return done();
-  done(invalidRequest("querystring", Object.fromEntries(repeated.map(([name]) => [name, "is given more than once"]))));
+  done(invalidFields("querystring", Object.fromEntries(repeated.map(([name]) => [name, "is given more than once"]))));
 }
 
 /**
@@ -334,7 +334,7 @@ function refuseLooseIntegers(integers: readonly string[]) {
       if (!/^-?\d+$/.test(value)) fields[name] = "must be integer";
       else if (!Number.isSafeInteger(Number(value))) fields[name] = "is out of range";
     }
-    done(Object.keys(fields).length === 0 ? undefined : invalidRequest("querystring", fields));
+    done(Object.keys(fields).length === 0 ? undefined : invalidFields("querystring", fields));
   };
 }
 
@@ -362,12 +362,7 @@ function refuseNul(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error
       }
     }
   }
-  done(Object.keys(fields).length === 0 ? undefined : invalidRequest("request", fields));
-}
-
-function invalidRequest(context: string, fields: Record<string, string>): AppError {
-  const list = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join("; ");
-  return new AppError("invalid_request", `Invalid ${context}: ${list}.`, { fields });
+  done(Object.keys(fields).length === 0 ? undefined : invalidFields("request", fields));
 }
 
 /**
@@ -400,12 +395,14 @@ function toAppError(err: FastifyError | AppError): AppError {
     const fields = Object.create(null) as Record<string, string>;
     for (const v of fe.validation) {
       const { missingProperty, additionalProperty } = v.params as { missingProperty?: string; additionalProperty?: string };
-      const name = (additionalProperty !== undefined ? `${v.instancePath}/${additionalProperty}` : v.instancePath || "/" + String(missingProperty ?? ""))
-        .slice(1)
-        .replaceAll("/", ".");
-      fields[name || fe.validationContext || "request"] = additionalProperty !== undefined ? "is not a known field" : (v.message ?? "is invalid");
+      if (additionalProperty !== undefined) {
+        fields[`${v.instancePath}/${additionalProperty}`.slice(1).replaceAll("/", ".")] = "is not a known field";
+        continue;
+      }
+      const name = (v.instancePath || "/" + String(missingProperty ?? "")).slice(1).replaceAll("/", ".");
+      fields[name || fe.validationContext || "request"] = v.message ?? "is invalid";
     }
-    return invalidRequest(fe.validationContext ?? "request", fields);
+    return invalidFields(fe.validationContext ?? "request", fields);
   }
   switch (fe.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":

@@ -61,6 +61,10 @@ describe("validateOrder", () => {
     }
   });
 
+  it('names a field with an empty name as "" in its sentence', () => {
+    expect(() => validateOrder({ ...base, "": 1 }, undefined, limits)).toThrow('Invalid order: "" is not a known field.');
+  });
+
   it.each(["123", "-1.5", "[]", "null", '"x"'])("refuses the body %s as no JSON object", (text) => {
     expect(fields(parseJsonBody(Buffer.from(text)))).toEqual({ body: "must be a JSON object" });
   });

@@ -1,4 +1,4 @@
-import { AppError } from "../domain/errors.ts";
+import { AppError, invalidFields } from "../domain/errors.ts";
 import { formatMicro, parseMicro, type Micro } from "../domain/money.ts";
 import { CLIENT_ID, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
 
@@ -84,8 +84,7 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
   });
 
   if (Object.keys(fields).length > 0) {
-    const names = Object.keys(fields);
-    throw new AppError("invalid_request", `Invalid order: ${names.map((n) => `${n} ${fields[n]}`).join("; ")}.`, { fields });
+    throw invalidFields("order", fields);
   }
   return {
     intent: {

@@ -471,6 +471,16 @@ describe("request schemas refuse what they do not describe, and coerce only text
     },
   );
 
+  it("a parameter or field with an empty name (?=1, {\"\":1}) is named as such, not as the whole querystring or body", async () => {
+    const { cookie } = await signUp();
+    for (const path of ["/v1/account?=1", "/v1/orders?=1", `/v1/prices/${EVENT.eventId}?=1`]) {
+      const res = await app.inject({ method: "GET", url: path, headers: { cookie } });
+      expect([path, ...refusal(res), res.json().error.message]).toEqual([path, 400, "invalid_request", { "": "is not a known field" }, 'Invalid querystring: "" is not a known field.']);
+    }
+    const body = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email: "eve@example.com", password: "correct horse battery", "": 1 } });
+    expect([...refusal(body), body.json().error.message]).toEqual([400, "invalid_request", { "": "is not a known field" }, 'Invalid body: "" is not a known field.']);
+  });
+
   it("a signed order refuses a query, once its signature over the path with the query is checked", async () => {
     const { res: signup } = await signUp();
     const { apiKey, apiSecret } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "bot", scopes: "read,trade" });
