@@ -298,7 +298,8 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         venues: states.map(({ v, h, d }) => ({
           venue: v.id,
           adapter: d.adapter,
-          base_url: d.baseUrl,
+          // The origin only: a venue's URL (or a gateway's in front of it) may hold a key in its user, path or query, and this route needs no key.
+          base_url: d.baseUrl === null ? null : new URL(d.baseUrl).origin,
           stream_state: d.stream?.state ?? null,
           state: h.state,
           latency_p50_ms: h.latency.p50Ms ?? null,

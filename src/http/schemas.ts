@@ -223,7 +223,7 @@ export const Health = Type.Object(
       Type.Object({
         venue: Type.String(),
         adapter: Type.String({ description: "The adapter serving the venue" }),
-        base_url: Nullable(Type.String({ description: "Where the adapter points: the venue, or its local simulator" })),
+        base_url: Nullable(Type.String({ description: "Where the adapter points, the venue or its local simulator: the origin of its *_BASE_URL, without the user, path or query that may hold a key" })),
         stream_state: Nullable(Type.String({ description: "State of the book stream's connection" })),
         state: Type.String(),
         latency_p50_ms: NullableNum("Median measured order round trip"),

@@ -84,7 +84,11 @@ describe("crossfill sim", () => {
   });
 
   it("serves a server that starts no simulator of its own, fills a signed order, and outlives that server", async () => {
-    const config = loadConfig({ ...settings, DATA_DIR: dataDir, PORT: "0" });
+    // A gateway in front of a venue may take its key in the URL's user part: GET /v1/health, which needs no key, shows origins only.
+    const withKey = new URL(settings.LIMITLESS_BASE_URL!);
+    withKey.username = "gateway";
+    withKey.password = "g4teway-k3y";
+    const config = loadConfig({ ...settings, LIMITLESS_BASE_URL: withKey.href, DATA_DIR: dataDir, PORT: "0" });
     server = await startCrossfill(config, { logger: false });
     const master = await loadMasterKey({ env: undefined, dataDir });
     const { account } = await findOrCreateAccount(server.store, "sim-cli@example.com", (k) => encryptSecret(master, k));
@@ -93,7 +97,9 @@ describe("crossfill sim", () => {
 
     // the SDK's Health type leaves out base_url, so read the body as the server sends it
     const health = (await client.request("GET", "/v1/health")).body as { venues: { base_url: string }[] };
-    expect(health.venues.map((v) => v.base_url).sort()).toEqual([settings.POLYMARKET_BASE_URL, settings.KALSHI_BASE_URL, settings.LIMITLESS_BASE_URL, settings.OPINION_BASE_URL].sort());
+    const origins = [settings.POLYMARKET_BASE_URL, settings.KALSHI_BASE_URL, settings.LIMITLESS_BASE_URL, settings.OPINION_BASE_URL].map((u) => new URL(u!).origin);
+    expect(health.venues.map((v) => v.base_url).sort()).toEqual(origins.sort());
+    expect(JSON.stringify(health)).not.toContain("g4teway-k3y");
 
     const order = await client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05, strategy: "optimize_price" });
     // Filled, or in part: the simulators' books move (a fill is all the rest needs).
