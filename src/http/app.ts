@@ -400,7 +400,9 @@ function toAppError(err: FastifyError | AppError): AppError {
         continue;
       }
       const name = (v.instancePath || "/" + String(missingProperty ?? "")).slice(1).replaceAll("/", ".");
-      fields[name || fe.validationContext || "request"] = v.message ?? "is invalid";
+      // Ajv's sentence for a value outside a list ("must be equal to one of the allowed values") does not say which they are.
+      const allowed = v.keyword === "enum" ? (v.params as { allowedValues: unknown[] }).allowedValues : undefined;
+      fields[name || fe.validationContext || "request"] = allowed !== undefined ? `must be one of ${allowed.join(", ")}` : (v.message ?? "is invalid");
     }
     return invalidFields(fe.validationContext ?? "request", fields);
   }

@@ -481,6 +481,20 @@ describe("request schemas refuse what they do not describe, and coerce only text
     expect([...refusal(body), body.json().error.message]).toEqual([400, "invalid_request", { "": "is not a known field" }, 'Invalid body: "" is not a known field.']);
   });
 
+  it("a value outside a parameter's list is refused naming the values it takes", async () => {
+    const { cookie, csrf } = await signUp();
+    for (const [url, name, values] of [
+      ["/v1/markets?status=opne", "status", "open, closed, resolved, disputed"],
+      [`/v1/prices/${EVENT.eventId}?outcome=yes`, "outcome", "YES, NO"],
+      [`/v1/stream/prices/${EVENT.eventId}?side=bid`, "side", "buy, sell"],
+    ] as const) {
+      const res = await app.inject({ method: "GET", url, headers: { cookie } });
+      expect([url, ...refusal(res)]).toEqual([url, 400, "invalid_request", { [name]: `must be one of ${values}` }]);
+    }
+    const body = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["admin"] } });
+    expect(refusal(body)).toEqual([400, "invalid_request", { "scopes.0": "must be one of read, trade, withdraw" }]);
+  });
+
   it("a signed order refuses a query, once its signature over the path with the query is checked", async () => {
     const { res: signup } = await signUp();
     const { apiKey, apiSecret } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "bot", scopes: "read,trade" });
