@@ -39,7 +39,7 @@ export function parseIpAllowlist(entries: readonly string[]): string[] | null {
     const e = parseEntry(entry);
     if (e === undefined) {
       throw new AppError("invalid_request", `Not an IP address or CIDR block: ${JSON.stringify(entry)}.`, {
-        ip_allowlist: "each entry must be an IPv4 or IPv6 address, optionally with a /prefix",
+        fields: { ip_allowlist: "each entry must be an IPv4 or IPv6 address, optionally with a /prefix" },
       });
     }
     return e.prefix === undefined ? e.address : `${e.address}/${e.prefix}`;

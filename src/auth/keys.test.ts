@@ -48,7 +48,7 @@ describe("parseScopes", () => {
 
   it.each(["", " , ", "read,admin", "READ", "read;trade"])("refuses %j with invalid_request", (input) => {
     expect(() => parseScopes(input)).toThrow(
-      expect.objectContaining({ code: "invalid_request", details: { scopes: expect.any(String) } }),
+      expect.objectContaining({ code: "invalid_request", details: { fields: { scopes: expect.any(String) } } }),
     );
   });
 });
@@ -116,7 +116,7 @@ describe("createApiKey", () => {
     [{ accountId: "acc_missing" }, "account_id"],
   ])("refuses %j with invalid_request and stores nothing", async (override, field) => {
     const input = { accountId: "acc_1", name: "bot", scopes: "read", ...override };
-    await expect(createApiKey(store, master, input)).rejects.toMatchObject({ code: "invalid_request", details: { [field]: expect.any(String) } });
+    await expect(createApiKey(store, master, input)).rejects.toMatchObject({ code: "invalid_request", details: { fields: { [field]: expect.any(String) } } });
     expect(await store.listApiKeys("acc_1")).toEqual([]);
   });
 });

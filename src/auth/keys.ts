@@ -48,12 +48,12 @@ export function parseScopes(input: string | readonly string[]): Scope[] {
   const unknown = names.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) {
     throw new AppError("invalid_request", `Unknown scope ${unknown.map((s) => JSON.stringify(s)).join(", ")}; the scopes are ${SCOPES.join(", ")}.`, {
-      scopes: `must be among ${SCOPES.join(", ")}`,
+      fields: { scopes: `must be among ${SCOPES.join(", ")}` },
     });
   }
   if (names.length === 0) {
     throw new AppError("invalid_request", `A key needs at least one scope: ${SCOPES.join(", ")}.`, {
-      scopes: "must not be empty",
+      fields: { scopes: "must not be empty" },
     });
   }
   return SCOPES.filter((s) => names.includes(s));
@@ -67,7 +67,7 @@ export function parseKeyName(raw: string): string {
   const name = raw.trim();
   const length = [...name].length;
   if (length === 0 || length > KEY_NAME_MAX) {
-    throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { name: `must be 1 to ${KEY_NAME_MAX} characters` });
+    throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { fields: { name: `must be 1 to ${KEY_NAME_MAX} characters` } });
   }
   return name;
 }
@@ -96,7 +96,7 @@ export async function createApiKey(
   const ipAllowlist = parseIpAllowlist(input.ipAllowlist ?? []);
   const withdrawalAllowlist = parseWithdrawalAllowlist(input.withdrawalAllowlist ?? []);
   if ((await store.accountById(input.accountId)) === undefined) {
-    throw new AppError("invalid_request", `No account ${JSON.stringify(input.accountId)}.`, { account_id: "unknown account" });
+    throw new AppError("invalid_request", `No account ${JSON.stringify(input.accountId)}.`, { fields: { account_id: "unknown account" } });
   }
   const { apiKey, apiSecret } = generateKeyPair(random);
   const record = await store.insertApiKey({
@@ -116,7 +116,7 @@ export function parseWithdrawalAllowlist(addresses: readonly string[]): string[]
   const bad = addresses.filter((a) => addressProblem(a) !== undefined);
   if (bad.length > 0) {
     throw new AppError("invalid_request", `Not an address money may be paid to: ${bad.map((a) => `${JSON.stringify(a)} ${addressProblem(a)}`).join("; ")}.`, {
-      withdrawal_allowlist: "must list 0x addresses, checksummed or lower case",
+      fields: { withdrawal_allowlist: "must list 0x addresses, checksummed or lower case" },
     });
   }
   const list = [...new Set(addresses.map((a) => a.toLowerCase()))];
