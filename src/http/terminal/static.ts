@@ -26,7 +26,10 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
 
   app.get("/*", { schema: { hide: true } }, async (req, reply) => {
     const path = decodeURIComponent(req.url.split("?")[0]!);
-    if (path === "/v1" || path.startsWith("/v1/")) return reply.callNotFound();
+    // Leading slashes collapsed: `//v1/markets` (a base URL ending in `/` joined to a path) is an API path a client
+    // mistyped, to be told so in JSON, not given the terminal's page with a 200.
+    const api = path.replace(/^\/+/, "/");
+    if (api === "/v1" || api.startsWith("/v1/")) return reply.callNotFound();
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");
     // On every file, not only the client routes' index.html: /index.html asked for by name is the same page.

@@ -657,6 +657,11 @@ describe("static terminal", () => {
     expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
     expect((await app.inject({ method: "POST", url: "/v1/nope" })).statusCode).toBe(404);
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
+    // A base URL ending in a slash, joined to /v1/...: an API path, answered as one, never the terminal's page with 200.
+    for (const url of ["//v1/markets", "///v1/account?x=1", "//v1"]) {
+      const res = await app.inject({ method: "GET", url });
+      expect([url, res.statusCode, res.json().error]).toEqual([url, 404, expect.objectContaining({ code: "not_found", message: `No route GET ${url.split("?")[0]}.` })]);
+    }
   });
 
   it("answers a method a known API path does not take 405 method_not_allowed, with Allow naming those it takes", async () => {
