@@ -9,10 +9,11 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
 /**
- * An idempotency key: client_order_id, client_withdrawal_id, the Idempotency-Key header. Printable, and no lone
- * surrogate (U+D800–U+DFFF): no character, each is stored as U+FFFD, so two different ids would be one.
+ * An idempotency key: client_order_id, client_withdrawal_id, the Idempotency-Key header. 1-64 printable characters
+ * (code points: an emoji is one, beyond U+FFFF), and no lone surrogate (U+D800–U+DFFF): no character, each is
+ * stored as U+FFFD, so two different ids would be one.
  */
-export const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\uffff]{1,64}$/u;
+export const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\u{10ffff}]{1,64}$/u;
 /** `withdraw` pays money out of the vault: never granted unless asked for (keys are made with read and trade). */
 export const SCOPES = ["read", "trade", "withdraw"] as const;
 export type Scope = (typeof SCOPES)[number];

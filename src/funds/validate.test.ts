@@ -20,6 +20,8 @@ describe("validateWithdrawal", () => {
   it("reads the amount exactly and the address in lower case, checksummed or already lower case", () => {
     expect(validateWithdrawal(body, { session: false })).toEqual({ amount: 12_500_000n, toAddress: TO.toLowerCase(), clientWithdrawalId: null, password: undefined });
     expect(validateWithdrawal({ ...body, to_address: TO.toLowerCase(), client_withdrawal_id: "w-1" }, { session: false })).toMatchObject({ toAddress: TO.toLowerCase(), clientWithdrawalId: "w-1" });
+    const emoji = "\u{1F600}".repeat(64);
+    expect(validateWithdrawal({ ...body, client_withdrawal_id: emoji }, { session: false })).toMatchObject({ clientWithdrawalId: emoji });
     expect(validateWithdrawal({ ...body, amount_usdc: 0.000001 }, { session: false }).amount).toBe(1n);
   });
 

@@ -61,6 +61,13 @@ describe("validateOrder", () => {
     }
   });
 
+  it("takes a client_order_id of any 1-64 printable characters, emoji too, counted as characters, as a withdrawal's", () => {
+    const emoji = "\u{1F600}".repeat(64);
+    expect(validateOrder({ ...base, client_order_id: emoji }, undefined, limits).clientOrderId).toBe(emoji);
+    expect(validateOrder({ ...base }, emoji, limits).clientOrderId).toBe(emoji);
+    expect(fields({ ...base, client_order_id: `${emoji}a` })).toHaveProperty("client_order_id");
+  });
+
   it('names a field with an empty name as "" in its sentence', () => {
     expect(() => validateOrder({ ...base, "": 1 }, undefined, limits)).toThrow('Invalid order: "" is not a known field.');
   });

@@ -108,7 +108,9 @@ function fieldError(field: string, why: string): AppError {
 function requiredString(v: unknown, field: string, max: number): string {
   if (v === undefined) throw fieldError(field, "is required");
   if (typeof v !== "string") throw fieldError(field, "must be a string");
-  if (v.length === 0 || v.length > max) throw fieldError(field, `must be 1-${max} characters`);
+  // Characters as the schemas count them (code points): an emoji is one, not its two UTF-16 units.
+  const length = [...v].length;
+  if (length === 0 || length > max) throw fieldError(field, `must be 1-${max} characters`);
   return v;
 }
 
