@@ -53,6 +53,14 @@ describe("GET /v1/markets", () => {
     expect(r.status).toBe(400);
     expect(r.body).toMatchObject({ error: { code: "invalid_request", details: { fields: { venue: expect.any(String) } } } });
   });
+
+  it("refuses a venue no event lists (polymarket for polymarket-sim) with invalid_request naming the venues, rather than list none", async () => {
+    const r = await s.client.request("GET", "/v1/markets?venue=polymarket");
+    expect(r.status).toBe(400);
+    expect(r.body).toMatchObject({
+      error: { code: "invalid_request", details: { fields: { venue: "must be one of kalshi-sim, limitless-sim, opinion-sim, polymarket-sim" } } },
+    });
+  });
 });
 
 describe("GET /v1/prices/{event_id}", () => {
