@@ -11,3 +11,20 @@ describe("loadConfig: LOG_LEVEL", () => {
     expect(() => loadConfig({ LOG_LEVEL: "verbose" })).toThrow('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose").');
   });
 });
+
+describe("loadConfig: a venue's URLs", () => {
+  const polymarket = { POLYMARKET_API_KEY: "k", POLYMARKET_SECRET: "s", POLYMARKET_PASSPHRASE: "p", POLYMARKET_PRIVATE_KEY: `0x${"1".repeat(64)}` };
+
+  it("takes http(s) for the API and ws(s) for the stream", () => {
+    const env = { ...polymarket, POLYMARKET_BASE_URL: "https://clob.polymarket.com", POLYMARKET_WS_URL: "wss://ws-subscriptions-clob.polymarket.com/ws" };
+    expect(loadConfig(env).venueEndpoints.polymarket).toMatchObject({ baseUrl: env.POLYMARKET_BASE_URL, wsUrl: env.POLYMARKET_WS_URL });
+  });
+
+  it.each([
+    ["POLYMARKET_BASE_URL", "clob.polymarket.com/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a http:// or https:// URL."],
+    ["POLYMARKET_BASE_URL", "wss://clob.example/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a http:// or https:// URL."],
+    ["POLYMARKET_WS_URL", "https://clob.example", "https://ws.example/k3y", "POLYMARKET_WS_URL must be a ws:// or wss:// URL."],
+  ])("refuses %s %s at start, naming it without its value (a key may be in it)", (_name, base, ws, message) => {
+    expect(() => loadConfig({ ...polymarket, POLYMARKET_BASE_URL: base, POLYMARKET_WS_URL: ws })).toThrow(message);
+  });
+});

@@ -140,11 +140,19 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
     if (!v) throw new Error(`${name} is required when the venue's *_BASE_URL is set.`);
     return v;
   };
+  // Not echoed: a venue's (or its gateway's) URL may hold a key.
+  const url = (name: string, schemes: readonly string[]): string => {
+    const v = need(name);
+    if (!URL.canParse(v) || !schemes.includes(new URL(v).protocol)) throw new Error(`${name} must be a ${schemes.map((s) => `${s}//`).join(" or ")} URL.`);
+    return v;
+  };
+  const http = ["http:", "https:"];
+  const ws = ["ws:", "wss:"];
   const out: VenueEndpoints = {};
   if (env.POLYMARKET_BASE_URL) {
     out.polymarket = {
-      baseUrl: env.POLYMARKET_BASE_URL,
-      wsUrl: need("POLYMARKET_WS_URL"),
+      baseUrl: url("POLYMARKET_BASE_URL", http),
+      wsUrl: url("POLYMARKET_WS_URL", ws),
       credentials: {
         apiKey: need("POLYMARKET_API_KEY"),
         secret: need("POLYMARKET_SECRET"),
@@ -155,8 +163,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
   }
   if (env.KALSHI_BASE_URL) {
     out.kalshi = {
-      baseUrl: env.KALSHI_BASE_URL,
-      wsUrl: need("KALSHI_WS_URL"),
+      baseUrl: url("KALSHI_BASE_URL", http),
+      wsUrl: url("KALSHI_WS_URL", ws),
       credentials: { keyId: need("KALSHI_KEY_ID"), privateKeyPem: readFileSync(need("KALSHI_PRIVATE_KEY_FILE"), "utf8") },
     };
   }
@@ -164,8 +172,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
     const ownerId = Number(need("LIMITLESS_OWNER_ID"));
     if (!Number.isSafeInteger(ownerId) || ownerId < 0) throw new Error("LIMITLESS_OWNER_ID must be the account's numeric owner id.");
     out.limitless = {
-      baseUrl: env.LIMITLESS_BASE_URL,
-      wsUrl: need("LIMITLESS_WS_URL"),
+      baseUrl: url("LIMITLESS_BASE_URL", http),
+      wsUrl: url("LIMITLESS_WS_URL", ws),
       credentials: {
         apiKey: need("LIMITLESS_API_KEY"),
         secret: need("LIMITLESS_SECRET"),
@@ -176,8 +184,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
   }
   if (env.OPINION_BASE_URL) {
     out.opinion = {
-      baseUrl: env.OPINION_BASE_URL,
-      wsUrl: need("OPINION_WS_URL"),
+      baseUrl: url("OPINION_BASE_URL", http),
+      wsUrl: url("OPINION_WS_URL", ws),
       credentials: {
         apiKey: need("OPINION_API_KEY"),
         privateKey: need("OPINION_PRIVATE_KEY") as `0x${string}`,
