@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { authenticate, authenticateCached, type AuthDeps } from "../auth/authenticate.ts";
 import { KeyCache } from "../auth/key-cache.ts";
 import { createApiKey } from "../auth/keys.ts";
@@ -87,6 +87,7 @@ let keys: { tradeOnly: string; elsewhere: string };
 let assetsDir: string;
 
 afterEach(async () => {
+  vi.useRealTimers();
   await app.close();
   await store.close();
   rmSync(assetsDir, { recursive: true, force: true });
@@ -207,6 +208,8 @@ describe("GET /v1/prices/{event_id} outside Fastify's pipeline", () => {
 describe("the budget it spends", () => {
   it("is the API-wide budget of the key: the route refuses the request past it", async () => {
     await start({ perMinute: 3 });
+    // The window's seconds left read Date.now(): on the real clock, a second passing over these requests (a loaded machine) would make Retry-After 59.
+    vi.useFakeTimers({ toFake: ["Date"] });
     const path = `/v1/prices/${EVENT}`;
     const remaining: string[] = [];
     for (let i = 0; i < 3; i++) {

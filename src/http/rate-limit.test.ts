@@ -1,5 +1,5 @@
 import Fastify, { type FastifyInstance } from "fastify";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../domain/errors.ts";
 import type { Redis } from "../redis.ts";
 import { registerRateLimits, type ApiBudget, type RateLimit } from "./rate-limit.ts";
@@ -21,6 +21,11 @@ async function server(redis?: Redis): Promise<FastifyInstance> {
 
 const get = (app: FastifyInstance, url: string, key = "a") => app.inject({ method: "GET", url, headers: { "x-api-key": key } });
 
+// The budgets' windows and their headers' seconds read Date.now(): on the real clock, a second passing
+// between a test's requests (a loaded machine) would make its 60 a 59.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"] });
+});
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -41,7 +46,6 @@ describe("registerRateLimits", () => {
   });
 
   it("gives the budget back when its window ends", async () => {
-    vi.useFakeTimers({ toFake: ["Date"] });
     const app = await server();
     for (let i = 0; i < 3; i++) await get(app, "/counted");
     vi.advanceTimersByTime(59_000);
