@@ -1,29 +1,38 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { allOf, RateLimiter } from "./rate-limiter.ts";
+
+// On fake time (performance.now and setTimeout): the waits asserted are the limiter's, not a loaded machine's pauses.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** When `turn` resolves, in ms since the fake clock started, running the timers it waits on. */
+async function resolvedAt(turn: Promise<unknown>): Promise<number> {
+  const at = turn.then(() => performance.now());
+  await vi.runAllTimersAsync();
+  return at;
+}
 
 describe("RateLimiter", () => {
   it("lets a burst through, then spaces requests at the rate", async () => {
     const limiter = new RateLimiter(10, 3);
-    const started = performance.now();
-    for (let i = 0; i < 3; i++) await limiter.acquire();
-    // Under the 100 ms spacing by a margin a busy machine's pause cannot eat: the burst was not spaced.
-    expect(performance.now() - started).toBeLessThan(90);
-    for (let i = 0; i < 3; i++) await limiter.acquire();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(280);
+    const turns = Array.from({ length: 6 }, () => limiter.acquire().then(() => performance.now()));
+    await vi.runAllTimersAsync();
+    // The burst was not spaced; the rest are, 100 ms apart.
+    expect(await Promise.all(turns)).toEqual([0, 0, 0, 100, 200, 300]);
   });
 
   it("holds a request until every limit it counts against has room, and pauses them all", async () => {
     const general = new RateLimiter(1_000, 100);
     const endpoint = new RateLimiter(10, 1);
     const both = allOf([general, endpoint]);
-    const started = performance.now();
     await both.acquire();
-    await both.acquire();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    expect(await resolvedAt(both.acquire())).toBe(100);
     both.pause(100);
-    const paused = performance.now();
-    await general.acquire();
-    expect(performance.now() - paused).toBeGreaterThanOrEqual(90);
+    expect(await resolvedAt(general.acquire())).toBe(200);
   });
 
   it("tells how long a request asked for now would wait: the queue ahead of it at the rate, and any pause", async () => {
@@ -31,18 +40,19 @@ describe("RateLimiter", () => {
     expect(limiter.delayMs()).toBe(0);
     await limiter.acquire();
     const queued = Array.from({ length: 5 }, () => limiter.acquire());
-    // Six requests ahead of a new one at ten a second, less what refilled meanwhile.
-    expect(limiter.delayMs()).toBeGreaterThan(500);
-    expect(limiter.delayMs()).toBeLessThanOrEqual(600);
+    // Six requests ahead of a new one at ten a second.
+    expect(limiter.delayMs()).toBe(600);
     // With four more to be asked for before it (planned, not yet sent), 400 ms more.
-    expect(limiter.delayMs(4)).toBeGreaterThan(900);
-    expect(limiter.delayMs(4)).toBeLessThanOrEqual(1_000);
-    expect(allOf([new RateLimiter(100), limiter]).delayMs(4)).toBeGreaterThan(900);
-    await Promise.all(queued);
-    expect(limiter.delayMs()).toBeLessThanOrEqual(100);
+    expect(limiter.delayMs(4)).toBe(1_000);
+    expect(allOf([new RateLimiter(100), limiter]).delayMs(4)).toBe(1_000);
+    // Less what refilled meanwhile.
+    await vi.advanceTimersByTimeAsync(50);
+    expect(limiter.delayMs()).toBe(550);
+    await resolvedAt(Promise.all(queued));
+    expect(limiter.delayMs()).toBe(100);
     limiter.pause(1_000);
-    expect(limiter.delayMs()).toBeGreaterThan(900);
-    expect(allOf([new RateLimiter(100), limiter]).delayMs()).toBeGreaterThan(900);
+    expect(limiter.delayMs()).toBe(1_100);
+    expect(allOf([new RateLimiter(100), limiter]).delayMs()).toBe(1_100);
   });
 
   it("lets a read-back ahead of every caller waiting in line, and counts it in the wait it tells", async () => {
@@ -53,8 +63,8 @@ describe("RateLimiter", () => {
     const before = limiter.delayMs();
     const readBack = limiter.first().acquire().then(() => served.push("read-back"));
     // One request more ahead of a new caller: 50 ms at twenty a second.
-    expect(limiter.delayMs() - before).toBeGreaterThan(40);
-    await Promise.all([...line, readBack]);
+    expect(limiter.delayMs() - before).toBe(50);
+    await resolvedAt(Promise.all([...line, readBack]));
     expect(served).toEqual(["read-back", "line 0", "line 1", "line 2", "line 3"]);
   });
 });

@@ -1,27 +1,41 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RateLimiter } from "./rate-limiter.ts";
 import { WriteTurns } from "./write-turns.ts";
+
+// On fake time (performance.now and setTimeout): the spacing asserted is the limiter's, not a loaded machine's pauses.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** When `turn` resolves, in ms since the fake clock started, running the timers it waits on. */
+async function resolvedAt(turn: Promise<unknown>): Promise<number> {
+  const at = turn.then(() => performance.now());
+  await vi.runAllTimersAsync();
+  return at;
+}
 
 describe("WriteTurns", () => {
   it("places a child order whose turn has come at once, its retries queueing as any request", async () => {
     const turns = new WriteTurns(new RateLimiter(10, 1));
     await turns.take("c1");
     const throttle = turns.throttleFor("c1");
-    const started = performance.now();
-    await throttle.acquire();
-    // Under the 100 ms spacing: the first request spent the turn taken for it.
-    expect(performance.now() - started).toBeLessThan(90);
-    await throttle.acquire();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    // The first request spent the turn taken for it; the retry waits the 100 ms spacing.
+    expect(await resolvedAt(throttle.acquire())).toBe(0);
+    expect(await resolvedAt(throttle.acquire())).toBe(100);
   });
 
   it("queues a child order's turns in arrival order, one a tick of the write limit", async () => {
     const turns = new WriteTurns(new RateLimiter(10, 1));
-    const order: string[] = [];
-    const started = performance.now();
-    await Promise.all(["a", "b", "c"].map((id) => turns.take(id).then(() => order.push(id))));
-    expect(order).toEqual(["a", "b", "c"]);
-    expect(performance.now() - started).toBeGreaterThanOrEqual(190);
+    const order: [string, number][] = [];
+    await resolvedAt(Promise.all(["a", "b", "c"].map((id) => turns.take(id).then(() => order.push([id, performance.now()])))));
+    expect(order).toEqual([
+      ["a", 0],
+      ["b", 100],
+      ["c", 200],
+    ]);
   });
 
   it("lets the next child order have a turn given back unused, and gives back a spent one as nothing", async () => {
@@ -29,14 +43,11 @@ describe("WriteTurns", () => {
     const turns = new WriteTurns(limiter);
     await turns.take("a");
     turns.giveBack("a");
-    const started = performance.now();
-    await turns.take("b");
-    expect(performance.now() - started).toBeLessThan(90);
+    expect(await resolvedAt(turns.take("b"))).toBe(0);
     await turns.throttleFor("b").acquire();
     turns.giveBack("b");
     // b's turn was spent by its placement: the next one waits its 100 ms.
-    await turns.take("c");
-    expect(performance.now() - started).toBeGreaterThanOrEqual(90);
+    expect(await resolvedAt(turns.take("c"))).toBe(100);
     // A child order with no turn taken queues as any request.
     expect(turns.throttleFor("d")).toBe(limiter);
   });
@@ -46,7 +57,7 @@ describe("WriteTurns", () => {
     await turns.take("a");
     const waiting = [turns.take("b"), turns.take("c")];
     expect(turns.waiting).toBe(2);
-    await Promise.all(waiting);
+    await resolvedAt(Promise.all(waiting));
     expect(turns.waiting).toBe(0);
   });
 });
