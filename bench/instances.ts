@@ -10,7 +10,7 @@ import { join } from "node:path";
 import pg from "pg";
 import { meansMs, ownWorkMs } from "./chain-rate.ts";
 import { load, signedPost, type LoadResult } from "./load.ts";
-import { freePort, serverArgs, startChild } from "./procs.ts";
+import { serverArgs, startChild, startServer } from "./procs.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_ORDER_CONNECTIONS ?? 16);
@@ -63,10 +63,9 @@ async function main(): Promise<void> {
       ...(process.env.TEST_REDIS_URL ? { REDIS_URL: process.env.TEST_REDIS_URL } : {}),
     };
     const instance = async (i: number) => {
-      const port = await freePort();
-      const env = { ...shared, PORT: String(port), DATA_DIR: join(dir, `instance-${i}`), LOG_LEVEL: "info" };
-      children.push(await startChild(serverArgs(), env, (l) => l.includes("crossfill is serving")));
-      return `http://127.0.0.1:${port}`;
+      const { child, url } = await startServer(serverArgs(), { ...shared, DATA_DIR: join(dir, `instance-${i}`) });
+      children.push(child);
+      return url;
     };
     const urls = [await instance(0)];
     const key = JSON.parse(

@@ -1,21 +1,10 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 
 const root = new URL("..", import.meta.url).pathname;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 /** Starts a child in the repository and resolves once a line of its stdout satisfies `ready`. */
 export function startChild(args: string[], env: NodeJS.ProcessEnv, ready: (line: string) => boolean): Promise<ChildProcess> {
@@ -31,6 +20,22 @@ export function startChild(args: string[], env: NodeJS.ProcessEnv, ready: (line:
     });
     child.on("exit", (code) => reject(new Error(`${args.join(" ")} exited with ${code}`)));
   });
+}
+
+/**
+ * Starts the server (`args`: serverArgs(), with any Node flags before) on a port it binds itself (PORT=0), and
+ * resolves with its URL, read from its start-up line: a port probed free and closed before the server starts
+ * could be taken by another process in between, and the server would exit with EADDRINUSE.
+ */
+export async function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
+  let url = "";
+  const child = await startChild(args, { ...env, PORT: "0", LOG_LEVEL: "info" }, (line) => {
+    // The start-up line is logged at info.
+    if (!line.includes("crossfill is serving")) return false;
+    url = (JSON.parse(line) as { url: string }).url;
+    return true;
+  });
+  return { child, url };
 }
 
 let compiled = false;
@@ -73,7 +78,7 @@ export interface Crossfill {
  */
 export async function startCrossfill(env: Record<string, string> = {}): Promise<Crossfill> {
   const dataDir = mkdtempSync(join(tmpdir(), "crossfill-bench-"));
-  const full = { PORT: String(await freePort()), DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "1000000000", ...env };
+  const full = { DATA_DIR: dataDir, RATE_LIMIT_PER_MINUTE: "1000000000", ...env };
   let child: ChildProcess | undefined;
   const stop = async () => {
     child?.kill("SIGTERM");
@@ -81,12 +86,12 @@ export async function startCrossfill(env: Record<string, string> = {}): Promise<
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    // Its start-up line is logged at info.
     const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-    child = await startChild([...profile, ...serverArgs()], { ...full, LOG_LEVEL: "info" }, (l) => l.includes("crossfill is serving"));
+    const started = await startServer([...profile, ...serverArgs()], full);
+    child = started.child;
     const cli = { cwd: root, env: { ...process.env, ...full, CROSSFILL_FROM_SOURCE: "1" }, encoding: "utf8" as const };
     const key = JSON.parse(execFileSync(process.execPath, ["bin/crossfill.mjs", "keys", "create", "--name", "bench", "--scopes", "read,trade", "--json"], cli)) as Crossfill["key"];
-    const url = `http://127.0.0.1:${full.PORT}`;
+    const url = started.url;
     await fetch(`${url}/v1/account`, { headers: { "x-api-key": key.api_key } });
     const audit = () => {
       const run = spawnSync(process.execPath, ["bin/crossfill.mjs", "audit"], cli);
