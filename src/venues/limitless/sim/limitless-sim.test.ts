@@ -194,7 +194,8 @@ describe("Limitless simulator", () => {
 
 describe("Limitless simulator with a taker delay", () => {
   it("answers a held order as unknown, never as taking nothing, and finds its fills once the delay has released it to the book", async () => {
-    const sim = await startLimitlessSim({ catalog, seed: 43, latencyScale: 0, tickMs: 40, takerDelayMs: 300 });
+    // A delay of seconds: the status read after the placement must come while the order is still held, which a loaded machine need not manage in 300 ms.
+    const sim = await startLimitlessSim({ catalog, seed: 43, latencyScale: 0, tickMs: 40, takerDelayMs: 2_000 });
     const venue = new LimitlessVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300 });
     try {
       await venue.start();
@@ -203,7 +204,8 @@ describe("Limitless simulator with a taker delay", () => {
       const placed = await venue.place(order);
       expect(placed).toMatchObject({ kind: "unknown", reason: expect.stringMatching(/taker delay/) });
       await expect(venue.status(order.clientOrderId, order)).rejects.toThrow(/held by a taker delay/);
-      await new Promise((r) => setTimeout(r, 400));
+      // The simulator's timer releasing it was set before this one.
+      await new Promise((r) => setTimeout(r, 2_100));
       const done = await venue.status(order.clientOrderId, order);
       expect(done).toMatchObject({ kind: "done", fills: [expect.objectContaining({ clientOrderId: order.clientOrderId })] });
       const fills = done.kind === "done" ? done.fills : [];
