@@ -14,7 +14,7 @@ function recorder(): StreamLog & { lines: Line[] } {
   };
 }
 
-async function until(cond: () => boolean, ms = 3_000): Promise<void> {
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!cond()) {
     if (Date.now() > deadline) throw new Error("timed out");

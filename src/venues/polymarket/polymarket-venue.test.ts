@@ -89,7 +89,7 @@ describe("PolymarketVenue", () => {
     const raised = { kind: "polymarket" as const, ratePpm: 72_000n, exponent: 1 as const };
     expect(venue.market(order.venueMarketId)!.feeModel).not.toEqual(raised);
     sim.exchange.setFeeModel(order.venueMarketId, raised);
-    await vi.waitFor(() => expect(venue.market(order.venueMarketId)!.feeModel).toEqual(raised), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(venue.market(order.venueMarketId)!.feeModel).toEqual(raised), { timeout: 10_000, interval: 20 });
     const placed = await venue.place(order);
     expect(placed.kind).toBe("filled");
     const fills = placed.kind === "filled" ? placed.fills : [];
@@ -101,17 +101,17 @@ describe("PolymarketVenue", () => {
     const id = buy(venue).venueMarketId;
     expect(venue.market(id)).toMatchObject({ tickSize: 10_000n, lotShares: 1_000_000n, minOrderShares: 5_000_000n });
     // the change is announced on the market channel only: to those subscribed then
-    await vi.waitFor(() => expect(venue.describe().stream.state).toBe("open"), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(venue.describe().stream.state).toBe("open"), { timeout: 10_000, interval: 20 });
     sim.changeTick(id, 1_000n);
     // 0.001: a lot of 10 shares costs whole cents at any price on it, and the 5-share minimum rounds up to one
-    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 10_000, interval: 20 });
     // on the new tick, off the old one, with 15 to 25 new ticks of room above the ask
     const room = (venue.book(id, "YES")!.asks[0]!.price / 10_000n) * 10_000n + 25_000n;
     const fine: ChildOrder = { ...buy(venue), limitPrice: room < ONE ? room : ONE - 1_000n, shares: 10_000_000n };
     expect(fine.limitPrice % 10_000n).not.toBe(0n);
     expect((await venue.place(fine)).kind).toBe("filled");
     sim.changeTick(id, 50n);
-    await vi.waitFor(() => expect(venue.market(id)).toBeUndefined(), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(venue.market(id)).toBeUndefined(), { timeout: 10_000, interval: 20 });
     expect(await venue.place({ ...fine, clientOrderId: `pm-test-${++seq}` })).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^unknown_market/) });
   });
 
@@ -120,7 +120,7 @@ describe("PolymarketVenue", () => {
     const id = buy(venue).venueMarketId;
     sim.faults.set({ streamSilent: true });
     sim.changeTick(id, 1_000n);
-    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n }), { timeout: 2_000, interval: 20 });
+    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n }), { timeout: 10_000, interval: 20 });
   });
 
   it("signs the child's expiry in whole seconds, rounded down so that the venue never takes the order after the child expired", () => {

@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 afterEach(() => sim.faults.reset());
 
-const until = async (cond: () => boolean, ms = 3_000) => {
+const until = async (cond: () => boolean, ms = 10_000) => {
   const end = performance.now() + ms;
   while (!cond()) {
     if (performance.now() > end) throw new Error("condition not met in time");

@@ -88,7 +88,7 @@ describe("Limitless simulator", () => {
   it("reconnects its stream after the venue drops it, and counts the connections", async () => {
     expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 1 });
     sim.faults.dropStreams();
-    const deadline = Date.now() + 3_000;
+    const deadline = Date.now() + 10_000;
     while (!(venue.streamInfo().live && venue.streamInfo().connections === 2) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 2, lastError: undefined });
   });
@@ -173,7 +173,7 @@ describe("Limitless simulator", () => {
       if (text.startsWith("0")) ws.send("40/markets,");
       if (text.startsWith("40/markets,")) ws.send(`42/markets,["subscribe_market_prices",{"marketSlugs":["${slug}"]}]`);
     });
-    const deadline = Date.now() + 2_000;
+    const deadline = Date.now() + 10_000;
     while (!frames.some((f) => f.startsWith('42/markets,["orderbookUpdate"')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     ws.terminate();
     expect(JSON.parse(frames[0]!.slice(1))).toMatchObject({ upgrades: [], pingInterval: 25_000, pingTimeout: 20_000 });
