@@ -392,7 +392,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       const off = h.venue.onBook((u) => {
         if (u.venueMarketId === m.venueMarketId) updates++;
       });
-      await until(() => updates >= 2, 3_000, "book updates after reconnecting");
+      await until(() => updates >= 2, 10_000, "book updates after reconnecting");
       off();
       expect(Date.now() - h.venue.book(m.venueMarketId, "YES")!.updatedAt).toBeLessThan(h.timing.freshnessMs);
     });
