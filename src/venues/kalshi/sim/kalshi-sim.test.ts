@@ -211,8 +211,12 @@ describe("KalshiVenue against the simulator", () => {
 
   it("gives an order up at its expiry, and an order whose client gave up never executes when it reaches the simulator", async () => {
     const late = { ...order(), expiresAt: Date.now() + 300 };
+    // The venue's clock stands still until the order is given up: a busy machine's pause before the sending cannot eat its 300 ms.
+    const now = Date.now();
+    ahead = () => now - Date.now();
     sim.faults.set({ latencyMs: 700 });
     expect((await venue.place(late)).kind).toBe("unknown");
+    ahead = () => 0;
     await new Promise((r) => setTimeout(r, 600));
     sim.faults.reset();
     expect(await venue.status(late.clientOrderId, late)).toEqual({ kind: "not_found" });
