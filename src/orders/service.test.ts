@@ -223,6 +223,16 @@ describe("routing rounds", () => {
     expect(order).toMatchObject({ status: "partially_filled", filledShares: 2_000_000n, spent: 1_000_000n });
   });
 
+  it("settles an IOC buy the book held only half of as partially filled, though its one leg filled whole", async () => {
+    // $10 asked; the book holds 10 shares at 0.50 within the limit: $5.
+    asks = [{ price: 500_000n, shares: 10_000_000n }];
+    script = [(o) => fill(o, o.shares)];
+    const order = await service().submit(who, { ...body, time_in_force: "IOC" }, undefined);
+    expect(sent).toMatchObject([{ shares: 10_000_000n }]);
+    expect(order).toMatchObject({ status: "partially_filled", plannedInFull: false, filledShares: 10_000_000n, spent: 5_000_000n, locked: 10_000_000n });
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n, shares: 10_000_000n });
+  });
+
   it("releases everything when no round fills anything", async () => {
     script = [nothing, nothing, nothing];
     const order = await service().submit(who, body, undefined);
@@ -584,6 +594,28 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: stored!.shares, spent: ledger.locks.get(chainOrderId(order.id))!.spent, sotTokenId: "7", settleTx: HASH });
   });
 
+  it("records an IOC buy the book held only half of, its settlement's answer lost, as partially filled, settled or found settled", async () => {
+    asks = [{ price: 500_000n, shares: 10_000_000n }];
+    const svc = service();
+    const interrupted = async () => {
+      script = [(o) => fill(o, o.shares)];
+      ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+      const order = await svc.submit(who, { ...body, time_in_force: "IOC" }, undefined);
+      expect(order.status).toBe("routing");
+      const child = order.legs[0]!;
+      known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
+      return order;
+    };
+    const open = await interrupted();
+    const landed = await interrupted();
+    await ledger.vault().settle(chainOrderId(landed.id), 5_000_000n, { tokenId: 7n, shares: 10_000_000n });
+    await reconciler(svc).pass(0);
+    for (const order of [open, landed]) {
+      expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: 10_000_000n, spent: 5_000_000n, settleTx: HASH });
+      expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n });
+    }
+  });
+
   it("records what the chain charged and minted, not a fill the venue reported after the settlement was sent", async () => {
     script = [(o) => fill(o, o.shares)];
     ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
@@ -736,6 +768,18 @@ describe("sells", () => {
     expect(ledger.sot.get(who.address)).toBe(20_000_000n);
   });
 
+  it("settles an IOC sell the bids held only a third of as partially filled: 5 of 15 sold, their proceeds credited, 10 returned", async () => {
+    const svc = await holding();
+    bids.set("v", [{ price: 450_000n, shares: 5_000_000n }]);
+    script = [(o) => fill(o, o.shares)];
+    const order = await svc.submit(who, { ...sell, shares: 15, time_in_force: "IOC" }, undefined);
+    expect(sent).toMatchObject([{ side: "sell", shares: 5_000_000n }]);
+    expect(order).toMatchObject({ status: "partially_filled", plannedInFull: false, escrowed: 15_000_000n, filledShares: 5_000_000n, proceeds: 2_250_000n });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 5_000_000n, proceeds: 2_250_000n });
+    expect(ledger.sot.get(who.address)).toBe(15_000_000n);
+    expect(ledger.credited.get(who.address)).toBe(2_250_000n);
+  });
+
   it("sells only on venues where the operator holds the outcome, however good another venue's bids", async () => {
     const svc = await holding();
     bids.set("w", [{ price: 600_000n, shares: 100_000_000n }]);
@@ -752,7 +796,8 @@ describe("sells", () => {
     script = [(o) => fill(o, o.shares), (o) => fill(o, o.shares)];
     const orders = await Promise.all([0, 1].map(() => svc.submit(who, { ...sell, shares: 15, time_in_force: "IOC" }, undefined)));
     expect(sent.reduce((n, o) => n + o.shares, 0n)).toBe(20_000_000n);
-    expect(orders.map((o) => o.filledShares).sort()).toEqual([15_000_000n, 5_000_000n].sort());
+    // The second had only 5 of its 15 shares to sell: it is partially filled, not filled.
+    expect(orders.map((o) => [o.filledShares, o.status]).sort()).toEqual([[15_000_000n, "filled"], [5_000_000n, "partially_filled"]].sort());
   });
 
   it("leaves a sell pending when its escrow's outcome is unknown and the chain holds none", async () => {

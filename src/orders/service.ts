@@ -105,7 +105,7 @@ export function childOrderId(orderId: string, venue: string, round = 1): string 
  * excess, it is logged as an error and `crossfill audit` reports the order.
  */
 export function settlement(
-  order: Pick<OrderRecord, "id" | "locked" | "legs">,
+  order: Pick<OrderRecord, "id" | "locked" | "legs" | "plannedInFull">,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
 ): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
@@ -117,8 +117,17 @@ export function settlement(
     fees: fills.reduce((s, f) => s + f.fee, 0n),
     filledShares,
     routedTo: largestVenue(fills),
-    status: filledShares >= plannedShares(order) ? "filled" : "partially_filled",
+    status: statusOf(order, filledShares),
   };
+}
+
+/**
+ * A settled order's status: `filled` when its first round planned the whole order and the shares filled
+ * reach that plan's, else `partially_filled` (an IOC order the books held only part of, or whose legs
+ * filled short of their plan).
+ */
+function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull">, filledShares: bigint): "filled" | "partially_filled" {
+  return order.plannedInFull && filledShares >= plannedShares(order) ? "filled" : "partially_filled";
 }
 
 /** The shares the order was routed for: its first round's child orders. Later rounds only re-route what those missed. */
@@ -134,7 +143,7 @@ function plannedShares(order: Pick<OrderRecord, "legs">): bigint {
  * `crossfill audit` to report.
  */
 export function sale(
-  order: Pick<OrderRecord, "id" | "escrowed" | "legs">,
+  order: Pick<OrderRecord, "id" | "escrowed" | "legs" | "plannedInFull">,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
 ): Required<Pick<OrderPatch, "proceeds" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
@@ -147,7 +156,7 @@ export function sale(
     fees: fills.reduce((s, f) => s + f.fee, 0n),
     filledShares,
     routedTo: largestVenue(fills),
-    status: filledShares >= plannedShares(order) ? "filled" : "partially_filled",
+    status: statusOf(order, filledShares),
   };
 }
 
@@ -158,7 +167,7 @@ export function sale(
  * the chain did, and the difference is logged as an error for `crossfill audit` to report.
  */
 export function settledOnChain(
-  order: Pick<OrderRecord, "id" | "locked" | "escrowed" | "legs">,
+  order: Pick<OrderRecord, "id" | "locked" | "escrowed" | "legs" | "plannedInFull">,
   hold: Extract<Hold, { kind: "settled" }>,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
@@ -169,7 +178,7 @@ export function settledOnChain(
       : [settlement(order, fills, log), { spent: hold.spent, filledShares: hold.shares }];
   const differs = Object.entries(chain).some(([k, v]) => fromFills[k as keyof typeof fromFills] !== v);
   if (differs) log.error({ chain: stringify(chain), fills: stringify(fromFills) }, "the chain settled the order for other amounts than its stored fills come to; recording the chain's");
-  const status = chain.filledShares >= plannedShares(order) ? "filled" : "partially_filled";
+  const status = statusOf(order, chain.filledShares);
   const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
   return { ...fromFills, ...chain, ...minted, status, settleTx: hold.txHash };
 }
@@ -282,6 +291,7 @@ export class OrderService {
       proceeds: 0n,
       routedTo: null,
       legs: [],
+      plannedInFull: false,
       sotTokenId: null,
       lockTx: null,
       settleTx: null,
@@ -409,22 +419,22 @@ export class OrderService {
   }
 
   /**
-   * A round's buy legs as they leave their venues' write queues: each child order waits for its turn
+   * A round's buy plan as its legs leave their venues' write queues: each child order waits for its turn
    * (Venue.writeTurn), counted in its venue's queue and holding its shares meanwhile, and the round is then
    * planned again on the books as they are, within the same venues and the same limit price, so a child
    * that waited seconds behind a venue's write limit is not sent for levels gone meanwhile. When the
-   * venues no longer hold the round's order (a FOK no longer fills whole there), the legs are as planned.
+   * venues no longer hold the round's order (a FOK no longer fills whole there), it is the plan made before.
    * A venue the new plan leaves out gets its turn back. When nothing the new plan would read differs from
    * the quotes `planned` was made on (`plannedOn`: the same books, held shares and latencies, and no
    * queue at the plan's venues), `planned` is that plan: optimal over every venue quoted, it is so over
    * the venues it uses.
    */
-  private async atTurns(order: OrderRecord, event: UnifiedEvent, round: number, req: PlanRequest, planned: Plan, plannedOn: readonly VenueQuote[]): Promise<Plan["legs"]> {
+  private async atTurns(order: OrderRecord, event: UnifiedEvent, round: number, req: PlanRequest, planned: Plan, plannedOn: readonly VenueQuote[]): Promise<Plan> {
     const venue = (id: string) => this.d.venues.get(id);
     const childId = (venueId: string) => childOrderId(order.id, venueId, round);
     this.queued.planned(order, planned.legs);
     const queued = planned.legs.filter((l) => venue(l.venue)?.writeTurn);
-    if (queued.length === 0) return planned.legs;
+    if (queued.length === 0) return planned;
     // From its turn's request on, the venue's own queue counts a child order, no longer the service's.
     for (const l of queued) this.queued.placing(order.id, l.venue);
     await Promise.all(queued.map((l) => venue(l.venue)!.writeTurn!(childId(l.venue))));
@@ -434,11 +444,11 @@ export class OrderService {
     // The queues behind this order's turns are not its own: a venue whose turn it holds sends it now.
     const quotes = this.buyQuotes(event, order.outcome).flatMap((q) => (!venues.has(q.venue) ? [] : [venue(q.venue)?.writeTurn ? { ...q, queueDelayMs: 0 } : q]));
     const now = sameQuotes(quotes, plannedOn.filter((q) => venues.has(q.venue))) ? planned : this.d.plan({ ...req, limitPrice: planned.limitPrice }, quotes);
-    const legs = now.kind === "refusal" ? planned.legs : now.legs;
-    this.queued.planned(order, legs);
-    for (const l of legs) if (venue(l.venue)?.writeTurn) this.queued.placing(order.id, l.venue);
-    for (const v of venues) if (!legs.some((l) => l.venue === v)) venue(v)?.returnTurn?.(childId(v));
-    return legs;
+    const sent = now.kind === "refusal" ? planned : now;
+    this.queued.planned(order, sent.legs);
+    for (const l of sent.legs) if (venue(l.venue)?.writeTurn) this.queued.placing(order.id, l.venue);
+    for (const v of venues) if (!sent.legs.some((l) => l.venue === v)) venue(v)?.returnTurn?.(childId(v));
+    return sent;
   }
 
   /**
@@ -466,7 +476,7 @@ export class OrderService {
         if (planned.kind === "refusal") return round === 1 ? planned : undefined;
         limitPrice ??= planned.limitPrice;
         this.queued.planned(o, planned.legs);
-        return this.routeLegs(o, event, round, planned.legs);
+        return this.routeLegs(o, event, round, planned);
       }),
     );
   }
@@ -546,12 +556,12 @@ export class OrderService {
     return inventory;
   }
 
-  /** Stores a round's child orders, with the move to `routing`, before any is sent. */
-  private async routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, legs: readonly Pick<OrderLeg, "venue" | "venueMarketId" | "limitPrice" | "shares">[]): Promise<OrderRecord> {
+  /** Stores a round's child orders, with the move to `routing`, before any is sent; the first round's with whether its plan fills the order. */
+  private async routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, plan: Pick<Plan | SellPlan, "legs" | "complete">): Promise<OrderRecord> {
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
     const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
     const sent: OrderLeg[] = await Promise.all(
-      legs.map(async (leg) => {
+      plan.legs.map(async (leg) => {
         const child = {
           venue: leg.venue,
           clientOrderId: childOrderId(order.id, leg.venue, round),
@@ -564,7 +574,8 @@ export class OrderService {
       }),
     );
     const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
-    return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId });
+    const first = round === 1 ? { plannedInFull: plan.complete } : {};
+    return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId, ...first });
   }
 
   /**

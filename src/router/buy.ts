@@ -60,7 +60,7 @@ function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
   return bestAdjusted(reached, 1);
 }
 
-function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro): Plan {
+function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro, complete: boolean): Plan {
   const legs: Leg[] = [];
   for (const [v, c] of curves.entries()) {
     const k = a.lots[v]!;
@@ -79,5 +79,6 @@ function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMi
     worstCost: sum((l) => l.worstCost),
     referencePrice,
     limitPrice,
+    complete,
   };
 }

@@ -119,11 +119,13 @@ describe("optimize_price", () => {
     expect(refused(req(100, { maxSlippage: 50_000n }), quotes).code).toBe("slippage_exceeded");
   });
 
-  it("FOK refuses a book too thin for the amount; IOC takes what there is", () => {
+  it("FOK refuses a book too thin for the amount; IOC takes what there is, a plan that does not fill the order", () => {
     const quotes = [quote("a", [[0.5, 10]])];
     expect(refused(req(100, { maxSlippage: 500_000n }), quotes).code).toBe("insufficient_liquidity");
     const p = planned(req(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes);
-    expect(p).toMatchObject({ shares: 10n * S, cost: usdc(5) });
+    expect(p).toMatchObject({ shares: 10n * S, cost: usdc(5), complete: false });
+    expect(planned(req(5, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, complete: true });
+    expect(planned(req(5, { maxSlippage: 500_000n }), quotes).complete).toBe(true);
   });
 
   it("counts budget under one lot as filled under FOK", () => {
@@ -178,7 +180,8 @@ describe("optimize_speed", () => {
     const quotes = [quote("a", [[0.5, 10]], { latencyMs: 30 }), quote("b", [[0.5, 10]], { latencyMs: 10 })];
     expect(legs(planned(req(7.5, { maxSlippage: 100_000n }), quotes))).toHaveLength(2);
     expect(refused(speed(7.5), quotes).code).toBe("insufficient_liquidity");
-    expect(legs(planned(speed(7.5, { timeInForce: "IOC" }), quotes))).toEqual([["b", 10n * S]]);
+    expect(planned(speed(7.5, { timeInForce: "IOC" }), quotes)).toMatchObject({ legs: [{ venue: "b", shares: 10n * S }], complete: false });
+    expect(planned(speed(5, { timeInForce: "IOC" }), quotes)).toMatchObject({ legs: [{ venue: "b", shares: 10n * S }], complete: true });
   });
 
   it("refuses slippage when a venue could fill alone only beyond the limit", () => {

@@ -22,6 +22,7 @@ export interface Allotment {
 interface Planned {
   kind: "plan";
   shares: ShareMicro;
+  complete: boolean;
 }
 
 /**
@@ -54,7 +55,8 @@ export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   size: Record<string, string>;
   /** What a partial allocation fills, for a fill-or-kill refusal's details. */
   fillable(a: A): Record<string, string>;
-  plan(curves: readonly C[], a: A, reference: PriceMicro, limit: PriceMicro): P;
+  /** The plan of `a`; `complete` when it fills the order (Side.filled). */
+  plan(curves: readonly C[], a: A, reference: PriceMicro, limit: PriceMicro, complete: boolean): P;
 }
 
 /**
@@ -70,7 +72,8 @@ export const MAX_QUEUE_MS = 250;
  * Routes an order of either side. Pure and deterministic: the same request and quotes always give the
  * same plan or refusal.
  *
- * FOK counts an order as filled when what is left of it is dust (Side.filled). A refusal says
+ * FOK counts an order as filled when what is left of it is dust (Side.filled); a plan says whether it
+ * fills the order so (`complete`), which an IOC plan of thin books does not. A refusal says
  * `slippage_exceeded` when the whole book, uncapped, could have done it (filled it under FOK, taken
  * anything under IOC), `order_too_small` when the order is under every venue's minimum size, else
  * `insufficient_liquidity`.
@@ -152,12 +155,13 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     const { side } = this;
     const a = side.best(this.curves, this.limit);
     if (a.shares === 0) return this.refuseEmpty();
-    if (this.timeInForce === "FOK" && !side.filled(this.curves, a, this.limit)) {
+    const complete = side.filled(this.curves, a, this.limit);
+    if (this.timeInForce === "FOK" && !complete) {
       const full = this.fullBook();
       const fa = side.best(full, null);
       return this.refuseUnfilled(fa.shares > 0 && side.filled(full, fa, null), a);
     }
-    return side.plan(this.curves, a, this.reference, this.limit);
+    return side.plan(this.curves, a, this.reference, this.limit, complete);
   }
 
   /**
@@ -190,10 +194,10 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
       const from = singles.length;
       for (; i < order.length && latencyRank(quotes[order[i]!]!) === rank; i++) singles.push({ v: order[i]!, ...alone(this.curves, order[i]!, this.limit) });
       const filled = pick(singles.slice(from).filter((s) => s.complete));
-      if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit);
+      if (filled) return side.plan(this.curves, filled.a, this.reference, this.limit, true);
     }
     if (singles.every((s) => s.a.shares === 0)) return this.refuseEmpty();
-    if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0))!.a, this.reference, this.limit);
+    if (this.timeInForce === "IOC") return side.plan(this.curves, pick(singles.filter((s) => s.a.shares > 0))!.a, this.reference, this.limit, false);
     const full = this.fullBook();
     const couldFill = order.some((v) => alone(full, v, null).complete);
     return this.refuseUnfilled(couldFill, undefined);

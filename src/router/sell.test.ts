@@ -121,13 +121,14 @@ describe("selling, optimize_price", () => {
     const quotes = [sellQuote("a", [[0.5, 10]])];
     const r = refused(sell(100, { maxSlippage: 500_000n }), quotes);
     expect(r).toMatchObject({ code: "insufficient_liquidity", details: { shares: "100", fillable_shares: "10" } });
-    expect(planned(sell(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, proceeds: usdc(5) });
+    expect(planned(sell(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, proceeds: usdc(5), complete: false });
+    expect(planned(sell(10, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, complete: true });
   });
 
   it("FOK refuses when the venues' inventories, not their bids, fall short", () => {
     const quotes = [sellQuote("a", [[0.5, 100]], { inventory: 4n * S }), sellQuote("b", [[0.5, 100]], { inventory: 3n * S })];
     expect(refused(sell(10), quotes).code).toBe("insufficient_liquidity");
-    expect(legs(planned(sell(10, { timeInForce: "IOC" }), quotes))).toEqual([["a", 4n * S], ["b", 3n * S]]);
+    expect(planned(sell(10, { timeInForce: "IOC" }), quotes)).toMatchObject({ legs: [{ venue: "a", shares: 4n * S }, { venue: "b", shares: 3n * S }], complete: false });
   });
 
   it("counts shares left under one lot as sold under FOK", () => {

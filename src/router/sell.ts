@@ -64,7 +64,7 @@ function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
   return best === undefined || best <= 0n ? undefined : best;
 }
 
-function toSellPlan(curves: readonly BidCurve[], a: Sale, referencePrice: PriceMicro, limitPrice: PriceMicro): SellPlan {
+function toSellPlan(curves: readonly BidCurve[], a: Sale, referencePrice: PriceMicro, limitPrice: PriceMicro, complete: boolean): SellPlan {
   const legs: SellLeg[] = [];
   for (const [v, c] of curves.entries()) {
     const k = a.lots[v]!;
@@ -75,5 +75,5 @@ function toSellPlan(curves: readonly BidCurve[], a: Sale, referencePrice: PriceM
   const sum = (f: (l: SellLeg) => Micro) => legs.reduce((s, l) => s + f(l), 0n);
   const notionalTotal = sum((l) => l.notional);
   const fees = sum((l) => l.fee);
-  return { kind: "plan", legs, shares: sum((l) => l.shares), notional: notionalTotal, fees, proceeds: notionalTotal - fees, referencePrice, limitPrice };
+  return { kind: "plan", legs, shares: sum((l) => l.shares), notional: notionalTotal, fees, proceeds: notionalTotal - fees, referencePrice, limitPrice, complete };
 }

@@ -104,6 +104,8 @@ export interface Plan {
   referencePrice: PriceMicro;
   /** reference * (1 + maxSlippage), rounded down: no level above it is taken, nor is the average above it. */
   limitPrice: PriceMicro;
+  /** Whether the plan fills the order: the budget it leaves is dust, as FOK requires (always so under FOK). */
+  complete: boolean;
 }
 
 /** One child sell order: it sells at its limit or better. */
@@ -126,6 +128,8 @@ export interface SellPlan {
   referencePrice: PriceMicro;
   /** reference × (1 − maxSlippage), rounded up: no level nets under it, nor does the average. */
   limitPrice: PriceMicro;
+  /** Whether the plan fills the order: the shares it leaves are dust, as FOK requires (always so under FOK). */
+  complete: boolean;
 }
 
 export type RefusalCode = "slippage_exceeded" | "insufficient_liquidity" | "order_too_small";

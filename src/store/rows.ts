@@ -91,6 +91,8 @@ export interface OrdersTable {
   lease_until: Generated<string | null>;
   /** When the lock was recorded (migration 016): the time of the order's `lock` activity; null before it locked anything. */
   locked_at: Generated<string | null>;
+  /** OrderRecord.plannedInFull (migration 018): 1 or 0; 1 for the orders stored before it. */
+  planned_in_full: Generated<bigint>;
 }
 
 export interface FillsTable {
@@ -403,6 +405,7 @@ const ORDER_COLUMNS = {
   proceeds: "proceeds",
   routedTo: "routed_to",
   legs: "legs",
+  plannedInFull: "planned_in_full",
   sotTokenId: "sot_token_id",
   lockTx: "lock_tx",
   settleTx: "settle_tx",
@@ -413,12 +416,12 @@ const ORDER_COLUMNS = {
   updatedAt: "updated_at",
 } as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
 
-// Every order field but the legs is stored as is (strings, nulls, bigints), so writing one is only a renaming.
+// Every order field but the legs and plannedInFull is stored as is (strings, nulls, bigints), so writing one is only a renaming.
 function renameOrderFields(fields: Partial<OrderRecord>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : value;
+    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : field === "plannedInFull" ? (value ? 1n : 0n) : value;
   }
   return row;
 }
@@ -470,6 +473,7 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     proceeds: int64(r.proceeds, "proceeds"),
     routedTo: r.routed_to,
     legs: decodeLegs(r.legs),
+    plannedInFull: int64(r.planned_in_full, "planned_in_full") !== 0n,
     sotTokenId: r.sot_token_id,
     lockTx: r.lock_tx,
     settleTx: r.settle_tx,

@@ -90,6 +90,12 @@ export interface OrderRecord {
   routedTo: string | null;
   /** The child orders, stored with the move to `routing`, before any is sent. */
   legs: OrderLeg[];
+  /**
+   * Whether the first round's plan fills the whole order (what it leaves is dust, as FOK requires):
+   * stored with that round's legs. An IOC plan of books that hold less than the order does not, and
+   * the order is then `partially_filled` however its fills went.
+   */
+  plannedInFull: boolean;
   sotTokenId: string | null;
   /** The transaction that locked a buy's USDC, or escrowed a sell's shares. */
   lockTx: string | null;

@@ -60,6 +60,7 @@ export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
     proceeds: 0n,
     routedTo: null,
     legs: [],
+    plannedInFull: true,
     sotTokenId: null,
     lockTx: null,
     settleTx: null,

@@ -16,6 +16,7 @@ import { activityTimes } from "./014_activity_times.ts";
 import { shortPositionBooks } from "./015_short_position_books.ts";
 import { lockTimes } from "./016_lock_times.ts";
 import { depositPlaces } from "./017_deposit_places.ts";
+import { plannedInFull } from "./018_planned_in_full.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +37,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "015_short_position_books": shortPositionBooks,
   "016_lock_times": lockTimes,
   "017_deposit_places": depositPlaces,
+  "018_planned_in_full": plannedInFull,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

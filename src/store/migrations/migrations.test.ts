@@ -10,7 +10,7 @@ import { orderRecord } from "../../../test/helpers/stores.ts";
 import { openPostgresStore } from "../postgres/postgres-store.ts";
 import { openSqliteStore } from "../sqlite/sqlite-store.ts";
 import { accountToRow, fillToRow, orderToRow, redemptionToRow, type Database } from "../rows.ts";
-import type { FillRecord, Store } from "../store.ts";
+import type { FillRecord, OrderRecord, Store } from "../store.ts";
 import { MIGRATIONS } from "./migrate.ts";
 
 /** A database of one backend, opened raw (to migrate it step by step) or as the store. */
@@ -39,6 +39,13 @@ const BACKENDS: { name: string; create(): Promise<{ raw(): Kysely<Database>; sto
     },
   },
 ];
+
+/** An order's row as the migrations before 018 stored it: without planned_in_full. */
+function rowBefore018(o: OrderRecord): ReturnType<typeof orderToRow> {
+  const row = orderToRow(o);
+  delete row.planned_in_full;
+  return row;
+}
 
 const fill = (orderId: string, venue: string, shares: bigint): FillRecord => ({
   orderId,
@@ -87,7 +94,7 @@ describe.each(BACKENDS)("migration 012 on $name", (backend) => {
       backend,
       "011_account_addresses",
       async (raw) => {
-        const order = (id: string, over: Parameters<typeof orderRecord>[0]) => raw.insertInto("orders").values(orderToRow(orderRecord({ id, eventId: "e", ...over }))).execute();
+        const order = (id: string, over: Parameters<typeof orderRecord>[0]) => raw.insertInto("orders").values(rowBefore018(orderRecord({ id, eventId: "e", ...over }))).execute();
         await order("b1", { status: "filled" });
         await order("b2", { status: "filled", outcome: "NO" });
         await order("s1", { side: "sell", status: "filled" });
@@ -106,7 +113,7 @@ describe.each(BACKENDS)("migration 012 on $name", (backend) => {
 
 /** Inserts filled orders of account acc_1 on event e, YES token 7 unless `over` says otherwise, each its own client order id. */
 const filledOrder = (raw: Kysely<Database>) => (id: string, over: Parameters<typeof orderRecord>[0]) =>
-  raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
+  raw.insertInto("orders").values(rowBefore018(orderRecord({ id, clientOrderId: id, eventId: "e", sotTokenId: "7", status: "filled", ...over }))).execute();
 
 describe.each(BACKENDS)("migration 013 on $name", (backend) => {
   it("books each position from the orders and redemptions stored before it, in the order they happened", () =>
@@ -165,7 +172,7 @@ describe.each(BACKENDS)("migration 016 on $name", (backend) => {
       async (raw) => {
         await raw
           .insertInto("orders")
-          .values(orderToRow(orderRecord({ id: "o1", status: "failed", locked: 5_000_000n, lockTx: "0xl", releaseTx: "0xr", createdAt: at(1), updatedAt: at(2) })))
+          .values(rowBefore018(orderRecord({ id: "o1", status: "failed", locked: 5_000_000n, lockTx: "0xl", releaseTx: "0xr", createdAt: at(1), updatedAt: at(2) })))
           .execute();
       },
       async (store) => {
@@ -200,4 +207,24 @@ describe.each(BACKENDS)("migration 017 on $name", (backend) => {
         ]);
       },
     ));
+});
+
+describe.each(BACKENDS)("migration 018 on $name", (backend) => {
+  it("keeps the orders stored before it to the rule they were stored under, filled once their fills reach the first round's plan", () => {
+    const leg = { venue: "p", clientOrderId: "o1-p", venueMarketId: "m", limitPrice: 500_000n, shares: 4_000_000n, round: 1, expiresAt: 0 };
+    return afterMigration(
+      backend,
+      "017_deposit_places",
+      async (raw) => {
+        await raw.insertInto("orders").values(rowBefore018(orderRecord({ id: "o1", timeInForce: "IOC", status: "routing", locked: 10_000_000n, legs: [leg] }))).execute();
+      },
+      async (store) => {
+        expect(await store.order("o1")).toMatchObject({ status: "routing", plannedInFull: true, legs: [leg] });
+        await store.insertOrder(orderRecord({ id: "o2", clientOrderId: "c2", plannedInFull: false }));
+        expect((await store.order("o2"))?.plannedInFull).toBe(false);
+        await store.updateOrder("o2", ["pending"], { status: "locked" });
+        expect((await store.updateOrder("o2", ["locked"], { status: "routing", plannedInFull: true }))?.plannedInFull).toBe(true);
+      },
+    );
+  });
 });
