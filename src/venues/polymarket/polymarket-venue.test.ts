@@ -72,6 +72,25 @@ describe("PolymarketVenue", () => {
     expect(await restarted.status(order.clientOrderId, order)).toEqual(await venue.status(order.clientOrderId));
   });
 
+  it("finds and cancels an order placed before a restart on a market it no longer loads, from the venue's own market by id", async () => {
+    const { sim, venue, options } = await setup();
+    const filled = buy(venue);
+    const resting = buy(venue);
+    const first = await venue.place(filled);
+    expect(first).toMatchObject({ kind: "filled" });
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(resting);
+    if (placed.kind !== "open") throw new Error(`the order did not rest: ${placed.kind}`);
+    sim.faults.reset();
+    const left = MarketCatalog.fromEvents(catalog.events().filter((e) => !e.listings.some((l) => l.venue === venue.id && l.venueMarketId === filled.venueMarketId)));
+    const restarted = new PolymarketVenue({ ...options, catalog: left });
+    await restarted.markets();
+    expect(restarted.market(filled.venueMarketId)).toBeUndefined();
+    expect(await restarted.status(filled.clientOrderId, filled)).toEqual(await venue.status(filled.clientOrderId));
+    expect(await restarted.cancel(resting.clientOrderId, resting)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+    expect(sim.exchange.resting(placed.venueOrderId)).toBe(0n);
+  });
+
   it("after a lost acknowledgement, placing the same order again returns the fill that happened, not a second one", async () => {
     const { sim, venue } = await setup();
     const order = buy(venue);

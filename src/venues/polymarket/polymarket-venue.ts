@@ -317,7 +317,7 @@ export class PolymarketVenue implements Venue {
    * restart, it rebuilds the hash from `order`.
    */
   async status(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
-    const orderId = this.orderIdOf(clientOrderId, order, "status");
+    const orderId = await this.orderIdOf(clientOrderId, order, "status");
     try {
       return await this.lookup(orderId, clientOrderId);
     } catch (err) {
@@ -331,7 +331,7 @@ export class PolymarketVenue implements Venue {
    * unspecified, and an order the venue never received and one already matched are both "not cancelled".
    */
   async cancel(clientOrderId: string, order?: ChildOrder): Promise<ChildStatus> {
-    const orderId = this.orderIdOf(clientOrderId, order, "cancel");
+    const orderId = await this.orderIdOf(clientOrderId, order, "cancel");
     const res = await this.request(
       { method: "DELETE", path: "/order", body: { orderID: orderId }, auth: true, limits: ["cancelBurst", "cancelSustained"] },
       retryIdempotent,
@@ -448,14 +448,30 @@ export class PolymarketVenue implements Venue {
     return { kind: "rejected", reason: `${rejectionReason(error, order.side)}: ${error}` };
   }
 
-  /** The order id (hash) of a child order: remembered if this adapter placed it, else rebuilt from the child order. */
-  private orderIdOf(clientOrderId: string, order: ChildOrder | undefined, what: string): string {
+  /**
+   * The order id (hash) of a child order: remembered if this adapter placed it, else rebuilt from the child
+   * order, on its market as loaded or, for one the adapter no longer loads (delisted from the catalogue, left
+   * out), as the venue answers it by id (`GET /markets/{condition_id}`: its token ids and `neg_risk`).
+   */
+  private async orderIdOf(clientOrderId: string, order: ChildOrder | undefined, what: string): Promise<string> {
     const known = this.orders.get(clientOrderId);
     if (known !== undefined) return known;
-    const m = order && this.markets_.get(order.venueMarketId);
-    const posted = m && this.postedOrder(order, m);
-    if (!posted) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
+    if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
+    const m = this.markets_.get(order.venueMarketId) ?? (await this.marketById(order.venueMarketId, clientOrderId));
+    const posted = this.postedOrder(order, m);
+    if (!posted) throw new AppError("venue_unavailable", `${this.id}: child order ${clientOrderId} is not an order the adapter signs, so it has no hash to find it by`, { venue: this.id });
     return orderHash(posted.order, m.negRisk);
+  }
+
+  /** A market the adapter does not hold, read by id: what rebuilding the hash of a child order on it needs. */
+  private async marketById(venueMarketId: string, clientOrderId: string): Promise<ClobMarket> {
+    try {
+      const raw = await this.read({ method: "GET", path: `/markets/${encodeURIComponent(venueMarketId)}`, limits: [] }, true);
+      if (raw !== undefined) return parseMarket(raw);
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id} could not read market ${venueMarketId} of child order ${clientOrderId}: ${(err as Error).message}`, { venue: this.id });
+    }
+    throw new AppError("venue_unavailable", `${this.id} lists no market ${venueMarketId}: the hash of child order ${clientOrderId} on it cannot be rebuilt`, { venue: this.id });
   }
 
   /** The order of a child order, BUY or SELL: the same child always makes the same signed fields, hence the same order id. */
