@@ -3,7 +3,7 @@ import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
-import { learnOutcome } from "./child-outcome.ts";
+import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
@@ -19,6 +19,7 @@ export interface ReconcileDeps {
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
+const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 
 /**
@@ -174,12 +175,18 @@ export class Reconciler {
       const venue = venues.get(leg.venue);
       if (!venue) {
         log.warn({ order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
-        return false;
+        return this.unanswered(order, `${leg.venue} is not configured`);
       }
-      const outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
+      let outcome: ChildOutcome;
+      try {
+        outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
+      } catch (e) {
+        log.warn({ order_id: order.id, venue: leg.venue, err: e }, "a venue could not tell what became of a child order; the order waits for it");
+        return this.unanswered(order, e instanceof Error ? e.message : String(e));
+      }
       if (!outcome.final) {
         log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
-        return false;
+        return this.unanswered(order, outcome.why);
       }
       fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, clock)));
     }
@@ -210,6 +217,26 @@ export class Reconciler {
         return false;
     }
     log.info({ order_id: order.id, side: order.side, hold: hold.kind, fills: fills.length }, "routing order reconciled");
+    return true;
+  }
+
+  /**
+   * A buy whose venue has not told what became of a child order waits, its USDC locked, until the Vault's
+   * deadline on the lock (a day: far past any child order's expiry) has passed; then the lock is released
+   * whole and the order fails, as the chain lets anyone `expire` it then. A lock already ended that way (the
+   * client expired it) ends the order too. What the child may have filled is the operator's (docs/decisions.md).
+   * A sell's escrow has no deadline: it waits for the venue.
+   */
+  private async unanswered(order: OrderRecord, why: string): Promise<boolean> {
+    if (order.side === "sell") return false;
+    const chainId = chainOrderId(order.id);
+    const lock = await this.d.vault.lockState(chainId);
+    let releaseTx: string;
+    if (lock.kind === "released") releaseTx = lock.txHash;
+    else if (lock.kind === "locked" && this.d.clock.now() > lock.deadline * 1000) releaseTx = (await this.d.vault.release(chainId)).txHash;
+    else return false;
+    this.d.log.error({ order_id: order.id, why, release_tx: releaseTx }, "a routing order's venue never told what its child orders filled before the lock's deadline; the lock is released and the operator carries any fill");
+    await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: UNANSWERED });
     return true;
   }
 

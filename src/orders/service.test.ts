@@ -30,9 +30,11 @@ const EVENT: UnifiedEvent = {
 };
 
 const HASH = `0x${"ab".repeat(32)}` as const;
+/** The Vault's lock deadline, as deployed by default: a day after the lock. */
+const LOCK_TTL_S = 86_400;
 
 class Ledger {
-  locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; spent?: bigint; shares?: bigint }>();
+  locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; deadline: number; expired?: boolean; spent?: bigint; shares?: bigint }>();
   escrows = new Map<string, { account: string; shares: bigint; state: EscrowState["kind"]; sold?: bigint; proceeds?: bigint }>();
   /** Each address's SOT of the one token these tests trade, and its USDC credited by sells. */
   sot = new Map<string, bigint>();
@@ -49,7 +51,7 @@ class Ledger {
     const add = (m: Map<string, bigint>, a: string, n: bigint) => m.set(a, (m.get(a) ?? 0n) + n);
     return {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
-      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked" }), tx()),
+      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S }), tx()),
       settle: async (id, spent, position) => {
         fail("settle");
         const l = this.locks.get(id)!;
@@ -61,9 +63,9 @@ class Ledger {
       lockState: async (id): Promise<LockState> => {
         const l = this.locks.get(id);
         if (!l) return { kind: "none" };
-        if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: 0 };
+        if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: l.deadline };
         if (l.state === "settled") return { kind: "settled", txHash: HASH, spent: l.spent!, shares: l.shares!, tokenId: 7n };
-        return { kind: "released", txHash: HASH, expired: false };
+        return { kind: "released", txHash: HASH, expired: l.expired ?? false };
       },
       heldBy: async (id) => (this.locks.has(id) || this.escrows.has(id) ? HASH : null),
       sotBalance: async (account) => this.sot.get(account) ?? 0n,
@@ -578,6 +580,35 @@ describe("recovery", () => {
     await new Reconciler(svc, { store: listing, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).pass(0);
     expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("settled");
     expect((await store.order(order.id))?.status).toBe("filled");
+  });
+
+  it("ends a routing order whose venue never answers once its lock's deadline has passed, releasing the lock whole, and not before", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service({ clock });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) });
+    clock.t += 3_600_000;
+    expect(await recovery.pass(0)).toBe(0);
+    expect((await store.order(order.id))?.status).toBe("routing");
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("locked");
+    clock.t += LOCK_TTL_S * 1000;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable", spent: 0n });
+  });
+
+  it("ends a routing order whose venue is no longer configured once the client expired its lock on chain", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const lock = ledger.locks.get(chainOrderId(order.id))!;
+    ledger.locks.set(chainOrderId(order.id), { ...lock, state: "released", expired: true });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
   });
 
   it("records a buy whose settlement landed, its answer lost, as the chain settled it", async () => {
