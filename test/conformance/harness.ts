@@ -98,6 +98,8 @@ export interface ConformanceHarness {
   };
   /** Another adapter on the same simulator whose request signing the simulator must refuse (not started). */
   withWrongCredentials(): Venue;
+  /** Another adapter on the same simulator and account reading `catalog`, as the adapter after a restart (not started). */
+  restarted(catalog: MarketCatalog): Venue;
   /** Ends a market on the venue, as its operator (or `crossfill events resolve`) would: through the simulator's control routes. */
   markets: {
     close(venueMarketId: string): Promise<void>;
@@ -162,6 +164,7 @@ export async function simHarness<C>(
     faults: sim.faults,
     timing,
     withWrongCredentials: () => create({ ...options, credentials: spoil(sim.credentials) }),
+    restarted: (other) => create({ ...options, catalog: other }),
     markets: {
       close: async (id) => void (await concludeSimMarket(sim.url, id, { state: "closed" })),
       resolve: async (id, outcome) => void (await concludeSimMarket(sim.url, id, { state: "resolved", outcome })),

@@ -3,6 +3,7 @@ import { deliveredShares, feeInShares, grossForDelivered, orderFee } from "../..
 import { ceilDiv, notional, ONE, type PriceMicro } from "../../src/domain/money.ts";
 import { MAX_QUEUE_MS } from "../../src/router/index.ts";
 import type { Level, Outcome } from "../../src/domain/types.ts";
+import { MarketCatalog } from "../../src/markets/catalog.ts";
 import type { ChildOrder, TradeSide, Venue, VenueMarket } from "../../src/venues/venue.ts";
 import type { ConformanceHarness, MakeHarness } from "./harness.ts";
 
@@ -330,6 +331,17 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
       const st = await h.venue.status(order.clientOrderId, order);
       expect(st.kind).toBe("done");
       if (st.kind === "done") expectWhole(order, st.fills);
+    });
+
+    it("finds a child order placed before a restart, with its fills, on a market the restarted adapter no longer loads", async () => {
+      const m = openMarket();
+      const order = takingOrder(m);
+      expect((await h.venue.place(order)).kind).toBe("filled");
+      const delisted = MarketCatalog.fromEvents(h.catalog.events().filter((e) => !e.listings.some((l) => l.venue === h.venue.id && l.venueMarketId === m.venueMarketId)));
+      const restarted = h.restarted(delisted);
+      await restarted.markets();
+      expect(restarted.market(m.venueMarketId)).toBeUndefined();
+      expect(await restarted.status(order.clientOrderId, order)).toEqual(await h.venue.status(order.clientOrderId, order));
     });
 
     it("fault partial fills: reports a partial fill of what was taken", async () => {

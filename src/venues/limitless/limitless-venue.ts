@@ -281,14 +281,31 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     if (held !== undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is held by a taker delay until ${held || "an unnamed time"}`, { venue: this.id });
     const slug = order?.venueMarketId ?? answer.order.marketSlug;
     if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
+    const feeModel = await this.orderFeeModel(slug, `order ${orderId}`);
     let fills: VenueFill[];
     try {
-      fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), this.feeModel(slug, `order ${orderId}`), answer.execution?.totalsRaw);
+      fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), feeModel, answer.execution?.totalsRaw);
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: order ${orderId}'s matches or totals are unreadable: ${String(err)}`, { venue: this.id });
     }
     if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+  }
+
+  /**
+   * The fee model of an order's market: the catalogue's, or, for a market the adapter does not load (a child
+   * order placed on it before a restart, and the catalog or the venue dropped it since), as the venue states it
+   * now (`GET /markets/{slug}`).
+   */
+  private async orderFeeModel(slug: string, what: string): Promise<FeeModel> {
+    const cached = this.cache.get(slug)?.market.feeModel;
+    if (cached) return cached;
+    try {
+      const m = (await this.read(`/markets/${encodeURIComponent(slug)}`)) as LimitlessMarket;
+      return toVenueMarket(m, await this.rankFor([m])).feeModel;
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${slug}, which this adapter does not load and could not read: ${err instanceof Error ? err.message : String(err)}`, { venue: this.id });
+    }
   }
 
   /** The fee model of a catalog market, which the order views and the history do not carry. */

@@ -312,9 +312,25 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   /** `GET /order/{orderId}`: open while pending, done with its trades, or never placed if it ended without one; `readBack` as readRest's. */
   private async orderState(orderId: string, clientOrderId: string, readBack = false): Promise<ChildStatus> {
     const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`, readBack)) as { orderData: OpinionOrder }).orderData;
-    const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, this.feeModel(String(o.marketId), `order ${orderId}`));
+    const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, await this.orderFeeModel(String(o.marketId), `order ${orderId}`));
     if (o.status === ORDER_PENDING) return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
+  }
+
+  /**
+   * The fee model of an order's market: the catalogue's, or, for a market the adapter does not load (a child
+   * order placed on it before a restart, and the catalog or the venue dropped it since), as the venue states it
+   * now (`GET /market/{marketId}` and its YES token's `GET /token/fee-rates`).
+   */
+  private async orderFeeModel(marketId: string, what: string): Promise<FeeModel> {
+    const cached = this.cache.get(marketId)?.market.feeModel;
+    if (cached) return cached;
+    try {
+      const { takerFeeBps } = await this.withFeeRate(((await this.read(`/market/${encodeURIComponent(marketId)}`)) as { data: OpinionMarket }).data);
+      return opinionFeeModel(takerFeeBps);
+    } catch (err) {
+      throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${marketId}, which this adapter does not load and could not read: ${err instanceof Error ? err.message : String(err)}`, { venue: this.id });
+    }
   }
 
   private feeModel(marketId: string, what: string): FeeModel {
