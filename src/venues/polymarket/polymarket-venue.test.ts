@@ -91,6 +91,21 @@ describe("PolymarketVenue", () => {
     expect(sim.exchange.resting(placed.venueOrderId)).toBe(0n);
   });
 
+  it("charges the fee the venue took of a fill found after a restart on a market it no longer loads", async () => {
+    const listing = catalog.events().flatMap((e) => (e.status === "open" ? e.listings : [])).find((l) => l.venue === "polymarket-sim" && (l.feeRatePpm ?? 0n) > 0n)!;
+    const { sim, venue, options } = await setup();
+    const order = buy(venue, undefined, listing.venueMarketId);
+    const placed = await venue.place(order);
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    expect(placed.fills.reduce((s, f) => s + f.fee, 0n)).toBeGreaterThan(0n);
+    const left = MarketCatalog.fromEvents(catalog.events().filter((e) => !e.listings.includes(listing)));
+    const restarted = new PolymarketVenue({ ...options, catalog: left });
+    await restarted.markets();
+    const found = await restarted.status(order.clientOrderId, order);
+    expect(found).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+    expect(placed.fills.map((f) => f.fee)).toEqual(sim.exchange.matches(placed.venueOrderId).map((f) => f.fee));
+  });
+
   it("after a lost acknowledgement, placing the same order again returns the fill that happened, not a second one", async () => {
     const { sim, venue } = await setup();
     const order = buy(venue);

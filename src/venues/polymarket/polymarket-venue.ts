@@ -118,6 +118,8 @@ export class PolymarketVenue implements Venue {
   private readonly stream: BookStream;
   private readonly recorder = new LatencyRecorder();
   private readonly markets_ = new Map<string, ClobMarket>();
+  /** Markets not in the catalogue that a child order was looked for on (marketById). */
+  private readonly unloaded = new Map<string, ClobMarket>();
   private readonly tokens = new Map<string, { conditionId: string; outcome: Outcome }>();
   private readonly books = new Map<string, HeldBook>();
   private readonly orders = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
@@ -463,11 +465,21 @@ export class PolymarketVenue implements Venue {
     return orderHash(posted.order, m.negRisk);
   }
 
-  /** A market the adapter does not hold, read by id: what rebuilding the hash of a child order on it needs. */
+  /**
+   * A market the adapter does not hold, read by id once (`GET /markets/{condition_id}` and its fee curve,
+   * `GET /clob-markets/{condition_id}`): what rebuilding the hash of a child order on it, and the fees of its fills, need.
+   */
   private async marketById(venueMarketId: string, clientOrderId: string): Promise<ClobMarket> {
+    const known = this.unloaded.get(venueMarketId);
+    if (known) return known;
     try {
-      const raw = await this.read({ method: "GET", path: `/markets/${encodeURIComponent(venueMarketId)}`, limits: [] }, true);
-      if (raw !== undefined) return parseMarket(raw);
+      const path = encodeURIComponent(venueMarketId);
+      const raw = await this.read({ method: "GET", path: `/markets/${path}`, limits: [] }, true);
+      if (raw !== undefined) {
+        const m = parseTradedMarket(raw, await this.read({ method: "GET", path: `/clob-markets/${path}`, limits: [] }, true));
+        this.unloaded.set(venueMarketId, m);
+        return m;
+      }
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id} could not read market ${venueMarketId} of child order ${clientOrderId}: ${(err as Error).message}`, { venue: this.id });
     }
@@ -501,7 +513,8 @@ export class PolymarketVenue implements Venue {
 
   /** One order's trades as fills, with the order's fee split over them so that they add up to the fee of the whole order. */
   private toFills(trades: ClobTrade[], orderId: string, clientOrderId: string): VenueFill[] {
-    const model = (trades[0] && this.markets_.get(trades[0].market)?.market.feeModel) ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
+    const market = trades[0] && (this.markets_.get(trades[0].market) ?? this.unloaded.get(trades[0].market));
+    const model = market?.market.feeModel ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
     const fees = feesPerFill(model, trades.map((t) => ({ price: t.price, shares: t.size })));
     return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId: orderId, clientOrderId, side: t.side, price: t.price, shares: t.size, fee: fees[i]! }));
   }
