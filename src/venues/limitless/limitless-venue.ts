@@ -229,7 +229,9 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
       if (!page.nextCursor || page.data.length === 0) break;
       cursor = page.nextCursor;
     }
-    return tradesFromHistory(entries.reverse(), (slug) => this.feeModel(slug, "a trade"));
+    const slugs = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.market !== undefined ? [e.market.slug] : [])));
+    const models = new Map(await Promise.all([...slugs].map(async (slug) => [slug, await this.feeModel(slug, "a trade")] as const)));
+    return tradesFromHistory(entries.reverse(), (slug) => models.get(slug)!);
   }
 
   /** Stream state for health pages and tests. */
@@ -281,7 +283,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     if (held !== undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} is held by a taker delay until ${held || "an unnamed time"}`, { venue: this.id });
     const slug = order?.venueMarketId ?? answer.order.marketSlug;
     if (slug === undefined) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} names no market`, { venue: this.id });
-    const feeModel = await this.orderFeeModel(slug, `order ${orderId}`);
+    const feeModel = await this.feeModel(slug, `order ${orderId}`);
     let fills: VenueFill[];
     try {
       fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), feeModel, answer.execution?.totalsRaw);
@@ -293,11 +295,11 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   }
 
   /**
-   * The fee model of an order's market: the catalogue's, or, for a market the adapter does not load (a child
-   * order placed on it before a restart, and the catalog or the venue dropped it since), as the venue states it
-   * now (`GET /markets/{slug}`).
+   * The fee model of a market, which the order views and the history do not carry: the catalogue's, or, for a
+   * market the adapter does not load (a child order placed on it before a restart, and the catalog or the venue
+   * dropped it since), as the venue states it now (`GET /markets/{slug}`).
    */
-  private async orderFeeModel(slug: string, what: string): Promise<FeeModel> {
+  private async feeModel(slug: string, what: string): Promise<FeeModel> {
     const cached = this.cache.get(slug)?.market.feeModel;
     if (cached) return cached;
     try {
@@ -306,13 +308,6 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${slug}, which this adapter does not load and could not read: ${err instanceof Error ? err.message : String(err)}`, { venue: this.id });
     }
-  }
-
-  /** The fee model of a catalog market, which the order views and the history do not carry. */
-  private feeModel(slug: string, what: string): FeeModel {
-    const model = this.cache.get(slug)?.market.feeModel;
-    if (!model) throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${slug}, which this adapter has not loaded`, { venue: this.id });
-    return model;
   }
 
   private async seedBook(slug: string): Promise<void> {

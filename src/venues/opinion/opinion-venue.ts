@@ -231,7 +231,8 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       all.push(...body.list);
       if (body.list.length < PAGE || all.length >= body.total) break;
     }
-    return tradesFromList(all.reverse(), (marketId) => this.feeModel(marketId, "a trade"));
+    const models = new Map(await Promise.all([...new Set(all.map((t) => String(t.marketId)))].map(async (id) => [id, await this.feeModel(id, "a trade")] as const)));
+    return tradesFromList(all.reverse(), (marketId) => models.get(marketId)!);
   }
 
   /** A market with its YES token's taker fee rate (`GET /token/fee-rates`). */
@@ -312,17 +313,17 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   /** `GET /order/{orderId}`: open while pending, done with its trades, or never placed if it ended without one; `readBack` as readRest's. */
   private async orderState(orderId: string, clientOrderId: string, readBack = false): Promise<ChildStatus> {
     const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`, readBack)) as { orderData: OpinionOrder }).orderData;
-    const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, await this.orderFeeModel(String(o.marketId), `order ${orderId}`));
+    const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, await this.feeModel(String(o.marketId), `order ${orderId}`));
     if (o.status === ORDER_PENDING) return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
   }
 
   /**
-   * The fee model of an order's market: the catalogue's, or, for a market the adapter does not load (a child
+   * The fee model of a market: the catalogue's, or, for a market the adapter does not load (a child
    * order placed on it before a restart, and the catalog or the venue dropped it since), as the venue states it
    * now (`GET /market/{marketId}` and its YES token's `GET /token/fee-rates`).
    */
-  private async orderFeeModel(marketId: string, what: string): Promise<FeeModel> {
+  private async feeModel(marketId: string, what: string): Promise<FeeModel> {
     const cached = this.cache.get(marketId)?.market.feeModel;
     if (cached) return cached;
     try {
@@ -331,12 +332,6 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${marketId}, which this adapter does not load and could not read: ${err instanceof Error ? err.message : String(err)}`, { venue: this.id });
     }
-  }
-
-  private feeModel(marketId: string, what: string): FeeModel {
-    const model = this.cache.get(marketId)?.market.feeModel;
-    if (!model) throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${marketId}, which this adapter has not loaded`, { venue: this.id });
-    return model;
   }
 
   /** A market's YES book from `GET /token/orderbook`, or undefined when it cannot be read now (the stream asks again). */

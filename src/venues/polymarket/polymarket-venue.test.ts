@@ -104,6 +104,9 @@ describe("PolymarketVenue", () => {
     const found = await restarted.status(order.clientOrderId, order);
     expect(found).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
     expect(placed.fills.map((f) => f.fee)).toEqual(sim.exchange.matches(placed.venueOrderId).map((f) => f.fee));
+    // What the audit reads, from an adapter that has looked for no order.
+    const fresh = new PolymarketVenue({ ...options, catalog: left });
+    expect((await fresh.trades()).map((f) => f.fee)).toEqual(placed.fills.map((f) => f.fee));
   });
 
   it("after a lost acknowledgement, placing the same order again returns the fill that happened, not a second one", async () => {

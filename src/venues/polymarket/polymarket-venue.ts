@@ -357,7 +357,8 @@ export class PolymarketVenue implements Venue {
 
   /**
    * Every page of `GET /data/trades`, each trade once, oldest first. The account only takes, so its
-   * trades are the rows where it is the TAKER; a FAILED trade never settled and is no fill. The
+   * trades are the rows where it is the TAKER; a FAILED trade never settled and is no fill. A trade's fee
+   * follows its market's curve, read by id for a market the catalogue no longer loads (marketById). The
    * client order id is known for the newest orders this adapter placed since it started, "" for the others.
    */
   async trades(): Promise<VenueFill[]> {
@@ -370,6 +371,8 @@ export class PolymarketVenue implements Venue {
     const taken = uniqueTrades(rows)
       .filter((t) => t.traderSide === "TAKER" && t.status !== FAILED)
       .sort((a, b) => a.matchTime - b.matchTime);
+    const unloaded = new Set(taken.map((t) => t.market).filter((id) => !this.markets_.has(id)));
+    await Promise.all([...unloaded].map((id) => this.marketById(id, "the fees of its trades")));
     const clientIds = new Map([...this.orders].map(([clientOrderId, orderId]) => [orderId, clientOrderId]));
     const byOrder = new Map<string, ClobTrade[]>();
     for (const t of taken) byOrder.set(t.takerOrderId, [...(byOrder.get(t.takerOrderId) ?? []), t]);
@@ -459,7 +462,7 @@ export class PolymarketVenue implements Venue {
     const known = this.orders.get(clientOrderId);
     if (known !== undefined) return known;
     if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their hash: pass the child order to ${what}() after a restart.`, { venue: this.id });
-    const m = this.markets_.get(order.venueMarketId) ?? (await this.marketById(order.venueMarketId, clientOrderId));
+    const m = this.markets_.get(order.venueMarketId) ?? (await this.marketById(order.venueMarketId, `the hash of child order ${clientOrderId}`));
     const posted = this.postedOrder(order, m);
     if (!posted) throw new AppError("venue_unavailable", `${this.id}: child order ${clientOrderId} is not an order the adapter signs, so it has no hash to find it by`, { venue: this.id });
     return orderHash(posted.order, m.negRisk);
@@ -469,7 +472,7 @@ export class PolymarketVenue implements Venue {
    * A market the adapter does not hold, read by id once (`GET /markets/{condition_id}` and its fee curve,
    * `GET /clob-markets/{condition_id}`): what rebuilding the hash of a child order on it, and the fees of its fills, need.
    */
-  private async marketById(venueMarketId: string, clientOrderId: string): Promise<ClobMarket> {
+  private async marketById(venueMarketId: string, what: string): Promise<ClobMarket> {
     const known = this.unloaded.get(venueMarketId);
     if (known) return known;
     try {
@@ -481,9 +484,9 @@ export class PolymarketVenue implements Venue {
         return m;
       }
     } catch (err) {
-      throw new AppError("venue_unavailable", `${this.id} could not read market ${venueMarketId} of child order ${clientOrderId}: ${(err as Error).message}`, { venue: this.id });
+      throw new AppError("venue_unavailable", `${this.id} could not read market ${venueMarketId} for ${what}: ${(err as Error).message}`, { venue: this.id });
     }
-    throw new AppError("venue_unavailable", `${this.id} lists no market ${venueMarketId}: the hash of child order ${clientOrderId} on it cannot be rebuilt`, { venue: this.id });
+    throw new AppError("venue_unavailable", `${this.id} lists no market ${venueMarketId}: ${what} cannot be known`, { venue: this.id });
   }
 
   /** The order of a child order, BUY or SELL: the same child always makes the same signed fields, hence the same order id. */
