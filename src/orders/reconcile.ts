@@ -222,21 +222,26 @@ export class Reconciler {
 
   /**
    * A buy whose venue has not told what became of a child order waits, its USDC locked, until the Vault's
-   * deadline on the lock (a day: far past any child order's expiry) has passed; then the lock is released
-   * whole and the order fails, as the chain lets anyone `expire` it then. A lock already ended that way (the
-   * client expired it) ends the order too. What the child may have filled is the operator's (docs/decisions.md).
-   * A sell's escrow has no deadline: it waits for the venue.
+   * deadline on the lock (a day: far past any child order's expiry) has passed, after which the chain lets
+   * anyone `expire` it. Then it is settled on the fills its other child orders reported (stored), or, with
+   * none, its lock is released whole and it fails; a lock the client already expired ends it failed too. What
+   * the unanswered child may have filled is the operator's (docs/decisions.md). A sell's escrow has no
+   * deadline: it waits for the venue.
    */
   private async unanswered(order: OrderRecord, why: string): Promise<boolean> {
     if (order.side === "sell") return false;
+    const { store, vault, clock, log } = this.d;
     const chainId = chainOrderId(order.id);
-    const lock = await this.d.vault.lockState(chainId);
-    let releaseTx: string;
-    if (lock.kind === "released") releaseTx = lock.txHash;
-    else if (lock.kind === "locked" && this.d.clock.now() > lock.deadline * 1000) releaseTx = (await this.d.vault.release(chainId)).txHash;
-    else return false;
-    this.d.log.error({ order_id: order.id, why, release_tx: releaseTx }, "a routing order's venue never told what its child orders filled before the lock's deadline; the lock is released and the operator carries any fill");
-    await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: UNANSWERED });
+    const lock = await vault.lockState(chainId);
+    const stored = await store.fills(order.id);
+    const past = lock.kind === "locked" && clock.now() > lock.deadline * 1000;
+    if (lock.kind !== "released" && !past) return false;
+    log.error({ order_id: order.id, why, fills: stored.length }, "a venue never told what a routing order's child order filled before the lock's deadline; the operator carries any fill of it");
+    if (past && stored.length > 0) await this.svc.settle(order, stored, log.child({ order_id: order.id }));
+    else {
+      const releaseTx = lock.kind === "released" ? lock.txHash : (await vault.release(chainId)).txHash;
+      await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: UNANSWERED });
+    }
     return true;
   }
 

@@ -600,6 +600,21 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable", spent: 0n });
   });
 
+  it("settles on the fills its venues reported a routing order whose other child order is never answered, once its lock's deadline has passed", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service({ clock });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const [first] = await store.fills(order.id);
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    clock.t += (LOCK_TTL_S + 1) * 1000;
+    await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) }).pass(0);
+    const charged = (first!.shares * first!.price) / 1_000_000n + first!.fee;
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: first!.shares });
+    expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: first!.shares, spent: charged, settleTx: HASH });
+  });
+
   it("ends a routing order whose venue is no longer configured once the client expired its lock on chain", async () => {
     script = [() => ({ kind: "unknown", reason: "timeout" })];
     const svc = service();
