@@ -212,6 +212,30 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.store.order(other.order.id)).toMatchObject({ status: "rejected" });
   });
 
+  it("an order whose venue never answers is ended once its lock's deadline has passed: the lock released whole on chain, the order failed", async () => {
+    const { order, address } = await interrupted("routing");
+    const before = await s.crossfill.vault.balanceOf(address);
+    await s.crossfill.vault.lock(chainOrderId(order.id), address, order.amount);
+    await s.crossfill.store.updateOrder(order.id, ["routing"], { legs: [{ ...legOf(order, "kalshi-sim", 10_000n, 1_000_000n), venue: "gone-venue" }] });
+    await reconcile();
+    expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "routing" });
+    const lock = await s.crossfill.vault.lockState(chainOrderId(order.id));
+    if (lock.kind !== "locked") throw new Error(`the order's lock is ${lock.kind}`);
+    const now = vi.spyOn(Date, "now").mockReturnValue(lock.deadline * 1000 + 1_000);
+    try {
+      await reconcile();
+    } finally {
+      now.mockRestore();
+    }
+    const after = await s.crossfill.store.order(order.id);
+    expect(after).toMatchObject({ status: "failed", errorCode: "venue_unavailable", spent: 0n });
+    expect(await s.crossfill.vault.lockState(chainOrderId(order.id))).toEqual({ kind: "released", txHash: after!.releaseTx, expired: false });
+    // Nothing charged; the release gave the whole lock back (the pass also ends the order of the case before, on the same account).
+    const balance = await s.crossfill.vault.balanceOf(address);
+    expect(balance.available + balance.locked).toBe(before.available + before.locked);
+    expect(balance.available).toBeGreaterThanOrEqual(before.available);
+  });
+
   it("releases a lock that landed after its order was closed, and leaves the locks of open orders alone", async () => {
     const closed = await interrupted("pending");
     await s.crossfill.store.updateOrder(closed.order.id, ["pending"], { status: "rejected", errorCode: "order_interrupted" });
