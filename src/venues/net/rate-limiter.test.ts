@@ -1,20 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { allOf, RateLimiter } from "./rate-limiter.ts";
+import { onFakeTime, resolvedAt } from "../../../test/helpers/fake-time.ts";
 
-// On fake time (performance.now and setTimeout): the waits asserted are the limiter's, not a loaded machine's pauses.
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-/** When `turn` resolves, in ms since the fake clock started, running the timers it waits on. */
-async function resolvedAt(turn: Promise<unknown>): Promise<number> {
-  const at = turn.then(() => performance.now());
-  await vi.runAllTimersAsync();
-  return at;
-}
+onFakeTime();
 
 describe("RateLimiter", () => {
   it("lets a burst through, then spaces requests at the rate", async () => {

@@ -1,21 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RateLimiter } from "./rate-limiter.ts";
 import { WriteTurns } from "./write-turns.ts";
+import { onFakeTime, resolvedAt } from "../../../test/helpers/fake-time.ts";
 
-// On fake time (performance.now and setTimeout): the spacing asserted is the limiter's, not a loaded machine's pauses.
-beforeEach(() => {
-  vi.useFakeTimers();
-});
-afterEach(() => {
-  vi.useRealTimers();
-});
-
-/** When `turn` resolves, in ms since the fake clock started, running the timers it waits on. */
-async function resolvedAt(turn: Promise<unknown>): Promise<number> {
-  const at = turn.then(() => performance.now());
-  await vi.runAllTimersAsync();
-  return at;
-}
+onFakeTime();
 
 describe("WriteTurns", () => {
   it("places a child order whose turn has come at once, its retries queueing as any request", async () => {
