@@ -23,7 +23,6 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
     credentials: sim.credentials,
     catalog,
     freshnessMs: 600,
-    requestTimeoutMs: 400,
     retryBackoffMs: 20,
     reconnect: { initialMs: 50, maxMs: 400 },
     ...extra,
@@ -177,7 +176,8 @@ describe("PolymarketVenue", () => {
   });
 
   it("cancels a resting order found from the child order after a restart, and throws rather than answer when the venue cannot be asked", async () => {
-    const { sim, venue, options } = await setup();
+    // the timeout fault hangs every attempt until the adapter gives it up: 1 s each, not the 3 s default
+    const { sim, venue, options } = await setup({ requestTimeoutMs: 1_000 });
     const order = buy(venue);
     sim.faults.set({ resting: true });
     const placed = await venue.place(order);
