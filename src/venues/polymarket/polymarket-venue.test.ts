@@ -136,8 +136,8 @@ describe("PolymarketVenue", () => {
     const { sim, venue } = await setup();
     const id = buy(venue).venueMarketId;
     expect(venue.market(id)).toMatchObject({ tickSize: 10_000n, lotShares: 1_000_000n, minOrderShares: 5_000_000n });
-    // the change is announced on the market channel only: to those subscribed then
-    await vi.waitFor(() => expect(venue.describe().stream.state).toBe("open"), { timeout: 10_000, interval: 20 });
+    // the change is announced on the market channel only, to those subscribed then: the first book the stream brings shows the venue took the subscription
+    await new Promise<void>((resolve) => venue.onBook(() => resolve()));
     sim.changeTick(id, 1_000n);
     // 0.001: a lot of 10 shares costs whole cents at any price on it, and the 5-share minimum rounds up to one
     await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 10_000, interval: 20 });
