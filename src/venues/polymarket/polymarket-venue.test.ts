@@ -1,3 +1,4 @@
+import { getGlobalDispatcher, type Agent } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
 import { orderFee } from "../../domain/fees.ts";
@@ -239,7 +240,8 @@ describe("PolymarketVenue", () => {
     const order = buy(venue);
     await sim.stop();
     // let the client see its pooled connections close: a request written to one of those is "lost" (unknown), not refused
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    const pool = () => (getGlobalDispatcher() as Agent).stats[new URL(sim.url).origin];
+    await vi.waitFor(() => expect(pool()?.connected ?? 0).toBe(0), { timeout: 10_000, interval: 20 });
     expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^venue_unreachable/) });
     expect(venue.health().state).toBe("down");
   });
