@@ -176,19 +176,30 @@ describe("conventions", () => {
   });
 
   it("reads the chain once for the health requests that arrive while it is read: a flood of the keyless, unlimited route is no flood of JSON-RPC calls", async () => {
-    const { vault } = s.crossfill;
-    const blockNumber = vault.blockNumber;
+    const { vault, venues } = s.crossfill;
+    const [venue] = venues;
+    const [blockNumber, describe] = [vault.blockNumber, venue!.describe];
     let reads = 0;
+    let arrived = 0;
+    let allArrived = () => {};
+    const all = new Promise<void>((resolve) => (allArrived = resolve));
     try {
-      vault.blockNumber = () => {
+      // each health request describes every venue just before it reads the chain: the read is held until the 20th has
+      vault.blockNumber = async () => {
         reads++;
-        return new Promise((resolve) => setTimeout(() => resolve(1n), 1_500));
+        await all;
+        return 1n;
+      };
+      venue!.describe = () => {
+        if (++arrived === 20) allArrived();
+        return describe.call(venue);
       };
       const answers = await Promise.all(Array.from({ length: 20 }, async () => ((await (await fetch(`${s.url}/v1/health`)).json()) as { chain: { state: string } }).chain.state));
       expect(answers).toEqual(Array(20).fill("up"));
       expect(reads).toBe(1);
     } finally {
       vault.blockNumber = blockNumber;
+      venue!.describe = describe;
     }
   });
 
