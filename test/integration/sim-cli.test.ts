@@ -144,7 +144,8 @@ describe("crossfill sim with SIM_RESOLVE_EVERY_S", () => {
       await closed;
     };
     try {
-      const first = await spawnSim(dir, { ...env, SIM_RESOLVE_EVERY_S: "3" }, 10);
+      // a period long enough that a busy machine's pause does not let the next event's turn come before it is read
+      const first = await spawnSim(dir, { ...env, SIM_RESOLVE_EVERY_S: "10" }, 10);
       child = first.child;
       const urls = settingsOf(first.lines);
       const [soonest, next] = scheduleOrder(MarketCatalog.load().events());
@@ -152,7 +153,7 @@ describe("crossfill sim with SIM_RESOLVE_EVERY_S", () => {
         const id = event!.listings.find((l) => l.venue === `${venue}-sim`)!.venueMarketId;
         return (await (await fetch(new URL(`/_sim/markets/${encodeURIComponent(id)}`, base[`${venue.toUpperCase()}_BASE_URL`]))).json()) as SimMarketView;
       };
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + 30_000;
       while ((await state(soonest, "polymarket", urls)).state === "open" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       const outcome = drawnOutcome(soonest!, loadConfig({}).simSeed);
       for (const venue of ["polymarket", "kalshi"] as const) expect(await state(soonest, venue, urls)).toMatchObject({ state: "resolved", outcome });
