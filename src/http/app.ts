@@ -167,6 +167,31 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     else admit(principal);
   });
 
+  /**
+   * Why a request has no route: a path of the API's routes asked with a method they do not take (RFC 9110 §15.5.6),
+   * else none. The terminal's catch-all (a `*` param) is no API route, nor is a route reached with an empty id
+   * (`/v1/orders/`): that is the list's path with a trailing slash, as `/v1/markets/` is, not an order named "".
+   */
+  const noRoute = (req: FastifyRequest): AppError => {
+    const path = req.url.split("?")[0]!;
+    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
+    const allow = path.startsWith("/v1/")
+      ? API_METHODS.filter((method) => {
+          const route = app.findRoute({ method, url: path });
+          return route !== null && route.params["*"] === undefined && !Object.values(route.params).includes("");
+        })
+      : [];
+    if (allow.length === 0) return new AppError("not_found", `No route ${req.method} ${shown}.`);
+    const use = allow.join(", ");
+    return new AppError("method_not_allowed", `${req.method} is not allowed on ${shown}: use ${use}.`, undefined, { allow: use });
+  };
+  // An API route reached with an empty id is answered as a path with no route, before its session or key is
+  // checked, as that is: a hook of the whole server's, so it runs before any of a route's own.
+  app.addHook("onRequest", (req, _reply, done) => {
+    const emptyId = req.routeOptions.url?.startsWith("/v1/") === true && Object.values(req.params as object).includes("");
+    done(emptyId ? noRoute(req) : undefined);
+  });
+
   // An API route that describes no query, or (taking a body) no body, refuses one rather than drop it, as
   // a route's schema refuses a field it does not name. The query is checked by a hook, not a schema: a
   // route that validates its own body (POST /v1/order) has no validators of Fastify's for its other parts.
@@ -183,23 +208,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   });
 
   app.setErrorHandler(sendError);
-  app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split("?")[0]!;
-    const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-    // A path of the API's routes asked with a method they do not take (RFC 9110 §15.5.6); the terminal's
-    // catch-all (a `*` param) is no API route.
-    const allow = path.startsWith("/v1/")
-      ? API_METHODS.filter((method) => {
-          const route = app.findRoute({ method, url: path });
-          return route !== null && route.params["*"] === undefined;
-        })
-      : [];
-    if (allow.length > 0) {
-      const use = allow.join(", ");
-      return sendError(new AppError("method_not_allowed", `${req.method} is not allowed on ${shown}: use ${use}.`, undefined, { allow: use }), req, reply);
-    }
-    reply.status(404).send({ error: { code: "not_found", message: `No route ${req.method} ${shown}.`, request_id: req.id } });
-  });
+  app.setNotFoundHandler((req, reply) => sendError(noRoute(req), req, reply));
 
   for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health, WithdrawalRequest, Withdrawal, Activity]) app.addSchema(schema);
 

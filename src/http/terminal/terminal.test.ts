@@ -677,6 +677,27 @@ describe("static terminal", () => {
     }
   });
 
+  it("answers a path whose id is empty (a trailing slash) 404 not_found naming the path, as /v1/markets/, not a complaint about an id the client did not send", async () => {
+    const { cookie } = await signUp();
+    for (const [method, url] of [
+      ["GET", "/v1/markets/"],
+      ["GET", "/v1/orders/"],
+      ["GET", "/v1/withdrawals/"],
+      ["GET", "/v1/prices/?depth=3"],
+      ["GET", "/v1/stream/prices/"],
+      ["GET", "/v1/keys/"],
+      ["DELETE", "/v1/keys/"],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: { cookie, "x-request-id": "req-empty" } });
+      expect([method, url, res.statusCode, res.json()]).toEqual([
+        method,
+        url,
+        404,
+        { error: { code: "not_found", message: `No route ${method} ${url.split("?")[0]}.`, request_id: "req-empty" } },
+      ]);
+    }
+  });
+
   it("serves index.html asked for by name with the same CSP, so no site can frame the terminal there either", async () => {
     const page = await app.inject({ method: "GET", url: "/index.html" });
     expect(page.statusCode).toBe(200);
