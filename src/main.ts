@@ -280,11 +280,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         const page = catalog.list(q, (l) => listedMarket(l, venues) !== undefined);
         return { data: page.data.map((e) => presentMarket(e, venues, board.prices(e, "YES", 1))), next_cursor: page.nextCursor };
       }),
-    prices: (eventId, outcome, depth, side) => {
-      const event = catalog.get(eventId);
-      if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(eventId)}.`);
-      return board.prices(event, outcome, depth, side);
-    },
+    prices: (eventId, outcome, depth, side) => board.prices(catalog.event(eventId), outcome, depth, side),
     health: async () => {
       const states = venues.map((v) => ({ v, h: v.health(), d: v.describe() }));
       const [chainUp, storeUp, redisUp] = await readParts();

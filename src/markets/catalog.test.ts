@@ -115,10 +115,10 @@ describe("MarketCatalog.list", () => {
 });
 
 describe("MarketCatalog lookups", () => {
-  it("gets an event and its listings; an unknown id is unknown_event", () => {
+  it("gets an event; an unknown id is unknown_event naming it as event_id, as GET /v1/prices answers it", () => {
     expect(catalog.get("nope")).toBeUndefined();
-    expect(catalog.listings("fed-cut-2026-12").map((l) => l.venue).sort()).toEqual([...VENUES].sort());
-    expect(() => catalog.listings("nope")).toThrow(expect.objectContaining({ code: "unknown_event" }));
+    expect(catalog.event("fed-cut-2026-12").listings.map((l) => l.venue).sort()).toEqual([...VENUES].sort());
+    expect(() => catalog.event("nope")).toThrow(expect.objectContaining({ code: "unknown_event", message: 'No event has the id "nope".', details: { event_id: "nope" } }));
   });
 });
 

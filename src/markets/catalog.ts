@@ -128,11 +128,11 @@ export class MarketCatalog {
     this.sorted[this.sorted.indexOf(event)] = next;
   }
 
-  /** The venues' listings of one event; an unknown id is the client's error. */
-  listings(eventId: string): CatalogListing[] {
+  /** One event; an unknown id is the client's error, named as event_id (as the order service names it). */
+  event(eventId: string): UnifiedEvent {
     const event = this.byId.get(eventId);
-    if (!event) throw new AppError("unknown_event", `No event ${JSON.stringify(eventId)}.`, { event_id: eventId });
-    return event.listings;
+    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(eventId)}.`, { event_id: eventId });
+    return event;
   }
 
   /**

@@ -200,6 +200,13 @@ describe("a retry by client_order_id", () => {
   });
 });
 
+describe("an order on an unknown event", () => {
+  it("is unknown_event naming the id sent as event_id, as GET /v1/prices names it, and locks nothing", async () => {
+    await expect(service().submit(who, { ...body, market_id: "nope" }, undefined)).rejects.toMatchObject({ code: "unknown_event", details: { event_id: "nope" } });
+    expect(ledger.locks.size).toBe(0);
+  });
+});
+
 describe("routing rounds", () => {
   it("routes again what a leg found gone, under fresh ids, and fills the order", async () => {
     script = [nothing, (o) => fill(o, o.shares)];

@@ -364,7 +364,7 @@ export class OrderService {
 
   private tradableEvent(intent: OrderIntent): UnifiedEvent {
     const event = this.d.event(intent.eventId);
-    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { market_id: intent.eventId });
+    if (!event) throw new AppError("unknown_event", `No event has the id ${JSON.stringify(intent.eventId)}.`, { event_id: intent.eventId });
     if (event.status !== "open") throw new AppError("market_closed", `The event ${event.eventId} is ${event.status}.`, { status: event.status });
     if (!event.outcomes.includes(intent.outcome)) {
       throw new AppError("invalid_request", `outcome must be one of ${event.outcomes.join(", ")}`, { fields: { outcome: "is not an outcome of this event" } });
