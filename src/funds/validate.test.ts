@@ -17,6 +17,15 @@ function refused(b: unknown, session = false): Record<string, string> {
 }
 
 describe("validateWithdrawal", () => {
+  it("names the Idempotency-Key header, not client_withdrawal_id, when the header's value is no idempotency key", () => {
+    expect(() => validateWithdrawal({ ...body, client_withdrawal_id: "w-1" }, { session: false, idempotencyKey: "k".repeat(65) })).toThrow(
+      "Invalid withdrawal: Idempotency-Key must be 1-64 printable characters.",
+    );
+    expect(() => validateWithdrawal(body, { session: false, idempotencyKey: "" })).toThrow(
+      expect.objectContaining({ details: { fields: { "Idempotency-Key": "must be 1-64 printable characters" } } }),
+    );
+  });
+
   it("reads the amount exactly and the address in lower case, checksummed or already lower case", () => {
     expect(validateWithdrawal(body, { session: false })).toEqual({ amount: 12_500_000n, toAddress: TO.toLowerCase(), clientWithdrawalId: null, password: undefined });
     expect(validateWithdrawal({ ...body, to_address: TO.toLowerCase(), client_withdrawal_id: "w-1" }, { session: false })).toMatchObject({ toAddress: TO.toLowerCase(), clientWithdrawalId: "w-1" });

@@ -48,11 +48,13 @@ export function validateWithdrawal(body: unknown, opts: { session: boolean; idem
     return v;
   });
   const toAddress = check("to_address", () => address(b.to_address));
+  const header = check("Idempotency-Key", () => {
+    if (opts.idempotencyKey !== undefined && !CLIENT_ID.test(opts.idempotencyKey)) throw new Invalid("must be 1-64 printable characters");
+    return opts.idempotencyKey;
+  });
   const clientWithdrawalId = check("client_withdrawal_id", () => {
     const v = b.client_withdrawal_id;
-    const header = opts.idempotencyKey;
     if (v !== undefined && (typeof v !== "string" || !CLIENT_ID.test(v))) throw new Invalid("must be 1-64 printable characters");
-    if (header !== undefined && !CLIENT_ID.test(header)) throw new Invalid("the Idempotency-Key header must be 1-64 printable characters");
     if (v !== undefined && header !== undefined && v !== header) throw new Invalid("differs from the Idempotency-Key header");
     return v ?? header ?? null;
   });

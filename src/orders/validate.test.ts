@@ -37,6 +37,11 @@ describe("validateOrder", () => {
     expect(Object.keys(fields({ ...base, client_order_id: "a" }, "b"))).toEqual(["client_order_id"]);
   });
 
+  it("names the Idempotency-Key header, not client_order_id, when the header's value is no idempotency key", () => {
+    expect(() => validateOrder({ ...base, client_order_id: "a-1" }, "k".repeat(65), limits)).toThrow("Invalid order: Idempotency-Key must be 1-64 printable characters.");
+    expect(fields(base, "")).toEqual({ "Idempotency-Key": "must be 1-64 printable characters" });
+  });
+
   it("states the per-order cap as configured, decimals included", () => {
     expect(() => validateOrder({ ...base, amount_usdc: "250.6" }, undefined, { maxOrder: 250_500_000n })).toThrow("amount_usdc must be at most 250.5 USDC per order");
   });

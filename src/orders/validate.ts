@@ -71,16 +71,17 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
     if (v > MAX_SLIPPAGE) throw fieldError("max_slippage", "must be a fraction between 0 and 0.5");
     return v;
   });
+  const header = check("Idempotency-Key", () => {
+    if (idempotencyKey !== undefined && !CLIENT_ID.test(idempotencyKey)) throw fieldError("Idempotency-Key", "must be 1-64 printable characters");
+    return idempotencyKey;
+  });
   const clientOrderId = check("client_order_id", () => {
     const fromBody = b.client_order_id === undefined ? undefined : requiredString(b.client_order_id, "client_order_id", 64);
     if (fromBody !== undefined && !CLIENT_ID.test(fromBody)) throw fieldError("client_order_id", "must be 1-64 printable characters");
-    if (idempotencyKey !== undefined && !CLIENT_ID.test(idempotencyKey)) {
-      throw fieldError("client_order_id", "the Idempotency-Key header must be 1-64 printable characters");
-    }
-    if (fromBody !== undefined && idempotencyKey !== undefined && fromBody !== idempotencyKey) {
+    if (fromBody !== undefined && header !== undefined && fromBody !== header) {
       throw fieldError("client_order_id", "differs from the Idempotency-Key header");
     }
-    return fromBody ?? idempotencyKey ?? null;
+    return fromBody ?? header ?? null;
   });
 
   if (Object.keys(fields).length > 0) {
