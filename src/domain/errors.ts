@@ -4,7 +4,7 @@ export const ERRORS = {
   invalid_json: { status: 400, message: "The request body is not valid JSON." },
   payload_too_large: { status: 413, message: "The request body is too large." },
   unsupported_media_type: { status: 415, message: "Send the body as application/json." },
-  headers_too_large: { status: 431, message: "The request's headers are too large." },
+  headers_too_large: { status: 431, message: "The request's URL and headers are too large." },
   missing_api_key: { status: 401, message: "Send your API key in the X-API-Key header." },
   invalid_api_key: { status: 401, message: "The API key is not known." },
   missing_signature: { status: 401, message: "This request moves funds: send X-Timestamp and X-Signature." },

@@ -579,6 +579,19 @@ describe("requests that are not HTTP", () => {
   });
 });
 
+describe("a request line and headers beyond Node's 16 KiB", () => {
+  it("answers a long URL 431 headers_too_large saying the URL counts, so a client with a short header but a long query knows what to shorten", async () => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(`GET /v1/markets?q=${"x".repeat(17 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error).toMatchObject({ code: "headers_too_large", message: "The request's URL and headers are too large." });
+  });
+});
+
 describe("malformed URLs", () => {
   it.each(["/v1/prices/%", "/v1/orders/%E0%A4%A", "/v1/keys/%ZZ"])("answers %s with our error body, its request id and X-Request-Id", async (url) => {
     const res = await app.inject({ method: "GET", url, headers: { "x-request-id": "req-bad-url" } });
