@@ -15,8 +15,9 @@ export function registerChainCommand(program: Command, fail: (message: string) =
     .description("Run the embedded dev chain (state in DATA_DIR/chain) and print, on stdout, CHAIN_RPC_URL and OPERATOR_PRIVATE_KEY for the servers")
     .option("--port <n>", "where its JSON-RPC endpoint listens (default: a free port)")
     .action(async (o: { port?: string }) => {
-      const port = o.port === undefined ? 0 : Number(o.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be an integer from 0 to 65535 (got ${JSON.stringify(o.port)})`);
+      // digits only: Number() reads "" and " " as 0, a free port nobody asked for
+      if (o.port !== undefined && (!/^\d+$/.test(o.port) || Number(o.port) > 65535)) fail(`--port must be an integer from 0 to 65535 (got ${JSON.stringify(o.port)})`);
+      const port = Number(o.port ?? 0);
       const config = loadConfig();
       const chainDir = join(config.dataDir, "chain");
       const chain = await startDevChain({ dataDir: chainDir });

@@ -210,6 +210,19 @@ describe("crossfill keys revoke and events reject of something that is not there
   });
 });
 
+describe("crossfill chain --port that is no port", () => {
+  it("refuses it, instead of taking an empty or blank value as port 0 and running the chain on a port nobody asked for", async () => {
+    for (const port of ["", " "]) {
+      const failed = await run(process.execPath, [BIN, "chain", "--port", port], { env: env(), timeout: 20_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        `crossfill: --port must be an integer from 0 to 65535 (got ${JSON.stringify(port)})\n`,
+      ]);
+    }
+  });
+});
+
 describe("crossfill where dist/ was not built", () => {
   it("says to build it, instead of a stack trace", async () => {
     const tree = mkdtempSync(join(tmpdir(), "crossfill-unbuilt-"));
