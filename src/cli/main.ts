@@ -81,6 +81,7 @@ keys
   .option("--account <email>", "the account", LOCAL_ACCOUNT)
   .option("--json", "print JSON for scripts")
   .action(async (o: { account: string; json?: boolean }) => {
+    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     const list = await withStore(async (store) => {
       const account = await store.accountByEmail(o.account.trim().toLowerCase());
       return account ? store.listApiKeys(account.id) : [];

@@ -105,6 +105,19 @@ describe("crossfill keys create --scopes ... withdraw", () => {
   });
 });
 
+describe("crossfill keys list --account that is no email address", () => {
+  it("refuses it as keys create does, instead of answering that the account has no keys", async () => {
+    for (const args of [["--account", "desk"], ["--account", "desk", "--json"]]) {
+      const failed = await run(process.execPath, [BIN, "keys", "list", ...args], { env: env() }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        'crossfill: --account must be an email address (got "desk")\n',
+      ]);
+    }
+  });
+});
+
 describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
   it("says what came back from where, instead of crashing on it", async () => {
     const page = createServer((_req, res) => res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end("<!doctype html><title>crossfill</title>"));
