@@ -18,9 +18,12 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 
+/** Node's codes for a TLS failure: OpenSSL's (ERR_SSL_*), Node's own (ERR_TLS_*), and X.509 verification's (DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED, UNABLE_TO_VERIFY_LEAF_SIGNATURE...). */
+const TLS_FAILURE = /^ERR_(?:SSL|TLS)_|CERT|CRL|^UNABLE_TO_|^(?:HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE|PATH_LENGTH_EXCEEDED)$/;
+
 /**
- * A refusal by the API, as its code and sentence; a connection that failed (the server is not running) as
- * that; anything else (a request refused here, before it was sent) as what refused it.
+ * A refusal by the API, as its code and sentence; a TLS handshake that failed as its reason; a connection that
+ * failed (the server is not running) as that; anything else (a request refused here, before it was sent) as what refused it.
  */
 export async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
   try {
@@ -29,7 +32,11 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
     // on one line: a message that is not the API's is the text of whatever answered (a proxy's error page)
     if (e instanceof CrossfillError) fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}`);
     // fetch's failure to connect (refused, no such host, reset) carries the system's error, with its code
-    const cause = (e as Error).cause as { code?: unknown; message?: string } | undefined;
+    const cause = (e as Error).cause as { code?: unknown; message?: string; reason?: string } | undefined;
+    // a connection made, refused by TLS: OpenSSL's reason, or a certificate that does not verify
+    if (typeof cause?.code === "string" && TLS_FAILURE.test(cause.code)) {
+      fail(`the TLS handshake with the server failed (${cause.reason ?? cause.message}, ${cause.code}): is CROSSFILL_URL's scheme the server's, and its certificate trusted here (NODE_EXTRA_CA_CERTS)?`);
+    }
     if (typeof cause?.code === "string") fail(`the server did not answer (${cause.message}); is it running? (CROSSFILL_URL)`);
     fail(`the request could not be sent (${(e as Error).message}${cause?.message ? `: ${cause.message}` : ""})`);
   }

@@ -1,6 +1,7 @@
 import { execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -197,6 +198,28 @@ describe("crossfill when its request is not sent, or no server answers it", () =
     // a port fetch never connects to
     expect(await fails({ CROSSFILL_URL: "http://127.0.0.1:6000" })).toEqual([2, "crossfill: the request could not be sent (fetch failed: bad port)\n"]);
     expect(await fails({ CROSSFILL_URL: `http://127.0.0.1:${port}` })).toEqual([2, `crossfill: the server did not answer (connect ECONNREFUSED 127.0.0.1:${port}); is it running? (CROSSFILL_URL)\n`]);
+  });
+});
+
+describe("crossfill against a CROSSFILL_URL whose TLS handshake fails", () => {
+  it("names the TLS failure, instead of saying that the server did not answer", async () => {
+    const hint = "is CROSSFILL_URL's scheme the server's, and its certificate trusted here (NODE_EXTRA_CA_CERTS)?";
+    // a certificate no CA signed, valid from 2000 to 9999
+    const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../fixtures/tls/${name}`, import.meta.url)));
+    const tls = createHttpsServer({ key: fixture("self-signed.key"), cert: fixture("self-signed.crt") }, (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+    const plain = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end("{}"));
+    for (const s of [tls, plain]) await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    try {
+      const fails = async (port: number) => {
+        const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: `https://127.0.0.1:${port}`, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+        return [(failed as { code: number }).code, (failed as { stderr: string }).stderr];
+      };
+      expect(await fails((tls.address() as AddressInfo).port)).toEqual([2, `crossfill: the TLS handshake with the server failed (self-signed certificate, DEPTH_ZERO_SELF_SIGNED_CERT): ${hint}\n`]);
+      // https:// to a server that speaks plain HTTP
+      expect(await fails((plain.address() as AddressInfo).port)).toEqual([2, `crossfill: the TLS handshake with the server failed (wrong version number, ERR_SSL_WRONG_VERSION_NUMBER): ${hint}\n`]);
+    } finally {
+      for (const s of [tls, plain]) await new Promise((resolve) => s.close(resolve));
+    }
   });
 });
 
