@@ -54,7 +54,11 @@ async function openChain(config: Config, store: Store): Promise<{ vault: Vault; 
   if (config.chainRpcUrl) {
     // As for the server (src/main.ts), the dev chain's id marks a chain of test USDC: its deployment was
     // recorded as the faucet's build, which a vault opened without the faucet refuses as another build.
-    const faucet = (await new JsonRpc(config.chainRpcUrl, config.chainRpcTimeoutMs).call<Hex>("eth_chainId")) === toHex(DEV_CHAIN_ID);
+    // The first call to the chain: one it fails names the setting, by its origin (a provider's key goes in the path or query).
+    const chainId = await new JsonRpc(config.chainRpcUrl, config.chainRpcTimeoutMs).call<Hex>("eth_chainId").catch((e: unknown) => {
+      throw new Error(`reading the chain at CHAIN_RPC_URL (${new URL(config.chainRpcUrl!).origin}) failed: ${e instanceof Error ? e.message : String(e)}`);
+    });
+    const faucet = chainId === toHex(DEV_CHAIN_ID);
     const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, faucet);
     return { vault, close: () => vault.close() };
   }

@@ -57,9 +57,23 @@ describe("crossfill audit with CHAIN_RPC_TIMEOUT_MS", () => {
       const { code, stderr } = await new Promise<{ code: number | string | null | undefined; stderr: string }>((resolve) =>
         execFile(process.execPath, [BIN, "audit"], { env: { ...process.env, ...env, LOG_LEVEL: "silent" }, timeout: 30_000 }, (err, _stdout, stderr) => resolve({ code: err?.code, stderr })),
       );
-      expect([code, stderr]).toEqual([2, "crossfill: no answer within 200 ms\n"]);
+      expect([code, stderr]).toEqual([2, `crossfill: reading the chain at CHAIN_RPC_URL (${env.CHAIN_RPC_URL}) failed: no answer within 200 ms\n`]);
     } finally {
       silent.close();
     }
+  });
+});
+
+describe("crossfill audit with a CHAIN_RPC_URL where no chain listens", () => {
+  it("names the setting and its origin, not the provider's key in its path", async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const origin = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((resolve) => closed.close(resolve));
+    const env = { DATA_DIR: dataDir, CHAIN_RPC_URL: `${origin}/v2/provider-key-123`, OPERATOR_PRIVATE_KEY: chain.operatorKey };
+    const { code, stderr } = await new Promise<{ code: number | string | null | undefined; stderr: string }>((resolve) =>
+      execFile(process.execPath, [BIN, "audit"], { env: { ...process.env, ...env, LOG_LEVEL: "silent" }, timeout: 30_000 }, (err, _stdout, stderr) => resolve({ code: err?.code, stderr })),
+    );
+    expect([code, stderr]).toEqual([2, `crossfill: reading the chain at CHAIN_RPC_URL (${origin}) failed: connect ECONNREFUSED ${origin.slice("http://".length)}\n`]);
   });
 });
