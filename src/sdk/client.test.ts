@@ -23,8 +23,11 @@ interface Sent {
   body: string | undefined;
 }
 
+/** An answer each typed helper takes: the fields that tell its answer from other JSON, all together. */
+const ANY_ANSWER = { data: [], next_cursor: null, event_id: "e", orderbook: { bids: [], asks: [] }, order_id: "o", withdrawal_id: "w", account_id: "a", available_usdc: 0, status: "ok", chain: {} };
+
 /** A fetch that records what it was asked to send and answers with `reply`. */
-function recordingFetch(reply: () => Response = () => Response.json({ ok: true })): { fetch: typeof fetch; sent: Sent[] } {
+function recordingFetch(reply: () => Response = () => Response.json(ANY_ANSWER)): { fetch: typeof fetch; sent: Sent[] } {
   const sent: Sent[] = [];
   const fake = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     sent.push({
@@ -181,6 +184,30 @@ describe("CrossfillClient requests and errors", () => {
       code: "not_json",
       status: 200,
       message: "POST http://api.test/v1/order answered 200 with application/json; charset=utf-8 that does not parse as JSON: is http://api.test the API's address?",
+    });
+  });
+
+  it("refuses a 2xx JSON answer that is not what the method returns, instead of handing it back as that", async () => {
+    const answering = (reply: () => Response) => new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch: recordingFetch(reply).fetch });
+    // another service's JSON at the address, a proxy's empty 200, a 204
+    await expect(answering(() => Response.json({})).order(ORDER)).rejects.toMatchObject({
+      name: "CrossfillError",
+      code: "unexpected_body",
+      status: 200,
+      message: "POST http://api.test/v1/order answered 200 with a JSON object without order_id, status, not an order: is http://api.test the API's address?",
+    });
+    await expect(answering(() => Response.json([])).activity()).rejects.toMatchObject({
+      code: "unexpected_body",
+      message: "GET http://api.test/v1/activity answered 200 with a JSON array, not a page of results: is http://api.test the API's address?",
+    });
+    await expect(answering(() => Response.json({ status: "ok" })).account()).rejects.toMatchObject({
+      code: "unexpected_body",
+      message: "GET http://api.test/v1/account answered 200 with a JSON object without account_id, available_usdc, not an account: is http://api.test the API's address?",
+    });
+    await expect(answering(() => new Response(null, { status: 204 })).getWithdrawal("wd_1")).rejects.toMatchObject({
+      code: "unexpected_body",
+      status: 204,
+      message: "GET http://api.test/v1/withdrawals/wd_1 answered 204 with no body, not a withdrawal: is http://api.test the API's address?",
     });
   });
 

@@ -113,11 +113,11 @@ export class CrossfillClient {
   }
 
   markets(query?: MarketsQuery): Promise<Page<Market>> {
-    return this.call("GET", withQuery("/v1/markets", query));
+    return this.call("GET", withQuery("/v1/markets", query), PAGE);
   }
 
   prices(eventId: string, query?: PricesQuery): Promise<PriceRecord> {
-    return this.call("GET", withQuery(`/v1/prices/${encodeURIComponent(eventId)}`, query));
+    return this.call("GET", withQuery(`/v1/prices/${encodeURIComponent(eventId)}`, query), PRICE_RECORD);
   }
 
   /**
@@ -127,43 +127,43 @@ export class CrossfillClient {
    * server answers such a repeat with its order only when the signed body names it.
    */
   order(body: OrderRequest, opts: { idempotencyKey?: string } = {}): Promise<Order> {
-    if (opts.idempotencyKey === undefined) return this.call("POST", "/v1/order", { body: JSON.stringify(body), signed: true });
+    if (opts.idempotencyKey === undefined) return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(body), signed: true });
     const named = { ...body, client_order_id: body.client_order_id ?? opts.idempotencyKey };
-    return this.call("POST", "/v1/order", { body: JSON.stringify(named), signed: true, headers: { "Idempotency-Key": opts.idempotencyKey } });
+    return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(named), signed: true, headers: { "Idempotency-Key": opts.idempotencyKey } });
   }
 
   getOrder(orderId: string): Promise<Order> {
-    return this.call("GET", `/v1/orders/${encodeURIComponent(orderId)}`);
+    return this.call("GET", `/v1/orders/${encodeURIComponent(orderId)}`, ORDER);
   }
 
   orders(query?: ListQuery): Promise<Page<Order>> {
-    return this.call("GET", withQuery("/v1/orders", query));
+    return this.call("GET", withQuery("/v1/orders", query), PAGE);
   }
 
   account(): Promise<Account> {
-    return this.call("GET", "/v1/account");
+    return this.call("GET", "/v1/account", ACCOUNT);
   }
 
   /** Every movement of the account's money, newest first. */
   activity(query?: ListQuery): Promise<Page<Activity>> {
-    return this.call("GET", withQuery("/v1/activity", query));
+    return this.call("GET", withQuery("/v1/activity", query), PAGE);
   }
 
   /** Pays available USDC to an address (signed; the key needs the withdraw scope). Resolves with 200 (paid) and 202 (on its way) alike. */
   withdraw(body: WithdrawalRequest): Promise<Withdrawal> {
-    return this.call("POST", "/v1/withdrawals", { body: JSON.stringify(body), signed: true });
+    return this.call("POST", "/v1/withdrawals", WITHDRAWAL, { body: JSON.stringify(body), signed: true });
   }
 
   getWithdrawal(withdrawalId: string): Promise<Withdrawal> {
-    return this.call("GET", `/v1/withdrawals/${encodeURIComponent(withdrawalId)}`);
+    return this.call("GET", `/v1/withdrawals/${encodeURIComponent(withdrawalId)}`, WITHDRAWAL);
   }
 
   withdrawals(query?: ListQuery): Promise<Page<Withdrawal>> {
-    return this.call("GET", withQuery("/v1/withdrawals", query));
+    return this.call("GET", withQuery("/v1/withdrawals", query), PAGE);
   }
 
   health(): Promise<Health> {
-    return this.call("GET", "/v1/health");
+    return this.call("GET", "/v1/health", HEALTH);
   }
 
   /** Sends one request and returns whatever came back, 4xx and 5xx included. */
@@ -193,7 +193,7 @@ export class CrossfillClient {
     return { status: res.status, headers: Object.fromEntries(res.headers), body: parseBody(text) };
   }
 
-  private async call<T>(method: string, pathWithQuery: string, opts?: RequestOptions): Promise<T> {
+  private async call<T>(method: string, pathWithQuery: string, shape: Shape, opts?: RequestOptions): Promise<T> {
     const res = await this.request(method, pathWithQuery, opts);
     if (res.status < 200 || res.status > 299) throw CrossfillError.fromResponse(res);
     // Something else at the address (a web page where the API was expected, under a base URL with a path)
@@ -201,17 +201,38 @@ export class CrossfillClient {
     // text (cut off): the API's answers are objects.
     const type = res.headers["content-type"];
     const json = /^application\/json\b/i.test(type ?? "");
+    const answered = `${method} ${this.baseUrl}${pathWithQuery} answered ${res.status} with`;
+    const where = `is ${this.baseUrl} the API's address?`;
     if (res.body !== null && (!json || typeof res.body === "string")) {
-      throw new CrossfillError(
-        "not_json",
-        res.status,
-        `${method} ${this.baseUrl}${pathWithQuery} answered ${res.status} with ${type ?? "no content type"}${json ? " that does not parse as JSON" : ", not JSON"}: is ${this.baseUrl} the API's address?`,
-        undefined,
-        res.headers["x-request-id"],
-      );
+      throw new CrossfillError("not_json", res.status, `${answered} ${type ?? "no content type"}${json ? " that does not parse as JSON" : ", not JSON"}: ${where}`, undefined, res.headers["x-request-id"]);
     }
+    // Nor is JSON without the fields the method's answer always has (another service's, a proxy's empty 200, a 204):
+    // handed back typed as the answer, it would be read as one.
+    const unlike = mismatch(res.body, shape.fields);
+    if (unlike !== undefined) throw new CrossfillError("unexpected_body", res.status, `${answered} ${unlike}, not ${shape.name}: ${where}`, undefined, res.headers["x-request-id"]);
     return res.body as T;
   }
+}
+
+/** What a method answers, and the fields that tell it from other JSON. */
+interface Shape {
+  name: string;
+  fields: readonly string[];
+}
+const PAGE: Shape = { name: "a page of results", fields: ["data", "next_cursor"] };
+const PRICE_RECORD: Shape = { name: "a price record", fields: ["event_id", "orderbook"] };
+const ORDER: Shape = { name: "an order", fields: ["order_id", "status"] };
+const ACCOUNT: Shape = { name: "an account", fields: ["account_id", "available_usdc"] };
+const WITHDRAWAL: Shape = { name: "a withdrawal", fields: ["withdrawal_id", "status"] };
+const HEALTH: Shape = { name: "the API's health", fields: ["status", "chain"] };
+
+/** How `body` differs from an object with `fields`; undefined when it has them all. */
+function mismatch(body: unknown, fields: readonly string[]): string | undefined {
+  if (body === null) return "no body";
+  if (Array.isArray(body)) return "a JSON array";
+  if (typeof body !== "object") return `the JSON ${typeof body} ${JSON.stringify(body)}`;
+  const missing = fields.filter((f) => !(f in body));
+  return missing.length === 0 ? undefined : `a JSON object without ${missing.join(", ")}`;
 }
 
 function parseBody(text: string): unknown {
