@@ -28,3 +28,17 @@ describe("loadConfig: a venue's URLs", () => {
     expect(() => loadConfig({ ...polymarket, POLYMARKET_BASE_URL: base, POLYMARKET_WS_URL: ws })).toThrow(message);
   });
 });
+
+describe("loadConfig: CHAIN_RPC_URL", () => {
+  const operator = `0x${"ab".repeat(32)}`;
+
+  it("takes an http:// or https:// URL, a provider's key in its path included", () => {
+    for (const url of ["http://127.0.0.1:8545", "https://rpc.example.com/v2/key-123"]) expect(loadConfig({ CHAIN_RPC_URL: url, OPERATOR_PRIVATE_KEY: operator }).chainRpcUrl).toBe(url);
+  });
+
+  it("refuses one without its scheme, or that is no URL, with a sentence naming it and not printing it (it may hold a key), instead of Invalid URL at the first call", () => {
+    for (const url of ["localhost:8545", "rpc.example.com/v2/key-123", "ws://127.0.0.1:8545", "http://[::1:8545"]) {
+      expect(() => loadConfig({ CHAIN_RPC_URL: url, OPERATOR_PRIVATE_KEY: operator })).toThrow(/^CHAIN_RPC_URL must be the chain's http:\/\/ or https:\/\/ JSON-RPC URL, like http:\/\/127\.0\.0\.1:8545 \(it is not printed: a provider's key may be in it\)\.$/);
+    }
+  });
+});

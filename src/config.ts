@@ -62,7 +62,7 @@ export interface Config {
 
 /** Reads the configuration from the environment; a bad value stops start-up with a sentence that names it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const chainRpcUrl = env.CHAIN_RPC_URL || undefined;
+  const chainRpcUrl = rpcUrl(env.CHAIN_RPC_URL);
   const operator = env.OPERATOR_PRIVATE_KEY || undefined;
   if (chainRpcUrl && !operator) throw new Error("CHAIN_RPC_URL is set but OPERATOR_PRIVATE_KEY is not: the router needs the operator key of that chain.");
   if (operator && !/^0x[0-9a-fA-F]{64}$/.test(operator)) throw new Error("OPERATOR_PRIVATE_KEY must be 0x followed by 64 hex digits.");
@@ -116,6 +116,13 @@ function logLevel(raw: string | undefined): string {
 function databaseUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === "") return undefined;
   if (!/^postgres(ql)?:\/\//.test(raw)) throw new Error("DATABASE_URL must be a postgres:// or postgresql:// URL (unset, the store is SQLite in DATA_DIR).");
+  return raw;
+}
+
+/** Not printed back: a provider's API key goes in the URL's path or query. */
+function rpcUrl(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^https?:\/\//i.test(raw) || !URL.canParse(raw)) throw new Error("CHAIN_RPC_URL must be the chain's http:// or https:// JSON-RPC URL, like http://127.0.0.1:8545 (it is not printed: a provider's key may be in it).");
   return raw;
 }
 
