@@ -148,6 +148,12 @@ describe("CrossfillClient requests and errors", () => {
     await expect(client.health()).rejects.toMatchObject({ code: "http_502", status: 502, requestId: "lb_9", message: "<html>Bad Gateway</html>" });
   });
 
+  it("gives an error in JSON that is not the API's (a gateway's) its text, not only its status", async () => {
+    const { fetch } = recordingFetch(() => Response.json({ message: "Missing Authentication Token" }, { status: 403 }));
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch });
+    await expect(client.account()).rejects.toMatchObject({ code: "http_403", status: 403, message: '{"message":"Missing Authentication Token"}' });
+  });
+
   it("refuses a 2xx answer that is not JSON, naming the URL and its content type", async () => {
     const { fetch } = recordingFetch(() => new Response("<!doctype html><title>crossfill</title>", { headers: { "content-type": "text/html; charset=utf-8" } }));
     const client = new CrossfillClient({ baseUrl: "http://api.test/base", apiKey: "ck_k", fetch });

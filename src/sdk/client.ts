@@ -78,7 +78,9 @@ export class CrossfillError extends Error {
 function fallbackMessage(res: RawResponse): string {
   const location = res.headers["location"];
   if (location !== undefined) return `HTTP ${res.status}: redirected to ${location}, which is not followed; if the API is there, make that the base URL.`;
-  return typeof res.body === "string" && res.body !== "" ? res.body.slice(0, 200) : `HTTP ${res.status}`;
+  // its text, or its JSON (a gateway's {"message": ...})
+  const text = typeof res.body === "string" ? res.body : res.body === null ? "" : JSON.stringify(res.body);
+  return text !== "" ? text.slice(0, 200) : `HTTP ${res.status}`;
 }
 
 function isErrorBody(body: unknown): body is ErrorBody {
