@@ -51,9 +51,16 @@ export function registerOrderCommand(program: Command, fail: (message: string) =
     });
 }
 
+/** What a 202's order waits for: what filled is not known yet, and the reconciler finishes the order (docs/decisions.md). */
+const PENDING: Partial<Record<Order["status"], string>> = {
+  pending: "its lock on the chain is not known yet",
+  locked: "it is not routed yet",
+  routing: "a venue's answer is not known yet",
+};
+
 function describe(o: Order): string {
-  // A 202: what filled is not known yet, and the reconciler finishes the order (docs/decisions.md).
-  if (o.status === "routing") return `Order ${o.order_id} routing: a venue's answer is not known yet; the order is reconciled, never guessed (GET /v1/orders/${o.order_id}).`;
+  const pending = PENDING[o.status];
+  if (pending) return `Order ${o.order_id} ${o.status}: ${pending}; the order is reconciled, never guessed (GET /v1/orders/${o.order_id}).`;
   const what =
     o.side === "sell"
       ? `sold ${o.filled_shares} of ${o.shares} ${o.outcome} shares for ${o.proceeds_usdc} USDC after ${o.fees_usdc} fees`

@@ -137,14 +137,20 @@ describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
 });
 
 describe("crossfill order answered 202", () => {
-  it("says a venue's answer is pending, not that nothing was bought", async () => {
-    const order = { order_id: "ord_pending", status: "routing", side: "buy", outcome: "YES", filled_shares: 0, shares: null, spent_usdc: 0, fees_usdc: 0, proceeds_usdc: null, executed_price: null, tx_hash: null };
-    const api = createServer((_req, res) => res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify(order)));
+  it("says what is pending, not that nothing was bought", async () => {
+    let status = "routing";
+    const order = () => ({ order_id: "ord_pending", status, side: "buy", outcome: "YES", filled_shares: 0, shares: null, spent_usdc: 0, fees_usdc: 0, proceeds_usdc: null, executed_price: null, tx_hash: null });
+    const api = createServer((_req, res) => res.writeHead(202, { "content-type": "application/json" }).end(JSON.stringify(order())));
     await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
     try {
       const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x" };
-      const { stdout } = await run(process.execPath, [BIN, "order", "fed-cut-2026-12", "YES", "--amount", "5"], { env: env2 });
-      expect(stdout).toBe("Order ord_pending routing: a venue's answer is not known yet; the order is reconciled, never guessed (GET /v1/orders/ord_pending).\n");
+      const answered = async () => (await run(process.execPath, [BIN, "order", "fed-cut-2026-12", "YES", "--amount", "5"], { env: env2 })).stdout;
+      expect(await answered()).toBe("Order ord_pending routing: a venue's answer is not known yet; the order is reconciled, never guessed (GET /v1/orders/ord_pending).\n");
+      // a lock whose answer was lost (left to recovery), and a retry by client_order_id of an order not routed yet
+      status = "pending";
+      expect(await answered()).toBe("Order ord_pending pending: its lock on the chain is not known yet; the order is reconciled, never guessed (GET /v1/orders/ord_pending).\n");
+      status = "locked";
+      expect(await answered()).toBe("Order ord_pending locked: it is not routed yet; the order is reconciled, never guessed (GET /v1/orders/ord_pending).\n");
     } finally {
       await new Promise((resolve) => api.close(resolve));
     }
