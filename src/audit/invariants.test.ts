@@ -239,6 +239,9 @@ describe("the audit's invariants", () => {
     expect(broken(rebooked({ ...i, redemptions: [made!, { ...made!, key: TX(78) }] }))).toEqual({ redemptions_made: 1 });
     expect(broken(rebooked({ ...i, redemptions: [{ ...made!, payout: 0n }] }))).toEqual({ redemptions_made: 1 });
     expect(broken({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] })).toEqual({ redemptions_made: 1 });
+    // its shares as decimals, as every other amount the audit prints, not in millionths
+    const [example] = checkInvariants({ ...i, redemptions: [{ ...made!, txHash: TX(99) }] }).find((r) => r.name === "redemptions_made")!.examples;
+    expect(example).toBe(`${made!.key} was redeemed on chain for 7 shares paying 7 in ${made!.txHash}, recorded as 7 paying 7 in ${TX(99)}`);
   });
 
   it("finds shares of a resolved event that no redemption takes, and not those a pending redemption takes", () => {

@@ -191,7 +191,7 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
       if (r.status === "pending") bad(`${r.key} (${r.eventId}, ${r.accountId}) is still pending`);
       else if (!made) bad(`${r.key} (${r.eventId}, ${r.accountId}) is recorded redeemed but the chain never redeemed it`);
       else if (made.shares !== r.shares || made.payout !== r.payout || made.txHash.toLowerCase() !== r.txHash?.toLowerCase()) {
-        bad(`${r.key} was redeemed on chain for ${made.shares} shares paying ${formatMicro(made.payout)} in ${made.txHash}, recorded as ${r.shares} paying ${formatMicro(r.payout)} in ${r.txHash}`);
+        bad(`${r.key} was redeemed on chain for ${formatMicro(made.shares)} shares paying ${formatMicro(made.payout)} in ${made.txHash}, recorded as ${formatMicro(r.shares)} paying ${formatMicro(r.payout)} in ${r.txHash}`);
       }
     }
   });
