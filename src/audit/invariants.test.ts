@@ -208,6 +208,7 @@ describe("the audit's invariants", () => {
     i.ledger.sotBurns.shift();
     i.ledger.sotSupply[0]!.supply = 3_000_000n;
     expect(broken(i)).toEqual({ sot_supply: 1, one_burn_per_sale: 1 });
+    expect(checkInvariants(i).find((r) => r.name === "one_burn_per_sale")!.examples[0]).toMatch(/ burned \[\] for shares \[3\]$/);
     const j = healthy();
     j.ledger.sotBurns.push({ from: ALICE, tokenId: 7n, amount: 1n, ...at(8) });
     j.ledger.sotSupply[0]!.supply = -1n;
@@ -309,6 +310,8 @@ describe("the audit's invariants", () => {
     i.ledger.sotMints.push(i.ledger.sotMints[0]!);
     i.ledger.sotSupply[0]!.supply += 10_000_000n;
     expect(broken(i)).toEqual({ one_mint_per_fill: 1, sot_supply: 1 });
+    // in shares, as every other amount the audit prints, not in millionths
+    expect(checkInvariants(i).find((r) => r.name === "one_mint_per_fill")!.examples[0]).toMatch(/ minted \[10,10\] for shares \[10\]$/);
     const j = healthy();
     j.ledger.sotMints.push({ to: ALICE, tokenId: 7n, amount: 1n, ...at(5) });
     j.ledger.sotSupply[0]!.supply += 1n;

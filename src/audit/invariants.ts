@@ -173,8 +173,8 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     const burns = groupBy(ledger.sotBurns, (b) => key(b.txHash, b.tokenId));
     for (const [k, list] of burns) if (!sales.has(k)) bad(`SOT burned outside a sale or redemption: ${list.length} burn(s) in ${k}`);
     for (const [k, shares] of sales) {
-      const expected = shares.map(String).sort().join(",");
-      const got = (burns.get(k) ?? []).map((b) => String(b.amount)).sort().join(",");
+      const expected = shares.map((s) => formatMicro(s)).sort().join(",");
+      const got = (burns.get(k) ?? []).map((b) => formatMicro(b.amount)).sort().join(",");
       if (got !== expected) bad(`sales and redemptions in ${k} burned [${got}] for shares [${expected}]`);
     }
   });
@@ -275,8 +275,8 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     const minted = groupBy(ledger.sotMints, (m) => key(m.txHash, m.to, m.tokenId));
     for (const [k, mints] of minted) if (!settledShares.has(k)) bad(`SOT minted outside a settlement: ${mints.length} mint(s) in ${k}`);
     for (const [k, shares] of settledShares) {
-      const expected = shares.map(String).sort().join(",");
-      const got = (minted.get(k) ?? []).map((m) => String(m.amount)).sort().join(",");
+      const expected = shares.map((s) => formatMicro(s)).sort().join(",");
+      const got = (minted.get(k) ?? []).map((m) => formatMicro(m.amount)).sort().join(",");
       if (got !== expected) bad(`settlements in ${k} minted [${got}] for shares [${expected}]`);
     }
   });
