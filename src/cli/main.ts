@@ -27,6 +27,12 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+// A reader that stopped (crossfill events list | head -1) has what it wanted: stop quietly, not with an EPIPE stack.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code !== "EPIPE") throw e;
+  process.exit(0);
+});
+
 const version: string = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version;
 const program = new Command("crossfill")
   .description("Trade prediction-market outcomes across venues through one API.")

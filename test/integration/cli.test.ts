@@ -265,6 +265,18 @@ describe("crossfill chain --port that is no port", () => {
   });
 });
 
+describe("crossfill piped into a reader that stops reading (| head -1)", () => {
+  it("stops quietly, not with an EPIPE stack trace", async () => {
+    const child = spawn(process.execPath, [BIN, "events", "list"], { env: env() });
+    // closed before the command writes its first line
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (d) => (stderr += d));
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    expect([code, stderr]).toEqual([0, ""]);
+  });
+});
+
 describe("crossfill where dist/ was not built", () => {
   it("says to build it, instead of a stack trace", async () => {
     const tree = mkdtempSync(join(tmpdir(), "crossfill-unbuilt-"));
