@@ -37,7 +37,10 @@ const version: string = JSON.parse(readFileSync(new URL("../../package.json", im
 const program = new Command("crossfill")
   .description("Trade prediction-market outcomes across venues through one API.")
   .version(version)
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Commander exits 1 when called wrongly, which crossfill audit means for violated invariants: a usage error is 2,
+  // as every other refusal of the CLI's (fail). Set before the commands, which take it from here.
+  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
 
 program
   .command("serve")

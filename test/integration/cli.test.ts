@@ -277,6 +277,20 @@ describe("crossfill piped into a reader that stops reading (| head -1)", () => {
   });
 });
 
+describe("crossfill called wrongly (an unknown option, a missing argument)", () => {
+  it("exits 2 as its other refusals do, not 1, which crossfill audit gives for violated invariants", async () => {
+    const exit = async (...args: string[]) => {
+      const r = await run(process.execPath, [BIN, ...args], { env: env() }).then(() => ({ code: 0, stderr: "" }), (e: { code: number; stderr: string }) => e);
+      return [r.code, r.stderr.split("\n")[0]];
+    };
+    expect(await exit("audit", "--jsonn")).toEqual([2, "error: unknown option '--jsonn'"]);
+    expect(await exit("order", "fed-cut-2026-12")).toEqual([2, "error: missing required argument 'outcome'"]);
+    expect(await exit("keys")).toEqual([2, "Usage: crossfill keys [options] [command]"]);
+    expect(await exit("--help")).toEqual([0, ""]);
+    expect(await exit("--version")).toEqual([0, ""]);
+  });
+});
+
 describe("crossfill where dist/ was not built", () => {
   it("says to build it, instead of a stack trace", async () => {
     const tree = mkdtempSync(join(tmpdir(), "crossfill-unbuilt-"));
