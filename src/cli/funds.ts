@@ -30,7 +30,11 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
     return await call;
   } catch (e) {
     // on one line: a message that is not the API's is the text of whatever answered (a proxy's error page)
-    if (e instanceof CrossfillError) fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}`);
+    if (e instanceof CrossfillError) {
+      // a failure on the server's side is looked into by its request id, which support asks for
+      const quote = e.status >= 500 && e.requestId ? ` (request_id ${e.requestId})` : "";
+      fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}${quote}`);
+    }
     // fetch's failure to connect (refused, no such host, reset) carries the system's error, with its code
     const cause = (e as Error).cause as { code?: unknown; message?: string; reason?: string } | undefined;
     // a connection made, refused by TLS: OpenSSL's reason, or a certificate that does not verify

@@ -157,6 +157,21 @@ describe("crossfill order answered 202", () => {
   });
 });
 
+describe("crossfill answered an error on the server's side", () => {
+  it("prints the request id to quote to support with it", async () => {
+    const body = { error: { code: "internal", message: "Something went wrong on our side.", request_id: "req_7f3a" } };
+    const api = createServer((_req, res) => res.writeHead(500, { "content-type": "application/json", "x-request-id": "req_7f3a" }).end(JSON.stringify(body)));
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([2, "crossfill: internal: Something went wrong on our side. (request_id req_7f3a)\n"]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
 describe("crossfill behind a proxy whose server is down", () => {
   it("prints the proxy's error page on one line", async () => {
     const page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
