@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { CrossfillClient, CrossfillError } from "../sdk/client.ts";
 import type { Activity, Withdrawal } from "../sdk/types.ts";
@@ -21,11 +22,15 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
 /** Node's codes for a TLS failure: OpenSSL's (ERR_SSL_*), Node's own (ERR_TLS_*), and X.509 verification's (DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED, UNABLE_TO_VERIFY_LEAF_SIGNATURE...). */
 const TLS_FAILURE = /^ERR_(?:SSL|TLS)_|CERT|CRL|^UNABLE_TO_|^(?:HOSTNAME_MISMATCH|INVALID_CA|INVALID_PURPOSE|PATH_LENGTH_EXCEEDED)$/;
 
+/** A connection lost after the request went out (reset, closed, no answer in time): what it asked may have been done. */
+const SENT = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
 /**
  * A refusal by the API, as its code and sentence; a TLS handshake that failed as its reason; a connection that
- * failed (the server is not running) as that; anything else (a request refused here, before it was sent) as what refused it.
+ * failed (the server is not running) as that, with `maybeDone` when it was lost after the request went out; anything
+ * else (a request refused here, before it was sent) as what refused it.
  */
-export async function answer<T>(call: Promise<T>, fail: (message: string) => never): Promise<T> {
+export async function answer<T>(call: Promise<T>, fail: (message: string) => never, maybeDone = ""): Promise<T> {
   try {
     return await call;
   } catch (e) {
@@ -33,7 +38,9 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
     if (e instanceof CrossfillError) {
       // a failure on the server's side is looked into by its request id, which support asks for
       const quote = e.status >= 500 && e.requestId ? ` (request_id ${e.requestId})` : "";
-      fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}${quote}`);
+      // and may have done what it was asked before failing (a proxy's 502 or 504 included)
+      const done = e.status >= 500 && maybeDone !== "" ? `. ${maybeDone}` : "";
+      fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}${quote}${done}`);
     }
     // fetch's failure to connect (refused, no such host, reset) carries the system's error, with its code
     const cause = (e as Error).cause as { code?: unknown; message?: string; reason?: string } | undefined;
@@ -41,7 +48,9 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
     if (typeof cause?.code === "string" && TLS_FAILURE.test(cause.code)) {
       fail(`the TLS handshake with the server failed (${cause.reason ?? cause.message}, ${cause.code}): is CROSSFILL_URL's scheme the server's, and its certificate trusted here (NODE_EXTRA_CA_CERTS)?`);
     }
-    if (typeof cause?.code === "string") fail(`the server did not answer (${cause.message}); is it running? (CROSSFILL_URL)`);
+    // a connection lost once the request was sent: the server may have acted on it
+    const sent = typeof cause?.code === "string" && SENT.has(cause.code) && maybeDone !== "" ? `. ${maybeDone}` : "";
+    if (typeof cause?.code === "string") fail(`the server did not answer (${cause.message}); is it running? (CROSSFILL_URL)${sent}`);
     fail(`the request could not be sent (${(e as Error).message}${cause?.message ? `: ${cause.message}` : ""})`);
   }
 }
@@ -58,12 +67,15 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
     .description("Pay available USDC out of your vault to an address (the key needs the withdraw scope)")
     .argument("<amount>", "USDC, at most 6 decimals")
     .argument("<to>", "a 0x address, checksummed or all lower case")
-    .option("--client-id <id>", "idempotency key: the same withdrawal sent again is paid once")
+    .option("--client-id <id>", "idempotency key: the same withdrawal sent again is paid once (default: a new one, printed if the answer is lost)")
     .option("--json", "print JSON for scripts")
     .action(async (amount: string, to: string, o: { clientId?: string; json?: boolean }) => {
       const client = apiClient(fail);
       if (!process.env.CROSSFILL_API_SECRET) fail("set CROSSFILL_API_SECRET: a withdrawal is a signed request");
-      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, ...(o.clientId !== undefined && { client_withdrawal_id: o.clientId }) }), fail);
+      // always named: a withdrawal whose answer is lost is then sent again by it, and paid once
+      const clientId = o.clientId ?? `cli-${randomUUID()}`;
+      const again = `The withdrawal may have been paid: send it again with --client-id ${clientId} to get it, paid once`;
+      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, client_withdrawal_id: clientId }), fail, again);
       console.log(o.json ? JSON.stringify(w) : describeWithdrawal(w));
     });
 

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import type { Order, OrderRequest } from "../sdk/types.ts";
 import { answer, apiClient } from "./funds.ts";
@@ -30,7 +31,7 @@ export function registerOrderCommand(program: Command, fail: (message: string) =
     .option("--slippage <fraction>", "0 to 0.5 from the best fee-adjusted price (default 0.01)")
     .option("--strategy <strategy>", "optimize_price or optimize_speed")
     .option("--tif <tif>", "FOK or IOC")
-    .option("--client-order-id <id>", "idempotency key: the same order sent again is placed once")
+    .option("--client-order-id <id>", "idempotency key: the same order sent again is placed once (default: a new one, printed if the answer is lost)")
     .option("--json", "print the order as JSON")
     .action(async (marketId: string, outcome: string, o: OrderOptions) => {
       const client = apiClient(fail);
@@ -44,9 +45,11 @@ export function registerOrderCommand(program: Command, fail: (message: string) =
         ...(o.slippage !== undefined && { max_slippage: o.slippage }),
         ...(o.strategy !== undefined && { strategy: o.strategy }),
         ...(o.tif !== undefined && { time_in_force: o.tif }),
-        ...(o.clientOrderId !== undefined && { client_order_id: o.clientOrderId }),
+        // always named: an order whose answer is lost is then sent again by it, and placed once
+        client_order_id: o.clientOrderId ?? `cli-${randomUUID()}`,
       } as OrderRequest;
-      const order = await answer(client.order(body), fail);
+      const again = `The order may have been placed: send it again with --client-order-id ${body.client_order_id} to get it, placed once`;
+      const order = await answer(client.order(body), fail, again);
       console.log(o.json ? JSON.stringify(order) : describe(order));
     });
 }

@@ -1,6 +1,6 @@
 import { execFile, spawn } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
+import { createServer, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -166,6 +166,71 @@ describe("crossfill answered an error on the server's side", () => {
       const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
       const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
       expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([2, "crossfill: internal: Something went wrong on our side. (request_id req_7f3a)\n"]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
+describe("crossfill order or withdraw whose connection drops after it was sent", () => {
+  it("says the order may have been placed, with the client_order_id it was sent with to send it again, placed once", async () => {
+    const bodies: string[] = [];
+    // reads the order, then closes the connection without an answer: a server killed mid-request
+    const api = createServer((req, _res) => {
+      let body = "";
+      req.on("data", (d: Buffer) => (body += d));
+      req.on("end", () => {
+        bodies.push(body);
+        req.socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x" };
+      const failed = await run(process.execPath, [BIN, "order", "fed-cut-2026-12", "YES", "--amount", "5"], { env: env2 }).catch((e: { code: number; stderr: string }) => e);
+      const sent = (JSON.parse(bodies[0]!) as { client_order_id: string }).client_order_id;
+      expect(sent).toMatch(/^cli-[0-9a-f-]{36}$/);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        `crossfill: the server did not answer (other side closed); is it running? (CROSSFILL_URL). The order may have been placed: send it again with --client-order-id ${sent} to get it, placed once\n`,
+      ]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it("says the same of a withdrawal, with its --client-id", async () => {
+    const bodies: string[] = [];
+    const api = createServer((req) => {
+      let body = "";
+      req.on("data", (d: Buffer) => (body += d));
+      req.on("end", () => (bodies.push(body), req.socket.destroy()));
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x" };
+      const failed = await run(process.execPath, [BIN, "withdraw", "25.5", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"], { env: env2 }).catch((e: { code: number; stderr: string }) => e);
+      const sent = (JSON.parse(bodies[0]!) as { client_withdrawal_id: string }).client_withdrawal_id;
+      expect(sent).toMatch(/^cli-[0-9a-f-]{36}$/);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        `crossfill: the server did not answer (other side closed); is it running? (CROSSFILL_URL). The withdrawal may have been paid: send it again with --client-id ${sent} to get it, paid once\n`,
+      ]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it("says so too when a proxy answers that the server did not answer in time (504), and not when the server refused the order", async () => {
+    let answer = (res: ServerResponse) => res.writeHead(504, { "content-type": "text/plain" }).end("Gateway Timeout");
+    const api = createServer((req, res) => req.resume().on("end", () => answer(res)));
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x" };
+      const stderr = async (...args: string[]) => ((await run(process.execPath, [BIN, "order", "fed-cut-2026-12", "YES", "--amount", "5", ...args], { env: env2 }).catch((e: { stderr: string }) => e)) as { stderr: string }).stderr;
+      expect(await stderr("--client-order-id", "mine-1")).toBe("crossfill: http_504: Gateway Timeout. The order may have been placed: send it again with --client-order-id mine-1 to get it, placed once\n");
+      answer = (res) => res.writeHead(422, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "insufficient_funds", message: "Not enough USDC.", request_id: "r" } }));
+      expect(await stderr("--client-order-id", "mine-1")).toBe("crossfill: insufficient_funds: Not enough USDC.\n");
     } finally {
       await new Promise((resolve) => api.close(resolve));
     }
