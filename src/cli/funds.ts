@@ -83,17 +83,19 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
     .command("activity")
     .description("Every movement of your money, newest first: deposits, buys' locks, settles and releases, sells' proceeds, withdrawals")
     .option("--limit <n>", "how many, newest first (at most 500)", "50")
-    .option("--json", "print JSON for scripts")
-    .action(async (o: { limit: string; json?: boolean }) => {
+    .option("--cursor <cursor>", "the next page: the next_cursor of the page before")
+    .option("--json", "print the page as JSON for scripts: data, and next_cursor (null on the last page)")
+    .action(async (o: { limit: string; cursor?: string; json?: boolean }) => {
       const limit = Number(o.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 500) fail(`--limit must be an integer from 1 to 500 (got ${JSON.stringify(o.limit)})`);
-      const page = await answer(apiClient(fail).activity({ limit }), fail);
+      const page = await answer(apiClient(fail).activity({ limit, ...(o.cursor !== undefined && { cursor: o.cursor }) }), fail);
       if (o.json) {
-        console.log(JSON.stringify(page.data));
+        console.log(JSON.stringify(page));
         return;
       }
       if (page.data.length === 0) console.log("No movements yet.");
       for (const a of page.data) console.log(activityLine(a));
+      if (page.next_cursor !== null) console.log(`More: crossfill activity --limit ${limit} --cursor ${page.next_cursor}`);
     });
 }
 

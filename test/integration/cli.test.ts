@@ -136,6 +136,30 @@ describe("crossfill against a CROSSFILL_URL that answers a web page", () => {
   });
 });
 
+describe("crossfill activity with more movements than one page", () => {
+  it("gives the next page's cursor (next_cursor in --json, a command to run in words), and takes it with --cursor", async () => {
+    const entry = (id: string) => ({ activity_id: id, type: "deposit", amount_usdc: 1.5, tx_hash: null, status: "credited", reference: id, address: null, created_at: "2026-12-01T00:00:00.000Z" });
+    const asked: string[] = [];
+    const api = createServer((req, res) => {
+      asked.push(req.url!);
+      const page = req.url!.includes("cursor=") ? { data: [entry("a2")], next_cursor: null } : { data: [entry("a1")], next_cursor: "WyJ0IiwiYTEiXQ" };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(page));
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x" };
+      const out = async (...args: string[]) => (await run(process.execPath, [BIN, "activity", "--limit", "1", ...args], { env: env2 })).stdout;
+      expect(JSON.parse(await out("--json"))).toEqual({ data: [entry("a1")], next_cursor: "WyJ0IiwiYTEiXQ" });
+      expect(JSON.parse(await out("--json", "--cursor", "WyJ0IiwiYTEiXQ"))).toEqual({ data: [entry("a2")], next_cursor: null });
+      expect((await out()).split("\n").slice(1)).toEqual(["More: crossfill activity --limit 1 --cursor WyJ0IiwiYTEiXQ", ""]);
+      expect((await out("--cursor", "WyJ0IiwiYTEiXQ")).split("\n").slice(1)).toEqual([""]);
+      expect(asked).toEqual(["/v1/activity?limit=1", "/v1/activity?limit=1&cursor=WyJ0IiwiYTEiXQ", "/v1/activity?limit=1", "/v1/activity?limit=1&cursor=WyJ0IiwiYTEiXQ"]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
 describe("crossfill order answered 202", () => {
   it("says what is pending, not that nothing was bought", async () => {
     let status = "routing";

@@ -283,9 +283,11 @@ describe("the CLI", () => {
     expect(await usdcOf(to)).toBe(1_250_000n);
     expect(await cli(env, "withdraw", "1.25", to, "--client-id", "cli-1")).toContain(`Withdrawal ${w.withdrawal_id} confirmed`);
     expect(await usdcOf(to)).toBe(1_250_000n);
-    const activity = JSON.parse(await cli(env, "activity", "--json", "--limit", "3")) as { type: string; reference: string }[];
-    expect(activity[0]).toMatchObject({ type: "withdrawal", reference: w.withdrawal_id });
-    expect(activity).toHaveLength(3);
+    type Page = { data: { activity_id: string; type: string; reference: string }[]; next_cursor: string | null };
+    const first = JSON.parse(await cli(env, "activity", "--json", "--limit", "1")) as Page;
+    expect(first.data).toEqual([expect.objectContaining({ type: "withdrawal", reference: w.withdrawal_id })]);
+    const second = JSON.parse(await cli(env, "activity", "--json", "--limit", "1", "--cursor", first.next_cursor!)) as Page;
+    expect(second.data).toEqual([(await payer.client.activity({ limit: 2 })).data[1]]);
   });
 
   it("refuses an empty --client-id, as the API does, instead of paying without an idempotency key", async () => {
