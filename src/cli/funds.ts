@@ -3,9 +3,21 @@ import type { Command } from "commander";
 import { CrossfillClient, CrossfillError } from "../sdk/client.ts";
 import type { Activity, Withdrawal } from "../sdk/types.ts";
 
+/** How long a command waits for the server's answer: CROSSFILL_TIMEOUT_MS, 30 s unless set (Node's own bound is 5 minutes). */
+function timeoutMs(fail: (message: string) => never): number {
+  const set = process.env.CROSSFILL_TIMEOUT_MS;
+  // empty as unset, as CROSSFILL_URL
+  if (!set) return 30_000;
+  // a timer's longest: AbortSignal.timeout fires at once past it
+  if (!/^\d+$/.test(set) || Number(set) < 1 || Number(set) > 2 ** 31 - 1) {
+    fail(`CROSSFILL_TIMEOUT_MS must be the milliseconds to wait for the server, an integer from 1 to ${2 ** 31 - 1} (got ${JSON.stringify(set)})`);
+  }
+  return Number(set);
+}
+
 /**
  * The running server, as a client of its API: CROSSFILL_URL (default http://127.0.0.1:$PORT, 8080), with the key
- * in CROSSFILL_API_KEY and, for fund-moving commands, its secret in CROSSFILL_API_SECRET.
+ * in CROSSFILL_API_KEY and, for fund-moving commands, its secret in CROSSFILL_API_SECRET; answering within CROSSFILL_TIMEOUT_MS.
  */
 export function apiClient(fail: (message: string) => never): CrossfillClient {
   const apiKey = process.env.CROSSFILL_API_KEY;
@@ -16,7 +28,7 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   if (!url || !/^https?:\/\/\S+$/i.test(baseUrl)) fail(`CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
   // fetch refuses such a URL with an error that quotes it, password included
   if (url.username || url.password) fail("CROSSFILL_URL must not carry a user name or password (the API takes its key in CROSSFILL_API_KEY); it is not printed here");
-  return new CrossfillClient({ baseUrl, apiKey, ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
+  return new CrossfillClient({ baseUrl, apiKey, timeoutMs: timeoutMs(fail), ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 
 /** Node's codes for a TLS failure: OpenSSL's (ERR_SSL_*), Node's own (ERR_TLS_*), and X.509 verification's (DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED, UNABLE_TO_VERIFY_LEAF_SIGNATURE...). */
@@ -41,6 +53,10 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
       // and may have done what it was asked before failing (a proxy's 502 or 504 included)
       const done = e.status >= 500 && maybeDone !== "" ? `. ${maybeDone}` : "";
       fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}${quote}${done}`);
+    }
+    // no answer within CROSSFILL_TIMEOUT_MS (the SDK's timeoutMs): the request may have gone out and been acted on
+    if ((e as Error).name === "TimeoutError") {
+      fail(`the server did not answer within ${timeoutMs(fail) / 1000} s (CROSSFILL_TIMEOUT_MS sets how long to wait)${maybeDone !== "" ? `. ${maybeDone}` : ""}`);
     }
     // fetch's failure to connect (refused, no such host, reset) carries the system's error, with its code
     const cause = (e as Error).cause as { code?: unknown; message?: string; reason?: string } | undefined;

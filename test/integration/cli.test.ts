@@ -261,6 +261,36 @@ describe("crossfill order or withdraw whose connection drops after it was sent",
   });
 });
 
+describe("crossfill against a server that takes the request and never answers", () => {
+  it("gives up after CROSSFILL_TIMEOUT_MS (30 s unless set) and says so; of an order or withdrawal, that it may have been done, with the client id to send it again with", async () => {
+    const api = createServer((req) => req.resume());
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x", CROSSFILL_API_SECRET: "cs_live_x", CROSSFILL_TIMEOUT_MS: "500" };
+      const fails = async (args: string[], extra: Record<string, string> = {}) => {
+        const failed = await run(process.execPath, [BIN, ...args], { env: { ...env2, ...extra }, timeout: 20_000 }).catch((e: { code: number; stderr: string }) => e);
+        return [(failed as { code: number }).code, (failed as { stderr: string }).stderr];
+      };
+      const waited = "crossfill: the server did not answer within 0.5 s (CROSSFILL_TIMEOUT_MS sets how long to wait)";
+      expect(await fails(["activity"])).toEqual([2, `${waited}\n`]);
+      expect(await fails(["order", "fed-cut-2026-12", "YES", "--amount", "5", "--client-order-id", "mine-1"])).toEqual([
+        2,
+        `${waited}. The order may have been placed: send it again with --client-order-id mine-1 to get it, placed once\n`,
+      ]);
+      expect(await fails(["withdraw", "25.5", "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "--client-id", "mine-2"])).toEqual([
+        2,
+        `${waited}. The withdrawal may have been paid: send it again with --client-id mine-2 to get it, paid once\n`,
+      ]);
+      for (const bad of ["0", "30s", "2147483648"]) {
+        expect(await fails(["activity"], { CROSSFILL_TIMEOUT_MS: bad })).toEqual([2, `crossfill: CROSSFILL_TIMEOUT_MS must be the milliseconds to wait for the server, an integer from 1 to 2147483647 (got ${JSON.stringify(bad)})\n`]);
+      }
+    } finally {
+      api.closeAllConnections();
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
 describe("crossfill behind a proxy whose server is down", () => {
   it("prints the proxy's error page on one line", async () => {
     const page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n</body>\r\n</html>\r\n";
