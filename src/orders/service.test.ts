@@ -242,6 +242,30 @@ describe("routing rounds", () => {
     expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n, shares: 10_000_000n });
   });
 
+  it("settles an IOC buy as filled when its first plan held only half of it and a later round, the book refilled, bought the rest", async () => {
+    // $10 asked; the book holds $5 within the limit. The leg fills 4 of its 10 shares, and the book refills meanwhile.
+    asks = [{ price: 500_000n, shares: 10_000_000n }];
+    script = [(o) => ((asks = [{ price: 500_000n, shares: 100_000_000n }]), fill(o, 4_000_000n)), (o) => fill(o, o.shares)];
+    const order = await service().submit(who, { ...body, time_in_force: "IOC" }, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([10_000_000n, 16_000_000n]);
+    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n });
+  });
+
+  it("settles a buy as filled when a later round spent the rest of the amount at a worse ask: fewer shares than first planned, the whole amount bought", async () => {
+    // The leg fills 4 of 20 shares; the book is then at 0.51, the limit: $8 buys 15.68 shares there, and $0.0032 is left, less than a lot.
+    script = [(o) => ((asks = [{ price: 510_000n, shares: 100_000_000n }]), fill(o, 4_000_000n)), (o) => fill(o, o.shares)];
+    const order = await service().submit(who, body, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([20_000_000n, 15_680_000n]);
+    expect(order).toMatchObject({ status: "filled", filledShares: 19_680_000n, spent: 9_996_800n });
+  });
+
+  it("settles a buy as partially filled when the later round found the book thinner than the rest of the amount, though its leg filled whole", async () => {
+    script = [(o) => ((asks = [{ price: 500_000n, shares: 2_000_000n }]), fill(o, 4_000_000n)), (o) => ((asks = []), fill(o, o.shares))];
+    const order = await service().submit(who, body, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([20_000_000n, 2_000_000n]);
+    expect(order).toMatchObject({ status: "partially_filled", filledShares: 6_000_000n, spent: 3_000_000n });
+  });
+
   it("releases everything when no round fills anything", async () => {
     script = [nothing, nothing, nothing];
     const order = await service().submit(who, body, undefined);
@@ -669,6 +693,30 @@ describe("recovery", () => {
     }
   });
 
+  it("records an IOC buy whose later round bought what its first plan could not, its settlement's answer lost, as filled, settled or found settled", async () => {
+    const svc = service();
+    const interrupted = async () => {
+      asks = [{ price: 500_000n, shares: 10_000_000n }];
+      script = [(o) => ((asks = [{ price: 500_000n, shares: 100_000_000n }]), fill(o, 4_000_000n)), (o) => fill(o, o.shares)];
+      ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+      const order = await svc.submit(who, { ...body, time_in_force: "IOC" }, undefined);
+      expect(order.status).toBe("routing");
+      const fills = await store.fills(order.id);
+      for (const leg of order.legs) {
+        known.set(leg.clientOrderId, { kind: "done", venueOrderId: `vo-${leg.clientOrderId}`, fills: fills.filter((f) => f.clientOrderId === leg.clientOrderId).map((f) => ({ ...f, side: "buy" as const })) });
+      }
+      return order;
+    };
+    const open = await interrupted();
+    const landed = await interrupted();
+    await ledger.vault().settle(chainOrderId(landed.id), 10_000_000n, { tokenId: 7n, shares: 20_000_000n });
+    await reconciler(svc).pass(0);
+    for (const order of [open, landed]) {
+      expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n, settleTx: HASH });
+      expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 10_000_000n, shares: 20_000_000n });
+    }
+  });
+
   it("records what the chain charged and minted, not a fill the venue reported after the settlement was sent", async () => {
     script = [(o) => fill(o, o.shares)];
     ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
@@ -831,6 +879,16 @@ describe("sells", () => {
     expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 5_000_000n, proceeds: 2_250_000n });
     expect(ledger.sot.get(who.address)).toBe(15_000_000n);
     expect(ledger.credited.get(who.address)).toBe(2_250_000n);
+  });
+
+  it("settles an IOC sell as filled when its first plan held only 5 of its 15 shares and a later round sold the rest on the refilled bids", async () => {
+    const svc = await holding();
+    bids.set("v", [{ price: 450_000n, shares: 5_000_000n }]);
+    script = [(o) => (bids.set("v", [{ price: 450_000n, shares: 100_000_000n }]), fill(o, 2_000_000n)), (o) => fill(o, o.shares)];
+    const order = await svc.submit(who, { ...sell, shares: 15, time_in_force: "IOC" }, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([5_000_000n, 13_000_000n]);
+    expect(order).toMatchObject({ status: "filled", escrowed: 15_000_000n, filledShares: 15_000_000n, proceeds: 6_750_000n });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 15_000_000n, proceeds: 6_750_000n });
   });
 
   it("sells only on venues where the operator holds the outcome, however good another venue's bids", async () => {

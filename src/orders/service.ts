@@ -117,17 +117,24 @@ export function settlement(
     fees: fills.reduce((s, f) => s + f.fee, 0n),
     filledShares,
     routedTo: largestVenue(fills),
-    status: statusOf(order, filledShares),
+    status: statusOf(order, fills, filledShares),
   };
 }
 
 /**
- * A settled order's status: `filled` when its first round planned the whole order and the shares filled
- * reach that plan's, else `partially_filled` (an IOC order the books held only part of, or whose legs
- * filled short of their plan).
+ * A settled order's status: `filled` when what is left of the order is dust, the test a FOK plan passes:
+ * its last round planned all that the rounds before it left (`plannedInFull`) and `filledShares`, the
+ * order's, reach what the rounds before it filled (`fills`, by child order) and that plan's shares.
+ * Else `partially_filled`: an IOC order the books held only part of, or whose legs filled short of their
+ * plan, when no later round bought or sold the rest.
  */
-function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull">, filledShares: bigint): "filled" | "partially_filled" {
-  return order.plannedInFull && filledShares >= plannedShares(order) ? "filled" : "partially_filled";
+function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull">, fills: readonly Pick<FillRecord, "clientOrderId" | "shares">[], filledShares: bigint): "filled" | "partially_filled" {
+  const round = order.legs.reduce((r, l) => Math.max(r, l.round), 1);
+  const last = order.legs.filter((l) => l.round === round);
+  const lastIds = new Set(last.map((l) => l.clientOrderId));
+  const before = fills.filter((f) => !lastIds.has(f.clientOrderId)).reduce((s, f) => s + f.shares, 0n);
+  const planned = last.reduce((s, l) => s + l.shares, 0n);
+  return order.plannedInFull && filledShares >= before + planned ? "filled" : "partially_filled";
 }
 
 /** The shares the order was routed for: its first round's child orders. Later rounds only re-route what those missed. */
@@ -156,7 +163,7 @@ export function sale(
     fees: fills.reduce((s, f) => s + f.fee, 0n),
     filledShares,
     routedTo: largestVenue(fills),
-    status: statusOf(order, filledShares),
+    status: statusOf(order, fills, filledShares),
   };
 }
 
@@ -178,7 +185,7 @@ export function settledOnChain(
       : [settlement(order, fills, log), { spent: hold.spent, filledShares: hold.shares }];
   const differs = Object.entries(chain).some(([k, v]) => fromFills[k as keyof typeof fromFills] !== v);
   if (differs) log.error({ chain: stringify(chain), fills: stringify(fromFills) }, "the chain settled the order for other amounts than its stored fills come to; recording the chain's");
-  const status = statusOf(order, chain.filledShares);
+  const status = statusOf(order, fills, chain.filledShares);
   const minted = "tokenId" in hold ? { sotTokenId: hold.tokenId.toString() } : {};
   return { ...fromFills, ...chain, ...minted, status, settleTx: hold.txHash };
 }
@@ -556,7 +563,7 @@ export class OrderService {
     return inventory;
   }
 
-  /** Stores a round's child orders, with the move to `routing`, before any is sent; the first round's with whether its plan fills the order. */
+  /** Stores a round's child orders, with the move to `routing`, before any is sent, and whether the round's plan fills what was left of the order. */
   private async routeLegs(order: OrderRecord, event: UnifiedEvent, round: number, plan: Pick<Plan | SellPlan, "legs" | "complete">): Promise<OrderRecord> {
     const listings = new Map(event.listings.map((l) => [l.venue, l.venueMarketId]));
     const expiresAt = this.d.clock.now() + (this.d.childOrderTtlMs ?? 30_000);
@@ -574,8 +581,7 @@ export class OrderService {
       }),
     );
     const sotTokenId = this.d.tokenId(order.eventId, order.outcome).toString();
-    const first = round === 1 ? { plannedInFull: plan.complete } : {};
-    return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId, ...first });
+    return this.update(order.id, ["locked", "routing"], { status: "routing", legs: [...order.legs, ...sent], sotTokenId, plannedInFull: plan.complete });
   }
 
   /**

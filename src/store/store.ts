@@ -53,7 +53,7 @@ export interface OrderLeg {
   venueMarketId: string;
   limitPrice: PriceMicro;
   shares: ShareMicro;
-  /** The routing round that sent it: the first round's legs are the plan the order is filled against. */
+  /** The routing round that sent it: the last round's legs are the plan the order is told filled against. */
   round: number;
   /** The child order's expiry at its venue, ms since the epoch (ChildOrder.expiresAt). */
   expiresAt: number;
@@ -91,9 +91,9 @@ export interface OrderRecord {
   /** The child orders, stored with the move to `routing`, before any is sent. */
   legs: OrderLeg[];
   /**
-   * Whether the first round's plan fills the whole order (what it leaves is dust, as FOK requires):
-   * stored with that round's legs. An IOC plan of books that hold less than the order does not, and
-   * the order is then `partially_filled` however its fills went.
+   * Whether the latest round's plan fills what the rounds before it left of the order (what it leaves
+   * is dust, as FOK requires): stored with each round's legs. An IOC plan of books that hold less than
+   * that does not, and the order is then `partially_filled` however that round's fills went.
    */
   plannedInFull: boolean;
   sotTokenId: string | null;
