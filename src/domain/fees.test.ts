@@ -5,6 +5,8 @@ import {
   feeAdjustedPrice,
   grossForDelivered,
   limitlessFee,
+  marginalAsk,
+  marginalBid,
   netOfWithheld,
   orderFee,
   POLYMARKET_LOWEST_PRICE,
@@ -72,6 +74,34 @@ describe("a Limitless buy's fee in contracts", () => {
     expect(() => limitlessFee(1_500_000n)).toThrow(/below 100 %/);
     expect(() => limitlessFee(150n)).toThrow(/whole basis points/);
     expect(limitlessFee(990_000n).ratePpm).toBe(990_000n);
+  });
+});
+
+describe("a share's marginal price", () => {
+  it("is what a share adds to a large order, fee included: a whole level of a million shares priced per share, within the micro-USDC", () => {
+    const models: fc.Arbitrary<FeeModel> = fc.oneof(
+      fc.bigInt({ min: 0n, max: 200_000n }).map((ratePpm) => ({ kind: "kalshi" as const, ratePpm })),
+      fc.record({ ratePpm: fc.bigInt({ min: 0n, max: 250_000n }), exponent: fc.constantFrom(0 as const, 1 as const, 2 as const) }).map((m) => ({ kind: "polymarket" as const, ...m })),
+      fc.bigInt({ min: 0n, max: 990_000n }).map((bps) => limitlessFee(bps - (bps % 100n))),
+      fc.record({ ratePpm: fc.bigInt({ min: 0n, max: 200_000n }), minFee: fc.constant(0n) }).map((m) => ({ kind: "opinion" as const, ...m })),
+    );
+    fc.assert(
+      fc.property(models, fc.bigInt({ min: 1n, max: 999_999n }), (m, price) => {
+        const level = { price, shares: 1_000_000n * 1_000_000n };
+        const within = (a: bigint, b: bigint) => expect(a - b <= 1n && b - a <= 1n).toBe(true);
+        within(marginalAsk(m, price), feeAdjustedPrice(m, level));
+        within(marginalBid(m, price), sellFeeAdjustedPrice(m, level));
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it("leaves out the rounding of an order's fee: one contract at 0.957 on Kalshi adds 0.002881 to an order's fee, and pays 0.01 alone", () => {
+    const KALSHI: FeeModel = { kind: "kalshi", ratePpm: 70_000n };
+    expect(marginalAsk(KALSHI, 957_000n)).toBe(959_881n);
+    expect(feeAdjustedPrice(KALSHI, { price: 957_000n, shares: 1_000_000n })).toBe(967_000n);
+    expect(marginalBid(KALSHI, 5_000n)).toBe(4_651n);
+    expect(sellFeeAdjustedPrice(KALSHI, { price: 5_000n, shares: 1_000_000n })).toBe(-5_000n);
   });
 });
 

@@ -181,6 +181,38 @@ export function feeAdjustedPrice(model: FeeModel, level: Level): bigint {
 }
 
 /**
+ * What a share at `price` adds to the cost of one order that takes it, fee included: the price plus its
+ * fee before the venue's rounding per order (and before any minimum fee), rounded up to the micro-USDC;
+ * for a buy that pays its fee in contracts, price / (1 − rate), as feeAdjustedPrice. A level costs this
+ * a share inside an order that takes more than it; taken alone, its fee's rounding can add up to a cent
+ * (Kalshi's, per order) over its shares. The router judges levels by it, and prices orders by orderFee
+ * (docs/decisions.md, "The router judges a level by what its shares add to an order").
+ */
+export function marginalAsk(model: FeeModel, price: PriceMicro): PriceMicro {
+  if (feeInShares(model, "buy")) return ceilDiv(price * ONE, ONE - model.ratePpm);
+  return price + feePerShare(model, price);
+}
+
+/** What selling a share at `price` adds to the proceeds of one order that sells it: the price less its fee before the venue's rounding per order, rounded down, as marginalAsk. */
+export function marginalBid(model: FeeModel, price: PriceMicro): PriceMicro {
+  return price - feePerShare(model, price);
+}
+
+/** A share's fee at `price` by the venue's formula, before its rounding per order and any minimum fee, rounded up to the micro-USDC. */
+function feePerShare(model: FeeModel, price: PriceMicro): Micro {
+  switch (model.kind) {
+    case "kalshi":
+      return ceilDiv(model.ratePpm * price * (ONE - price), ONE * ONE);
+    case "polymarket":
+      return ceilDiv(model.ratePpm * polymarketCurve(model, price), ONE * ONE * ONE * ONE);
+    case "limitless":
+      return ceilDiv(model.ratePpm * price, ONE);
+    case "opinion":
+      return ceilDiv(model.ratePpm * price * price * (ONE - price), ONE * ONE * ONE);
+  }
+}
+
+/**
  * What a seller nets per share selling into the whole bid level, fees deducted, rounded down to the
  * micro-USDC. Every venue here charges its taker fee on sells by the same formula as on buys (the
  * sell's price and shares in place of the buy's), taken from the USDC the sale pays: Polymarket

@@ -119,8 +119,9 @@ interface Best {
  * lower is better for both. A venue's best ask or bid is the one its least order reaches, as the
  * router's reference takes it (router/buy.ts `leastLegAsk`; router/sell.ts `leastLegBid`, for a holder
  * of every share its bids take): a top level smaller than the venue's minimum order is no trade alone.
- * A best bid whose fee takes all it pays (one contract at 0.005 on Kalshi pays a cent) is no sale: the
- * router takes no such bid, so it is never named.
+ * A best bid whose fee takes all it pays (one contract at 0.005 on Kalshi pays a cent) is no sale alone,
+ * so it is never named. Each level is priced taken alone (DESIGN.md §3), where the router prices what its
+ * shares add to an order (fees.ts `marginalBid`).
  */
 function bestExecution(fresh: readonly FreshBook[], side: OrderSide): Best | undefined {
   const sign = side === "sell" ? -1n : 1n;

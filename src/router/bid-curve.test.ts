@@ -62,11 +62,13 @@ describe("BidCurve", () => {
     );
   });
 
-  it("stops at the first bid that nets under the floor, even if a later one nets more", () => {
-    // One contract at 0.10 pays a whole cent of Kalshi fee (0.09 net); 1000 at 0.099 pay 6.25 (0.09275 net).
+  it("ends the eligible bids at the first whose shares add less than the floor to an order, not at one whose fee alone rounds up", () => {
+    // One contract at 0.10 pays a whole cent of Kalshi fee alone (0.09 net), and adds 0.0063 to an order's
+    // (0.0937 net); each of 1000 at 0.099 adds 0.006244 (0.092756 net).
     const q = sellQuote("k", [[0.1, 1], [0.099, 1000]], { feeModel: { kind: "kalshi", ratePpm: 70_000n }, lotShares: ONE });
-    expect(new BidCurve(q, 92_000n, cap(q.inventory)).maxLots).toBe(0);
-    expect(new BidCurve(q, 90_000n, cap(q.inventory)).maxLots).toBe(1_001);
-    expect(new BidCurve(q, 90_000n, 40_000_000).maxLots).toBe(40);
+    expect(new BidCurve(q, 93_701n, cap(q.inventory)).maxLots).toBe(0);
+    expect(new BidCurve(q, 92_757n, cap(q.inventory)).maxLots).toBe(1);
+    expect(new BidCurve(q, 92_756n, cap(q.inventory)).maxLots).toBe(1_001);
+    expect(new BidCurve(q, 92_756n, 40_000_000).maxLots).toBe(40);
   });
 });

@@ -1,7 +1,7 @@
 import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
-import { bestAdjusted, Curve, SAFE } from "./curve.ts";
+import { bestMarginal, Curve, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import type { Leg, Plan, PlanRequest, VenueQuote } from "./types.ts";
 
@@ -51,13 +51,13 @@ export function leastLegAsk(q: VenueQuote): Level | undefined {
   return new Curve(q, null, SAFE).leastLevel();
 }
 
-/** The best fee-adjusted ask a least leg reaches over the venues. */
+/** The best marginal ask (fees.ts `marginalAsk`) a least leg reaches over the venues. */
 function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
     const level = leastLegAsk(q);
-    return level ? [{ model: q.feeModel, level }] : [];
+    return level ? [{ model: q.feeModel, price: level.price }] : [];
   });
-  return bestAdjusted(reached, 1);
+  return bestMarginal(reached, 1);
 }
 
 function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro, complete: boolean): Plan {

@@ -77,15 +77,17 @@ describe("Curve", () => {
     );
   });
 
-  it("stops the eligible book at the first level over the limit, even if a later one is under it", () => {
+  it("ends the eligible book at the first level whose shares add more than the limit to an order, not at one whose fee alone rounds up", () => {
     const kalshi = { kind: "kalshi", ratePpm: 70_000n } as const;
-    // One contract at 0.90 pays a whole cent of fee (0.91 a share); 1000 at 0.901 pay 6.25 (0.90725).
+    // One contract at 0.90 pays a whole cent of fee alone (0.91 a share), and adds 0.0063 to an order's
+    // (0.9063); each of 1000 at 0.901 adds 0.006244 (0.907244).
     const asks = [
       { price: 900_000n, shares: 1_000_000n },
       { price: 901_000n, shares: 1_000_000_000n },
     ];
     const q = { venue: "k", venueMarketId: "m", asks, feeModel: kalshi, tickSize: 1_000n, minOrderShares: 1_000_000n, lotShares: 1_000_000n, latencyMs: 1 };
-    expect(new Curve(q, 908_000n, SAFE).maxLots).toBe(0);
-    expect(new Curve(q, 910_000n, SAFE).maxLots).toBe(1_001);
+    expect(new Curve(q, 906_299n, SAFE).maxLots).toBe(0);
+    expect(new Curve(q, 907_243n, SAFE).maxLots).toBe(1);
+    expect(new Curve(q, 907_244n, SAFE).maxLots).toBe(1_001);
   });
 });

@@ -1,5 +1,5 @@
 import { ceilDiv, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, polymarketCurve, sellFeeAdjustedPrice, worstFee, type FeeModel } from "../domain/fees.ts";
+import { deliveredShares, feeInShares, marginalAsk, marginalBid, minimumFee, polymarketCurve, worstFee, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import type { SellQuote, VenueQuote } from "./types.ts";
 
@@ -118,42 +118,34 @@ function feeRate(model: FeeModel, unit: bigint): number {
 }
 
 /**
- * Where the price per share of taking a whole level after its fee can lie (fees.ts: a buy's
- * `feeAdjustedPrice`, `sign` +1, or a sell's `sellFeeAdjustedPrice`, −1), found from the unrounded
- * fee per share `rate`: the fee's rounding on the level, at most `above` up or `below` down spread
- * over its shares, the price's rounding to the micro-USDC, and the doubles' own, keep it within
- * `spread` of `mid`.
+ * Where a share's marginal price can lie (fees.ts: a buy's `marginalAsk`, `sign` +1, or a sell's
+ * `marginalBid`, −1), found from the unrounded fee per share `rate`: its rounding to the micro-USDC
+ * and the doubles' own keep it within `spread` of `mid`.
  */
-function adjustedRange(model: FeeModel, level: Level, rate: number, sign: 1 | -1): { mid: number; spread: number } {
-  if (feeInShares(model, sign > 0 ? "buy" : "sell")) {
-    // price / (1 − rate), rounded up once
-    const mid = (Number(level.price) * M) / (M - Number(model.ratePpm));
-    return { mid, spread: 2 + mid * 1e-12 };
-  }
-  const mid = Number(level.price) + sign * rate * M;
-  const free = model.ratePpm === 0n;
-  const rounding = free ? 0 : Math.max(roundingAbove(model), roundingBelow(model));
-  return { mid, spread: (rounding * M) / Number(level.shares) + 2 + Math.abs(mid) * 1e-12 };
+function marginalRange(model: FeeModel, price: PriceMicro, rate: number, sign: 1 | -1): { mid: number; spread: number } {
+  // a buy that pays its fee in contracts: price / (1 − rate), rounded up once
+  const mid = feeInShares(model, sign > 0 ? "buy" : "sell") ? (Number(price) * M) / (M - Number(model.ratePpm)) : Number(price) + sign * rate * M;
+  return { mid, spread: 2 + Math.abs(mid) * 1e-12 };
 }
 
-function adjusted(model: FeeModel, level: Level, sign: 1 | -1): PriceMicro {
-  return sign > 0 ? feeAdjustedPrice(model, level) : sellFeeAdjustedPrice(model, level);
+function marginal(model: FeeModel, price: PriceMicro, sign: 1 | -1): PriceMicro {
+  return sign > 0 ? marginalAsk(model, price) : marginalBid(model, price);
 }
 
 /**
- * The best of the fee-adjusted prices of whole levels (`sign` +1: a buy's, the lowest; −1: a sell's,
- * the highest), exactly; undefined for none. Only the levels whose range reaches the best range's
- * near end are priced exactly: usually one.
+ * The best of the marginal prices of shares at `prices` (`sign` +1: a buy's, the lowest; −1: a
+ * sell's, the highest), exactly; undefined for none. Only the prices whose range reaches the best
+ * range's near end are priced exactly: usually one.
  */
-export function bestAdjusted(levels: readonly { model: FeeModel; level: Level }[], sign: 1 | -1): PriceMicro | undefined {
-  const ranges = levels.map(({ model, level }) => adjustedRange(model, level, feeRate(model, feePerShare(model, level.price)), sign));
+export function bestMarginal(prices: readonly { model: FeeModel; price: PriceMicro }[], sign: 1 | -1): PriceMicro | undefined {
+  const ranges = prices.map(({ model, price }) => marginalRange(model, price, feeRate(model, feePerShare(model, price)), sign));
   let reach = Infinity;
   for (const { mid, spread } of ranges) reach = Math.min(reach, sign * mid + spread);
   let best: PriceMicro | undefined;
-  for (const [i, { model, level }] of levels.entries()) {
+  for (const [i, { model, price }] of prices.entries()) {
     const { mid, spread } = ranges[i]!;
     if (sign * mid - spread > reach) continue;
-    const p = adjusted(model, level, sign);
+    const p = marginal(model, price, sign);
     if (best === undefined || (sign > 0 ? p < best : p > best)) best = p;
   }
   return best;
@@ -506,16 +498,16 @@ export abstract class Ladder<Q extends Rules = Rules> {
   }
 
   /**
-   * Whether the price of a whole level after its fee passes `limit` in the direction `sign` (+1:
-   * over it, a buy's; −1: under it, a sell's). Its unrounded fee decides when that is far enough
-   * from the limit (adjustedRange); the exact price otherwise.
+   * Whether a level's marginal price (what each of its shares adds to an order, fee included) passes
+   * `limit` in the direction `sign` (+1: over it, a buy's; −1: under it, a sell's). Its unrounded fee
+   * decides when that is far enough from the limit (marginalRange); the exact price otherwise.
    */
   protected passes(level: Level, feeRate: number, limit: bigint, sign: 1 | -1): boolean {
-    const { mid, spread } = adjustedRange(this.model, level, feeRate, sign);
+    const { mid, spread } = marginalRange(this.model, level.price, feeRate, sign);
     const gap = sign * (mid - Number(limit));
     if (gap > spread) return true;
     if (gap < -spread) return false;
-    return sign * Number(adjusted(this.model, level, sign) - limit) > 0;
+    return sign * Number(marginal(this.model, level.price, sign) - limit) > 0;
   }
 }
 

@@ -84,6 +84,17 @@ describe("optimize_price", () => {
     expect(refused(req(45), [quote("thin", [[0.4, 2]], { minOrderShares: 5n * S })]).code).toBe("insufficient_liquidity");
   });
 
+  it("judges a Kalshi ask by what its contracts add to an order's fee, not by its fee alone: a one-contract top ask on a deci-cent market neither loses the reference nor cuts the venue's book", () => {
+    // One contract at 0.957 pays a whole cent of fee alone (0.967 a share); inside an order it adds 0.00288
+    // of fee (0.959881), and each of 500 at 0.958 adds 0.00282 (0.960817). 104 contracts across both cost
+    // 99.931 with the order's fee rounded up once (0.960875 a share): more shares than Polymarket's 0.962 gives.
+    const kalshi = quote("kalshi", [[0.957, 1], [0.958, 500]], { feeModel: KALSHI, lotShares: S, tickSize: 1_000n });
+    const poly = quote("poly", [[0.962, 1000]]);
+    const p = planned(req(100, { maxSlippage: 2_000n }), [kalshi, poly]);
+    expect(p).toMatchObject({ referencePrice: 959_881n, limitPrice: 961_800n, shares: 104n * S, cost: usdc(99.931), fees: usdc(0.3) });
+    expect(legs(p)).toEqual([["kalshi", 104n * S]]);
+  });
+
   it("gives Opinion only legs whose fee by its curve reaches its minimum fee, and covers the minimum in a leg's worst case", () => {
     // 4% at 0.5: 0.005 a share, so the 0.25 minimum fee is reached at 50 shares (25 USDC + 0.25).
     const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 40_000n, minFee: usdc(0.25) } };
@@ -144,11 +155,12 @@ describe("optimize_price", () => {
   });
 
   it("keeps the average fee-adjusted price under the limit when rounding alone would break it", () => {
-    // At 0.29 with 0.1-contract lots, the whole level is 0.318571 a share after fees; 7 lots average
-    // 0.318572 because of the cent rounding, so the best the limit allows is 6 lots.
+    // At 0.29 a contract adds 0.014413 of Kalshi fee to an order (0.304413, the reference; 1% over it,
+    // 0.307457). With the fee rounded up to the cent 6 lots of 0.1 average 0.306667 and 7 lots 0.318571,
+    // so the most the limit allows is 6 lots.
     const q = quote("k", [[0.29, 0.700011]], { feeModel: KALSHI, lotShares: 100_000n, minOrderShares: 200_000n });
-    const p = planned(req(0.223, { maxSlippage: 0n, timeInForce: "IOC" }), [q]);
-    expect(p).toMatchObject({ shares: 600_000n, cost: usdc(0.184) });
+    const p = planned(req(0.223, { timeInForce: "IOC" }), [q]);
+    expect(p).toMatchObject({ referencePrice: 304_413n, limitPrice: 307_457n, shares: 600_000n, cost: usdc(0.184) });
   });
 });
 

@@ -33,7 +33,7 @@ interface Planned {
  */
 export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P extends Planned> {
   order: RouteOptions;
-  /** The best fee-adjusted top of the books the order can take: the slippage reference; undefined if none. */
+  /** The best marginal price (fees.ts `marginalAsk`, `marginalBid`) of the tops of the books the order can take: the slippage reference; undefined if none. */
   reference(quotes: readonly Q[]): PriceMicro | undefined;
   /** Why there is no reference. */
   noReference: string;

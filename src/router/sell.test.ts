@@ -108,6 +108,15 @@ describe("selling, optimize_price", () => {
     expect(planned(sell(100), [thinTop, other])).toMatchObject({ referencePrice: 560_000n, proceeds: usdc(56) });
   });
 
+  it("judges a Kalshi bid by what its contracts add to an order's fee, not by its fee alone: a one-contract top bid on a deci-cent market that nets nothing alone still sets the reference", () => {
+    // One contract bid at 0.005 pays a whole cent of fee alone (it nets −0.005); inside an order it adds
+    // 0.000349 of fee (0.004651), and each of 1,000 at 0.004 adds 0.000279 (0.003721). Selling all 1,001
+    // pays 4.005 less one fee of 0.28 (0.003721 a share).
+    const q = sellQuote("kalshi", [[0.005, 1], [0.004, 1000]], { feeModel: KALSHI, lotShares: S, tickSize: 1_000n });
+    const p = planned(sell(1001, { maxSlippage: 250_000n }), [q]);
+    expect(p).toMatchObject({ referencePrice: 4_651n, limitPrice: 3_489n, shares: 1001n * S, notional: usdc(4.005), fees: usdc(0.28), proceeds: usdc(3.725) });
+  });
+
   it("never sells into a bid that nets under the floor; FOK refuses what only those bids could take, IOC sells the rest", () => {
     const quotes = [sellQuote("a", [[0.5, 10], [0.48, 10], [0.4, 1000]])];
     const ioc = planned(sell(100, { maxSlippage: 50_000n, timeInForce: "IOC" }), quotes);
@@ -146,11 +155,12 @@ describe("selling, optimize_price", () => {
   });
 
   it("keeps the average net price above the floor when rounding alone would break it", () => {
-    // At 0.71 with 0.1-contract lots the whole level nets 0.681429 a share after Kalshi's fee; 7 lots
-    // net 0.681428 because of the cent rounding, so the most the floor allows is 6 lots (0.426 less 0.01).
+    // At 0.71 a contract adds 0.014413 of Kalshi fee to an order (0.695587 net, the reference; 1% under
+    // it, 0.688632). With the fee rounded up to the cent 6 lots of 0.1 net 0.693333 a share (0.426 less
+    // 0.01) and 7 lots 0.681429, so the most the floor allows is 6 lots.
     const q = sellQuote("k", [[0.71, 0.700011]], { feeModel: KALSHI, lotShares: 100_000n, minOrderShares: 200_000n });
-    const p = planned(sell(10, { maxSlippage: 0n, timeInForce: "IOC" }), [q]);
-    expect(p).toMatchObject({ limitPrice: 681_429n, shares: 600_000n, proceeds: usdc(0.416) });
+    const p = planned(sell(10, { timeInForce: "IOC" }), [q]);
+    expect(p).toMatchObject({ referencePrice: 695_587n, limitPrice: 688_632n, shares: 600_000n, proceeds: usdc(0.416) });
   });
 });
 

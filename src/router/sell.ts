@@ -1,6 +1,6 @@
 import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
-import { BidCurve, bestAdjusted, SAFE } from "./curve.ts";
+import { BidCurve, bestMarginal, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
 import { bestSale, betterSale, saleDust, type Sale, type SaleLimits } from "./sale.ts";
 import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
@@ -9,8 +9,8 @@ import type { SellLeg, SellPlan, SellQuote, SellRequest } from "./types.ts";
  * A sell of `req.shares` over the venues' bids, each venue's sell capped by the shares the operator
  * holds there (`SellQuote.inventory`). The plan sells for the most USDC after every venue's fee
  * (per-order rounding and minimum sizes included), then sells the most shares, then in the fewest
- * legs; the reference is the best fee-adjusted bid of the venues that can sell (what a seller nets
- * per share there), the floor reference × (1 − maxSlippage), and neither a level under the floor
+ * legs; the reference is the best marginal bid of the venues that can sell (what a share sold there
+ * adds to an order's proceeds, `marginalBid`), the floor reference × (1 − maxSlippage), and neither a level under the floor
  * nor an average under it is taken. Without a slippage limit (to tell `slippage_exceeded` from
  * `insufficient_liquidity`) the floor is 0: a bid that nets nothing is no liquidity.
  *
@@ -54,13 +54,13 @@ export function leastLegBid(q: SellQuote): Level | undefined {
   return new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE).leastLevel();
 }
 
-/** The best fee-adjusted bid a least leg reaches over the venues that can sell; undefined when none nets more than nothing. */
+/** The best marginal bid (fees.ts `marginalBid`) a least leg reaches over the venues that can sell; undefined when none nets more than nothing. */
 function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
     const level = leastLegBid(q);
-    return level ? [{ model: q.feeModel, level }] : [];
+    return level ? [{ model: q.feeModel, price: level.price }] : [];
   });
-  const best = bestAdjusted(reached, -1);
+  const best = bestMarginal(reached, -1);
   return best === undefined || best <= 0n ? undefined : best;
 }
 

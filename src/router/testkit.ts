@@ -4,7 +4,7 @@
  */
 import fc from "fast-check";
 import { ceilDiv, notional, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
-import { curveFee, deliveredShares, feeAdjustedPrice, feeInShares, minimumFee, netOfWithheld, orderFee, sellFeeAdjustedPrice, worstOrderCost, type FeeModel } from "../domain/fees.ts";
+import { curveFee, deliveredShares, feeInShares, marginalAsk, marginalBid, minimumFee, netOfWithheld, orderFee, worstOrderCost, type FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { MAX_QUEUE_MS } from "./route.ts";
 import type { Plan, PlanRequest, Refusal, RefusalCode, SellPlan, SellQuote, SellRequest, VenueQuote } from "./types.ts";
@@ -192,12 +192,12 @@ export interface Optimum {
   dustAny: boolean;
 }
 
-/** The best fee-adjusted ask of the venues whose books hold a least leg, each venue's the ask that leg ends in. */
+/** The best marginal ask (`marginalAsk`) of the venues whose books hold a least leg, each venue's the ask that leg ends in. */
 function referenceOf(quotes: readonly VenueQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => {
     const { minLots, options } = optionsOf(q, null);
     if (options.length === 1) return [];
-    return [feeAdjustedPrice(q.feeModel, q.asks[walk(q.asks, minLots * q.lotShares).length - 1]!)];
+    return [marginalAsk(q.feeModel, q.asks[walk(q.asks, minLots * q.lotShares).length - 1]!.price)];
   });
   return tops.length === 0 ? undefined : tops.reduce((m, x) => (x < m ? x : m));
 }
@@ -205,7 +205,7 @@ function referenceOf(quotes: readonly VenueQuote[]): PriceMicro | undefined {
 function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; depthLots: bigint; options: Option[] } {
   const levels: Level[] = [];
   for (const l of q.asks) {
-    if (limit !== null && feeAdjustedPrice(q.feeModel, l) > limit) break;
+    if (limit !== null && marginalAsk(q.feeModel, l.price) > limit) break;
     levels.push(l);
   }
   const { first, last: depthLots } = amountLots(q, levels, levels.reduce((s, l) => s + l.shares, 0n) / q.lotShares, (gross) => deliveredShares(q.feeModel, gross));
@@ -354,7 +354,7 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
       const book = q.asks[i]!;
       if (book.price !== l.price || l.shares > book.shares) return `${leg.venue}: not a prefix of the book`;
       if (i < leg.levels.length - 1 && l.shares !== book.shares) return `${leg.venue}: skips part of a level`;
-      if (feeAdjustedPrice(q.feeModel, book) > p.limitPrice) return `${leg.venue}: takes a level over the limit`;
+      if (marginalAsk(q.feeModel, book.price) > p.limitPrice) return `${leg.venue}: takes a level over the limit`;
     }
     if (leg.limitPrice !== leg.levels[leg.levels.length - 1]!.price) return `${leg.venue}: limit price`;
     if (leg.worstCost < worstOrderCost(q.feeModel, leg.limitPrice, gross) || leg.worstCost < leg.notional + leg.fee) return `${leg.venue}: worst-case cost`;
@@ -425,7 +425,7 @@ function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => {
     const { minLots, options } = saleOptionsOf(q, 0n);
     if (options.length === 1) return [];
-    return [sellFeeAdjustedPrice(q.feeModel, q.bids[walk(q.bids, minLots * q.lotShares).length - 1]!)];
+    return [marginalBid(q.feeModel, q.bids[walk(q.bids, minLots * q.lotShares).length - 1]!.price)];
   });
   const best = tops.length === 0 ? undefined : tops.reduce((m, x) => (x > m ? x : m));
   return best === undefined || best <= 0n ? undefined : best;
@@ -434,7 +434,7 @@ function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
 function saleOptionsOf(q: SellQuote, floor: PriceMicro): { minLots: bigint; depthLots: bigint; options: SaleOption[] } {
   const levels: Level[] = [];
   for (const l of q.bids) {
-    if (sellFeeAdjustedPrice(q.feeModel, l) < floor) break;
+    if (marginalBid(q.feeModel, l.price) < floor) break;
     levels.push(l);
   }
   const held = levels.reduce((s, l) => s + l.shares, 0n);
@@ -562,7 +562,7 @@ export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[]
       const book = q.bids[i]!;
       if (book.price !== l.price || l.shares > book.shares) return `${leg.venue}: not a prefix of the book`;
       if (i < leg.levels.length - 1 && l.shares !== book.shares) return `${leg.venue}: skips part of a level`;
-      if (sellFeeAdjustedPrice(q.feeModel, book) < p.limitPrice) return `${leg.venue}: takes a level under the floor`;
+      if (marginalBid(q.feeModel, book.price) < p.limitPrice) return `${leg.venue}: takes a level under the floor`;
     }
     if (leg.limitPrice !== leg.levels[leg.levels.length - 1]!.price) return `${leg.venue}: limit price`;
     shares += leg.shares;

@@ -100,7 +100,7 @@ export interface Plan {
   cost: Micro;
   /** What the legs can cost at most if the books move before they arrive; never more than the amount. */
   worstCost: Micro;
-  /** Best fee-adjusted ask across venues. */
+  /** Best marginal ask (fees.ts `marginalAsk`: a share's price plus the fee it adds to an order) across venues. */
   referencePrice: PriceMicro;
   /** reference * (1 + maxSlippage), rounded down: no level above it is taken, nor is the average above it. */
   limitPrice: PriceMicro;
@@ -124,7 +124,7 @@ export interface SellPlan {
   fees: Micro;
   /** notional − fees: the USDC the plan is expected to pay, after every venue's fee. */
   proceeds: Micro;
-  /** Best fee-adjusted bid across the venues that can sell. */
+  /** Best marginal bid (fees.ts `marginalBid`: a share's price less the fee it adds to an order) across the venues that can sell. */
   referencePrice: PriceMicro;
   /** reference × (1 − maxSlippage), rounded up: no level nets under it, nor does the average. */
   limitPrice: PriceMicro;
