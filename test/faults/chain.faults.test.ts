@@ -3,14 +3,20 @@
 // (errors, refused connections, answers lost after the node acted, requests held past the client's
 // timeout and then done, slow requests), the server sometimes killed mid-burst and started again under
 // the same faults; once the faults stop and recovery is done, `crossfill audit`, reading the chain
-// directly, must find every invariant intact. Seeded: FAULT_SEED reproduces a run's draws (the seed is
-// printed and named in every failure); FAULT_MINUTES bounds its length.
+// directly, must find every invariant intact. Payments and credits count once DEPOSIT_CONFIRMATIONS blocks
+// deep, blocks come every BLOCK_MS, and some runs end with withdrawals-only traffic whose payments, and then
+// the credits of the deposits they make, are reorganised away while still shallower than that: each must be
+// paid or credited again, once. Seeded: FAULT_SEED reproduces a run's draws (the seed is printed and named in
+// every failure); FAULT_MINUTES bounds its length.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { decodeFunctionData, type Hex } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { vaultAbi } from "../../src/contracts/artifacts.ts";
 import { startDevChain, type DevChain } from "../../src/vault/devnode/index.ts";
 import { startRpcFront } from "../../src/vault/devnode/rpc-front.ts";
+import { JsonRpc } from "../../src/vault/rpc.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
 import { startRpcProxy, type RpcProxy } from "../helpers/rpc-proxy.ts";
 import { expectAuditOk, fundsOutcomes, makeTraders, outcomes, ServerProcess, Simulators, Traffic, type Env, type Sent, type Trader } from "./harness.ts";
@@ -22,6 +28,10 @@ console.log(`chain fault suite: FAULT_SEED=${SEED} FAULT_MINUTES=${MINUTES}`);
 
 /** The server's JSON-RPC timeout: a held request times out in seconds, not the default 15. */
 const RPC_TIMEOUT_MS = 2_000;
+/** How deep a payment or a credit must be to count: a reorganisation no deeper than this must change nothing counted. */
+const CONFIRMATIONS = 2;
+/** A block every half second besides those the operator's transactions make, as a chain makes them whether or not the service sends anything. */
+const BLOCK_MS = 500;
 /** Child orders expire fast, so recovery can call a lost one never placed within seconds. */
 const BASE_ENV: Env = {
   CHILD_ORDER_TTL_MS: "3000",
@@ -29,6 +39,7 @@ const BASE_ENV: Env = {
   RECONCILE_INTERVAL_MS: "1000",
   SIM_LATENCY_SCALE: "0.05",
   CHAIN_RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS),
+  DEPOSIT_CONFIRMATIONS: String(CONFIRMATIONS),
 };
 const FAULT_KINDS = ["error500", "refused", "dropped", "held", "delayed"] as const;
 type FaultKind = (typeof FAULT_KINDS)[number];
@@ -45,6 +56,10 @@ interface Tally {
   failedStarts: number;
   /** Traders made while the server runs, whose first order the dev faucet funds under the faults. */
   newAccounts: number;
+  /** Reorganisations that removed withdrawals' payments, and deposits' credits, still under the confirmations; and those not made, a block above the chosen height holding another transaction. */
+  reorgs: { payments: number; credits: number; skipped: number };
+  /** The transactions they removed. */
+  removed: { payments: number; credits: number };
   audits: number;
 }
 
@@ -57,12 +72,17 @@ const tally: Tally = {
   startsUnderFaults: 0,
   failedStarts: 0,
   newAccounts: 0,
+  reorgs: { payments: 0, credits: 0, skipped: 0 },
+  removed: { payments: 0, credits: 0 },
   audits: 0,
 };
 
 let dataDir: string;
 let chainDir: string;
 let chain: DevChain;
+/** anvil itself, under the front and the proxy: the suite's own blocks and reorganisations. */
+let anvil: JsonRpc;
+let miner: NodeJS.Timeout | undefined;
 let front: { url: string; close(): Promise<void> };
 let proxy: RpcProxy;
 let sims: Simulators;
@@ -77,6 +97,8 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-chain-faults-"));
   chainDir = mkdtempSync(join(tmpdir(), "crossfill-chain-faults-node-"));
   chain = await startDevChain({ dataDir: chainDir });
+  anvil = new JsonRpc(chain.rpcUrl);
+  mining(true);
   // As `crossfill chain` serves it: the operator's transactions journaled and mined a batch at a time.
   front = await startRpcFront(chain);
   proxy = await startRpcProxy(front.url);
@@ -87,6 +109,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  mining(false);
   await server?.kill();
   await proxy?.stop();
   await sims?.stop();
@@ -182,6 +205,124 @@ async function audited(): Promise<void> {
   tally.audits++;
 }
 
+/** The suite's own blocks, every BLOCK_MS, on or off. */
+function mining(on: boolean): void {
+  clearInterval(miner);
+  miner = on ? setInterval(() => void anvil.call("evm_mine").catch(() => undefined), BLOCK_MS) : undefined;
+}
+
+const blockNumber = async () => BigInt(await anvil.call<Hex>("eth_blockNumber"));
+
+/** Snapshots of the chain, each at the height read before it was taken: a reorganisation back to one removes the blocks above. */
+const rungs: { id: Hex; height: bigint }[] = [];
+
+async function mark(): Promise<void> {
+  // The height first: a block mined in between makes the rung lower than it says, so a reorganisation removes less than was looked at, never more.
+  const height = await blockNumber();
+  if (rungs.at(-1)?.height === height) return;
+  rungs.push({ id: await anvil.call<Hex>("evm_snapshot"), height });
+}
+
+type FundsCall = "withdrawTo" | "creditDeposit";
+
+/** The Vault call each transaction of the blocks above `height` makes, undefined for any other transaction. */
+async function callsAbove(height: bigint, head: bigint): Promise<(FundsCall | undefined)[]> {
+  const calls: (FundsCall | undefined)[] = [];
+  for (let n = height + 1n; n <= head; n++) {
+    const block = await anvil.call<{ transactions: { input: Hex }[] }>("eth_getBlockByNumber", [`0x${n.toString(16)}`, true]);
+    for (const tx of block.transactions) {
+      let name: string | undefined;
+      try {
+        name = decodeFunctionData({ abi: vaultAbi, data: tx.input }).functionName;
+      } catch {
+        name = undefined;
+      }
+      calls.push(name === "withdrawTo" || name === "creditDeposit" ? name : undefined);
+    }
+  }
+  return calls;
+}
+
+/**
+ * The rung a reorganisation no deeper than the confirmations goes back to, to remove at least one `wanted` call:
+ * the lowest whose blocks above hold one and nothing but payments and credits (an order's lock or settlement, or a
+ * faucet drip, waits for no confirmation: no reorganisation of it is promised to be survived). None when no rung will do.
+ */
+async function rungFor(wanted: FundsCall): Promise<{ rung: (typeof rungs)[number]; head: bigint; calls: FundsCall[] } | undefined> {
+  const head = await blockNumber();
+  for (const rung of rungs) {
+    if (rung.height >= head || head - rung.height > CONFIRMATIONS) continue;
+    const calls = await callsAbove(rung.height, head);
+    if (calls.includes(wanted) && !calls.includes(undefined)) return { rung, head, calls: calls as FundsCall[] };
+  }
+  return undefined;
+}
+
+/**
+ * Removes the `wanted` calls a rung is found for: once the server has had their receipts (blocks and RPC faults
+ * held, 1.5 s: a transaction removed while its receipt is awaited holds the sender for its receipt deadline, a
+ * case left out here), back to the rung, then a longer chain of empty blocks. False when no rung will do.
+ */
+async function reorg(wanted: FundsCall): Promise<boolean> {
+  if (!(await rungFor(wanted))) return false;
+  mining(false);
+  const faults = proxy.decide;
+  faultsOff();
+  await new Promise((r) => setTimeout(r, 1_500));
+  const found = await rungFor(wanted);
+  if (found) {
+    await anvil.call("evm_revert", [found.rung.id]);
+    for (let n = found.rung.height; n <= found.head; n++) await anvil.call("evm_mine");
+    // The reverted rung and those above it are gone; those below are not worth keeping.
+    rungs.length = 0;
+    tally.reorgs[wanted === "withdrawTo" ? "payments" : "credits"]++;
+    tally.removed.payments += found.calls.filter((c) => c === "withdrawTo").length;
+    tally.removed.credits += found.calls.filter((c) => c === "creditDeposit").length;
+  }
+  proxy.decide = faults;
+  mining(true);
+  return found !== undefined;
+}
+
+/**
+ * Withdrawals alone, on a quiet service, under the run's RPC faults: a reorganisation removes the last payments
+ * while they are under the confirmations (sent), and once the transfers they made to other traders are deep enough
+ * to be credited, another removes the credits while they are (crediting). Recovery must pay and credit each again,
+ * once; a trader re-sends what got no answer.
+ */
+async function reorganised(url: string, faults: RpcProxy["decide"]): Promise<Sent[]> {
+  const run = bursts++;
+  const from = Array.from({ length: rng.int(1, 4) }, () => traders[rng.int(0, traders.length - 1)]!);
+  // A trader's first request has the faucet fund it, a transaction no reorganisation here may remove: done before.
+  for (const t of new Set(from)) await t.client(url).account();
+  await proxy.settled();
+  mining(false);
+  proxy.decide = faults;
+  const sent: Sent[] = [];
+  await mark();
+  for (const [i, t] of from.entries()) {
+    const s: Sent = { kind: "withdrawal", trader: t, body: traffic.randomWithdrawal(run, i, t), interrupted: false };
+    await traffic.send(t.client(url), s);
+    sent.push(s);
+    await mark();
+  }
+  if (!(await reorg("withdrawTo"))) tally.reorgs.skipped++;
+  mining(true);
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    await mark();
+    if (await reorg("creditDeposit")) break;
+    if (Date.now() > deadline) {
+      tally.reorgs.skipped++;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  rungs.length = 0;
+  faultsOff();
+  return sent;
+}
+
 /** Every order sent to a server nobody killed gets an answer, whatever the chain does. */
 function answered(s: ServerProcess, sent: Sent[]): Sent[] {
   const lost = sent.filter((x) => x.interrupted).length;
@@ -244,6 +385,10 @@ async function run(): Promise<void> {
   if (!server?.alive) await start(false);
   await traffic.resend(server!.url, sent);
   await traffic.quiet(60_000);
+  if (tally.runs > 1 && !rng.chance(0.3)) return;
+  const withdrawals = await reorganised(server!.url, faults);
+  await traffic.resend(server!.url, withdrawals);
+  await traffic.quiet(60_000);
 }
 
 describe(`chain fault suite (FAULT_SEED=${SEED})`, () => {
@@ -257,6 +402,7 @@ describe(`chain fault suite (FAULT_SEED=${SEED})`, () => {
       }
       await audited();
       expect(Object.values(tally.faults).every((n) => n > 0)).toBe(true);
+      expect(tally.reorgs.payments + tally.reorgs.credits).toBeGreaterThan(0);
     },
     (MINUTES + 20) * 60_000,
   );
