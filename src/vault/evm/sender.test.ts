@@ -124,6 +124,31 @@ describe("TxSender against a node that fails", () => {
     // Nonce 2 went to a transfer of nothing to the operator itself: the refused call never happened.
     expect(await nothingIn(2)).toBe(true);
   });
+
+  it("sends again a transaction a reorganisation removed while its receipt was awaited, instead of holding every send until the receipt deadline", async () => {
+    const submit = rpcSubmit(new JsonRpc(node.url));
+    const before = await node.rpc.call<Hex>("evm_snapshot");
+    let reorganised = false;
+    // The first submit is mined, then a reorganisation replaces its block with an empty one before any receipt is read.
+    const reorging = newSender({
+      gapGraceMs: 300,
+      receiptTimeoutMs: 20_000,
+      submit: async (raws) => {
+        const results = await submit(raws);
+        if (!reorganised) {
+          reorganised = true;
+          await node.rpc.call("evm_revert", [before]);
+          await node.rpc.call("evm_mine");
+        }
+        return results;
+      },
+    });
+    const started = Date.now();
+    const mined = await callBy(reorging, 7n);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await nonceOf(mined.txHash)).toBe(0);
+    expect(await reorging.pendingCount()).toBe(0);
+  }, 30_000);
 });
 
 describe("TxSenders of several instances sharing one nonce book", () => {

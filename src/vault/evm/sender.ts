@@ -248,12 +248,12 @@ export class TxSender {
     stage.submitted = true;
     const submittedAt = Date.now();
     const results = await this.o.submit(raws);
-    const sent: { p: Pending; hash: Hex; nonce: number }[] = [];
+    const sent: { p: Pending; hash: Hex; nonce: number; raw: Hex }[] = [];
     const refused: number[] = [];
     results.forEach((r, i) => {
       const p = go[i]!.p;
       if (r.ok) {
-        sent.push({ p, hash: r.hash, nonce: first + i });
+        sent.push({ p, hash: r.hash, nonce: first + i, raw: raws[i]! });
       } else {
         p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
         refused.push(first + i);
@@ -304,9 +304,11 @@ export class TxSender {
    * Waits for the receipts of the batch's accepted transactions. One that waits past the grace may be held
    * back by a gap below it: nonces reserved by an instance that died before sending them, or lost by this one.
    * No one is about to send those any more (they were reserved before this batch's), and every later
-   * transaction waits behind them, so they are taken by transfers of nothing, once each grace.
+   * transaction waits behind them, so they are taken by transfers of nothing, once each grace. With no gap
+   * below it, the node no longer has it (a reorganisation removed its block): the same signed transactions
+   * are sent again, once each grace, as a node puts a reorganised transaction back in its pool.
    */
-  private async receipts(sent: readonly { hash: Hex; nonce: number }[], submittedAt: number): Promise<Receipt[]> {
+  private async receipts(sent: readonly { hash: Hex; nonce: number; raw: Hex }[], submittedAt: number): Promise<Receipt[]> {
     const out = new Map<Hex, Receipt>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
     let fillAt = submittedAt + this.grace;
@@ -321,10 +323,11 @@ export class TxSender {
       if (Date.now() > deadline) throw new Error(`no receipt for ${sent.length - out.size} transaction(s)`);
       if (Date.now() >= fillAt) {
         fillAt = Date.now() + this.grace;
-        const lowest = Math.min(...missing.filter((s) => !out.has(s.hash)).map((s) => s.nonce));
-        // A fill that fails is tried again after the next grace; the receipts' deadline decides the outcome.
+        const waiting = missing.filter((s) => !out.has(s.hash));
+        const lowest = Math.min(...waiting.map((s) => s.nonce));
+        // A fill or a send that fails is tried again after the next grace; the receipts' deadline decides the outcome.
         await this.pendingNonce().then(
-          (pending) => (pending < lowest ? this.fill(range(pending, lowest)) : undefined),
+          (pending) => (pending < lowest ? this.fill(range(pending, lowest)) : pending === lowest ? this.o.submit(waiting.map((s) => s.raw)).then(() => undefined) : undefined),
           () => undefined,
         );
       }
