@@ -88,6 +88,20 @@ describe("web terminal", { timeout: 120_000 }, () => {
     expect(key.apiSecret).toMatch(/^cs_live_[0-9A-Za-z_-]{43}$/);
     await expect(page.getByText("It will not be shown again").isVisible()).resolves.toBe(true);
     await shot("04-new-key-secret");
+    // Over plain http to another machine (http://192.168.1.5:8080) the browser has no navigator.clipboard:
+    // the copy button still puts the secret on the clipboard, or says it did not.
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await page.evaluate("navigator.clipboard.writeText('')");
+    const withoutClipboardApi = "Object.defineProperty(navigator, 'clipboard', { value: undefined, configurable: true })";
+    await page.evaluate(withoutClipboardApi);
+    await page.getByRole("button", { name: /^Copy secret/ }).click();
+    await page.getByRole("button", { name: "Copy secret: copied" }).waitFor();
+    await page.evaluate("delete navigator.clipboard");
+    await expect(page.evaluate<string>("navigator.clipboard.readText()")).resolves.toBe(key.apiSecret);
+    await page.evaluate(`${withoutClipboardApi}; document.execCommand = () => false`);
+    await page.getByRole("button", { name: /^Copy secret/ }).click();
+    await page.getByRole("button", { name: "Copy secret: not copied, select the text and copy it" }).waitFor();
+    await page.evaluate("delete navigator.clipboard; delete document.execCommand");
     await page.getByRole("button", { name: "I have stored the secret" }).click();
 
     await page.reload();

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
+import { useCallback, useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
 import { ApiError } from "../api.ts";
 import { num, price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
 
@@ -39,25 +39,30 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 export function CopyButton({ text, label = "Copy" }: { text: string; label?: string }) {
-  const [done, setDone] = useState(false);
-  const copy = async () => {
+  const [done, setDone] = useState<"copied" | "failed">();
+  const copy = async (e: MouseEvent<HTMLButtonElement>) => {
+    const button = e.currentTarget;
+    let copied = true;
     try {
       await navigator.clipboard.writeText(text);
     } catch {
-      // Clipboard access needs a secure context; over plain http the old selection-based copy still works.
+      // Clipboard access needs a secure context; over plain http the old selection-based copy still works, from
+      // inside an open modal dialog when the button is in one: the rest of the page is inert, nothing there is selected.
       const area = document.createElement("textarea");
       area.value = text;
-      document.body.append(area);
+      (button.closest("dialog") ?? document.body).append(area);
       area.select();
-      document.execCommand("copy");
+      copied = document.execCommand("copy");
       area.remove();
+      button.focus();
     }
-    setDone(true);
-    setTimeout(() => setDone(false), 1500);
+    setDone(copied ? "copied" : "failed");
+    // A failure stays said until the next try: the text is to be copied by hand.
+    if (copied) setTimeout(() => setDone((d) => (d === "copied" ? undefined : d)), 1500);
   };
   return (
-    <button type="button" className="btn btn-small" onClick={copy} aria-label={`${label}: ${done ? "copied" : "copy to clipboard"}`}>
-      {done ? "Copied" : label}
+    <button type="button" className="btn btn-small" onClick={copy} aria-label={`${label}: ${done === "copied" ? "copied" : done === "failed" ? "not copied, select the text and copy it" : "copy to clipboard"}`}>
+      {done === "copied" ? "Copied" : done === "failed" ? "Not copied" : label}
     </button>
   );
 }
