@@ -102,7 +102,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: /^Copy secret/ }).click();
     await page.getByRole("button", { name: "Copy secret: not copied, select the text and copy it" }).waitFor();
     await page.evaluate("delete navigator.clipboard; delete document.execCommand");
-    await page.getByRole("button", { name: "I have stored the secret" }).click();
+    await page.getByRole("button", { name: "I have stored the secret" }).press("Enter");
+    // Focus is back on the button that opened the dialogs: a keyboard user goes on from there, not from the top of the page.
+    await expect(page.evaluate("document.activeElement?.textContent")).resolves.toBe("Generate New Key");
 
     await page.reload();
     await page.getByTestId("key-row").first().waitFor();

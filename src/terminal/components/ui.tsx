@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
 import { ApiError } from "../api.ts";
 import { num, price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
 
@@ -67,13 +67,22 @@ export function CopyButton({ text, label = "Copy" }: { text: string; label?: str
   );
 }
 
-/** A modal dialog on the native <dialog>: focus is trapped and Escape closes it, for free. */
+/**
+ * A modal dialog on the native <dialog>: focus is trapped and Escape closes it, for free. Closed, it gives focus back
+ * to what had it when it opened (the button that opened it), which the dialog's removal from the page would not.
+ * Layout effects, so that a dialog closed as another opens (the new key's form, then its secret) hands focus on
+ * before the next one takes note of it.
+ */
 export function Modal({ title, onClose, children }: { title: string; onClose: () => void; children: ReactNode }) {
   const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     const dialog = ref.current!;
+    const opener = document.activeElement;
     dialog.showModal();
-    return () => dialog.close();
+    return () => {
+      dialog.close();
+      if (opener instanceof HTMLElement) opener.focus();
+    };
   }, []);
   return (
     <dialog
