@@ -184,6 +184,24 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09-account");
   });
 
+  it("places an order whose answer was lost once, however often it is sent again", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const before = (await client.orders()).data.length;
+    await page.goto(server.url + eventPath);
+    await page.getByLabel("Amount (USDC, fees included)").fill("3");
+    await page.getByRole("radio", { name: "5.00 %" }).click();
+    // The order reaches the server and is placed; its answer never reaches the page (a dropped connection, a proxy giving up).
+    await page.route("**/v1/order", async (route) => (await route.fetch(), route.abort("connectionreset")), { times: 1 });
+    await page.getByRole("button", { name: /^Buy YES for/ }).click();
+    const result = page.getByTestId("order-result");
+    await result.waitFor();
+    await expect(result.textContent()).resolves.toMatch(/The order may have been placed: no answer came back\. Send it again as it is: it is placed once\./);
+    await page.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    expect((await client.orders()).data.length).toBe(before + 1);
+    await page.getByRole("link", { name: "Account" }).click();
+  });
+
   it("sells a position from the account page, and sees its P&L", async () => {
     const row = page.getByTestId("position-row").first();
     await row.waitFor();

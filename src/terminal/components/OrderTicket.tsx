@@ -39,7 +39,10 @@ export function OrderTicket({
   const [tif, setTif] = useState<"FOK" | "IOC">("FOK");
   const [quote, setQuote] = useState<QuoteState>({ kind: "idle" });
   const [submitting, setSubmitting] = useState(false);
-  const [result, setResult] = useState<{ order?: Order; error?: unknown }>();
+  const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
+  // The client_order_id of an order whose answer never came, and the request it named: sent again as it was, the
+  // order goes under the same id, and the server answers the order it placed instead of placing a second one.
+  const [unanswered, setUnanswered] = useState<{ clientOrderId: string; request: string }>();
   const [account, setAccount] = useState<Account>();
   const sell = side === "sell";
   const quantity = sell ? sellShares : amount;
@@ -86,21 +89,30 @@ export function OrderTicket({
     if (!valid) return;
     setSubmitting(true);
     setResult(undefined);
+    const request = {
+      market_id: eventId,
+      outcome,
+      ...(sell ? { side: "sell", shares: sellShares } : { side: "buy", amount_usdc: amount }),
+      max_slippage: String(slippage),
+      strategy,
+      time_in_force: tif,
+    };
+    const same = unanswered !== undefined && unanswered.request === JSON.stringify(request);
+    const clientOrderId = same ? unanswered.clientOrderId : crypto.randomUUID();
     try {
-      const order = await api<Order>("POST", "/v1/order", {
-        market_id: eventId,
-        outcome,
-        ...(sell ? { side: "sell", shares: sellShares } : { side: "buy", amount_usdc: amount }),
-        max_slippage: String(slippage),
-        strategy,
-        time_in_force: tif,
-        // A fresh id per click: should the answer be lost, resending the same request cannot trade twice.
-        client_order_id: crypto.randomUUID(),
-      });
+      const order = await api<Order>("POST", "/v1/order", { ...request, client_order_id: clientOrderId });
+      setUnanswered(undefined);
       setResult({ order });
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
-      setResult({ order, error });
+      // No answer to go by (the connection lost, a gateway's 5xx, the server's own failure): it may have been placed.
+      const lost = order === undefined && error instanceof ApiError && (error.status === 0 || (error.status >= 500 && (error.code === "internal" || error.code.startsWith("http_"))));
+      setUnanswered(lost ? { clientOrderId, request: JSON.stringify(request) } : undefined);
+      setResult(
+        lost
+          ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }
+          : { order, error },
+      );
     } finally {
       setSubmitting(false);
     }
@@ -224,15 +236,15 @@ export function OrderTicket({
         The order is planned again on the books of the moment it is sent; {sell ? "nothing is sold below the price floor." : "nothing above the price limit is bought."}
       </p>
 
-      {result && <OrderResult order={result.order} error={result.error} />}
+      {result && <OrderResult order={result.order} error={result.error} unanswered={result.unanswered === true} />}
     </form>
   );
 }
 
-function OrderResult({ order, error }: { order?: Order; error?: unknown }) {
+function OrderResult({ order, error, unanswered }: { order?: Order; error?: unknown; unanswered: boolean }) {
   return (
     <section className={`result ${error ? "result-bad" : "result-good"}`} aria-live="assertive" data-testid="order-result">
-      <h3>{error ? "The order did not go through" : "Order placed"}</h3>
+      <h3>{unanswered ? "No answer to the order" : error ? "The order did not go through" : "Order placed"}</h3>
       {error !== undefined && <ErrorNote error={error} />}
       {order && (
         <dl className="totals">
