@@ -121,6 +121,14 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   return parsed as T;
 }
 
+/**
+ * A new idempotency key (client_order_id, client_withdrawal_id): 128 random bits in hex. Not crypto.randomUUID, which
+ * the browser gives a secure context only, and a page over plain http to another machine (http://192.168.1.5:8080) is none.
+ */
+export function newClientId(): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 export function query(params: Record<string, string | number | undefined | null>): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));

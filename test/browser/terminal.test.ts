@@ -28,6 +28,11 @@ const pageErrors: Error[] = [];
 
 /** A P&L as the terminal writes it, to the micro-USDC: "+1.25 USDC", "−0.403125 USDC" (exactly 0 has no sign). */
 const SIGNED = /^[+−][\d,]+\.\d{2,6} USDC$/;
+/**
+ * Over plain http to another machine (http://192.168.1.5:8080) the page is no secure context, and the browser leaves out
+ * what needs one: crypto.randomUUID among them. The terminal must work there too.
+ */
+const INSECURE = "Object.defineProperty(crypto, 'randomUUID', { value: undefined, configurable: true })";
 
 async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
@@ -188,6 +193,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
     await page.goto(server.url + eventPath);
+    await page.evaluate(INSECURE);
     await page.getByLabel("Amount (USDC, fees included)").fill("3");
     await page.getByRole("radio", { name: "5.00 %" }).click();
     // The order reaches the server and is placed; its answer never reaches the page (a dropped connection, a proxy giving up).
@@ -252,6 +258,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.locator('[data-testid=activity-row][data-type="faucet"]').first().waitFor();
 
     const to = privateKeyToAddress(generatePrivateKey());
+    await page.evaluate(INSECURE);
     await page.getByRole("button", { name: "Withdraw", exact: true }).click();
     await page.getByLabel("Amount (USDC)").fill("25");
     await page.getByLabel("To address").fill(to);

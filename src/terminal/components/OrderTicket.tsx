@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError, query, type Account, type Order, type Quote } from "../api.ts";
+import { api, ApiError, newClientId, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, StatusBadge } from "./ui.tsx";
@@ -98,7 +98,7 @@ export function OrderTicket({
       time_in_force: tif,
     };
     const same = unanswered !== undefined && unanswered.request === JSON.stringify(request);
-    const clientOrderId = same ? unanswered.clientOrderId : crypto.randomUUID();
+    const clientOrderId = same ? unanswered.clientOrderId : newClientId();
     try {
       const order = await api<Order>("POST", "/v1/order", { ...request, client_order_id: clientOrderId });
       setUnanswered(undefined);

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from "react";
-import { api, ApiError, type Withdrawal } from "../api.ts";
+import { api, ApiError, newClientId, type Withdrawal } from "../api.ts";
 import { usdc } from "../format.ts";
 import { CopyButton, ErrorNote, Modal, StatusBadge } from "./ui.tsx";
 
@@ -18,7 +18,7 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
   const [sending, setSending] = useState(false);
   const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown }>();
   // One id for this withdrawal, whatever the retries: the server pays it once.
-  const [clientId] = useState(() => crypto.randomUUID());
+  const [clientId] = useState(newClientId);
   const amountOk = AMOUNT.test(amount) && Number(amount) > 0;
   const addressOk = ADDRESS.test(address);
 
