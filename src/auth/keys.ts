@@ -62,12 +62,19 @@ export function parseScopes(input: string | readonly string[]): Scope[] {
 /** The most characters (code points, as JSON Schema's maxLength counts them) a key's name may have. */
 export const KEY_NAME_MAX = 100;
 
-/** A key's name as stored: trimmed, 1 to KEY_NAME_MAX characters (an emoji is one, not its two UTF-16 units). */
+/**
+ * A key's name as stored: trimmed, 1 to KEY_NAME_MAX characters (an emoji is one, not its two UTF-16 units), none of
+ * them a control character: `crossfill keys list` prints a name as it is, where a line break or an escape sequence
+ * would forge lines of the list or rewrite the operator's terminal.
+ */
 export function parseKeyName(raw: string): string {
   const name = raw.trim();
   const length = [...name].length;
   if (length === 0 || length > KEY_NAME_MAX) {
     throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { fields: { name: `must be 1 to ${KEY_NAME_MAX} characters` } });
+  }
+  if (/\p{Cc}/u.test(name)) {
+    throw new AppError("invalid_request", "The key name must have no control characters (line breaks, tabs, escapes).", { fields: { name: "must have no control characters" } });
   }
   return name;
 }

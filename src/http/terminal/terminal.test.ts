@@ -263,6 +263,15 @@ describe("API keys from the terminal", () => {
     expect([long.statusCode, long.json().error.details.fields]).toEqual([400, { name: "must NOT have more than 100 characters" }]);
   });
 
+  it("refuses a name with a control character (a line break, a tab, an escape) and makes no key: crossfill keys list prints names as they are", async () => {
+    const { cookie, csrf } = await signUp();
+    for (const name of ["bot\nck_live_forged  admin", "bot\tx", "\u001b[2Kbot", "bot\u009b"]) {
+      const res = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name, scopes: ["read"] } });
+      expect([res.statusCode, res.json().error.code, res.json().error.details.fields], JSON.stringify(name)).toEqual([400, "invalid_request", { name: "must have no control characters" }]);
+    }
+    expect((await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } })).json().data).toEqual([]);
+  });
+
   it("makes a key that can withdraw only with the account's password again: a session alone pays nothing out through a key", async () => {
     const { cookie, csrf } = await signUp();
     const make = (extra: object) =>
