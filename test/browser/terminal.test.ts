@@ -325,6 +325,10 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("fits a 390 px phone screen", async () => {
+    // A name of 100 characters with nowhere to break it is wrapped in its card, not cut off at the screen's edge.
+    const { csrf_token } = (await (await context.request.get(`${server.url}/v1/session`)).json()) as { csrf_token: string };
+    const long = await context.request.post(`${server.url}/v1/keys`, { headers: { "x-csrf-token": csrf_token }, data: { name: "n".repeat(100), scopes: ["read"] } });
+    expect(long.status()).toBe(201);
     const phone = await context.newPage();
     phone.on("pageerror", (err) => pageErrors.push(err));
     await phone.setViewportSize({ width: 390, height: 844 });
@@ -340,6 +344,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
       // A string, not a function: the tests compile without the DOM's types.
       const overflow = await phone.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
       expect(overflow, `${path} scrolls sideways`).toBeLessThanOrEqual(0);
+      const cut = await phone.evaluate<number>("Math.max(0, ...[...document.querySelectorAll('.table-wrap')].map((t) => t.scrollWidth - t.clientWidth))");
+      expect(cut, `${path} has a table wider than the screen`).toBeLessThanOrEqual(0);
       await shot(name, phone);
     }
     await phone.close();
