@@ -186,10 +186,12 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     return new AppError("method_not_allowed", `${req.method} is not allowed on ${shown}: use ${use}.`, undefined, { allow: use });
   };
   // An API route reached with an empty id is answered as a path with no route, before its session or key is
-  // checked, as that is: a hook of the whole server's, so it runs before any of a route's own.
+  // checked, as that is: a hook of the whole server's, so it runs before any of a route's own. A GET, HEAD or
+  // DELETE with a body is refused before anything is done: the body would be ignored, and whatever the client
+  // meant by it (a filter, a field) not done (docs/decisions.md).
   app.addHook("onRequest", (req, _reply, done) => {
     const emptyId = req.routeOptions.url?.startsWith("/v1/") === true && Object.values(req.params as object).includes("");
-    done(emptyId ? noRoute(req) : undefined);
+    done(emptyId ? noRoute(req) : BODILESS.has(req.method) && hasBody(req) ? new AppError("invalid_request", `A ${req.method} request takes no body.`, { fields: { body: `must be empty for ${req.method}` } }) : undefined);
   });
 
   // An API route that describes no query, or (taking a body) no body, refuses one rather than drop it, as
@@ -299,6 +301,15 @@ function keyBudget(key: string): string {
 
 function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
+}
+
+/** The methods whose requests carry no body. */
+const BODILESS = new Set(["GET", "HEAD", "DELETE"]);
+
+/** Whether a request's framing says a body follows: a Content-Length above 0, or any Transfer-Encoding. */
+function hasBody(req: FastifyRequest): boolean {
+  const length = req.headers["content-length"];
+  return (length !== undefined && Number(length) > 0) || req.headers["transfer-encoding"] !== undefined;
 }
 
 /** The methods the API's routes take (HEAD with each GET): what an Allow header may name. */

@@ -553,6 +553,30 @@ describe("request schemas refuse what they do not describe, and coerce only text
   });
 });
 
+describe("a GET, HEAD or DELETE with a body", () => {
+  it("is 400 invalid_request saying the method takes none, and nothing is done: a body the server would ignore is a client's mistake", async () => {
+    const { cookie, csrf } = await signUp();
+    const created = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read"] } });
+    const apiKey = created.json().api_key as string;
+    for (const [method, url] of [
+      ["GET", "/v1/orders"],
+      ["HEAD", `/v1/prices/${EVENT.eventId}`],
+      ["DELETE", `/v1/keys/${apiKey}`],
+      ["DELETE", "/v1/session"],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: { ...json, cookie, "x-csrf-token": csrf, "x-request-id": "req-body" }, payload: "{}" });
+      expect([method, url, res.statusCode]).toEqual([method, url, 400]);
+      if (method !== "HEAD") {
+        expect(res.json()).toEqual({ error: { code: "invalid_request", message: `A ${method} request takes no body.`, details: { fields: { body: `must be empty for ${method}` } }, request_id: "req-body" } });
+      }
+    }
+    const keys = await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } });
+    expect(keys.json().data.map((k: { api_key: string; revoked_at: string | null }) => [k.api_key, k.revoked_at])).toEqual([[apiKey, null]]);
+    const empty = await app.inject({ method: "GET", url: "/v1/orders", headers: { cookie, "content-length": "0" } });
+    expect(empty.statusCode).toBe(200);
+  });
+});
+
 describe("slow requests", () => {
   it("answers 408 and closes a connection whose body does not arrive whole within the request timeout", async () => {
     const slow = await buildApp({ ...deps, requestTimeoutMs: 300 }, false);
