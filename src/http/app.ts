@@ -90,7 +90,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // A path Fastify cannot percent-decode (`/v1/prices/%`) is refused before routing, outside every
     // hook, so the request id header the onSend hook adds is set here.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply.header("x-request-id", req.id)),
-    clientErrorHandler: (err, socket) => answerClientError(err, socket, requestId(undefined)),
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, requestId(pendingRequest(socket)?.headers["x-request-id"])),
   });
 
   app.decorateRequest("rawBody", undefined);
@@ -383,6 +383,15 @@ function refuseNul(req: FastifyRequest, _reply: FastifyReply, done: (err?: Error
     }
   }
   done(Object.keys(fields).length === 0 ? undefined : invalidFields("request", fields));
+}
+
+/**
+ * The request a connection is still receiving when Node refuses it, if its headers arrived whole (a body too
+ * slow for the request timeout): its id is the client's to quote. Node keeps it on the connection's parser
+ * (`socket.parser.incoming`, no public API) from its headers until the next request begins.
+ */
+function pendingRequest(socket: Socket): IncomingMessage | undefined {
+  return (socket as Socket & { parser?: { incoming?: IncomingMessage | null } | null }).parser?.incoming ?? undefined;
 }
 
 /**

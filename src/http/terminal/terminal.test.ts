@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { authenticate } from "../../auth/authenticate.ts";
 import { KeyCache } from "../../auth/key-cache.ts";
 import { storeReplayCache } from "../../auth/replay-cache.ts";
@@ -586,11 +586,31 @@ describe("slow requests", () => {
       let answer = "";
       socket.on("data", (d) => (answer += d));
       const started = performance.now();
-      socket.write("POST /v1/session/signin HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\"");
+      socket.write("POST /v1/session/signin HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-slow-1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\"");
       await new Promise((resolve) => socket.on("close", resolve));
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
-      expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toMatchObject({ error: { code: "request_timeout" } });
+      // Its headers arrived whole, so the answer carries the client's request id, to quote.
+      expect(answer).toContain("\r\nX-Request-Id: req-slow-1\r\n");
+      expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toMatchObject({ error: { code: "request_timeout", request_id: "req-slow-1" } });
       expect(performance.now() - started).toBeLessThan(2_500);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("answers 408 with an id of the server's making when the request's headers did not arrive, not the id of the connection's request before", async () => {
+    const slow = await buildApp({ ...deps, requestTimeoutMs: 300 }, false);
+    try {
+      await slow.listen({ port: 0, host: "127.0.0.1" });
+      const socket = connect((slow.server.address() as AddressInfo).port, "127.0.0.1");
+      let answer = "";
+      socket.on("data", (d) => (answer += d));
+      socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-first\r\n\r\n");
+      await vi.waitFor(() => expect(answer).toContain("X-Request-Id: req-first".toLowerCase()));
+      socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n");
+      await new Promise((resolve) => socket.on("close", resolve));
+      const timedOut = answer.slice(answer.indexOf("HTTP/1.1 408 "));
+      expect(JSON.parse(timedOut.split("\r\n\r\n")[1]!).error).toMatchObject({ code: "request_timeout", request_id: expect.stringMatching(/^req_/) });
     } finally {
       await slow.close();
     }
