@@ -26,9 +26,9 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
 
   app.get("/*", { schema: { hide: true } }, async (req, reply) => {
     const path = decodeURIComponent(req.url.split("?")[0]!);
-    // Leading slashes collapsed: `//v1/markets` (a base URL ending in `/` joined to a path) is an API path a client
-    // mistyped, to be told so in JSON, not given the terminal's page with a 200.
-    const api = path.replace(/^\/+/, "/");
+    // Leading slashes collapsed and any case: `//v1/markets` (a base URL ending in `/` joined to a path) or
+    // `/V1/markets` is an API path a client mistyped, to be told so in JSON, not given the terminal's page with a 200.
+    const api = path.replace(/^\/+/, "/").toLowerCase();
     if (api === "/v1" || api.startsWith("/v1/")) return reply.callNotFound();
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");

@@ -723,8 +723,8 @@ describe("static terminal", () => {
     expect((await app.inject({ method: "GET", url: "/assets/missing.js" })).statusCode).toBe(404);
     expect((await app.inject({ method: "POST", url: "/v1/nope" })).statusCode).toBe(404);
     expect((await app.inject({ method: "GET", url: "/../../etc/passwd.txt" })).statusCode).toBe(404);
-    // A base URL ending in a slash, joined to /v1/...: an API path, answered as one, never the terminal's page with 200.
-    for (const url of ["//v1/markets", "///v1/account?x=1", "//v1"]) {
+    // A base URL ending in a slash, joined to /v1/..., or written in capitals: an API path, answered as one, never the terminal's page with 200.
+    for (const url of ["//v1/markets", "///v1/account?x=1", "//v1", "/V1/markets", "/V1"]) {
       const res = await app.inject({ method: "GET", url });
       expect([url, res.statusCode, res.json().error]).toEqual([url, 404, expect.objectContaining({ code: "not_found", message: `No route GET ${url.split("?")[0]}.` })]);
     }
