@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { AppError } from "../domain/errors.ts";
 import { OPEN_WITHDRAWAL_STATUSES, type WithdrawalStatus } from "../domain/funds-status.ts";
-import { formatMicro } from "../domain/money.ts";
+import { formatMicro, microToNumber } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { Log } from "../orders/service.ts";
 import type { Lease, Store, WithdrawalPatch, WithdrawalRecord } from "../store/store.ts";
@@ -72,7 +72,7 @@ export class WithdrawalService {
       const twin = await this.earlier(who, req, requestHash);
       if (twin) return twin;
       throw new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the withdrawal needs ${formatMicro(req.amount)}.`, {
-        available_usdc: formatMicro(available),
+        available_usdc: microToNumber(available),
       });
     }
     const now = new Date(this.d.clock.now()).toISOString();

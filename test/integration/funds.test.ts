@@ -142,6 +142,11 @@ describe("withdrawals", () => {
     ];
     const post = (body: object) => payer.client.request("POST", "/v1/withdrawals", { body: JSON.stringify(body), signed: true });
 
+    it("more than available, telling what is available as a decimal number, as every amount the API answers", async () => {
+      const r = await post({ amount_usdc: 1_000_000, to_address: TO });
+      expect((r.body as { error: { details: unknown } }).error.details).toEqual({ available_usdc: Number(await available(payer.client)) / 1e6 });
+    });
+
     it.each(cases)("%s", async (_name, send, status, code) => {
       const before = { balance: await available(payer.client), withdrawals: (await payer.client.withdrawals({ limit: 500 })).data.length, paid: await usdcOf(TO) };
       const r = await send();
