@@ -1,3 +1,4 @@
+import type { OutgoingHttpHeaders } from "node:http";
 import type { Writable } from "node:stream";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Type, type Static } from "@sinclair/typebox";
@@ -62,7 +63,9 @@ export function registerPriceStream(app: FastifyInstance, deps: HttpDeps, princi
 
       reply.hijack();
       const res = reply.raw;
+      // Hijacked, the reply sends none of the headers set on it so far: the rate limit's are among them.
       res.writeHead(200, {
+        ...(reply.getHeaders() as OutgoingHttpHeaders),
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache, no-transform",
         connection: "keep-alive",

@@ -418,6 +418,17 @@ describe("price stream", () => {
     expect(await res.text()).toBe("");
   });
 
+  it("carries the rate limit's headers, as every counted answer does: the stream spends the budget too", async () => {
+    const limited = await buildApp({ ...deps, rateLimit: { perMinute: 100, redis: undefined } }, false);
+    try {
+      const { cookie } = await signUp();
+      const res = await limited.inject({ method: "HEAD", url: `/v1/stream/prices/${EVENT.eventId}`, headers: { cookie } });
+      expect([res.statusCode, res.headers["x-ratelimit-limit"], res.headers["x-ratelimit-remaining"]]).toEqual([200, "100", "99"]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it("ranks the streamed book for the side asked, as GET /v1/prices does", async () => {
     const { cookie } = await signUp();
     const url = await app.listen({ port: 0, host: "127.0.0.1" });
