@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -236,6 +236,16 @@ describe("authenticate: signature checks", () => {
     ["a repeated signature header", { headers: { "x-signature": [post.signature_hex, post.signature_hex] } }],
   ])("tampering with %s → invalid_signature", async (_, over) => {
     await expectCode(admitted(vectorRequest(over), TRADE, deps), "invalid_signature");
+  });
+
+  it("a signature that does not match says what the server signed: timestamp, method and path as received, and the body's length and SHA-256", async () => {
+    const body = post.body + "\n";
+    const err = await expectCode(admitted(vectorRequest({ body, url: "/v1/order?x=1" }), TRADE, deps), "invalid_signature");
+    const signed = `${post.timestamp}POST/v1/order?x=1`;
+    expect(err.message).toBe(
+      `The signature does not match the request: send the lowercase hex HMAC-SHA256, keyed with the API secret, of X-Timestamp + METHOD + path with query + raw body, here "${signed}" followed by the body's ${Buffer.byteLength(body)} bytes (SHA-256 in details).`,
+    );
+    expect(err.details).toEqual({ signed, body_bytes: Buffer.byteLength(body), body_sha256: createHash("sha256").update(body).digest("hex") });
   });
 
   it("a signature made with another key's secret → invalid_signature", async () => {

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { AppError } from "../domain/errors.ts";
 import type { Clock, Scope } from "../domain/types.ts";
 import type { ApiKeyRecord, Store } from "../store/store.ts";
@@ -149,13 +149,28 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   }
   const secret = deps.keys.secretOf(record);
   const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
-  if (!timingSafeEqual(expected, provided)) throw new AppError("invalid_signature");
+  if (!timingSafeEqual(expected, provided)) throw mismatch(timestamp, req);
 
   // The same signature is the same bytes: a repeat of an idempotent retry is let through whatever the cache says.
   if (needs.idempotentReplay?.(req.rawBody)) return;
   // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
   const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
   if (!fresh) throw new AppError("replayed_request");
+}
+
+/**
+ * What the server signed, so that a client signing by hand (curl and openssl) can see which part differs:
+ * the timestamp, method and path as received, and the body by its length and SHA-256 (never the expected
+ * signature).
+ */
+function mismatch(timestamp: string, req: AuthRequest): AppError {
+  const signed = timestamp + req.method.toUpperCase() + req.url;
+  const body = req.rawBody ?? Buffer.alloc(0);
+  return new AppError(
+    "invalid_signature",
+    `The signature does not match the request: send the lowercase hex HMAC-SHA256, keyed with the API secret, of X-Timestamp + METHOD + path with query + raw body, here ${JSON.stringify(signed)} followed by the body's ${body.length} bytes (SHA-256 in details).`,
+    { signed, body_bytes: body.length, body_sha256: createHash("sha256").update(body).digest("hex") },
+  );
 }
 
 /** When each record (the cached object a key's requests share) was last used, as a number: not parsed from its text on every request. */
