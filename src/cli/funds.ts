@@ -37,12 +37,22 @@ const TLS_FAILURE = /^ERR_(?:SSL|TLS)_|CERT|CRL|^UNABLE_TO_|^(?:HOSTNAME_MISMATC
 /** A connection lost after the request went out (reset, closed, no answer in time): what it asked may have been done. */
 const SENT = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
+/** The command's option or argument that sets each field of the API's body, by the field's name. */
+export type FieldNames = Record<string, string>;
+
+/** An invalid_request's sentence names the body's fields: the command's user set them by its options and arguments. */
+function inCommandTerms(e: CrossfillError, names: FieldNames): string {
+  const fields = Object.keys(names);
+  if (e.code !== "invalid_request" || typeof e.details?.fields !== "object" || fields.length === 0) return e.message;
+  return e.message.replace(new RegExp(`\\b(?:${fields.join("|")})\\b`, "g"), (field) => names[field]!);
+}
+
 /**
- * A refusal by the API, as its code and sentence; a TLS handshake that failed as its reason; a connection that
- * failed (the server is not running) as that, with `maybeDone` when it was lost after the request went out; anything
- * else (a request refused here, before it was sent) as what refused it.
+ * A refusal by the API, as its code and sentence (a field named as `names` sets it); a TLS handshake that failed as
+ * its reason; a connection that failed (the server is not running) as that, with `maybeDone` when it was lost after
+ * the request went out; anything else (a request refused here, before it was sent) as what refused it.
  */
-export async function answer<T>(call: Promise<T>, fail: (message: string) => never, maybeDone = ""): Promise<T> {
+export async function answer<T>(call: Promise<T>, fail: (message: string) => never, maybeDone = "", names: FieldNames = {}): Promise<T> {
   try {
     return await call;
   } catch (e) {
@@ -52,7 +62,7 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
       const quote = e.status >= 500 && e.requestId ? ` (request_id ${e.requestId})` : "";
       // and may have done what it was asked before failing (a proxy's 502 or 504 included)
       const done = e.status >= 500 && maybeDone !== "" ? `. ${maybeDone}` : "";
-      fail(`${e.code}: ${e.message.replace(/\s+/g, " ").trim()}${quote}${done}`);
+      fail(`${e.code}: ${inCommandTerms(e, names).replace(/\s+/g, " ").trim()}${quote}${done}`);
     }
     // no answer within CROSSFILL_TIMEOUT_MS (the SDK's timeoutMs): the request may have gone out and been acted on
     if ((e as Error).name === "TimeoutError") {
@@ -76,6 +86,8 @@ function describeWithdrawal(w: Withdrawal): string {
   return `Withdrawal ${w.withdrawal_id} ${w.status}: ${w.amount_usdc} USDC to ${w.to_address}${tx}`;
 }
 
+const WITHDRAW_FIELDS: FieldNames = { amount_usdc: "<amount>", to_address: "<to>", client_withdrawal_id: "--client-id" };
+
 /** `crossfill withdraw` and `crossfill activity`: money out of the vault, and every movement of it, through the API. */
 export function registerFundsCommands(program: Command, fail: (message: string) => never): void {
   program
@@ -91,7 +103,7 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
       // always named: a withdrawal whose answer is lost is then sent again by it, and paid once
       const clientId = o.clientId ?? `cli-${randomUUID()}`;
       const again = `The withdrawal may have been paid: send it again with --client-id ${clientId} to get it, paid once`;
-      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, client_withdrawal_id: clientId }), fail, again);
+      const w = await answer(client.withdraw({ amount_usdc: amount, to_address: to, client_withdrawal_id: clientId }), fail, again, WITHDRAW_FIELDS);
       console.log(o.json ? JSON.stringify(w) : describeWithdrawal(w));
     });
 

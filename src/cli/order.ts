@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import type { Order, OrderRequest } from "../sdk/types.ts";
-import { answer, apiClient } from "./funds.ts";
+import { answer, apiClient, type FieldNames } from "./funds.ts";
 
 interface OrderOptions {
   side: string;
@@ -13,6 +13,18 @@ interface OrderOptions {
   clientOrderId?: string;
   json?: boolean;
 }
+
+const ORDER_FIELDS: FieldNames = {
+  market_id: "<market_id>",
+  outcome: "<outcome>",
+  side: "--side",
+  amount_usdc: "--amount",
+  shares: "--shares",
+  max_slippage: "--slippage",
+  strategy: "--strategy",
+  time_in_force: "--tif",
+  client_order_id: "--client-order-id",
+};
 
 /**
  * `crossfill order <market_id> <outcome>`: places a buy (`--amount`) or a sell (`--shares`) through the API
@@ -49,7 +61,7 @@ export function registerOrderCommand(program: Command, fail: (message: string) =
         client_order_id: o.clientOrderId ?? `cli-${randomUUID()}`,
       } as OrderRequest;
       const again = `The order may have been placed: send it again with --client-order-id ${body.client_order_id} to get it, placed once`;
-      const order = await answer(client.order(body), fail, again);
+      const order = await answer(client.order(body), fail, again, ORDER_FIELDS);
       console.log(o.json ? JSON.stringify(order) : describe(order));
     });
 }

@@ -181,6 +181,30 @@ describe("crossfill order answered 202", () => {
   });
 });
 
+describe("crossfill order and withdraw refused for a field", () => {
+  it("name the option or argument to fix, not the API's field", async () => {
+    if (!server) await start();
+    const made = JSON.parse(await cli("keys", "create", "--name", "fields", "--scopes", "read,trade,withdraw", "--json")) as { api_key: string; api_secret: string };
+    const env2 = { ...env(), CROSSFILL_URL: server!.url, CROSSFILL_API_KEY: made.api_key, CROSSFILL_API_SECRET: made.api_secret };
+    const refused = async (...args: string[]) => {
+      const failed = (await run(process.execPath, [BIN, ...args], { env: env2 }).catch((e: unknown) => e)) as { code: number; stderr: string };
+      return [failed.code, failed.stderr];
+    };
+    expect(await refused("order", "fed-cut-2026-12", "YES", "--shares", "5")).toEqual([
+      2,
+      "crossfill: invalid_request: Invalid order: --amount is required; --shares is taken only by a sell: a buy sends --amount.\n",
+    ]);
+    expect(await refused("order", "fed-cut-2026-12", "maybe", "--amount", "5", "--slippage", "1", "--tif", "GTC")).toEqual([
+      2,
+      "crossfill: invalid_request: Invalid order: <outcome> must be one of YES, NO; --tif must be one of FOK, IOC; --slippage must be a fraction between 0 and 0.5.\n",
+    ]);
+    expect(await refused("withdraw", "1.0000001", "0xabc")).toEqual([
+      2,
+      "crossfill: invalid_request: Invalid withdrawal: <amount> has more than 6 decimal places; <to> must be a 0x address of 40 hex digits.\n",
+    ]);
+  }, 180_000);
+});
+
 describe("crossfill answered an error on the server's side", () => {
   it("prints the request id to quote to support with it", async () => {
     const body = { error: { code: "internal", message: "Something went wrong on our side.", request_id: "req_7f3a" } };
