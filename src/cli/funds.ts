@@ -109,7 +109,7 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
 
   program
     .command("activity")
-    .description("Every movement of your money, newest first: deposits, buys' locks, settles and releases, sells' proceeds, withdrawals")
+    .description("Every movement of your money, newest first: deposits, the faucet's drip, buys' locks, settles and releases, sells' proceeds, withdrawals, redemptions of resolved events")
     .option("--limit <n>", "how many, newest first (at most 500)", "50")
     .option("--cursor <cursor>", "the next page: the next_cursor of the page before")
     .option("--json", "print the page as JSON for scripts: data, and next_cursor (null on the last page)")
