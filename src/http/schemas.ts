@@ -93,7 +93,7 @@ export const PriceRecord = Type.Object(
       Type.Null(),
     ]),
     orderbook: Type.Object({ bids: Type.Array(BookEntry), asks: Type.Array(BookEntry) }),
-    spread: Type.Object({ best_bid: NullableNum("Best bid"), best_ask: NullableNum("Best ask"), spread: NullableNum("Ask minus bid") }),
+    spread: Type.Object({ best_bid: NullableNum("Best bid"), best_ask: NullableNum("Best ask"), spread: NullableNum("Ask minus bid: negative when the venues' books cross, one venue bidding above another's ask") }),
     updated_at: Nullable(Type.String()),
     stale_venues: Type.Array(Type.String()),
   },
