@@ -188,7 +188,7 @@ export class Reconciler {
         log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
         return this.unanswered(order, outcome.why);
       }
-      fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, clock)));
+      fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg, f, clock)));
     }
     this.d.checkpoint?.("reconcile.outcomes", order.id);
     await store.insertFills(fills);

@@ -266,6 +266,19 @@ describe("routing rounds", () => {
     expect(order).toMatchObject({ status: "partially_filled", filledShares: 6_000_000n, spent: 3_000_000n });
   });
 
+  it("settles a buy as filled by its legs, not by the client order id its venue tagged the fills with", async () => {
+    // The venue tags its fills "": the first round's 4 shares and the second round's 12 are each counted as their own leg's.
+    const untagged = (o: ChildOrder, shares: bigint): PlaceResult => {
+      const placed = fill(o, shares);
+      return placed.kind === "filled" ? { ...placed, fills: placed.fills.map((f) => ({ ...f, clientOrderId: "" })) } : placed;
+    };
+    script = [(o) => untagged(o, 8_000_000n), (o) => untagged(o, o.shares)];
+    const order = await service().submit(who, body, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([20_000_000n, 12_000_000n]);
+    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n });
+    expect((await store.fills(order.id)).map((f) => f.clientOrderId)).toEqual(sent.map((o) => o.clientOrderId));
+  });
+
   it("releases everything when no round fills anything", async () => {
     script = [nothing, nothing, nothing];
     const order = await service().submit(who, body, undefined);

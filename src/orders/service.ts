@@ -647,7 +647,7 @@ export class OrderService {
       }),
     );
     this.d.checkpoint?.("order.placed", order.id);
-    await this.d.store.insertFills(outcomes.flatMap(({ leg, outcome }) => (outcome.final ? outcome.fills.map((f) => fillRecord(order.id, leg.venue, f, this.d.clock)) : [])));
+    await this.d.store.insertFills(outcomes.flatMap(({ leg, outcome }) => (outcome.final ? outcome.fills.map((f) => fillRecord(order.id, leg, f, this.d.clock)) : [])));
     this.d.checkpoint?.("order.fills.stored", order.id);
     return outcomes.filter(({ outcome }) => !outcome.final).map(({ leg }) => leg.venue);
   }
@@ -771,13 +771,14 @@ export function childOrder(order: Pick<OrderRecord, "outcome" | "side">, leg: Or
   };
 }
 
-export function fillRecord(orderId: string, venue: string, f: VenueFill, clock: Clock): FillRecord {
+/** A fill of the child order `leg`, stored under the leg's venue and client order id, whatever id its venue tagged it with: the status counts fills by leg. */
+export function fillRecord(orderId: string, leg: Pick<OrderLeg, "venue" | "clientOrderId">, f: VenueFill, clock: Clock): FillRecord {
   return {
     orderId,
-    venue,
+    venue: leg.venue,
     venueOrderId: f.venueOrderId,
     tradeId: f.tradeId,
-    clientOrderId: f.clientOrderId,
+    clientOrderId: leg.clientOrderId,
     price: f.price,
     shares: f.shares,
     fee: f.fee,
