@@ -279,6 +279,14 @@ describe("routing rounds", () => {
     expect((await store.fills(order.id)).map((f) => f.clientOrderId)).toEqual(sent.map((o) => o.clientOrderId));
   });
 
+  it("settles a buy as filled when its leg filled short by less than any venue's minimum size: the rest is dust, as a FOK plan's", async () => {
+    // The leg fills 19.5 of 20 shares; $0.25 is left, under a share at 0.50, the venue's minimum: the next round is refused order_too_small.
+    script = [(o) => fill(o, 19_500_000n)];
+    const order = await service().submit(who, body, undefined);
+    expect(sent).toHaveLength(1);
+    expect(order).toMatchObject({ status: "filled", filledShares: 19_500_000n, spent: 9_750_000n });
+  });
+
   it("releases everything when no round fills anything", async () => {
     script = [nothing, nothing, nothing];
     const order = await service().submit(who, body, undefined);
@@ -892,6 +900,15 @@ describe("sells", () => {
     expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 5_000_000n, proceeds: 2_250_000n });
     expect(ledger.sot.get(who.address)).toBe(15_000_000n);
     expect(ledger.credited.get(who.address)).toBe(2_250_000n);
+  });
+
+  it("settles a sell as filled when its leg sold short by less than any venue's minimum size: the rest is dust, as a FOK plan's", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, 14_500_000n)];
+    const order = await svc.submit(who, { ...sell, shares: 15 }, undefined);
+    expect(sent).toHaveLength(1);
+    expect(order).toMatchObject({ status: "filled", escrowed: 15_000_000n, filledShares: 14_500_000n });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 14_500_000n });
   });
 
   it("settles an IOC sell as filled when its first plan held only 5 of its 15 shares and a later round sold the rest on the refilled bids", async () => {

@@ -105,7 +105,7 @@ export function childOrderId(orderId: string, venue: string, round = 1): string 
  * excess, it is logged as an error and `crossfill audit` reports the order.
  */
 export function settlement(
-  order: Pick<OrderRecord, "id" | "locked" | "legs" | "plannedInFull">,
+  order: Pick<OrderRecord, "id" | "locked" | "legs" | "plannedInFull" | "dustLeft">,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
 ): Required<Pick<OrderPatch, "spent" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
@@ -123,18 +123,19 @@ export function settlement(
 
 /**
  * A settled order's status: `filled` when what is left of the order is dust, the test a FOK plan passes:
- * its last round planned all that the rounds before it left (`plannedInFull`) and `filledShares`, the
- * order's, reach what the rounds before it filled (`fills`, by child order) and that plan's shares.
+ * a later round found the rest under every venue's minimum size (`dustLeft`), or its last round planned
+ * all that the rounds before it left (`plannedInFull`) and `filledShares`, the order's, reach what the
+ * rounds before it filled (`fills`, by child order) and that plan's shares.
  * Else `partially_filled`: an IOC order the books held only part of, or whose legs filled short of their
  * plan, when no later round bought or sold the rest.
  */
-function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull">, fills: readonly Pick<FillRecord, "clientOrderId" | "shares">[], filledShares: bigint): "filled" | "partially_filled" {
+function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull" | "dustLeft">, fills: readonly Pick<FillRecord, "clientOrderId" | "shares">[], filledShares: bigint): "filled" | "partially_filled" {
   const round = order.legs.reduce((r, l) => Math.max(r, l.round), 1);
   const last = order.legs.filter((l) => l.round === round);
   const lastIds = new Set(last.map((l) => l.clientOrderId));
   const before = fills.filter((f) => !lastIds.has(f.clientOrderId)).reduce((s, f) => s + f.shares, 0n);
   const planned = last.reduce((s, l) => s + l.shares, 0n);
-  return order.plannedInFull && filledShares >= before + planned ? "filled" : "partially_filled";
+  return order.dustLeft || (order.plannedInFull && filledShares >= before + planned) ? "filled" : "partially_filled";
 }
 
 /** The shares the order was routed for: its first round's child orders. Later rounds only re-route what those missed. */
@@ -150,7 +151,7 @@ function plannedShares(order: Pick<OrderRecord, "legs">): bigint {
  * `crossfill audit` to report.
  */
 export function sale(
-  order: Pick<OrderRecord, "id" | "escrowed" | "legs" | "plannedInFull">,
+  order: Pick<OrderRecord, "id" | "escrowed" | "legs" | "plannedInFull" | "dustLeft">,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
 ): Required<Pick<OrderPatch, "proceeds" | "fees" | "filledShares" | "routedTo">> & { status: "filled" | "partially_filled" } {
@@ -174,7 +175,7 @@ export function sale(
  * the chain did, and the difference is logged as an error for `crossfill audit` to report.
  */
 export function settledOnChain(
-  order: Pick<OrderRecord, "id" | "locked" | "escrowed" | "legs" | "plannedInFull">,
+  order: Pick<OrderRecord, "id" | "locked" | "escrowed" | "legs" | "plannedInFull" | "dustLeft">,
   hold: Extract<Hold, { kind: "settled" }>,
   fills: readonly FillRecord[],
   log: Pick<Log, "error">,
@@ -299,6 +300,7 @@ export class OrderService {
       routedTo: null,
       legs: [],
       plannedInFull: false,
+      dustLeft: false,
       sotTokenId: null,
       lockTx: null,
       settleTx: null,
@@ -420,7 +422,7 @@ export class OrderService {
       const again = { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC" as const, limitPrice: routed.limitPrice };
       const now = this.buyQuotes(event, o.outcome);
       const next = this.d.plan(again, now);
-      if (next.kind === "refusal") return undefined;
+      if (next.kind === "refusal") return next;
       return this.routeLegs(o, event, round, await this.atTurns(o, event, round, again, next, now));
     });
   }
@@ -480,7 +482,7 @@ export class OrderService {
         const quotes = this.sellQuotes(event, o.outcome, await this.inventory(o));
         // The first round sells the escrow: the first plan's, when nothing the router reads moved since.
         const planned = round === 1 && left === order.shares && sameQuotes(quoted, quotes) ? first : this.d.planSell(req, quotes);
-        if (planned.kind === "refusal") return round === 1 ? planned : undefined;
+        if (planned.kind === "refusal") return planned;
         limitPrice ??= planned.limitPrice;
         this.queued.planned(o, planned.legs);
         return this.routeLegs(o, event, round, planned);
@@ -600,20 +602,23 @@ export class OrderService {
 
   /**
    * Routes a locked order in rounds: `next` stores a round's legs (the order moves to `routing`), or
-   * answers undefined when no further round is worth routing, or the refusal of the first round. Each
-   * round's legs are sent at once; an unknown outcome leaves the order to recovery; then it settles
-   * on its stored fills.
+   * answers the router's refusal: the first round's unwinds the order, a later one ends the rounds, and
+   * a later `order_too_small` marks what is left dust (`dustLeft`). Each round's legs are sent at once;
+   * an unknown outcome leaves the order to recovery; then it settles on its stored fills.
    */
   private async route(
     order: OrderRecord,
     log: Log,
-    next: (round: number, order: OrderRecord, fills: readonly FillRecord[]) => Promise<OrderRecord | Refusal | undefined>,
+    next: (round: number, order: OrderRecord, fills: readonly FillRecord[]) => Promise<OrderRecord | Refusal>,
   ): Promise<OrderRecord> {
     let fills: FillRecord[] = [];
     for (let round = 1; round <= ROUTING_ROUNDS; round++) {
       const routed = await next(round, order, fills);
-      if (routed === undefined) break;
-      if ("kind" in routed) return this.unwind(order, routed, log);
+      if ("kind" in routed) {
+        if (round === 1) return this.unwind(order, routed, log);
+        if (routed.code === "order_too_small") order = await this.update(order.id, ["routing"], { dustLeft: true });
+        break;
+      }
       order = routed;
       this.d.checkpoint?.("order.routing", order.id);
       const unknown = await this.placeRound(order, order.legs.filter((l) => l.round === round), log);

@@ -93,6 +93,8 @@ export interface OrdersTable {
   locked_at: Generated<string | null>;
   /** OrderRecord.plannedInFull (migration 018): 1 or 0; 1 for the orders stored before it. */
   planned_in_full: Generated<bigint>;
+  /** OrderRecord.dustLeft (migration 019): 1 or 0; 0 for the orders stored before it. */
+  dust_left: Generated<bigint>;
 }
 
 export interface FillsTable {
@@ -406,6 +408,7 @@ const ORDER_COLUMNS = {
   routedTo: "routed_to",
   legs: "legs",
   plannedInFull: "planned_in_full",
+  dustLeft: "dust_left",
   sotTokenId: "sot_token_id",
   lockTx: "lock_tx",
   settleTx: "settle_tx",
@@ -416,12 +419,12 @@ const ORDER_COLUMNS = {
   updatedAt: "updated_at",
 } as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
 
-// Every order field but the legs and plannedInFull is stored as is (strings, nulls, bigints), so writing one is only a renaming.
+// Every order field but the legs, plannedInFull and dustLeft is stored as is (strings, nulls, bigints), so writing one is only a renaming.
 function renameOrderFields(fields: Partial<OrderRecord>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : field === "plannedInFull" ? (value ? 1n : 0n) : value;
+    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : field === "plannedInFull" || field === "dustLeft" ? (value ? 1n : 0n) : value;
   }
   return row;
 }
@@ -474,6 +477,7 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     routedTo: r.routed_to,
     legs: decodeLegs(r.legs),
     plannedInFull: int64(r.planned_in_full, "planned_in_full") !== 0n,
+    dustLeft: int64(r.dust_left, "dust_left") !== 0n,
     sotTokenId: r.sot_token_id,
     lockTx: r.lock_tx,
     settleTx: r.settle_tx,

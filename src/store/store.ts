@@ -96,6 +96,11 @@ export interface OrderRecord {
    * that does not, and the order is then `partially_filled` however that round's fills went.
    */
   plannedInFull: boolean;
+  /**
+   * Whether what the rounds left of the order is dust: a later round refused as `order_too_small`, the
+   * rest under every venue's minimum size. The order is then `filled` however its last legs filled.
+   */
+  dustLeft: boolean;
   sotTokenId: string | null;
   /** The transaction that locked a buy's USDC, or escrowed a sell's shares. */
   lockTx: string | null;

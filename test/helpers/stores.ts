@@ -61,6 +61,7 @@ export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
     routedTo: null,
     legs: [],
     plannedInFull: true,
+    dustLeft: false,
     sotTokenId: null,
     lockTx: null,
     settleTx: null,

@@ -17,6 +17,7 @@ import { shortPositionBooks } from "./015_short_position_books.ts";
 import { lockTimes } from "./016_lock_times.ts";
 import { depositPlaces } from "./017_deposit_places.ts";
 import { plannedInFull } from "./018_planned_in_full.ts";
+import { dustLeft } from "./019_dust_left.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -38,6 +39,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "016_lock_times": lockTimes,
   "017_deposit_places": depositPlaces,
   "018_planned_in_full": plannedInFull,
+  "019_dust_left": dustLeft,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -40,10 +40,11 @@ const BACKENDS: { name: string; create(): Promise<{ raw(): Kysely<Database>; sto
   },
 ];
 
-/** An order's row as the migrations before 018 stored it: without planned_in_full. */
+/** An order's row as the migrations before 018 stored it: without planned_in_full (nor 019's dust_left). */
 function rowBefore018(o: OrderRecord): ReturnType<typeof orderToRow> {
   const row = orderToRow(o);
   delete row.planned_in_full;
+  delete row.dust_left;
   return row;
 }
 
@@ -227,4 +228,21 @@ describe.each(BACKENDS)("migration 018 on $name", (backend) => {
       },
     );
   });
+});
+
+describe.each(BACKENDS)("migration 019 on $name", (backend) => {
+  it("keeps the orders stored before it to the rule they were stored under: no rest counted dust", () =>
+    afterMigration(
+      backend,
+      "018_planned_in_full",
+      async (raw) => {
+        const row = orderToRow(orderRecord({ id: "o1", status: "routing" }));
+        delete row.dust_left;
+        await raw.insertInto("orders").values(row).execute();
+      },
+      async (store) => {
+        expect((await store.order("o1"))?.dustLeft).toBe(false);
+        expect((await store.updateOrder("o1", ["routing"], { dustLeft: true }))?.dustLeft).toBe(true);
+      },
+    ));
 });
