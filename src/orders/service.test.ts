@@ -242,6 +242,15 @@ describe("routing rounds", () => {
     expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n, shares: 10_000_000n });
   });
 
+  it("settles an IOC buy as partially filled when its first plan held half of it and filled whole: no further round for the rest, though the book refilled", async () => {
+    // Immediate-or-cancel takes what the books held when it came; later rounds re-route what its legs missed.
+    asks = [{ price: 500_000n, shares: 10_000_000n }];
+    script = [(o) => ((asks = [{ price: 500_000n, shares: 100_000_000n }]), fill(o, o.shares))];
+    const order = await service().submit(who, { ...body, time_in_force: "IOC" }, undefined);
+    expect(sent.map((o) => o.shares)).toEqual([10_000_000n]);
+    expect(order).toMatchObject({ status: "partially_filled", filledShares: 10_000_000n, spent: 5_000_000n });
+  });
+
   it("settles an IOC buy as filled when its first plan held only half of it and a later round, the book refilled, bought the rest", async () => {
     // $10 asked; the book holds $5 within the limit. The leg fills 4 of its 10 shares, and the book refills meanwhile.
     asks = [{ price: 500_000n, shares: 10_000_000n }];
