@@ -21,9 +21,9 @@ describe("loadConfig: a venue's URLs", () => {
   });
 
   it.each([
-    ["POLYMARKET_BASE_URL", "clob.polymarket.com/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a http:// or https:// URL."],
-    ["POLYMARKET_BASE_URL", "wss://clob.example/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a http:// or https:// URL."],
-    ["POLYMARKET_WS_URL", "https://clob.example", "https://ws.example/k3y", "POLYMARKET_WS_URL must be a ws:// or wss:// URL."],
+    ["POLYMARKET_BASE_URL", "clob.polymarket.com/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a URL beginning http:// or https://, like https://clob.polymarket.com (it is not printed: a key may be in it)."],
+    ["POLYMARKET_BASE_URL", "wss://clob.example/k3y", "wss://ws.example", "POLYMARKET_BASE_URL must be a URL beginning http:// or https://, like https://clob.polymarket.com (it is not printed: a key may be in it)."],
+    ["POLYMARKET_WS_URL", "https://clob.example", "https://ws.example/k3y", "POLYMARKET_WS_URL must be a URL beginning ws:// or wss://, like wss://ws-subscriptions-clob.polymarket.com/ws/market (it is not printed: a key may be in it)."],
   ])("refuses %s %s at start, naming it without its value (a key may be in it)", (_name, base, ws, message) => {
     expect(() => loadConfig({ ...polymarket, POLYMARKET_BASE_URL: base, POLYMARKET_WS_URL: ws })).toThrow(message);
   });
@@ -38,7 +38,7 @@ describe("loadConfig: CHAIN_RPC_URL", () => {
 
   it("refuses one without its scheme, or that is no URL, with a sentence naming it and not printing it (it may hold a key), instead of Invalid URL at the first call", () => {
     for (const url of ["localhost:8545", "rpc.example.com/v2/key-123", "ws://127.0.0.1:8545", "http://[::1:8545"]) {
-      expect(() => loadConfig({ CHAIN_RPC_URL: url, OPERATOR_PRIVATE_KEY: operator })).toThrow(/^CHAIN_RPC_URL must be the chain's http:\/\/ or https:\/\/ JSON-RPC URL, like http:\/\/127\.0\.0\.1:8545 \(it is not printed: a provider's key may be in it\)\.$/);
+      expect(() => loadConfig({ CHAIN_RPC_URL: url, OPERATOR_PRIVATE_KEY: operator })).toThrow(/^CHAIN_RPC_URL must be a URL beginning http:\/\/ or https:\/\/, like http:\/\/127\.0\.0\.1:8545 \(it is not printed: a key may be in it\)\.$/);
     }
   });
 });

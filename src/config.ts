@@ -119,11 +119,23 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
-/** Not printed back: a provider's API key goes in the URL's path or query. */
+const HTTP = ["http:", "https:"] as const;
+const WS = ["ws:", "wss:"] as const;
+
+/**
+ * The URL setting `name`, written with one of `schemes` (without it, "localhost:8545" parses as a URL of the scheme
+ * "localhost:"). Not printed back: a provider's or a venue's key may be in its path or query.
+ */
+function url(name: string, raw: string, schemes: readonly string[], example: string): string {
+  if (!schemes.some((s) => raw.toLowerCase().startsWith(`${s}//`)) || !URL.canParse(raw)) {
+    throw new Error(`${name} must be a URL beginning ${schemes.map((s) => `${s}//`).join(" or ")}, like ${example} (it is not printed: a key may be in it).`);
+  }
+  return raw;
+}
+
 function rpcUrl(raw: string | undefined): string | undefined {
   if (raw === undefined || raw === "") return undefined;
-  if (!/^https?:\/\//i.test(raw) || !URL.canParse(raw)) throw new Error("CHAIN_RPC_URL must be the chain's http:// or https:// JSON-RPC URL, like http://127.0.0.1:8545 (it is not printed: a provider's key may be in it).");
-  return raw;
+  return url("CHAIN_RPC_URL", raw, HTTP, "http://127.0.0.1:8545");
 }
 
 function redisUrl(raw: string | undefined): string | undefined {
@@ -147,19 +159,12 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
     if (!v) throw new Error(`${name} is required when the venue's *_BASE_URL is set.`);
     return v;
   };
-  // Not echoed: a venue's (or its gateway's) URL may hold a key.
-  const url = (name: string, schemes: readonly string[]): string => {
-    const v = need(name);
-    if (!URL.canParse(v) || !schemes.includes(new URL(v).protocol)) throw new Error(`${name} must be a ${schemes.map((s) => `${s}//`).join(" or ")} URL.`);
-    return v;
-  };
-  const http = ["http:", "https:"];
-  const ws = ["ws:", "wss:"];
+  const endpoint = (name: string, schemes: readonly string[], example: string): string => url(name, need(name), schemes, example);
   const out: VenueEndpoints = {};
   if (env.POLYMARKET_BASE_URL) {
     out.polymarket = {
-      baseUrl: url("POLYMARKET_BASE_URL", http),
-      wsUrl: url("POLYMARKET_WS_URL", ws),
+      baseUrl: endpoint("POLYMARKET_BASE_URL", HTTP, "https://clob.polymarket.com"),
+      wsUrl: endpoint("POLYMARKET_WS_URL", WS, "wss://ws-subscriptions-clob.polymarket.com/ws/market"),
       credentials: {
         apiKey: need("POLYMARKET_API_KEY"),
         secret: need("POLYMARKET_SECRET"),
@@ -170,8 +175,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
   }
   if (env.KALSHI_BASE_URL) {
     out.kalshi = {
-      baseUrl: url("KALSHI_BASE_URL", http),
-      wsUrl: url("KALSHI_WS_URL", ws),
+      baseUrl: endpoint("KALSHI_BASE_URL", HTTP, "https://external-api.kalshi.com/trade-api/v2"),
+      wsUrl: endpoint("KALSHI_WS_URL", WS, "wss://external-api.kalshi.com/trade-api/ws/v2"),
       credentials: { keyId: need("KALSHI_KEY_ID"), privateKeyPem: readFileSync(need("KALSHI_PRIVATE_KEY_FILE"), "utf8") },
     };
   }
@@ -179,8 +184,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
     const ownerId = Number(need("LIMITLESS_OWNER_ID"));
     if (!Number.isSafeInteger(ownerId) || ownerId < 0) throw new Error("LIMITLESS_OWNER_ID must be the account's numeric owner id.");
     out.limitless = {
-      baseUrl: url("LIMITLESS_BASE_URL", http),
-      wsUrl: url("LIMITLESS_WS_URL", ws),
+      baseUrl: endpoint("LIMITLESS_BASE_URL", HTTP, "https://api.limitless.exchange"),
+      wsUrl: endpoint("LIMITLESS_WS_URL", WS, "wss://ws.limitless.exchange"),
       credentials: {
         apiKey: need("LIMITLESS_API_KEY"),
         secret: need("LIMITLESS_SECRET"),
@@ -191,8 +196,8 @@ export function venueEndpoints(env: NodeJS.ProcessEnv): VenueEndpoints {
   }
   if (env.OPINION_BASE_URL) {
     out.opinion = {
-      baseUrl: url("OPINION_BASE_URL", http),
-      wsUrl: url("OPINION_WS_URL", ws),
+      baseUrl: endpoint("OPINION_BASE_URL", HTTP, "https://openapi.opinion.trade/openapi"),
+      wsUrl: endpoint("OPINION_WS_URL", WS, "wss://ws.opinion.trade"),
       credentials: {
         apiKey: need("OPINION_API_KEY"),
         privateKey: need("OPINION_PRIVATE_KEY") as `0x${string}`,
