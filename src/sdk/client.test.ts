@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Static } from "@sinclair/typebox";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
@@ -285,6 +285,25 @@ describe("CrossfillClient against the real authenticate over HTTP", () => {
     await expect(slow.order(ORDER)).rejects.toMatchObject({ code: "stale_timestamp", status: 401, details: { server_time: expect.any(Number) } });
     const unknown = new CrossfillClient({ baseUrl, apiKey: "ck_live_unknown", apiSecret });
     await expect(unknown.order(ORDER)).rejects.toMatchObject({ code: "invalid_api_key", status: 401 });
+  });
+
+  it("is accepted behind a proxy that serves the API under a path of its own and strips it: what is signed is the path the server receives", async () => {
+    const proxy = createServer((req, res) => {
+      const forwarded = request(`${baseUrl}${req.url!.replace(/^\/api(?=\/)/, "")}`, { method: req.method, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forwarded);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    try {
+      const client = new CrossfillClient({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/`, apiKey, apiSecret });
+      const order = { ...ORDER, client_order_id: "proxied-" + randomBytes(4).toString("hex") };
+      const res = await client.request("POST", withQuery("/v1/order", { note: "a b" }), { body: JSON.stringify(order), signed: true });
+      expect(res).toMatchObject({ status: 200, body: { url: "/v1/order?note=a+b", body: JSON.stringify(order) } });
+    } finally {
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it("sends the same order twice in one second as a replay: client_order_id tells them apart", async () => {

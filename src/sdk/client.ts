@@ -17,7 +17,11 @@ import type {
 } from "./types.ts";
 
 export interface ClientOptions {
-  /** Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. */
+  /**
+   * Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. A path of its own
+   * ("https://host/api", a proxy's that it strips before the server) is requested but not signed: the signature
+   * covers the path the server receives, /v1/... with its query (docs/decisions.md).
+   */
   baseUrl: string;
   apiKey: string;
   /** Needed only for signed (fund-moving) requests. */
@@ -99,6 +103,8 @@ export function withQuery(path: string, query: object | undefined): string {
 
 export class CrossfillClient {
   private readonly baseUrl: string;
+  /** The base URL's own path, as the URL parser writes it ("" for none): not part of what is signed. */
+  private readonly basePath: string;
   private readonly apiKey: string;
   private readonly apiSecret: string | undefined;
   private readonly fetch: typeof fetch;
@@ -107,6 +113,7 @@ export class CrossfillClient {
 
   constructor(opts: ClientOptions) {
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
+    this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, "");
     this.apiKey = opts.apiKey;
     this.apiSecret = opts.apiSecret;
     this.fetch = opts.fetch ?? globalThis.fetch;
@@ -176,8 +183,9 @@ export class CrossfillClient {
     if (opts.signed) {
       if (this.apiSecret === undefined) throw new Error("This request must be signed: create the client with an apiSecret.");
       const timestamp = String(Math.floor(this.clock() / 1000));
-      // The URL parser may percent-encode the path; what is signed is the target as it goes on the wire.
-      const target = url.pathname + url.search;
+      // The URL parser may percent-encode the path; what is signed is the target as it goes on the wire, less the
+      // base URL's path, which a proxy in front of the server strips (the server serves /v1 only).
+      const target = url.pathname.slice(this.basePath.length) + url.search;
       headers.set("X-Timestamp", timestamp);
       headers.set("X-Signature", sign(this.apiSecret, timestamp, method, target, opts.body));
     }
