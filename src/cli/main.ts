@@ -10,6 +10,7 @@ import { AppError } from "../domain/errors.ts";
 import { serve } from "../main.ts";
 import { keyView } from "../http/terminal/key-routes.ts";
 import { registerAuditCommand } from "./audit.ts";
+import { registerBookCommand } from "./book.ts";
 import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerFundsCommands } from "./funds.ts";
@@ -147,6 +148,7 @@ accounts
 registerEventCommands(program, fail);
 registerFundsCommands(program, fail);
 registerOrderCommand(program, fail);
+registerBookCommand(program, fail);
 registerAuditCommand(program);
 registerChainCommand(program, fail);
 registerSimCommand(program, fail);

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
+import type { PriceRecord } from "../../src/sdk/types.ts";
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
@@ -116,6 +117,69 @@ describe("crossfill keys list --account that is no email address", () => {
         'crossfill: --account must be an email address (got "desk")\n',
       ]);
     }
+  });
+});
+
+describe("crossfill book", () => {
+  it("prints the running server's merged book, each level with its venue, and with --json the API's price record", async () => {
+    const made = JSON.parse(await cli("keys", "create", "--name", "reader", "--scopes", "read", "--json")) as { api_key: string };
+    const env2 = { ...env(), CROSSFILL_URL: server!.url, CROSSFILL_API_KEY: made.api_key };
+    const book = async (...args: string[]) => (await run(process.execPath, [BIN, "book", "fed-cut-2026-12", ...args], { env: env2 })).stdout;
+    const record = JSON.parse(await book("--json", "--outcome", "NO", "--depth", "3")) as PriceRecord;
+    expect(record).toMatchObject({ event_id: "fed-cut-2026-12", outcome: "NO", best_execution: { venue: expect.any(String) } });
+    const venues = new Set(record.orderbook.asks.map((e) => e[2]));
+    expect(record.orderbook.asks.length).toBeGreaterThan(0);
+    expect(record.orderbook.asks.length).toBeLessThanOrEqual(3 * venues.size);
+    const human = await book();
+    expect(human).toMatch(/^fed-cut-2026-12 YES, updated \S+\nbid venue +size +bid \| +ask +size +ask venue\n(\S+-sim +[\d.]+ +0\.\d+ \| +0\.\d+ +[\d.]+ +\S+-sim\n)+/);
+    expect(human).toMatch(/\nBest execution for a buy: \S+-sim at 0\.\d+, 0\.\d+ after fees\n/);
+  });
+
+  it("shows bids beside asks, best first, the spread and the best fee-adjusted execution; asks the API for the outcome, side and depth given", async () => {
+    const record = {
+      event_id: "fed-cut-2026-12",
+      outcome: "NO",
+      best_execution: { venue: "kalshi-sim", price: 0.47, fee_adjusted_price: 0.4548 },
+      orderbook: { bids: [[0.46, 1250.5, "polymarket-sim"], [0.45, 80, "kalshi-sim"]], asks: [[0.48, 300, "limitless-sim"]] },
+      spread: { best_bid: 0.46, best_ask: 0.48, spread: 0.02 },
+      updated_at: "2026-12-06T12:00:00.000Z",
+      stale_venues: ["opinion-sim"],
+    };
+    const asked: string[] = [];
+    const api = createServer((req, res) => {
+      asked.push(req.url!);
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(record));
+    });
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const env2 = { ...env(), CROSSFILL_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}`, CROSSFILL_API_KEY: "ck_live_x" };
+      const book = async (...args: string[]) => (await run(process.execPath, [BIN, "book", "fed-cut-2026-12", ...args], { env: env2 })).stdout;
+      expect(await book("--outcome", "NO", "--side", "sell", "--depth", "2")).toBe(
+        [
+          "fed-cut-2026-12 NO, updated 2026-12-06T12:00:00.000Z",
+          "bid venue         size   bid |  ask  size  ask venue",
+          "polymarket-sim  1250.5  0.46 | 0.48   300  limitless-sim",
+          "kalshi-sim          80  0.45 |",
+          "Spread 0.02 (best bid 0.46, best ask 0.48)",
+          "Best execution for a sell: kalshi-sim at 0.47, 0.4548 after fees",
+          "Left out, their books too old: opinion-sim",
+          "",
+        ].join("\n"),
+      );
+      expect(JSON.parse(await book("--json"))).toEqual(record);
+      expect(asked).toEqual(["/v1/prices/fed-cut-2026-12?outcome=NO&side=sell&depth=2", "/v1/prices/fed-cut-2026-12?outcome=YES&side=buy&depth=20"]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+
+  it("refuses an outcome or depth the API does not take, exiting 2 without asking the server", async () => {
+    const exit = async (...args: string[]) => {
+      const r = await run(process.execPath, [BIN, "book", ...args], { env: { ...env(), CROSSFILL_URL: "http://127.0.0.1:9", CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      return [(r as { code: number }).code, (r as { stderr: string }).stderr.split("\n")[0]];
+    };
+    expect(await exit("fed-cut-2026-12", "--outcome", "yes")).toEqual([2, "error: option '--outcome <outcome>' argument 'yes' is invalid. Allowed choices are YES, NO."]);
+    expect(await exit("fed-cut-2026-12", "--depth", "2.5")).toEqual([2, 'crossfill: --depth must be an integer from 1 to 500 (got "2.5")']);
   });
 });
 
