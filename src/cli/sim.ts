@@ -63,7 +63,7 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
       }
       const config = loadConfig();
       // the server's catalog, events accepted with `crossfill events accept` included, as the server would read it at start
-      const catalog = await withStore((store) => loadCatalog(store));
+      const catalog = await withStore((store) => loadCatalog(store), { create: true });
       const sims = await startVenueSims({
         names: config.venues,
         catalog,

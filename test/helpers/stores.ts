@@ -2,10 +2,18 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Clock } from "../../src/domain/types.ts";
+import { openStore } from "../../src/store/open-store.ts";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { OrderRecord, Store } from "../../src/store/store.ts";
 import { createTestDatabase } from "./postgres.ts";
+
+/** The SQLite database a server's first start makes in `dataDir`, and leaves when stopped: the CLI's store commands make none. */
+export async function makeDataDirStore(dataDir: string): Promise<void> {
+  const store = await openStore({ dataDir, databaseUrl: undefined });
+  await store.migrate();
+  await store.close();
+}
 
 /** A fresh, empty database of one backend. */
 export interface TestStoreDatabase {

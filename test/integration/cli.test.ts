@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
+import { makeDataDirStore } from "../helpers/stores.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
 import type { PriceRecord } from "../../src/sdk/types.ts";
 
@@ -33,8 +34,9 @@ function withStdin(input: string, ...args: string[]): Promise<{ code: number | n
   });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "crossfill-cli-"));
+  await makeDataDirStore(dataDir);
 });
 afterAll(async () => {
   await server?.stop();
@@ -458,6 +460,21 @@ describe("crossfill against a CROSSFILL_URL that carries a password", () => {
       2,
       "crossfill: CROSSFILL_URL must not carry a user name or password (the API takes its key in CROSSFILL_API_KEY); it is not printed here\n",
     ]);
+  });
+});
+
+describe("crossfill run on a store that is not there (another directory, a DATA_DIR misspelt)", () => {
+  it("says where it looked and which settings name the store, exits 2 (audit: could not audit), and makes nothing there", async () => {
+    const elsewhere = join(dataDir, "elsewhere", "data");
+    for (const args of [["keys", "list"], ["audit"]]) {
+      const failed = await run(process.execPath, [BIN, ...args], { env: { ...env(), DATA_DIR: elsewhere } }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        `crossfill: no crossfill database at ${join(elsewhere, "crossfill.db")}: set DATA_DIR to the server's data directory (or DATABASE_URL to its PostgreSQL database); the server makes it at its first start (crossfill serve, npm start)\n`,
+      ]);
+    }
+    expect(existsSync(join(dataDir, "elsewhere"))).toBe(false);
   });
 });
 

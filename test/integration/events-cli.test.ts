@@ -12,6 +12,7 @@ import { loadConfig } from "../../src/config.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
+import { makeDataDirStore } from "../helpers/stores.ts";
 
 const run = promisify(execFile);
 const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
@@ -38,8 +39,9 @@ describe("crossfill events match → accept → next start", () => {
   const cli = async (...args: string[]) => (await run(process.execPath, [BIN, ...args], { env: env(), timeout: 30_000 })).stdout;
   const cliJson = async <T>(...args: string[]): Promise<T> => JSON.parse(await cli(...args)) as T;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "crossfill-events-"));
+    await makeDataDirStore(dataDir);
   });
 
   afterAll(async () => {
@@ -118,8 +120,9 @@ describe("crossfill events resolve", () => {
   const cli = (...args: string[]) => run(process.execPath, [BIN, "events", "resolve", ...args], { env: env(), timeout: 30_000 });
   const refusal = (p: Promise<unknown>) => p.then(() => "", (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`);
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), "crossfill-resolve-"));
+    await makeDataDirStore(dataDir);
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 

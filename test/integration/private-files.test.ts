@@ -73,11 +73,4 @@ describe("the data directory is owner-only", () => {
       await server.stop();
     }
   });
-
-  it("the CLI, run first on a fresh directory, makes it owner-only too", async () => {
-    const dataDir = join(root, "cli", "data");
-    const env = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" };
-    await promisify(execFile)(process.execPath, [BIN, "keys", "create", "--name", "bot", "--scopes", "read", "--json"], { env });
-    expectOwnerOnly(dataDir, ["master.key", "crossfill.db"]);
-  });
 });
