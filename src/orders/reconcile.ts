@@ -21,6 +21,8 @@ export interface ReconcileDeps {
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
+/** How far this server's clock may run behind the chain's before a lock's deadline is first read from the chain after it passed. */
+const CHAIN_CLOCK_MARGIN_MS = 10 * 60_000;
 
 /**
  * Finishes every order not in a terminal state that no one is executing: the recovery path, run at
@@ -226,16 +228,20 @@ export class Reconciler {
    * anyone `expire` it. Then it is settled on the fills its other child orders reported (stored), or, with
    * none, its lock is released whole and it fails; a lock the client already expired ends it failed too. What
    * the unanswered child may have filled is the operator's (docs/decisions.md). A sell's escrow has no
-   * deadline: it waits for the venue.
+   * deadline: it waits for the venue. Nothing ends the lock before its deadline (the chain refuses the
+   * client's `expire` until then), so neither the chain nor the fills are read before the deadline as the
+   * order's lock time puts it (its answer came after the lock's block), less a margin for this server's
+   * clock; from there the chain's own time decides.
    */
   private async unanswered(order: OrderRecord, why: string): Promise<boolean> {
     if (order.side === "sell") return false;
     const { store, vault, clock, log } = this.d;
+    if (order.lockedAt !== null && clock.now() < Date.parse(order.lockedAt) + vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS) return false;
     const chainId = chainOrderId(order.id);
     const lock = await vault.lockState(chainId);
-    const stored = await store.fills(order.id);
-    const past = lock.kind === "locked" && clock.now() > lock.deadline * 1000;
+    const past = lock.kind === "locked" && (await vault.blockTime()) > lock.deadline;
     if (lock.kind !== "released" && !past) return false;
+    const stored = await store.fills(order.id);
     log.error({ order_id: order.id, why, fills: stored.length }, "a venue never told what a routing order's child order filled before the lock's deadline; the operator carries any fill of it");
     if (past && stored.length > 0) await this.svc.settle(order, stored, log.child({ order_id: order.id }));
     else {

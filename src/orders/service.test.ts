@@ -1,6 +1,6 @@
 import { pino } from "pino";
 import { AppError } from "../domain/errors.ts";
-import { beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
 import { Reconciler } from "./reconcile.ts";
 import { plan } from "../router/index.ts";
@@ -9,7 +9,7 @@ import type { Store } from "../store/store.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
-import { VaultTxError, type Address, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type ChainInfo, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
 import { MarketCatalog } from "../markets/catalog.ts";
 import { orderFee } from "../domain/fees.ts";
 import { notional } from "../domain/money.ts";
@@ -41,6 +41,8 @@ class Ledger {
   credited = new Map<string, bigint>();
   /** Makes the next vault call of this name throw, as a chain that went away mid-call would. */
   failNext: { settle?: Error; lock?: Error; escrow?: Error; settleSell?: Error } = {};
+  /** The chain's time, in ms: its latest block's timestamp. */
+  now = () => Date.now();
   vault(): Vault {
     const tx = () => Promise.resolve({ txHash: HASH, blockNumber: 1n });
     const fail = (name: keyof Ledger["failNext"]) => {
@@ -51,7 +53,9 @@ class Ledger {
     const add = (m: Map<string, bigint>, a: string, n: bigint) => m.set(a, (m.get(a) ?? 0n) + n);
     return {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
-      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S }), tx()),
+      info: () => ({ lockTtlSeconds: LOCK_TTL_S }) as ChainInfo,
+      blockTime: async () => Math.floor(this.now() / 1000),
+      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked", deadline: Math.floor(this.now() / 1000) + LOCK_TTL_S }), tx()),
       settle: async (id, spent, position) => {
         fail("settle");
         const l = this.locks.get(id)!;
@@ -645,6 +649,7 @@ describe("recovery", () => {
 
   it("ends a routing order whose venue never answers once its lock's deadline has passed, releasing the lock whole, and not before", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
     script = [() => ({ kind: "unknown", reason: "timeout" })];
     const svc = service({ clock });
     const order = await svc.submit(who, body, undefined);
@@ -661,8 +666,31 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable", spent: 0n });
   });
 
+  it("reads neither the chain nor the order's fills for a routing order whose venue never answers while its lock's deadline is hours away", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service({ clock });
+    const order = await svc.submit(who, body, undefined);
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    const asked: string[] = [];
+    const vault = Object.fromEntries(Object.entries(ledger.vault()).map(([name, call]) => [name, (...args: unknown[]) => (asked.push(name), call(...args))])) as unknown as Vault;
+    const fillsRead = vi.spyOn(store, "fills");
+    const recovery = new Reconciler(svc, { store, vault, venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) });
+    for (const hours of [1, 12, 23]) {
+      clock.t = Date.parse((await store.order(order.id))!.createdAt) + hours * 3_600_000;
+      expect(await recovery.pass(0)).toBe(0);
+    }
+    expect(asked.filter((name) => name !== "info")).toEqual([]);
+    expect(fillsRead).not.toHaveBeenCalled();
+    clock.t += 2 * 3_600_000;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "venue_unavailable" });
+  });
+
   it("settles on the fills its venues reported a routing order whose other child order is never answered, once its lock's deadline has passed", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
     script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
     const svc = service({ clock });
     const order = await svc.submit(who, body, undefined);
@@ -681,8 +709,9 @@ describe("recovery", () => {
     const svc = service();
     const order = await svc.submit(who, body, undefined);
     const lock = ledger.locks.get(chainOrderId(order.id))!;
+    // The chain lets the client expire it once its deadline has passed.
     ledger.locks.set(chainOrderId(order.id), { ...lock, state: "released", expired: true });
-    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => (lock.deadline + 1) * 1000 }, log: pino({ level: "silent" }) });
     expect(await recovery.pass(0)).toBe(1);
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
   });

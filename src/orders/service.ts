@@ -309,6 +309,7 @@ export class OrderService {
       errorMessage: null,
       createdAt: now,
       updatedAt: now,
+      lockedAt: null,
     };
     const inserted = await this.d.store.insertOrder(record, this.lease());
     if (!inserted.created) return sameRequest(inserted.order, intent, clientOrderId!);

@@ -226,7 +226,7 @@ export class KyselyStore implements Store {
   async insertOrder(o: OrderRecord, lease?: Lease): Promise<{ created: true; order: OrderRecord } | { created: false; order: OrderRecord }> {
     // Insert-then-select rather than select-then-insert: the unique index arbitrates concurrent
     // retries, across connections and server instances alike.
-    const row = { ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null, locked_at: o.locked > 0n ? o.createdAt : null };
+    const row = { ...orderToRow(o), lease_owner: lease?.owner ?? null, lease_until: lease?.until ?? null };
     const {
       rows: [inserted],
     } = await this.shaped.run(

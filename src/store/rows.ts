@@ -417,6 +417,7 @@ const ORDER_COLUMNS = {
   errorMessage: "error_message",
   createdAt: "created_at",
   updatedAt: "updated_at",
+  lockedAt: "locked_at",
 } as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
 
 // Every order field but the legs, plannedInFull and dustLeft is stored as is (strings, nulls, bigints), so writing one is only a renaming.
@@ -486,6 +487,7 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     errorMessage: r.error_message,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+    lockedAt: r.locked_at,
   };
 }
 

@@ -242,7 +242,7 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       const placed = (await store.insertOrder(order())).order;
       clock.ms += 5_000;
       const updated = await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", errorCode: null });
-      expect(updated).toEqual({ ...placed, status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", updatedAt: clock.iso() });
+      expect(updated).toEqual({ ...placed, status: "locked", locked: BEYOND_DOUBLE, lockTx: "0xlock", updatedAt: clock.iso(), lockedAt: clock.iso() });
       expect(await store.order("ord_1")).toEqual(updated);
       expect((await store.ordersInStatus(["locked", "routing"])).map((o) => o.id)).toEqual(["ord_1"]);
       expect(await store.ordersInStatus(["pending"])).toEqual([]);

@@ -112,6 +112,8 @@ export interface OrderRecord {
   errorMessage: string | null;
   createdAt: string;
   updatedAt: string;
+  /** When the store recorded a buy's lock, once its answer came back (after the lock's block); null before, and for a sell. */
+  lockedAt: string | null;
 }
 
 export interface FillRecord {
@@ -142,7 +144,7 @@ export interface Lease {
   until: string;
 }
 
-export type OrderPatch = Partial<Omit<OrderRecord, "id" | "accountId" | "createdAt">>;
+export type OrderPatch = Partial<Omit<OrderRecord, "id" | "accountId" | "createdAt" | "lockedAt">>;
 
 /** One venue's listing of a catalog event. Tick and fee are set only where they differ from the venue's usual ones. */
 export interface CatalogListingRecord {

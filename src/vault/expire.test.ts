@@ -26,8 +26,10 @@ describe("a lock's deadline", () => {
 
     const expire = { address: t.vault.info().contracts.vault, abi: vaultAbi, account: c.address, functionName: "expire", args: [o] } as const;
     await refusedOnChain(c.reader.simulateContract(expire), "NotExpired");
+    expect(await t.vault.blockTime()).toBeLessThanOrEqual(deadline);
 
     await later(TTL + 1);
+    expect(await t.vault.blockTime()).toBeGreaterThan(deadline);
     await c.expire(o);
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 10n * USDC, locked: 0n });
     const state = await t.vault.lockState(o);

@@ -218,6 +218,8 @@ export interface Vault {
   usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined>;
   /** The latest block's number. */
   blockNumber(): Promise<bigint>;
+  /** The latest block's timestamp, in unix seconds: the chain's time, which a lock's deadline is measured in. */
+  blockTime(): Promise<number>;
   /** The hash of the block at `number`, undefined when the chain has no such block. */
   blockHash(number: bigint): Promise<Hex32 | undefined>;
   /** Whether the block at `number` holds the transaction `txHash`; undefined when the chain has no such block. One request, so one node's answer. */

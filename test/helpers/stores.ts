@@ -44,9 +44,9 @@ export const STORE_BACKENDS: { name: string; create(): Promise<TestStoreDatabase
   },
 ];
 
-/** An order as the store keeps it, for store tests: a pending FOK buy of 10 USDC of account acc_1, with `over` on top. */
+/** An order as the store keeps it, for store tests: a pending FOK buy of 10 USDC of account acc_1, with `over` on top; one with USDC locked was locked when created, unless `over` says when. */
 export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
-  return {
+  const record: OrderRecord = {
     id: "ord_1",
     accountId: "acc_1",
     clientOrderId: null,
@@ -78,6 +78,8 @@ export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
     errorMessage: null,
     createdAt: "2026-01-05T10:00:00.000Z",
     updatedAt: "2026-01-05T10:00:00.000Z",
+    lockedAt: null,
     ...over,
   };
+  return over.lockedAt === undefined && record.locked > 0n ? { ...record, lockedAt: record.createdAt } : record;
 }

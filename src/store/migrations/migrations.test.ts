@@ -40,11 +40,12 @@ const BACKENDS: { name: string; create(): Promise<{ raw(): Kysely<Database>; sto
   },
 ];
 
-/** An order's row as the migrations before 018 stored it: without planned_in_full (nor 019's dust_left). */
+/** An order's row as the migrations before 018 stored it: without planned_in_full (nor 019's dust_left), and locked_at left to the migrations (016). */
 function rowBefore018(o: OrderRecord): ReturnType<typeof orderToRow> {
   const row = orderToRow(o);
   delete row.planned_in_full;
   delete row.dust_left;
+  delete row.locked_at;
   return row;
 }
 

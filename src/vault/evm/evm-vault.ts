@@ -337,6 +337,11 @@ class EvmVault implements Vault {
     return this.client.getBlockNumber({ cacheTime: 0 });
   }
 
+  async blockTime(): Promise<number> {
+    const block = await this.rpc.call<{ timestamp: Hex }>("eth_getBlockByNumber", ["latest", false]);
+    return Number(BigInt(block.timestamp));
+  }
+
   async blockHash(number: bigint): Promise<Hex32 | undefined> {
     const block = await this.rpc.call<{ hash: Hex } | null>("eth_getBlockByNumber", [toHex(number), false]);
     return block?.hash;
