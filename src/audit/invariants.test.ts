@@ -67,6 +67,8 @@ const deposit: DepositRecord = {
   block: 12n,
   status: "credited",
   creditTx: TX(13),
+  creditBlock: null,
+  creditBlockHash: null,
   errorMessage: null,
   createdAt: "",
   updatedAt: "",

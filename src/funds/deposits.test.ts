@@ -116,6 +116,8 @@ describe("the deposit watcher", () => {
       block,
       status: "detected" as const,
       creditTx: null,
+      creditBlock: null,
+      creditBlockHash: null,
       errorMessage: null,
       createdAt: new Date().toISOString(),
       updatedAt: new Date().toISOString(),
@@ -230,7 +232,7 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 
-  it("keeps credited, by one receipt each, the deposits whose credit a deep reorganisation left on chain", async () => {
+  it("keeps credited the deposits whose credit a deep reorganisation left on chain", async () => {
     const { key, account } = await keyedAccount("acc_kept");
     const deposit = await signedTransfer(account.address as Address, 3n * USDC);
     const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), USDC);
@@ -249,6 +251,34 @@ describe("the deposit watcher", () => {
     const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
     expect(stored.map((d) => [d.amount, d.status])).toEqual([[3n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("reads no receipt of the credits a deep reorganisation left below where it forked, however many were made before", async () => {
+    const { key, account } = await keyedAccount("acc_below_fork");
+    const deposits = [await signedTransfer(account.address as Address, 2n * USDC), await signedTransfer(account.address as Address, 3n * USDC)];
+    const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), USDC);
+    const watcher = watcherSigningWith(() => key);
+    for (const deposit of deposits) {
+      await mine([deposit]);
+      expect(await watcher.pass()).toBe(1);
+    }
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    // The block the scan stopped at is replaced; every credit so far (this file's tests') is below the fork.
+    await t.rpc.call("evm_revert", [fork]);
+    await mine([elsewhere]);
+    const credits = new Set((await t.store.depositsInStatus(["credited"])).map((d) => d.creditTx));
+    expect(credits.size).toBeGreaterThan(1);
+    const receipts: string[] = [];
+    const counting = Object.create(t.vault, {
+      usdcTransfersOf: { value: (tx: Hex) => (receipts.push(tx), t.vault.usdcTransfersOf(tx)) },
+      blockOf: { value: (tx: Hex) => (receipts.push(tx), t.vault.blockOf(tx)) },
+    }) as Vault;
+    await watcherSigningWith(() => key, { vault: counting }).pass();
+    expect(receipts.filter((tx) => credits.has(tx))).toEqual([]);
+    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(stored.map((d) => [d.amount, d.status])).toEqual([[2n * USDC, "credited"], [3n * USDC, "credited"]]);
   }, 60_000);
 
   it("credits again a deposit whose credit a reorganisation shallower than the confirmations removed, the scan's cursor block kept", async () => {

@@ -115,6 +115,8 @@ export class DepositWatcher {
       block: t.blockNumber,
       status: "detected",
       creditTx: null,
+      creditBlock: null,
+      creditBlockHash: null,
       errorMessage: null,
       createdAt: now,
       updatedAt: now,
@@ -146,18 +148,46 @@ export class DepositWatcher {
    * Puts back to be credited every credited deposit whose credit the chain no longer has (a reorganisation removed
    * it): the transfer, if still there, is credited again under the same key, which the Vault credits once; gone, it
    * is dropped. Before the cursor moves past the reorganisation, so a crash here does it again at the next pass.
-   * One request a deposit, its credit's receipt (the credit pulls the USDC: a transfer), where the Vault's state by
-   * key searches its logs back from the head for each. A node of a pool that lacks the receipt only puts it back:
-   * crediting it reads the Vault's state by key first, and records the credit made.
+   * A credit whose block the chain still has (`creditsKept`) is there; any other's receipt is read, one request a
+   * deposit, where the Vault's state by key searches its logs back from the head for each: found, in another block,
+   * that block is stored. A node of a pool that lacks the receipt only puts it back: crediting it reads the Vault's
+   * state by key first, and records the credit made.
    */
   private async uncreditRemoved(): Promise<void> {
     const { store, vault, log } = this.d;
-    for (const d of await store.depositsInStatus(["credited"])) {
-      if (d.creditTx !== null && (await vault.usdcTransfersOf(d.creditTx as Hex32)) !== undefined) continue;
-      if (await store.updateDeposit(d.id, ["credited"], { status: "detected", creditTx: null })) {
+    const credited = await store.depositsInStatus(["credited"]);
+    const kept = await this.creditsKept(credited);
+    for (const d of credited) {
+      if (kept(d)) continue;
+      const at = d.creditTx === null ? undefined : await vault.blockOf(d.creditTx as Hex32);
+      if (at) {
+        await store.updateDeposit(d.id, ["credited"], { creditBlock: at.number, creditBlockHash: at.hash.toLowerCase() });
+        continue;
+      }
+      if (await store.updateDeposit(d.id, ["credited"], { status: "detected", creditTx: null, creditBlock: null, creditBlockHash: null })) {
         log.warn({ deposit_id: d.id, credit_tx: d.creditTx }, "a reorganisation removed a deposit's credit; crediting it again");
       }
     }
+  }
+
+  /**
+   * Whether a credited deposit's credit is in a block the chain still has. A block's hash commits to every block under
+   * it, so the stored credit blocks are read newest first, down to the first the chain still has: the credits under it
+   * are all there, read no further, and a reorganisation costs a request per credit block above where it forked.
+   */
+  private async creditsKept(credited: readonly DepositRecord[]): Promise<(d: DepositRecord) => boolean> {
+    const heights = [...new Set(credited.flatMap((d) => (d.creditBlock === null ? [] : [d.creditBlock])))].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0));
+    const hashes = new Map<bigint, string | undefined>();
+    let under = -1n;
+    for (const height of heights) {
+      const hash = (await this.d.vault.blockHash(height))?.toLowerCase();
+      hashes.set(height, hash);
+      if (credited.some((d) => d.creditBlock === height && d.creditBlockHash === hash)) {
+        under = height;
+        break;
+      }
+    }
+    return (d) => d.creditBlock !== null && (d.creditBlock < under || (hashes.has(d.creditBlock) && hashes.get(d.creditBlock) === d.creditBlockHash));
   }
 
   /**
@@ -175,7 +205,7 @@ export class DepositWatcher {
       if ((await vault.pendingTransactions()) > 0) return deposit.status;
       state = await vault.depositState(key);
     }
-    if (state.kind === "credited") return (await this.settled(state.blockNumber)) ? this.finish(deposit, { status: "credited", creditTx: state.txHash }, log) : deposit.status;
+    if (state.kind === "credited") return (await this.settled(state.blockNumber)) ? this.credited(deposit, state.txHash, log) : deposit.status;
 
     const account = await store.accountById(deposit.accountId);
     const sign = account && this.d.signerOf(account);
@@ -198,7 +228,7 @@ export class DepositWatcher {
       const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, sign);
       this.d.checkpoint?.("deposit.credited", deposit.id);
       if (!(await this.settled(credited.blockNumber))) return "crediting";
-      return await this.finish(deposit, { status: "credited", creditTx: credited.txHash }, log);
+      return await this.credited(deposit, credited.txHash, log);
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
       // Refused, nothing happened; or unknown, and the chain decides at the next pass. Either way it stays crediting.
@@ -214,6 +244,12 @@ export class DepositWatcher {
    */
   private async settled(block: bigint): Promise<boolean> {
     return this.d.confirmations === 0 || (await this.d.vault.blockNumber()) - block >= BigInt(this.d.confirmations);
+  }
+
+  /** Records a deposit credited by `creditTx`, with the block its receipt names (none from a node that lacks it: its receipt is read at a deep reorganisation). */
+  private async credited(deposit: DepositRecord, creditTx: Hex32, log: Log): Promise<DepositStatus> {
+    const at = await this.d.vault.blockOf(creditTx);
+    return this.finish(deposit, { status: "credited", creditTx, creditBlock: at?.number ?? null, creditBlockHash: at?.hash.toLowerCase() ?? null }, log);
   }
 
   private lease(now: number): Lease {

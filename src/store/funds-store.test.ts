@@ -42,6 +42,8 @@ function deposit(over: Partial<DepositRecord> = {}): DepositRecord {
     block: 17n,
     status: "detected",
     creditTx: null,
+    creditBlock: null,
+    creditBlockHash: null,
     errorMessage: null,
     createdAt: iso(),
     updatedAt: iso(),

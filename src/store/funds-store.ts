@@ -144,6 +144,8 @@ export class FundsStore implements Pick<Store, FundsMethods> {
         updated_at: this.nowIso(),
         ...(patch.status !== undefined && { status: patch.status }),
         ...(patch.creditTx !== undefined && { credit_tx: patch.creditTx }),
+        ...(patch.creditBlock !== undefined && { credit_block: patch.creditBlock }),
+        ...(patch.creditBlockHash !== undefined && { credit_block_hash: patch.creditBlockHash }),
         ...(patch.errorMessage !== undefined && { error_message: patch.errorMessage }),
       })
       .returningAll()

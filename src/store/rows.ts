@@ -270,6 +270,8 @@ export interface DepositsTable {
   block: Int64;
   status: string;
   credit_tx: string | null;
+  credit_block: Int64 | null;
+  credit_block_hash: string | null;
   error_message: string | null;
   created_at: string;
   updated_at: string;
@@ -690,6 +692,8 @@ export function depositToRow(d: DepositRecord): Insertable<DepositsTable> {
     block: d.block,
     status: d.status,
     credit_tx: d.creditTx,
+    credit_block: d.creditBlock,
+    credit_block_hash: d.creditBlockHash,
     error_message: d.errorMessage,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
@@ -708,6 +712,8 @@ export function depositFromRow(r: Selectable<DepositsTable>): DepositRecord {
     block: int64(r.block, "deposits.block"),
     status: r.status as DepositStatus,
     creditTx: r.credit_tx,
+    creditBlock: r.credit_block === null ? null : int64(r.credit_block, "deposits.credit_block"),
+    creditBlockHash: r.credit_block_hash,
     errorMessage: r.error_message,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

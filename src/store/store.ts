@@ -316,13 +316,16 @@ export interface DepositRecord {
   status: DepositStatus;
   /** The transaction that credited it: its receipt holds the deposit's DepositCredited event. */
   creditTx: string | null;
+  /** The block that transaction was mined in, by number and hash (lower case); null before, and for a deposit credited before they were stored. */
+  creditBlock: bigint | null;
+  creditBlockHash: string | null;
   /** Why the last credit attempt failed, while it is retried. */
   errorMessage: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-export type DepositPatch = Partial<Pick<DepositRecord, "status" | "creditTx" | "errorMessage">>;
+export type DepositPatch = Partial<Pick<DepositRecord, "status" | "creditTx" | "creditBlock" | "creditBlockHash" | "errorMessage">>;
 
 /** A drip of the dev faucet into an account's vault. */
 export interface FaucetDripRecord {

@@ -216,6 +216,8 @@ export interface Vault {
   usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
   /** The USDC transfers the transaction `txHash` logged, in order; undefined when the chain has no successful receipt of it (it may have been reorganised away). */
   usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined>;
+  /** The block the transaction `txHash` was mined in, from its receipt; undefined when the chain has no successful receipt of it. */
+  blockOf(txHash: Hex32): Promise<{ number: bigint; hash: Hex32 } | undefined>;
   /** The latest block's number. */
   blockNumber(): Promise<bigint>;
   /** The latest block's timestamp, in unix seconds: the chain's time, which a lock's deadline is measured in. */

@@ -237,6 +237,8 @@ describe("deposits", () => {
       block: receipt.blockNumber,
       status: "crediting",
       creditTx: null,
+      creditBlock: null,
+      creditBlockHash: null,
       errorMessage: null,
       createdAt: new Date().toISOString(),
       updatedAt: new Date().toISOString(),

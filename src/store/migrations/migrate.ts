@@ -18,6 +18,7 @@ import { lockTimes } from "./016_lock_times.ts";
 import { depositPlaces } from "./017_deposit_places.ts";
 import { plannedInFull } from "./018_planned_in_full.ts";
 import { dustLeft } from "./019_dust_left.ts";
+import { creditBlocks } from "./020_credit_blocks.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -40,6 +41,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "017_deposit_places": depositPlaces,
   "018_planned_in_full": plannedInFull,
   "019_dust_left": dustLeft,
+  "020_credit_blocks": creditBlocks,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

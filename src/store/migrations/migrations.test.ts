@@ -247,3 +247,25 @@ describe.each(BACKENDS)("migration 019 on $name", (backend) => {
       },
     ));
 });
+
+describe.each(BACKENDS)("migration 020 on $name", (backend) => {
+  it("leaves the deposits credited before it without a credit block, and stores the block of a credit made after it", () =>
+    afterMigration(
+      backend,
+      "019_dust_left",
+      async (raw) => {
+        await (raw as Kysely<any>)
+          .insertInto("deposits")
+          .values({
+            id: "0xaa:0", account_id: "acc_1", amount: 1_000_000n, from_address: "0x2", tx_hash: "0xaa", place: 0n, log_index: 0n, block: 7n,
+            status: "credited", credit_tx: "0xc", error_message: null, created_at: at(1), updated_at: at(1),
+          })
+          .execute();
+      },
+      async (store) => {
+        expect((await store.depositsInStatus(["credited"])).map((d) => [d.id, d.creditTx, d.creditBlock, d.creditBlockHash])).toEqual([["0xaa:0", "0xc", null, null]]);
+        await store.updateDeposit("0xaa:0", ["credited"], { creditBlock: 9n, creditBlockHash: "0xb9" });
+        expect((await store.depositsInStatus(["credited"])).map((d) => [d.creditBlock, d.creditBlockHash])).toEqual([[9n, "0xb9"]]);
+      },
+    ));
+});

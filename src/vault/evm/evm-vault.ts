@@ -333,6 +333,12 @@ class EvmVault implements Vault {
     return receipt.logs.flatMap((log) => asTransfer(this.c.usdc, log) ?? []);
   }
 
+  async blockOf(txHash: Hex32): Promise<{ number: bigint; hash: Hex32 } | undefined> {
+    const receipt = await this.rpc.call<{ status: Hex; blockNumber: Hex; blockHash: Hex32 } | null>("eth_getTransactionReceipt", [txHash]);
+    if (!receipt || receipt.status !== "0x1") return undefined;
+    return { number: BigInt(receipt.blockNumber), hash: receipt.blockHash };
+  }
+
   blockNumber(): Promise<bigint> {
     return this.client.getBlockNumber({ cacheTime: 0 });
   }
