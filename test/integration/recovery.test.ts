@@ -221,11 +221,14 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.store.order(order.id)).toMatchObject({ status: "routing" });
     const lock = await s.crossfill.vault.lockState(chainOrderId(order.id));
     if (lock.kind !== "locked") throw new Error(`the order's lock is ${lock.kind}`);
+    // The server's clock and the chain's both past the deadline.
     const now = vi.spyOn(Date, "now").mockReturnValue(lock.deadline * 1000 + 1_000);
+    const chainNow = vi.spyOn(s.crossfill.vault, "blockTime").mockResolvedValue(lock.deadline + 1);
     try {
       await reconcile();
     } finally {
       now.mockRestore();
+      chainNow.mockRestore();
     }
     const after = await s.crossfill.store.order(order.id);
     expect(after).toMatchObject({ status: "failed", errorCode: "venue_unavailable", spent: 0n });
