@@ -882,6 +882,13 @@ describe("sells", () => {
     expect((await store.listOrders("acc", { limit: 10, cursor: null })).data).toHaveLength(1);
   });
 
+  it("answers chain_unavailable without the chain library's text when the position cannot be read, storing nothing", async () => {
+    const down = service({ vault: { ...ledger.vault(), sotBalance: () => Promise.reject(new Error("HTTP request failed.\n\nURL: http://user:secret@rpc.example/\nRequest body: {\"method\":\"eth_call\"}")) } });
+    const refused = await down.submit(who, { ...sell, shares: 1 }, undefined).catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "chain_unavailable", message: "The position could not be read from the chain; nothing was escrowed. Try again." });
+    expect((await store.listOrders("acc", { limit: 10, cursor: null })).data).toHaveLength(0);
+  });
+
   it("rejects a sell whose shares another sell escrowed first, returning nothing to sell twice", async () => {
     const svc = await holding();
     script = [(o) => fill(o, o.shares)];

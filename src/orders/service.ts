@@ -392,7 +392,8 @@ export class OrderService {
   /** The account's unlocked shares of the outcome: shares escrowed for its other sells are no longer in its balance. */
   private sharesHeld(address: Address, intent: Pick<OrderIntent, "eventId" | "outcome">): Promise<ShareMicro> {
     return this.d.vault.sotBalance(address, this.d.tokenId(intent.eventId, intent.outcome)).catch((err: unknown) => {
-      throw new AppError("chain_unavailable", `The position could not be read from the chain: ${err instanceof Error ? err.message : String(err)}`);
+      this.d.log.warn({ err }, "reading a position from the chain failed");
+      throw new AppError("chain_unavailable", "The position could not be read from the chain; nothing was escrowed. Try again.");
     });
   }
 
