@@ -188,7 +188,7 @@ describe("the audit's invariants", () => {
 
   it("finds an escrow ended twice, one of no order, and one of a finished order never ended", () => {
     const i = healthy();
-    i.ledger.escrowEndings.push({ kind: "released", orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, ...at(6) });
+    i.ledger.escrowEndings.push({ kind: "released", orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, expired: false, ...at(6) });
     expect(broken(i)).toMatchObject({ escrows_ended_once: 1 });
     const j = healthy();
     j.ledger.escrows.push({ orderId: chainId("nobody's"), client: ALICE, tokenId: 7n, shares: 1n, ...at(6) });

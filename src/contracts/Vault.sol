@@ -17,7 +17,8 @@ import {PositionToken} from "./PositionToken.sol";
 /// releases in one transaction (`batch`), each done or refused on its own.
 /// Sells and redemptions (the section "Sells and redemptions" below) move shares the same way: a sell escrows
 /// the client's shares for its order, then burns what sold and credits the proceeds in one transaction, or
-/// gives them all back; a redemption burns a resolved position and credits its payout. Proceeds and payouts
+/// gives them all back; an escrow has the same deadline as a lock, after which its client may `expireEscrow`
+/// it; a redemption burns a resolved position and credits its payout. Proceeds and payouts
 /// come from the treasury, which approves the Vault.
 /// The operator also pays a client's available USDC out to an address (`withdrawTo`) and credits USDC sent to a
 /// client's own address (`creditDeposit`), each exactly once per id, whatever is sent again.
@@ -273,7 +274,8 @@ contract Vault {
     // ---------------------------------------------------------------------------------------------------------
     // Sells and redemptions. A sell's order id escrows the client's shares once (its own mapping: a sell locks
     // no USDC), and that escrow ends exactly once: settled (the sold shares burned, the proceeds credited and the
-    // rest returned, in one transaction) or released (everything returned). A redemption key burns a resolved
+    // rest returned, in one transaction) or released (everything returned), by the operator, or expired by its
+    // client once its deadline (`lockTtl` after the escrow, as a lock's) has passed. A redemption key burns a resolved
     // position and credits its payout once. A share pays at most 1 USDC (1e6 micro-USDC per 1e6 micro-shares),
     // so no proceeds or payout may exceed the shares burned for it. The Vault holds escrowed shares itself.
     // ---------------------------------------------------------------------------------------------------------
@@ -285,10 +287,12 @@ contract Vault {
         Released
     }
 
-    /// Two slots: client, shares (uint88: 3e20 shares in micro-units) and state, then the token id.
+    /// Two slots, packed as a lock: client, shares (uint56: 72 billion shares in micro-units), deadline and
+    /// state, then the token id.
     struct Escrow {
         address client;
-        uint88 shares;
+        uint56 shares;
+        uint32 deadline;
         EscrowState state;
         uint256 tokenId;
     }
@@ -310,9 +314,11 @@ contract Vault {
     error AlreadyRedeemed(bytes32 key);
     /// The Vault itself holds the shares escrowed for every sell: they are never a client's to sell or redeem.
     error NotAClient(address account);
+    /// Only the client whose shares an escrow holds may expire it.
+    error NotEscrowClient(bytes32 orderId, address caller);
 
     event Escrowed(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
-    /// Each escrow ends with exactly one of SellSettled, EscrowReleased.
+    /// Each escrow ends with exactly one of SellSettled, EscrowReleased, EscrowExpired.
     event SellSettled(
         bytes32 indexed orderId,
         address indexed client,
@@ -322,6 +328,8 @@ contract Vault {
         uint256 proceeds
     );
     event EscrowReleased(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
+    /// An escrow its client ended by `expireEscrow` after its deadline: every share returned.
+    event EscrowExpired(bytes32 indexed orderId, address indexed client, uint256 tokenId, uint256 shares);
     event Redeemed(bytes32 indexed key, address indexed client, uint256 tokenId, uint256 shares, uint256 payout);
 
     mapping(bytes32 orderId => Escrow) private _escrows;
@@ -334,7 +342,8 @@ contract Vault {
         if (_escrows[orderId].state != EscrowState.None) revert AlreadyEscrowed(orderId);
         uint256 held = sot.balanceOf(client, tokenId);
         if (shares > held) revert InsufficientShares(client, tokenId, shares, held);
-        _escrows[orderId] = Escrow(client, SafeCast.toUint88(shares), EscrowState.Escrowed, tokenId);
+        uint32 deadline = SafeCast.toUint32(block.timestamp + lockTtl);
+        _escrows[orderId] = Escrow(client, SafeCast.toUint56(shares), deadline, EscrowState.Escrowed, tokenId);
         emit Escrowed(orderId, client, tokenId, shares);
         sot.move(client, address(this), tokenId, shares);
     }
@@ -355,12 +364,21 @@ contract Vault {
         if (rest > 0) sot.move(address(this), e.client, e.tokenId, rest);
     }
 
-    /// Returns every escrowed share to the client: the sell sold nothing.
+    /// Returns every escrowed share to the client: the sell sold nothing. The operator may settle or release an
+    /// open escrow after its deadline too (a late fill) until its client expires it.
     function releaseEscrow(bytes32 orderId) external onlyOperator {
         Escrow memory e = _openEscrow(orderId);
-        _escrows[orderId].state = EscrowState.Released;
         emit EscrowReleased(orderId, e.client, e.tokenId, e.shares);
-        sot.move(address(this), e.client, e.tokenId, e.shares);
+        _returnEscrow(orderId, e);
+    }
+
+    /// The client takes back every share of its open escrow once the deadline has passed, whatever the operator does.
+    function expireEscrow(bytes32 orderId) external {
+        Escrow memory e = _openEscrow(orderId);
+        if (msg.sender != e.client) revert NotEscrowClient(orderId, msg.sender);
+        if (block.timestamp <= e.deadline) revert NotExpired(orderId, e.deadline);
+        emit EscrowExpired(orderId, e.client, e.tokenId, e.shares);
+        _returnEscrow(orderId, e);
     }
 
     /// Redeems resolved positions, each on its own: burns its shares and credits its payout (a winning share
@@ -387,10 +405,16 @@ contract Vault {
     function escrowOf(bytes32 orderId)
         external
         view
-        returns (address client, uint256 tokenId, uint256 shares, EscrowState state)
+        returns (address client, uint256 tokenId, uint256 shares, uint256 deadline, EscrowState state)
     {
         Escrow memory e = _escrows[orderId];
-        return (e.client, e.tokenId, e.shares, e.state);
+        return (e.client, e.tokenId, e.shares, e.deadline, e.state);
+    }
+
+    /// Gives an open escrow back to its client whole; an escrow ended this way reads as Released.
+    function _returnEscrow(bytes32 orderId, Escrow memory e) private {
+        _escrows[orderId].state = EscrowState.Released;
+        sot.move(address(this), e.client, e.tokenId, e.shares);
     }
 
     function _openEscrow(bytes32 orderId) private view returns (Escrow memory e) {

@@ -48,7 +48,7 @@ class FakeChain {
 const lock = (n: number, block: bigint) => ({ orderId: id(n), client: CLIENT, amount: BigInt(n) * 1_000_000n, ...at(block) }) as const;
 const released = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, amount: BigInt(n) * 1_000_000n, expired: false, ...at(block) }) as const;
 const escrow = (n: number, block: bigint) => ({ orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), ...at(block) }) as const;
-const escrowReleased = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), ...at(block) }) as const;
+const escrowReleased = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), expired: false, ...at(block) }) as const;
 
 const orderIds = async (holds: OpenHolds) => (await holds.read()).map((h) => `${h.kind} ${Number(h.orderId)}`).sort();
 

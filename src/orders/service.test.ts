@@ -35,7 +35,7 @@ const LOCK_TTL_S = 86_400;
 
 class Ledger {
   locks = new Map<string, { account: string; amount: bigint; state: LockState["kind"]; deadline: number; expired?: boolean; spent?: bigint; shares?: bigint }>();
-  escrows = new Map<string, { account: string; shares: bigint; state: EscrowState["kind"]; sold?: bigint; proceeds?: bigint }>();
+  escrows = new Map<string, { account: string; shares: bigint; state: EscrowState["kind"]; deadline: number; expired?: boolean; sold?: bigint; proceeds?: bigint }>();
   /** Each address's SOT of the one token these tests trade, and its USDC credited by sells. */
   sot = new Map<string, bigint>();
   credited = new Map<string, bigint>();
@@ -78,7 +78,7 @@ class Ledger {
         const held = this.sot.get(account) ?? 0n;
         if (position.shares > held) throw new VaultTxError("reverted", "InsufficientShares", "Vault.escrow reverted: InsufficientShares");
         add(this.sot, account, -position.shares);
-        this.escrows.set(id, { account, shares: position.shares, state: "escrowed" });
+        this.escrows.set(id, { account, shares: position.shares, state: "escrowed", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
         return tx();
       },
       settleSell: async (id, sold, proceeds) => {
@@ -99,9 +99,9 @@ class Ledger {
       escrowState: async (id): Promise<EscrowState> => {
         const e = this.escrows.get(id);
         if (!e) return { kind: "none" };
-        if (e.state === "escrowed") return { kind: "escrowed", account: e.account as Address, tokenId: 7n, shares: e.shares };
+        if (e.state === "escrowed") return { kind: "escrowed", account: e.account as Address, tokenId: 7n, shares: e.shares, deadline: e.deadline };
         if (e.state === "settled") return { kind: "settled", txHash: HASH, sold: e.sold!, proceeds: e.proceeds! };
-        return { kind: "released", txHash: HASH };
+        return { kind: "released", txHash: HASH, expired: e.expired ?? false };
       },
       pendingTransactions: async () => 0,
     } as Partial<Vault> as Vault;

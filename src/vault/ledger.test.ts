@@ -138,7 +138,7 @@ describe("the ledger of shares", () => {
     ]);
     expect(mine(ledger.escrowEndings).map(({ blockNumber: _, ...e }) => e)).toEqual([
       { kind: "settled", orderId: sold, client: a.address, tokenId, sold: 3n * USDC, returned: 1n * USDC, proceeds: 2_100_000n, txHash: settled.txHash },
-      { kind: "released", orderId: kept, client: a.address, tokenId, shares: 2n * USDC, txHash: released.txHash },
+      { kind: "released", orderId: kept, client: a.address, tokenId, shares: 2n * USDC, expired: false, txHash: released.txHash },
     ]);
     expect(ledger.redemptions.filter((r) => r.key === key)).toEqual([{ key, client: a.address, tokenId, shares: 7n * USDC, payout: 7n * USDC, ...redeemed }]);
     // The sale burns from the Vault's escrow, the redemption from the holder.

@@ -62,7 +62,7 @@ describe("a sell's escrow on the dev chain", () => {
     await t.vault.escrow(o, c.address, { tokenId, shares: 6n * SHARE });
     expect(await t.vault.sotBalance(c.address, tokenId)).toBe(4n * SHARE);
     expect(await t.vault.sotBalance(vault, tokenId)).toBe(6n * SHARE);
-    expect(await t.vault.escrowState(o)).toEqual({ kind: "escrowed", account: c.address, tokenId, shares: 6n * SHARE });
+    expect(await t.vault.escrowState(o)).toEqual({ kind: "escrowed", account: c.address, tokenId, shares: 6n * SHARE, deadline: expect.any(Number) });
 
     const available = (await t.vault.balanceOf(c.address)).available;
     const treasury = await treasuryUsdc(c);
@@ -98,7 +98,7 @@ describe("a sell's escrow on the dev chain", () => {
     expect(await t.vault.sotBalance(c.address, tokenId)).toBe(0n);
     const available = (await t.vault.balanceOf(c.address)).available;
     const ref = await t.vault.releaseEscrow(o);
-    expect(await t.vault.escrowState(o)).toEqual({ kind: "released", txHash: ref.txHash });
+    expect(await t.vault.escrowState(o)).toEqual({ kind: "released", txHash: ref.txHash, expired: false });
     expect(await t.vault.sotBalance(c.address, tokenId)).toBe(3n * SHARE);
     expect(await t.vault.balanceOf(c.address)).toEqual({ available, locked: 0n });
     expect(await sotSupply(c, tokenId)).toBe(3n * SHARE);
@@ -275,7 +275,7 @@ describe("sells in Vault.batch", () => {
     expect(await t.vault.sotBalance(a.address, tokenId)).toBe(0n);
     expect(await t.vault.sotBalance(b.address, tokenId)).toBe(5n * SHARE);
     expect(await t.vault.escrowState(settling)).toEqual({ kind: "settled", txHash: hashes[0], sold: 2n * SHARE, proceeds: 1_200_000n });
-    expect(await t.vault.escrowState(releasing)).toEqual({ kind: "released", txHash: hashes[0] });
+    expect(await t.vault.escrowState(releasing)).toEqual({ kind: "released", txHash: hashes[0], expired: false });
   });
 
   it("runs escrow, settleSell and releaseEscrow in a batch, but not redeem", async () => {

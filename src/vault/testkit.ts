@@ -90,6 +90,8 @@ export async function newClient(t: TestChain) {
     reader,
     /** Anyone may expire a lock past its deadline: here a client does. */
     expire: (orderId: Hex32) => mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "expire", args: [orderId] })),
+    /** Only the client may expire its escrow past its deadline. */
+    expireEscrow: (orderId: Hex32) => mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "expireEscrow", args: [orderId] })),
     withdraw: (amount: bigint) =>
       mined(wallet.writeContract({ address: vault, abi: vaultAbi, functionName: "withdraw", args: [amount] })),
     approveVault,

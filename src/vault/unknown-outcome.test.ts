@@ -134,7 +134,7 @@ describe("a sell's escrow, its settlement, or a redemption whose outcome is unkn
     expect(await vault.pendingTransactions()).toBe(1);
     await node.rpc.call("evm_mine");
     expect(await vault.pendingTransactions()).toBe(0);
-    expect(await vault.escrowState(o)).toEqual({ kind: "escrowed", account: getAddress(client), tokenId, shares: 4_000_000n });
+    expect(await vault.escrowState(o)).toEqual({ kind: "escrowed", account: getAddress(client), tokenId, shares: 4_000_000n, deadline: expect.any(Number) });
     expect(await vault.sotBalance(client, tokenId)).toBe(6_000_000n);
   });
 

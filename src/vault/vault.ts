@@ -18,7 +18,7 @@ export interface ChainInfo {
   operator: Address;
   /** True on the embedded dev chain, where new accounts get test USDC. */
   faucet: boolean;
-  /** Seconds from a lock to the deadline after which anyone may expire it. */
+  /** Seconds from a lock, or a sell's escrow, to the deadline after which anyone may expire the lock, or its client the escrow. */
   lockTtlSeconds: number;
   /** The block the Vault was deployed in (0 when unknown): no event of ours, and no deposit to credit, is older. */
   deployedAt: bigint;
@@ -60,13 +60,15 @@ export type LockState =
 
 /**
  * The state of one sell order's escrow of shares in the Vault contract. Like a lock, an ended escrow carries
- * the transaction that ended it, read from its one ending event (SellSettled or EscrowReleased).
+ * the transaction that ended it, read from its one ending event (SellSettled, EscrowReleased or EscrowExpired).
  */
 export type EscrowState =
   | { kind: "none" }
-  | { kind: "escrowed"; account: Address; tokenId: bigint; shares: ShareMicro }
+  /** `deadline`: unix seconds after which the client may expire the escrow (docs/chain.md). */
+  | { kind: "escrowed"; account: Address; tokenId: bigint; shares: ShareMicro; deadline: number }
   | { kind: "settled"; txHash: Hex32; sold: ShareMicro; proceeds: Micro }
-  | { kind: "released"; txHash: Hex32 };
+  /** `expired`: ended by the client's `expireEscrow` after its deadline, not by the operator's release. */
+  | { kind: "released"; txHash: Hex32; expired: boolean };
 
 /** One holder's resolved position to redeem, under a key redeemed at most once on chain. */
 export interface RedemptionItem {
@@ -127,10 +129,10 @@ export interface Ledger {
   sotMints: ({ to: Address; tokenId: bigint; amount: ShareMicro } & LoggedAt)[];
   /** Sells' escrows of shares, by order id. */
   escrows: ({ orderId: Hex32; client: Address; tokenId: bigint; shares: ShareMicro } & LoggedAt)[];
-  /** How escrows ended: `settled` burned `sold`, credited `proceeds` and returned the rest; `released` returned `shares`. */
+  /** How escrows ended: `settled` burned `sold`, credited `proceeds` and returned the rest; `released` returned `shares` (`expired`: by the client's `expireEscrow`). */
   escrowEndings: ((
     | { kind: "settled"; sold: ShareMicro; returned: ShareMicro; proceeds: Micro }
-    | { kind: "released"; shares: ShareMicro }
+    | { kind: "released"; shares: ShareMicro; expired: boolean }
   ) & { orderId: Hex32; client: Address; tokenId: bigint } & LoggedAt)[];
   redemptions: ({ key: Hex32; client: Address; tokenId: bigint; shares: ShareMicro; payout: Micro } & LoggedAt)[];
   /** SOT burned (ERC-1155 TransferSingle to the zero address). */

@@ -86,7 +86,7 @@ const SOT_BALANCES_PER_CALL = 500;
 const DAY = 86_400;
 /** topic0 of the events that end a lock, and of those that end an escrow. */
 const ENDINGS = (["Settled", "Released", "Expired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
-const ESCROW_ENDINGS = (["SellSettled", "EscrowReleased"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
+const ESCROW_ENDINGS = (["SellSettled", "EscrowReleased", "EscrowExpired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 /** topic0 of the events that open a lock or an escrow. */
 const HOLDS = (["Locked", "Escrowed"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]);
 const LOCK_STATES = ["none", "locked", "settled", "released"] as const;
@@ -211,7 +211,7 @@ class EvmVault implements Vault {
   }
 
   async escrowState(orderId: Hex32): Promise<EscrowState> {
-    const [account, tokenId, shares, state] = await this.client.readContract({
+    const [account, tokenId, shares, deadline, state] = await this.client.readContract({
       address: this.c.vault,
       abi: vaultAbi,
       functionName: "escrowOf",
@@ -220,13 +220,13 @@ class EvmVault implements Vault {
     const kind = ESCROW_STATES[state];
     if (kind === undefined) throw new Error(`Vault.escrowOf returned unknown state ${state}`);
     if (kind === "none") return { kind };
-    if (kind === "escrowed") return { kind, account, tokenId, shares };
-    // Ended: the one SellSettled or EscrowReleased event of this order says by which transaction.
+    if (kind === "escrowed") return { kind, account, tokenId, shares, deadline: Number(deadline) };
+    // Ended: the one SellSettled, EscrowReleased or EscrowExpired event of this order says by which transaction.
     const log = await this.logs.newest({ address: this.c.vault, topics: [ESCROW_ENDINGS, orderId] });
     if (!log) throw new Error(`Vault says escrow ${orderId} is ${kind} but logged no ending for it`);
     const e = decodeEventLog({ abi: vaultAbi, data: log.data, topics: log.topics });
     if (e.eventName === "SellSettled") return { kind: "settled", txHash: log.transactionHash, sold: e.args.sold, proceeds: e.args.proceeds };
-    return { kind: "released", txHash: log.transactionHash };
+    return { kind: "released", txHash: log.transactionHash, expired: e.eventName === "EscrowExpired" };
   }
 
   redeem(items: readonly RedemptionItem[]): Promise<TxRef> {

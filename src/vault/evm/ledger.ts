@@ -116,7 +116,8 @@ function file(into: VaultEvents, log: RawLog): void {
       into.escrowEndings.push({ kind: "settled", ...e.args, ...at });
       break;
     case "EscrowReleased":
-      into.escrowEndings.push({ kind: "released", ...e.args, ...at });
+    case "EscrowExpired":
+      into.escrowEndings.push({ kind: "released", ...e.args, expired: e.eventName === "EscrowExpired", ...at });
       break;
     case "Redeemed":
       into.redemptions.push({ ...e.args, ...at });
@@ -131,7 +132,7 @@ function file(into: VaultEvents, log: RawLog): void {
 }
 
 /** The first topics of the Vault's events that open or end a lock or an escrow. */
-const HOLD_TOPICS = (["Locked", "Settled", "Released", "Expired", "Escrowed", "SellSettled", "EscrowReleased"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]!);
+const HOLD_TOPICS = (["Locked", "Settled", "Released", "Expired", "Escrowed", "SellSettled", "EscrowReleased", "EscrowExpired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]!);
 
 /** The locks and escrows opened and ended from `fromBlock` to `toBlock`: the Vault's logs of those events alone, filed as the ledger files them. */
 export async function readHolds(vault: Address, logs: LogReader, fromBlock: bigint, toBlock: bigint): Promise<HoldEvents> {
