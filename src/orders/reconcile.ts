@@ -21,6 +21,7 @@ export interface ReconcileDeps {
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
+const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
 /** How far this server's clock may run behind the chain's before a lock's deadline is first read from the chain after it passed. */
 const CHAIN_CLOCK_MARGIN_MS = 10 * 60_000;
 
@@ -223,30 +224,29 @@ export class Reconciler {
   }
 
   /**
-   * A buy whose venue has not told what became of a child order waits, its USDC locked, until the Vault's
-   * deadline on the lock (a day: far past any child order's expiry) has passed, after which the chain lets
-   * anyone `expire` it. Then it is settled on the fills its other child orders reported (stored), or, with
-   * none, its lock is released whole and it fails; a lock the client already expired ends it failed too. What
-   * the unanswered child may have filled is the operator's (docs/decisions.md). A sell's escrow has no
-   * deadline: it waits for the venue. Nothing ends the lock before its deadline (the chain refuses the
-   * client's `expire` until then), so neither the chain nor the fills are read before the deadline as the
-   * order's lock time puts it (its answer came after the lock's block), less a margin for this server's
-   * clock; from there the chain's own time decides.
+   * An order whose venue has not told what became of a child order waits, its USDC locked (a buy) or its
+   * shares escrowed (a sell), until the Vault's deadline on the lock or escrow (a day: far past any child
+   * order's expiry) has passed, after which the chain lets anyone `expire` the lock, or the client
+   * `expireEscrow` the escrow. Then it is settled on the fills its other child orders reported (stored), or,
+   * with none, its lock is released, or its escrow returned, whole and it fails; a lock or an escrow the
+   * client already expired ends it failed too. What the unanswered child may have filled is the operator's
+   * (docs/decisions.md). Nothing ends the hold before its deadline (the chain refuses the client's `expire`
+   * until then), so neither the chain nor the fills are read before the deadline as the order's lock time puts
+   * it (its answer came after the hold's block), less a margin for this server's clock; from there the chain's
+   * own time decides.
    */
   private async unanswered(order: OrderRecord, why: string): Promise<boolean> {
-    if (order.side === "sell") return false;
     const { store, vault, clock, log } = this.d;
     if (order.lockedAt !== null && clock.now() < Date.parse(order.lockedAt) + vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS) return false;
-    const chainId = chainOrderId(order.id);
-    const lock = await vault.lockState(chainId);
-    const past = lock.kind === "locked" && (await vault.blockTime()) > lock.deadline;
-    if (lock.kind !== "released" && !past) return false;
+    const hold = await this.svc.holdOf(order);
+    const past = hold.kind === "held" && (await vault.blockTime()) > hold.deadline;
+    if (hold.kind !== "released" && !past) return false;
     const stored = await store.fills(order.id);
-    log.error({ order_id: order.id, why, fills: stored.length }, "a venue never told what a routing order's child order filled before the lock's deadline; the operator carries any fill of it");
+    log.error({ order_id: order.id, side: order.side, why, fills: stored.length }, "a venue never told what a routing order's child order filled before its lock's or escrow's deadline; the operator carries any fill of it");
     if (past && stored.length > 0) await this.svc.settle(order, stored, log.child({ order_id: order.id }));
     else {
-      const releaseTx = lock.kind === "released" ? lock.txHash : (await vault.release(chainId)).txHash;
-      await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: UNANSWERED });
+      const releaseTx = hold.kind === "released" ? hold.txHash : (await this.svc.releaseHold(order)).txHash;
+      await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: order.side === "sell" ? UNANSWERED_SELL : UNANSWERED });
     }
     return true;
   }

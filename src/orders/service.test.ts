@@ -1008,6 +1008,53 @@ describe("sells", () => {
     expect(ledger.credited.get(who.address)).toBe(2_700_000n);
   });
 
+  it("recovery ends a sell whose venue never answers once its escrow's deadline has passed, returning the shares whole, and not before", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    const svc = await holding(service({ clock }));
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
+    expect(order.status).toBe("routing");
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) });
+    clock.t += 3_600_000;
+    expect(await recovery.pass(0)).toBe(0);
+    expect((await store.order(order.id))?.status).toBe("routing");
+    expect(escrowOf(order.id)?.state).toBe("escrowed");
+    clock.t += LOCK_TTL_S * 1000;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(escrowOf(order.id)?.state).toBe("released");
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable", filledShares: 0n, proceeds: 0n });
+    expect((await store.order(order.id))?.errorMessage).toMatch(/escrowed shares were returned/);
+  });
+
+  it("recovery settles on the fills its venues reported a sell whose other child order is never answered, once its escrow's deadline has passed", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    const svc = await holding(service({ clock }));
+    script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
+    const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
+    expect(order.status).toBe("routing");
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    clock.t += (LOCK_TTL_S + 1) * 1000;
+    await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) }).pass(0);
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 4_000_000n, proceeds: 1_800_000n });
+    expect(ledger.sot.get(who.address)).toBe(16_000_000n);
+    expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: 4_000_000n, proceeds: 1_800_000n, settleTx: HASH });
+  });
+
+  it("recovery ends a sell whose venue is no longer configured once the client expired its escrow on chain", async () => {
+    const svc = await holding();
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
+    // The client took its shares back with expireEscrow after the deadline.
+    await ledger.vault().releaseEscrow(chainOrderId(order.id));
+    ledger.escrows.set(chainOrderId(order.id), { ...escrowOf(order.id)!, expired: true });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+  });
+
   it("recovery returns the escrow of a sell interrupted before it routed", async () => {
     const svc = await holding();
     ledger.failNext.escrow = new VaultTxError("unknown", "Unknown", "Vault.escrow: outcome unknown");

@@ -208,9 +208,10 @@ export function costOf(fills: readonly Pick<FillRecord, "price" | "shares" | "fe
 
 /**
  * What the chain holds for an order, a buy's USDC lock or a sell's share escrow alike: `held` (micro-USDC
- * locked, or micro-shares escrowed), or ended by the transaction that settled or released it.
+ * locked, or micro-shares escrowed, until the Vault's `deadline` in unix seconds), or ended by the
+ * transaction that settled or released it.
  */
-export type Hold = { kind: "none" } | { kind: "held"; amount: bigint } | (Extract<LockState | EscrowState, { kind: "settled" | "released" }>);
+export type Hold = { kind: "none" } | { kind: "held"; amount: bigint; deadline: number } | (Extract<LockState | EscrowState, { kind: "settled" | "released" }>);
 
 /** A write that found the order already moved on by another writer: this one stops and leaves the order to it. */
 class OrderMovedOn extends Error {
@@ -541,10 +542,10 @@ export class OrderService {
     const chainId = chainOrderId(order.id);
     if (order.side === "sell") {
       const escrow = await this.d.vault.escrowState(chainId);
-      return escrow.kind === "escrowed" ? { kind: "held", amount: escrow.shares } : escrow;
+      return escrow.kind === "escrowed" ? { kind: "held", amount: escrow.shares, deadline: escrow.deadline } : escrow;
     }
     const lock = await this.d.vault.lockState(chainId);
-    return lock.kind === "locked" ? { kind: "held", amount: lock.amount } : lock;
+    return lock.kind === "locked" ? { kind: "held", amount: lock.amount, deadline: lock.deadline } : lock;
   }
 
   /** Releases a buy's lock, or returns a sell's escrow, whole. */

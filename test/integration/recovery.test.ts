@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sotTokenId } from "../../src/contracts/sot.ts";
 import { ONE } from "../../src/domain/money.ts";
 import { chainOrderId, childOrder, childOrderId } from "../../src/orders/service.ts";
 import type { OrderLeg, OrderRecord } from "../../src/store/store.ts";
@@ -237,6 +238,49 @@ describe("start-up reconciliation", () => {
     const balance = await s.crossfill.vault.balanceOf(address);
     expect(balance.available + balance.locked).toBe(before.available + before.locked);
     expect(balance.available).toBeGreaterThanOrEqual(before.available);
+  });
+
+  it("a sell whose venue never answers is ended once its escrow's deadline has passed: the shares returned whole on chain, the order failed", async () => {
+    await s.client.account();
+    const address = (await s.crossfill.store.accountById(s.key.accountId))!.address as `0x${string}`;
+    const tokenId = sotTokenId("fed-cut-2026-12", "YES");
+    // The client's position, minted as a buy's settlement mints it.
+    const bought = chainOrderId(`ord_position${Date.now()}`);
+    await s.crossfill.vault.lock(bought, address, 1_000_000n);
+    await s.crossfill.vault.settle(bought, 1_000_000n, { tokenId, shares: 2_000_000n });
+    const held = await s.crossfill.vault.sotBalance(address, tokenId);
+    const now = new Date().toISOString();
+    const sell = orderRecord({
+      id: `ord_sellgone${++n}${Date.now()}`,
+      accountId: s.key.accountId,
+      eventId: "fed-cut-2026-12",
+      side: "sell",
+      amount: 0n,
+      shares: 2_000_000n,
+      status: "routing",
+      escrowed: 2_000_000n,
+      sotTokenId: tokenId.toString(),
+      createdAt: now,
+      updatedAt: now,
+    });
+    await s.crossfill.store.insertOrder(sell);
+    await s.crossfill.vault.escrow(chainOrderId(sell.id), address, { tokenId, shares: 2_000_000n });
+    await s.crossfill.store.updateOrder(sell.id, ["routing"], { legs: [{ ...legOf(sell, "kalshi-sim", 10_000n, 2_000_000n), venue: "gone-venue" }] });
+    await reconcile();
+    expect(await s.crossfill.store.order(sell.id)).toMatchObject({ status: "routing" });
+    expect(await s.crossfill.vault.sotBalance(address, tokenId)).toBe(held - 2_000_000n);
+    const escrow = await s.crossfill.vault.escrowState(chainOrderId(sell.id));
+    if (escrow.kind !== "escrowed") throw new Error(`the order's escrow is ${escrow.kind}`);
+    const later = vi.spyOn(Date, "now").mockReturnValue(escrow.deadline * 1000 + 1_000);
+    try {
+      await reconcile();
+    } finally {
+      later.mockRestore();
+    }
+    const after = await s.crossfill.store.order(sell.id);
+    expect(after).toMatchObject({ status: "failed", errorCode: "venue_unavailable", filledShares: 0n, proceeds: 0n });
+    expect(await s.crossfill.vault.escrowState(chainOrderId(sell.id))).toEqual({ kind: "released", txHash: after!.releaseTx, expired: false });
+    expect(await s.crossfill.vault.sotBalance(address, tokenId)).toBe(held);
   });
 
   it("releases a lock that landed after its order was closed, and leaves the locks of open orders alone", async () => {
