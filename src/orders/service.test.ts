@@ -78,7 +78,7 @@ class Ledger {
         const held = this.sot.get(account) ?? 0n;
         if (position.shares > held) throw new VaultTxError("reverted", "InsufficientShares", "Vault.escrow reverted: InsufficientShares");
         add(this.sot, account, -position.shares);
-        this.escrows.set(id, { account, shares: position.shares, state: "escrowed", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+        this.escrows.set(id, { account, shares: position.shares, state: "escrowed", deadline: Math.floor(this.now() / 1000) + LOCK_TTL_S });
         return tx();
       },
       settleSell: async (id, sold, proceeds) => {
@@ -1010,6 +1010,7 @@ describe("sells", () => {
 
   it("recovery ends a sell whose venue never answers once its escrow's deadline has passed, returning the shares whole, and not before", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
     const svc = await holding(service({ clock }));
     script = [() => ({ kind: "unknown", reason: "timeout" })];
     const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
@@ -1030,6 +1031,7 @@ describe("sells", () => {
 
   it("recovery settles on the fills its venues reported a sell whose other child order is never answered, once its escrow's deadline has passed", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
     const svc = await holding(service({ clock }));
     script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
     const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);

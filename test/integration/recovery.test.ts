@@ -271,11 +271,14 @@ describe("start-up reconciliation", () => {
     expect(await s.crossfill.vault.sotBalance(address, tokenId)).toBe(held - 2_000_000n);
     const escrow = await s.crossfill.vault.escrowState(chainOrderId(sell.id));
     if (escrow.kind !== "escrowed") throw new Error(`the order's escrow is ${escrow.kind}`);
+    // The server's clock and the chain's both past the deadline.
     const later = vi.spyOn(Date, "now").mockReturnValue(escrow.deadline * 1000 + 1_000);
+    const chainLater = vi.spyOn(s.crossfill.vault, "blockTime").mockResolvedValue(escrow.deadline + 1);
     try {
       await reconcile();
     } finally {
       later.mockRestore();
+      chainLater.mockRestore();
     }
     const after = await s.crossfill.store.order(sell.id);
     expect(after).toMatchObject({ status: "failed", errorCode: "venue_unavailable", filledShares: 0n, proceeds: 0n });
