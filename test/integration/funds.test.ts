@@ -143,7 +143,8 @@ describe("withdrawals", () => {
     const post = (body: object) => payer.client.request("POST", "/v1/withdrawals", { body: JSON.stringify(body), signed: true });
 
     it("more than available, telling what is available as a decimal number, as every amount the API answers", async () => {
-      const r = await post({ amount_usdc: 1_000_000, to_address: TO });
+      // Not the body of the case below: sent within the same second, it would be the same signed request, a replay.
+      const r = await post({ amount_usdc: 2_000_000, to_address: TO });
       expect((r.body as { error: { details: unknown } }).error.details).toEqual({ available_usdc: Number(await available(payer.client)) / 1e6 });
     });
 
@@ -303,7 +304,7 @@ describe("the CLI", () => {
     const refused = await cli(env, "withdraw", "1.25", to, "--client-id", "").catch((e: { code: number; stderr: string }) => e);
     expect([(refused as { code: number }).code, (refused as { stderr: string }).stderr]).toEqual([
       2,
-      "crossfill: invalid_request: Invalid withdrawal: client_withdrawal_id must be 1-64 printable characters.\n",
+      "crossfill: invalid_request: Invalid withdrawal: --client-id must be 1-64 printable characters.\n",
     ]);
     expect(await usdcOf(to)).toBe(0n);
   });
