@@ -1029,6 +1029,30 @@ describe("sells", () => {
     expect((await store.order(order.id))?.errorMessage).toMatch(/escrowed shares were returned/);
   });
 
+  it("recovery reads neither the chain nor the order's fills for a sell whose venue never answers while its escrow's deadline is hours away", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    const svc = await holding(service({ clock }));
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
+    expect(order.status).toBe("routing");
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    const asked: string[] = [];
+    const vault = Object.fromEntries(Object.entries(ledger.vault()).map(([name, call]) => [name, (...args: unknown[]) => (asked.push(name), call(...args))])) as unknown as Vault;
+    const fillsRead = vi.spyOn(store, "fills");
+    const recovery = new Reconciler(svc, { store, vault, venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) });
+    for (const hours of [1, 12, 23]) {
+      clock.t = Date.parse((await store.order(order.id))!.createdAt) + hours * 3_600_000;
+      expect(await recovery.pass(0)).toBe(0);
+    }
+    expect(asked.filter((name) => name !== "info")).toEqual([]);
+    expect(fillsRead).not.toHaveBeenCalled();
+    clock.t += 2 * 3_600_000;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "venue_unavailable" });
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+  });
+
   it("recovery settles on the fills its venues reported a sell whose other child order is never answered, once its escrow's deadline has passed", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
@@ -1049,9 +1073,10 @@ describe("sells", () => {
     script = [() => ({ kind: "unknown", reason: "timeout" })];
     const order = await svc.submit(who, { ...sell, shares: 8 }, undefined);
     // The client took its shares back with expireEscrow after the deadline.
+    const { deadline } = escrowOf(order.id)!;
     await ledger.vault().releaseEscrow(chainOrderId(order.id));
     ledger.escrows.set(chainOrderId(order.id), { ...escrowOf(order.id)!, expired: true });
-    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => (deadline + 1) * 1000 }, log: pino({ level: "silent" }) });
     expect(await recovery.pass(0)).toBe(1);
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
     expect(ledger.sot.get(who.address)).toBe(20_000_000n);

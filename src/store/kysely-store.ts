@@ -271,8 +271,9 @@ export class KyselyStore implements Store {
   /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction). */
   private async writeOrder(on: Kysely<Database>, id: string, from: readonly OrderStatus[], patch: OrderPatch, owner: string | undefined): Promise<OrderRecord | undefined> {
     const updatedAt = patch.updatedAt ?? this.nowIso();
-    // A lock is recorded once: recovery writing it again with its release keeps the time it was first recorded.
-    const set = { ...orderPatchToRow(patch), updated_at: updatedAt, ...(patch.locked === undefined ? {} : { locked_at: updatedAt }) };
+    // A lock, or a sell's escrow, is recorded once: recovery writing it again with its release keeps the time it was first recorded.
+    const held = patch.locked !== undefined || patch.escrowed !== undefined;
+    const set = { ...orderPatchToRow(patch), updated_at: updatedAt, ...(held ? { locked_at: updatedAt } : {}) };
     const values: Record<string, unknown> = { ...set, "(id)": id, "(owner)": owner };
     from.forEach((f, i) => (values[`(from ${i})`] = f));
     const {

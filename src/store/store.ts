@@ -112,7 +112,7 @@ export interface OrderRecord {
   errorMessage: string | null;
   createdAt: string;
   updatedAt: string;
-  /** When the store recorded a buy's lock, once its answer came back (after the lock's block); null before, and for a sell. */
+  /** When the store recorded a buy's lock, or a sell's escrow, once its answer came back (after its block); null before. */
   lockedAt: string | null;
 }
 
