@@ -229,7 +229,8 @@ export class Reconciler {
    * order's expiry) has passed, after which the chain lets anyone `expire` the lock, or the client
    * `expireEscrow` the escrow. Then it is settled on the fills its other child orders reported (stored), or,
    * with none, its lock is released, or its escrow returned, whole and it fails; a lock or an escrow the
-   * client already expired ends it failed too. What the unanswered child may have filled is the operator's
+   * client already expired ends it failed too, and one the chain shows settled is recorded as the chain settled
+   * it. What the unanswered child may have filled is the operator's
    * (docs/decisions.md). Nothing ends the hold before its deadline (the chain refuses the client's `expire`
    * until then), so neither the chain nor the fills are read before the deadline as the order's lock time puts
    * it (its answer came after the hold's block), less a margin for this server's clock; from there the chain's
@@ -240,8 +241,13 @@ export class Reconciler {
     if (order.lockedAt !== null && clock.now() < Date.parse(order.lockedAt) + vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS) return false;
     const hold = await this.svc.holdOf(order);
     const past = hold.kind === "held" && (await vault.blockTime()) > hold.deadline;
-    if (hold.kind !== "released" && !past) return false;
+    if (hold.kind !== "released" && hold.kind !== "settled" && !past) return false;
     const stored = await store.fills(order.id);
+    if (hold.kind === "settled") {
+      // Settled on fills stored while every venue still answered, the settlement's answer lost: the chain's amounts are the order's.
+      await this.finish(order, ["routing"], settledOnChain(order, hold, stored, log.child({ order_id: order.id })));
+      return true;
+    }
     log.error({ order_id: order.id, side: order.side, why, fills: stored.length }, "a venue never told what a routing order's child order filled before its lock's or escrow's deadline; the operator carries any fill of it");
     if (past && stored.length > 0) await this.svc.settle(order, stored, log.child({ order_id: order.id }));
     else {

@@ -716,6 +716,27 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
   });
 
+  it("records a buy whose settlement landed, its answer lost, as the chain settled it, once its venue no longer answers and its lock's deadline has passed", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const svc = service({ clock });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const [stored] = await store.fills(order.id);
+    const charged = (stored!.shares * stored!.price) / 1_000_000n + stored!.fee;
+    // The settlement landed after all; then the venue's market left its listings.
+    await ledger.vault().settle(chainOrderId(order.id), charged, { tokenId: 7n, shares: stored!.shares });
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock, log: pino({ level: "silent" }) });
+    clock.t += (LOCK_TTL_S + 1) * 1000;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await recovery.pass(0)).toBe(0);
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: stored!.shares });
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: stored!.shares, spent: charged, sotTokenId: "7", settleTx: HASH });
+  });
+
   it("records a buy whose settlement landed, its answer lost, as the chain settled it", async () => {
     script = [(o) => fill(o, o.shares)];
     ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
