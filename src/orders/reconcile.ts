@@ -1,6 +1,6 @@
 import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
-import type { FillRecord, OrderPatch, OrderRecord, Store } from "../store/store.ts";
+import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
@@ -172,27 +172,20 @@ export class Reconciler {
    * settles on them, or records the settlement or release the chain already made.
    */
   private async reconcileRouting(order: OrderRecord): Promise<boolean> {
-    const { store, venues, clock, log } = this.d;
+    const { store, clock, log } = this.d;
     const fills: FillRecord[] = [];
+    let unanswered: string | undefined;
     for (const leg of order.legs) {
-      const venue = venues.get(leg.venue);
-      if (!venue) {
-        log.warn({ order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
-        return this.unanswered(order, `${leg.venue} is not configured`);
-      }
-      let outcome: ChildOutcome;
-      try {
-        outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
-      } catch (e) {
-        log.warn({ order_id: order.id, venue: leg.venue, err: e }, "a venue could not tell what became of a child order; the order waits for it");
-        return this.unanswered(order, e instanceof Error ? e.message : String(e));
-      }
+      const outcome = await this.outcomeOf(order, leg);
       if (!outcome.final) {
-        log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
-        return this.unanswered(order, outcome.why);
+        if (this.farFromDeadline(order)) return false;
+        // Near the deadline every other child order is asked about too: what they filled is the order's.
+        unanswered ??= outcome.why;
+        continue;
       }
       fills.push(...outcome.fills.map((f) => fillRecord(order.id, leg, f, clock)));
     }
+    if (unanswered !== undefined) return this.unanswered(order, unanswered, fills);
     this.d.checkpoint?.("reconcile.outcomes", order.id);
     await store.insertFills(fills);
     this.d.checkpoint?.("reconcile.fills.stored", order.id);
@@ -223,25 +216,49 @@ export class Reconciler {
     return true;
   }
 
+  /** What became of one of the order's child orders, as its venue tells it: not final while the venue is not configured or cannot answer. */
+  private async outcomeOf(order: OrderRecord, leg: OrderLeg): Promise<ChildOutcome> {
+    const { venues, log } = this.d;
+    const venue = venues.get(leg.venue);
+    if (!venue) {
+      log.warn({ order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
+      return { final: false, why: `${leg.venue} is not configured` };
+    }
+    try {
+      const outcome = await learnOutcome(venue, childOrder(order, leg), this.svc.outcomeRules);
+      if (!outcome.final) log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
+      return outcome;
+    } catch (e) {
+      log.warn({ order_id: order.id, venue: leg.venue, err: e }, "a venue could not tell what became of a child order; the order waits for it");
+      return { final: false, why: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
+  /**
+   * Whether the order's lock or escrow is still far from its deadline as its lock time puts it (its answer came
+   * after the hold's block), less a margin for this server's clock: nothing can end the hold before then.
+   */
+  private farFromDeadline(order: OrderRecord): boolean {
+    return order.lockedAt !== null && this.d.clock.now() < Date.parse(order.lockedAt) + this.d.vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS;
+  }
+
   /**
    * An order whose venue has not told what became of a child order waits, its USDC locked (a buy) or its
    * shares escrowed (a sell), until the Vault's deadline on the lock or escrow (a day: far past any child
    * order's expiry) has passed, after which the chain lets anyone `expire` the lock, or the client
-   * `expireEscrow` the escrow. Then it is settled on the fills its other child orders reported (stored), or,
-   * with none, its lock is released, or its escrow returned, whole and it fails; a lock or an escrow the
-   * client already expired ends it failed too, and one the chain shows settled is recorded as the chain settled
-   * it. What the unanswered child may have filled is the operator's
+   * `expireEscrow` the escrow. Then it is settled on the fills its other child orders reported (`answered`,
+   * stored with those stored before), or, with none, its lock is released, or its escrow returned, whole and it
+   * fails; a lock or an escrow the client already expired ends it failed too, and one the chain shows settled is
+   * recorded as the chain settled it. What the unanswered child may have filled is the operator's
    * (docs/decisions.md). Nothing ends the hold before its deadline (the chain refuses the client's `expire`
-   * until then), so neither the chain nor the fills are read before the deadline as the order's lock time puts
-   * it (its answer came after the hold's block), less a margin for this server's clock; from there the chain's
-   * own time decides.
+   * until then), so it is called only near the deadline (farFromDeadline); from there the chain's own time decides.
    */
-  private async unanswered(order: OrderRecord, why: string): Promise<boolean> {
-    const { store, vault, clock, log } = this.d;
-    if (order.lockedAt !== null && clock.now() < Date.parse(order.lockedAt) + vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS) return false;
+  private async unanswered(order: OrderRecord, why: string, answered: FillRecord[]): Promise<boolean> {
+    const { store, vault, log } = this.d;
     const hold = await this.svc.holdOf(order);
     const past = hold.kind === "held" && (await vault.blockTime()) > hold.deadline;
     if (hold.kind !== "released" && hold.kind !== "settled" && !past) return false;
+    await store.insertFills(answered);
     const stored = await store.fills(order.id);
     if (hold.kind === "settled") {
       // Settled on fills stored while every venue still answered, the settlement's answer lost: the chain's amounts are the order's.

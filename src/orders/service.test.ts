@@ -704,6 +704,28 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: first!.shares, spent: charged, settleTx: HASH });
   });
 
+  it("charges, once its lock's deadline has passed, the fills a venue reports of a child order the server stopped before storing, though another child order's venue is no longer configured", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [(o) => fill(o, o.shares / 2n)];
+    // The server stops once the child order was answered, before its fills were stored.
+    const svc = service({ clock, checkpoint: (step) => { if (step === "order.placed") throw new Error("killed"); } });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    expect(await store.fills(order.id)).toEqual([]);
+    const [child] = order.legs;
+    const filled = { tradeId: `t-${child!.clientOrderId}`, venueOrderId: `vo-${child!.clientOrderId}`, clientOrderId: child!.clientOrderId, side: "buy" as const, price: child!.limitPrice, shares: child!.shares / 2n, fee: 0n };
+    known.set(child!.clientOrderId, { kind: "done", venueOrderId: filled.venueOrderId, fills: [filled] });
+    // Its other child order went to a venue the restarted server no longer runs.
+    await store.updateOrder(order.id, ["routing"], { legs: [{ ...child!, venue: "gone", clientOrderId: childOrderId(order.id, "gone") }, child!] });
+    clock.t += (LOCK_TTL_S + 1) * 1000;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    const charged = (filled.shares * filled.price) / 1_000_000n;
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: filled.shares });
+    expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: filled.shares, spent: charged, settleTx: HASH });
+  });
+
   it("ends a routing order whose venue is no longer configured once the client expired its lock on chain", async () => {
     script = [() => ({ kind: "unknown", reason: "timeout" })];
     const svc = service();
