@@ -304,6 +304,35 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
   }, 60_000);
 
+  it("credits again a deposit whose credit was confirmed by a head that moved after the scan, and that a reorganisation above the scan's cursor removed", async () => {
+    const { key, account } = await keyedAccount("acc_late_head");
+    const deposit = await signedTransfer(account.address as Address, 6n * USDC);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    await mine([deposit]);
+    await t.rpc.call("evm_mine");
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    // The credit is sent, mined in the block after the scan's cursor, and waits for a block over it.
+    await watcher.pass();
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
+    // The next pass scans to the block under the head, then a block is mined while it reads the credit: the head it confirms the credit by is past the cursor's.
+    const late = Object.create(t.vault, {
+      depositState: { value: async (...args: Parameters<Vault["depositState"]>) => (await t.rpc.call("evm_mine"), t.vault.depositState(...args)) },
+    }) as Vault;
+    await watcherSigningWith(() => key, { confirmations: 1, vault: late }).pass();
+    // A reorganisation of the blocks above the scan's cursor: the credit's block is replaced by an empty one, the cursor's block kept.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    await t.rpc.call("evm_mine");
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+    const statuses = async () => {
+      await watcher.pass();
+      await t.rpc.call("evm_mine");
+      return (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual([[6n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
+  }, 60_000);
+
   it("credits once a transfer that a deep reorganisation mined again at another log index", async () => {
     const { key, account } = await keyedAccount("acc_remined");
     const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), 2n * USDC);

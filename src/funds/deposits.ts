@@ -57,7 +57,7 @@ export class DepositWatcher {
   }
 
   private async run(): Promise<number> {
-    await this.scan();
+    const scanned = await this.scan();
     let credited = 0;
     // One at a time: the permits of one address take its nonces in turn.
     for (const deposit of await this.d.store.depositsInStatus(OPEN_DEPOSIT_STATUSES)) {
@@ -66,7 +66,7 @@ export class DepositWatcher {
       this.crediting.add(deposit.id);
       const log = this.d.log.child({ deposit_id: deposit.id });
       try {
-        if ((await this.credit(deposit, log)) === "credited") credited++;
+        if ((await this.credit(deposit, scanned, log)) === "credited") credited++;
       } catch (e) {
         log.warn({ err: e }, "crediting a deposit failed; will retry");
       } finally {
@@ -81,9 +81,10 @@ export class DepositWatcher {
    * Stores every transfer into a deposit address from where the last scan stopped to the latest block under
    * enough confirmations, then moves the cursor there. A cursor whose block the chain no longer has, or has
    * with another hash, was passed by a reorganisation: the scan starts again from the Vault's deployment
-   * (storing is idempotent, so what was seen before is not stored twice).
+   * (storing is idempotent, so what was seen before is not stored twice). Resolves to the block the cursor names
+   * now (undefined: none the chain still has), the one height this pass counts confirmations by.
    */
-  private async scan(): Promise<void> {
+  private async scan(): Promise<bigint | undefined> {
     const { store, vault, log } = this.d;
     const chain = vault.info();
     const name = depositCursorName(chain);
@@ -96,7 +97,8 @@ export class DepositWatcher {
       log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
       await this.uncreditRemoved();
     }
-    if (from > target) return;
+    const kept = cursor && !reorganised ? cursor.block : undefined;
+    if (from > target) return kept;
     // The target's hash before its transfers: a reorganisation while they are read then leaves a cursor the next
     // pass finds replaced, and scans again, instead of one naming the new chain past transfers read from the old.
     const hash = await vault.blockHash(target);
@@ -126,7 +128,9 @@ export class DepositWatcher {
       log.info({ deposit_id: f.id, account_id: f.accountId, amount: formatMicro(f.amount) }, "deposit found");
       this.d.checkpoint?.("deposit.stored", f.id);
     }
-    if (hash) await store.setChainCursor(name, { block: target, hash });
+    if (!hash) return kept;
+    await store.setChainCursor(name, { block: target, hash });
+    return target;
   }
 
   /**
@@ -195,7 +199,7 @@ export class DepositWatcher {
    * for; a transfer the chain no longer has (reorganised away: its block is there, without it), or of 0 USDC, is dropped;
    * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
-  private async credit(deposit: DepositRecord, log: Log): Promise<DepositStatus> {
+  private async credit(deposit: DepositRecord, scanned: bigint | undefined, log: Log): Promise<DepositStatus> {
     const { store, vault } = this.d;
     // Anyone may send 0 USDC to any address, for gas alone; the Vault credits no zero amount, so it would be refused at every pass.
     if (deposit.amount === 0n) return this.finish(deposit, { status: "dropped", errorMessage: "A transfer of 0 USDC: there is nothing to credit." }, log);
@@ -205,14 +209,13 @@ export class DepositWatcher {
       if ((await vault.pendingTransactions()) > 0) return deposit.status;
       state = await vault.depositState(key);
     }
-    if (state.kind === "credited") return (await this.settled(state.blockNumber)) ? this.credited(deposit, state.txHash, log) : deposit.status;
+    if (state.kind === "credited") return this.confirmed(state.blockNumber, scanned) ? this.credited(deposit, state.txHash, log) : deposit.status;
 
     const account = await store.accountById(deposit.accountId);
     const sign = account && this.d.signerOf(account);
     if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
     const logged = await vault.usdcTransfersOf(deposit.txHash as Hex32);
     const transfer = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place)?.transfer;
-    const head = await vault.blockNumber();
     // No receipt: gone only if the block at its height is there without its transaction (reorganised away). A node
     // behind the one that showed the transfer (a pool of nodes, each request answered by any of them) may lack the
     // block, or the receipt while the next request's node has the block: asked again at the next pass.
@@ -220,14 +223,14 @@ export class DepositWatcher {
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
-    if (head - transfer.blockNumber < BigInt(this.d.confirmations)) return deposit.status;
+    if (!this.confirmed(transfer.blockNumber, scanned)) return deposit.status;
 
     await this.update(deposit.id, ["detected", "crediting"], { status: "crediting" });
     this.d.checkpoint?.("deposit.credit.sent", deposit.id);
     try {
       const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, sign);
       this.d.checkpoint?.("deposit.credited", deposit.id);
-      if (!(await this.settled(credited.blockNumber))) return "crediting";
+      if (!this.confirmed(credited.blockNumber, scanned)) return "crediting";
       return await this.credited(deposit, credited.txHash, log);
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
@@ -239,11 +242,13 @@ export class DepositWatcher {
   }
 
   /**
-   * Whether a credit mined in `block` is under DEPOSIT_CONFIRMATIONS blocks: until then a reorganisation too shallow to
-   * replace the scan's cursor block may remove it, so the deposit stays `crediting` and each pass reads its key again.
+   * Whether a transfer or a credit mined in `block` is under DEPOSIT_CONFIRMATIONS blocks: at or under the block the
+   * pass's scan left its cursor at (`scanned`), never judged by a head read later. A credit above that block may be
+   * removed by a reorganisation that keeps the cursor's block, which no pass would notice once the deposit is
+   * `credited`: until then it stays `crediting` and each pass reads its key again.
    */
-  private async settled(block: bigint): Promise<boolean> {
-    return this.d.confirmations === 0 || (await this.d.vault.blockNumber()) - block >= BigInt(this.d.confirmations);
+  private confirmed(block: bigint, scanned: bigint | undefined): boolean {
+    return this.d.confirmations === 0 || (scanned !== undefined && block <= scanned);
   }
 
   /** Records a deposit credited by `creditTx`, with the block its receipt names (none from a node that lacks it: its receipt is read at a deep reorganisation). */
