@@ -213,6 +213,40 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 
+  it("finds a transfer a reorganisation mined under the scan's cursor after the pass had found that cursor's block still there", async () => {
+    const { key, account } = await keyedAccount("acc_under_cursor");
+    const deposit = await signedTransfer(account.address as Address, 7n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    const cursor = await t.vault.blockNumber();
+    await t.rpc.call("evm_mine");
+    // The pass finds its cursor's block as it left it; at once the chain is replaced from under it by one whose first new block holds the transfer.
+    let reorganised = false;
+    const forking = Object.create(t.vault, {
+      blockHash: {
+        value: async (number: bigint) => {
+          const hash = await t.vault.blockHash(number);
+          if (number === cursor && !reorganised) {
+            reorganised = true;
+            await t.rpc.call("evm_revert", [fork]);
+            await mine([deposit]);
+            await t.rpc.call("evm_mine");
+          }
+          return hash;
+        },
+      },
+    }) as Vault;
+    await watcherSigningWith(() => key, { vault: forking }).pass();
+    expect(reorganised).toBe(true);
+    await watcher.pass();
+    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(stored.map((d) => [d.amount, d.status])).toEqual([[7n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 7n * USDC, locked: 0n });
+  }, 60_000);
+
   it("credits again a deposit whose credit a deep reorganisation removed, its transfer mined again at the same log index", async () => {
     const { key, account } = await keyedAccount("acc_uncredited");
     const deposit = await signedTransfer(account.address as Address, 4n * USDC);

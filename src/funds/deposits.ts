@@ -89,9 +89,14 @@ export class DepositWatcher {
     const chain = vault.info();
     const name = depositCursorName(chain);
     const target = (await vault.blockNumber()) - BigInt(this.d.confirmations);
+    if (target < chain.deployedAt) return undefined;
+    // The target's hash before the cursor is checked and the transfers read: a reorganisation after either then leaves
+    // a cursor the next pass finds replaced, and scans again, instead of one naming the new chain past transfers read
+    // from the old, or past blocks under the old cursor that the new chain replaced after they were found unchanged.
+    const hash = await vault.blockHash(target);
     let from = chain.deployedAt;
     const cursor = await store.chainCursor(name);
-    const reorganised = cursor !== undefined && (await vault.blockHash(cursor.block)) !== cursor.hash;
+    const reorganised = cursor !== undefined && (cursor.block === target ? hash : await vault.blockHash(cursor.block)) !== cursor.hash;
     if (cursor && !reorganised) from = cursor.block + 1n;
     if (reorganised) {
       log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
@@ -99,9 +104,6 @@ export class DepositWatcher {
     }
     const kept = cursor && !reorganised ? cursor.block : undefined;
     if (from > target) return kept;
-    // The target's hash before its transfers: a reorganisation while they are read then leaves a cursor the next
-    // pass finds replaced, and scans again, instead of one naming the new chain past transfers read from the old.
-    const hash = await vault.blockHash(target);
     // Every USDC transfer of these blocks, then the accounts among their recipients: what a pass reads grows with
     // the transfers, not with the accounts (all of them named in the request, a pass read every account and sent
     // a filter per 200 addresses: 0.25 s of blocked event loop at 10,000 accounts, refused by the node at 50,000).
