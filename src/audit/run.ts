@@ -22,6 +22,10 @@ export interface AuditReport {
  * a stopped server), and the comparison with their trades is skipped, saying so.
  */
 export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date): Promise<AuditReport> {
+  // Before the deposits: a running server's watcher stores what it scanned before it moves its cursor past it, so every
+  // transfer under the cursor read first is among the deposits read after (read after them, a pass between the two reads
+  // moved it past a transfer the audit's deposits lacked, reported as no stored deposit).
+  const cursor = await store.chainCursor(depositCursorName(vault.info()));
   const [orders, fills, accounts, redemptions, positions, withdrawals, deposits, ledger] = await Promise.all([
     store.ordersInStatus(ORDER_STATUSES),
     store.allFills(),
@@ -50,7 +54,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     deposits,
     withdrawalId: chainWithdrawalId,
     depositKey: (d) => depositKey(d.txHash as Hex32, d.logIndex),
-    depositTransfers: await scannedDeposits(store, vault, accounts, ledger),
+    depositTransfers: cursor && (await scannedDeposits(cursor.block, vault, accounts, ledger)),
   });
   return { ok: invariants.every((i) => i.violations === null || i.violations === 0), checked_at: now.toISOString(), orders: orders.length, invariants };
 }
@@ -64,12 +68,10 @@ async function resolvedHoldings(store: Store, vault: Vault, accounts: readonly A
   return resolved.map((p, i) => ({ accountId: p.accountId, eventId: p.eventId, outcome: p.outcome, winning: winners.get(p.eventId) === p.outcome, shares: balances[i]! }));
 }
 
-/** The USDC transfers into deposit addresses up to the block the deposit watcher says it scanned (and the ledger read). */
-async function scannedDeposits(store: Store, vault: Vault, accounts: readonly AccountRecord[], ledger: Ledger): Promise<UsdcTransfer[] | undefined> {
-  const cursor = await store.chainCursor(depositCursorName(vault.info()));
-  if (!cursor) return undefined;
+/** The USDC transfers into deposit addresses up to `scanned`, the block the deposit watcher says it scanned (and the ledger read). */
+async function scannedDeposits(scanned: bigint, vault: Vault, accounts: readonly AccountRecord[], ledger: Ledger): Promise<UsdcTransfer[]> {
   const addresses = new Set(accounts.filter((a) => a.walletKeyEnc !== null).map((a) => a.address.toLowerCase()));
-  const transfers = await vault.usdcTransfers(ledger.fromBlock, cursor.block < ledger.toBlock ? cursor.block : ledger.toBlock);
+  const transfers = await vault.usdcTransfers(ledger.fromBlock, scanned < ledger.toBlock ? scanned : ledger.toBlock);
   return transfers.filter((t) => addresses.has(t.to.toLowerCase()));
 }
 
