@@ -270,6 +270,20 @@ describe("the audit's invariants", () => {
     expect(broken(i)).toEqual({ usdc_supply: 1, vault_balances: 1, vault_usdc: 1 });
   });
 
+  it("checks the USDC supply on the dev chain before its first drip, and says it cannot on a real chain's USDC", () => {
+    const supply = (i: AuditInput) => checkInvariants(i).find((r) => r.name === "usdc_supply");
+    // Test USDC minted before the faucet ever dripped: the supply is more than the grant.
+    const undripped = healthy();
+    undripped.ledger.drips = [];
+    expect(supply(undripped)).toMatchObject({ violations: 1, examples: [expect.stringContaining("minted by the faucet and the grant")] });
+    // Real USDC: no faucet, no grant, and a supply that is not the service's to account for.
+    const real = healthy();
+    real.ledger.drips = [];
+    real.ledger.usdcGranted = 0n;
+    real.ledger.usdcTotalSupply = 60_000_000_000_000_000n;
+    expect(supply(real)).toMatchObject({ violations: null, skipped: expect.stringContaining("real USDC") });
+  });
+
   it("finds an order charged more than its fills cost", () => {
     const i = healthy();
     const e = i.ledger.endings[0]!;
