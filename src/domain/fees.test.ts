@@ -131,6 +131,27 @@ describe("a buy's worst case", () => {
     );
   });
 
+  it("bounds a Kalshi buy of whole-cent fills by what it costs at its limit: one contract at 0.50 locks 0.52, a hundred 51.75", () => {
+    const cents: FeeModel = { kind: "kalshi", ratePpm: 70_000n, wholeCents: true };
+    expect(worstOrderCost(cents, 500_000n, 1_000_000n)).toBe(520_000n);
+    expect(worstOrderCost(cents, 500_000n, 100_000_000n)).toBe(51_750_000n);
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1_000n, max: 200_000n }),
+        fc.bigInt({ min: 1n, max: 99n }).map((cents) => cents * 10_000n),
+        fc.array(fc.record({ better: fc.bigInt({ min: 0n, max: 20n }), contracts: fc.bigInt({ min: 1n, max: 30n }) }), { minLength: 1, maxLength: 8 }),
+        (ratePpm, limit, parts) => {
+          const model: FeeModel = { kind: "kalshi", ratePpm, wholeCents: true };
+          const fills = parts.map((p) => ({ price: limit - 10_000n * p.better > 0n ? limit - 10_000n * p.better : 10_000n, shares: p.contracts * 1_000_000n }));
+          const bound = worstOrderCost(model, limit, fills.reduce((s, f) => s + f.shares, 0n));
+          expect(kalshiDebitNow(ratePpm, fills)).toBeLessThanOrEqual(bound);
+          expect(fills.reduce((s, f) => s + notional(f.price, f.shares), 0n) + orderFee(model, fills)).toBeLessThanOrEqual(bound);
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
   const polymarket = fc
     .record({ ratePpm: fc.bigInt({ min: 1n, max: 250_000n }), exponent: fc.constantFrom(0 as const, 1 as const, 2 as const) })
     .map((m) => ({ kind: "polymarket" as const, ...m }));
@@ -244,6 +265,27 @@ function kalshiDebit(fills: readonly { price: bigint; shares: bigint }[]): bigin
       debit -= 10_000n;
       overpaid -= 10_000n;
     }
+  }
+  return debit;
+}
+
+/**
+ * What Kalshi debits a buyer for an order's fills by its fee rounding page as of 2026-12-06, for a member
+ * whose balance is kept to the cent: each fill's trade fee rounded up to $0.000001, its debit up to the
+ * cent, the rounding accumulated over the order and rebated in whole cents, never past the fill's own fee.
+ */
+function kalshiDebitNow(ratePpm: bigint, fills: readonly { price: bigint; shares: bigint }[]): bigint {
+  let debit = 0n;
+  let accumulated = 0n;
+  for (const f of fills) {
+    const exact = notional(f.price, f.shares) + (ratePpm * f.shares * f.price * (1_000_000n - f.price) + 10n ** 18n - 1n) / 10n ** 18n;
+    const paid = ((exact + 9_999n) / 10_000n) * 10_000n;
+    accumulated += paid - exact;
+    const fee = paid - notional(f.price, f.shares);
+    let rebate = (accumulated / 10_000n) * 10_000n;
+    while (rebate > fee) rebate -= 10_000n;
+    accumulated -= rebate;
+    debit += paid - rebate;
   }
   return debit;
 }

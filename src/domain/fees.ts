@@ -4,7 +4,9 @@ import type { Level } from "./types.ts";
 /**
  * A venue's published taker-fee formula, as data, so the pure router can price plans.
  * - kalshi: ceil_to_cent(rate * C * P * (1 - P)) per order; rate 0.07 is the general schedule. (Kalshi's
- *   fee rounding page rounds per fill instead, to $0.0001 and the debit to the cent: `worstFee` bounds both.)
+ *   fee rounding page rounds per fill instead, the fee to $0.000001 and the debit to the cent, rebating
+ *   whole cents per order: `worstFee` bounds both.) `wholeCents`: the market's prices are whole cents and
+ *   its contracts whole, so every fill's notional is whole cents (the adapter reads it from the market).
  * - polymarket: C * feeRate * (P * (1 - P))^exponent per order, floored to 5 decimals; the rate is per market, often 0.
  *   Exponent 0 (a market whose `fd` names no exponent, as clob-client-v2 reads it) charges C * feeRate whatever the price.
  * - limitless: a buy pays rate × C of the C contracts it bought, withheld in contracts (`withheldShares`): it
@@ -16,7 +18,7 @@ import type { Level } from "./types.ts";
  * Rates are in parts per million so that every fee is computed in integers.
  */
 export type FeeModel =
-  | { kind: "kalshi"; ratePpm: bigint }
+  | { kind: "kalshi"; ratePpm: bigint; wholeCents?: true }
   | { kind: "polymarket"; ratePpm: bigint; exponent: 0 | 1 | 2 }
   | { kind: "limitless"; ratePpm: bigint }
   | { kind: "opinion"; ratePpm: bigint; minFee: Micro };
@@ -241,11 +243,16 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * Unrounded, a share's price plus its fee grows with the price under every model here (the fee's slope
  * is below 1), so fills at better prices save more notional than they add fee: what is left is the
  * fee's rounding, which can go the other way. Kalshi (docs/venues/kalshi.md, "fee rounding") rounds each
- * fill's fee up to $0.0001 and the buyer's debit up to the cent, rebating the rounding past a cent per
- * order: a buy filled in k fills costs less than the notional + the unrounded fee X at the limit +
- * k × $0.0001 + one cent (a fill per whole contract at most); charged as one fee per order rounded up to
- * the cent, as the simulator does, it costs less than the notional + X + one cent. On a deci-cent market
- * one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at 0.827 (its fee a cent more).
+ * fill's fee up (to $0.000001 on its page of 2026; $0.0001 before) and the buyer's debit up to the cent,
+ * rebating the rounding past a cent per order: a buy filled in k fills costs less than the notional + the
+ * unrounded fee X at the limit + k × $0.0001 + one cent (a fill per whole contract at most); charged as
+ * one fee per order rounded up to the cent, as the simulator does, it costs less than the notional + X +
+ * one cent. On a deci-cent market one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at
+ * 0.827 (its fee a cent more). On a market of whole-cent fills (`wholeCents`) neither rounding can go the
+ * other way: the debit is the notional plus the fees rounded up to the cent once, and a fill d cents
+ * better saves d cents a contract while its fee grows by at most rate × d cents (+ $0.000001), so the
+ * bound is the fee at the limit, each contract's rounded up to $0.000001, rounded up to the cent: what
+ * the order costs filled at its limit.
  * A Polymarket buy is a market order that spends its whole maker amount M = limit × shares (the venue
  * refuses a FAK/FOK buy whose maker amount is not whole cents, and fills it at better asks for more
  * shares than it names; docs/venues/polymarket.md, "Market orders"), so its fee is that of spending M:
@@ -263,6 +270,7 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
 export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro): Micro {
   switch (model.kind) {
     case "kalshi": {
+      if (model.wholeCents) return ceilDiv(shares * ceilDiv(model.ratePpm * limit * (ONE - limit), ONE * ONE), ONE * CENT) * CENT;
       const unrounded = ceilDiv(model.ratePpm * shares * limit * (ONE - limit), ONE * ONE * ONE);
       return unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
     }

@@ -51,6 +51,13 @@ describe("optimize_price", () => {
     expect(p.legs[0]!.worstCost).toBeGreaterThanOrEqual(847_000n);
   });
 
+  it("buys on a Kalshi market of whole-cent fills as many contracts as the amount pays at their limit, fee included", () => {
+    // 1 at 0.50 costs 0.52 (a fee of 0.0175 rounded up to the cent) and 100 cost 51.75: the worst case locked is that, no more.
+    const quotes = [quote("kalshi", [[0.5, 1000]], { feeModel: { kind: "kalshi", ratePpm: 70_000n, wholeCents: true }, lotShares: S, minOrderShares: S })];
+    expect(planned(req(0.52, { timeInForce: "IOC" }), quotes)).toMatchObject({ shares: S, cost: 520_000n, worstCost: 520_000n });
+    expect(planned(req(51.75, { timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 100n * S, cost: usdc(51.75), worstCost: usdc(51.75) });
+  });
+
   it("splits across venues when that buys more", () => {
     const quotes = [quote("a", [[0.5, 10], [0.6, 100]]), quote("b", [[0.51, 10], [0.6, 100]])];
     const p = planned(req(10.1, { maxSlippage: 200_000n }), quotes);

@@ -27,7 +27,8 @@ const catalog = MarketCatalog.fromJson({
   ],
 });
 const OVERRIDDEN = "KXBTCD-26DEC31-T150000";
-const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm });
+/** A market's fee as the adapter states it: the simulator's markets are priced in whole cents, whole contracts. */
+const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm, wholeCents: true as const });
 
 /** Each overridden event against its series: KXBTCD's multiplier is 1, KXINXY's 0.5 (the catalog's 0.035 rate). */
 const eventFees = {

@@ -11,7 +11,8 @@ const catalog = MarketCatalog.load();
 const BTC = "KXBTCD-26DEC31-T150000";
 const INX = "KXINXY-26DEC31-T7500";
 const MINUTE = 60_000;
-const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm });
+/** A market's fee as the adapter states it: the simulator's markets are priced in whole cents, whole contracts. */
+const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm, wholeCents: true as const });
 
 describe("Kalshi fee changes scheduled on a series or an event", () => {
   const clock = { t: Date.now(), now: () => clock.t };

@@ -9,7 +9,7 @@ import type { ReconnectingSocket } from "../net/reconnecting-socket.ts";
 import { WireVenue, WRITE_RETRY } from "../net/wire-venue.ts";
 import { failedResult, repeatResult, takenResult, uniqueTrades } from "../placement.ts";
 import { kalshiAuthHeaders, type KalshiCredentials } from "./signing.ts";
-import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, onPriceGrid, parseCount, parseDollars, priceRanges, scheduledAt, seriesFee, seriesOf, toVenueMarket, type PriceRange, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
+import { eventFee, formatCount, formatDollars, kalshiResolution, levelMap, onPriceGrid, parseCount, parseDollars, priceRanges, scheduledAt, seriesFee, seriesOf, toVenueMarket, wholeCentsOf, type PriceRange, type KalshiEventFee, type KalshiEventFeeChange, type KalshiMarket, type KalshiOrderbookFp, type KalshiSeriesFee, type KalshiSeriesFeeChange } from "./wire.ts";
 import { KalshiFeeSchedule, type Scheduled } from "./fee-schedule.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
@@ -165,7 +165,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     if (!this.fees.changes(fees)) return { ...m, outcomeIds: { ...m.outcomeIds } };
     const now = this.clock.now();
     try {
-      return { ...m, outcomeIds: { ...m.outcomeIds }, feeModel: this.fees.highest(fees, now, now + FEE_LOOKAHEAD_MS) };
+      // the fee is the schedule's; whether fills are whole cents is the market's grid (wire.ts, toVenueMarket)
+      return { ...m, outcomeIds: { ...m.outcomeIds }, feeModel: { ...this.fees.highest(fees, now, now + FEE_LOOKAHEAD_MS), ...wholeCentsOf(m.feeModel) } };
     } catch {
       return undefined;
     }

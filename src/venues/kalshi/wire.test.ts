@@ -48,7 +48,7 @@ describe("Kalshi book conversion", () => {
     const f = fixture("market.json");
     const m = toVenueMarket(f.response.markets[0], kalshiFeeModel(f.series.series.fee_type, f.series.series.fee_multiplier));
     expect(m).toMatchObject({ venueMarketId: "KXBTCD-26DEC31-T150000", status: "open", tickSize: 10_000n, lotShares: 1_000_000n, minOrderShares: 1_000_000n });
-    expect(m.feeModel).toEqual({ kind: "kalshi", ratePpm: 70_000n });
+    expect(m.feeModel).toEqual({ kind: "kalshi", ratePpm: 70_000n, wholeCents: true });
     expect(m.volume).toBe(184_532_000_000n);
     expect(kalshiFeeModel("quadratic_with_maker_fees", 0.5)).toEqual({ kind: "kalshi", ratePpm: 35_000n });
   });
@@ -94,7 +94,19 @@ describe("Kalshi event fee overrides", () => {
     const market = fixture("market.json").response.markets[0];
     expect(market.event_ticker).toBe(event.event_ticker);
     expect(series).toMatchObject({ fee_type: "quadratic", fee_multiplier: 1 });
-    expect(toVenueMarket(market, kalshiMarketFeeModel(series, event)).feeModel).toEqual({ kind: "kalshi", ratePpm: 105_000n });
+    expect(toVenueMarket(market, kalshiMarketFeeModel(series, event)).feeModel).toEqual({ kind: "kalshi", ratePpm: 105_000n, wholeCents: true });
+  });
+
+  it("marks a market whole-cent only where every price is whole cents and every contract whole", () => {
+    const market = fixture("market.json").response.markets[0];
+    const fee = { kind: "kalshi" as const, ratePpm: 70_000n };
+    const range = (start: string, end: string, step: string) => ({ start, end, step });
+    expect(toVenueMarket(market, fee).feeModel).toEqual({ ...fee, wholeCents: true });
+    expect(toVenueMarket({ ...market, price_ranges: [] }, fee).feeModel).toEqual({ ...fee, wholeCents: true });
+    expect(toVenueMarket({ ...market, price_level_structure: "deci_cent", price_ranges: [range("0.0000", "1.0000", "0.0010")] }, fee).feeModel).toEqual(fee);
+    const tapered = [range("0.0000", "0.1000", "0.0010"), range("0.1000", "0.9000", "0.0100"), range("0.9000", "1.0000", "0.0010")];
+    expect(toVenueMarket({ ...market, price_level_structure: "tapered_deci_cent", price_ranges: tapered }, fee).feeModel).toEqual(fee);
+    expect(toVenueMarket({ ...market, fractional_trading_enabled: true }, fee).feeModel).toEqual(fee);
   });
 
   it("keeps the series' fee where the event overrides nothing, and the series' other field where it overrides one", () => {

@@ -16,6 +16,8 @@ export interface KalshiMarket {
   notional_value_dollars: string;
   price_level_structure: string;
   price_ranges: { start: string; end: string; step: string }[];
+  /** Counts in 0.01 contracts accepted (docs.kalshi.com, fixed_point_migration); not in kalshi-typescript 3.30.0's Market. */
+  fractional_trading_enabled?: boolean;
 }
 
 /** `[price_dollars, count_fp]` pairs: bids only, YES and NO each their own side. */
@@ -155,8 +157,9 @@ export interface PriceRange {
   step: PriceMicro;
 }
 
+const CENT = 10_000n;
 /** Where a market states no `price_ranges`: whole cents. */
-const CENT_GRID: PriceRange[] = [{ start: 0n, end: ONE, step: 10_000n }];
+const CENT_GRID: PriceRange[] = [{ start: 0n, end: ONE, step: CENT }];
 
 /**
  * A market's price grid (`price_ranges`): one range on `linear_cent` and `deci_cent` markets, several on
@@ -183,7 +186,10 @@ export function onPriceGrid(yesPrice: PriceMicro, ranges: readonly PriceRange[])
  * adapter checks an order's price against the market's ranges (onPriceGrid).
  */
 export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket {
-  const tick = priceRanges(m).reduce((a, r) => (r.step > a ? r.step : a), 0n);
+  const ranges = priceRanges(m);
+  const tick = ranges.reduce((a, r) => (r.step > a ? r.step : a), 0n);
+  // every price whole cents and every contract whole: each fill's notional is whole cents (fees.ts, worstFee)
+  const wholeCents = m.fractional_trading_enabled !== true && ranges.every((r) => r.start % CENT === 0n && r.step % CENT === 0n);
   return {
     venueMarketId: m.ticker,
     title: m.title ?? m.yes_sub_title,
@@ -193,10 +199,15 @@ export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket 
     tickSize: tick,
     minOrderShares: ONE,
     lotShares: ONE,
-    feeModel,
+    feeModel: wholeCents && feeModel.kind === "kalshi" ? { ...feeModel, wholeCents } : feeModel,
     // contracts traded times their $1 notional: Kalshi states volume in contracts, not dollars
     volume: (parseCount(m.volume_fp, "volume_fp") * parseDollars(m.notional_value_dollars, "notional_value_dollars")) / ONE,
   };
+}
+
+/** The `wholeCents` mark of a market's fee model, to keep on another fee for the same market. */
+export function wholeCentsOf(model: FeeModel): { wholeCents?: true } {
+  return model.kind === "kalshi" && model.wholeCents ? { wholeCents: true } : {};
 }
 
 export function levelMap(pairs: readonly (readonly [unknown, unknown])[], field: string): LevelMap {
