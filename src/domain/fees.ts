@@ -245,14 +245,15 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * fee's rounding, which can go the other way. Kalshi (docs/venues/kalshi.md, "fee rounding") rounds each
  * fill's fee up (to $0.000001 on its page of 2026; $0.0001 before) and the buyer's debit up to the cent,
  * rebating the rounding past a cent per order: a buy filled in k fills costs less than the notional + the
- * unrounded fee X at the limit + k × $0.0001 + one cent (a fill per whole contract at most); charged as
+ * unrounded fee X at the limit + k × $0.0001 + one cent (a fill per whole contract at most; but for the
+ * rebate's cap on sub-cent fills, docs/venues/kalshi.md, "Fee rounding re-checked"); charged as
  * one fee per order rounded up to the cent, as the simulator does, it costs less than the notional + X +
  * one cent. On a deci-cent market one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at
  * 0.827 (its fee a cent more). On a market of whole-cent fills (`wholeCents`) neither rounding can go the
  * other way: the debit is the notional plus the fees rounded up to the cent once, and a fill d cents
  * better saves d cents a contract while its fee grows by at most rate × d cents (+ $0.000001), so the
- * bound is the fee at the limit, each contract's rounded up to $0.000001, rounded up to the cent: what
- * the order costs filled at its limit.
+ * bound is the fee at the limit, each contract's rounded up to $0.000001, rounded up to the cent: the
+ * order filled at its limit.
  * A Polymarket buy is a market order that spends its whole maker amount M = limit × shares (the venue
  * refuses a FAK/FOK buy whose maker amount is not whole cents, and fills it at better asks for more
  * shares than it names; docs/venues/polymarket.md, "Market orders"), so its fee is that of spending M:
