@@ -21,7 +21,7 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
   const limits = (limit: PriceMicro | null): Limits => ({ budget: Number(req.amount), avgCap: limit === null ? null : Number(limit) });
   return {
     order: req,
-    reference: referencePrice,
+    reference: (quotes) => referencePrice(quotes, req.amount),
     noReference: "No venue has asks enough for its minimum order size.",
     limit: (reference) => (reference * (ONE + req.maxSlippage)) / ONE,
     curve: (q, limit, depth) => new Curve(q, limit, depth),
@@ -51,13 +51,20 @@ export function leastLegAsk(q: VenueQuote): Level | undefined {
   return new Curve(q, null, SAFE).leastLevel();
 }
 
-/** The best marginal ask (fees.ts `marginalAsk`) a least leg reaches over the venues. */
-function referencePrice(quotes: readonly VenueQuote[]): PriceMicro | undefined {
+/**
+ * The best marginal ask (fees.ts `marginalAsk`) a least leg reaches over the venues whose least leg
+ * the amount buys, all of it at its limit: a venue the order cannot buy on sets no limit for it
+ * (docs/decisions.md, "A venue the order is too small for sets no reference"). Over every venue when
+ * the amount buys none of them, which is then order_too_small.
+ */
+function referencePrice(quotes: readonly VenueQuote[], amount: Micro): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
-    const level = leastLegAsk(q);
-    return level ? [{ model: q.feeModel, price: level.price }] : [];
+    const c = new Curve(q, null, SAFE);
+    const level = c.leastLevel();
+    return level ? [{ model: q.feeModel, price: level.price, buys: BigInt(c.worst(c.minLots)) <= amount }] : [];
   });
-  return bestMarginal(reached, 1);
+  const bought = reached.filter((r) => r.buys);
+  return bestMarginal(bought.length > 0 ? bought : reached, 1);
 }
 
 function toPlan(curves: readonly Curve[], a: Allocation, referencePrice: PriceMicro, limitPrice: PriceMicro, complete: boolean): Plan {

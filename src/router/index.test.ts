@@ -91,6 +91,23 @@ describe("optimize_price", () => {
     expect(refused(req(45), [quote("thin", [[0.4, 2]], { minOrderShares: 5n * S })]).code).toBe("insufficient_liquidity");
   });
 
+  it("takes no reference from a venue whose least order the amount cannot buy: a small order is judged by the asks it can pay", () => {
+    // Opinion's 0.50 adds 0.505 a share with its 4% curve, but its 0.25 minimum fee makes its least order
+    // 50 shares (25.25 USDC): a 10 USDC order buys nothing there, and a 1% limit of 0.51005 over it left
+    // poly's 0.52 out, so the order was refused slippage_exceeded whatever the books held.
+    const opinion = quote("opinion", [[0.5, 1000]], { feeModel: { kind: "opinion", ratePpm: 40_000n, minFee: usdc(0.25) } });
+    const poly = quote("poly", [[0.52, 1000]]);
+    const small = planned(req(10), [opinion, poly]);
+    expect(small).toMatchObject({ referencePrice: 520_000n, limitPrice: 525_200n, cost: usdc(9.9996) });
+    expect(legs(small)).toEqual([["poly", 1_923n * (S / 100n)]]);
+    // An order that buys Opinion's least order is judged from Opinion's price, as before.
+    const large = planned(req(30), [opinion, poly]);
+    expect(large).toMatchObject({ referencePrice: 505_000n, limitPrice: 510_050n });
+    expect(large.legs.map((l) => l.venue)).toEqual(["opinion"]);
+    // No venue's least order within the amount: too small for all of them.
+    expect(refused(req(10), [opinion, quote("poly-min", [[0.52, 1000]], { minOrderShares: 50n * S })]).code).toBe("order_too_small");
+  });
+
   it("judges a Kalshi ask by what its contracts add to an order's fee, not by its fee alone: a one-contract top ask on a deci-cent market neither loses the reference nor cuts the venue's book", () => {
     // One contract at 0.957 pays a whole cent of fee alone (0.967 a share); inside an order it adds 0.00288
     // of fee (0.959881), and each of 500 at 0.958 adds 0.00282 (0.960817). 104 contracts across both cost

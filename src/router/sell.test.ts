@@ -98,6 +98,23 @@ describe("selling, optimize_price", () => {
     expect(planned(sell(5), [minAmount, poly])).toMatchObject({ referencePrice: 580_000n, proceeds: usdc(2.9) });
   });
 
+  it("takes no reference from a venue whose least order is more shares than the sell: a small sell is judged by the bids it can sell into", () => {
+    // Opinion's 0.60 nets 0.59424 a share after its 4% curve, but its 0.25 minimum fee makes its least order
+    // 44 shares (fee 0.25344): a sell of 10 sells nothing there, and a 1% floor of 0.588298 under it left
+    // poly's 0.57 out, so the sell was refused slippage_exceeded whatever the books held.
+    const opinion = sellQuote("opinion", [[0.6, 1000]], { feeModel: { kind: "opinion", ratePpm: 40_000n, minFee: usdc(0.25) } });
+    const poly = sellQuote("poly", [[0.57, 1000]]);
+    const small = planned(sell(10), [opinion, poly]);
+    expect(small).toMatchObject({ referencePrice: 570_000n, limitPrice: 564_300n, proceeds: usdc(5.7) });
+    expect(legs(small)).toEqual([["poly", 10n * S]]);
+    // A sell that reaches Opinion's least order is judged from Opinion's net bid, as before.
+    const large = planned(sell(50), [opinion, poly]);
+    expect(large).toMatchObject({ referencePrice: 594_240n, limitPrice: 588_298n });
+    expect(legs(large)).toEqual([["opinion", 50n * S]]);
+    // No venue's least order within the shares: too small for all of them.
+    expect(refused(sell(10), [opinion, sellQuote("poly-min", [[0.57, 1000]], { minOrderShares: 20n * S })]).code).toBe("order_too_small");
+  });
+
   it("takes a venue's reference from the bid its least order reaches, not from a top bid smaller than its minimum size", () => {
     // 2 shares rest at 0.60 on a venue whose orders sell 5 at least: no sale nets 0.60 a share there, and
     // a 1% floor of 0.594 under it would leave no bid to sell into. Its least order reaches 0.55.

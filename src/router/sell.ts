@@ -1,4 +1,4 @@
-import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro } from "../domain/money.ts";
+import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import { BidCurve, bestMarginal, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
@@ -23,7 +23,7 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
   const limits = (limit: PriceMicro | null): SaleLimits => ({ shares: Number(req.shares), floor: Number(limit ?? 0n) });
   return {
     order: req,
-    reference: sellReference,
+    reference: (quotes) => sellReference(quotes, req.shares),
     noReference: "No venue holds enough of the outcome for its minimum order with a bid that nets anything after fees.",
     limit: (reference) => ceilDiv(reference * (ONE - req.maxSlippage), ONE),
     curve: (q, limit, depth) => new BidCurve(q, limit ?? 0n, q.inventory < BigInt(depth) ? Number(q.inventory) : depth),
@@ -51,16 +51,28 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
  * the shares held there, do not hold that leg.
  */
 export function leastLegBid(q: SellQuote): Level | undefined {
-  return new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE).leastLevel();
+  return leastLegCurve(q).leastLevel();
 }
 
-/** The best marginal bid (fees.ts `marginalBid`) a least leg reaches over the venues that can sell; undefined when none nets more than nothing. */
-function sellReference(quotes: readonly SellQuote[]): PriceMicro | undefined {
+/** A venue's bids down to those that net nothing, read no further than the shares held there. */
+function leastLegCurve(q: SellQuote): BidCurve {
+  return new BidCurve(q, 0n, q.inventory < BigInt(SAFE) ? Number(q.inventory) : SAFE);
+}
+
+/**
+ * The best marginal bid (fees.ts `marginalBid`) a least leg reaches over the venues that can sell a
+ * least leg of the order's shares (docs/decisions.md, "A venue the order is too small for sets no
+ * reference"), over every venue that can sell when the shares reach none's, which is then
+ * order_too_small; undefined when none nets more than nothing.
+ */
+function sellReference(quotes: readonly SellQuote[], shares: ShareMicro): PriceMicro | undefined {
   const reached = quotes.flatMap((q) => {
-    const level = leastLegBid(q);
-    return level ? [{ model: q.feeModel, price: level.price }] : [];
+    const c = leastLegCurve(q);
+    const level = c.leastLevel();
+    return level ? [{ model: q.feeModel, price: level.price, sells: BigInt(c.minLots * c.lot) <= shares }] : [];
   });
-  const best = bestMarginal(reached, -1);
+  const sold = reached.filter((r) => r.sells);
+  const best = bestMarginal(sold.length > 0 ? sold : reached, -1);
   return best === undefined || best <= 0n ? undefined : best;
 }
 

@@ -192,14 +192,20 @@ export interface Optimum {
   dustAny: boolean;
 }
 
-/** The best marginal ask (`marginalAsk`) of the venues whose books hold a least leg, each venue's the ask that leg ends in. */
-function referenceOf(quotes: readonly VenueQuote[]): PriceMicro | undefined {
+/**
+ * The best marginal ask (`marginalAsk`) of the venues whose books hold a least leg the amount buys (all
+ * of the leg at its limit), each venue's the ask that leg ends in; of every venue whose book holds a
+ * least leg when the amount buys none.
+ */
+function referenceOf(req: PlanRequest, quotes: readonly VenueQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => {
     const { minLots, options } = optionsOf(q, null);
     if (options.length === 1) return [];
-    return [marginalAsk(q.feeModel, q.asks[walk(q.asks, minLots * q.lotShares).length - 1]!.price)];
+    return [{ price: marginalAsk(q.feeModel, q.asks[walk(q.asks, minLots * q.lotShares).length - 1]!.price), buys: options[1]!.worst <= req.amount }];
   });
-  return tops.length === 0 ? undefined : tops.reduce((m, x) => (x < m ? x : m));
+  const bought = tops.filter((t) => t.buys);
+  const from = bought.length > 0 ? bought : tops;
+  return from.length === 0 ? undefined : from.map((t) => t.price).reduce((m, x) => (x < m ? x : m));
 }
 
 function optionsOf(q: VenueQuote, limit: PriceMicro | null): { minLots: bigint; depthLots: bigint; options: Option[] } {
@@ -276,7 +282,7 @@ export type Expected =
  * the same optimum that differ on dust allow either answer.
  */
 export function expected(req: PlanRequest, quotes: readonly VenueQuote[]): Expected {
-  const reference = referenceOf(quotes);
+  const reference = referenceOf(req, quotes);
   if (reference === undefined) return { kind: "refusal", codes: ["insufficient_liquidity"] };
   const limit = req.limitPrice ?? (reference * (ONE + req.maxSlippage)) / ONE;
   const best = bruteForce(req, quotes, limit);
@@ -419,15 +425,18 @@ function amountLots(q: VenueQuote | SellQuote, levels: readonly Level[], depthLo
 
 /**
  * The best net bid of the venues that can sell a leg of the shares held there (down to bids that net
- * nothing), each venue's the bid its least leg ends in; undefined when none nets more than nothing.
+ * nothing) and of the order's shares, each venue's the bid its least leg ends in; of every venue that
+ * can sell when the order's shares reach no least leg; undefined when none nets more than nothing.
  */
-function saleReferenceOf(quotes: readonly SellQuote[]): PriceMicro | undefined {
+function saleReferenceOf(req: SellRequest, quotes: readonly SellQuote[]): PriceMicro | undefined {
   const tops = quotes.flatMap((q) => {
     const { minLots, options } = saleOptionsOf(q, 0n);
     if (options.length === 1) return [];
-    return [marginalBid(q.feeModel, q.bids[walk(q.bids, minLots * q.lotShares).length - 1]!.price)];
+    return [{ price: marginalBid(q.feeModel, q.bids[walk(q.bids, minLots * q.lotShares).length - 1]!.price), sells: minLots * q.lotShares <= req.shares }];
   });
-  const best = tops.length === 0 ? undefined : tops.reduce((m, x) => (x > m ? x : m));
+  const sold = tops.filter((t) => t.sells);
+  const from = sold.length > 0 ? sold : tops;
+  const best = from.length === 0 ? undefined : from.map((t) => t.price).reduce((m, x) => (x > m ? x : m));
   return best === undefined || best <= 0n ? undefined : best;
 }
 
@@ -503,7 +512,7 @@ export type SaleExpected =
  * `order_too_small` when the shares are under every venue's minimum, `slippage_exceeded` otherwise.
  */
 export function expectedSale(req: SellRequest, quotes: readonly SellQuote[]): SaleExpected {
-  const reference = saleReferenceOf(quotes);
+  const reference = saleReferenceOf(req, quotes);
   if (reference === undefined) return { kind: "refusal", codes: ["insufficient_liquidity"] };
   const floor = req.limitPrice ?? ceilDiv(reference * (ONE - req.maxSlippage), ONE);
   const best = bruteSale(req, quotes, floor);
