@@ -255,13 +255,24 @@ describe("routing rounds", () => {
     expect(order).toMatchObject({ status: "partially_filled", filledShares: 10_000_000n, spent: 5_000_000n });
   });
 
-  it("settles an IOC buy as filled when its first plan held only half of it and a later round, the book refilled, bought the rest", async () => {
-    // $10 asked; the book holds $5 within the limit. The leg fills 4 of its 10 shares, and the book refills meanwhile.
+  it("routes again only what an IOC buy's leg missed when its first plan held half of it: not the rest the book never held, though the book refilled", async () => {
+    // $10 asked; the book holds $5 within the limit. The leg fills 4 of its 10 shares, and the book refills
+    // meanwhile: the next round buys the 6 it missed ($3), as a leg that filled whole gets no round for the rest.
     asks = [{ price: 500_000n, shares: 10_000_000n }];
     script = [(o) => ((asks = [{ price: 500_000n, shares: 100_000_000n }]), fill(o, 4_000_000n)), (o) => fill(o, o.shares)];
     const order = await service().submit(who, { ...body, time_in_force: "IOC" }, undefined);
-    expect(sent.map((o) => o.shares)).toEqual([10_000_000n, 16_000_000n]);
-    expect(order).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n });
+    expect(sent.map((o) => o.shares)).toEqual([10_000_000n, 6_000_000n]);
+    expect(order).toMatchObject({ status: "partially_filled", plannedInFull: false, filledShares: 10_000_000n, spent: 5_000_000n });
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n, shares: 10_000_000n });
+  });
+
+  it("leaves an IOC buy the book held half of partially filled when its leg filled short by dust: what is left is what the book never held", async () => {
+    // The leg fills 9.5 of its 10 shares; the half share it missed is under the venue's minimum: no round buys it.
+    asks = [{ price: 500_000n, shares: 10_000_000n }];
+    script = [(o) => fill(o, 9_500_000n)];
+    const order = await service().submit(who, { ...body, time_in_force: "IOC" }, undefined);
+    expect(sent).toHaveLength(1);
+    expect(order).toMatchObject({ status: "partially_filled", dustLeft: false, filledShares: 9_500_000n, spent: 4_750_000n });
   });
 
   it("settles a buy as filled when a later round spent the rest of the amount at a worse ask: fewer shares than first planned, the whole amount bought", async () => {
@@ -795,7 +806,7 @@ describe("recovery", () => {
     }
   });
 
-  it("records an IOC buy whose later round bought what its first plan could not, its settlement's answer lost, as filled, settled or found settled", async () => {
+  it("records an IOC buy whose later round bought what its first leg missed, its settlement's answer lost, as partially filled, settled or found settled", async () => {
     const svc = service();
     const interrupted = async () => {
       asks = [{ price: 500_000n, shares: 10_000_000n }];
@@ -811,11 +822,11 @@ describe("recovery", () => {
     };
     const open = await interrupted();
     const landed = await interrupted();
-    await ledger.vault().settle(chainOrderId(landed.id), 10_000_000n, { tokenId: 7n, shares: 20_000_000n });
+    await ledger.vault().settle(chainOrderId(landed.id), 5_000_000n, { tokenId: 7n, shares: 10_000_000n });
     await reconciler(svc).pass(0);
     for (const order of [open, landed]) {
-      expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: 20_000_000n, spent: 10_000_000n, settleTx: HASH });
-      expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 10_000_000n, shares: 20_000_000n });
+      expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: 10_000_000n, spent: 5_000_000n, settleTx: HASH });
+      expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: 5_000_000n, shares: 10_000_000n });
     }
   });
 
@@ -999,14 +1010,14 @@ describe("sells", () => {
     expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 14_500_000n });
   });
 
-  it("settles an IOC sell as filled when its first plan held only 5 of its 15 shares and a later round sold the rest on the refilled bids", async () => {
+  it("sells again only what an IOC sell's leg missed when its first plan held 5 of its 15 shares: not the rest the bids never held, though they refilled", async () => {
     const svc = await holding();
     bids.set("v", [{ price: 450_000n, shares: 5_000_000n }]);
     script = [(o) => (bids.set("v", [{ price: 450_000n, shares: 100_000_000n }]), fill(o, 2_000_000n)), (o) => fill(o, o.shares)];
     const order = await svc.submit(who, { ...sell, shares: 15, time_in_force: "IOC" }, undefined);
-    expect(sent.map((o) => o.shares)).toEqual([5_000_000n, 13_000_000n]);
-    expect(order).toMatchObject({ status: "filled", escrowed: 15_000_000n, filledShares: 15_000_000n, proceeds: 6_750_000n });
-    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 15_000_000n, proceeds: 6_750_000n });
+    expect(sent.map((o) => o.shares)).toEqual([5_000_000n, 3_000_000n]);
+    expect(order).toMatchObject({ status: "partially_filled", escrowed: 15_000_000n, filledShares: 5_000_000n, proceeds: 2_250_000n });
+    expect(escrowOf(order.id)).toMatchObject({ state: "settled", sold: 5_000_000n, proceeds: 2_250_000n });
   });
 
   it("sells only on venues where the operator holds the outcome, however good another venue's bids", async () => {

@@ -130,17 +130,17 @@ export function settlement(
  * plan, when no later round bought or sold the rest.
  */
 function statusOf(order: Pick<OrderRecord, "legs" | "plannedInFull" | "dustLeft">, fills: readonly Pick<FillRecord, "clientOrderId" | "shares">[], filledShares: bigint): "filled" | "partially_filled" {
+  return order.dustLeft || (order.plannedInFull && lastRoundFilled(order, fills, filledShares)) ? "filled" : "partially_filled";
+}
+
+/** Whether `filledShares`, the order's, reach what the rounds before its last one filled (`fills`, by child order) and the shares its last round planned: its legs missed nothing. */
+function lastRoundFilled(order: Pick<OrderRecord, "legs">, fills: readonly Pick<FillRecord, "clientOrderId" | "shares">[], filledShares: bigint): boolean {
   const round = order.legs.reduce((r, l) => Math.max(r, l.round), 1);
   const last = order.legs.filter((l) => l.round === round);
   const lastIds = new Set(last.map((l) => l.clientOrderId));
   const before = fills.filter((f) => !lastIds.has(f.clientOrderId)).reduce((s, f) => s + f.shares, 0n);
   const planned = last.reduce((s, l) => s + l.shares, 0n);
-  return order.dustLeft || (order.plannedInFull && filledShares >= before + planned) ? "filled" : "partially_filled";
-}
-
-/** The shares the order was routed for: its first round's child orders. Later rounds only re-route what those missed. */
-function plannedShares(order: Pick<OrderRecord, "legs">): bigint {
-  return order.legs.filter((l) => l.round === 1).reduce((s, l) => s + l.shares, 0n);
+  return filledShares >= before + planned;
 }
 
 /**
@@ -417,16 +417,27 @@ export class OrderService {
     const routed = sameQuotes(quoted, quotes) ? first : this.d.plan(req, quotes);
     if (routed.kind === "refusal") return this.unwind(order, routed, log);
     // Orders routed at the same moment plan on the same books, so a leg can find its levels taken by
-    // the time it arrives. What is left of the budget is routed again on the books as they are then,
-    // within the limit price of the first routing, for a few rounds; each round's worst case stays
-    // within what the fills so far left of the lock.
+    // the time it arrives. What its legs missed is routed again on the books as they are then, within
+    // the limit price of the first routing, for a few rounds; each round's worst case stays within what
+    // the fills so far left of the lock. What the rounds route is the amount while each round's plan
+    // takes all that is left of it, else what that plan took (an IOC order the books held part of):
+    // the rest of such an order is released, never bought later on books refilled meanwhile.
+    let routable = order.locked;
+    let inFull = true;
     return this.route(order, log, async (round, o, fills) => {
-      if (round === 1) return this.routeLegs(o, event, round, await this.atTurns(o, event, round, req, routed, quotes));
-      const again = { ...planRequest(o), amount: o.locked - costOf(fills), timeInForce: "IOC" as const, limitPrice: routed.limitPrice };
-      const now = this.buyQuotes(event, o.outcome);
-      const next = this.d.plan(again, now);
-      if (next.kind === "refusal") return next;
-      return this.routeLegs(o, event, round, await this.atTurns(o, event, round, again, next, now));
+      const spent = costOf(fills);
+      let planned: Plan;
+      if (round === 1) planned = await this.atTurns(o, event, round, req, routed, quotes);
+      else {
+        const again = { ...planRequest(o), amount: routable > spent ? routable - spent : 0n, timeInForce: "IOC" as const, limitPrice: routed.limitPrice };
+        const now = this.buyQuotes(event, o.outcome);
+        const next = this.d.plan(again, now);
+        if (next.kind === "refusal") return next;
+        planned = await this.atTurns(o, event, round, again, next, now);
+      }
+      if (!planned.complete) routable = spent + planned.cost;
+      inFull &&= planned.complete;
+      return this.routeLegs(o, event, round, { legs: planned.legs, complete: inFull });
     });
   }
 
@@ -477,18 +488,24 @@ export class OrderService {
     if (order.status !== "locked") return order;
 
     let limitPrice: bigint | undefined;
+    // What the rounds sell: the escrow while each round's plan takes all that is left of it, else what that plan took, as a buy's rounds.
+    let routable = order.shares;
+    let inFull = true;
     return this.route(order, log, (round, o, fills) =>
       // Planning and storing the legs is one step per market, so two sells never plan on the same inventory.
       this.selling.run(`${o.eventId}\n${o.outcome}`, async () => {
-        const left = o.escrowed - fills.reduce((n, f) => n + f.shares, 0n);
+        const sold = fills.reduce((n, f) => n + f.shares, 0n);
+        const left = routable - sold;
         const req = round === 1 ? sellRequest(o, left) : { ...sellRequest(o, left), timeInForce: "IOC" as const, limitPrice };
         const quotes = this.sellQuotes(event, o.outcome, await this.inventory(o));
         // The first round sells the escrow: the first plan's, when nothing the router reads moved since.
         const planned = round === 1 && left === order.shares && sameQuotes(quoted, quotes) ? first : this.d.planSell(req, quotes);
         if (planned.kind === "refusal") return planned;
         limitPrice ??= planned.limitPrice;
+        if (!planned.complete) routable = sold + planned.shares;
+        inFull &&= planned.complete;
         this.queued.planned(o, planned.legs);
-        return this.routeLegs(o, event, round, planned);
+        return this.routeLegs(o, event, round, { legs: planned.legs, complete: inFull });
       }),
     );
   }
@@ -619,7 +636,8 @@ export class OrderService {
       const routed = await next(round, order, fills);
       if ("kind" in routed) {
         if (round === 1) return this.unwind(order, routed, log);
-        if (routed.code === "order_too_small") order = await this.update(order.id, ["routing"], { dustLeft: true });
+        // Dust left of the order only when the rounds routed the whole of it; else what is left is what the books never held.
+        if (routed.code === "order_too_small" && order.plannedInFull) order = await this.update(order.id, ["routing"], { dustLeft: true });
         break;
       }
       order = routed;
@@ -631,7 +649,7 @@ export class OrderService {
         return order;
       }
       fills = await this.d.store.fills(order.id);
-      if (fills.reduce((n, f) => n + f.shares, 0n) >= plannedShares(order)) break;
+      if (lastRoundFilled(order, fills, fills.reduce((n, f) => n + f.shares, 0n))) break;
     }
     return this.settle(order, fills, log);
   }
