@@ -151,7 +151,16 @@ describe("optimize_price", () => {
     expect(ioc.limitPrice).toBe(525_000n);
     expect(ioc.legs[0]!.levels.map((l) => l.price)).toEqual([500_000n, 520_000n]);
     expect(ioc).toMatchObject({ shares: 20n * S, cost: usdc(10.2) });
-    expect(refused(req(100, { maxSlippage: 50_000n }), quotes).code).toBe("slippage_exceeded");
+    expect(refused(req(100, { maxSlippage: 50_000n }), quotes)).toMatchObject({
+      code: "slippage_exceeded",
+      message: "The order cannot be filled in full within the slippage limit (fill-or-kill): the limit price is 0.525, max_slippage from the reference price 0.5.",
+    });
+    // One Kalshi contract at 0.05 adds 0.053325 to an order, but alone pays a whole cent of fee: 0.06, over the limit.
+    const kalshi = quote("kalshi", [[0.05, 1000]], { feeModel: KALSHI, lotShares: S, tickSize: 1_000n });
+    expect(refused(req(0.07, { timeInForce: "IOC" }), [kalshi])).toMatchObject({
+      code: "slippage_exceeded",
+      message: "No liquidity within the slippage limit can fill any part of the order: the limit price is 0.053858, max_slippage from the reference price 0.053325.",
+    });
   });
 
   it("FOK refuses a book too thin for the amount; IOC takes what there is, a plan that does not fill the order", () => {

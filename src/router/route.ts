@@ -222,14 +222,19 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
       const fa = side.best(full, null);
       if (fa.shares === 0 || !side.filled(full, fa, null)) return this.refuseUnfilled(false, undefined);
     }
-    return refuse("slippage_exceeded", "No liquidity within the slippage limit can fill any part of the order.", details);
+    return refuse("slippage_exceeded", `No liquidity within the slippage limit can fill any part of the order: ${this.limitText()}.`, details);
   }
 
   private refuseUnfilled(couldFill: boolean, partial: A | undefined): Refusal {
     const details = { ...this.priceDetails(), ...(partial ? this.side.fillable(partial) : {}) };
     return couldFill
-      ? refuse("slippage_exceeded", "The order cannot be filled in full within the slippage limit (fill-or-kill).", details)
+      ? refuse("slippage_exceeded", `The order cannot be filled in full within the slippage limit (fill-or-kill): ${this.limitText()}.`, details)
       : refuse("insufficient_liquidity", "The books do not hold enough liquidity to fill the order in full (fill-or-kill).", details);
+  }
+
+  /** The limit a slippage refusal names in its message, which is all of it an order's answer keeps. */
+  private limitText(): string {
+    return `the limit price is ${formatMicro(this.limit)}, max_slippage from the reference price ${formatMicro(this.reference)}`;
   }
 
   private priceDetails(): Record<string, unknown> {

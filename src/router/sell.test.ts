@@ -140,7 +140,10 @@ describe("selling, optimize_price", () => {
     expect(ioc.limitPrice).toBe(475_000n);
     expect(ioc.legs[0]!.levels.map((l) => l.price)).toEqual([500_000n, 480_000n]);
     expect(ioc).toMatchObject({ shares: 20n * S, proceeds: usdc(9.8) });
-    expect(refused(sell(100, { maxSlippage: 50_000n }), quotes).code).toBe("slippage_exceeded");
+    expect(refused(sell(100, { maxSlippage: 50_000n }), quotes)).toMatchObject({
+      code: "slippage_exceeded",
+      message: "The order cannot be filled in full within the slippage limit (fill-or-kill): the limit price is 0.475, max_slippage from the reference price 0.5.",
+    });
   });
 
   it("FOK refuses bids too thin for the shares; IOC sells what they take", () => {
