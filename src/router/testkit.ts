@@ -338,6 +338,10 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
   if (p.cost > req.amount) return "cost over amount";
   if (p.worstCost > req.amount) return "worst-case cost over amount";
   if (p.cost * ONE > p.limitPrice * p.shares) return "average fee-adjusted price over the limit";
+  const reference = referenceOf(req, quotes);
+  if (p.referencePrice !== reference) return "reference price";
+  if (p.limitPrice !== (req.limitPrice ?? (reference * (ONE + req.maxSlippage)) / ONE)) return "limit price";
+  if (new Set(p.legs.map((l) => l.venue)).size !== p.legs.length) return "two legs on one venue";
   let shares = 0n;
   let cost = 0n;
   for (const leg of p.legs) {
@@ -367,7 +371,9 @@ export function planViolation(req: PlanRequest, quotes: readonly VenueQuote[], p
     shares += leg.shares;
     cost += leg.notional + leg.fee;
   }
+  const sum = (f: (l: Plan["legs"][number]) => bigint) => p.legs.reduce((s, l) => s + f(l), 0n);
   if (shares !== p.shares || cost !== p.cost || p.notional + p.fees !== p.cost) return "totals";
+  if (sum((l) => l.notional) !== p.notional || sum((l) => l.fee) !== p.fees || sum((l) => l.worstCost) !== p.worstCost) return "totals of notional, fees or worst cases";
   return undefined;
 }
 
@@ -555,6 +561,10 @@ export function saleMismatch(want: SaleExpected, got: SellPlan | Refusal): strin
 export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[], p: SellPlan): string | undefined {
   if (p.shares > req.shares) return "more shares than the order";
   if (p.proceeds * ONE < p.limitPrice * p.shares) return "average net price under the floor";
+  const reference = saleReferenceOf(req, quotes);
+  if (p.referencePrice !== reference) return "reference price";
+  if (p.limitPrice !== (req.limitPrice ?? ceilDiv(reference * (ONE - req.maxSlippage), ONE))) return "floor";
+  if (new Set(p.legs.map((l) => l.venue)).size !== p.legs.length) return "two legs on one venue";
   let shares = 0n;
   let proceeds = 0n;
   for (const leg of p.legs) {
@@ -578,6 +588,7 @@ export function salePlanViolation(req: SellRequest, quotes: readonly SellQuote[]
     proceeds += leg.proceeds;
   }
   if (shares !== p.shares || proceeds !== p.proceeds || p.notional - p.fees !== p.proceeds) return "totals";
+  if (p.legs.reduce((s, l) => s + l.notional, 0n) !== p.notional || p.legs.reduce((s, l) => s + l.fee, 0n) !== p.fees) return "totals of notional or fees";
   return undefined;
 }
 
