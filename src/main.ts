@@ -350,7 +350,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     stop: async () => {
       clearInterval(timer);
       const deadline = performance.now() + config.shutdownGraceMs;
-      // Fastify's close stops listening, answers 503 to requests arriving on open connections, and
+      // Fastify's close stops listening, answers 503 shutting_down to requests arriving on open connections, and
       // resolves once the requests in flight have been answered.
       if (!(await settlesBy(app.close(), deadline))) {
         log.warn({ orders_in_flight: [...orders.inFlight] }, "requests still in flight at the shutdown bound; recovery will finish their orders");

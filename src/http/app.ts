@@ -82,6 +82,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     trustProxy: deps.trustProxy ? trustedHop : false,
+    // Refused by a hook of ours instead (below).
+    return503OnClosing: false,
     // A route's schema says how long its ids may be (an event id 128, as an order's market_id), and refuses a
     // longer one naming it; find-my-way's own bound (100 by default) would make it no route at all, so it is
     // set beyond any request line Node takes (its headers' 16 KiB).
@@ -114,11 +116,13 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
 
   // Closing waits for every connection to end, and a keep-alive connection whose request was in
   // flight when it began would otherwise stay open, idle, until its timeout: answers sent while
-  // closing close their connection.
+  // closing close their connection. A request arriving on one then is refused first of all, in the
+  // API's error body (Fastify's own 503 has a body of its own, without the request id).
   let closing = false;
   app.addHook("preClose", async () => {
     closing = true;
   });
+  app.addHook("onRequest", (_req, _reply, done) => done(closing ? new AppError("shutting_down") : undefined));
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("x-request-id", req.id);

@@ -30,7 +30,7 @@ export interface FastPricesParts {
   budgetKey(apiKey: string): string;
   /** The request's id, from its X-Request-ID header or made. */
   requestId(sent: string | string[] | undefined): string;
-  /** Whether the server is closing (Fastify then answers 503 and closes the connection). */
+  /** Whether the server is closing (the route then answers 503 shutting_down and closes the connection). */
   closing(): boolean;
 }
 

@@ -628,6 +628,30 @@ describe("slow requests", () => {
   });
 });
 
+describe("a request arriving while the server stops", () => {
+  it("is answered 503 shutting_down in the API's error body with its request id, and its connection closed", async () => {
+    const stopping = await buildApp(deps, false);
+    await stopping.listen({ port: 0, host: "127.0.0.1" });
+    const socket = connect((stopping.server.address() as AddressInfo).port, "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    await new Promise((resolve) => socket.on("connect", resolve));
+    // Headers begun before the stop keep the connection open (an idle one is closed); they end after it began.
+    socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = stopping.close();
+    socket.write("X-Request-Id: req-closing\r\n\r\n");
+    await new Promise((resolve) => socket.on("close", resolve));
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(answer.toLowerCase()).toContain("\r\nx-request-id: req-closing\r\n");
+    expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toEqual({
+      error: { code: "shutting_down", message: "The server is stopping: send the request again, to another instance or to this one once it is back.", request_id: "req-closing" },
+    });
+  });
+});
+
 describe("requests that are not HTTP", () => {
   it("answers them 400 invalid_request in the API's error body and closes the connection", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
