@@ -226,7 +226,7 @@ function num(env: NodeJS.ProcessEnv, name: string, dflt: number): number {
 
 function usdc(env: NodeJS.ProcessEnv, name: string, dflt: string): Micro {
   try {
-    return parseMicro(env[name] || dflt, name);
+    return parseMicro((env[name] || dflt).trim(), name);
   } catch {
     throw new Error(`${name} must be a USDC amount with at most 6 decimals (got ${JSON.stringify(env[name])}).`);
   }

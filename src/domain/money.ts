@@ -23,8 +23,8 @@ const WHOLE_DIGITS = 15;
  * source text, so `1.0000000000000001` is refused for its decimals rather than rounded to 1. A number
  * parsed elsewhere (config, venue feeds) is read through its shortest round-trip decimal form, so 100.5
  * is exactly 100.500000. An exponent moves the point exactly (`5e-2` is 0.05, `1E+2` 100), as clients'
- * serialisers write small and stripped decimals; signs, more than 6 decimals (counted once the point is
- * moved: `1.0000000` and `1e-7` alike), more than 15 whole digits, NaN and Infinity are refused: money is
+ * serialisers write small and stripped decimals; signs, spaces, more than 6 decimals (counted once the point
+ * is moved: `1.0000000` and `1e-7` alike), more than 15 whole digits, NaN and Infinity are refused: money is
  * never guessed.
  */
 export function parseMicro(value: unknown, field: string): bigint {
@@ -37,7 +37,7 @@ export function parseMicro(value: unknown, field: string): bigint {
     if (!Number.isFinite(value)) throw invalid(field, "must be a finite decimal number");
     text = String(value);
   } else if (typeof value === "string") {
-    text = value.trim();
+    text = value;
   } else {
     throw invalid(field, "must be a decimal number or a decimal string");
   }

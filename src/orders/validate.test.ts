@@ -30,6 +30,14 @@ describe("validateOrder", () => {
     expect(v.intent).toMatchObject({ amount: 1n, maxSlippage: 500_000n, strategy: "optimize_speed", timeInForce: "IOC" });
   });
 
+  it("refuses a decimal string with spaces around it, naming the field, as GET /v1/quote refuses it", () => {
+    expect(fields({ ...base, amount_usdc: " 10", max_slippage: "0.01 " })).toEqual({
+      amount_usdc: 'must be a plain non-negative decimal (got " 10")',
+      max_slippage: 'must be a plain non-negative decimal (got "0.01 ")',
+    });
+    expect(fields({ ...sell, shares: "\t12" })).toEqual({ shares: 'must be a plain non-negative decimal (got "\\t12")' });
+  });
+
   it("takes the idempotency key from the body or the header, and refuses two that differ", () => {
     expect(validateOrder({ ...base, client_order_id: "a-1" }, undefined, limits).clientOrderId).toBe("a-1");
     expect(validateOrder(base, "h-1", limits).clientOrderId).toBe("h-1");
