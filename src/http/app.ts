@@ -211,6 +211,9 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     const integers = Object.keys(query?.properties ?? {}).filter((name) => query!.properties![name]!.type === "integer");
     if (integers.length > 0) route.preValidation = [...route.preValidation, refuseLooseIntegers(integers)];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
+    // Any status a route does not name (a 400 for its query, a 429, a 5xx) answers the error body: the OpenAPI
+    // document says so for every operation, so a client generated from it can read each refusal's code.
+    route.schema = { ...route.schema, response: { "4xx": { $ref: "Error#" }, "5xx": { $ref: "Error#" }, ...(route.schema?.response as object) } };
   });
 
   app.setErrorHandler(sendError);

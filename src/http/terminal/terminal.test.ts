@@ -813,6 +813,20 @@ describe("static terminal", () => {
     }
   });
 
+  it("documents every /v1 operation's errors in the OpenAPI document as the API's error body, the SPEC's reads included", async () => {
+    const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const undocumented: string[] = [];
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const range of ["4XX", "5XX"]) {
+          const body = (operation.responses[range] as { content?: Record<string, { schema: unknown }> } | undefined)?.content?.["application/json"]?.schema;
+          if (JSON.stringify(body) !== JSON.stringify({ $ref: "#/components/schemas/Error" })) undocumented.push(`${method.toUpperCase()} ${path} ${range}`);
+        }
+      }
+    }
+    expect(undocumented).toEqual([]);
+  });
+
   it("documents the terminal's endpoints in the OpenAPI document", async () => {
     const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
     for (const path of ["/v1/session/signin", "/v1/keys", "/v1/quote", "/v1/stream/prices/{event_id}", "/v1/order"]) expect(doc.paths[path]).toBeDefined();
