@@ -95,6 +95,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     clientErrorHandler: (err, socket) => answerClientError(err, socket, requestId(pendingRequest(socket)?.headers["x-request-id"])),
   });
 
+  // An expectation other than 100-continue is ignored, as RFC 9110 §10.1.1 allows: Node would answer it 417 itself,
+  // with no body of the API's and no request id.
+  app.server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
+
   app.decorateRequest("rawBody", undefined);
   app.decorateRequest("jsonError", false);
   app.decorateRequest("principal", undefined);

@@ -667,6 +667,19 @@ describe("requests that are not HTTP", () => {
   });
 });
 
+describe("an Expect header other than 100-continue", () => {
+  it("is ignored, as RFC 9110 lets a server do: the request is answered as any, not Node's bare 417 without the API's body or a request id", async () => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write("GET /v1/nope HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nX-Request-Id: req-expect\r\nConnection: close\r\n\r\n");
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toEqual({ error: { code: "not_found", message: "No route GET /v1/nope.", request_id: "req-expect" } });
+  });
+});
+
 describe("a request line and headers beyond Node's 16 KiB", () => {
   it("answers a long URL 431 headers_too_large saying the URL counts, so a client with a short header but a long query knows what to shorten", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
