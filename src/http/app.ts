@@ -75,7 +75,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // by default) as the request's, so that is set alike; and it looks at its connections every 30 s by
     // default, here every second at most, so a request is cut close to its time.
     requestTimeout: deps.requestTimeoutMs,
-    http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs) },
+    // An HTTP/1.1 request without Host is refused by a hook of ours (below), in the API's error body: Node's own refusal has none.
+    http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs), requireHostHeader: false },
     requestIdHeader: false,
     genReqId: (req) => requestId(req.headers["x-request-id"]),
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
@@ -126,7 +127,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onRequest", (_req, _reply, done) => done(closing ? new AppError("shutting_down") : undefined));
+  app.addHook("onRequest", (req, _reply, done) => done(closing ? new AppError("shutting_down") : req.headers.host === undefined && req.raw.httpVersion === "1.1" ? NO_HOST() : undefined));
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("x-request-id", req.id);
@@ -313,6 +314,9 @@ function keyBudget(key: string): string {
 function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
 }
+
+/** An HTTP/1.1 request without Host, refused as RFC 9112 §3.2 says. */
+const NO_HOST = () => new AppError("invalid_request", "An HTTP/1.1 request must send a Host header.", { fields: { Host: "is required" } });
 
 /** The methods whose requests carry no body. */
 const BODILESS = new Set(["GET", "HEAD", "DELETE"]);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -192,6 +192,18 @@ describe("GET /v1/prices/{event_id} outside Fastify's pipeline", () => {
     viaFastify = [];
     expect((await overTheWire(path, undefined, "HEAD")).status).toBe(200);
     expect(viaFastify).toEqual([path]);
+  });
+
+  it("leaves an HTTP/1.1 read without a Host header to the route, which refuses it", async () => {
+    const path = `/v1/prices/${EVENT}`;
+    await throughFastify(path);
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(`GET ${path} HTTP/1.1\r\nX-API-Key: ${apiKey}\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.details).toEqual({ fields: { Host: "is required" } });
   });
 
   it("refuses a key at once once it is revoked", async () => {

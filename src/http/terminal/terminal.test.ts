@@ -667,6 +667,21 @@ describe("requests that are not HTTP", () => {
   });
 });
 
+describe("an HTTP/1.1 request without a Host header", () => {
+  it("is 400 invalid_request naming Host, in the API's error body with the client's request id, not Node's bare 400", async () => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write("GET /v1/session HTTP/1.1\r\nX-Request-Id: req-no-host\r\nConnection: close\r\n\r\n");
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toEqual({
+      error: { code: "invalid_request", message: "An HTTP/1.1 request must send a Host header.", details: { fields: { Host: "is required" } }, request_id: "req-no-host" },
+    });
+  });
+});
+
 describe("an Expect header other than 100-continue", () => {
   it("is ignored, as RFC 9110 lets a server do: the request is answered as any, not Node's bare 417 without the API's body or a request id", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
