@@ -638,7 +638,7 @@ describe("a request arriving while the server stops", () => {
     await new Promise((resolve) => socket.on("connect", resolve));
     // Headers begun before the stop keep the connection open (an idle one is closed); they end after it began.
     socket.write("GET /v1/health HTTP/1.1\r\nHost: x\r\n");
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     const closed = stopping.close();
     socket.write("X-Request-Id: req-closing\r\n\r\n");
     await new Promise((resolve) => socket.on("close", resolve));
