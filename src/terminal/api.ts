@@ -95,17 +95,29 @@ export function onSessionLost(listener: () => void): void {
   onSignedOut = listener;
 }
 
+/** How long a request may take, its answer read whole, before the terminal stops waiting for it: the CLI's default. */
+const TIMEOUT_MS = 30_000;
+
 export async function api<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const h: Record<string, string> = { accept: "application/json", ...headers };
   if (body !== undefined) h["content-type"] = "application/json";
   if (method !== "GET" && csrf !== undefined) h["x-csrf-token"] = csrf;
+  // A timer, not AbortSignal.timeout: the answer's body is read under it too.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), TIMEOUT_MS);
   let res: Response;
+  let text: string;
   try {
-    res = await fetch(path, { method, headers: h, credentials: "same-origin", ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    res = await fetch(path, { method, headers: h, credentials: "same-origin", signal: abort.signal, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    text = await res.text();
   } catch {
-    throw new ApiError("network", 0, "The server cannot be reached. Check that crossfill is running, then try again.");
+    // Status 0 either way: no answer to go by, so what was asked may have been done.
+    throw abort.signal.aborted
+      ? new ApiError("timeout", 0, `The server did not answer within ${TIMEOUT_MS / 1000} s. Check that crossfill is running, then try again.`)
+      : new ApiError("network", 0, "The server cannot be reached. Check that crossfill is running, then try again.");
+  } finally {
+    clearTimeout(timer);
   }
-  const text = await res.text();
   let parsed: unknown = null;
   try {
     parsed = text === "" ? null : JSON.parse(text);

@@ -248,6 +248,30 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09b-account-pnl");
   });
 
+  it("says when an order's answer does not come in time, and places it once when sent again", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const before = (await client.orders()).data.length;
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.clock.install();
+    await p.goto(server.url + eventPath);
+    await p.getByLabel("Amount (USDC, fees included)").fill("2");
+    await p.getByRole("radio", { name: "5.00 %" }).click();
+    // The order reaches the server and is placed; its answer never comes (a server or a proxy that hangs).
+    let reached!: () => void;
+    const placed = new Promise<void>((resolve) => (reached = resolve));
+    await p.route("**/v1/order", async (route) => (await route.fetch(), reached()), { times: 1 });
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await placed;
+    await p.clock.fastForward(30_000);
+    const result = p.getByTestId("order-result");
+    await result.getByText("The order may have been placed: no answer came back. Send it again as it is: it is placed once.").waitFor();
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    expect((await client.orders()).data.length).toBe(before + 1);
+    await p.close();
+  });
+
   it("gets test USDC, and withdraws to an address only with the password given again", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByTestId("available").waitFor();
