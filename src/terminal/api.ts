@@ -133,6 +133,11 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
   return parsed as T;
 }
 
+/** No answer to go by (the connection lost, none in time, a gateway's 5xx, the server's own failure): what was asked may have been done. */
+export function noAnswer(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 0 || (error.status >= 500 && (error.code === "internal" || error.code.startsWith("http_"))));
+}
+
 /**
  * A new idempotency key (client_order_id, client_withdrawal_id): 128 random bits in hex. Not crypto.randomUUID, which
  * the browser gives a secure context only, and a page over plain http to another machine (http://192.168.1.5:8080) is none.

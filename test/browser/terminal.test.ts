@@ -308,6 +308,54 @@ describe("web terminal", { timeout: 120_000 }, () => {
       .toBe(25_000_000n);
   });
 
+  it("withdraws once a withdrawal whose answer was lost, and pays an edited one as a withdrawal of its own", async () => {
+    const to = privateKeyToAddress(generatePrivateKey());
+    const withdraw = async (amount: string) => {
+      await page.getByRole("button", { name: "Withdraw", exact: true }).click();
+      await page.getByLabel("Amount (USDC)").fill(amount);
+      await page.getByLabel("To address").fill(to);
+      await page.getByRole("button", { name: "Continue" }).click();
+    };
+    const confirm = async () => {
+      await page.getByLabel("Your password").fill(password);
+      await page.getByRole("button", { name: "Confirm withdrawal" }).click();
+    };
+    const lose = () => page.route("**/v1/withdrawals", async (route) => (await route.fetch(), route.abort("connectionreset")), { times: 1 });
+    const lost = page.getByRole("alert").getByText("The withdrawal may have been sent: no answer came back. Confirm it again as it is: it is paid once.");
+
+    // Paid, its answer lost; confirmed again, after a refusal that did not look at it (too many tries), it is the same withdrawal.
+    await withdraw("5");
+    await lose();
+    await confirm();
+    await lost.waitFor();
+    const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 1 s.", details: { retry_after_seconds: 1 } } };
+    await page.route("**/v1/withdrawals", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
+    await confirm();
+    await page.getByRole("alert").getByText(/Too many/).waitFor();
+    await confirm();
+    await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: "Done" }).click();
+
+    // Another amount after a lost answer is another withdrawal, not the lost one's id sent with another body.
+    await withdraw("6");
+    await lose();
+    await confirm();
+    await lost.waitFor();
+    await page.getByRole("button", { name: "Back" }).click();
+    await page.getByLabel("Amount (USDC)").fill("7");
+    await page.getByRole("button", { name: "Continue" }).click();
+    await confirm();
+    await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: "Done" }).click();
+
+    const health = await new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret }).health();
+    const chain = createPublicClient({ transport: http(health.chain.rpc_url) });
+    const erc20 = parseAbi(["function balanceOf(address) view returns (uint256)"]);
+    await expect
+      .poll(() => chain.readContract({ address: health.chain.contracts.usdc as `0x${string}`, abi: erc20, functionName: "balanceOf", args: [to] }), { timeout: 30_000 })
+      .toBe(18_000_000n);
+  });
+
   it("shows a resolved event's outcome and what the position in it realized", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);

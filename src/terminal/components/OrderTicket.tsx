@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError, newClientId, query, type Account, type Order, type Quote } from "../api.ts";
+import { api, ApiError, newClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, StatusBadge } from "./ui.tsx";
@@ -105,8 +105,7 @@ export function OrderTicket({
       setResult({ order });
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
-      // No answer to go by (the connection lost, a gateway's 5xx, the server's own failure): it may have been placed.
-      const lost = order === undefined && error instanceof ApiError && (error.status === 0 || (error.status >= 500 && (error.code === "internal" || error.code.startsWith("http_"))));
+      const lost = order === undefined && noAnswer(error);
       setUnanswered(lost ? { clientOrderId, request: JSON.stringify(request) } : undefined);
       setResult(
         lost
