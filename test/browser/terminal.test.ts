@@ -202,6 +202,11 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const result = page.getByTestId("order-result");
     await result.waitFor();
     await expect(result.textContent()).resolves.toMatch(/The order may have been placed: no answer came back\. Send it again as it is: it is placed once\./);
+    // Sent again, it is refused before the server looks at it (too many requests): that says nothing of the order, still maybe placed.
+    const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 1 s.", details: { retry_after_seconds: 1 } } };
+    await page.route("**/v1/order", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
+    await page.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "The order did not go through" }).waitFor();
     await page.getByRole("button", { name: /^Buy YES for/ }).click();
     await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
     expect((await client.orders()).data.length).toBe(before + 1);

@@ -40,8 +40,9 @@ export function OrderTicket({
   const [quote, setQuote] = useState<QuoteState>({ kind: "idle" });
   const [submitting, setSubmitting] = useState(false);
   const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
-  // The client_order_id of an order whose answer never came, and the request it named: sent again as it was, the
-  // order goes under the same id, and the server answers the order it placed instead of placing a second one.
+  // The client_order_id of an order the server answered without one (no answer at all, or a refusal before it was looked
+  // at), and the request it named: sent again as it was, the order goes under the same id, and the server answers the
+  // order it placed instead of placing a second one.
   const [unanswered, setUnanswered] = useState<{ clientOrderId: string; request: string }>();
   const [account, setAccount] = useState<Account>();
   const sell = side === "sell";
@@ -106,7 +107,7 @@ export function OrderTicket({
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
       const lost = order === undefined && noAnswer(error);
-      setUnanswered(lost ? { clientOrderId, request: JSON.stringify(request) } : undefined);
+      setUnanswered(order === undefined ? { clientOrderId, request: JSON.stringify(request) } : undefined);
       setResult(
         lost
           ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }
