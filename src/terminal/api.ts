@@ -61,6 +61,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** A 429's Retry-After: how long to wait before asking again. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }
@@ -70,12 +72,17 @@ export class ApiError extends Error {
 const WORDS: Record<string, string> = {
   not_signed_in: "Your session has ended. Please sign in again.",
   csrf_failed: "This page is out of date. Reload it and try again.",
-  rate_limited: "Too many attempts. Wait a moment and try again.",
   internal: "Something went wrong on our side. Please try again.",
 };
 
-function describe(status: number, body: unknown): ApiError {
+function describe(status: number, body: unknown, retryAfter: string | null): ApiError {
   const error = (body as { error?: { code?: unknown; message?: unknown; details?: Record<string, unknown> } } | null)?.error;
+  // Delta-seconds, as the server sends it; anything else (an HTTP date from a proxy) is no number to show.
+  const wait = status === 429 && retryAfter !== null && /^\d{1,9}$/.test(retryAfter.trim()) ? Math.max(1, Number(retryAfter)) : undefined;
+  if (status === 429) {
+    const message = wait === undefined ? "Too many requests. Wait a moment and try again." : `Too many requests. Try again in ${wait} s.`;
+    return new ApiError(error && typeof error.code === "string" ? error.code : "rate_limited", status, message, error?.details, wait);
+  }
   if (error && typeof error.code === "string") {
     const message = WORDS[error.code] ?? (typeof error.message === "string" ? error.message : `The server refused the request (${status}).`);
     return new ApiError(error.code, status, message, error.details);
@@ -125,7 +132,7 @@ export async function api<T>(method: string, path: string, body?: unknown, heade
     parsed = null;
   }
   if (!res.ok) {
-    const err = describe(res.status, parsed);
+    const err = describe(res.status, parsed, res.headers.get("retry-after"));
     // Without a session cookie the API asks for a key: to the terminal, both mean "sign in".
     if ((err.code === "not_signed_in" || err.code === "missing_api_key") && path !== "/v1/session") onSignedOut();
     throw err;

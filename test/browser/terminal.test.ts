@@ -277,6 +277,22 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says when to ask again after too many requests, and asks for no quote before then", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    let asked = 0;
+    const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 5 s.", details: { retry_after_seconds: 5 } } };
+    await p.route(
+      (url) => url.pathname === "/v1/quote",
+      (route) => (asked++, route.fulfill({ status: 429, headers: { "retry-after": "5" }, json: refusal })),
+    );
+    await p.goto(server.url + eventPath);
+    await p.getByRole("alert").getByText("Too many requests. Try again in 5 s.").waitFor();
+    await p.waitForTimeout(3_000);
+    expect(asked).toBe(1);
+    await p.close();
+  });
+
   it("gets test USDC, and withdraws to an address only with the password given again", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByTestId("available").waitFor();

@@ -54,27 +54,35 @@ export function OrderTicket({
     api<Account>("GET", "/v1/account").then(setAccount, () => setAccount(undefined));
   }, [result]);
 
-  // The quote follows the inputs (after a short pause) and the moving books (every 2 s).
+  // The quote follows the inputs (after a short pause) and the moving books (2 s after each answer; a 429's Retry-After
+  // after one that was too many).
   useEffect(() => {
     if (!valid || !open) {
       setQuote({ kind: "idle" });
       return;
     }
     let live = true;
+    let timer: ReturnType<typeof setTimeout>;
     const run = () => {
       setQuote((q) => ({ kind: "loading", last: q.kind === "ok" ? q.quote : q.kind === "loading" ? q.last : undefined }));
       const size = sell ? { side, shares: sellShares } : { amount_usdc: amount };
       api<Quote>("GET", `/v1/quote${query({ market_id: eventId, outcome, ...size, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
-        (q) => live && setQuote({ kind: "ok", quote: q }),
-        (error: unknown) => live && setQuote({ kind: "refused", error }),
+        (q) => {
+          if (!live) return;
+          setQuote({ kind: "ok", quote: q });
+          timer = setTimeout(run, 2000);
+        },
+        (error: unknown) => {
+          if (!live) return;
+          setQuote({ kind: "refused", error });
+          timer = setTimeout(run, error instanceof ApiError && error.retryAfterSeconds !== undefined ? error.retryAfterSeconds * 1000 : 2000);
+        },
       );
     };
-    const first = setTimeout(run, 300);
-    const every = setInterval(run, 2000);
+    timer = setTimeout(run, 300);
     return () => {
       live = false;
-      clearTimeout(first);
-      clearInterval(every);
+      clearTimeout(timer);
     };
   }, [eventId, outcome, side, sell, amount, sellShares, slippage, strategy, tif, valid, open]);
 
