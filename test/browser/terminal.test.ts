@@ -143,6 +143,16 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await expect(row.getByTestId("key-allowlist").textContent()).resolves.toMatch(/^withdrawals only to 0x0000.*00b0$/);
   });
 
+  it("says a key whose answer was lost may have been made, and lists it, to be revoked", async () => {
+    await page.getByRole("button", { name: "Generate New Key" }).click();
+    await page.getByLabel("Name").fill("lost bot");
+    await page.route("**/v1/keys", async (route) => (await route.fetch(), route.abort("connectionreset")), { times: 1 });
+    await page.getByRole("button", { name: "Generate key" }).click();
+    await page.getByRole("alert").getByText("The key may have been made, but no answer came back: its secret cannot be shown again. If it is in the list, revoke it.").waitFor();
+    await page.getByRole("button", { name: "Cancel" }).click();
+    await page.getByRole("button", { name: "Revoke key lost bot" }).waitFor();
+  });
+
   it("signs an API call with that key", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const account = await client.account();

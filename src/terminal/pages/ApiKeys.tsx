@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from "react";
-import { api, type ApiKey, type NewApiKey } from "../api.ts";
+import { api, noAnswer, type ApiKey, type NewApiKey } from "../api.ts";
 import { short, when } from "../format.ts";
 import { CopyButton, ErrorNote, Loading, Modal, useAsync } from "../components/ui.tsx";
 
@@ -82,6 +82,7 @@ export function ApiKeysPage() {
       {creating && (
         <NewKeyDialog
           onClose={() => setCreating(false)}
+          onUnanswered={keys.reload}
           onCreated={(k) => {
             setCreating(false);
             setCreated(k);
@@ -104,7 +105,7 @@ export function ApiKeysPage() {
   );
 }
 
-function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: (k: NewApiKey) => void }) {
+function NewKeyDialog({ onClose, onCreated, onUnanswered }: { onClose: () => void; onCreated: (k: NewApiKey) => void; onUnanswered: () => void }) {
   const [name, setName] = useState("");
   const [trade, setTrade] = useState(true);
   // Never on by default: a key that can withdraw can move the vault's USDC out of crossfill.
@@ -130,7 +131,9 @@ function NewKeyDialog({ onClose, onCreated }: { onClose: () => void; onCreated: 
         }),
       );
     } catch (err) {
-      setError(err);
+      // Made or not, a key whose answer was lost has a secret no one will see: the list shows whether it was made.
+      if (noAnswer(err)) onUnanswered();
+      setError(noAnswer(err) ? new Error("The key may have been made, but no answer came back: its secret cannot be shown again. If it is in the list, revoke it.") : err);
       setBusy(false);
       setPassword("");
     }
