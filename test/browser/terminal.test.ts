@@ -285,6 +285,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
     expect((await client.orders()).data.length).toBe(before + 1);
     await p.close();
+    // The account page left open since the sale is read again, with this order's spending.
+    await page.reload();
   });
 
   it("says when to ask again after too many requests, and asks for no quote before then", async () => {
