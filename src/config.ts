@@ -54,7 +54,7 @@ export interface Config {
   reconcileIntervalMs: number;
   /** How often the venues are asked whether an undecided event has resolved (RESOLUTION_POLL_MS). */
   resolutionPollMs: number;
-  /** Shifts the server's clock (ms, either way): the fault suite's clock jumps. */
+  /** Shifts the server's clock (ms, either way, up to a week): the fault suite's clock jumps, and its days past a lock's deadline. */
   clockSkewMs: number;
   /** `<checkpoint>:<n>`: the process kills itself with SIGKILL the n-th time the order flow passes that checkpoint. For the fault suite. */
   killAt: string | undefined;
@@ -98,10 +98,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     instanceId: env.INSTANCE_ID || `${hostname()}:${port === 0 ? dataDir : port}`,
     reconcileIntervalMs: int(env, "RECONCILE_INTERVAL_MS", 5_000, 100, 3_600_000),
     resolutionPollMs: int(env, "RESOLUTION_POLL_MS", 60_000, 0, 86_400_000),
-    clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -3_600_000, 3_600_000),
+    clockSkewMs: int(env, "CLOCK_SKEW_MS", 0, -WEEK_MS, WEEK_MS),
     killAt: env.CROSSFILL_KILL_AT || undefined,
   };
 }
+
+/** The farthest CLOCK_SKEW_MS moves the server's clock: past a lock's deadline (a day) with room to spare. */
+const WEEK_MS = 7 * 86_400_000;
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
 

@@ -314,12 +314,20 @@ function runAudit(env: Env): Promise<{ code: number | null; report: AuditReport 
   });
 }
 
-/** `crossfill audit --json` must find every invariant intact, the stored fills compared with the venues' own trades. */
-export async function expectAuditOk(env: Env, fail: (what: string) => Error): Promise<void> {
+/**
+ * `crossfill audit --json` must find every invariant intact, the stored fills compared with the venues' own trades;
+ * but for trades on the venues `carried` names (venue ids) that no stored fill matches: the child orders of an order
+ * ended at its deadline on a venue that never answered, which the operator carries (docs/decisions.md).
+ */
+export async function expectAuditOk(env: Env, fail: (what: string) => Error, carried: readonly string[] = []): Promise<void> {
   const { code, report, output } = await runAudit(env);
-  if (code !== 0 || !report?.ok) throw fail(`crossfill audit found violations:\n${output}`);
+  const carriedOnly = (i: AuditReport["invariants"][number]) =>
+    i.name === "fills_match_venues" && i.violations === i.examples.length && i.examples.every((e) => carried.some((v) => e.startsWith(`${v} trade `) && e.endsWith(" is not a stored fill")));
+  if (!report || (code !== 0 && code !== 1) || report.invariants.some((i) => i.violations !== 0 && i.violations !== null && !carriedOnly(i))) {
+    throw fail(`crossfill audit found violations:\n${output}`);
+  }
   const venues = report.invariants.find((i) => i.name === "fills_match_venues");
-  if (venues?.violations !== 0) throw fail(`crossfill audit did not compare the fills with the venues' trades:\n${output}`);
+  if (venues === undefined || venues.violations === null) throw fail(`crossfill audit did not compare the fills with the venues' trades:\n${output}`);
 }
 
 const EVENTS = ["fed-cut-2026-12", "spx-above-7500-2026-12-31", "btc-above-150k-2026-12-31"];
