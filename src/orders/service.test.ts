@@ -586,7 +586,7 @@ describe("money after the lock", () => {
   it("cancels a child order the venue left open, and settles on what it had filled", async () => {
     script = [
       (o) => {
-        const { fills } = fill(o, 4_000_000n) as Extract<PlaceResult, { kind: "filled" }>;
+        const { fills } = fill(o, 4_000_000n) as Extract<PlaceResult, { kind: "filled" | "partial" }>;
         known.set(o.clientOrderId, { kind: "open", venueOrderId: `vo-${o.clientOrderId}`, fills });
         return { kind: "open", venueOrderId: `vo-${o.clientOrderId}`, fills };
       },
@@ -735,6 +735,25 @@ describe("recovery", () => {
     const charged = (filled.shares * filled.price) / 1_000_000n;
     expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: filled.shares });
     expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: filled.shares, spent: charged, settleTx: HASH });
+  });
+
+  it("settles on the fills recovery learns from its other child orders a routing order whose server died before storing them, once its lock's deadline has passed", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service({ clock });
+    // The server dies before the fills are stored: recovery finds them at the venue, which answers for the first child alone.
+    vi.spyOn(store, "insertFills").mockResolvedValueOnce(undefined);
+    const order = await svc.submit(who, body, undefined);
+    expect(await store.fills(order.id)).toEqual([]);
+    const answered = fill(sent[0]!, sent[0]!.shares / 2n) as Extract<PlaceResult, { kind: "filled" | "partial" }>;
+    const venue = { ...scriptedVenue(), status: async (id: string) => (id === sent[0]!.clientOrderId ? { kind: "done" as const, venueOrderId: answered.venueOrderId, fills: answered.fills } : Promise.reject(new AppError("venue_unavailable", "v lists no market m"))) } as Venue;
+    clock.t += (LOCK_TTL_S + 1) * 1000;
+    await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", venue]]), clock, log: pino({ level: "silent" }) }).pass(0);
+    const [f] = answered.fills;
+    const charged = (f!.shares * f!.price) / 1_000_000n + f!.fee;
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: f!.shares });
+    expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: f!.shares, spent: charged, settleTx: HASH });
   });
 
   it("ends a routing order whose venue is no longer configured once the client expired its lock on chain", async () => {
