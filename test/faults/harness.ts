@@ -191,6 +191,8 @@ export interface Trader {
   email: string;
   /** The account's address: its vault balance, and its deposit address. */
   address: string;
+  /** The trader's public key (ck_live_...), for `crossfill keys revoke`. */
+  apiKey: string;
   /** A client signing with the trader's key; with `clock`, at the time it says. */
   client: (url: string, clock?: () => number) => CrossfillClient;
 }
@@ -213,7 +215,7 @@ export async function makeTraders(dataDir: string, n: number, first = 0): Promis
       const email = `trader${i}@faults.example`;
       const { account } = await findOrCreateAccount(store, email, (k) => encryptSecret(master, k));
       const { apiKey, apiSecret } = await createApiKey(store, master, { accountId: account.id, name: "fault-suite", scopes: ["read", "trade", "withdraw"], ipAllowlist: null });
-      traders.push({ email, address: account.address, client: (url, clock) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret, ...(clock ? { clock } : {}) }) });
+      traders.push({ email, address: account.address, apiKey, client: (url, clock) => new CrossfillClient({ baseUrl: url, apiKey, apiSecret, ...(clock ? { clock } : {}) }) });
     }
     return traders;
   } finally {

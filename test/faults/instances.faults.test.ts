@@ -6,10 +6,12 @@
 // request replayed to another instance is refused; the dead instance's orders are finished by
 // itself when it comes back or, left dead, by another once its leases run out. Then `crossfill audit`
 // must find every invariant of the order path intact. Seeded by FAULT_SEED; FAULT_MINUTES bounds it.
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillError } from "../../src/sdk/client.ts";
 import { Rng } from "../../src/venues/simulated/prng.ts";
@@ -22,7 +24,10 @@ const INSTANCES = 3;
 const rng = new Rng(SEED);
 console.log(`instances fault suite: FAULT_SEED=${SEED} FAULT_MINUTES_INSTANCES=${MINUTES}`);
 
-const tally = { runs: 0, orders: 0, kills: 0, interrupted: 0, leftDead: 0, retriesElsewhere: 0, replaysRefused: 0, audits: 0 };
+const tally = { runs: 0, orders: 0, kills: 0, interrupted: 0, leftDead: 0, retriesElsewhere: 0, replaysRefused: 0, revocationsRefused: 0, audits: 0 };
+/** How soon every instance refuses a revoked key's reads: the moment PostgreSQL takes to deliver the revocation's NOTIFY (docs/instances.md). */
+const REVOCATION_HEARD_MS = 2_000;
+const BIN = fileURLToPath(new URL("../../bin/crossfill.mjs", import.meta.url));
 
 let root: string;
 let db: TestDatabase;
@@ -44,6 +49,17 @@ const envOf = (i: number): Env => ({ ...shared, DATA_DIR: join(root, `instance-$
 async function start(i: number): Promise<ServerProcess> {
   servers[i] = await ServerProcess.start(envOf(i));
   return servers[i]!;
+}
+
+/** `crossfill keys revoke` on the shared database, as an operator would, while the instances serve. */
+function revokeByCli(apiKey: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, "keys", "revoke", apiKey], { env: { ...process.env, LOG_LEVEL: "silent", ...envOf(0) } });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`crossfill keys revoke exited with ${code}: ${out}`))));
+  });
 }
 
 const live = () => servers.flatMap((s, i) => (s?.alive ? [{ s, i }] : []));
@@ -134,6 +150,33 @@ describe(`several instances (FAULT_SEED=${SEED})`, () => {
     const first = await orderIdOf(traders[1]!.client(a.url).order(withId));
     expect(first).toMatch(/^ord_/);
     expect(await orderIdOf(traders[1]!.client(b.url).order(withId))).toBe(first);
+  });
+
+  it("refuses a key revoked while an instance is dead at every instance: its signed requests at once, its reads within the notification's moment", async () => {
+    const [t] = (await makeTraders(join(root, "instance-0"), 1, 100)) as [Trader];
+    // Each instance verifies the key and caches it; one is then killed, and comes back after the revocation.
+    for (const { s } of live()) await t.client(s.url).account();
+    const victim = live()[rng.int(0, live().length - 1)]!;
+    await victim.s.kill();
+    await revokeByCli(t.apiKey);
+    await start(victim.i);
+    const codeOf = (p: Promise<unknown>) => p.then(
+      () => "accepted",
+      (e: unknown) => (e instanceof CrossfillError ? e.code : String(e)),
+    );
+    for (const { s } of live()) {
+      const order = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: "2", time_in_force: "IOC" } as const;
+      expect(await codeOf(t.client(s.url).order(order)), s.url).toBe("key_revoked");
+      expect(await codeOf(t.client(s.url).withdraw({ amount_usdc: "1", to_address: traders[0]!.address })), s.url).toBe("key_revoked");
+      const until = Date.now() + REVOCATION_HEARD_MS;
+      let read = await codeOf(t.client(s.url).account());
+      while (read !== "key_revoked" && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+        read = await codeOf(t.client(s.url).account());
+      }
+      expect(read, `${s.url} still answered a read ${REVOCATION_HEARD_MS} ms after the revocation`).toBe("key_revoked");
+    }
+    tally.revocationsRefused++;
   });
 
   it(
