@@ -70,7 +70,8 @@ keys
       if (items.length === 0) fail(`${flag} names nothing; leave it out for a key without that limit`);
       return items;
     };
-    const created = await withStore(async (store, master) => {
+    const created = await withStore(async (store, masterKey) => {
+      const master = await masterKey();
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
       const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist: list(o.ip, "--ip"), withdrawalAllowlist: list(o.withdrawTo, "--withdraw-to") });
       return { account, ...key };
@@ -137,7 +138,8 @@ accounts
     if (process.stdin.isTTY) process.stderr.write("New password (shown as typed; pipe it in to avoid that): ");
     const password = (await firstLine(process.stdin)) ?? "";
     if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) fail(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
-    const email = await withStore(async (store, master) => {
+    const email = await withStore(async (store, masterKey) => {
+      const master = await masterKey();
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
       await store.setPasswordHash(account.id, await hashPassword(password));
       return account.email;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadMasterKey } from "../../src/auth/secrets.ts";
 import type { Clock } from "../../src/domain/types.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { openPostgresStore } from "../../src/store/postgres/postgres-store.ts";
@@ -8,8 +9,9 @@ import { openSqliteStore } from "../../src/store/sqlite/sqlite-store.ts";
 import type { OrderRecord, Store } from "../../src/store/store.ts";
 import { createTestDatabase } from "./postgres.ts";
 
-/** The SQLite database a server's first start makes in `dataDir`, and leaves when stopped: the CLI's store commands make none. */
+/** The SQLite database and master key a server's first start makes in `dataDir`, and leaves when stopped: the CLI's store commands make neither. */
 export async function makeDataDirStore(dataDir: string): Promise<void> {
+  await loadMasterKey({ env: undefined, dataDir });
   const store = await openStore({ dataDir, databaseUrl: undefined });
   await store.migrate();
   await store.close();

@@ -33,9 +33,9 @@ afterAll(async () => {
 
 describe("DATABASE_URL", () => {
   it("crossfill keys create writes to PostgreSQL, the server on it accepts the key, and crossfill audit reads its orders there", async () => {
-    const made = JSON.parse(await cli("keys", "create", "--name", "bot", "--scopes", "read,trade", "--json")) as { api_key: string; api_secret: string };
     const server = await startCrossfill(loadConfig({ ...settings(), PORT: "0" }), { logger: false });
     try {
+      const made = JSON.parse(await cli("keys", "create", "--name", "bot", "--scopes", "read,trade", "--json")) as { api_key: string; api_secret: string };
       const client = new CrossfillClient({ baseUrl: server.url, apiKey: made.api_key, apiSecret: made.api_secret });
       expect(await client.account()).toMatchObject({ email: "local@localhost", available_usdc: 10_000 });
       const order = await client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 25, max_slippage: 0.05, strategy: "optimize_price" });
@@ -50,5 +50,26 @@ describe("DATABASE_URL", () => {
       await server.stop();
     }
     expect(existsSync(join(dataDir, "crossfill.db"))).toBe(false);
-  });
+  }, 240_000);
+});
+
+describe("DATABASE_URL with a DATA_DIR that holds no master key (the CLI run from another directory)", () => {
+  it("crossfill keys create and accounts password refuse, naming where they looked, instead of sealing secrets under a new key the server cannot open", async () => {
+    const elsewhere = join(dataDir, "elsewhere");
+    const withoutKey = { ...process.env, ...settings(), DATA_DIR: elsewhere, LOG_LEVEL: "silent" };
+    const before = await cli("keys", "list", "--account", "desk@example.com", "--json");
+    for (const args of [["keys", "create", "--name", "bot", "--account", "desk@example.com"], ["accounts", "password", "--account", "desk@example.com"]]) {
+      const running = run(process.execPath, [BIN, ...args], { env: withoutKey, timeout: 60_000 });
+      // accounts password reads the password first
+      running.child.stdin!.end("correct horse battery\n");
+      const failed = await running.catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        `crossfill: no master key at ${join(elsewhere, "master.key")}: set DATA_DIR to the server's data directory, or MASTER_KEY to the server's; the server makes the file at its first start (crossfill serve, npm start)\n`,
+      ]);
+    }
+    expect(existsSync(elsewhere)).toBe(false);
+    expect(await cli("keys", "list", "--account", "desk@example.com", "--json")).toBe(before);
+  }, 240_000);
 });
