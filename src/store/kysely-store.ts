@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, sql, type Kysely, type Transaction } from "kysely";
 import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Micro, ShareMicro } from "../domain/money.ts";
 import { applyMove, type PositionMove } from "../domain/pnl.ts";
@@ -122,6 +122,11 @@ export class KyselyStore implements Store {
 
   async migrate(): Promise<void> {
     await migrateToLatest(this.db);
+  }
+
+  async made(): Promise<boolean> {
+    const tables = await this.db.introspection.getTables({ withInternalKyselyTables: true });
+    return tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE);
   }
 
   async close(): Promise<void> {

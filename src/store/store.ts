@@ -367,6 +367,8 @@ export interface Page<T> {
 /** Persistence port. SQLite is the embedded default; PostgreSQL implements the same port. */
 export interface Store {
   migrate(): Promise<void>;
+  /** Whether a migration was ever applied here: false for an empty database, which only the server's first start makes the schema of. */
+  made(): Promise<boolean>;
   close(): Promise<void>;
 
   createAccount(a: Omit<AccountRecord, "createdAt">): Promise<AccountRecord>;

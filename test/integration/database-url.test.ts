@@ -9,6 +9,7 @@ import type { AuditReport } from "../../src/audit/run.ts";
 import { loadConfig } from "../../src/config.ts";
 import { startCrossfill } from "../../src/main.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
+import { openPostgresStore } from "../../src/store/postgres/postgres-store.ts";
 import { createTestDatabase, type TestDatabase } from "../helpers/postgres.ts";
 
 // The server's run on PostgreSQL is the integration suite's second run (vitest.postgres.config.ts); this
@@ -71,5 +72,31 @@ describe("DATABASE_URL with a DATA_DIR that holds no master key (the CLI run fro
     }
     expect(existsSync(elsewhere)).toBe(false);
     expect(await cli("keys", "list", "--account", "desk@example.com", "--json")).toBe(before);
+  }, 240_000);
+});
+
+describe("DATABASE_URL naming a database without crossfill's tables (another database, a name misspelt)", () => {
+  it("the CLI's store commands say where they looked and exit 2, and make no table there", async () => {
+    const empty = await createTestDatabase();
+    try {
+      const env = { ...process.env, ...settings(), DATABASE_URL: empty.url, LOG_LEVEL: "silent" };
+      const url = new URL(empty.url);
+      for (const args of [["keys", "list"], ["keys", "create", "--name", "bot"], ["events", "list"], ["audit"]]) {
+        const failed = await run(process.execPath, [BIN, ...args], { env, timeout: 60_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+        expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+          2,
+          "",
+          `crossfill: no crossfill database at postgres://${url.host}${url.pathname}: set DATABASE_URL to the server's PostgreSQL database (or unset it, and set DATA_DIR to the server's data directory); the server makes its tables at its first start (crossfill serve, npm start)\n`,
+        ]);
+      }
+      const store = await openPostgresStore(empty.url);
+      try {
+        expect(await store.made()).toBe(false);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await empty.drop();
+    }
   }, 240_000);
 });
