@@ -28,6 +28,8 @@ export function apiClient(fail: (message: string) => never): CrossfillClient {
   if (!url || !/^https?:\/\/\S+$/i.test(baseUrl)) fail(`CROSSFILL_URL must be the server's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
   // fetch refuses such a URL with an error that quotes it, password included
   if (url.username || url.password) fail("CROSSFILL_URL must not carry a user name or password (the API takes its key in CROSSFILL_API_KEY); it is not printed here");
+  // the route is put after it: behind a query or fragment, it would be no path
+  if (url.search || url.hash || /[?#]/.test(baseUrl)) fail(`CROSSFILL_URL must be the server's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`);
   return new CrossfillClient({ baseUrl, apiKey, timeoutMs: timeoutMs(fail), ...(process.env.CROSSFILL_API_SECRET ? { apiSecret: process.env.CROSSFILL_API_SECRET } : {}) });
 }
 

@@ -411,6 +411,18 @@ describe("crossfill against a CROSSFILL_URL without its scheme, or that is no UR
   });
 });
 
+describe("crossfill against a CROSSFILL_URL with a query or fragment", () => {
+  it("refuses the setting, instead of sending every request to its path with the route in the query or fragment", async () => {
+    for (const url of ["http://127.0.0.1:8080/?token=x", "http://127.0.0.1:8080/api#v1", "http://127.0.0.1:8080?", "http://127.0.0.1:8080/#"]) {
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        `crossfill: CROSSFILL_URL must be the server's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(url)})\n`,
+      ]);
+    }
+  }, 180_000);
+});
+
 describe("crossfill when its request is not sent, or no server answers it", () => {
   it("says what refused the request here, and that the server did not answer only when no connection was made", async () => {
     const fails = async (extra: Record<string, string>) => {
