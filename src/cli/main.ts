@@ -23,6 +23,15 @@ async function firstLine(input: NodeJS.ReadableStream): Promise<string | undefin
   return undefined;
 }
 
+/**
+ * Text from the store as a terminal shows it: a control character (a key named before names refused them) or a
+ * bidirectional override (allowed in names) written as its \u escape, so that it cannot forge a line, rewrite the
+ * screen or reverse what follows it on the line.
+ */
+function printable(text: string): string {
+  return text.replace(/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 function fail(message: string): never {
   console.error(`crossfill: ${message}`);
   process.exit(2);
@@ -110,7 +119,7 @@ keys
       const state = r.revoked_at ? `revoked ${r.revoked_at}` : `last used ${r.last_used_at ?? "never"}`;
       const ips = r.ip_allowlist ? `  from ${r.ip_allowlist.join(",")}` : "";
       const to = r.withdrawal_allowlist ? `  pays to ${r.withdrawal_allowlist.join(",")}` : "";
-      console.log(`${r.api_key}  ${r.name.padEnd(16)}  ${r.scopes.join(",").padEnd(10)}  created ${r.created_at}  ${state}${ips}${to}`);
+      console.log(`${r.api_key}  ${printable(r.name).padEnd(16)}  ${r.scopes.join(",").padEnd(10)}  created ${r.created_at}  ${state}${ips}${to}`);
     }
   });
 

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
@@ -120,6 +121,20 @@ describe("crossfill keys list --account that is no email address", () => {
       ]);
     }
   });
+});
+
+describe("crossfill keys list of a name with control characters or a bidirectional override", () => {
+  it("prints each as its \\u escape, so that the name cannot forge a line, clear the screen or reverse the rest of its line", async () => {
+    const account = "names@example.com";
+    await cli("keys", "create", "--name", "rtl\u202eevil", "--account", account, "--json");
+    const old = JSON.parse(await cli("keys", "create", "--name", "old", "--account", account, "--json")) as { api_key: string };
+    // named before names with control characters were refused
+    const db = new Database(join(dataDir, "crossfill.db"));
+    db.prepare("UPDATE api_keys SET name = ? WHERE api_key = ?").run("a\u001b[2J\nck_live_forged", old.api_key);
+    db.close();
+    const lines = (await cli("keys", "list", "--account", account)).trim().split("\n");
+    expect(lines.map((line) => line.slice(line.indexOf("  ") + 2, line.indexOf("  read,trade")).trimEnd())).toEqual(["rtl\\u202eevil", "a\\u001b[2J\\u000ack_live_forged"]);
+  }, 180_000);
 });
 
 describe("crossfill book", () => {
