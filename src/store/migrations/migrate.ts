@@ -19,6 +19,7 @@ import { depositPlaces } from "./017_deposit_places.ts";
 import { plannedInFull } from "./018_planned_in_full.ts";
 import { dustLeft } from "./019_dust_left.ts";
 import { creditBlocks } from "./020_credit_blocks.ts";
+import { escrowTimes } from "./021_escrow_times.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "018_planned_in_full": plannedInFull,
   "019_dust_left": dustLeft,
   "020_credit_blocks": creditBlocks,
+  "021_escrow_times": escrowTimes,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -269,3 +269,21 @@ describe.each(BACKENDS)("migration 020 on $name", (backend) => {
       },
     ));
 });
+
+describe.each(BACKENDS)("migration 021 on $name", (backend) => {
+  it("gives the sells escrowed before 016 their order's creation time as their lock time, so recovery waits for the escrow's deadline without reading the chain", () =>
+    afterMigration(
+      backend,
+      "020_credit_blocks",
+      async (raw) => {
+        const sell = (id: string, over: Parameters<typeof orderRecord>[0]) =>
+          raw.insertInto("orders").values(orderToRow(orderRecord({ id, clientOrderId: id, side: "sell", amount: 0n, shares: 5_000_000n, createdAt: at(1), updatedAt: at(2), ...over }))).execute();
+        await sell("o1", { status: "routing", escrowed: 5_000_000n, sotTokenId: "7" });
+        await sell("o2", { status: "routing", escrowed: 5_000_000n, sotTokenId: "7", lockedAt: at(3) });
+        await sell("o3", { status: "rejected" });
+      },
+      async (store) => {
+        expect([(await store.order("o1"))?.lockedAt, (await store.order("o2"))?.lockedAt, (await store.order("o3"))?.lockedAt]).toEqual([at(1), at(3), null]);
+      },
+    ));
+});
