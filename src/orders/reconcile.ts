@@ -5,7 +5,7 @@ import type { Venue } from "../venues/venue.ts";
 import type { Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
-import { chainOrderId, childOrder, fillRecord, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
@@ -204,7 +204,12 @@ export class Reconciler {
         break;
       }
       case "released": {
-        if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length }, "the lock or escrow was released although venues filled; the operator carries the fills");
+        // Released with nothing filled: the settlement's release, its answer lost, as the order flow records it.
+        if (stored.length === 0) {
+          await this.finish(order, ["routing"], nothingFilled(order, hold.txHash));
+          break;
+        }
+        log.error({ order_id: order.id, fills: stored.length }, "the lock or escrow was released although venues filled; the operator carries the fills");
         await this.finish(order, ["routing"], { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
         break;
       }

@@ -789,6 +789,21 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: stored!.shares, spent: charged, sotTokenId: "7", settleTx: HASH });
   });
 
+  it("records an order whose release landed, nothing filled and its answer lost, as no venue filling it (all_venues_failed), as the order flow would have", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [nothing, nothing, nothing];
+    const vault = ledger.vault();
+    const lost = { ...vault, release: async (id: Parameters<Vault["release"]>[0]) => (await vault.release(id), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.release: outcome unknown"))) };
+    const svc = service({ clock, vault: lost });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    // Its child order is past its expiry: the venue no longer knowing it means it never filled.
+    clock.t += 60_000;
+    expect(await new Reconciler(svc, { store, vault: lost, venues: new Map([["v", scriptedVenue()]]), clock, log: pino({ level: "silent" }) }).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "all_venues_failed", errorMessage: "No venue filled any part of the order; the locked USDC was released.", releaseTx: HASH, spent: 0n });
+  });
+
   it("records a buy whose settlement landed, its answer lost, as the chain settled it", async () => {
     script = [(o) => fill(o, o.shares)];
     ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");

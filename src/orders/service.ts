@@ -191,6 +191,16 @@ export function settledOnChain(
   return { ...fromFills, ...chain, ...minted, status, settleTx: hold.txHash };
 }
 
+/** What a routing order none of whose child orders filled records once `releaseTx` released its lock, or returned its escrow, whole. */
+export function nothingFilled(order: Pick<OrderRecord, "side">, releaseTx: Hex32): OrderPatch {
+  return {
+    status: "failed",
+    releaseTx,
+    errorCode: "all_venues_failed",
+    errorMessage: order.side === "sell" ? "No venue bought any part of the order; the escrowed shares were returned." : "No venue filled any part of the order; the locked USDC was released.",
+  };
+}
+
 function stringify(o: object): Record<string, string> {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, String(v)]));
 }
@@ -689,15 +699,7 @@ export class OrderService {
     const chainId = chainOrderId(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
     this.d.checkpoint?.("order.settle.sent", order.id);
-    if (shares === 0n) {
-      const release = await this.releaseHold(order);
-      return this.finish(order.id, ["routing"], {
-        status: "failed",
-        releaseTx: release.txHash,
-        errorCode: "all_venues_failed",
-        errorMessage: order.side === "sell" ? "No venue bought any part of the order; the escrowed shares were returned." : "No venue filled any part of the order; the locked USDC was released.",
-      }, log);
-    }
+    if (shares === 0n) return this.finish(order.id, ["routing"], nothingFilled(order, (await this.releaseHold(order)).txHash), log);
     if (order.side === "sell") {
       // Burns the shares sold, credits the proceeds and returns the rest of the escrow, in one transaction.
       const sold = sale(order, fills, log);
