@@ -621,6 +621,16 @@ describe("money after the lock", () => {
     expect(await store.fills(order.id)).toHaveLength(1);
   });
 
+  it("answers the order as this request last stored it when the store fails after the lock and cannot be read back either: in progress, never an error, recovery finishes it", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const down = () => Promise.reject(new Error("Connection terminated unexpectedly"));
+    const failing: Store = Object.create(store, { updateOrder: { value: down }, order: { value: down } });
+    const order = await service({ store: failing }).submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "pending", amount: 10_000_000n });
+    expect(await store.order(order.id)).toMatchObject({ status: "pending" });
+    expect([...ledger.locks.values()][0]!.state).toBe("locked");
+  });
+
   it("answers the order, still pending, when the lock's outcome is unknown and the chain holds no lock", async () => {
     script = [];
     ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");

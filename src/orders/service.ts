@@ -332,7 +332,8 @@ export class OrderService {
     } catch (e) {
       orderLog.error({ err: e }, "order interrupted; recovery will finish it");
       this.returnTurns(record.id);
-      return (await this.d.store.order(record.id))!;
+      // The order as it stands, or, when the store cannot tell, as this request stored it: funds may have moved.
+      return (await this.d.store.order(record.id).catch(() => undefined)) ?? record;
     } finally {
       this.inFlight.delete(record.id);
       this.queued.forget(record.id);
