@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from "node:crypto";
 import { AppError } from "../../domain/errors.ts";
-import { ONE } from "../../domain/money.ts";
+import { ONE, type ShareMicro } from "../../domain/money.ts";
 import { CHILD_ORDERS_KEPT, MAX_CHILD_ORDER_TTL_MS, resolutionStatus, type ChildOrder, type ChildStatus, type PlaceResult, type TradeSide, type Venue, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
@@ -40,6 +40,7 @@ interface KalshiOrder {
   client_order_id: string;
   ticker: string;
   status: string;
+  fill_count_fp: string;
 }
 
 interface KalshiFill {
@@ -218,7 +219,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order), true), rests);
+        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order), parseCount(created.fill_count, "fill_count"), true), rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -231,7 +232,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
-    const fills = await this.fills(order.order_id, order.client_order_id);
+    const fills = await this.fills(order.order_id, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"));
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
@@ -245,7 +246,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
-    const fills = await this.fills(order.order_id, order.client_order_id, true);
+    const fills = await this.fills(order.order_id, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), true);
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
@@ -316,9 +317,16 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     if (!res.ok && res.status !== 404) throw new AppError("venue_unavailable", `${this.id}: DELETE ${path} failed: ${res.reason}`, { venue: this.id });
   }
 
-  /** Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's. */
-  private async fills(orderId: string, sentId: string, readBack = false): Promise<VenueFill[]> {
-    return this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId, readBack);
+  /**
+   * Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's.
+   * Throws while they add up to fewer than the `filled` contracts the order counts: fills the listing does not show yet
+   * would be reported as never made (and an order that took something as never placed).
+   */
+  private async fills(orderId: string, sentId: string, filled: ShareMicro, readBack = false): Promise<VenueFill[]> {
+    const fills = await this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId, readBack);
+    const listed = fills.reduce((s, f) => s + f.shares, 0n);
+    if (listed < filled) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} filled ${formatCount(filled)} contracts, but its fills list ${formatCount(listed)} yet`, { venue: this.id });
+    return fills;
   }
 
   /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first; `sentIdOf` names the id each fill's order was sent under. */

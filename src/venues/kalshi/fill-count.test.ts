@@ -1,0 +1,77 @@
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MarketCatalog } from "../../markets/catalog.ts";
+import type { ChildOrder } from "../venue.ts";
+import { KalshiVenue } from "./kalshi-venue.ts";
+import { startKalshiSim, type KalshiSim } from "./sim/kalshi-sim.ts";
+
+const catalog = MarketCatalog.load();
+
+/**
+ * The simulator behind a proxy that, while `hiding`, answers `GET /portfolio/fills` with no fills: the
+ * venue's fill listing behind the order it has just executed (its create answer and its order already count them).
+ */
+async function lagging(target: string): Promise<{ url: string; hiding: { on: boolean }; close: () => Promise<void> }> {
+  const hiding = { on: false };
+  const to = new URL(target);
+  const server: Server = createServer((req, res) => {
+    if (hiding.on && req.method === "GET" && req.url?.startsWith(`${to.pathname}/portfolio/fills`)) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ fills: [], cursor: "" }));
+      return;
+    }
+    const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}${to.pathname}`, hiding, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe("Kalshi: an order the venue executed whose fills it does not list yet", () => {
+  let sim: KalshiSim;
+  let proxy: Awaited<ReturnType<typeof lagging>>;
+  let venue: KalshiVenue;
+
+  beforeAll(async () => {
+    sim = await startKalshiSim({ catalog, seed: 5, latencyScale: 0, tickMs: 40 });
+    proxy = await lagging(sim.url);
+    venue = new KalshiVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 2_000 });
+    await venue.start();
+  });
+  afterAll(async () => {
+    await venue.stop();
+    await proxy.close();
+    await sim.stop();
+  });
+
+  it("is reported unknown, and its status is not 'never placed', until its fills can be read", async () => {
+    const listing = catalog
+      .events()
+      .flatMap((e) => e.listings)
+      .find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!;
+    const m = venue.market(listing.venueMarketId)!;
+    const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
+    const child: ChildOrder = {
+      clientOrderId: `lag-${process.pid}-${Date.now()}`,
+      venueMarketId: m.venueMarketId,
+      outcome: "YES",
+      side: "buy",
+      limitPrice: best.price + 20n * m.tickSize,
+      shares: m.minOrderShares,
+      expiresAt: Date.now() + 30_000,
+    };
+    proxy.hiding.on = true;
+    // the venue took it: a fill the adapter reports as none would be released as never bought
+    expect((await venue.place(child)).kind).toBe("unknown");
+    expect(sim.exchange.trades().some((t) => t.clientOrderId === child.clientOrderId)).toBe(true);
+    await expect(venue.status(child.clientOrderId, child)).rejects.toThrow(/fills/);
+    await expect(venue.cancel(child.clientOrderId, child)).rejects.toThrow(/fills/);
+    proxy.hiding.on = false;
+    expect(await venue.status(child.clientOrderId, child)).toMatchObject({ kind: "done", fills: [expect.objectContaining({ shares: child.shares })] });
+  });
+});
