@@ -1,3 +1,5 @@
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { getGlobalDispatcher, type Agent } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { AppError } from "../../domain/errors.ts";
@@ -32,6 +34,35 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
   await venue.start();
   running.push(venue);
   return { sim, venue, options };
+}
+
+/**
+ * The simulator's REST behind a proxy that, while `on`, lists by id (`GET /data/trades?id=`) only the first trade it is
+ * asked for: the venue's trade listing behind the trades its answer and its order name.
+ */
+async function laggingTrades(target: string): Promise<{ url: string; on: boolean; stop(): Promise<void> }> {
+  const to = new URL(target);
+  let first: string | undefined;
+  const server = createServer((req, res) => {
+    const id = new URL(req.url ?? "/", "http://proxy").searchParams.get("id");
+    if (proxy.on && req.method === "GET" && id !== null && (first ??= id) !== id) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [], next_cursor: "LTE=", limit: 100, count: 0 }));
+      return;
+    }
+    const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode ?? 502, r.headers);
+      r.pipe(res);
+    });
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const proxy = {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${to.pathname.replace(/\/$/, "")}`,
+    on: false,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  return proxy;
 }
 
 let seq = 0;
@@ -224,6 +255,30 @@ describe("PolymarketVenue", () => {
     for (const f of placed.fills) sim.failSettlement(f.tradeId);
     expect(await venue.status(first.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: [] });
     expect(await venue.trades()).toEqual(kept.fills);
+  });
+
+  it("does not report an order whose trades the venue names but does not list yet as filled by those it lists", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await laggingTrades(sim.url);
+    running.push(proxy);
+    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const id = buy(venue).venueMarketId;
+    const m = venue.market(id)!;
+    const asks = venue.book(id, "YES")!.asks;
+    // the two best asks' shares, at up to 20 ticks over the third ask: two trades at least, should the book move meanwhile
+    const shares = asks[0]!.shares + asks[1]!.shares;
+    const order: ChildOrder = { ...buy(venue), limitPrice: asks[2]!.price + 20n * m.tickSize, shares: shares - (shares % m.lotShares) };
+    proxy.on = true;
+    const before = sim.exchange.trades().length;
+    const placed = await venue.place(order);
+    const made = sim.exchange.trades().length - before;
+    expect(made).toBeGreaterThan(1);
+    expect(placed.kind).toBe("unknown");
+    await expect(venue.status(order.clientOrderId, order)).rejects.toThrow(/trade/);
+    proxy.on = false;
+    const status = await venue.status(order.clientOrderId, order);
+    expect(status.kind === "done" && status.fills.length).toBe(made);
   });
 
   it("does not call a persistent server error a rejection: the order may have been taken", async () => {

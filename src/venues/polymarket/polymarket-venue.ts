@@ -503,13 +503,17 @@ export class PolymarketVenue implements Venue {
 
   /**
    * The order and its trades (those it lists and `tradeIds`, the placement's answer), each once
-   * however often the venue lists it; a FAILED trade never settled and is no fill.
+   * however often the venue lists it; a FAILED trade never settled and is no fill. Throws while a trade
+   * named is not listed yet: the order would read as filled by the others only.
    */
   private async lookup(orderId: string, clientOrderId: string, tradeIds: string[] = []): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
     if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
     const open = parseOpenOrder(raw);
-    const trades = await Promise.all([...new Set([...open.associateTrades, ...tradeIds])].map((id) => this.trade(id)));
+    const named = [...new Set([...open.associateTrades, ...tradeIds])];
+    const trades = await Promise.all(named.map((id) => this.trade(id)));
+    const missing = named.filter((_, i) => trades[i] === undefined);
+    if (missing.length > 0) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
     const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId && t.status !== FAILED);
     return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
   }
