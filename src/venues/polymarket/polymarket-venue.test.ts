@@ -37,21 +37,33 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
 }
 
 /**
- * The simulator's REST behind a proxy that, while `on`, lists by id (`GET /data/trades?id=`) only the first trade it is
- * asked for: the venue's trade listing behind the trades its answer and its order name.
+ * The simulator's REST behind a proxy whose listings lag the orders, as a venue's may: while `on`, it lists by id
+ * (`GET /data/trades?id=`) only the first trade it is asked for; while `bare`, its orders (`GET /data/order/{id}`)
+ * name no `associate_trades`.
  */
-async function laggingTrades(target: string): Promise<{ url: string; on: boolean; stop(): Promise<void> }> {
+async function laggingTrades(target: string): Promise<{ url: string; on: boolean; bare: boolean; stop(): Promise<void> }> {
   const to = new URL(target);
   let first: string | undefined;
   const server = createServer((req, res) => {
-    const id = new URL(req.url ?? "/", "http://proxy").searchParams.get("id");
+    const url = new URL(req.url ?? "/", "http://proxy");
+    const id = url.searchParams.get("id");
     if (proxy.on && req.method === "GET" && id !== null && (first ??= id) !== id) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [], next_cursor: "LTE=", limit: 100, count: 0 }));
       return;
     }
+    const bare = proxy.bare && url.pathname.includes("/data/order/");
     const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
+      if (!bare) {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      r.on("data", (c: Buffer) => chunks.push(c));
+      r.on("end", () => {
+        const order = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        res.writeHead(r.statusCode ?? 502, { "content-type": "application/json" }).end(JSON.stringify({ ...order, associate_trades: [] }));
+      });
     });
     up.on("error", () => res.destroy());
     req.pipe(up);
@@ -60,6 +72,7 @@ async function laggingTrades(target: string): Promise<{ url: string; on: boolean
   const proxy = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${to.pathname.replace(/\/$/, "")}`,
     on: false,
+    bare: false,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return proxy;
@@ -279,6 +292,24 @@ describe("PolymarketVenue", () => {
     proxy.on = false;
     const status = await venue.status(order.clientOrderId, order);
     expect(status.kind === "done" && status.fills.length).toBe(made);
+  });
+
+  it("does not report an order the venue matched, but whose trades it does not name yet, as one that took nothing", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await laggingTrades(sim.url);
+    running.push(proxy);
+    const { venue, options } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const order = buy(venue);
+    const placed = await venue.place(order);
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    proxy.bare = true;
+    // after a restart, the placement's answer and its trade ids are gone: only the order can tell
+    const restarted = new PolymarketVenue(options);
+    await restarted.markets();
+    await expect(restarted.status(order.clientOrderId, order)).rejects.toThrow(/trade/);
+    proxy.bare = false;
+    expect(await restarted.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
   });
 
   it("does not call a persistent server error a rejection: the order may have been taken", async () => {

@@ -504,13 +504,15 @@ export class PolymarketVenue implements Venue {
   /**
    * The order and its trades (those it lists and `tradeIds`, the placement's answer), each once
    * however often the venue lists it; a FAILED trade never settled and is no fill. Throws while a trade
-   * named is not listed yet: the order would read as filled by the others only.
+   * named is not listed yet, or while an order that matched shares names no trade: the order would read
+   * as filled by the others only, or as taking nothing.
    */
   private async lookup(orderId: string, clientOrderId: string, tradeIds: string[] = []): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
     if (raw == null || (typeof raw === "object" && Object.keys(raw).length === 0)) return { kind: "not_found" };
     const open = parseOpenOrder(raw);
     const named = [...new Set([...open.associateTrades, ...tradeIds])];
+    if (named.length === 0 && open.sizeMatched > 0n) throw new WireError(`order ${orderId} matched ${formatMicro(open.sizeMatched)} shares but names no trade yet`);
     const trades = await Promise.all(named.map((id) => this.trade(id)));
     const missing = named.filter((_, i) => trades[i] === undefined);
     if (missing.length > 0) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
