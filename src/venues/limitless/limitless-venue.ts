@@ -13,7 +13,7 @@ import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus,
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, limitlessResolution, orderSide, parseOrderbook, rankFeeBps, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessExecution, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessMatch, type LimitlessOrderbook } from "./wire.ts";
+import { limitlessResolution, orderFills, orderSide, parseOrderbook, rankFeeBps, SETTLEMENT_FAILED, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessOrderAnswer, type LimitlessOrderbook } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
@@ -38,10 +38,8 @@ interface LimitlessOrder {
   marketSlug?: string;
 }
 
-interface OrderAnswer {
+interface OrderAnswer extends LimitlessOrderAnswer {
   order: LimitlessOrder;
-  makerMatches?: LimitlessMatch[];
-  execution?: LimitlessExecution;
 }
 
 /**
@@ -178,12 +176,15 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
       if (held !== undefined) return { kind: "unknown", reason: `order ${answer.order.id} is held by ${order.venueMarketId}'s taker delay until ${held || "an unnamed time"}` };
       let fills: VenueFill[];
       try {
-        fills = fillsFromMatches(answer.makerMatches ?? [], answer.order.id, order.clientOrderId, order.side, market.feeModel, answer.execution?.totalsRaw);
+        fills = orderFills(answer, answer.order.id, order.clientOrderId, order.side, market.feeModel);
       } catch (err) {
         return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches or totals are unreadable: ${String(err)}` };
       }
       const rests = answer.order.status === "LIVE";
-      if (fills.length === 0 && !rests) return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}` };
+      if (fills.length === 0 && !rests) {
+        if (answer.execution?.settlementStatus === SETTLEMENT_FAILED) return { kind: "rejected", reason: `venue_rejected: order ${answer.order.id} matched, but its settlement failed: nothing was traded` };
+        return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}` };
+      }
       return takenResult(order, answer.order.id, fills, rests);
     }
     if (res.kind === "rejected" && res.status === 409) return repeatResult(order, `duplicate order (salt of ${order.clientOrderId})`, () => this.status(order.clientOrderId, order));
@@ -286,7 +287,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     const feeModel = await this.feeModel(slug, `order ${orderId}`);
     let fills: VenueFill[];
     try {
-      fills = fillsFromMatches(answer.makerMatches ?? [], orderId, clientOrderId, orderSide(answer.order.side), feeModel, answer.execution?.totalsRaw);
+      fills = orderFills(answer, orderId, clientOrderId, orderSide(answer.order.side), feeModel);
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: order ${orderId}'s matches or totals are unreadable: ${String(err)}`, { venue: this.id });
     }

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
 import { notional, proceedsOf } from "../../domain/money.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
-import { fillsFromMatches, limitlessFeeModel, limitlessResolution, mirroredSides, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
+import { fillsFromMatches, limitlessFeeModel, limitlessResolution, mirroredSides, orderFills, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
 const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../../../test/fixtures/limitless/${name}`, import.meta.url), "utf8"));
 
@@ -106,6 +106,15 @@ describe("Limitless wire: the documented shapes", () => {
     expect(read({ usdGross: "64000000" })).toThrow(/usdGross/);
     expect(read({ usdNet: "64400000" })).toThrow(/usdNet/);
     expect(read({ usdFee: "64400001", usdNet: "-1" })).toThrow(/usdNet|usdFee/);
+  });
+
+  it("fills nothing of an order whose settlement FAILED: its matches never settled, so no shares were bought", () => {
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    const fills = (settlementStatus: string) => orderFills({ ...answer, execution: { ...answer.execution, settlementStatus } }, answer.order.id, "child-1", "buy", model);
+    expect(fills("FAILED")).toEqual([]);
+    // matched, or still settling: the matches are the order's fills
+    for (const stage of ["MATCHED", "MINED", "CONFIRMED", "RETRYING"]) expect(fills(stage).map((f) => f.shares)).toEqual([58_200_000n, 38_800_000n]);
   });
 
   it("takes a repeated match once, so the contracts withheld are split over the order's own matches", () => {

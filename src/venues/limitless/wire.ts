@@ -204,6 +204,25 @@ export function fillsFromMatches(
   return trades.map((t, i) => fill(t, net[i]!.shares, net[i]!.fee));
 }
 
+/** An order as `POST /orders` and `GET /orders/{id}` answer it: the order, its matches and their `execution`. */
+export interface LimitlessOrderAnswer {
+  makerMatches?: LimitlessMatch[];
+  execution?: LimitlessExecution;
+}
+
+/** The settlement stage of an order whose matches failed to settle for good (SDK 1.1.0 `Execution.settlementStatus`). */
+export const SETTLEMENT_FAILED = "FAILED";
+
+/**
+ * The fills of an order from the venue's answer (fillsFromMatches of its matches and totals), or none
+ * once its settlement FAILED: those matches never settled, so nothing was bought or sold (as a FAILED
+ * trade on Polymarket is no fill). Matched, mined, confirmed or retrying, the matches are its fills.
+ */
+export function orderFills(answer: LimitlessOrderAnswer, venueOrderId: string, clientOrderId: string, side: TradeSide, model: FeeModel): VenueFill[] {
+  if (answer.execution?.settlementStatus === SETTLEMENT_FAILED) return [];
+  return fillsFromMatches(answer.makerMatches ?? [], venueOrderId, clientOrderId, side, model, answer.execution?.totalsRaw);
+}
+
 /** SDK 1.1.0 `ExecutionTotalsRaw`: raw 6-decimal integer strings; gross before the fee, fee, net after it. */
 export interface LimitlessTotals {
   contractsGross: string;
