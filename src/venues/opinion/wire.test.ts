@@ -101,6 +101,17 @@ describe("Opinion wire: the documented shapes", () => {
     expect(fills.reduce((s, f) => s + f.fee, 0n)).toBe(orderFee(model, fills));
   });
 
+  it("takes no fill of a trade whose status is 5 (Failed): it never settled, so nothing was bought", () => {
+    const order = fixture("order-detail.json").result.orderData as OpinionOrder;
+    const model = opinionFeeModel("800");
+    const [settled, failed] = order.trades!;
+    const trades = [settled!, { ...failed!, status: 5, statusEnum: "Failed" }];
+    const fills = fillsFromTrades(trades, order.orderId, "child-1", model);
+    expect(fills.map((f) => [f.tradeId, f.shares, f.fee])).toEqual([["t-7781", 40_000_000n, orderFee(model, fills)]]);
+    expect(fillsFromTrades([trades[1]!], order.orderId, "child-1", model)).toEqual([]);
+    expect(tradesFromList(trades, () => model).map((t) => t.tradeId)).toEqual(["t-7781"]);
+  });
+
   it("lists the account's trades oldest first, each once, keyed by order", () => {
     const page = fixture("trades.json").result as { list: OpinionTrade[] };
     const trades = tradesFromList([...page.list].reverse(), () => opinionFeeModel("800"));

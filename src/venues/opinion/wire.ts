@@ -83,6 +83,8 @@ export interface OpinionTrade {
   amount?: string;
   fee?: number | string;
   feeFormatted?: string;
+  /** 1 pending, 2 finished, 3 canceled, 4 expired, 5 failed (the OpenAPI's `OpenapiTradeDataOpenApi`). */
+  status?: number;
   createdAt?: number;
   txHash?: string;
   [field: string]: unknown;
@@ -114,6 +116,8 @@ export const ORDER_PENDING = 1;
 export const ORDER_FINISHED = 2;
 export const ORDER_CANCELED = 3;
 export const ORDER_EXPIRED = 4;
+/** A trade's status once its settlement failed: it never settled, and is no fill. */
+export const TRADE_FAILED = 5;
 
 export function outcomeSide(outcome: Outcome): number {
   return outcome === "YES" ? 1 : 2;
@@ -190,13 +194,14 @@ export function levelMap(levels: readonly OpinionLevel[], field: string): Map<Pr
 }
 
 /**
- * The fills of one order from its trades, each trade once however often it is listed. The fee is
+ * The fills of one order from its trades, each trade once however often it is listed, less those whose
+ * settlement failed (status 5: nothing was traded, as a FAILED trade on Polymarket is no fill). The fee is
  * the order's fee under the market's curve split over its trades (feesPerFill), so the parts add up
  * to what the whole order is charged; the trade's own fee field is not read (docs/venues/opinion.md).
  */
 export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
   const unique = uniqueTrades(
-    trades.map((t, i) => ({ tradeId: t.tradeNo, side: tradeSide(t.side, `trades[${i}].side`), price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })),
+    settled(trades).map((t, i) => ({ tradeId: t.tradeNo, side: tradeSide(t.side, `trades[${i}].side`), price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })),
   );
   const fees = feesPerFill(model, unique);
   return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side: t.side, price: t.price, shares: t.shares, fee: fees[i]! }));
@@ -205,12 +210,17 @@ export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: s
 /** The account's trades (`GET /trade`), oldest first, each once, its fee its order's fee split over the order's trades. */
 export function tradesFromList(trades: readonly OpinionTrade[], feeModel: (marketId: string) => FeeModel): VenueFill[] {
   const byOrder = new Map<string, OpinionTrade[]>();
-  for (const t of uniqueTrades(trades.map((t) => ({ ...t, tradeId: t.tradeNo })))) byOrder.set(t.orderNo, [...(byOrder.get(t.orderNo) ?? []), t]);
+  for (const t of uniqueTrades(settled(trades).map((t) => ({ ...t, tradeId: t.tradeNo })))) byOrder.set(t.orderNo, [...(byOrder.get(t.orderNo) ?? []), t]);
   const fills = new Map<string, VenueFill>();
   for (const [orderNo, group] of byOrder) {
     for (const f of fillsFromTrades(group, orderNo, "", feeModel(String(group[0]!.marketId)))) fills.set(f.tradeId, f);
   }
-  return uniqueTrades(trades.map((t) => fills.get(t.tradeNo)!));
+  return uniqueTrades(settled(trades).map((t) => fills.get(t.tradeNo)!));
+}
+
+/** The trades that did not fail to settle. */
+function settled(trades: readonly OpinionTrade[]): OpinionTrade[] {
+  return trades.filter((t) => t.status !== TRADE_FAILED);
 }
 
 /** A micro amount in a token of `decimals` decimals (Opinion's USDT on BNB Chain has 18). */
