@@ -382,7 +382,7 @@ export function runConformance(name: string, makeHarness: MakeHarness): void {
     });
 
     it("fault duplicate trades: each trade is reported once by place, status and cancel", async () => {
-      const order = takingOrder(openMarket());
+      const order = roomyBuy(openMarket());
       h.faults.set({ duplicateTrades: true });
       const r = await h.venue.place(order);
       expect(r.kind).toBe("filled");
