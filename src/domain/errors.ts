@@ -67,3 +67,8 @@ export function invalidFields(context: string, fields: Record<string, string>): 
   const list = Object.entries(fields).map(([k, v]) => `${k === "" ? '""' : k} ${v}`).join("; ");
   return new AppError("invalid_request", `Invalid ${context}: ${list}.`, { fields });
 }
+
+/** A list's `cursor` that is not one the server returned: the same refusal on every list. */
+export function invalidCursor(): AppError {
+  return invalidFields("querystring", { cursor: "is not one this server returned" });
+}

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { AppError } from "../domain/errors.ts";
+import { AppError, invalidCursor } from "../domain/errors.ts";
 import { ONE, parseMicro, type Ppm, type PriceMicro } from "../domain/money.ts";
 import { MARKET_STATUSES, OUTCOMES, type MarketStatus, type Outcome } from "../domain/types.ts";
 
@@ -192,7 +192,7 @@ function decodeCursor(cursor: string): string {
   } catch {
     // falls through to the refusal below: a cursor the server did not make is the client's error
   }
-  throw invalid("cursor", "is not a cursor this server returned");
+  throw invalidCursor();
 }
 
 function invalid(name: string, why: string): AppError {

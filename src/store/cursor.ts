@@ -1,4 +1,4 @@
-import { AppError } from "../domain/errors.ts";
+import { invalidCursor } from "../domain/errors.ts";
 
 /** Where a page of a list, newest first, ended: its last item's creation time and id. Opaque to clients. */
 export interface PageCursor {
@@ -23,9 +23,7 @@ export function decodeCursor(cursor: string): PageCursor {
     parsed = undefined;
   }
   if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" || typeof parsed[1] !== "string" || !isInstant(parsed[0]) || parsed[1].includes("\0")) {
-    throw new AppError("invalid_request", "cursor is not one this server returned", {
-      fields: { cursor: "is not one this server returned" },
-    });
+    throw invalidCursor();
   }
   return { createdAt: parsed[0], id: parsed[1] };
 }

@@ -149,3 +149,15 @@ describe("an id longer than its route takes is invalid_request naming it, not 'N
     expect((r.body as ErrorAnswer).error).toMatchObject({ code: "invalid_request", details: { fields: { [field]: expect.any(String) } } });
   });
 });
+
+describe("a cursor the server did not make is refused in the same words on every list", () => {
+  it.each(["/v1/markets", "/v1/orders", "/v1/withdrawals", "/v1/activity"])("on %s, naming the cursor parameter", async (path) => {
+    const r = await s.client.request("GET", `${path}?cursor=abc`);
+    expect(r.status).toBe(400);
+    expect((r.body as ErrorAnswer & { error: { message: string } }).error).toMatchObject({
+      code: "invalid_request",
+      message: "Invalid querystring: cursor is not one this server returned.",
+      details: { fields: { cursor: "is not one this server returned" } },
+    });
+  });
+});
