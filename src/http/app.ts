@@ -78,6 +78,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // An HTTP/1.1 request without Host is refused by a hook of ours (below), in the API's error body: Node's own refusal has none.
     http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs), requireHostHeader: false },
     requestIdHeader: false,
+    rewriteUrl: (req) => originForm(req.url!),
     genReqId: (req) => requestId(req.headers["x-request-id"]),
     // Every request logged twice (in and out) would dominate the log; errors are logged by the error handler.
     // A request's lines carry its id under the name error bodies give it; an order's add order_id (OrderService.submit).
@@ -313,6 +314,22 @@ function keyBudget(key: string): string {
 
 function authRequest(req: FastifyRequest) {
   return { method: req.method, url: req.url, headers: req.headers, rawBody: req.rawBody, ip: req.ip };
+}
+
+/** A request target's scheme and authority, when it has the absolute form (`http://host:8080/v1/markets`). */
+const ABSOLUTE_FORM = /^[a-z][a-z\d+.-]*:\/\/[^/?#]*/i;
+
+/**
+ * A request target in origin form: one in absolute form (RFC 9112 §3.2.2, as a client set to use a proxy sends it)
+ * is the same request as its path and query, which a server must take. Left as sent, it reached no route of its
+ * API path's (the terminal's page for `/v1/prices`, a 404 for a method the path does not take) and its signature
+ * was checked against the whole URL where the client signs the path.
+ */
+function originForm(target: string): string {
+  const scheme = ABSOLUTE_FORM.exec(target);
+  if (scheme === null) return target;
+  const rest = target.slice(scheme[0].length);
+  return rest.startsWith("/") ? rest : `/${rest}`;
 }
 
 /** An HTTP/1.1 request without Host, refused as RFC 9112 §3.2 says. */

@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sign } from "../../src/auth/hmac.ts";
@@ -142,6 +142,39 @@ describe("signed requests", () => {
     expect(unsigned.body.error?.code).toBe("missing_signature");
     const r = await send("POST", "/v1/order", signed(s.key, { body: junk }), junk);
     expect([r.status, r.body.error?.code]).toEqual([400, "invalid_json"]);
+  });
+});
+
+/** Sends a request whose request line has the absolute form (`GET http://host/v1/... HTTP/1.1`), as a client set to use a proxy sends it. */
+async function sendAbsolute(method: string, path: string, headers: Record<string, string>, body?: string) {
+  const { hostname, port } = new URL(s.url);
+  return new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+    const req = request({ host: hostname, port, method, path: s.url + path, headers: body === undefined ? headers : { ...headers, "content-type": "application/json" } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve({ status: res.statusCode!, type: String(res.headers["content-type"]), body: text }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("a request line in absolute form (RFC 9112 §3.2.2) is the same request as in origin form", () => {
+  it("an API path no route takes is the API's JSON 404, not the terminal's page", async () => {
+    const r = await sendAbsolute("GET", "/v1/prices", { "x-api-key": s.key.apiKey });
+    expect([r.status, r.type]).toEqual([404, "application/json; charset=utf-8"]);
+    expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe("not_found");
+  });
+  it("a method its path does not take is 405 naming the methods it takes", async () => {
+    const r = await sendAbsolute("DELETE", "/v1/markets", { "x-api-key": s.key.apiKey });
+    expect(r.status).toBe(405);
+  });
+  it("a signed request is verified against its path, as the client signs it", async () => {
+    const body = "{}";
+    const r = await sendAbsolute("POST", "/v1/order", signed(s.key, { body }), body);
+    expect(r.status).toBe(400);
+    expect((JSON.parse(r.body) as { error: { code: string } }).error.code).toBe("invalid_request");
   });
 });
 
