@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { AppError, invalidCursor } from "../domain/errors.ts";
+import { AppError, invalidCursor, invalidFields } from "../domain/errors.ts";
 import { ONE, parseMicro, type Ppm, type PriceMicro } from "../domain/money.ts";
 import { MARKET_STATUSES, OUTCOMES, type MarketStatus, type Outcome } from "../domain/types.ts";
 
@@ -196,7 +196,7 @@ function decodeCursor(cursor: string): string {
 }
 
 function invalid(name: string, why: string): AppError {
-  return new AppError("invalid_request", `${name} ${why}`, { fields: { [name]: why } });
+  return invalidFields("querystring", { [name]: why });
 }
 
 function parseEvent(raw: unknown, at: string): CatalogEvent {

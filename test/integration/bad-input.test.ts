@@ -161,3 +161,11 @@ describe("a cursor the server did not make is refused in the same words on every
     });
   });
 });
+
+describe("a venue no event lists is refused as any other query parameter is", () => {
+  it("in the sentence every query refusal has, naming venue", async () => {
+    const r = await s.client.request("GET", "/v1/markets?venue=polymarket");
+    expect(r.status).toBe(400);
+    expect((r.body as { error: { message: string } }).error.message).toMatch(/^Invalid querystring: venue must be one of .*polymarket-sim/);
+  });
+});
