@@ -17,7 +17,7 @@ import { orderRoutes } from "./routes/orders.ts";
 import { withdrawalRoutes } from "./routes/withdrawals.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { terminalRoutes } from "./terminal/index.ts";
-import { parseJsonBody } from "./json-body.ts";
+import { jsonProblem, parseJsonBody } from "./json-body.ts";
 import { LazyLogger } from "./lazy-logger.ts";
 import { handlerBudget, registerRateLimits } from "./rate-limit.ts";
 import { AnswerBytes } from "./answer-bytes.ts";
@@ -29,7 +29,8 @@ import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
 declare module "fastify" {
   interface FastifyRequest {
     rawBody: Buffer | undefined;
-    jsonError: boolean;
+    /** Why the body is not JSON, when it is not. */
+    jsonError: string | undefined;
     /** Who is calling: the owner of the API key (and the key), or of the web terminal's session. */
     principal: { accountId: string; apiKey?: string } | undefined;
   }
@@ -102,7 +103,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
 
   app.decorateRequest("rawBody", undefined);
-  app.decorateRequest("jsonError", false);
+  app.decorateRequest("jsonError", undefined);
   app.decorateRequest("principal", undefined);
 
   // JSON is the only body the API takes: without this, Fastify's own text/plain parser would accept one.
@@ -114,8 +115,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     if (body.length === 0) return done(null, undefined);
     try {
       done(null, parseJsonBody(body));
-    } catch {
-      req.jsonError = true;
+    } catch (err) {
+      req.jsonError = jsonProblem(err);
       done(null, undefined);
     }
   });
@@ -165,7 +166,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preValidation", (req, _reply, done) => {
     const admit = (principal: FastifyRequest["principal"]) => {
       req.principal = principal;
-      done(req.jsonError ? new AppError("invalid_json") : undefined);
+      done(req.jsonError === undefined ? undefined : new AppError("invalid_json", `The request body is not valid JSON: ${req.jsonError}.`));
     };
     let principal: ReturnType<typeof principalOf>;
     try {

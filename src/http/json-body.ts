@@ -18,6 +18,13 @@ export function parseJsonBody(raw: Buffer): unknown {
   return isLosslessNumber(body) ? Number(body.value) : body;
 }
 
+/** Why parseJsonBody refused a body, for the client: the parser's words (which say where), or what else stopped it. */
+export function jsonProblem(err: unknown): string {
+  if (err instanceof TypeError) return "it is not UTF-8";
+  if (err instanceof RangeError) return "it nests too deep";
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
  * A repeated signature covers the very bytes of the first request. When those name a client id (`field`:
  * client_order_id, client_withdrawal_id), the route answers the copy with what the first created (the store

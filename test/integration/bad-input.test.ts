@@ -169,3 +169,23 @@ describe("a venue no event lists is refused as any other query parameter is", ()
     expect((r.body as { error: { message: string } }).error.message).toMatch(/^Invalid querystring: venue must be one of .*polymarket-sim/);
   });
 });
+
+describe("invalid_json says what is wrong with the body", () => {
+  it.each([
+    ["a key given twice with different values", Buffer.from('{"market_id":"fed-cut-2026-12","amount_usdc":1,"amount_usdc":1000}'), /Duplicate key 'amount_usdc'/],
+    ["a syntax error", Buffer.from('{"market_id":"fed-cut-2026-12",}'), /position 31/],
+    ["bytes that are not UTF-8", Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]), /not UTF-8/],
+    ["arrays nested deeper than a parser's stack", Buffer.from(`{"market_id":${"[".repeat(30_000)}${"]".repeat(30_000)}}`), /nests too deep/],
+  ])("for %s", async (_name, body, why) => {
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const res = await fetch(`${s.url}/v1/order`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": s.key.apiKey, "x-timestamp": timestamp, "x-signature": sign(s.key.apiSecret, timestamp, "POST", "/v1/order", body) },
+      body,
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error.code).toBe("invalid_json");
+    expect(error.message).toMatch(why);
+  });
+});
