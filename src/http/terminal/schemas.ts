@@ -41,8 +41,11 @@ export const NewKeyRequest = Type.Object(
       uniqueItems: true,
       description: "withdraw (pay money out of the vault) only when asked for: the terminal's form leaves it unticked",
     }),
-    ip_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 50 })),
-    withdrawal_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 42 }), { maxItems: 50, description: "Addresses withdrawals with this key may pay to" })),
+    // An empty list is refused, as the CLI's empty --ip or --withdraw-to is: taken as none, it made a key without the limit asked for.
+    ip_allowlist: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 50, description: "Addresses the key may be used from; leave it out for any" })),
+    withdrawal_allowlist: Type.Optional(
+      Type.Array(Type.String({ maxLength: 42 }), { minItems: 1, maxItems: 50, description: "Addresses withdrawals with this key may pay to; leave it out for any" }),
+    ),
     password: Type.Optional(
       Type.String({ maxLength: PASSWORD_MAX, description: "The account's password again: required when the scopes include withdraw, as a withdrawal from the session asks for it" }),
     ),

@@ -550,6 +550,9 @@ describe("request schemas refuse what they do not describe, and coerce only text
     ["a name of spaces only", { name: "   ", scopes: ["read"] }, { name: "must be 1 to 100 characters" }],
     ["an IP allowlist entry that is no address", { name: "bot", scopes: ["read"], ip_allowlist: ["10.0.0.0/99"] }, { ip_allowlist: "each entry must be an IPv4 or IPv6 address, optionally with a /prefix" }],
     ["a withdrawal allowlist entry that is no address", { name: "bot", scopes: ["read"], withdrawal_allowlist: ["0xzz"] }, { withdrawal_allowlist: "must list 0x addresses, checksummed or lower case" }],
+    // Taken as no list, each made a key without the limit asked for: one that pays to any address, or is used from any IP.
+    ["an empty withdrawal allowlist", { name: "bot", scopes: ["read", "trade"], withdrawal_allowlist: [] }, { withdrawal_allowlist: "must NOT have fewer than 1 items" }],
+    ["an empty IP allowlist", { name: "bot", scopes: ["read"], ip_allowlist: [] }, { ip_allowlist: "must NOT have fewer than 1 items" }],
   ])("key creation with %s is 400 invalid_request and makes no key", async (_name, payload, fields) => {
     const { cookie, csrf, res: signup } = await signUp();
     const res = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload });
