@@ -111,6 +111,11 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // The signature covers the raw bytes, so keep them; a body that is not JSON is refused only after
   // authentication, so an unauthenticated caller learns nothing about the route.
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req, body: Buffer, done) => {
+    // A compressed body is not decoded (RFC 9110 §15.5.16): read as it is, it was refused as JSON that is not UTF-8.
+    const coding = req.headers["content-encoding"];
+    if (coding !== undefined && coding.toLowerCase() !== "identity") {
+      return done(new AppError("unsupported_media_type", `Send the body uncompressed: Content-Encoding ${coding.slice(0, 64)} is not taken.`), undefined);
+    }
     req.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     try {

@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sign } from "../../src/auth/hmac.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
@@ -187,5 +188,22 @@ describe("invalid_json says what is wrong with the body", () => {
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe("invalid_json");
     expect(error.message).toMatch(why);
+  });
+});
+
+describe("a body in a content coding the server does not decode (RFC 9110 §15.5.16) is unsupported_media_type", () => {
+  it("for a gzipped order, saying to send it uncompressed, and nothing is ordered", async () => {
+    const before = (await s.client.orders()).data.length;
+    const body = gzipSync(JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 1, max_slippage: 0.05 }));
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const res = await fetch(`${s.url}/v1/order`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip", "x-api-key": s.key.apiKey, "x-timestamp": timestamp, "x-signature": sign(s.key.apiSecret, timestamp, "POST", "/v1/order", body) },
+      body,
+    });
+    expect(res.status).toBe(415);
+    const { error } = (await res.json()) as { error: { code: string; message: string } };
+    expect(error).toMatchObject({ code: "unsupported_media_type", message: expect.stringMatching(/gzip.*uncompressed|uncompressed.*gzip/) });
+    expect((await s.client.orders()).data).toHaveLength(before);
   });
 });
