@@ -76,7 +76,14 @@ export const Order = Type.Object(
     time_in_force: Type.String(),
     lock_tx_hash: Nullable(Type.String({ description: "The transaction that locked a buy's USDC, or escrowed a sell's shares." })),
     release_tx_hash: Nullable(Type.String({ description: "The transaction that released a buy's lock, or returned a sell's shares." })),
-    error: Type.Union([Type.Object({ code: Type.String(), message: Type.String() }), Type.Null()]),
+    error: Type.Union([
+      Type.Object({
+        code: Type.String(),
+        message: Type.String(),
+        details: Type.Record(Type.String(), Type.Unknown(), { description: "What the message names, as the refusal's error.details did: empty when nothing" }),
+      }),
+      Type.Null(),
+    ]),
   },
   { $id: "Order" },
 );

@@ -318,6 +318,7 @@ export class OrderService {
       releaseTx: null,
       errorCode: null,
       errorMessage: null,
+      errorDetails: null,
       createdAt: now,
       updatedAt: now,
       lockedAt: null,
@@ -417,7 +418,7 @@ export class OrderService {
     const req = planRequest(order);
     const quoted = this.buyQuotes(event, order.outcome);
     const first = this.d.plan(req, quoted);
-    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
+    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message, errorDetails: first.details ?? null }, log);
 
     order = await this.hold(order, address, log);
     if (order.status !== "locked") return order;
@@ -493,7 +494,7 @@ export class OrderService {
   private async executeSell(order: OrderRecord, event: UnifiedEvent, address: Address, log: Log): Promise<OrderRecord> {
     const quoted = this.sellQuotes(event, order.outcome, await this.inventory(order));
     const first = this.d.planSell(sellRequest(order, order.shares), quoted);
-    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message }, log);
+    if (first.kind === "refusal") return this.finish(order.id, ["pending"], { status: "rejected", errorCode: first.code, errorMessage: first.message, errorDetails: first.details ?? null }, log);
 
     order = await this.hold(order, address, log);
     if (order.status !== "locked") return order;
@@ -540,7 +541,7 @@ export class OrderService {
     } catch (e) {
       if (!(e instanceof VaultTxError)) throw e;
       const refused = await this.refusal(order, address, e);
-      if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message }, log);
+      if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message, errorDetails: refused.details ?? null }, log);
       if (e.outcome === "reverted") {
         return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was ${sell ? "escrowed" : "locked"}: ${e.message}` }, log);
       }
@@ -668,7 +669,7 @@ export class OrderService {
   /** A locked order the router refused at routing time: its USDC released, or its shares returned, and the refusal recorded. */
   private async unwind(order: OrderRecord, refusal: Refusal, log: Log): Promise<OrderRecord> {
     const release = await this.releaseHold(order);
-    return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: refusal.code, errorMessage: refusal.message }, log);
+    return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: refusal.code, errorMessage: refusal.message, errorDetails: refusal.details ?? null }, log);
   }
 
   /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */

@@ -35,7 +35,8 @@ export interface OrderView {
   time_in_force: string;
   lock_tx_hash: string | null;
   release_tx_hash: string | null;
-  error: { code: string; message: string } | null;
+  /** The order's error: its code, message and what the message names (`details`, empty when nothing), as the POST that stored it answered. */
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
 }
 
 /** Volume-weighted average price per share of the fills, fees excluded, rounded to the micro-USDC. */
@@ -86,7 +87,7 @@ export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAsset
     time_in_force: o.timeInForce,
     lock_tx_hash: o.lockTx,
     release_tx_hash: o.releaseTx,
-    error: o.errorCode === null ? null : { code: o.errorCode, message: o.errorMessage ?? "" },
+    error: o.errorCode === null ? null : { code: o.errorCode, message: o.errorMessage ?? "", details: o.errorDetails ?? {} },
   };
 }
 

@@ -197,7 +197,7 @@ describe("redeeming a resolved event's positions against the holders' balances",
       id: "ord_1", accountId: "acc", clientOrderId: null, requestHash: "x", eventId: "ev", outcome: "YES", side: "buy",
       amount: 10_000_000n, shares: 0n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK",
       status: "filled", locked: 10_000_000n, spent: 5_000_000n, fees: 0n, filledShares: 10_000_000n, escrowed: 0n, proceeds: 0n,
-      routedTo: "v", legs: [], plannedInFull: true, dustLeft: false, sotTokenId: "1", lockTx: null, settleTx: TX, releaseTx: null, errorCode: null, errorMessage: null,
+      routedTo: "v", legs: [], plannedInFull: true, dustLeft: false, sotTokenId: "1", lockTx: null, settleTx: TX, releaseTx: null, errorCode: null, errorMessage: null, errorDetails: null,
       createdAt: now, updatedAt: now, lockedAt: now,
     });
     await store.decideEvent({ eventId: "ev", status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: now });

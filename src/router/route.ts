@@ -232,7 +232,7 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
       : refuse("insufficient_liquidity", "The books do not hold enough liquidity to fill the order in full (fill-or-kill).", details);
   }
 
-  /** The limit a slippage refusal names in its message, which is all of it an order's answer keeps. */
+  /** The limit a slippage refusal names in its message, as its details do. */
   private limitText(): string {
     return `the limit price is ${formatMicro(this.limit)}, max_slippage from the reference price ${formatMicro(this.reference)}`;
   }

@@ -129,7 +129,8 @@ export interface Order {
   time_in_force: "FOK" | "IOC";
   lock_tx_hash: string | null;
   release_tx_hash: string | null;
-  error: { code: string; message: string } | null;
+  /** Its code, message and what the message names (a refusal's limit and reference, the balance short of the amount): empty when nothing. */
+  error: { code: string; message: string; details: Record<string, unknown> } | null;
 }
 
 export interface Account {

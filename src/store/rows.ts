@@ -95,6 +95,8 @@ export interface OrdersTable {
   planned_in_full: Generated<bigint>;
   /** OrderRecord.dustLeft (migration 019): 1 or 0; 0 for the orders stored before it. */
   dust_left: Generated<bigint>;
+  /** OrderRecord.errorDetails as JSON (migration 021); null for none, and for the orders stored before it. */
+  error_details: Generated<string | null>;
 }
 
 export interface FillsTable {
@@ -417,19 +419,27 @@ const ORDER_COLUMNS = {
   releaseTx: "release_tx",
   errorCode: "error_code",
   errorMessage: "error_message",
+  errorDetails: "error_details",
   createdAt: "created_at",
   updatedAt: "updated_at",
   lockedAt: "locked_at",
 } as const satisfies { [K in keyof OrderRecord]: keyof OrdersTable };
 
-// Every order field but the legs, plannedInFull and dustLeft is stored as is (strings, nulls, bigints), so writing one is only a renaming.
+// Every order field but the legs, plannedInFull, dustLeft and errorDetails is stored as is (strings, nulls, bigints), so writing one is only a renaming.
 function renameOrderFields(fields: Partial<OrderRecord>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    row[ORDER_COLUMNS[field as keyof OrderRecord]] = field === "legs" ? encodeLegs(value as OrderLeg[]) : field === "plannedInFull" || field === "dustLeft" ? (value ? 1n : 0n) : value;
+    row[ORDER_COLUMNS[field as keyof OrderRecord]] = orderColumnValue(field as keyof OrderRecord, value);
   }
   return row;
+}
+
+function orderColumnValue(field: keyof OrderRecord, value: unknown): unknown {
+  if (field === "legs") return encodeLegs(value as OrderLeg[]);
+  if (field === "plannedInFull" || field === "dustLeft") return value ? 1n : 0n;
+  if (field === "errorDetails") return value === null ? null : JSON.stringify(value);
+  return value;
 }
 
 function encodeLegs(legs: readonly OrderLeg[]): string {
@@ -487,6 +497,7 @@ export function orderFromRow(r: Selectable<OrdersTable>): OrderRecord {
     releaseTx: r.release_tx,
     errorCode: r.error_code,
     errorMessage: r.error_message,
+    errorDetails: r.error_details === null ? null : (JSON.parse(r.error_details) as Record<string, unknown>),
     createdAt: r.created_at,
     updatedAt: r.updated_at,
     lockedAt: r.locked_at,

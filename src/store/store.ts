@@ -110,6 +110,8 @@ export interface OrderRecord {
   releaseTx: string | null;
   errorCode: string | null;
   errorMessage: string | null;
+  /** What the error names beside its message (a refusal's limit and reference, the balance short of the amount); null when nothing. */
+  errorDetails: Record<string, unknown> | null;
   createdAt: string;
   updatedAt: string;
   /** When the store recorded a buy's lock, or a sell's escrow, once its answer came back (after its block); null before. */

@@ -78,6 +78,7 @@ export function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
     releaseTx: null,
     errorCode: null,
     errorMessage: null,
+    errorDetails: null,
     createdAt: "2026-01-05T10:00:00.000Z",
     updatedAt: "2026-01-05T10:00:00.000Z",
     lockedAt: null,

@@ -42,7 +42,7 @@ export const orderRoutes =
         deps.metrics.orderAnswered(order.id, reply.elapsedTime / 1000);
         if (order.status === "rejected" || order.status === "failed") {
           const code = (order.errorCode ?? "internal") in ERRORS ? (order.errorCode as ErrorCode) : "internal";
-          throw new AppError(code, order.errorMessage ?? undefined, { order_id: order.id, status: order.status, order: body });
+          throw new AppError(code, order.errorMessage ?? undefined, { ...order.errorDetails, order_id: order.id, status: order.status, order: body });
         }
         return reply.status(order.status === "filled" || order.status === "partially_filled" ? 200 : 202).send(body);
       },

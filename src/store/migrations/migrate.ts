@@ -20,6 +20,7 @@ import { plannedInFull } from "./018_planned_in_full.ts";
 import { dustLeft } from "./019_dust_left.ts";
 import { creditBlocks } from "./020_credit_blocks.ts";
 import { escrowTimes } from "./021_escrow_times.ts";
+import { errorDetails } from "./022_error_details.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -44,6 +45,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "019_dust_left": dustLeft,
   "020_credit_blocks": creditBlocks,
   "021_escrow_times": escrowTimes,
+  "022_error_details": errorDetails,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

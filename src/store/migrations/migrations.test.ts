@@ -40,11 +40,12 @@ const BACKENDS: { name: string; create(): Promise<{ raw(): Kysely<Database>; sto
   },
 ];
 
-/** An order's row as the migrations before 018 stored it: without planned_in_full (nor 019's dust_left), and locked_at left to the migrations (016). */
+/** An order's row as the migrations before 018 stored it: without planned_in_full (nor 019's dust_left, 022's error_details), and locked_at left to the migrations (016). */
 function rowBefore018(o: OrderRecord): ReturnType<typeof orderToRow> {
   const row = orderToRow(o);
   delete row.planned_in_full;
   delete row.dust_left;
+  delete row.error_details;
   delete row.locked_at;
   return row;
 }
@@ -239,6 +240,7 @@ describe.each(BACKENDS)("migration 019 on $name", (backend) => {
       async (raw) => {
         const row = orderToRow(orderRecord({ id: "o1", status: "routing" }));
         delete row.dust_left;
+        delete row.error_details;
         await raw.insertInto("orders").values(row).execute();
       },
       async (store) => {
