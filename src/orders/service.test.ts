@@ -975,7 +975,7 @@ describe("sells", () => {
     const svc = await holding();
     const refused = await svc.submit(who, { ...sell, shares: "20.000001" }, undefined).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(AppError);
-    expect(refused).toMatchObject({ code: "insufficient_position", status: 422, details: { held_shares: "20", shares: "20.000001" } });
+    expect(refused).toMatchObject({ code: "insufficient_position", status: 422, details: { held_shares: 20, shares: 20.000001 } });
     expect(ledger.escrows.size).toBe(0);
     expect((await store.listOrders("acc", { limit: 10, cursor: null })).data).toHaveLength(1);
   });

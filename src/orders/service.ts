@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { toHex } from "viem";
 import { keccak256 } from "../evm/keccak.ts";
 import { AppError } from "../domain/errors.ts";
-import { formatMicro, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
+import { formatMicro, microToNumber, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { QueuedAhead } from "../markets/merged-book.ts";
@@ -784,7 +784,7 @@ function insufficientPosition(intent: Pick<OrderIntent, "eventId" | "outcome" | 
   return new AppError(
     "insufficient_position",
     `The account holds ${formatMicro(held)} unlocked ${intent.outcome} shares of ${intent.eventId}; the sell asks for ${formatMicro(intent.shares)}.`,
-    { held_shares: formatMicro(held), shares: formatMicro(intent.shares) },
+    { held_shares: microToNumber(held), shares: microToNumber(intent.shares) },
   );
 }
 

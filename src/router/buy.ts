@@ -1,4 +1,4 @@
-import { formatMicro, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
+import { formatMicro, microToNumber, notional, ONE, type Micro, type PriceMicro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import { bestAllocation, better, dust, type Allocation, type Limits } from "./allocate.ts";
 import { bestMarginal, Curve, SAFE } from "./curve.ts";
@@ -33,11 +33,11 @@ export function buySide(req: PlanRequest): Side<VenueQuote, Curve, Allocation, P
       if (cheapestMin <= req.amount) return undefined;
       return refuse("order_too_small", `The amount cannot buy the minimum order size on any venue (needs ${formatMicro(cheapestMin)} USDC).`, {
         ...details,
-        min_amount_usdc: formatMicro(cheapestMin),
+        min_amount_usdc: microToNumber(cheapestMin),
       });
     },
-    size: { amount_usdc: formatMicro(req.amount) },
-    fillable: (a) => ({ fillable_usdc: formatMicro(BigInt(a.cost)) }),
+    size: { amount_usdc: microToNumber(req.amount) },
+    fillable: (a) => ({ fillable_usdc: microToNumber(BigInt(a.cost)) }),
     plan: toPlan,
   };
 }

@@ -45,7 +45,7 @@ describe("optimize_price", () => {
   it("counts in a Kalshi leg's worst case a fill at a better price whose fee rounds up a cent more", () => {
     // One contract at 0.828 costs 0.838 at that price, and 0.847 filled one deci-cent better, at 0.827.
     const quotes = [quote("kalshi", [[0.828, 5]], { feeModel: KALSHI, lotShares: S, minOrderShares: S, tickSize: 1_000n })];
-    expect(plan(req(0.838), quotes)).toMatchObject({ kind: "refusal", code: "order_too_small", details: { min_amount_usdc: "0.848069" } });
+    expect(plan(req(0.838), quotes)).toMatchObject({ kind: "refusal", code: "order_too_small", details: { min_amount_usdc: 0.848069 } });
     const p = planned(req(0.85), quotes);
     expect(p.shares).toBe(S);
     expect(p.legs[0]!.worstCost).toBeGreaterThanOrEqual(847_000n);
@@ -128,7 +128,7 @@ describe("optimize_price", () => {
     expect(legs(p)).toEqual([["opinion", 100n * S], ["poly", 1_862n * (S / 100n)]]);
     expect(p.legs[0]).toMatchObject({ notional: usdc(50), fee: usdc(0.5) });
     const alone = refused(req(10, { maxSlippage: 50_000n }), [quotes[0]!]);
-    expect(alone).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: "25.25" } });
+    expect(alone).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: 25.25 } });
     // Taking 0.95 after 0.80, the leg's limit: all of it at 0.95 pays less than 0.25 by the curve, so its worst case counts the minimum.
     const steep = planned(req(60, { maxSlippage: 200_000n, timeInForce: "IOC" }), [quote("opinion", [[0.8, 50], [0.95, 100]], opinion)]);
     const leg = steep.legs[0]!;
@@ -140,7 +140,7 @@ describe("optimize_price", () => {
     // 10 shares at 0.40 sign 4 USDC; 10.01 shares take the last 0.01 at 0.50 and sign 5.005 (a notional of 4.005).
     const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5) };
     const quotes = [quote("opinion", [[0.4, 10], [0.5, 100]], opinion)];
-    expect(refused(req(5, { maxSlippage: 500_000n }), quotes)).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: "5.005" } });
+    expect(refused(req(5, { maxSlippage: 500_000n }), quotes)).toMatchObject({ code: "order_too_small", details: { min_amount_usdc: 5.005 } });
     const p = planned(req(5.005, { maxSlippage: 500_000n }), quotes);
     expect(p.legs[0]).toMatchObject({ shares: 10_010_000n, limitPrice: 500_000n, notional: usdc(4.005), worstCost: usdc(5.005) });
   });
@@ -181,7 +181,7 @@ describe("optimize_price", () => {
     const kalshi = [quote("k", [[0.5, 100]], { feeModel: KALSHI, lotShares: S })];
     const small = refused(req(0.1), kalshi);
     expect(small.code).toBe("order_too_small");
-    expect(small.details).toMatchObject({ min_amount_usdc: "0.527599" }); // 0.52 at 0.50, and the fee's rounding at worst
+    expect(small.details).toMatchObject({ min_amount_usdc: 0.527599 }); // 0.52 at 0.50, and the fee's rounding at worst
     expect(refused(req(0.1, { timeInForce: "IOC" }), kalshi).code).toBe("order_too_small");
     expect(refused(req(10), [quote("a", [])]).code).toBe("insufficient_liquidity");
     expect(refused(req(10, { timeInForce: "IOC" }), [quote("a", [[0.5, 0.5]])]).code).toBe("insufficient_liquidity");

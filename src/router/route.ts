@@ -1,4 +1,4 @@
-import { formatMicro, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { formatMicro, microToNumber, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { netOfWithheld, orderFee } from "../domain/fees.ts";
 import type { TimeInForce } from "../domain/types.ts";
 import { SAFE, type Ladder, type Rules } from "./curve.ts";
@@ -52,9 +52,9 @@ export interface Side<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   /** order_too_small, when the order is under the minimum size of every venue whose whole book could trade (`tradable`). */
   tooSmall(tradable: readonly C[], details: Record<string, unknown>): Refusal | undefined;
   /** The order's size, for a refusal's details. */
-  size: Record<string, string>;
+  size: Record<string, number>;
   /** What a partial allocation fills, for a fill-or-kill refusal's details. */
-  fillable(a: A): Record<string, string>;
+  fillable(a: A): Record<string, number>;
   /** The plan of `a`; `complete` when it fills the order (Side.filled). */
   plan(curves: readonly C[], a: A, reference: PriceMicro, limit: PriceMicro, complete: boolean): P;
 }
@@ -238,7 +238,7 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
   }
 
   private priceDetails(): Record<string, unknown> {
-    return { ...this.side.size, reference_price: formatMicro(this.reference), limit_price: formatMicro(this.limit) };
+    return { ...this.side.size, reference_price: microToNumber(this.reference), limit_price: microToNumber(this.limit) };
   }
 }
 

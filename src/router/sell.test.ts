@@ -67,7 +67,7 @@ describe("selling, optimize_price", () => {
     const opinion = { feeModel: { kind: "opinion" as const, ratePpm: 0n, minFee: 0n }, minOrderAmount: usdc(5) };
     const quotes = [sellQuote("opinion", [[0.4, 100]], opinion), sellQuote("poly", [[0.39, 100]])];
     expect(legs(planned(sell(10, { maxSlippage: 50_000n }), quotes))).toEqual([["poly", 10n * S]]);
-    expect(refused(sell(10), [quotes[0]!])).toMatchObject({ code: "order_too_small", details: { min_shares: "12.5" } });
+    expect(refused(sell(10), [quotes[0]!])).toMatchObject({ code: "order_too_small", details: { min_shares: 12.5 } });
     expect(legs(planned(sell(12.5), [quotes[0]!]))).toEqual([["opinion", 12_500_000n]]);
     // 13 shares into 0.50 then 0.30 have a notional of 6.30 but sign 13 × 0.30 = 3.90: the leg stops at the 12 shares at 0.50.
     const steep = planned(sell(13, { maxSlippage: 500_000n, timeInForce: "IOC" }), [sellQuote("opinion", [[0.5, 12], [0.3, 100]], opinion)]);
@@ -149,7 +149,7 @@ describe("selling, optimize_price", () => {
   it("FOK refuses bids too thin for the shares; IOC sells what they take", () => {
     const quotes = [sellQuote("a", [[0.5, 10]])];
     const r = refused(sell(100, { maxSlippage: 500_000n }), quotes);
-    expect(r).toMatchObject({ code: "insufficient_liquidity", details: { shares: "100", fillable_shares: "10" } });
+    expect(r).toMatchObject({ code: "insufficient_liquidity", details: { shares: 100, fillable_shares: 10 } });
     expect(planned(sell(100, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, proceeds: usdc(5), complete: false });
     expect(planned(sell(10, { maxSlippage: 500_000n, timeInForce: "IOC" }), quotes)).toMatchObject({ shares: 10n * S, complete: true });
   });
@@ -168,7 +168,7 @@ describe("selling, optimize_price", () => {
   it("refuses shares under every venue's minimum size as too small, and an empty book as illiquid", () => {
     const kalshi = [sellQuote("k", [[0.5, 100]], { feeModel: KALSHI, lotShares: S })];
     const small = refused(sell(0.5), kalshi);
-    expect(small).toMatchObject({ code: "order_too_small", details: { min_shares: "1", shares: "0.5" } });
+    expect(small).toMatchObject({ code: "order_too_small", details: { min_shares: 1, shares: 0.5 } });
     expect(refused(sell(0.5, { timeInForce: "IOC" }), kalshi).code).toBe("order_too_small");
     expect(refused(sell(10), [sellQuote("a", [])]).code).toBe("insufficient_liquidity");
     expect(refused(sell(10), [sellQuote("a", [[0.5, 100]], { inventory: S / 2n })]).code).toBe("insufficient_liquidity");

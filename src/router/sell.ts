@@ -1,4 +1,4 @@
-import { ceilDiv, formatMicro, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import { ceilDiv, formatMicro, microToNumber, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import type { Level } from "../domain/types.ts";
 import { BidCurve, bestMarginal, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
@@ -35,11 +35,11 @@ export function sellSide(req: SellRequest): Side<SellQuote, BidCurve, Sale, Sell
       if (leastMin <= req.shares) return undefined;
       return refuse("order_too_small", `The shares are fewer than the minimum order size of every venue (needs ${formatMicro(leastMin)} shares).`, {
         ...details,
-        min_shares: formatMicro(leastMin),
+        min_shares: microToNumber(leastMin),
       });
     },
-    size: { shares: formatMicro(req.shares) },
-    fillable: (a) => ({ fillable_shares: formatMicro(BigInt(a.shares)) }),
+    size: { shares: microToNumber(req.shares) },
+    fillable: (a) => ({ fillable_shares: microToNumber(BigInt(a.shares)) }),
     plan: toSellPlan,
   };
 }

@@ -112,7 +112,7 @@ describe("sells that cannot be placed change nothing", () => {
     expect(r.status).toBe(422);
     expect((r.body as { error: { code: string; details: Record<string, unknown> } }).error).toMatchObject({
       code: "insufficient_position",
-      details: { held_shares: formatMicro(micro(k.bought.filled_shares)) },
+      details: { held_shares: k.bought.filled_shares },
     });
     expect(standing(await k.client.account())).toEqual(standing(k.account));
     expect(await rpc.readContract({ address: sot, abi, functionName: "balanceOf", args: [k.account.vault_address as `0x${string}`, tokenId] })).toBe(micro(k.bought.filled_shares));
