@@ -559,7 +559,10 @@ export class OrderService {
   private async refusal(order: OrderRecord, address: Address, e: VaultTxError): Promise<AppError | undefined> {
     if (e.reason === "InsufficientAvailable") {
       const { available } = await this.d.vault.balanceOf(address);
-      return new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`);
+      return new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the order needs ${formatMicro(order.amount)}.`, {
+        available_usdc: microToNumber(available),
+        amount_usdc: microToNumber(order.amount),
+      });
     }
     // Another sell of the same position escrowed its shares first.
     if (e.reason === "InsufficientShares") return insufficientPosition(order, await this.sharesHeld(address, order));

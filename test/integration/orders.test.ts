@@ -220,7 +220,11 @@ describe("orders that cannot be filled", () => {
   it("insufficient_funds when the vault holds less than the amount", async () => {
     const k = await s.newKey();
     const r = await k.client.request("POST", "/v1/order", { body: JSON.stringify({ ...valid, amount_usdc: 20_000, time_in_force: "IOC" }), signed: true });
-    expect([r.status, (r.body as { error: { code: string } }).error.code]).toEqual([422, "insufficient_funds"]);
+    const err = (r.body as { error: { code: string; details: { order_id: string } } }).error;
+    expect([r.status, err.code]).toEqual([422, "insufficient_funds"]);
+    // What the vault holds against what the order needs, as a withdrawal's refusal names it: in the answer and on the order.
+    expect(err.details).toMatchObject({ available_usdc: 10_000, amount_usdc: 20_000 });
+    expect((await k.client.getOrder(err.details.order_id)).error).toMatchObject({ code: "insufficient_funds", details: { available_usdc: 10_000, amount_usdc: 20_000 } });
     expect(await k.client.account()).toMatchObject({ available_usdc: 10_000, locked_usdc: 0 });
   });
 
