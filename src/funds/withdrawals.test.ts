@@ -16,6 +16,7 @@ const ACCOUNT = "0x00000000000000000000000000000000000000aa" as Address;
 const HASH = `0x${"ab".repeat(32)}` as Hex32;
 const who = { accountId: "acc", address: ACCOUNT, allowlist: null };
 const req = { amount: 100_000_000n, toAddress: "0x00000000000000000000000000000000000000bb", clientWithdrawalId: "w-1", password: undefined };
+const OPERATOR = "0x00000000000000000000000000000000000000Cc" as Address;
 
 let store: Store;
 let paid: Map<string, WithdrawalState>;
@@ -28,7 +29,7 @@ beforeEach(async () => {
   let available = 100_000_000n;
   paid = new Map();
   chain = {
-    info: () => ({ contracts: { usdc: "0x01", vault: "0x02", sot: "0x03" } }) as Partial<ChainInfo> as ChainInfo,
+    info: () => ({ contracts: { usdc: "0x01", vault: "0x02", sot: "0x03" }, operator: OPERATOR }) as Partial<ChainInfo> as ChainInfo,
     balanceOf: async () => ({ available, locked: 0n }),
     withdrawTo: async (id, _client, to, amount) => {
       available -= amount;
@@ -48,6 +49,17 @@ afterEach(async () => {
 function instance(instanceId: string, over: Partial<WithdrawalDeps> = {}): WithdrawalService {
   return new WithdrawalService({ store, vault: chain, clock: { now: () => Date.now() }, log: pino({ level: "silent" }), confirmations: 0, newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`, instanceId, ...over });
 }
+
+describe("withdrawals refused before anything is paid", () => {
+  it("refuses a withdrawal to the operator's address, which is also the treasury, naming to_address, and pays nothing", async () => {
+    const refused = await instance("A")
+      .submit(who, { ...req, toAddress: OPERATOR.toLowerCase() })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "invalid_request", details: { fields: { to_address: expect.stringContaining("operator") } } });
+    expect(paid.size).toBe(0);
+    expect(await store.listWithdrawals("acc", { limit: 10, cursor: null })).toMatchObject({ data: [] });
+  });
+});
 
 describe("withdrawals on several instances", () => {
   it("answers a withdrawal sent to two instances at once with the one withdrawal, though the second reads the balance after the first was paid", async () => {

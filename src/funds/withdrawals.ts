@@ -51,14 +51,15 @@ export class WithdrawalService {
     if (who.allowlist !== null && !who.allowlist.includes(req.toAddress)) {
       throw new AppError("withdrawal_address_not_allowed", `This API key may only withdraw to ${who.allowlist.join(", ")}.`, { to_address: req.toAddress });
     }
-    const { contracts } = this.d.vault.info();
-    const contract = [
+    const { contracts, operator } = this.d.vault.info();
+    const ours = [
       [contracts.vault, "the Vault"],
       [contracts.usdc, "the USDC token contract"],
       [contracts.sot, "the position token contract"],
+      [operator, "crossfill's operator, which is also the treasury"],
     ].find(([address]) => address!.toLowerCase() === req.toAddress)?.[1];
-    if (contract !== undefined) {
-      throw new AppError("invalid_request", `to_address is ${contract}: what it is sent would be no one's.`, { fields: { to_address: `is ${contract}` } });
+    if (ours !== undefined) {
+      throw new AppError("invalid_request", `to_address is ${ours}: nothing paid there could be given back to you.`, { fields: { to_address: `is ${ours}` } });
     }
     const requestHash = createHash("sha256").update(`${req.amount}\n${req.toAddress}`).digest("hex");
     const existing = await this.earlier(who, req, requestHash);
