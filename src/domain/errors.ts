@@ -29,6 +29,7 @@ export const ERRORS = {
   idempotency_conflict: { status: 409, message: "This idempotency key was used with a different request." },
   email_taken: { status: 409, message: "An account with this email already exists." },
   insufficient_funds: { status: 422, message: "The vault's available balance is lower than the amount." },
+  withdrawal_refused: { status: 422, message: "The USDC token refused to pay this address (USDC's blacklist, or USDC paused); nothing was paid." },
   insufficient_position: { status: 422, message: "The account holds fewer unlocked shares of this outcome than the sell asks for." },
   slippage_exceeded: { status: 422, message: "The order cannot be filled within max_slippage." },
   insufficient_liquidity: { status: 422, message: "The venues do not hold enough liquidity for this order." },

@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import type { Hex } from "viem";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { testUSDCAbi } from "../contracts/artifacts.ts";
+import { ERRORS, type ErrorCode } from "../domain/errors.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
@@ -58,6 +59,17 @@ describe("withdrawals refused before anything is paid", () => {
     expect(refused).toMatchObject({ code: "invalid_request", details: { fields: { to_address: expect.stringContaining("operator") } } });
     expect(paid.size).toBe(0);
     expect(await store.listWithdrawals("acc", { limit: 10, cursor: null })).toMatchObject({ data: [] });
+  });
+
+  it("fails a withdrawal USDC refuses to pay to its address (real USDC's blacklist) with a 4xx that says so, not a 503 to retry", async () => {
+    // Real USDC (FiatToken) refuses a transfer to a blacklisted address with a require string: the Vault's withdrawTo reverts with it.
+    const blacklisted = instance("A", {
+      vault: { ...chain, withdrawTo: () => Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Blacklistable: account is blacklisted)")) },
+    });
+    const w = await blacklisted.submit(who, req);
+    expect(w).toMatchObject({ status: "failed", errorCode: "withdrawal_refused", errorMessage: expect.stringContaining("Blacklistable: account is blacklisted") });
+    expect(ERRORS[w.errorCode as ErrorCode].status).toBe(422);
+    expect(await chain.balanceOf(ACCOUNT)).toEqual({ available: 100_000_000n, locked: 0n });
   });
 });
 

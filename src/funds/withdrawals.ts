@@ -188,6 +188,12 @@ export class WithdrawalService {
           const errorMessage = `Nothing was paid: the vault held less than ${formatMicro(w.amount)} USDC available when the withdrawal reached the chain (another withdrawal or order took it first).`;
           return this.finish(w.id, ["sent"], { status: "failed", errorCode: "insufficient_funds", errorMessage }, log);
         }
+        if (e.reason === "Error") {
+          // A require string: the Vault has custom errors only, so the token's transfer refused (real USDC's blacklist, or USDC paused).
+          log.info({ err: e }, "the USDC token refused a withdrawal's transfer");
+          const errorMessage = `Nothing was paid: the USDC token refused to pay ${w.toAddress} (${e.message}).`;
+          return this.finish(w.id, ["sent"], { status: "failed", errorCode: "withdrawal_refused", errorMessage }, log);
+        }
         return this.finish(w.id, ["sent"], { status: "failed", errorCode: "chain_unavailable", errorMessage: `Nothing was paid: ${e.message}` }, log);
       }
       // It may have been paid, or may yet be: the chain decides, here or in recovery, never a timer.
