@@ -1,3 +1,4 @@
+import { OPEN_DEPOSIT_STATUSES, OPEN_WITHDRAWAL_STATUSES } from "../domain/funds-status.ts";
 import { formatMicro } from "../domain/money.ts";
 import { depositId, placesInTransactions } from "../funds/chain-ids.ts";
 import type { AccountRecord, DepositRecord, WithdrawalRecord } from "../store/store.ts";
@@ -46,6 +47,7 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
       events: ledger.withdrawnTo,
       idOf: (p) => p.withdrawalId,
       done: (w) => w.status === "confirmed",
+      open: (w) => OPEN_WITHDRAWAL_STATUSES.includes(w.status),
       stray: (p) => `payout ${p.withdrawalId} of ${formatMicro(p.amount)} USDC to ${p.to} belongs to no withdrawal`,
       differs: (w, p) =>
         p.amount !== w.amount || !same(w.toAddress, p.to) || !same(addressOf.get(w.accountId) ?? null, p.client)
@@ -77,6 +79,7 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
       events: ledger.depositCredits,
       idOf: (c) => c.key,
       done: (d) => d.status === "credited",
+      open: (d) => OPEN_DEPOSIT_STATUSES.includes(d.status),
       stray: (c) => `credit ${c.key} of ${formatMicro(c.amount)} USDC to ${c.client} belongs to no deposit`,
       differs: (d, c) =>
         c.amount !== d.amount || !same(addressOf.get(d.accountId) ?? null, c.client)
@@ -110,8 +113,8 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
 }
 
 /**
- * The chain did each record's once-per-id call exactly once when the store says it was done (`done`), and never
- * when it says not; every such event belongs to a record. `records` are keyed by on-chain id, lower case.
+ * The chain did each record's once-per-id call exactly once when the store says it was done (`done`), never when it
+ * says it ended otherwise, and at most once while it is `open`; every such event belongs to a record. `records` are keyed by on-chain id, lower case.
  */
 function doneOnce<R extends { id: string; status: string }, E extends { txHash: string }>(
   bad: (what: string) => void,
@@ -121,6 +124,8 @@ function doneOnce<R extends { id: string; status: string }, E extends { txHash: 
     events: readonly E[];
     idOf(e: E): string;
     done(r: R): boolean;
+    /** In progress, between its two steps: what the chain did of it is not yet the store's, and `*_finished` reports it. */
+    open(r: R): boolean;
     stray(e: E): string;
     /** What differs between the record and its event, if anything. */
     differs(r: R, e: E): string | undefined;
@@ -134,7 +139,9 @@ function doneOnce<R extends { id: string; status: string }, E extends { txHash: 
   }
   for (const [key, r] of o.records) {
     const found = eventsOf.get(key) ?? [];
-    if (!o.done(r)) {
+    if (o.open(r)) {
+      if (found.length > 1) bad(`${r.id} was ${o.verb} ${found.length} times`);
+    } else if (!o.done(r)) {
       if (found.length > 0) bad(`${r.id} is ${r.status} but was ${o.verb} on chain`);
     } else if (found.length !== 1) bad(`${r.id} was ${o.verb} ${found.length} times`);
     else {
