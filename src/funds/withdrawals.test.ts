@@ -18,6 +18,7 @@ const HASH = `0x${"ab".repeat(32)}` as Hex32;
 const who = { accountId: "acc", address: ACCOUNT, allowlist: null };
 const req = { amount: 100_000_000n, toAddress: "0x00000000000000000000000000000000000000bb", clientWithdrawalId: "w-1", password: undefined };
 const OPERATOR = "0x00000000000000000000000000000000000000Cc" as Address;
+const TREASURY = "0x00000000000000000000000000000000000000Dd" as Address;
 
 let store: Store;
 let paid: Map<string, WithdrawalState>;
@@ -30,7 +31,7 @@ beforeEach(async () => {
   let available = 100_000_000n;
   paid = new Map();
   chain = {
-    info: () => ({ contracts: { usdc: "0x01", vault: "0x02", sot: "0x03" }, operator: OPERATOR }) as Partial<ChainInfo> as ChainInfo,
+    info: () => ({ contracts: { usdc: "0x01", vault: "0x02", sot: "0x03" }, operator: OPERATOR, treasury: TREASURY }) as Partial<ChainInfo> as ChainInfo,
     balanceOf: async () => ({ available, locked: 0n }),
     withdrawTo: async (id, _client, to, amount) => {
       available -= amount;
@@ -59,6 +60,14 @@ describe("withdrawals refused before anything is paid", () => {
     expect(refused).toMatchObject({ code: "invalid_request", details: { fields: { to_address: expect.stringContaining("operator") } } });
     expect(paid.size).toBe(0);
     expect(await store.listWithdrawals("acc", { limit: 10, cursor: null })).toMatchObject({ data: [] });
+  });
+
+  it("refuses a withdrawal to the treasury of a Vault deployed with its own (VAULT_ADDRESS), naming to_address, and pays nothing", async () => {
+    const refused = await instance("A")
+      .submit(who, { ...req, toAddress: TREASURY.toLowerCase() })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({ code: "invalid_request", details: { fields: { to_address: expect.stringContaining("treasury") } } });
+    expect(paid.size).toBe(0);
   });
 
   it("fails a withdrawal USDC refuses to pay to its address (real USDC's blacklist) with a 4xx that says so, not a 503 to retry", async () => {

@@ -51,12 +51,13 @@ export class WithdrawalService {
     if (who.allowlist !== null && !who.allowlist.includes(req.toAddress)) {
       throw new AppError("withdrawal_address_not_allowed", `This API key may only withdraw to ${who.allowlist.join(", ")}.`, { to_address: req.toAddress });
     }
-    const { contracts, operator } = this.d.vault.info();
+    const { contracts, operator, treasury } = this.d.vault.info();
     const ours = [
       [contracts.vault, "the Vault"],
       [contracts.usdc, "the USDC token contract"],
       [contracts.sot, "the position token contract"],
-      [operator, "crossfill's operator, which is also the treasury"],
+      [operator, "crossfill's operator"],
+      [treasury, "the treasury, which settles pay"],
     ].find(([address]) => address!.toLowerCase() === req.toAddress)?.[1];
     if (ours !== undefined) {
       throw new AppError("invalid_request", `to_address is ${ours}: nothing paid there could be given back to you.`, { fields: { to_address: `is ${ours}` } });

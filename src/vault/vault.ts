@@ -16,6 +16,8 @@ export interface ChainInfo {
   rpcUrl: string;
   contracts: { usdc: Address; vault: Address; sot: Address };
   operator: Address;
+  /** Where settles pay and whence proceeds and payouts are pulled: the operator, unless VAULT_ADDRESS names a Vault deployed with another. */
+  treasury: Address;
   /** True on the embedded dev chain, where new accounts get test USDC. */
   faucet: boolean;
   /** Seconds from a lock, or a sell's escrow, to the deadline after which anyone may expire the lock, or its client the escrow. */

@@ -43,6 +43,8 @@ interface Ctx {
 /** The contracts in use, with what the vault needs to read their history. */
 export interface Deployment {
   contracts: Contracts;
+  /** Who settles pay and who pays proceeds and payouts: the operator in a Vault deployed here, anyone in one named by VAULT_ADDRESS. */
+  treasury: Address;
   /** The block the Vault was deployed in (0 when unknown: a Vault named by VAULT_ADDRESS). No event of ours is older. */
   fromBlock: bigint;
   lockTtlSeconds: number;
@@ -133,17 +135,18 @@ async function deploy(ctx: Ctx, usdcOverride: Address | undefined): Promise<Depl
 }
 
 async function fromVault(rpc: JsonRpc, vault: Address): Promise<Omit<Deployment, "fromBlock">> {
-  const read = async (functionName: "usdc" | "sot" | "lockTtl"): Promise<Hex> => {
+  const read = async (functionName: "usdc" | "sot" | "lockTtl" | "treasury"): Promise<Hex> => {
     const data = encodeFunctionData({ abi: vaultAbi, functionName });
     return rpc.call<Hex>("eth_call", [{ to: vault, data }, "latest"]);
   };
-  const [usdc, sot, lockTtl] = await Promise.all([read("usdc"), read("sot"), read("lockTtl")]);
+  const [usdc, sot, lockTtl, treasury] = await Promise.all([read("usdc"), read("sot"), read("lockTtl"), read("treasury")]);
   return {
     contracts: {
       usdc: decodeFunctionResult({ abi: vaultAbi, functionName: "usdc", data: usdc }),
       vault: getAddress(vault),
       sot: decodeFunctionResult({ abi: vaultAbi, functionName: "sot", data: sot }),
     },
+    treasury: decodeFunctionResult({ abi: vaultAbi, functionName: "treasury", data: treasury }),
     lockTtlSeconds: decodeFunctionResult({ abi: vaultAbi, functionName: "lockTtl", data: lockTtl }),
   };
 }

@@ -112,7 +112,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
   });
-  const { contracts, fromBlock, lockTtlSeconds } = await ensureContracts(
+  const { contracts, treasury, fromBlock, lockTtlSeconds } = await ensureContracts(
     { rpc, sender, chainId, operator: account.address, store: opts.store, faucet: opts.faucet, lockTtlSeconds: opts.lockTtlSeconds ?? DAY },
     opts.contracts ?? {},
   );
@@ -120,7 +120,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   // every error, which the logs print: it is given the origin, and its requests go to the URL whole.
   const { origin } = new URL(opts.rpcUrl);
   const client = createPublicClient({ transport: http(origin, { batch: { batchSize: 500, wait: 0 }, timeout, fetchFn: (_url, init) => fetch(opts.rpcUrl, init) }) });
-  const info: ChainInfo = { chainId, rpcUrl: origin, contracts, operator: account.address, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
+  const info: ChainInfo = { chainId, rpcUrl: origin, contracts, operator: account.address, treasury, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
   const batcher = new VaultBatcher({
     sender,
