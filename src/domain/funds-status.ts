@@ -31,9 +31,10 @@ export const OPEN_DEPOSIT_STATUSES: readonly DepositStatus[] = ["detected", "cre
 
 export const DEPOSIT_ENTERED_FROM: Readonly<Record<DepositStatus, readonly DepositStatus[]>> = {
   // A dropped transfer that the chain shows again (mined anew after a reorganisation) is credited after all; so is
-  // a credited one whose credit a reorganisation removed (the Vault credits its key once, whatever is sent again).
-  detected: ["dropped", "credited"],
-  crediting: ["detected", "crediting"],
+  // a credited one whose credit a reorganisation removed (the Vault credits its key once, whatever is sent again),
+  // `crediting` since that credit may still land.
+  detected: ["dropped"],
+  crediting: ["detected", "crediting", "credited"],
   credited: ["detected", "crediting"],
   dropped: ["detected", "crediting"],
 };

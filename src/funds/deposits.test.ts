@@ -260,10 +260,34 @@ describe("the deposit watcher", () => {
     await t.rpc.call("evm_mine");
     const [again] = await mine([deposit]);
     expect(again!.logs.map((l) => l.logIndex)).toEqual(first!.logs.map((l) => l.logIndex));
-    await watcher.pass();
-    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
-    expect(stored.map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
+    // The passes wait while the removed credit's nonce may still land (the sender's 5 s grace), then credit it again.
+    const statuses = async () => {
+      await watcher.pass();
+      return (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual([[4n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("drops a deposit whose transfer and credit a deep reorganisation removed only once its credit can no longer land again", async () => {
+    const { key, account } = await keyedAccount("acc_credit_pending");
+    const deposit = await signedTransfer(account.address as Address, 7n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await mine([deposit]);
+    expect(await watcher.pass()).toBe(1);
+    // A reorganisation deeper than the confirmations removes the transfer (its sender spent it otherwise) and the credit; the node
+    // keeps the removed credit in its pool, where it may land again and pull another deposit's USDC from the address.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    await t.rpc.call("evm_mine");
+    const creditPending = Object.create(t.vault, { pendingTransactions: { value: async () => 1 } }) as Vault;
+    await watcherSigningWith(() => key, { vault: creditPending }).pass();
+    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => d.status);
+    expect(await statuses()).toEqual(["crediting"]);
+    // Nothing pending any more (once the sender's 5 s grace for the removed credit's nonce is over): no credit of it can land, and there is nothing to credit.
+    await expect.poll(async () => (await watcher.pass(), statuses()), { timeout: 30_000, interval: 500 }).toEqual(["dropped"]);
   }, 60_000);
 
   it("keeps credited the deposits whose credit a deep reorganisation left on chain", async () => {
@@ -382,10 +406,13 @@ describe("the deposit watcher", () => {
     await t.rpc.call("evm_revert", [fork]);
     const [again] = await mine([deposit]);
     expect(again!.logs.map((l) => l.logIndex)).toEqual([0]);
-    await watcher.pass();
-    await watcher.pass();
-    const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
-    expect(stored.filter((d) => d.status !== "dropped").map((d) => [d.amount, d.status])).toEqual([[4n * USDC, "credited"]]);
+    // The passes wait while the removed credit's nonce may still land (the sender's 5 s grace), then credit it again.
+    const credited = async () => {
+      await watcher.pass();
+      const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+      return stored.filter((d) => d.status !== "dropped").map((d) => [d.amount, d.status]);
+    };
+    await expect.poll(credited, { timeout: 30_000, interval: 500 }).toEqual([[4n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
   }, 60_000);
 

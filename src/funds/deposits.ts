@@ -151,7 +151,7 @@ export class DepositWatcher {
   }
 
   /**
-   * Puts back to be credited every credited deposit whose credit the chain no longer has (a reorganisation removed
+   * Puts back to `crediting` every credited deposit whose credit the chain no longer has (a reorganisation removed
    * it): the transfer, if still there, is credited again under the same key, which the Vault credits once; gone, it
    * is dropped. Before the cursor moves past the reorganisation, so a crash here does it again at the next pass.
    * A credit whose block the chain still has (`creditsKept`) is there; any other's receipt is read, one request a
@@ -170,7 +170,9 @@ export class DepositWatcher {
         await store.updateDeposit(d.id, ["credited"], { creditBlock: at.number, creditBlockHash: at.hash.toLowerCase() });
         continue;
       }
-      if (await store.updateDeposit(d.id, ["credited"], { status: "detected", creditTx: null, creditBlock: null, creditBlockHash: null })) {
+      // `crediting`, not `detected`: the removed credit may land again (a node puts a reorganised transaction back in its pool),
+      // so it is waited for while any operator transaction is pending, as a credit whose answer was lost is.
+      if (await store.updateDeposit(d.id, ["credited"], { status: "crediting", creditTx: null, creditBlock: null, creditBlockHash: null })) {
         log.warn({ deposit_id: d.id, credit_tx: d.creditTx }, "a reorganisation removed a deposit's credit; crediting it again");
       }
     }

@@ -152,7 +152,7 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
 
     it("moves a deposit only along its state machine, under the holder's lease", async () => {
       await store.insertDeposits([deposit()]);
-      await expect(store.updateDeposit("0xaa:3", ["credited"], { status: "crediting" })).rejects.toThrow(/no transition/);
+      await expect(store.updateDeposit("0xaa:3", ["credited"], { status: "detected" })).rejects.toThrow(/no transition/);
       expect(await store.claimDeposit("0xaa:3", lease("a"), iso())).toBe(true);
       expect(await store.claimDeposit("0xaa:3", lease("b"), iso())).toBe(false);
       expect(await store.updateDeposit("0xaa:3", ["detected"], { status: "crediting" }, "b")).toBeUndefined();
