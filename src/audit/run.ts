@@ -26,7 +26,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
   // transfer under the cursor read first is among the deposits read after (read after them, a pass between the two reads
   // moved it past a transfer the audit's deposits lacked, reported as no stored deposit).
   const cursor = await store.chainCursor(depositCursorName(vault.info()));
-  const [orders, fills, accounts, redemptions, positions, withdrawals, deposits, ledger] = await Promise.all([
+  const [orders, fills, accounts, redemptions, positions, withdrawals, deposits] = await Promise.all([
     store.ordersInStatus(ORDER_STATUSES),
     store.allFills(),
     store.accounts(),
@@ -34,8 +34,10 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     store.positions(),
     store.withdrawalsInStatus(WITHDRAWAL_STATUSES),
     store.depositsInStatus(DEPOSIT_STATUSES),
-    vault.ledger(),
   ]);
+  // The chain after the store: a withdrawal, credit or settlement the store shows done landed before the store was told, so
+  // the ledger read after has it (read at once, one paid and confirmed meanwhile was reported as never paid).
+  const ledger = await vault.ledger();
   const markets = new Map(orders.map((o) => [marketKey(o), o]));
   const venueInventory = new Map(await Promise.all([...markets].map(async ([key, o]) => [key, await store.venueInventory(o.eventId, o.outcome)] as const)));
   const venueTrades = venues && new Map<string, VenueFill[]>(await Promise.all(venues.map(async (v) => [v.id, await v.trades()] as [string, VenueFill[]])));
