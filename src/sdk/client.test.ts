@@ -90,6 +90,16 @@ describe("CrossfillClient signing", () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]!.headers.has("x-signature")).toBe(false);
   });
+
+  it("refuses a base URL with a query or fragment, naming it, instead of sending every request into it", () => {
+    const { fetch, sent } = recordingFetch();
+    for (const baseUrl of ["http://api.test/?token=x", "http://api.test/api#v1", "http://api.test/?", "http://api.test#"]) {
+      expect(() => new CrossfillClient({ baseUrl, apiKey: "ck_k", fetch }), baseUrl).toThrow(
+        `baseUrl must be the API's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`,
+      );
+    }
+    expect(sent).toHaveLength(0);
+  });
 });
 
 describe("CrossfillClient types", () => {

@@ -20,7 +20,8 @@ export interface ClientOptions {
   /**
    * Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. A path of its own
    * ("https://host/api", a proxy's that it strips before the server) is requested but not signed: the signature
-   * covers the path the server receives, /v1/... with its query (docs/decisions.md).
+   * covers the path the server receives, /v1/... with its query (docs/decisions.md). One with a query or fragment
+   * is refused (a TypeError): the paths would be appended to it.
    */
   baseUrl: string;
   apiKey: string;
@@ -112,6 +113,8 @@ export class CrossfillClient {
   private readonly timeoutMs: number | undefined;
 
   constructor(opts: ClientOptions) {
+    // the route is put after it: behind a query or fragment, it would be no path
+    if (/[?#]/.test(opts.baseUrl)) throw new TypeError(`baseUrl must be the API's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, "");
     this.apiKey = opts.apiKey;
