@@ -7,6 +7,7 @@ import { DEFAULT_MATCH_OPTIONS, type NearMiss } from "../markets/matching.ts";
 import { acceptedChange, matchDiscovered, type DiscoveredMarket } from "../markets/proposals.ts";
 import { PROPOSAL_STATUSES, type ProposalRecord, type ProposalStatus } from "../store/store.ts";
 import { startConfiguredVenues } from "../venues/sim-process.ts";
+import { printable } from "./printable.ts";
 import { withStore } from "./with-store.ts";
 
 const TAKES_EFFECT = "The catalog is read at start: restart the server (crossfill serve / npm start) for it to take effect.";
@@ -29,9 +30,9 @@ function proposalJson(p: ProposalRecord) {
 function printProposal(p: ProposalRecord): void {
   const what = p.kind === "new_event" ? `new event ${p.eventId}` : `add to ${p.eventId}`;
   const decided = p.status === "proposed" ? "" : `  [${p.status} ${p.decidedAt ?? ""}]`;
-  console.log(`${p.id}  score ${p.score.toFixed(3)}  ${what}  "${p.title}"${decided}`);
-  for (const m of p.members) console.log(`    ${m.venue.padEnd(15)} ${m.venueMarketId}  "${m.title}"  closes ${m.closeTime}`);
-  console.log(`    why: ${p.reason}`);
+  console.log(`${p.id}  score ${p.score.toFixed(3)}  ${what}  "${printable(p.title)}"${decided}`);
+  for (const m of p.members) console.log(`    ${m.venue.padEnd(15)} ${printable(m.venueMarketId)}  "${printable(m.title)}"  closes ${m.closeTime}`);
+  console.log(`    why: ${printable(p.reason)}`);
 }
 
 function number(raw: string, name: string, fail: (m: string) => never, max = Infinity): number {
@@ -62,8 +63,8 @@ export function registerEventCommands(program: Command, fail: (message: string) 
         return;
       }
       for (const r of rows) {
-        console.log(`${r.event_id}  ${r.status.padEnd(8)}  closes ${r.close_time}  "${r.title}"`);
-        for (const l of r.listings) console.log(`    ${l.venue.padEnd(15)} ${l.venue_market_id}`);
+        console.log(`${r.event_id}  ${r.status.padEnd(8)}  closes ${r.close_time}  "${printable(r.title)}"`);
+        for (const l of r.listings) console.log(`    ${l.venue.padEnd(15)} ${printable(l.venue_market_id)}`);
       }
       console.log(`${rows.length} events.`);
     });
@@ -119,11 +120,11 @@ export function registerEventCommands(program: Command, fail: (message: string) 
       for (const p of saved) printProposal(p);
       if (result.unmatched.length) {
         console.log("\nMatched nothing:");
-        for (const m of result.unmatched) console.log(`    ${m.venue.padEnd(15)} ${m.venueMarketId}  "${m.title}"`);
+        for (const m of result.unmatched) console.log(`    ${m.venue.padEnd(15)} ${printable(m.venueMarketId)}  "${printable(m.title)}"`);
       }
       if (o.verbose && result.nearMisses.length) {
         console.log("\nNear misses (refused: only identical questions merge):");
-        for (const n of result.nearMisses) console.log(`    ${n.a} ~ ${n.b}: ${n.reason}`);
+        for (const n of result.nearMisses) console.log(`    ${printable(n.a)} ~ ${printable(n.b)}: ${printable(n.reason)}`);
       }
       if (saved.some((p) => p.status === "proposed")) console.log("\nAccept one with: crossfill events accept <proposal-id> [--event-id <id>] [--title <title>]");
     });
@@ -168,7 +169,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
         return;
       }
       const venues = p.members.map((m) => m.venue).join(", ");
-      console.log(p.kind === "new_event" ? `Accepted ${p.id}: new event ${p.eventId} "${p.title}", listed on ${venues}.` : `Accepted ${p.id}: ${p.eventId} is now also listed on ${venues}.`);
+      console.log(p.kind === "new_event" ? `Accepted ${p.id}: new event ${p.eventId} "${printable(p.title)}", listed on ${venues}.` : `Accepted ${p.id}: ${p.eventId} is now also listed on ${venues}.`);
       console.log(TAKES_EFFECT);
     });
 

@@ -15,21 +15,13 @@ import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerFundsCommands } from "./funds.ts";
 import { registerOrderCommand } from "./order.ts";
+import { printable } from "./printable.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
 
 async function firstLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
   for await (const line of createInterface({ input })) return line;
   return undefined;
-}
-
-/**
- * Text from the store as a terminal shows it: a control character (a key named before names refused them) or a
- * bidirectional override (allowed in names) written as its \u escape, so that it cannot forge a line, rewrite the
- * screen or reverse what follows it on the line.
- */
-function printable(text: string): string {
-  return text.replace(/[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function fail(message: string): never {

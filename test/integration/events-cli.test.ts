@@ -9,9 +9,11 @@ import { findOrCreateAccount } from "../../src/accounts/service.ts";
 import { createApiKey } from "../../src/auth/keys.ts";
 import { encryptSecret, loadMasterKey } from "../../src/auth/secrets.ts";
 import { loadConfig } from "../../src/config.ts";
+import type { PriceMicro } from "../../src/domain/money.ts";
 import { startCrossfill, type Crossfill } from "../../src/main.ts";
 import { MarketCatalog } from "../../src/markets/catalog.ts";
 import { CrossfillClient } from "../../src/sdk/client.ts";
+import { openStore } from "../../src/store/open-store.ts";
 import { makeDataDirStore } from "../helpers/stores.ts";
 
 const run = promisify(execFile);
@@ -133,5 +135,38 @@ describe("crossfill events resolve", () => {
     expect(decided).toMatchObject({ event_id: "fed-cut-2026-12", status: "resolved", resolution: "NO", decided_by: "operator" });
     expect(await refusal(cli("fed-cut-2026-12", "YES"))).toMatch(/^2: .*already resolved to NO by operator/);
     expect((await cli("fed-cut-2026-12", "NO")).stdout).toContain("fed-cut-2026-12 is resolved to NO");
+  });
+});
+
+describe("crossfill events list and proposals print venues' titles", () => {
+  let dataDir: string;
+  const cli = async (...args: string[]) => (await run(process.execPath, [BIN, "events", ...args], { env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" }, timeout: 30_000 })).stdout;
+  // a line break, an escape sequence that clears the screen, and a right-to-left override
+  const title = "Fed cut?\nfed-cut-2026-12  resolved\x1b[2J \u202eon 2027";
+  const shown = "Fed cut?\\u000afed-cut-2026-12  resolved\\u001b[2J \\u202eon 2027";
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "crossfill-titles-"));
+    await makeDataDirStore(dataDir);
+    const store = await openStore({ dataDir, databaseUrl: undefined });
+    try {
+      const listing = { venue: "kalshi-sim", venueMarketId: "KX\nFORGED", outcomeIds: { YES: "y", NO: "n" } };
+      await store.seedCatalog([{ eventId: "titled-2027", title, description: "", status: "open", closeTime: "2027-01-01T00:00:00.000Z", resolution: null, basePrice: 500_000n as PriceMicro, listings: [{ ...listing, tickSize: null, feeRatePpm: null }] }]);
+      await store.saveProposals([{ id: "prop_titled", kind: "new_event", eventId: "titled-2027-02", title, score: 0.9, reason: "same numbers and dates", members: [{ ...listing, title, closeTime: "2027-02-01T00:00:00.000Z" }] }]);
+    } finally {
+      await store.close();
+    }
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("as \\u escapes of their control characters and bidirectional overrides, each event and member on its own lines; --json as they are", async () => {
+    const listed = await cli("list");
+    expect(listed).toContain(`titled-2027  open      closes 2027-01-01T00:00:00.000Z  "${shown}"\n    kalshi-sim      KX\\u000aFORGED\n`);
+    expect(listed).not.toMatch(/[\x1b\u202e]/);
+    const proposals = await cli("proposals");
+    expect(proposals).toBe(
+      `prop_titled  score 0.900  new event titled-2027-02  "${shown}"\n    kalshi-sim      KX\\u000aFORGED  "${shown}"  closes 2027-02-01T00:00:00.000Z\n    why: same numbers and dates\n`,
+    );
+    expect((JSON.parse(await cli("list", "--json")) as { event_id: string; title: string }[]).find((e) => e.event_id === "titled-2027")?.title).toBe(title);
   });
 });
