@@ -5,7 +5,7 @@ import { applyMove, type PositionMove } from "../domain/pnl.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { FundsStore } from "./funds-store.ts";
-import { migrateToLatest } from "./migrations/migrate.ts";
+import { MIGRATIONS, migrateToLatest } from "./migrations/migrate.ts";
 import { QueryShapes, type Slots } from "./query-shapes.ts";
 import {
   accountFromRow,
@@ -126,7 +126,15 @@ export class KyselyStore implements Store {
 
   async made(): Promise<boolean> {
     const tables = await this.db.introspection.getTables({ withInternalKyselyTables: true });
-    return tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE);
+    if (!tables.some((t) => t.name === DEFAULT_MIGRATION_TABLE)) return false;
+    // Another application's, which migrates with Kysely too, names none of crossfill's migrations; one in another
+    // PostgreSQL schema than crossfill's tables go to is not there to read (42P01, undefined_table).
+    const first = Object.keys(MIGRATIONS)[0]!;
+    const applied = await sql<{ name: string }>`SELECT name FROM ${sql.table(DEFAULT_MIGRATION_TABLE)} WHERE name = ${first}`.execute(this.db).catch((e: unknown) => {
+      if ((e as { code?: unknown }).code === "42P01") return { rows: [] };
+      throw e;
+    });
+    return applied.rows.length > 0;
   }
 
   async close(): Promise<void> {

@@ -369,7 +369,7 @@ export interface Page<T> {
 /** Persistence port. SQLite is the embedded default; PostgreSQL implements the same port. */
 export interface Store {
   migrate(): Promise<void>;
-  /** Whether a migration was ever applied here: false for an empty database, which only the server's first start makes the schema of. */
+  /** Whether crossfill's first migration was ever applied here: false for an empty database (which only the server's first start makes the schema of), or another application's. */
   made(): Promise<boolean>;
   close(): Promise<void>;
 

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuditReport } from "../../src/audit/run.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -97,6 +98,37 @@ describe("DATABASE_URL naming a database without crossfill's tables (another dat
       }
     } finally {
       await empty.drop();
+    }
+  }, 240_000);
+});
+
+describe("DATABASE_URL naming another application's database that Kysely migrates too", () => {
+  it("the CLI's store commands refuse it as a database without crossfill's tables, and make none there", async () => {
+    const other = await createTestDatabase();
+    try {
+      const sqlOn = async (statement: string) => {
+        const client = new pg.Client({ connectionString: other.url });
+        await client.connect();
+        try {
+          return (await client.query(statement)).rows as Record<string, unknown>[];
+        } finally {
+          await client.end();
+        }
+      };
+      const env = { ...process.env, ...settings(), DATABASE_URL: other.url, LOG_LEVEL: "silent" };
+      const url = new URL(other.url);
+      const refusal = `crossfill: no crossfill database at postgres://${url.host}${url.pathname}: set DATABASE_URL to the server's PostgreSQL database (or unset it, and set DATA_DIR to the server's data directory); the server makes its tables at its first start (crossfill serve, npm start)\n`;
+      // its migrations in a schema of its own, then in the public schema crossfill's tables go to
+      for (const schema of ["billing", "public"]) {
+        await sqlOn(`CREATE SCHEMA IF NOT EXISTS ${schema}; CREATE TABLE ${schema}.kysely_migration (name varchar(255) PRIMARY KEY, timestamp varchar(255) NOT NULL); INSERT INTO ${schema}.kysely_migration VALUES ('2024_01_invoices', '2024-01-01T00:00:00.000Z')`);
+        const failed = await run(process.execPath, [BIN, "keys", "list"], { env, timeout: 60_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+        expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr], schema).toEqual([2, "", refusal]);
+        expect(await sqlOn("SELECT table_schema || '.' || table_name AS t FROM information_schema.tables WHERE table_name IN ('accounts', 'orders', 'kysely_migration') ORDER BY 1")).toEqual(
+          schema === "billing" ? [{ t: "billing.kysely_migration" }] : [{ t: "billing.kysely_migration" }, { t: "public.kysely_migration" }],
+        );
+      }
+    } finally {
+      await other.drop();
     }
   }, 240_000);
 });
