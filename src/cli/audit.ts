@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Command } from "commander";
 import { toHex, type Hex } from "viem";
@@ -45,7 +45,8 @@ export function registerAuditCommand(program: Command): void {
 
 /**
  * The chain the server uses: CHAIN_RPC_URL, else the embedded dev chain of DATA_DIR — the running
- * server's (it leaves its address in the data directory), or started here from its state when no server runs.
+ * server's (it leaves its address in the data directory), or started here from its state when no server runs; one
+ * without state there (a DATA_DIR not the server's, with DATABASE_URL) is refused, not made.
  * Its contracts are the ones the server recorded in the store.
  */
 async function openChain(config: Config, store: Store): Promise<{ vault: Vault; close(): Promise<void> }> {
@@ -67,6 +68,10 @@ async function openChain(config: Config, store: Store): Promise<{ vault: Vault; 
   if (running) {
     const vault = await open(running.rpcUrl, readFileSync(join(chainDir, "operator.key"), "utf8").trim() as Hex, true);
     return { vault, close: () => vault.close() };
+  }
+  // One never started there is a new, empty chain: the store audited against it is a report on nothing the server did.
+  if (!existsSync(join(chainDir, "operator.key"))) {
+    throw new Error(`no dev chain at ${chainDir}: set DATA_DIR to the server's data directory, or CHAIN_RPC_URL and OPERATOR_PRIVATE_KEY to the chain it uses; the server makes its dev chain at its first start (crossfill serve, npm start)`);
   }
   const devChain = await startDevChain({ dataDir: chainDir });
   const vault = await openEvmVault({ rpcUrl: devChain.rpcUrl, operatorKey: devChain.operatorKey, store, faucet: true, devChain, logRangeBlocks: config.chainLogRangeBlocks, rpcTimeoutMs: config.chainRpcTimeoutMs });

@@ -132,3 +132,28 @@ describe("DATABASE_URL naming another application's database that Kysely migrate
     }
   }, 240_000);
 });
+
+describe("crossfill audit with DATABASE_URL and a DATA_DIR that holds no chain (run from another directory)", () => {
+  it("refuses, naming where it looked, instead of starting a new, empty dev chain and auditing the store against it", async () => {
+    const migrated = await createTestDatabase();
+    try {
+      const store = await openPostgresStore(migrated.url);
+      await store.migrate();
+      await store.close();
+      const elsewhere = join(dataDir, "no-chain-here");
+      const env = { ...process.env, ...settings(), DATABASE_URL: migrated.url, DATA_DIR: elsewhere, LOG_LEVEL: "silent" };
+      const failed = await run(process.execPath, [BIN, "audit", "--json"], { env, timeout: 120_000 }).then(
+        (done) => ({ code: 0, stdout: done.stdout, stderr: done.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      expect([failed.code, failed.stdout, failed.stderr]).toEqual([
+        2,
+        "",
+        `crossfill: no dev chain at ${join(elsewhere, "chain")}: set DATA_DIR to the server's data directory, or CHAIN_RPC_URL and OPERATOR_PRIVATE_KEY to the chain it uses; the server makes its dev chain at its first start (crossfill serve, npm start)\n`,
+      ]);
+      expect(existsSync(elsewhere)).toBe(false);
+    } finally {
+      await migrated.drop();
+    }
+  }, 240_000);
+});
