@@ -42,11 +42,14 @@ const SENT = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_HEADERS_
 /** The command's option or argument that sets each field of the API's body, by the field's name. */
 export type FieldNames = Record<string, string>;
 
-/** An invalid_request's sentence names the body's fields: the command's user set them by its options and arguments. */
+/**
+ * An invalid_request's sentence names the body's fields: the command's user set them by its options and arguments.
+ * What it quotes (a value as sent, in JSON's quotes) stays as it is, whatever it spells.
+ */
 function inCommandTerms(e: CrossfillError, names: FieldNames): string {
   const fields = Object.keys(names);
   if (e.code !== "invalid_request" || typeof e.details?.fields !== "object" || fields.length === 0) return e.message;
-  return e.message.replace(new RegExp(`\\b(?:${fields.join("|")})\\b`, "g"), (field) => names[field]!);
+  return e.message.replace(new RegExp(`"(?:[^"\\\\]|\\\\.)*"|\\b(?:${fields.join("|")})\\b`, "g"), (match) => names[match] ?? match);
 }
 
 /**

@@ -279,6 +279,11 @@ describe("crossfill order and withdraw refused for a field", () => {
       2,
       "crossfill: invalid_request: Invalid order: <outcome> must be one of YES, NO; --tif must be one of FOK, IOC; --slippage must be a fraction between 0 and 0.5.\n",
     ]);
+    // what was sent is quoted as sent, even when it spells a field's name
+    expect(await refused("order", "fed-cut-2026-12", "YES", "--amount", "shares", "--slippage", "max_slippage")).toEqual([
+      2,
+      'crossfill: invalid_request: Invalid order: --amount must be a plain non-negative decimal (got "shares"); --slippage must be a plain non-negative decimal (got "max_slippage").\n',
+    ]);
     expect(await refused("withdraw", "1.0000001", "0xabc")).toEqual([
       2,
       "crossfill: invalid_request: Invalid withdrawal: <amount> has more than 6 decimal places; <to> must be a 0x address of 40 hex digits.\n",
