@@ -175,7 +175,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
 
   events
     .command("resolve")
-    .description("Decide how an event ended: an event the venues dispute, or one forced on the embedded default. The server redeems its positions at its next pass")
+    .description("Decide how an event ended, on any deployment: one the venues dispute, or one still undecided (its venues stopped listing it; on the embedded default, not yet resolved by the simulators). The server redeems its positions at its next pass; a resolved event is never decided again")
     .argument("<event-id>", "the event's id, as crossfill events list prints it")
     .argument("<outcome>", `the winning outcome: ${OUTCOMES.join(" or ")}`)
     .option("--json", "print JSON for scripts")
