@@ -4,7 +4,8 @@ import { Command } from "commander";
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from "../accounts/password.ts";
 import { loadConfig } from "../config.ts";
 import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
-import { createApiKey, KEY_NAME_MAX, parseKeyName, parseScopes } from "../auth/keys.ts";
+import { parseIpAllowlist } from "../auth/ip.ts";
+import { createApiKey, KEY_NAME_MAX, parseKeyName, parseScopes, parseWithdrawalAllowlist } from "../auth/keys.ts";
 import { encryptSecret } from "../auth/secrets.ts";
 import { AppError } from "../domain/errors.ts";
 import { serve } from "../main.ts";
@@ -71,10 +72,13 @@ keys
       if (items.length === 0) fail(`${flag} names nothing; leave it out for a key without that limit`);
       return items;
     };
+    // read before the account is made: refused after, they left an account without a password its owner could not sign up as
+    const ipAllowlist = parseIpAllowlist(list(o.ip, "--ip") ?? []);
+    const withdrawalAllowlist = parseWithdrawalAllowlist(list(o.withdrawTo, "--withdraw-to") ?? []);
     const created = await withStore(async (store, masterKey) => {
       const master = await masterKey();
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));
-      const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist: list(o.ip, "--ip"), withdrawalAllowlist: list(o.withdrawTo, "--withdraw-to") });
+      const key = await createApiKey(store, master, { accountId: account.id, name, scopes, ipAllowlist, withdrawalAllowlist });
       return { account, ...key };
     });
     if (o.json) {

@@ -108,6 +108,22 @@ describe("crossfill keys create --scopes ... withdraw", () => {
     }
     expect(await cli("keys", "list", "--account", "unset@example.com")).toMatch(/^No keys/);
   });
+
+  it("refuses an address or IP that is none before making the account it names, which its owner could then not sign up as", async () => {
+    for (const [flag, value, message] of [
+      ["--ip", "banana", 'Not an IP address or CIDR block: "banana".'],
+      ["--withdraw-to", "0xabc", 'Not an address money may be paid to: "0xabc" must be a 0x address of 40 hex digits.'],
+    ] as const) {
+      const refused = await run(process.execPath, [BIN, "keys", "create", "--name", "typo", "--scopes", "read,withdraw", flag, value, "--account", "typo@example.com"], { env: env() }).catch((e: { code: number; stderr: string }) => e);
+      expect([(refused as { code: number }).code, (refused as { stderr: string }).stderr]).toEqual([2, `crossfill: ${message}\n`]);
+    }
+    const db = new Database(join(dataDir, "crossfill.db"), { readonly: true });
+    try {
+      expect(db.prepare("SELECT email FROM accounts WHERE email = ?").all("typo@example.com")).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
 });
 
 describe("crossfill keys list --account that is no email address", () => {
