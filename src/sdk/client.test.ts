@@ -100,6 +100,16 @@ describe("CrossfillClient signing", () => {
     }
     expect(sent).toHaveLength(0);
   });
+
+  it("refuses a base URL without its http:// or https:// scheme, naming it, instead of failing each request as if no server answered", () => {
+    const { fetch, sent } = recordingFetch();
+    for (const baseUrl of ["localhost:8080", "api.test", "ftp://api.test", ""]) {
+      expect(() => new CrossfillClient({ baseUrl, apiKey: "ck_k", fetch }), baseUrl).toThrow(
+        `baseUrl must be the API's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(baseUrl)})`,
+      );
+    }
+    expect(sent).toHaveLength(0);
+  });
 });
 
 describe("CrossfillClient types", () => {

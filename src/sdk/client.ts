@@ -20,8 +20,8 @@ export interface ClientOptions {
   /**
    * Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. A path of its own
    * ("https://host/api", a proxy's that it strips before the server) is requested but not signed: the signature
-   * covers the path the server receives, /v1/... with its query (docs/decisions.md). One with a query or fragment
-   * is refused (a TypeError): the paths would be appended to it.
+   * covers the path the server receives, /v1/... with its query (docs/decisions.md). One without its http:// or
+   * https:// scheme, or with a query or fragment, is refused (a TypeError): the paths would be appended to it.
    */
   baseUrl: string;
   apiKey: string;
@@ -113,6 +113,10 @@ export class CrossfillClient {
   private readonly timeoutMs: number | undefined;
 
   constructor(opts: ClientOptions) {
+    // Without it ("localhost:8080") the address is another URL scheme's, which fetch refuses as if no server answered.
+    if (!/^https?:\/\//i.test(opts.baseUrl) || !URL.canParse(opts.baseUrl)) {
+      throw new TypeError(`baseUrl must be the API's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
+    }
     // the route is put after it: behind a query or fragment, it would be no path
     if (/[?#]/.test(opts.baseUrl)) throw new TypeError(`baseUrl must be the API's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
