@@ -153,6 +153,23 @@ export function newClientId(): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/**
+ * The client id a request goes under (client_order_id, client_withdrawal_id): the one it was last sent with when that
+ * got no answer to go by (none at all, or a refusal before it was looked at), else a new one. Kept in the tab's
+ * sessionStorage, by the request, until an answer names what was done: asked again as it was, also from the page or
+ * dialog opened anew (after going to another page, closing the dialog, a reload), it goes under the same id, and the
+ * server answers what it did instead of doing it again. Another request (another amount, another address) is one of its own.
+ */
+export function clientIdFor(request: string): string {
+  return sessionStorage.getItem(`unanswered ${request}`) ?? newClientId();
+}
+
+/** Keeps the id of a request without an answer to go by (`answered` false), or forgets it once one came. */
+export function noteAnswer(request: string, clientId: string, answered: boolean): void {
+  if (answered) sessionStorage.removeItem(`unanswered ${request}`);
+  else sessionStorage.setItem(`unanswered ${request}`, clientId);
+}
+
 export function query(params: Record<string, string | number | undefined | null>): string {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));

@@ -365,6 +365,10 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.route("**/v1/withdrawals", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
     await confirm();
     await page.getByRole("alert").getByText(/Too many/).waitFor();
+    // The dialog closed, the page reloaded, and the withdrawal asked for again as it was: still the same withdrawal.
+    await page.keyboard.press("Escape");
+    await page.reload();
+    await withdraw("5");
     await confirm();
     await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: "Done" }).click();

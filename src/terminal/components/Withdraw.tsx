@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from "react";
-import { api, ApiError, newClientId, noAnswer, type Withdrawal } from "../api.ts";
+import { api, ApiError, clientIdFor, noAnswer, noteAnswer, type Withdrawal } from "../api.ts";
 import { usdc } from "../format.ts";
 import { CopyButton, ErrorNote, Modal, StatusBadge } from "./ui.tsx";
 
@@ -17,10 +17,6 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
   const [step, setStep] = useState<"details" | "password">("details");
   const [sending, setSending] = useState(false);
   const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown }>();
-  // The client_withdrawal_id of a withdrawal the server answered without one (no answer at all, or a refusal before it was
-  // looked at), and the request it named: confirmed again as it was, it goes under the same id, and the server answers the
-  // withdrawal it made instead of paying a second one. Another amount or address is another withdrawal, with an id of its own.
-  const [unanswered, setUnanswered] = useState<{ clientId: string; request: string }>();
   const amountOk = AMOUNT.test(amount) && Number(amount) > 0;
   const addressOk = ADDRESS.test(address);
 
@@ -33,16 +29,16 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
     e.preventDefault();
     setSending(true);
     setResult(undefined);
-    const request = JSON.stringify({ amount_usdc: amount, to_address: address });
-    const clientId = unanswered?.request === request ? unanswered.clientId : newClientId();
+    const request = `POST /v1/withdrawals ${JSON.stringify({ amount_usdc: amount, to_address: address })}`;
+    const clientId = clientIdFor(request);
     try {
       const withdrawal = await api<Withdrawal>("POST", "/v1/withdrawals", { amount_usdc: amount, to_address: address, password, client_withdrawal_id: clientId });
-      setUnanswered(undefined);
+      noteAnswer(request, clientId, true);
       setResult({ withdrawal });
       onDone();
     } catch (error) {
       const withdrawal = error instanceof ApiError ? (error.details?.withdrawal as Withdrawal | undefined) : undefined;
-      setUnanswered(withdrawal === undefined ? { clientId, request } : undefined);
+      noteAnswer(request, clientId, withdrawal !== undefined);
       const lost = withdrawal === undefined && noAnswer(error);
       setResult({ withdrawal, error: lost ? new Error("The withdrawal may have been sent: no answer came back. Confirm it again as it is: it is paid once.") : error });
     } finally {
