@@ -217,6 +217,12 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.route("**/v1/order", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
     await page.getByRole("button", { name: /^Buy YES for/ }).click();
     await result.getByRole("heading", { name: "The order did not go through" }).waitFor();
+    // Gone to the orders to look for it and back, the ticket filled in as it was: still the same order.
+    await result.getByRole("link", { name: "See all orders" }).click();
+    await page.getByRole("heading", { name: "Orders" }).waitFor();
+    await page.goBack();
+    await page.getByLabel("Amount (USDC, fees included)").fill("3");
+    await page.getByRole("radio", { name: "5.00 %" }).click();
     await page.getByRole("button", { name: /^Buy YES for/ }).click();
     await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
     expect((await client.orders()).data.length).toBe(before + 1);

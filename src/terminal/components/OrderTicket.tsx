@@ -1,5 +1,5 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError, newClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
+import { api, ApiError, clientIdFor, noAnswer, noteAnswer, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, StatusBadge } from "./ui.tsx";
@@ -40,10 +40,6 @@ export function OrderTicket({
   const [quote, setQuote] = useState<QuoteState>({ kind: "idle" });
   const [submitting, setSubmitting] = useState(false);
   const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
-  // The client_order_id of an order the server answered without one (no answer at all, or a refusal before it was looked
-  // at), and the request it named: sent again as it was, the order goes under the same id, and the server answers the
-  // order it placed instead of placing a second one.
-  const [unanswered, setUnanswered] = useState<{ clientOrderId: string; request: string }>();
   const [account, setAccount] = useState<Account>();
   const sell = side === "sell";
   const quantity = sell ? sellShares : amount;
@@ -106,16 +102,16 @@ export function OrderTicket({
       strategy,
       time_in_force: tif,
     };
-    const same = unanswered !== undefined && unanswered.request === JSON.stringify(request);
-    const clientOrderId = same ? unanswered.clientOrderId : newClientId();
+    const named = `POST /v1/order ${JSON.stringify(request)}`;
+    const clientOrderId = clientIdFor(named);
     try {
       const order = await api<Order>("POST", "/v1/order", { ...request, client_order_id: clientOrderId });
-      setUnanswered(undefined);
+      noteAnswer(named, clientOrderId, true);
       setResult({ order });
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
       const lost = order === undefined && noAnswer(error);
-      setUnanswered(order === undefined ? { clientOrderId, request: JSON.stringify(request) } : undefined);
+      noteAnswer(named, clientOrderId, order !== undefined);
       setResult(
         lost
           ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }
