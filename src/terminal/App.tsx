@@ -12,7 +12,7 @@ import { ApiKeysPage } from "./pages/ApiKeys.tsx";
 type SessionState = { kind: "checking" } | { kind: "out" } | { kind: "in"; session: Session } | { kind: "error"; error: unknown };
 
 export function App() {
-  const path = useLocation();
+  const { path, visit } = useLocation();
   const route = parseRoute(path);
   const [state, setState] = useState<SessionState>({ kind: "checking" });
 
@@ -94,7 +94,7 @@ export function App() {
         </div>
       </header>
       <main id="main" className="page">
-        <Page route={route} />
+        <Page key={visit} route={route} />
       </main>
     </>
   );

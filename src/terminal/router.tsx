@@ -26,18 +26,21 @@ export function parseRoute(pathname: string): Route {
 
 const listeners = new Set<() => void>();
 
+/** Goes to `to`; to the page already shown too, which then opens anew (a nav link to it reads it again). */
 export function navigate(to: string, opts: { replace?: boolean } = {}): void {
-  if (to === location.pathname + location.search) return;
-  if (opts.replace) history.replaceState(null, "", to);
-  else history.pushState(null, "", to);
+  if (to !== location.pathname + location.search) {
+    if (opts.replace) history.replaceState(null, "", to);
+    else history.pushState(null, "", to);
+  }
   window.scrollTo(0, 0);
   for (const l of listeners) l();
 }
 
-export function useLocation(): string {
-  const [path, setPath] = useState(location.pathname);
+/** The path shown, and the visit: a count of the navigations, for the page to be opened anew at each. */
+export function useLocation(): { path: string; visit: number } {
+  const [here, setHere] = useState({ path: location.pathname, visit: 0 });
   useEffect(() => {
-    const update = () => setPath(location.pathname);
+    const update = () => setHere((h) => ({ path: location.pathname, visit: h.visit + 1 }));
     listeners.add(update);
     window.addEventListener("popstate", update);
     return () => {
@@ -45,7 +48,7 @@ export function useLocation(): string {
       window.removeEventListener("popstate", update);
     };
   }, []);
-  return path;
+  return here;
 }
 
 /** A real link (middle-click and "open in new tab" work) that navigates in place on a plain click. */

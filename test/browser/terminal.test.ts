@@ -199,6 +199,20 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await shot("09-account");
   });
 
+  it("reads the page shown again when its link in the menu is clicked", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const shown = async () => Number((await page.getByTestId("available").textContent())!.replace(/[^\d.]/g, ""));
+    await page.getByTestId("available").waitFor();
+    // An order from a bot spends from the vault while the account page is open.
+    const before = await shown();
+    const [market] = (await client.markets({ status: "open", limit: 1 })).data;
+    await client.order({ market_id: market!.event_id, outcome: "YES", side: "buy", amount_usdc: 5, max_slippage: 0.05 });
+    const { available_usdc } = await client.account();
+    expect(available_usdc).toBeLessThan(before);
+    await page.getByRole("link", { name: "Account" }).click();
+    await expect.poll(shown, { timeout: 30_000 }).toBe(available_usdc);
+  });
+
   it("places an order whose answer was lost once, however often it is sent again", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
