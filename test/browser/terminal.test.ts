@@ -325,6 +325,37 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("reads an order being settled again only once a 429's Retry-After has passed", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.clock.install();
+    // Read once the list is shown: the first is refused, too many requests.
+    let after: number | undefined;
+    const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 30 s.", details: { retry_after_seconds: 30 } } };
+    await p.route(
+      (url) => url.pathname === "/v1/orders",
+      async (route) => {
+        if (after !== undefined && ++after === 1) return route.fulfill({ status: 429, headers: { "retry-after": "30" }, json: refusal });
+        // The newest order still being settled: the page reads the list again until it is.
+        const orders = (await (await route.fetch()).json()) as { data: { status: string }[] };
+        orders.data[0]!.status = "routing";
+        return route.fulfill({ json: orders });
+      },
+    );
+    await p.goto(server.url + "/orders");
+    await p.getByTestId("order-row").first().waitFor();
+    after = 0;
+    await p.clock.runFor(2_000);
+    await p.getByRole("alert").getByText("Too many requests. Try again in 30 s.").waitFor();
+    await p.clock.runFor(25_000);
+    // Time for a request the page should not have made to reach the route.
+    await p.waitForTimeout(1_000);
+    expect(after).toBe(1);
+    await p.clock.runFor(5_000);
+    await expect.poll(() => after, { timeout: 30_000 }).toBe(2);
+    await p.close();
+  });
+
   it("gets test USDC, and withdraws to an address only with the password given again", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByTestId("available").waitFor();

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "react";
-import { api, query, type Order, type Page } from "../api.ts";
+import { api, ApiError, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
@@ -12,12 +12,13 @@ export function OrdersPage() {
   const [loadingMore, setLoadingMore] = useState(false);
   const unsettled = first.data?.data.some((o) => !SETTLED.has(o.status)) ?? false;
 
-  // An order whose venue answer is still being reconciled settles on its own; show it when it does.
+  // An order whose venue answer is still being reconciled settles on its own; show it when it does (after a 429, once its
+  // Retry-After has passed).
   useEffect(() => {
     if (!unsettled || first.loading) return;
-    const t = setTimeout(first.reload, 2000);
+    const t = setTimeout(first.reload, first.error instanceof ApiError && first.error.retryAfterSeconds !== undefined ? first.error.retryAfterSeconds * 1000 : 2000);
     return () => clearTimeout(t);
-  }, [unsettled, first.loading, first.reload]);
+  }, [unsettled, first.loading, first.error, first.reload]);
 
   if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
   const orders = [...first.data.data, ...pages];
