@@ -454,6 +454,18 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await server.crossfill.store.decideEvent({ eventId: event, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
     await server.crossfill.resolutions.pass();
 
+    // 500 movements of money newer than the redemption (a bot trading since): the redemption is on the activity's next page.
+    const activity = (url: URL) => url.pathname === "/v1/activity";
+    await page.route(activity, async (route) => {
+      const url = new URL(route.request().url());
+      if (url.searchParams.get("cursor") === "newer") {
+        url.searchParams.delete("cursor");
+        return route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+      }
+      const at = new Date().toISOString();
+      const newer = Array.from({ length: 500 }, (_, i) => ({ activity_id: `n${i}`, type: "faucet", amount_usdc: 1, tx_hash: null, status: "confirmed", reference: `n${i}`, address: null, created_at: at }));
+      return route.fulfill({ json: { data: newer, next_cursor: "newer" } });
+    });
     await page.goto(`${server.url}/events/${encodeURIComponent(event)}`);
     const resolved = page.getByTestId("resolved");
     await resolved.waitFor();
@@ -469,6 +481,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     expect(Math.abs((await shown("resolved-paid", /^Paid into your vault: ([\d,.]+) USDC 0x/)) - bought.filled_shares)).toBeLessThanOrEqual(1e-6);
     await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
     await shot("09d-resolved-event");
+    await page.unroute(activity);
   });
 
   it("revokes the key with confirmation, after which the API refuses it", async () => {

@@ -105,9 +105,8 @@ export function EventPage({ eventId }: { eventId: string }) {
 /** A resolved event: the outcome, and what the account's positions in it were paid at redemption. */
 function Resolved({ market }: { market: Market }) {
   const account = useAsync(() => api<Account>("GET", "/v1/account"), [market.event_id]);
-  // What was paid: the account's redemptions of the event (one a token held, 0 for losing shares), from its activity.
-  const activity = useAsync(() => api<Page<Activity>>("GET", `/v1/activity${query({ limit: 500 })}`), [market.event_id]);
-  const redeemed = activity.data?.data.filter((a) => a.type === "redemption" && a.reference === market.event_id && a.tx_hash !== null) ?? [];
+  const activity = useAsync(() => redemptions(market.event_id), [market.event_id]);
+  const redeemed = activity.data ?? [];
   const paid = redeemed.reduce((micro, a) => micro + Math.round(a.amount_usdc * 1e6), 0) / 1e6;
   const mine = account.data?.positions.filter((p) => p.event_id === market.event_id) ?? [];
   return (
@@ -148,4 +147,19 @@ function Resolved({ market }: { market: Market }) {
       )}
     </section>
   );
+}
+
+/**
+ * What was paid: the account's redemptions of the event (one a token held, 0 for losing shares), from its activity, read
+ * to its end: any number of movements since (a bot trading on) may be newer than them.
+ */
+async function redemptions(eventId: string): Promise<Activity[]> {
+  const found: Activity[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<Activity> = await api<Page<Activity>>("GET", `/v1/activity${query({ limit: 500, cursor })}`);
+    found.push(...page.data.filter((a) => a.type === "redemption" && a.reference === eventId && a.tx_hash !== null));
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return found;
 }
