@@ -154,20 +154,22 @@ export function newClientId(): string {
 }
 
 /**
- * The client id a request goes under (client_order_id, client_withdrawal_id): the one it was last sent with when that
- * got no answer to go by (none at all, or a refusal before it was looked at), else a new one. Kept in the tab's
- * sessionStorage, by the request, until an answer names what was done: asked again as it was, also from the page or
- * dialog opened anew (after going to another page, closing the dialog, a reload), it goes under the same id, and the
- * server answers what it did instead of doing it again. Another request (another amount, another address) is one of its own.
+ * The client id a request goes under (client_order_id, client_withdrawal_id): the one it was sent with before, unless the
+ * answer to that was shown naming what was done (`forgetClientId`), else a new one. Kept in the tab's sessionStorage, by
+ * the request, from before it is sent: asked again as it was after no answer to go by (none at all, a refusal before it
+ * was looked at, one that came after the page or dialog was left or reloaded, so no one saw it), also from the page or
+ * dialog opened anew, it goes under the same id, and the server answers what it did instead of doing it again. Another
+ * request (another amount, another address) is one of its own.
  */
 export function clientIdFor(request: string): string {
-  return sessionStorage.getItem(`unanswered ${request}`) ?? newClientId();
+  const clientId = sessionStorage.getItem(`unanswered ${request}`) ?? newClientId();
+  sessionStorage.setItem(`unanswered ${request}`, clientId);
+  return clientId;
 }
 
-/** Keeps the id of a request without an answer to go by (`answered` false), or forgets it once one came. */
-export function noteAnswer(request: string, clientId: string, answered: boolean): void {
-  if (answered) sessionStorage.removeItem(`unanswered ${request}`);
-  else sessionStorage.setItem(`unanswered ${request}`, clientId);
+/** Once the answer naming what a request did is shown: the same request sent after it is a new one. */
+export function forgetClientId(request: string): void {
+  sessionStorage.removeItem(`unanswered ${request}`);
 }
 
 export function query(params: Record<string, string | number | undefined | null>): string {

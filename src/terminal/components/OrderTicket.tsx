@@ -1,8 +1,8 @@
 import { useEffect, useState, type FormEvent } from "react";
-import { api, ApiError, clientIdFor, noAnswer, noteAnswer, query, type Account, type Order, type Quote } from "../api.ts";
+import { api, ApiError, clientIdFor, forgetClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, LegsTable, StatusBadge } from "./ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, StatusBadge, useOnScreen } from "./ui.tsx";
 
 const SLIPPAGES = [0.005, 0.01, 0.02, 0.05];
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
@@ -41,6 +41,7 @@ export function OrderTicket({
   const [submitting, setSubmitting] = useState(false);
   const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
   const [account, setAccount] = useState<Account>();
+  const onScreen = useOnScreen();
   const sell = side === "sell";
   const quantity = sell ? sellShares : amount;
   const valid = AMOUNT.test(quantity) && Number(quantity) > 0;
@@ -106,12 +107,12 @@ export function OrderTicket({
     const clientOrderId = clientIdFor(named);
     try {
       const order = await api<Order>("POST", "/v1/order", { ...request, client_order_id: clientOrderId });
-      noteAnswer(named, clientOrderId, true);
+      if (onScreen.current) forgetClientId(named);
       setResult({ order });
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
       const lost = order === undefined && noAnswer(error);
-      noteAnswer(named, clientOrderId, order !== undefined);
+      if (order !== undefined && onScreen.current) forgetClientId(named);
       setResult(
         lost
           ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }

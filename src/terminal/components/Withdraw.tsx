@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
-import { api, ApiError, clientIdFor, noAnswer, noteAnswer, type Withdrawal } from "../api.ts";
+import { api, ApiError, clientIdFor, forgetClientId, noAnswer, type Withdrawal } from "../api.ts";
 import { usdc } from "../format.ts";
-import { CopyButton, ErrorNote, Modal, StatusBadge } from "./ui.tsx";
+import { CopyButton, ErrorNote, Modal, StatusBadge, useOnScreen } from "./ui.tsx";
 
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -17,6 +17,7 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
   const [step, setStep] = useState<"details" | "password">("details");
   const [sending, setSending] = useState(false);
   const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown }>();
+  const onScreen = useOnScreen();
   const amountOk = AMOUNT.test(amount) && Number(amount) > 0;
   const addressOk = ADDRESS.test(address);
 
@@ -33,12 +34,12 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
     const clientId = clientIdFor(request);
     try {
       const withdrawal = await api<Withdrawal>("POST", "/v1/withdrawals", { amount_usdc: amount, to_address: address, password, client_withdrawal_id: clientId });
-      noteAnswer(request, clientId, true);
+      if (onScreen.current) forgetClientId(request);
       setResult({ withdrawal });
       onDone();
     } catch (error) {
       const withdrawal = error instanceof ApiError ? (error.details?.withdrawal as Withdrawal | undefined) : undefined;
-      noteAnswer(request, clientId, withdrawal !== undefined);
+      if (withdrawal !== undefined && onScreen.current) forgetClientId(request);
       const lost = withdrawal === undefined && noAnswer(error);
       setResult({ withdrawal, error: lost ? new Error("The withdrawal may have been sent: no answer came back. Confirm it again as it is: it is paid once.") : error });
     } finally {

@@ -100,6 +100,21 @@ export function Modal({ title, onClose, children }: { title: string; onClose: ()
   );
 }
 
+/**
+ * Whether the component is still on the page: an answer that comes after it was left (another page, the dialog closed)
+ * is shown to no one, so what it names is still to be asked for by its client id (`forgetClientId` waits for one shown).
+ */
+export function useOnScreen(): { readonly current: boolean } {
+  const onScreen = useRef(true);
+  useEffect(() => {
+    onScreen.current = true;
+    return () => {
+      onScreen.current = false;
+    };
+  }, []);
+  return onScreen;
+}
+
 export interface Async<T> {
   data: T | undefined;
   error: unknown;
