@@ -476,6 +476,29 @@ describe("web terminal", { timeout: 120_000 }, () => {
       .toBe(18_000_000n);
   });
 
+  it("lists the account's older movements of money on asking, after the newest 50", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    // An account whose activity goes on past its newest page: its first deposit is on the next one.
+    const deposit = { activity_id: "0xolder:0", type: "deposit", amount_usdc: 123.45, tx_hash: `0x${"ab".repeat(32)}`, status: "credited", reference: "0xolder:0", address: null, created_at: "2026-01-02T03:04:05.000Z" };
+    await p.route(
+      (url) => url.pathname === "/v1/activity",
+      async (route) => {
+        if (new URL(route.request().url()).searchParams.get("cursor") === "older") return route.fulfill({ json: { data: [deposit], next_cursor: null } });
+        const newest = (await (await route.fetch()).json()) as { next_cursor: string | null };
+        return route.fulfill({ json: { ...newest, next_cursor: "older" } });
+      },
+    );
+    await p.goto(server.url + "/account");
+    await p.getByTestId("activity-row").first().waitFor();
+    const rows = await p.getByTestId("activity-row").count();
+    await p.getByRole("button", { name: "Load older movements" }).click();
+    await p.locator('[data-testid=activity-row][data-type="deposit"]').getByText("123.45 USDC").waitFor();
+    expect(await p.getByTestId("activity-row").count()).toBe(rows + 1);
+    await expect(p.getByRole("button", { name: "Load older movements" }).count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("shows a resolved event's outcome and what the position in it realized", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);
