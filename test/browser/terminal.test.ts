@@ -341,6 +341,41 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("shows the vault's balance after an order, not what a read made before it answered late", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.goto(server.url + eventPath);
+    await p.getByLabel("Amount (USDC, fees included)").fill("2");
+    await p.getByRole("radio", { name: "5.00 %" }).click();
+    const buy = p.getByRole("button", { name: /^Buy YES for/ });
+    const result = p.getByTestId("order-result");
+    await buy.click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    // The vault as read when the next order is sent answers after the order, and after the read made once it was placed.
+    let answerLate!: () => void;
+    const late = new Promise<void>((resolve) => (answerLate = resolve));
+    await p.route(
+      "**/v1/account",
+      async (route) => {
+        const before = (await (await route.fetch()).json()) as { available_usdc: number };
+        await late;
+        await route.fulfill({ json: { ...before, available_usdc: 0.123456 } });
+      },
+      { times: 1 },
+    );
+    const readAfter = p.waitForResponse((r) => new URL(r.url()).pathname === "/v1/account");
+    await buy.click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    await readAfter;
+    answerLate();
+    await p.waitForResponse((r) => new URL(r.url()).pathname === "/v1/account");
+    const { available_usdc } = await client.account();
+    const shown = async () => Number((await p.getByText(/^Available in your vault: /).textContent())!.replace(/[^\d.]/g, ""));
+    await expect.poll(shown, { timeout: 30_000 }).toBe(available_usdc);
+    await p.close();
+  });
+
   it("says when to ask again after too many requests, and asks for no quote before then", async () => {
     const p = await context.newPage();
     p.on("pageerror", (err) => pageErrors.push(err));

@@ -47,8 +47,16 @@ export function OrderTicket({
   const valid = AMOUNT.test(quantity) && Number(quantity) > 0;
   const held = account?.positions.find((p) => p.event_id === eventId && p.outcome === outcome)?.shares ?? 0;
 
+  // Read again at each order; a read the next one superseded is not shown, however late it answers (it may predate the order).
   useEffect(() => {
-    api<Account>("GET", "/v1/account").then(setAccount, () => setAccount(undefined));
+    let live = true;
+    api<Account>("GET", "/v1/account").then(
+      (a) => live && setAccount(a),
+      () => live && setAccount(undefined),
+    );
+    return () => {
+      live = false;
+    };
   }, [result]);
 
   // The quote follows the inputs (after a short pause) and the moving books (2 s after each answer; a 429's Retry-After
