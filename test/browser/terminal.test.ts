@@ -423,6 +423,37 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("leaves no order out when orders come while older ones are shown and one is being settled", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const [template] = (await client.orders()).data;
+    // 60 orders, each of its own amount, the newest still being settled; the page reads them 50 at a time.
+    const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status });
+    let all = Array.from({ length: 60 }, (_, i) => made(60 - i, i === 0 ? "routing" : "filled"));
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.route(
+      (url) => url.pathname === "/v1/orders",
+      (route) => {
+        const url = new URL(route.request().url());
+        const from = Number(url.searchParams.get("cursor") ?? 0);
+        const to = from + Number(url.searchParams.get("limit"));
+        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
+      },
+    );
+    await p.goto(server.url + "/orders");
+    await p.getByTestId("order-row").nth(49).waitFor();
+    await p.getByRole("button", { name: "Load older orders" }).click();
+    await p.getByTestId("order-row").nth(59).waitFor();
+    // A bot places 3 orders; the page reads the newest again for the one being settled.
+    all = [made(103), made(102), made(101), ...all];
+    await p.getByText("103.00 USDC").waitFor();
+    // Each order's amount, as listed: the newest orders, none left out, none twice.
+    const amounts = await p.getByTestId("order-row").locator("dl.order-facts > div:first-child > dd").allTextContents();
+    expect(amounts.length).toBeGreaterThanOrEqual(60);
+    expect(amounts).toEqual(all.slice(0, amounts.length).map((o) => `${o.amount_usdc}.00 USDC`));
+    await p.close();
+  });
+
   it("gets test USDC, and withdraws to an address only with the password given again", async () => {
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByTestId("available").waitFor();

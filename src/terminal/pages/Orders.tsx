@@ -1,16 +1,22 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, ApiError, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
 
 export function OrdersPage() {
-  const [pages, setPages] = useState<Order[]>([]);
-  const [cursor, setCursor] = useState<string | null>(null);
-  const first = useAsync(() => api<Page<Order>>("GET", `/v1/orders${query({ limit: 50 })}`), []);
+  // A read of the newest orders takes as many as are shown (50 to 500): read again (an order settling, Refresh), it leaves
+  // no gap above the older pages, nor repeats what they hold, however many orders came since.
+  const shown = useRef(50);
+  const first = useAsync(() => api<Page<Order>>("GET", `/v1/orders${query({ limit: Math.min(500, Math.max(50, shown.current)) })}`), []);
+  // The older pages read on asking, after the read of the newest they followed; another read of the newest replaces them.
+  const [older, setOlder] = useState<{ after: Page<Order>; orders: Order[]; next: string | null }>();
   const [moreError, setMoreError] = useState<unknown>();
   const [loadingMore, setLoadingMore] = useState(false);
-  const unsettled = first.data?.data.some((o) => !SETTLED.has(o.status)) ?? false;
+  const more = older !== undefined && older.after === first.data ? older : undefined;
+  const orders = [...(first.data?.data ?? []), ...(more?.orders ?? [])];
+  shown.current = orders.length;
+  const unsettled = orders.some((o) => !SETTLED.has(o.status));
 
   // An order whose venue answer is still being reconciled settles on its own; show it when it does (after a 429, once its
   // Retry-After has passed).
@@ -21,15 +27,14 @@ export function OrdersPage() {
   }, [unsettled, first.loading, first.error, first.reload]);
 
   if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
-  const orders = [...first.data.data, ...pages];
-  const next = pages.length > 0 ? cursor : first.data.next_cursor;
+  const after = first.data;
+  const next = more ? more.next : after.next_cursor;
 
-  const more = async () => {
+  const loadMore = async () => {
     setLoadingMore(true);
     try {
       const page = await api<Page<Order>>("GET", `/v1/orders${query({ limit: 50, cursor: next })}`);
-      setPages((p) => [...p, ...page.data]);
-      setCursor(page.next_cursor);
+      setOlder((o) => ({ after, orders: [...(o !== undefined && o.after === after ? o.orders : []), ...page.data], next: page.next_cursor }));
     } catch (err) {
       setMoreError(err);
     } finally {
@@ -44,7 +49,7 @@ export function OrdersPage() {
           <h1>Orders</h1>
           <p className="muted">Newest first: each order's status, the legs it was routed to, and its transactions on chain.</p>
         </div>
-        <button type="button" className="btn" onClick={() => (setPages([]), first.reload())} disabled={first.loading}>
+        <button type="button" className="btn" onClick={first.reload} disabled={first.loading}>
           {first.loading ? "Refreshing…" : "Refresh"}
         </button>
       </div>
@@ -106,9 +111,9 @@ export function OrdersPage() {
           ))}
         </ol>
       )}
-      {moreError !== undefined && <ErrorNote error={moreError} onRetry={more} />}
+      {moreError !== undefined && <ErrorNote error={moreError} onRetry={loadMore} />}
       {next && (
-        <button type="button" className="btn" onClick={more} disabled={loadingMore}>
+        <button type="button" className="btn" onClick={loadMore} disabled={loadingMore}>
           {loadingMore ? "Loading…" : "Load older orders"}
         </button>
       )}
