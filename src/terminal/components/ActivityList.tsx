@@ -1,4 +1,4 @@
-import { useEffect, useState } from "react";
+import { useState } from "react";
 import { api, query, type Activity, type Page } from "../api.ts";
 import { usdc, when } from "../format.ts";
 import { CopyButton, ErrorNote, Loading, StatusBadge, useAsync } from "./ui.tsx";
@@ -17,21 +17,22 @@ const KINDS: Record<string, string> = {
 /** GET /v1/activity: every movement of the account's money, newest first, each with its transaction. */
 export function ActivityList({ version }: { version: number }) {
   const list = useAsync(() => api<Page<Activity>>("GET", `/v1/activity${query({ limit: 50 })}`), [version]);
-  // The older pages, read on asking, after the newest one.
-  const [older, setOlder] = useState<Page<Activity>>();
+  // The older pages read on asking, after the read of the newest they followed; another read of the newest replaces them.
+  const [older, setOlder] = useState<{ after: Page<Activity>; data: Activity[]; next: string | null }>();
   const [moreError, setMoreError] = useState<unknown>();
   const [loadingMore, setLoadingMore] = useState(false);
-  useEffect(() => setOlder(undefined), [list.data]);
   if (list.data === undefined) return list.error ? <ErrorNote error={list.error} onRetry={list.reload} /> : <Loading label="Loading your activity…" />;
   if (list.data.data.length === 0) return <p className="empty">No money has moved yet.</p>;
-  const rows = [...list.data.data, ...(older?.data ?? [])];
-  const next = older === undefined ? list.data.next_cursor : older.next_cursor;
+  const after = list.data;
+  const shown = older !== undefined && older.after === after ? older : undefined;
+  const rows = [...after.data, ...(shown?.data ?? [])];
+  const next = shown === undefined ? after.next_cursor : shown.next;
   const more = async () => {
     setLoadingMore(true);
     setMoreError(undefined);
     try {
       const page = await api<Page<Activity>>("GET", `/v1/activity${query({ limit: 50, cursor: next })}`);
-      setOlder((o) => ({ data: [...(o?.data ?? []), ...page.data], next_cursor: page.next_cursor }));
+      setOlder((o) => ({ after, data: [...(o !== undefined && o.after === after ? o.data : []), ...page.data], next: page.next_cursor }));
     } catch (err) {
       setMoreError(err);
     } finally {
