@@ -213,6 +213,30 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await expect.poll(shown, { timeout: 30_000 }).toBe(available_usdc);
   });
 
+  it("opens an event whose id more than a page of events match in the search", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    const eventId = decodeURIComponent(eventPath.split("/")[2]!);
+    // 500 other events with the id in their titles come first; the event itself is on the next page.
+    await p.route(
+      (url) => url.pathname === "/v1/markets",
+      async (route) => {
+        const url = new URL(route.request().url());
+        if (url.searchParams.get("cursor") === "next") {
+          url.searchParams.delete("cursor");
+          return route.fulfill({ response: await route.fetch({ url: url.toString() }) });
+        }
+        const { data } = (await (await route.fetch()).json()) as { data: { event_id: string; title: string }[] };
+        const others = Array.from({ length: 500 }, (_, i) => ({ ...data[0]!, event_id: `${eventId}-${i}`, title: `More on ${eventId}, part ${i}` }));
+        return route.fulfill({ json: { data: others, next_cursor: "next" } });
+      },
+    );
+    await p.goto(server.url + eventPath);
+    await p.getByRole("heading", { name: "Order ticket" }).waitFor();
+    await expect(p.getByRole("heading", { name: "No such event" }).count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("places an order whose answer was lost once, however often it is sent again", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;

@@ -13,11 +13,7 @@ export function EventPage({ eventId }: { eventId: string }) {
   const [opening] = useState(() => new URLSearchParams(location.search));
   const [outcome, setOutcome] = useState<"YES" | "NO">(opening.get("outcome") === "NO" ? "NO" : "YES");
   const [side, setSide] = useState<"buy" | "sell">(opening.get("side") === "sell" ? "sell" : "buy");
-  // The catalog's search covers event ids, so the exact id finds its one event among any partial matches.
-  const market = useAsync(
-    () => api<Page<Market>>("GET", `/v1/markets${query({ q: eventId, limit: 500 })}`).then((p) => p.data.find((m) => m.event_id === eventId) ?? null),
-    [eventId],
-  );
+  const market = useAsync(() => findMarket(eventId), [eventId]);
   // The book is ranked for the ticket's side: a seller's best execution is the bid that nets most after fees.
   const stream = usePriceStream(eventId, outcome, 30, side);
 
@@ -100,6 +96,21 @@ export function EventPage({ eventId }: { eventId: string }) {
       </div>
     </section>
   );
+}
+
+/**
+ * The event of the id, or null: the catalog's search covers event ids, so the exact id finds its one event among any
+ * partial matches, read page by page until it is found (more than a page may match: every event whose title has the id).
+ */
+async function findMarket(eventId: string): Promise<Market | null> {
+  let cursor: string | null = null;
+  do {
+    const page: Page<Market> = await api<Page<Market>>("GET", `/v1/markets${query({ q: eventId, limit: 500, cursor })}`);
+    const found = page.data.find((m) => m.event_id === eventId);
+    if (found !== undefined) return found;
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return null;
 }
 
 /** A resolved event: the outcome, and what the account's positions in it were paid at redemption. */
