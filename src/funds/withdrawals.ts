@@ -93,7 +93,7 @@ export class WithdrawalService {
       updatedAt: now,
     };
     const inserted = await this.d.store.insertWithdrawal(record, this.lease());
-    if (!inserted.created) return this.sameRequest(inserted.withdrawal, requestHash);
+    if (!inserted.created) return this.sameRequest(inserted.withdrawal, req, requestHash);
     this.inFlight.add(record.id);
     const wlog = log.child({ withdrawal_id: record.id });
     try {
@@ -209,14 +209,17 @@ export class WithdrawalService {
   private async earlier(who: Withdrawer, req: WithdrawalRequest, requestHash: string): Promise<WithdrawalRecord | undefined> {
     if (req.clientWithdrawalId === null) return undefined;
     const existing = await this.d.store.withdrawalByClientId(who.accountId, req.clientWithdrawalId);
-    return existing && this.sameRequest(existing, requestHash);
+    return existing && this.sameRequest(existing, req, requestHash);
   }
 
-  private sameRequest(existing: WithdrawalRecord, requestHash: string): WithdrawalRecord {
+  private sameRequest(existing: WithdrawalRecord, req: WithdrawalRequest, requestHash: string): WithdrawalRecord {
     if (existing.requestHash !== requestHash) {
-      throw new AppError("idempotency_conflict", `client_withdrawal_id ${JSON.stringify(existing.clientWithdrawalId)} was already used for a different withdrawal.`, {
-        withdrawal_id: existing.id,
-      });
+      const differ = [existing.amount !== req.amount && "amount_usdc", existing.toAddress !== req.toAddress && "to_address"].filter((f) => f !== false);
+      throw new AppError(
+        "idempotency_conflict",
+        `The client_withdrawal_id (or Idempotency-Key) ${JSON.stringify(existing.clientWithdrawalId)} was already used for a different withdrawal${differ.length > 0 ? `: not the same ${differ.join(", ")}` : ""}.`,
+        { withdrawal_id: existing.id },
+      );
     }
     return existing;
   }

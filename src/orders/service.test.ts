@@ -198,7 +198,10 @@ describe("a retry by client_order_id", () => {
     expect(first.status).toBe("filled");
     const closed = service({ event: (id) => (id === "evt" ? { ...EVENT, status: "resolved" } : undefined) });
     expect(await closed.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled" });
-    await expect(closed.submit(who, { ...body, amount_usdc: 11, client_order_id: "b-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
+    await expect(closed.submit(who, { ...body, amount_usdc: 11, max_slippage: 0.03, client_order_id: "b-1" }, undefined)).rejects.toMatchObject({
+      code: "idempotency_conflict",
+      message: 'The client_order_id (or Idempotency-Key) "b-1" was already used for a different order: not the same amount_usdc, max_slippage.',
+    });
     await expect(closed.submit(who, { ...body, client_order_id: "b-2" }, undefined)).rejects.toMatchObject({ code: "market_closed" });
     await expect(closed.submit(who, body, undefined)).rejects.toMatchObject({ code: "market_closed" });
   });
@@ -1003,7 +1006,7 @@ describe("sells", () => {
     const first = await svc.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined);
     expect(first.status).toBe("filled");
     expect((await svc.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined)).id).toBe(first.id);
-    await expect(svc.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
+    await expect(svc.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict", message: expect.stringMatching(/: not the same shares\.$/) });
   });
 
   it("answers a sell sent to two instances at once with the one order, though the second reads the position after the first escrowed it", async () => {

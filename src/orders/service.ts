@@ -775,10 +775,27 @@ function requestHash(i: OrderIntent): string {
   return createHash("sha256").update(canonical).digest("hex");
 }
 
-/** The order a retry names by its client_order_id, when it asks for the same; idempotency_conflict when it does not. */
+/** An order's request fields by the names the client sends them under. */
+const REQUEST_FIELDS: Record<keyof OrderIntent, string> = {
+  eventId: "market_id",
+  outcome: "outcome",
+  side: "side",
+  amount: "amount_usdc",
+  shares: "shares",
+  maxSlippage: "max_slippage",
+  strategy: "strategy",
+  timeInForce: "time_in_force",
+};
+
+/** The order a retry names by its client_order_id, when it asks for the same; idempotency_conflict, naming what differs, when it does not. */
 function sameRequest(order: OrderRecord, intent: OrderIntent, clientOrderId: string): OrderRecord {
   if (order.requestHash !== requestHash(intent)) {
-    throw new AppError("idempotency_conflict", `client_order_id ${JSON.stringify(clientOrderId)} was already used for a different order.`, { order_id: order.id });
+    const differ = (Object.keys(REQUEST_FIELDS) as (keyof OrderIntent)[]).filter((k) => order[k] !== intent[k]).map((k) => REQUEST_FIELDS[k]);
+    throw new AppError(
+      "idempotency_conflict",
+      `The client_order_id (or Idempotency-Key) ${JSON.stringify(clientOrderId)} was already used for a different order${differ.length > 0 ? `: not the same ${differ.join(", ")}` : ""}.`,
+      { order_id: order.id },
+    );
   }
   return order;
 }
