@@ -146,9 +146,17 @@ describe("web terminal", { timeout: 120_000 }, () => {
   it("says a key whose answer was lost may have been made, and lists it, to be revoked", async () => {
     await page.getByRole("button", { name: "Generate New Key" }).click();
     await page.getByLabel("Name").fill("lost bot");
-    await page.route("**/v1/keys", async (route) => (await route.fetch(), route.abort("connectionreset")), { times: 1 });
+    // Only the key's creation loses its answer: a reload of the list in flight must not take the one lost answer.
+    let lost = false;
+    await page.route("**/v1/keys", async (route) => {
+      if (lost || route.request().method() !== "POST") return route.fallback();
+      lost = true;
+      await route.fetch();
+      await route.abort("connectionreset");
+    });
     await page.getByRole("button", { name: "Generate key" }).click();
     await page.getByRole("alert").getByText("The key may have been made, but no answer came back: its secret cannot be shown again. If it is in the list, revoke it.").waitFor();
+    await page.unroute("**/v1/keys");
     await page.getByRole("button", { name: "Cancel" }).click();
     await page.getByRole("button", { name: "Revoke key lost bot" }).waitFor();
   });
