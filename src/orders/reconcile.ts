@@ -214,8 +214,8 @@ export class Reconciler {
         break;
       }
       case "none":
-        log.error({ order_id: order.id }, "a routing order has no lock or escrow on chain; left for an operator");
-        return false;
+        if (!(await this.holdGone(order, stored))) return false;
+        break;
     }
     log.info({ order_id: order.id, side: order.side, hold: hold.kind, fills: fills.length }, "routing order reconciled");
     return true;
@@ -262,9 +262,10 @@ export class Reconciler {
     const { store, vault, log } = this.d;
     const hold = await this.svc.holdOf(order);
     const past = hold.kind === "held" && (await vault.blockTime()) > hold.deadline;
-    if (hold.kind !== "released" && hold.kind !== "settled" && !past) return false;
+    if (hold.kind === "held" && !past) return false;
     await store.insertFills(answered);
     const stored = await store.fills(order.id);
+    if (hold.kind === "none") return this.holdGone(order, stored, why);
     if (hold.kind === "settled") {
       // Settled on fills stored while every venue still answered, the settlement's answer lost: the chain's amounts are the order's.
       await this.finish(order, ["routing"], settledOnChain(order, hold, stored, log.child({ order_id: order.id })));
@@ -276,6 +277,30 @@ export class Reconciler {
       const releaseTx = hold.kind === "released" ? hold.txHash : (await this.svc.releaseHold(order)).txHash;
       await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: order.side === "sell" ? UNANSWERED_SELL : UNANSWERED });
     }
+    return true;
+  }
+
+  /**
+   * A routing order whose lock or escrow the chain does not hold: a reorganisation removed the transaction that
+   * made it. Once no operator transaction is pending, and it is read again still not there, it can no longer land,
+   * and nothing can be settled: the order fails, nothing charged and no share sold. What its child orders filled
+   * (`fills`, and any fill of a child order whose venue never answered, `why`) is the operator's, logged as an error.
+   * A lock or escrow that lands after all is released by sweepLocks, its order no longer open.
+   */
+  private async holdGone(order: OrderRecord, fills: readonly FillRecord[], why?: string): Promise<boolean> {
+    const { vault, log } = this.d;
+    if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
+    const sell = order.side === "sell";
+    if (fills.length > 0 || why !== undefined) {
+      log.error({ order_id: order.id, side: order.side, fills: fills.length, why }, "a routing order's lock or escrow is no longer on chain; the operator carries the fills of its child orders");
+    }
+    await this.finish(order, ["routing"], {
+      status: "failed",
+      errorCode: "chain_unavailable",
+      errorMessage: sell
+        ? "The order's escrow is no longer on the chain (a reorganisation removed it); no share was sold and the position is whole."
+        : "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged.",
+    });
     return true;
   }
 

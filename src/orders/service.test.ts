@@ -43,6 +43,8 @@ class Ledger {
   failNext: { settle?: Error; lock?: Error; escrow?: Error; settleSell?: Error } = {};
   /** The chain's time, in ms: its latest block's timestamp. */
   now = () => Date.now();
+  /** How many operator transactions may still land. */
+  pending = 0;
   vault(): Vault {
     const tx = () => Promise.resolve({ txHash: HASH, blockNumber: 1n });
     const fail = (name: keyof Ledger["failNext"]) => {
@@ -103,7 +105,7 @@ class Ledger {
         if (e.state === "settled") return { kind: "settled", txHash: HASH, sold: e.sold!, proceeds: e.proceeds! };
         return { kind: "released", txHash: HASH, expired: e.expired ?? false };
       },
-      pendingTransactions: async () => 0,
+      pendingTransactions: async () => this.pending,
     } as Partial<Vault> as Vault;
   }
 }
@@ -800,6 +802,45 @@ describe("recovery", () => {
     expect(await recovery.pass(0)).toBe(0);
     expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: charged, shares: stored!.shares });
     expect(await store.order(order.id)).toMatchObject({ status: "filled", filledShares: stored!.shares, spent: charged, sotTokenId: "7", settleTx: HASH });
+  });
+
+  it("fails, once, a routing order whose lock a reorganisation removed, charging nothing, once no operator transaction can land it again; its fills are the operator's", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
+    // A reorganisation removed the lock's transaction; the node holds it again in its pool for a while.
+    ledger.locks.delete(chainOrderId(order.id));
+    ledger.pending = 1;
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
+    expect(await recovery.pass(0)).toBe(0);
+    expect((await store.order(order.id))?.status).toBe("routing");
+    ledger.pending = 0;
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await recovery.pass(0)).toBe(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "chain_unavailable", spent: 0n, filledShares: 0n, settleTx: null, releaseTx: null });
+    expect(ledger.locks.has(chainOrderId(order.id))).toBe(false);
+    expect(errors).toHaveLength(1);
+  });
+
+  it("fails a routing order whose lock a reorganisation removed and none of whose child orders filled, charging nothing", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    ledger.now = clock.now;
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service({ clock });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    ledger.locks.delete(chainOrderId(order.id));
+    // Its child order is past its expiry: the venue no longer knowing it means it never filled.
+    clock.t += 60_000;
+    expect(await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock, log: pino({ level: "silent" }) }).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "chain_unavailable", spent: 0n, releaseTx: null });
+    expect(ledger.locks.has(chainOrderId(order.id))).toBe(false);
   });
 
   it("records an order whose release landed, nothing filled and its answer lost, as no venue filling it (all_venues_failed), as the order flow would have", async () => {
