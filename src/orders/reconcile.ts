@@ -35,6 +35,8 @@ export class Reconciler {
   private running: Promise<number> | undefined;
   private sweeping: Promise<number> | undefined;
   private readonly holds: OpenHolds;
+  /** The child orders (by client order id) whose venue this process already warned is not configured or cannot answer: warned once, not at every pass, and forgotten once recovery finishes its order. */
+  private readonly warned = new Set<string>();
 
   constructor(
     private readonly svc: OrderService,
@@ -108,7 +110,9 @@ export class Reconciler {
         // strand fills the venues made.
         const order = await this.d.store.order(listed.id);
         if (!order || !OPEN_STATUSES.includes(order.status) || this.d.clock.now() - Date.parse(order.updatedAt) < minAgeMs) continue;
-        if (await this.reconcileOne(order)) finished++;
+        if (!(await this.reconcileOne(order))) continue;
+        finished++;
+        for (const leg of order.legs) this.warned.delete(leg.clientOrderId);
       } catch (e) {
         this.d.log.warn({ order_id: listed.id, err: e }, "reconciliation failed; will retry");
       } finally {
@@ -226,7 +230,7 @@ export class Reconciler {
     const { venues, log } = this.d;
     const venue = venues.get(leg.venue);
     if (!venue) {
-      log.warn({ order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
+      this.warnOnce(leg, { order_id: order.id, venue: leg.venue }, "a child order's venue is not configured; the order waits for it");
       return { final: false, why: `${leg.venue} is not configured` };
     }
     try {
@@ -234,9 +238,16 @@ export class Reconciler {
       if (!outcome.final) log.debug({ order_id: order.id, why: outcome.why }, "order waits for a venue's answer");
       return outcome;
     } catch (e) {
-      log.warn({ order_id: order.id, venue: leg.venue, err: e }, "a venue could not tell what became of a child order; the order waits for it");
+      this.warnOnce(leg, { order_id: order.id, venue: leg.venue, err: e }, "a venue could not tell what became of a child order; the order waits for it");
       return { final: false, why: e instanceof Error ? e.message : String(e) };
     }
+  }
+
+  /** Warns of a child order whose venue cannot answer the first time a pass finds it so: recovery asks again every pass, for up to a day. */
+  private warnOnce(leg: OrderLeg, o: object, msg: string): void {
+    if (this.warned.has(leg.clientOrderId)) return;
+    this.warned.add(leg.clientOrderId);
+    this.d.log.warn(o, msg);
   }
 
   /**

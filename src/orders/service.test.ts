@@ -843,6 +843,22 @@ describe("recovery", () => {
     expect(ledger.locks.has(chainOrderId(order.id))).toBe(false);
   });
 
+  it("warns once per child order, not at every pass, that its venue is not configured or cannot answer", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("routing");
+    const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+    for (const venues of [new Map<string, Venue>(), new Map([["v", silent]])]) {
+      const warnings: string[] = [];
+      const log = pino({ level: "warn" }, { write: (line: string) => void warnings.push(JSON.parse(line).msg) });
+      const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues, clock: { now: () => Date.now() }, log });
+      for (let i = 0; i < 4; i++) expect(await recovery.pass(0)).toBe(0);
+      expect(warnings).toHaveLength(1);
+    }
+    expect((await store.order(order.id))?.status).toBe("routing");
+  });
+
   it("records an order whose release landed, nothing filled and its answer lost, as no venue filling it (all_venues_failed), as the order flow would have", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
