@@ -13,7 +13,7 @@ import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus,
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { limitlessResolution, orderFills, orderSide, parseOrderbook, rankFeeBps, SETTLEMENT_FAILED, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessOrderAnswer, type LimitlessOrderbook } from "./wire.ts";
+import { historySide, limitlessResolution, orderFills, orderSide, parseOrderbook, rankFeeBps, SETTLEMENT_FAILED, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessOrderAnswer, type LimitlessOrderbook } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
@@ -220,7 +220,9 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
 
   /**
    * Every trade of the account from `GET /portfolio/history`, page by page behind its cursor, each
-   * once. The history lists newest first (assumed), so the whole of it, reversed, is oldest first.
+   * once. The history lists newest first (assumed), so the whole of it, reversed, is oldest first. The
+   * history names no fee: the contracts withheld from each buy are read from its order (`GET /orders/{id}`),
+   * as its fills are.
    */
   async trades(): Promise<VenueFill[]> {
     const entries: LimitlessHistoryPage["data"] = [];
@@ -232,7 +234,9 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     }
     const slugs = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.market !== undefined ? [e.market.slug] : [])));
     const models = new Map(await Promise.all([...slugs].map(async (slug) => [slug, await this.feeModel(slug, "a trade")] as const)));
-    return tradesFromHistory(entries.reverse(), (slug) => models.get(slug)!);
+    const bought = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.orderId !== undefined && e.market !== undefined && feeInShares(models.get(e.market.slug)!, historySide(e)) ? [e.orderId] : [])));
+    const totals = new Map(await Promise.all([...bought].map(async (id) => [id, ((await this.read(`/orders/${encodeURIComponent(id)}`, true)) as OrderAnswer).execution?.totalsRaw] as const)));
+    return tradesFromHistory(entries.reverse(), (slug) => models.get(slug)!, (id) => totals.get(id));
   }
 
   /** Stream state for health pages and tests. */

@@ -130,16 +130,35 @@ describe("Limitless wire: the documented shapes", () => {
     const answer = fixture("order-created.json");
     const model = limitlessFeeModel(answer.order.feeRateBps);
     const oldestFirst = page.data.flatMap((e) => [e, e]).reverse();
-    const trades = tradesFromHistory(oldestFirst, (slug) => {
-      expect(slug).toBe("btc-100k-2024");
-      return model;
-    });
+    const totals = (orderId: string) => (orderId === answer.order.id ? answer.execution.totalsRaw : undefined);
+    const trades = tradesFromHistory(
+      oldestFirst,
+      (slug) => {
+        expect(slug).toBe("btc-100k-2024");
+        return model;
+      },
+      totals,
+    );
     expect(trades).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", "buy", model, answer.execution.totalsRaw));
-    expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model)).toThrow(/orderId/);
+    expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model, totals)).toThrow(/orderId/);
     // the strategy names the side: "Sell", "Limit Sell" and "Market Sell" are sells
     for (const strategy of ["Sell", "Limit Sell", "Market Sell"]) {
-      expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model).map((t) => t.side)).toEqual(["sell"]);
+      expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model, totals).map((t) => t.side)).toEqual(["sell"]);
     }
+  });
+
+  it("gives a buy's trades the contracts the venue withheld, as its fills, where it applied less than the signed rate", () => {
+    const page = fixture("history.json") as LimitlessHistoryPage;
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    // signed 300 bps, applied 120 bps: 1.2 of the 100 contracts withheld, not 3
+    const applied = { ...answer.execution.totalsRaw, contractsFee: "1200000", contractsNet: "98800000" };
+    const trades = tradesFromHistory([...page.data].reverse(), () => model, () => applied);
+    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "", "buy", model, applied);
+    expect(trades.map((t) => t.shares)).toEqual(fills.map((f) => f.shares));
+    expect(trades).toEqual(fills);
+    // a buy whose order answer has no totals: the contracts withheld are not known
+    expect(() => tradesFromHistory([...page.data].reverse(), () => model, () => undefined)).toThrow(/totalsRaw/);
   });
 
   it("refuses a market fee rate of 100 % or more", () => {

@@ -1,4 +1,4 @@
-import { feeInShares, limitlessFee, netOfWithheld, withheldShares, type FeeModel } from "../../domain/fees.ts";
+import { feeInShares, limitlessFee, netOfWithheld, type FeeModel } from "../../domain/fees.ts";
 import { notional, ONE, parseMicro, proceedsOf, shareOut, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { Level } from "../../domain/types.ts";
@@ -315,20 +315,30 @@ export interface LimitlessHistoryPage {
 }
 
 /**
+ * Whether a history entry bought or sold, as its `strategy` says ("Buy", "Limit Sell", "Market Sell"…).
+ */
+export function historySide(entry: LimitlessHistoryEntry): TradeSide {
+  return /sell/i.test(entry.strategy ?? "") ? "sell" : "buy";
+}
+
+/**
  * The account's order book trades from its history entries, in the order given, each once. The
  * listing names no fee: each order's fee is split over its trades as over its fills (feesPerFill), so
- * a trade carries the fee its fill did; a buy's trades deliver their contracts less the order's fee in
- * contracts at the market's rate (withheldShares), split as its fills split it (netOfWithheld). The
- * listing does not carry the client order id; its `strategy` says whether the trade bought or sold
- * ("Buy", "Limit Sell", "Market Sell"…).
+ * a trade carries the fee its fill did; a buy's trades deliver their contracts less the contracts the
+ * venue withheld from the order (`contractsFee` of its `totals`, the order's `execution.totalsRaw`, which
+ * may be below the signed rate), split as its fills split it (netOfWithheld). The listing does not carry
+ * the client order id.
  */
-export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], feeModel: (slug: string) => FeeModel): VenueFill[] {
+export function tradesFromHistory(
+  entries: readonly LimitlessHistoryEntry[],
+  feeModel: (slug: string) => FeeModel,
+  totals: (venueOrderId: string) => LimitlessTotals | undefined,
+): VenueFill[] {
   const trades = uniqueTrades(
     entries.flatMap((e, i) => {
       if (e.matchId === undefined) return [];
       if (e.orderId === undefined || e.market === undefined) throw new TypeError(`history[${i}]: a trade needs its orderId and market`);
-      const side: TradeSide = /sell/i.test(e.strategy ?? "") ? "sell" : "buy";
-      return [{ tradeId: e.matchId, venueOrderId: e.orderId, slug: e.market.slug, side, price: parsePrice(e.outcomeTokenPrice, `history[${i}].outcomeTokenPrice`), shares: parseRaw(e.outcomeTokenAmount, `history[${i}].outcomeTokenAmount`) }];
+      return [{ tradeId: e.matchId, venueOrderId: e.orderId, slug: e.market.slug, side: historySide(e), price: parsePrice(e.outcomeTokenPrice, `history[${i}].outcomeTokenPrice`), shares: parseRaw(e.outcomeTokenAmount, `history[${i}].outcomeTokenAmount`) }];
     }),
   );
   const byOrder = new Map<string, typeof trades>();
@@ -337,7 +347,9 @@ export function tradesFromHistory(entries: readonly LimitlessHistoryEntry[], fee
   for (const group of byOrder.values()) {
     const model = feeModel(group[0]!.slug);
     if (feeInShares(model, group[0]!.side)) {
-      const net = netOfWithheld(group, withheldShares(model, group.reduce((s, t) => s + t.shares, 0n)));
+      const orderTotals = totals(group[0]!.venueOrderId);
+      if (orderTotals === undefined) throw new TypeError(`order ${group[0]!.venueOrderId}: a buy's answer has no execution.totalsRaw: the contracts withheld as its fee are not known`);
+      const net = netOfWithheld(group, parseRaw(orderTotals.contractsFee, "execution.totalsRaw.contractsFee"));
       group.forEach((t, i) => priced.set(t.tradeId, net[i]!));
     } else {
       const split = feesPerFill(model, group);
