@@ -59,6 +59,8 @@ function firstOfEach({ listed, found }: { listed: Listing[]; found: Listing[] })
 
 /** The YES tokens of the Opinion markets whose fee rate the venue states in a form the adapter cannot read. */
 const opinionUnrated = new Set([opinionListings.listed[0]!.outcomeIds.YES, opinionListings.found[0]!.outcomeIds.YES]);
+/** The NO tokens of the Opinion markets whose two tokens the venue rates apart. */
+const opinionNoRatedApart = new Set([opinionListings.listed[0]!.outcomeIds.NO, opinionListings.found[0]!.outcomeIds.NO]);
 
 const CASES: Case[] = [
   {
@@ -98,6 +100,18 @@ const CASES: Case[] = [
     unmodelled(path, body) {
       const answer = body as { result: { tokenId: string } };
       return path.endsWith("/token/fee-rates") && opinionUnrated.has(answer.result.tokenId) ? { ...answer, result: { ...answer.result, takerFeeBps: "1.5" } } : body;
+    },
+    ...firstOfEach(opinionListings),
+  },
+  {
+    name: "Opinion: a market whose NO token the venue rates apart from its YES token",
+    async start() {
+      const sim = await startOpinionSim({ catalog, seed: 23, latencyScale: 0, tickMs: 40 });
+      return { sim, adapter: (baseUrl, log) => new OpinionVenue({ baseUrl, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300, log }) };
+    },
+    unmodelled(path, body) {
+      const answer = body as { result: { tokenId: string; takerFeeBps: string } };
+      return path.endsWith("/token/fee-rates") && opinionNoRatedApart.has(answer.result.tokenId) ? { ...answer, result: { ...answer.result, takerFeeBps: String(Number(answer.result.takerFeeBps) + 100) } } : body;
     },
     ...firstOfEach(opinionListings),
   },

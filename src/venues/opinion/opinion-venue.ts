@@ -4,6 +4,7 @@ import { evmAccount } from "../../evm/account.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { FeeModel } from "../../domain/fees.ts";
 import { formatMicro, ONE, parseMicro } from "../../domain/money.ts";
+import type { Outcome } from "../../domain/types.ts";
 import type { LevelMap } from "../mirror-book.ts";
 import type { AdapterOptions } from "../net/adapter-options.ts";
 import { sendRequest, sendWithRetry, type HttpResult } from "../net/http.ts";
@@ -18,9 +19,9 @@ import {
   fillsFromTrades,
   levelMap,
   ORDER_PENDING,
-  opinionFeeModel,
   opinionResolution,
   outcomeSide,
+  tokensFeeModel,
   toVenueMarket,
   tradeSide,
   tradesFromList,
@@ -53,10 +54,10 @@ interface Cached {
   decimals: number;
 }
 
-/** A market as `GET /market` states it, with its YES token's taker fee rate as `GET /token/fee-rates` states it. */
+/** A market as `GET /market` states it, with its tokens' taker fee rates as `GET /token/fee-rates` states them. */
 interface RatedMarket {
   market: OpinionMarket;
-  takerFeeBps: unknown;
+  takerFeeBps: Record<Outcome, unknown>;
 }
 
 /**
@@ -150,7 +151,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       if (body.list.length < PAGE || found.length >= body.total) break;
     }
     const fresh = await Promise.all(found.filter((m) => !listed.has(String(m.marketId))).map((m) => this.withFeeRate(m)));
-    return this.modelled(fresh, ({ market }) => String(market.marketId), ({ market, takerFeeBps }) => toVenueMarket(market, opinionFeeModel(takerFeeBps)));
+    return this.modelled(fresh, ({ market }) => String(market.marketId), ({ market, takerFeeBps }) => toVenueMarket(market, tokensFeeModel(takerFeeBps)));
   }
 
   market(venueMarketId: string): VenueMarket | undefined {
@@ -235,17 +236,18 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     return tradesFromList(all.reverse(), (marketId) => models.get(marketId)!);
   }
 
-  /** A market with its YES token's taker fee rate (`GET /token/fee-rates`). */
+  /** A market with its YES and NO tokens' taker fee rates (`GET /token/fee-rates`, a rate per token). */
   private async withFeeRate(market: OpinionMarket): Promise<RatedMarket> {
-    const rates = (await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: market.yesTokenId })}`)) as { takerFeeBps: unknown };
-    return { market, takerFeeBps: rates.takerFeeBps };
+    const rate = async (tokenId: string) => ((await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: tokenId })}`)) as { takerFeeBps: unknown }).takerFeeBps;
+    const [YES, NO] = await Promise.all([rate(market.yesTokenId), rate(market.noTokenId)]);
+    return { market, takerFeeBps: { YES, NO } };
   }
 
   /** A market as the adapter keeps it, with what its orders are signed for: its quote token, which `tokens` (`/quoteToken`) must list. */
   private cached({ market: m, takerFeeBps }: RatedMarket, tokens: OpinionQuoteToken[]): Cached {
     const token = tokens.find((t) => t.quoteTokenAddress.toLowerCase() === m.quoteToken.toLowerCase());
     if (!token) throw new Error(`market ${m.marketId} trades in ${m.quoteToken}, which /quoteToken does not list`);
-    return { market: toVenueMarket(m, opinionFeeModel(takerFeeBps)), exchange: token.ctfExchangeAddress as Hex, currency: token.quoteTokenAddress as Hex, decimals: token.decimal };
+    return { market: toVenueMarket(m, tokensFeeModel(takerFeeBps)), exchange: token.ctfExchangeAddress as Hex, currency: token.quoteTokenAddress as Hex, decimals: token.decimal };
   }
 
   private quoteTokenList(): Promise<OpinionQuoteToken[]> {
@@ -321,14 +323,14 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   /**
    * The fee model of a market: the catalogue's, or, for a market the adapter does not load (a child
    * order placed on it before a restart, and the catalog or the venue dropped it since), as the venue states it
-   * now (`GET /market/{marketId}` and its YES token's `GET /token/fee-rates`).
+   * now (`GET /market/{marketId}` and its tokens' `GET /token/fee-rates`).
    */
   private async feeModel(marketId: string, what: string): Promise<FeeModel> {
     const cached = this.cache.get(marketId)?.market.feeModel;
     if (cached) return cached;
     try {
       const { takerFeeBps } = await this.withFeeRate(((await this.read(`/market/${encodeURIComponent(marketId)}`)) as { data: OpinionMarket }).data);
-      return opinionFeeModel(takerFeeBps);
+      return tokensFeeModel(takerFeeBps);
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: ${what} is in market ${marketId}, which this adapter does not load and could not read: ${err instanceof Error ? err.message : String(err)}`, { venue: this.id });
     }

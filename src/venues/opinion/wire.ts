@@ -163,6 +163,17 @@ export function opinionFeeModel(takerFeeBps: unknown): FeeModel {
   return { kind: "opinion", ratePpm: BigInt(bps) * 100n, minFee: OPINION_MIN_FEE };
 }
 
+/**
+ * A market's fee model from the taker rates of its two tokens (`GET /token/fee-rates` rates each token):
+ * a market's fee model has one rate, so a market whose tokens the venue rates apart is refused, not
+ * priced at one token's rate for orders on the other.
+ */
+export function tokensFeeModel(takerFeeBps: Record<Outcome, unknown>): FeeModel {
+  const [yes, no] = [opinionFeeModel(takerFeeBps.YES), opinionFeeModel(takerFeeBps.NO)];
+  if (yes.ratePpm !== no.ratePpm) throw new RangeError(`its YES token's taker rate (${yes.ratePpm / 100n} bps) differs from its NO token's (${no.ratePpm / 100n} bps)`);
+  return yes;
+}
+
 export function toVenueMarket(m: OpinionMarket, feeModel: FeeModel): VenueMarket {
   return {
     venueMarketId: String(m.marketId),
