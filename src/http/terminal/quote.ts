@@ -1,5 +1,5 @@
 import type { Static } from "@sinclair/typebox";
-import { microToNumber, ONE } from "../../domain/money.ts";
+import { ceilDiv, microToNumber, ONE } from "../../domain/money.ts";
 import type { OrderIntent } from "../../domain/types.ts";
 import type { Plan, SellPlan } from "../../router/index.ts";
 import type { Quote } from "./schemas.ts";
@@ -18,8 +18,8 @@ export function quoteView(intent: OrderIntent, result: Plan | SellPlan, now: num
     time_in_force: intent.timeInForce,
     amount_usdc: sell ? null : microToNumber(intent.amount),
     shares: microToNumber(result.shares),
-    average_price: perShare(result.notional, result.shares),
-    fee_adjusted_price: perShare(sell ? result.proceeds : result.cost, result.shares),
+    average_price: perShare(result.notional, result.shares, sell),
+    fee_adjusted_price: perShare(sell ? result.proceeds : result.cost, result.shares, sell),
     notional_usdc: microToNumber(result.notional),
     fees_usdc: microToNumber(result.fees),
     cost_usdc: sell ? null : microToNumber(result.cost),
@@ -29,7 +29,7 @@ export function quoteView(intent: OrderIntent, result: Plan | SellPlan, now: num
     legs: result.legs.map((l) => ({
       venue: l.venue,
       shares: microToNumber(l.shares),
-      average_price: perShare(l.notional, l.shares),
+      average_price: perShare(l.notional, l.shares, sell),
       limit_price: microToNumber(l.limitPrice),
       notional_usdc: microToNumber(l.notional),
       fee_usdc: microToNumber(l.fee),
@@ -38,7 +38,11 @@ export function quoteView(intent: OrderIntent, result: Plan | SellPlan, now: num
   };
 }
 
-/** USDC per share, to the micro-USDC; exact division of the integers, rounded down. */
-function perShare(usdc: bigint, shares: bigint): number {
-  return shares === 0n ? 0 : microToNumber((usdc * ONE) / shares);
+/**
+ * USDC per share, to the micro-USDC: a buy's rounded up (a share costs the client no less), a sell's
+ * rounded down (a share pays the client no more).
+ */
+function perShare(usdc: bigint, shares: bigint, sell: boolean): number {
+  if (shares === 0n) return 0;
+  return microToNumber(sell ? (usdc * ONE) / shares : ceilDiv(usdc * ONE, shares));
 }
