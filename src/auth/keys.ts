@@ -1,6 +1,7 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
 import { addressProblem } from "../domain/address.ts";
 import { AppError } from "../domain/errors.ts";
+import { hasControlCharacter } from "../domain/text.ts";
 import { SCOPES, type Scope } from "../domain/types.ts";
 import type { ApiKeyRecord, Store } from "../store/store.ts";
 import { parseIpAllowlist } from "./ip.ts";
@@ -73,7 +74,7 @@ export function parseKeyName(raw: string): string {
   if (length === 0 || length > KEY_NAME_MAX) {
     throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { fields: { name: `must be 1 to ${KEY_NAME_MAX} characters` } });
   }
-  if (/\p{Cc}/u.test(name)) {
+  if (hasControlCharacter(name)) {
     throw new AppError("invalid_request", "The key name must have no control characters (line breaks, tabs, escapes).", { fields: { name: "must have no control characters" } });
   }
   return name;

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
+import { hasControlCharacter } from "../domain/text.ts";
 import { OUTCOMES, systemClock, type Outcome } from "../domain/types.ts";
 import { isEventId } from "../markets/catalog.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
@@ -151,14 +152,16 @@ export function registerEventCommands(program: Command, fail: (message: string) 
     .option("--json", "print JSON for scripts")
     .action(async (id: string, o: { eventId?: string; title?: string; json?: boolean }) => {
       if (o.eventId !== undefined && !isEventId(o.eventId)) fail(`--event-id must be kebab-case, like fed-cut-2027-03 (got ${JSON.stringify(o.eventId)})`);
-      if (o.title !== undefined && o.title.trim() === "") fail("--title must not be empty");
+      const title = o.title?.trim();
+      if (title === "") fail("--title must not be empty");
+      if (title !== undefined && hasControlCharacter(title)) fail(`--title must have no control characters (line breaks, tabs, escapes) (got ${JSON.stringify(o.title)})`);
       const result = await withStore(async (store) => {
         const proposal = await store.proposal(id);
         if (!proposal) return { kind: "not_found" as const };
         if (proposal.kind === "add_listing" && (o.eventId !== undefined || o.title !== undefined)) {
           fail(`${id} adds a listing to the existing event ${proposal.eventId}: --event-id and --title apply to new events only`);
         }
-        return store.acceptProposal(id, acceptedChange(proposal, { eventId: o.eventId, title: o.title?.trim() }), new Date().toISOString());
+        return store.acceptProposal(id, acceptedChange(proposal, { eventId: o.eventId, title }), new Date().toISOString());
       });
       if (result.kind === "not_found") fail(`no proposal ${id}: run crossfill events match`);
       if (result.kind === "already_decided") fail(`${id} was already ${result.proposal.status} at ${result.proposal.decidedAt}`);

@@ -169,4 +169,21 @@ describe("crossfill events list and proposals print venues' titles", () => {
     );
     expect((JSON.parse(await cli("list", "--json")) as { event_id: string; title: string }[]).find((e) => e.event_id === "titled-2027")?.title).toBe(title);
   });
+
+  it("accept refuses a --title with a control character, naming --title, and writes nothing", async () => {
+    const store = await openStore({ dataDir, databaseUrl: undefined });
+    try {
+      const member = { venue: "polymarket-sim", venueMarketId: "fed-cut-feb", outcomeIds: { YES: "y", NO: "n" }, title: "Fed cut in February 2027?", closeTime: "2027-02-01T00:00:00.000Z" };
+      await store.saveProposals([{ id: "prop_plain", kind: "new_event", eventId: "plain-2027-02", title: member.title, score: 0.9, reason: "same numbers and dates", members: [member] }]);
+    } finally {
+      await store.close();
+    }
+    const refused = await cli("accept", "prop_plain", "--title", "Fed cut in February 2027?\nfed-cut-2026-12  resolved").then(
+      () => "",
+      (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`,
+    );
+    expect(refused).toMatch(/^2: .*--title must have no control characters/);
+    expect((JSON.parse(await cli("proposals", "--json")) as { id: string; status: string }[]).find((p) => p.id === "prop_plain")?.status).toBe("proposed");
+    expect((JSON.parse(await cli("list", "--json")) as { event_id: string }[]).some((e) => e.event_id === "plain-2027-02")).toBe(false);
+  });
 });
