@@ -1,6 +1,6 @@
 import { Option, type Command } from "commander";
 import type { BookEntry, PriceRecord } from "../sdk/types.ts";
-import { answer, apiClient } from "./funds.ts";
+import { answer, apiClient, count } from "./funds.ts";
 
 interface BookOptions {
   outcome: "YES" | "NO";
@@ -27,8 +27,7 @@ export function registerBookCommand(program: Command, fail: (message: string) =>
     .option("--depth <n>", `levels a side, best first (at most ${MAX_DEPTH})`, "20")
     .option("--json", "print the API's price record as JSON for scripts")
     .action(async (eventId: string, o: BookOptions) => {
-      const depth = Number(o.depth);
-      if (!/^\d+$/.test(o.depth) || depth < 1 || depth > MAX_DEPTH) fail(`--depth must be an integer from 1 to ${MAX_DEPTH} (got ${JSON.stringify(o.depth)})`);
+      const depth = count(o.depth, "--depth", MAX_DEPTH, fail);
       const record = await answer(apiClient(fail).prices(eventId, { outcome: o.outcome, side: o.side, depth }), fail);
       console.log(o.json ? JSON.stringify(record) : describeBook(record, o.side));
     });

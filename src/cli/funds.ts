@@ -52,6 +52,13 @@ function inCommandTerms(e: CrossfillError, names: FieldNames): string {
   return e.message.replace(new RegExp(`"(?:[^"\\\\]|\\\\.)*"|\\b(?:${fields.join("|")})\\b`, "g"), (match) => names[match] ?? match);
 }
 
+/** A count option (book --depth, activity --limit): digits alone, from 1 to `max`; anything else fails, naming the option. */
+export function count(raw: string, option: string, max: number, fail: (message: string) => never): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > max) fail(`${option} must be an integer from 1 to ${max} (got ${JSON.stringify(raw)})`);
+  return n;
+}
+
 /**
  * A refusal by the API, as its code and sentence (a field named as `names` sets it); a TLS handshake that failed as
  * its reason; a connection that failed (the server is not running) as that, with `maybeDone` when it was lost after
@@ -119,8 +126,7 @@ export function registerFundsCommands(program: Command, fail: (message: string) 
     .option("--cursor <cursor>", "the next page: the next_cursor of the page before")
     .option("--json", "print the page as JSON for scripts: data, and next_cursor (null on the last page)")
     .action(async (o: { limit: string; cursor?: string; json?: boolean }) => {
-      const limit = Number(o.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 500) fail(`--limit must be an integer from 1 to 500 (got ${JSON.stringify(o.limit)})`);
+      const limit = count(o.limit, "--limit", 500, fail);
       const page = await answer(apiClient(fail).activity({ limit, ...(o.cursor !== undefined && { cursor: o.cursor }) }), fail);
       if (o.json) {
         console.log(JSON.stringify(page));

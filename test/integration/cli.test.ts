@@ -257,6 +257,18 @@ describe("crossfill activity with more movements than one page", () => {
   });
 });
 
+describe("crossfill activity --limit", () => {
+  it("refuses a limit that is not digits alone, as book --depth does, exiting 2 without asking the server", async () => {
+    const exit = async (limit: string) => {
+      const r = await run(process.execPath, [BIN, "activity", "--limit", limit], { env: { ...env(), CROSSFILL_URL: "http://127.0.0.1:9", CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      return [(r as { code: number }).code, (r as { stderr: string }).stderr];
+    };
+    for (const limit of [" 5", "1e2", "0x10", "0", "501"]) {
+      expect(await exit(limit)).toEqual([2, `crossfill: --limit must be an integer from 1 to 500 (got ${JSON.stringify(limit)})\n`]);
+    }
+  });
+});
+
 describe("crossfill order answered 202", () => {
   it("says what is pending, not that nothing was bought", async () => {
     let status = "routing";
