@@ -321,6 +321,15 @@ describe("the audit's invariants", () => {
     expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("crossfill sim") });
   });
 
+  it("names five violations of an invariant, or as many as asked for (crossfill audit --examples)", () => {
+    const extra = Array.from({ length: 7 }, (_, n) => ({ ...trade, tradeId: `t${n + 10}` }));
+    const i = { ...healthy(), venueTrades: new Map([["v", [trade, sellTrade, ...extra]]]) };
+    const venues = (input: AuditInput) => checkInvariants(input).find((r) => r.name === "fills_match_venues")!;
+    expect(venues(i)).toMatchObject({ violations: 7, examples: expect.any(Array) });
+    expect(venues(i).examples).toHaveLength(5);
+    expect(venues({ ...i, examples: 100 }).examples).toEqual(extra.map((t) => expect.stringContaining(`trade ${t.tradeId} `)));
+  });
+
   it("finds a settlement minted twice, and a mint outside any settlement: either leaves more shares than were bought", () => {
     const i = healthy();
     i.ledger.sotMints.push(i.ledger.sotMints[0]!);

@@ -27,6 +27,8 @@ export interface AuditInput extends FundsAuditInput {
   venueInventory: ReadonlyMap<string, ReadonlyMap<string, bigint>>;
   /** Each venue's trades, by venue id; undefined when the venues' history cannot be read (their simulators ran inside a stopped server). */
   venueTrades: ReadonlyMap<string, readonly VenueFill[]> | undefined;
+  /** How many of an invariant's violations to name in its examples (5 unless set). */
+  examples?: number;
 }
 
 export interface ResolvedHolding extends Pick<PositionRecord, "accountId" | "eventId" | "outcome"> {
@@ -65,7 +67,7 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     let violations = 0;
     run((what) => {
       violations++;
-      if (examples.length < EXAMPLES) examples.push(what);
+      if (examples.length < (input.examples ?? EXAMPLES)) examples.push(what);
     });
     results.push({ name, description, violations, examples });
   };

@@ -21,7 +21,7 @@ export interface AuditReport {
  * invariant of the order path. `venues` undefined: their history is gone (simulators that ran inside
  * a stopped server), and the comparison with their trades is skipped, saying so.
  */
-export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date): Promise<AuditReport> {
+export async function audit(store: Store, vault: Vault, venues: readonly Venue[] | undefined, now: Date, examples?: number): Promise<AuditReport> {
   // Before the deposits: a running server's watcher stores what it scanned before it moves its cursor past it, so every
   // transfer under the cursor read first is among the deposits read after (read after them, a pass between the two reads
   // moved it past a transfer the audit's deposits lacked, reported as no stored deposit).
@@ -52,6 +52,7 @@ export async function audit(store: Store, vault: Vault, venues: readonly Venue[]
     chainId: chainOrderId,
     venueTrades,
     venueInventory,
+    examples,
     withdrawals,
     deposits,
     withdrawalId: chainWithdrawalId,

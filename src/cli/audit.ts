@@ -12,25 +12,30 @@ import { contractsFromEnv, openEvmVault } from "../vault/evm/index.ts";
 import { JsonRpc } from "../vault/rpc.ts";
 import type { Vault } from "../vault/vault.ts";
 import { startVenues } from "../venues/start.ts";
+import { count } from "./funds.ts";
 import { withStore } from "./with-store.ts";
+
+const MAX_EXAMPLES = 1_000_000;
 
 /**
  * `crossfill audit`: checks every invariant of the order path against the store, the chain and the
  * venues, prints each with its count of violations, and exits 1 if any is violated.
  */
-export function registerAuditCommand(program: Command): void {
+export function registerAuditCommand(program: Command, fail: (message: string) => never): void {
   program
     .command("audit")
     .description("Check the order path's invariants against the store, the chain and the venues; exit 1 on any violation")
     .option("--json", "print JSON for scripts")
-    .action(async (o: { json?: boolean }) => {
+    .option("--examples <n>", `name up to n violations of each invariant (1 to ${MAX_EXAMPLES})`, "5")
+    .action(async (o: { json?: boolean; examples: string }) => {
+      const examples = count(o.examples, "--examples", MAX_EXAMPLES, fail);
       const config = loadConfig();
       const report = await withStore(async (store) => {
         const chain = await openChain(config, store);
         try {
           const venues = await openVenues(config, store);
           try {
-            return await audit(store, chain.vault, venues?.venues, new Date());
+            return await audit(store, chain.vault, venues?.venues, new Date(), examples);
           } finally {
             await venues?.stop();
           }

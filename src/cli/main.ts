@@ -156,7 +156,7 @@ registerEventCommands(program, fail);
 registerFundsCommands(program, fail);
 registerOrderCommand(program, fail);
 registerBookCommand(program, fail);
-registerAuditCommand(program);
+registerAuditCommand(program, fail);
 registerChainCommand(program, fail);
 registerSimCommand(program, fail);
 

@@ -299,7 +299,7 @@ export async function outcomes(dataDir: string): Promise<Record<string, number>>
 /** `crossfill audit --json` on the data directory, with the same settings the server ran with. */
 function runAudit(env: Env): Promise<{ code: number | null; report: AuditReport | undefined; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, "audit", "--json"], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env } });
+    const child = spawn(process.execPath, [BIN, "audit", "--json", "--examples", "1000000"], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "silent", ...env } });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
