@@ -216,6 +216,17 @@ describe("an order on an unknown event", () => {
   });
 });
 
+describe("an order on an event no venue quotes now", () => {
+  it("is rejected venue_unavailable (503), not insufficient_liquidity, and locks nothing", async () => {
+    // Every venue of the event down or its book stale: the merged book's quotes are empty.
+    const order = await service({ quotes: () => [] }).submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "rejected", errorCode: "venue_unavailable", locked: 0n });
+    expect(ledger.locks.size).toBe(0);
+    expect(sent).toHaveLength(0);
+    await expect(service({ quotes: () => [] }).quote(body)).rejects.toMatchObject({ code: "venue_unavailable", status: 503 });
+  });
+});
+
 describe("routing rounds", () => {
   it("routes again what a leg found gone, under fresh ids, and fills the order", async () => {
     script = [nothing, (o) => fill(o, o.shares)];

@@ -187,6 +187,14 @@ describe("optimize_price", () => {
     expect(refused(req(10, { timeInForce: "IOC" }), [quote("a", [[0.5, 0.5]])]).code).toBe("insufficient_liquidity");
   });
 
+  it("refuses venue_unavailable, not insufficient_liquidity, when no venue quotes the event at all: none is there to take the order now", () => {
+    // No fresh book anywhere (every venue down, stale or not connected) says nothing of the markets' liquidity: a retry may fill.
+    for (const timeInForce of ["FOK", "IOC"] as const) {
+      expect(refused(req(10, { timeInForce }), [])).toMatchObject({ code: "venue_unavailable", message: "No venue can take the order now: none of the event's venues is quoting it." });
+      expect(plan({ side: "sell", shares: 10n * S, maxSlippage: 10_000n, strategy: "optimize_speed", timeInForce }, [])).toMatchObject({ kind: "refusal", code: "venue_unavailable" });
+    }
+  });
+
   it("keeps the average fee-adjusted price under the limit when rounding alone would break it", () => {
     // At 0.29 a contract adds 0.014413 of Kalshi fee to an order (0.304413, the reference; 1% over it,
     // 0.307457). With the fee rounded up to the cent 6 lots of 0.1 average 0.306667 and 7 lots 0.318571,

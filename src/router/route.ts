@@ -76,7 +76,7 @@ export const MAX_QUEUE_MS = 250;
  * fills the order so (`complete`), which an IOC plan of thin books does not. A refusal says
  * `slippage_exceeded` when the whole book, uncapped, could have done it (filled it under FOK, taken
  * anything under IOC), `order_too_small` when the order is under every venue's minimum size, else
- * `insufficient_liquidity`.
+ * `insufficient_liquidity`; with no quote at all, `venue_unavailable`.
  *
  * A venue's queue is part of the plan. optimize_price routes on the venues whose queues are within
  * MAX_QUEUE_MS of the shortest one when they fill the order within the same limit (or, under IOC, take
@@ -89,6 +89,8 @@ export function route<Q extends Quote, C extends Ladder<Q>, A extends Allotment,
   side: Side<Q, C, A, P>,
   quotes: readonly Q[],
 ): P | Refusal {
+  // No quote at all is no venue to take the order now (every one down, stale or not connected), not thin books.
+  if (quotes.length === 0) return refuse("venue_unavailable", "No venue can take the order now: none of the event's venues is quoting it.", {});
   const reference = side.reference(quotes);
   if (reference === undefined) return refuse("insufficient_liquidity", side.noReference, {});
   const limit = side.order.limitPrice ?? side.limit(reference);

@@ -132,7 +132,7 @@ export interface SellPlan {
   complete: boolean;
 }
 
-export type RefusalCode = "slippage_exceeded" | "insufficient_liquidity" | "order_too_small";
+export type RefusalCode = "slippage_exceeded" | "insufficient_liquidity" | "order_too_small" | "venue_unavailable";
 
 export interface Refusal {
   kind: "refusal";

@@ -48,11 +48,11 @@ export const terminalRoutes =
         schema: {
           summary: "Plan an order on the current books without placing it: legs per venue, average price, fees",
           description:
-            "Runs the same router as POST /v1/order on the books as they are now; nothing is locked or sent. The order is planned again when it is submitted, on the books of that moment. A request the router would refuse answers its code (slippage_exceeded, insufficient_liquidity, order_too_small) with 422.",
+            "Runs the same router as POST /v1/order on the books as they are now; nothing is locked or sent. The order is planned again when it is submitted, on the books of that moment. A request the router would refuse answers its code (slippage_exceeded, insufficient_liquidity, order_too_small) with 422, or venue_unavailable with 503 when no venue quotes the event now.",
           tags: ["orders"],
           security: [{ apiKey: [] }, { session: [] }],
           querystring: QuoteQuery,
-          response: { 200: Quote, 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" }, 404: { $ref: "Error#" }, 422: { $ref: "Error#" } },
+          response: { 200: Quote, 400: { $ref: "Error#" }, 401: { $ref: "Error#" }, 403: { $ref: "Error#" }, 404: { $ref: "Error#" }, 422: { $ref: "Error#" }, 503: { $ref: "Error#" } },
         },
       },
       async (req) => {
