@@ -232,7 +232,11 @@ describe("optimize_speed", () => {
   it("never splits: FOK refuses when only a split could fill, IOC takes the fastest partial", () => {
     const quotes = [quote("a", [[0.5, 10]], { latencyMs: 30 }), quote("b", [[0.5, 10]], { latencyMs: 10 })];
     expect(legs(planned(req(7.5, { maxSlippage: 100_000n }), quotes))).toHaveLength(2);
-    expect(refused(speed(7.5), quotes).code).toBe("insufficient_liquidity");
+    // The two books together hold the order: the refusal says it is no one venue's, which optimize_price would split over.
+    expect(refused(speed(7.5), quotes)).toMatchObject({
+      code: "insufficient_liquidity",
+      message: "No venue holds enough liquidity to fill the order alone, and optimize_speed does not split an order across venues (fill-or-kill).",
+    });
     expect(planned(speed(7.5, { timeInForce: "IOC" }), quotes)).toMatchObject({ legs: [{ venue: "b", shares: 10n * S }], complete: false });
     expect(planned(speed(5, { timeInForce: "IOC" }), quotes)).toMatchObject({ legs: [{ venue: "b", shares: 10n * S }], complete: true });
   });

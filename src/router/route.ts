@@ -231,7 +231,13 @@ class Routing<Q extends Quote, C extends Ladder<Q>, A extends Allotment, P exten
     const details = { ...this.priceDetails(), ...(partial ? this.side.fillable(partial) : {}) };
     return couldFill
       ? refuse("slippage_exceeded", `The order cannot be filled in full within the slippage limit (fill-or-kill): ${this.limitText()}.`, details)
-      : refuse("insufficient_liquidity", "The books do not hold enough liquidity to fill the order in full (fill-or-kill).", details);
+      : refuse(
+          "insufficient_liquidity",
+          this.side.order.strategy === "optimize_speed"
+            ? "No venue holds enough liquidity to fill the order alone, and optimize_speed does not split an order across venues (fill-or-kill)."
+            : "The books do not hold enough liquidity to fill the order in full (fill-or-kill).",
+          details,
+        );
   }
 
   /** The limit a slippage refusal names in its message, as its details do. */
