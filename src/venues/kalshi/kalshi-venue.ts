@@ -41,7 +41,15 @@ interface KalshiOrder {
   ticker: string;
   status: string;
   fill_count_fp: string;
+  created_time?: string | null;
 }
+
+/**
+ * Where Kalshi lists an account's orders and fills: the live tier, and past its historical cutoff (`GET /historical/cutoff`:
+ * orders that ended and fills made before it, about three months back) the historical one.
+ */
+const ORDER_LISTS = ["/portfolio/orders", "/historical/orders"] as const;
+const FILL_LISTS = ["/historical/fills", "/portfolio/fills"] as const;
 
 interface KalshiFill {
   trade_id: string;
@@ -219,7 +227,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills(created.order_id, sentId(order), parseCount(created.fill_count, "fill_count"), true), rests);
+        return takenResult(order, created.order_id, await this.fills({ order_id: created.order_id, ticker: order.venueMarketId }, sentId(order), parseCount(created.fill_count, "fill_count"), true), rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -232,7 +240,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
-    const fills = await this.fills(order.order_id, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"));
+    const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"));
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
@@ -246,24 +254,26 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
-    const fills = await this.fills(order.order_id, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), true);
+    const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), true);
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
   /**
-   * Every fill of the account (`GET /portfolio/fills`, every cursor page), oldest first. Kalshi's fills
-   * carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
-   * account's orders (`GET /portfolio/orders`, every cursor page), names the child and its side.
+   * Every fill of the account (`GET /historical/fills` and `GET /portfolio/fills`, every cursor page), oldest first.
+   * Kalshi's fills carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
+   * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side.
    */
   async trades(): Promise<VenueFill[]> {
     const sentIds = new Map<string, string>();
-    let cursor = "";
-    do {
-      const page = (await this.read(`/portfolio/orders?${new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
-      for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
-      cursor = page.cursor ?? "";
-    } while (cursor);
-    return this.listFills(new URLSearchParams(), (orderId) => {
+    for (const list of ORDER_LISTS) {
+      let cursor = "";
+      do {
+        const page = (await this.read(`${list}?${new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
+        for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
+        cursor = page.cursor ?? "";
+      } while (cursor);
+    }
+    return this.listFills(FILL_LISTS, new URLSearchParams(), (orderId) => {
       const sent = sentIds.get(orderId);
       if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${orderId}, which the account's orders do not list`, { venue: this.id });
       return sent;
@@ -282,7 +292,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this
    * process learnt it, else found among the orders of the child's window (childWindow), or without the
-   * child among the last STATUS_LOOKBACK_S of orders.
+   * child among the last STATUS_LOOKBACK_S of orders, live ones first, then those past the historical cutoff.
    */
   private async findOrder(clientOrderId: string, child: ChildOrder | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
@@ -292,17 +302,19 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
       child === undefined
         ? { min_ts: String(Math.floor(this.clock.now() / 1000) - STATUS_LOOKBACK_S) }
         : childWindow(child);
-    let cursor = "";
-    do {
-      const q = new URLSearchParams({ ...window, limit: "200", ...(cursor ? { cursor } : {}) });
-      const page = (await this.read(`/portfolio/orders?${q}`)) as { orders: KalshiOrder[]; cursor: string };
-      const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
-      if (hit) {
-        this.orderIds.set(clientOrderId, hit.order_id);
-        return hit;
-      }
-      cursor = page.cursor ?? "";
-    } while (cursor);
+    for (const list of ORDER_LISTS) {
+      let cursor = "";
+      do {
+        const q = new URLSearchParams({ ...window, limit: "200", ...(cursor ? { cursor } : {}) });
+        const page = (await this.read(`${list}?${q}`)) as { orders: KalshiOrder[]; cursor: string };
+        const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
+        if (hit) {
+          this.orderIds.set(clientOrderId, hit.order_id);
+          return hit;
+        }
+        cursor = page.cursor ?? "";
+      } while (cursor);
+    }
     return undefined;
   }
 
@@ -319,27 +331,42 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   /**
    * Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's.
-   * Throws while they add up to fewer than the `filled` contracts the order counts: fills the listing does not show yet
-   * would be reported as never made (and an order that took something as never placed).
+   * Where those add up to fewer than the `filled` contracts the order counts, the rest may be past the historical cutoff:
+   * its market's fills since the order was made are read from `GET /historical/fills` (which filters by market, not order).
+   * Throws while they still add up to fewer: fills the listing does not show yet would be reported as never made (and an
+   * order that took something as never placed).
    */
-  private async fills(orderId: string, sentId: string, filled: ShareMicro, readBack = false): Promise<VenueFill[]> {
-    const fills = await this.listFills(new URLSearchParams({ order_id: orderId }), () => sentId, readBack);
-    const listed = fills.reduce((s, f) => s + f.shares, 0n);
-    if (listed < filled) throw new AppError("venue_unavailable", `${this.id}: order ${orderId} filled ${formatCount(filled)} contracts, but its fills list ${formatCount(listed)} yet`, { venue: this.id });
+  private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time">, sentId: string, filled: ShareMicro, readBack = false): Promise<VenueFill[]> {
+    const total = (fills: readonly VenueFill[]) => fills.reduce((s, f) => s + f.shares, 0n);
+    let fills = await this.listFills(["/portfolio/fills"], new URLSearchParams({ order_id: order.order_id }), () => sentId, readBack);
+    if (total(fills) < filled) {
+      const since: Record<string, string> = order.created_time ? { min_ts: String(Math.floor(Date.parse(order.created_time) / 1000) - CLOCK_MARGIN_S) } : {};
+      const old = await this.listFills(["/historical/fills"], new URLSearchParams({ ticker: order.ticker, ...since }), () => sentId, readBack);
+      fills = uniqueTrades([...old.filter((f) => f.venueOrderId === order.order_id), ...fills]);
+    }
+    const listed = total(fills);
+    if (listed < filled) throw new AppError("venue_unavailable", `${this.id}: order ${order.order_id} filled ${formatCount(filled)} contracts, but its fills list ${formatCount(listed)} yet`, { venue: this.id });
     return fills;
   }
 
-  /** `GET /portfolio/fills` under `filter`, every cursor page, each trade once however often the venue repeats it, oldest first; `sentIdOf` names the id each fill's order was sent under. */
-  private async listFills(filter: URLSearchParams, sentIdOf: (orderId: string) => string, readBack = false): Promise<VenueFill[]> {
-    const newestFirst: VenueFill[] = [];
-    let cursor = "";
-    do {
-      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
-      const page = (await this.read(`/portfolio/fills?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
-      newestFirst.push(...page.fills.map((f) => toVenueFill(f, sentIdOf(f.order_id))));
-      cursor = page.cursor ?? "";
-    } while (cursor);
-    return uniqueTrades(newestFirst).reverse();
+  /**
+   * The fills `lists` hold under `filter` (older lists first), every cursor page, each trade once however often the venue repeats it,
+   * oldest first; `sentIdOf` names the id each fill's order was sent under.
+   */
+  private async listFills(lists: readonly string[], filter: URLSearchParams, sentIdOf: (orderId: string) => string, readBack = false): Promise<VenueFill[]> {
+    const oldestFirst: VenueFill[] = [];
+    for (const list of lists) {
+      const newestFirst: VenueFill[] = [];
+      let cursor = "";
+      do {
+        const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
+        const page = (await this.read(`${list}?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
+        newestFirst.push(...page.fills.map((f) => toVenueFill(f, sentIdOf(f.order_id))));
+        cursor = page.cursor ?? "";
+      } while (cursor);
+      oldestFirst.push(...newestFirst.reverse());
+    }
+    return uniqueTrades(oldestFirst);
   }
 
   /**
@@ -447,9 +474,9 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return this.send("POST", "/portfolio/events/orders", body, Math.min(this.timeoutMs, left));
   }
 
-  /** Market data is public on Kalshi and sent unsigned, so a bad key shows on trading, not on start-up. */
+  /** Market data is public on Kalshi and sent unsigned, so a bad key shows on trading, not on start-up; the account's orders and fills, live or historical, are signed. */
   private send(method: "GET" | "POST" | "DELETE", path: string, body?: unknown, timeoutMs = this.timeoutMs): Promise<HttpResult> {
-    const headers = path.startsWith("/portfolio/") ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
+    const headers = /^\/(portfolio|historical\/(orders|fills))[/?]/.test(path) ? kalshiAuthHeaders(this.keyId, this.privateKey, this.clock.now(), method, this.pathPrefix + path) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs });
   }
 }

@@ -54,6 +54,12 @@ export interface KalshiSimOptions extends VenueSimOptions {
    * grid with 0.001 steps: the engine quotes one step everywhere.
    */
   tapered?: string[];
+  /**
+   * How long after an order ends, or a fill is made, it moves past Kalshi's historical cutoff (`GET /historical/cutoff`):
+   * from then on `GET /historical/orders` and `GET /historical/fills` list it, and `GET /portfolio/orders` and
+   * `GET /portfolio/fills` no longer do (default: never; Kalshi keeps about three months live).
+   */
+  historicalAfterMs?: number;
 }
 
 /** `tapered_deci_cent`'s ranges (docs.kalshi.com, fixed_point_migration): 0.001 steps below 0.10 and above 0.90, 0.01 between. */
@@ -116,15 +122,17 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
   const stream: KalshiStream = new KalshiStream(exchange, () => faults.switches.streamSilent, () => clock.now());
   const faults: SimFaults = new SimFaults(exchange, stream.sockets);
   const onGrid = (ticker: string, yesPrice: bigint) => !exchange.market(ticker) || onPriceGrid(yesPrice, priceRanges({ price_ranges: grid(ticker) }));
-  const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now(), onGrid);
+  // the epoch where nothing is historical yet
+  const cutoff = () => (opts.historicalAfterMs === undefined ? 0 : clock.now() - opts.historicalAfterMs);
+  const orders = new KalshiOrderBook(exchange, randomUUID(), () => clock.now(), onGrid, cutoff);
   const auth = (method: string, path: string, headers: IncomingMessage["headers"]) => checkAuth(publicKey, credentials.keyId, clock, method, path, headers);
 
   const handle = (req: SimRequest): SimReply => {
     if (!req.path.startsWith(KALSHI_REST_PREFIX + "/")) return notFound();
     const route = req.path.slice(KALSHI_REST_PREFIX.length);
     const signed = req.headers[KALSHI_HEADERS.key.toLowerCase()] !== undefined;
-    // market data is public on Kalshi, but a request that carries a signature must carry a good one
-    if (route.startsWith("/portfolio/") || signed) {
+    // market data is public on Kalshi, but a request that carries a signature must carry a good one; the account's orders and fills are not
+    if (route.startsWith("/portfolio/") || route === "/historical/orders" || route === "/historical/fills" || signed) {
       const refusal = auth(req.method, req.path, req.headers);
       if (refusal) return refusal;
     }
@@ -179,15 +187,20 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       const out = orders.cancel(decodeURIComponent(m[1]!), req.query.get("market_ticker") ?? undefined);
       return out.kind === "cancelled" ? ok(out.body) : error(out.status, out.code, out.message, out.details);
     }
-    if (req.method === "GET" && route === "/portfolio/orders") {
-      const minTs = req.query.get("min_ts");
-      const maxTs = req.query.get("max_ts");
-      const list = orders.listOrders({
-        ticker: req.query.get("ticker") ?? undefined,
-        status: req.query.get("status") ?? undefined,
-        minTs: minTs === null ? undefined : Number(minTs),
-        maxTs: maxTs === null ? undefined : Number(maxTs),
-      });
+    if (req.method === "GET" && route === "/historical/cutoff") {
+      const at = new Date(cutoff()).toISOString();
+      return ok({ market_settled_ts: at, trades_created_ts: at, orders_updated_ts: at });
+    }
+    if (req.method === "GET" && (route === "/portfolio/orders" || route === "/historical/orders")) {
+      const list = orders.listOrders(
+        {
+          ticker: req.query.get("ticker") ?? undefined,
+          status: req.query.get("status") ?? undefined,
+          minTs: timestamp(req.query.get("min_ts")),
+          maxTs: timestamp(req.query.get("max_ts")),
+        },
+        route === "/historical/orders",
+      );
       return page("orders", list, req.query);
     }
     if (req.method === "GET" && (m = /^\/portfolio\/orders\/([^/]+)$/.exec(route))) {
@@ -197,6 +210,11 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     if (req.method === "GET" && route === "/portfolio/fills") {
       const list = orders.listFills({ orderId: req.query.get("order_id") ?? undefined, ticker: req.query.get("ticker") ?? undefined });
       return page("fills", faults.switches.duplicateTrades ? list.flatMap((f) => [f, f]) : list, req.query);
+    }
+    if (req.method === "GET" && route === "/historical/fills") {
+      // Get Historical Fills filters by market and time, not by order
+      const filter = { ticker: req.query.get("ticker") ?? undefined, minTs: timestamp(req.query.get("min_ts")), maxTs: timestamp(req.query.get("max_ts")) };
+      return page("fills", orders.listFills(filter, true), req.query);
     }
     return notFound();
   };
@@ -388,6 +406,11 @@ function page(key: string, list: unknown[], q: URLSearchParams, limits = { byDef
   const slice = list.slice(start, start + limit);
   const next = start + limit < list.length ? Buffer.from(String(start + limit), "utf8").toString("base64url") : "";
   return ok({ [key]: slice, cursor: next });
+}
+
+/** A Unix-seconds query parameter, undefined where it is not given. */
+function timestamp(value: string | null): number | undefined {
+  return value === null ? undefined : Number(value);
 }
 
 function ok(body: unknown): SimReply {

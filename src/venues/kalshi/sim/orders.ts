@@ -92,6 +92,11 @@ export class KalshiOrderBook {
     private readonly now: () => number,
     /** Whether the market takes an order at this YES price (its `price_ranges`). */
     private readonly onGrid: (ticker: string, yesPrice: bigint) => boolean,
+    /**
+     * Kalshi's historical cutoff now, in ms (`GET /historical/cutoff`): an order that ended before it and a fill
+     * made before it are listed by `GET /historical/orders` and `/historical/fills` only.
+     */
+    private readonly cutoff: () => number,
   ) {}
 
   create(body: unknown): CreateOutcome {
@@ -212,17 +217,20 @@ export class KalshiOrderBook {
     return { kind: "cancelled", body: { order_id: orderId, client_order_id: o.record.client_order_id, reduced_by: formatCount(resting), ts_ms: at } };
   }
 
+  /** A live order (`GET /portfolio/orders/{order_id}`); one past the historical cutoff is not found there (assumed). */
   order(orderId: string): KalshiOrderRecord | undefined {
     const o = this.orders.find((x) => x.record.order_id === orderId);
-    return o && this.view(o);
+    const view = o && this.view(o);
+    return view && !this.historical(view) ? view : undefined;
   }
 
-  /** Newest first, as Kalshi lists them. */
-  listOrders(filter: { ticker?: string; status?: string; minTs?: number; maxTs?: number }): KalshiOrderRecord[] {
+  /** Newest first, as Kalshi lists them: the live orders (`GET /portfolio/orders`) or, with `historical`, those past the cutoff (`GET /historical/orders`). */
+  listOrders(filter: { ticker?: string; status?: string; minTs?: number; maxTs?: number }, historical = false): KalshiOrderRecord[] {
     return this.orders
       .map((o) => this.view(o))
       .filter(
         (o) =>
+          this.historical(o) === historical &&
           (filter.ticker === undefined || o.ticker === filter.ticker) &&
           (filter.status === undefined || o.status === filter.status) &&
           (filter.minTs === undefined || Date.parse(o.created_time) / 1000 >= filter.minTs) &&
@@ -231,11 +239,23 @@ export class KalshiOrderBook {
       .reverse();
   }
 
-  /** Newest first, as Kalshi lists them. */
-  listFills(filter: { orderId?: string; ticker?: string }): KalshiFillRecord[] {
+  /** Newest first, as Kalshi lists them: the live fills (`GET /portfolio/fills`) or, with `historical`, those made before the cutoff (`GET /historical/fills`). */
+  listFills(filter: { orderId?: string; ticker?: string; minTs?: number; maxTs?: number }, historical = false): KalshiFillRecord[] {
     return this.fills
-      .filter((f) => (filter.orderId === undefined || f.order_id === filter.orderId) && (filter.ticker === undefined || f.ticker === filter.ticker))
+      .filter(
+        (f) =>
+          Date.parse(f.created_time) < this.cutoff() === historical &&
+          (filter.orderId === undefined || f.order_id === filter.orderId) &&
+          (filter.ticker === undefined || f.ticker === filter.ticker) &&
+          (filter.minTs === undefined || f.ts >= filter.minTs) &&
+          (filter.maxTs === undefined || f.ts <= filter.maxTs),
+      )
       .reverse();
+  }
+
+  /** Whether an order is past the historical cutoff: it ended (cancelled or executed) before it. Resting orders are always live. */
+  private historical(o: KalshiOrderRecord): boolean {
+    return o.status !== "resting" && Date.parse(o.last_update_time) < this.cutoff();
   }
 
   /**
