@@ -181,9 +181,17 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     }
   }
 
-  /** `GET /markets/{ticker}`: its `status` and `result` (docs/venues/kalshi.md, Resolution). */
+  /**
+   * `GET /markets/{ticker}`: its `status` and `result` (docs/venues/kalshi.md, Resolution); a market settled before Kalshi's
+   * historical cutoff, which that answers 404 for, from `GET /historical/markets/{ticker}`.
+   */
   async resolution(venueMarketId: string): Promise<VenueResolution> {
-    const { market } = (await this.read(`/markets/${encodeURIComponent(venueMarketId)}`)) as { market: KalshiMarket };
+    const path = `/markets/${encodeURIComponent(venueMarketId)}`;
+    const live = (await this.readRest(path, async () => {
+      const res = await this.send("GET", path);
+      return !res.ok && res.status === 404 ? { ok: true, status: 404, body: undefined } : res;
+    })) as { market: KalshiMarket } | undefined;
+    const { market } = live ?? ((await this.read(`/historical${path}`)) as { market: KalshiMarket });
     const resolution = kalshiResolution(market);
     const cached = this.cache.get(venueMarketId);
     if (cached) cached.status = resolutionStatus(resolution);

@@ -140,9 +140,10 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     const markets = exchange.markets();
     let m: RegExpExecArray | null;
     if (req.method === "GET" && route === "/markets") return listMarkets(markets, req.query);
-    if (req.method === "GET" && (m = /^\/markets\/([^/]+)$/.exec(route))) {
-      const market = exchange.market(decodeURIComponent(m[1]!));
-      return market ? ok({ market: kalshiMarket(market) }) : notFound("market");
+    if (req.method === "GET" && (m = /^\/(historical\/)?markets\/([^/]+)$/.exec(route))) {
+      // a market settled before the cutoff is served by GET /historical/markets/{ticker} only
+      const market = exchange.market(decodeURIComponent(m[2]!));
+      return market && settledBeforeCutoff(market.venueMarketId) === (m[1] !== undefined) ? ok({ market: kalshiMarket(market) }) : notFound("market");
     }
     if (req.method === "GET" && (m = /^\/markets\/([^/]+)\/orderbook$/.exec(route))) {
       const ticker = decodeURIComponent(m[1]!);
@@ -274,6 +275,12 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     return { ...timer, status: finalized ? "finalized" : "determined", result: l.outcome.toLowerCase(), settlement_ts: finalized ? new Date(settledAt).toISOString() : null };
   }
 
+  /** Whether the market was finalized (paid out) before the historical cutoff: past it, Kalshi serves it under /historical only. */
+  function settledBeforeCutoff(ticker: string): boolean {
+    const l = exchange.lifecycle(ticker)!;
+    return l.state === "resolved" && l.at + settlementTimerMs < cutoff();
+  }
+
   function series(market: VenueMarket): Record<string, unknown> {
     return {
       ticker: seriesOf(market.venueMarketId),
@@ -311,6 +318,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     const status = q.get("status");
     const event = q.get("event_ticker");
     const list = markets
+      .filter((k) => !settledBeforeCutoff(k.venueMarketId))
       .map(kalshiMarket)
       .filter(
         (k) =>
