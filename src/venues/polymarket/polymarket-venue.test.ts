@@ -39,9 +39,9 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
 /**
  * The simulator's REST behind a proxy whose listings lag the orders, as a venue's may: while `on`, it lists by id
  * (`GET /data/trades?id=`) only the first trade it is asked for; while `bare`, its orders (`GET /data/order/{id}`)
- * name no `associate_trades`.
+ * name no `associate_trades`; while `phantom`, they name besides their own a trade that no listing ever has.
  */
-async function laggingTrades(target: string): Promise<{ url: string; on: boolean; bare: boolean; stop(): Promise<void> }> {
+async function laggingTrades(target: string): Promise<{ url: string; on: boolean; bare: boolean; phantom: boolean; stop(): Promise<void> }> {
   const to = new URL(target);
   let first: string | undefined;
   const server = createServer((req, res) => {
@@ -51,7 +51,7 @@ async function laggingTrades(target: string): Promise<{ url: string; on: boolean
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [], next_cursor: "LTE=", limit: 100, count: 0 }));
       return;
     }
-    const bare = proxy.bare && url.pathname.includes("/data/order/");
+    const bare = (proxy.bare || proxy.phantom) && url.pathname.includes("/data/order/");
     const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
       if (!bare) {
         res.writeHead(r.statusCode ?? 502, r.headers);
@@ -62,7 +62,8 @@ async function laggingTrades(target: string): Promise<{ url: string; on: boolean
       r.on("data", (c: Buffer) => chunks.push(c));
       r.on("end", () => {
         const order = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-        res.writeHead(r.statusCode ?? 502, { "content-type": "application/json" }).end(JSON.stringify({ ...order, associate_trades: [] }));
+        const named = proxy.bare ? [] : [...order.associate_trades, "phantom-trade"];
+        res.writeHead(r.statusCode ?? 502, { "content-type": "application/json" }).end(JSON.stringify({ ...order, associate_trades: named }));
       });
     });
     up.on("error", () => res.destroy());
@@ -73,6 +74,7 @@ async function laggingTrades(target: string): Promise<{ url: string; on: boolean
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${to.pathname.replace(/\/$/, "")}`,
     on: false,
     bare: false,
+    phantom: false,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return proxy;
@@ -310,6 +312,19 @@ describe("PolymarketVenue", () => {
     await expect(restarted.status(order.clientOrderId, order)).rejects.toThrow(/trade/);
     proxy.bare = false;
     expect(await restarted.status(order.clientOrderId, order)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+  });
+
+  it("ends the status of a done order naming a trade that is never listed once its listed trades account for every share it matched", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await laggingTrades(sim.url);
+    running.push(proxy);
+    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const order = buy(venue);
+    const placed = await venue.place(order);
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    proxy.phantom = true;
+    expect(await venue.status(order.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
   });
 
   it("does not call a persistent server error a rejection: the order may have been taken", async () => {

@@ -505,7 +505,9 @@ export class PolymarketVenue implements Venue {
    * The order and its trades (those it lists and `tradeIds`, the placement's answer), each once
    * however often the venue lists it; a FAILED trade never settled and is no fill. Throws while a trade
    * named is not listed yet, or while an order that matched shares names no trade: the order would read
-   * as filled by the others only, or as taking nothing.
+   * as filled by the others only, or as taking nothing. A named trade that is never listed ends there:
+   * once the order is done and the trades listed, settled or settling, take every share it matched,
+   * the one missing holds none of them.
    */
   private async lookup(orderId: string, clientOrderId: string, tradeIds: string[] = []): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
@@ -514,9 +516,10 @@ export class PolymarketVenue implements Venue {
     const named = [...new Set([...open.associateTrades, ...tradeIds])];
     if (named.length === 0 && open.sizeMatched > 0n) throw new WireError(`order ${orderId} matched ${formatMicro(open.sizeMatched)} shares but names no trade yet`);
     const trades = await Promise.all(named.map((id) => this.trade(id)));
-    const missing = named.filter((_, i) => trades[i] === undefined);
-    if (missing.length > 0) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
     const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId && t.status !== FAILED);
+    const missing = named.filter((_, i) => trades[i] === undefined);
+    const accounted = open.status === "done" && mine.reduce((s, t) => s + t.size, 0n) >= open.sizeMatched;
+    if (missing.length > 0 && !accounted) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
     return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
   }
 
