@@ -158,6 +158,20 @@ describe.each(CASES)("a market the adapter cannot model is left out, the others 
     expect(log.warn).toHaveBeenCalledTimes(c.leftOut.length);
   });
 
+  it("markets(): a market it took is left out once the venue states it as the adapter cannot model, not kept as read before", async () => {
+    const { proxy, log, venue } = await setup();
+    proxy.rewrite = (_path, body) => body;
+    for (const id of c.leftOut) expect((await venue.markets()).map((m) => m.venueMarketId)).toContain(id);
+    proxy.rewrite = c.unmodelled;
+    const loaded = (await venue.markets()).map((m) => m.venueMarketId);
+    expect(loaded).toContain(c.kept);
+    for (const id of c.leftOut) {
+      expect(loaded).not.toContain(id);
+      expect(venue.market(id)).toBeUndefined();
+    }
+    expect(leftOutIds(log.warn)).toEqual([...c.leftOut].sort());
+  });
+
   it("discover(): the markets it can model, less the one it cannot", async () => {
     const { log, venue } = await setup();
     const found = (await venue.discover()).map((m) => m.venueMarketId);

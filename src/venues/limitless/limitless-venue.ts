@@ -98,6 +98,8 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     const listed = await Promise.all(wanted.map((slug) => this.read(`/markets/${encodeURIComponent(slug)}`) as Promise<LimitlessMarket>));
     const rank = await this.rankFor(listed);
     const out = this.modelled(listed, (m) => m.slug, (m) => ({ market: toVenueMarket(m, rank), exchange: m.venue.exchange as Hex }));
+    // a market left out now is no longer traded at what was read of it before
+    this.cache.clear();
     for (const c of out) this.cache.set(c.market.venueMarketId, c);
     return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }

@@ -136,6 +136,8 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       wanted.map(async (id) => this.withFeeRate(((await this.read(`/market/${encodeURIComponent(id)}`)) as { data: OpinionMarket }).data)),
     );
     const out = this.modelled(listed, ({ market }) => String(market.marketId), (read) => this.cached(read, tokens));
+    // a market left out now is no longer traded at what was read of it before
+    this.cache.clear();
     for (const c of out) this.cache.set(c.market.venueMarketId, c);
     return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }

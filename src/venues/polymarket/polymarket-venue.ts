@@ -228,9 +228,12 @@ export class PolymarketVenue implements Venue {
     // a 404 is a market the CLOB does not know: parseTradedMarket leaves it out
     const listed = await Promise.all([...found].map(async ([id, raw]) => ({ id, raw, info: await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] }, true) })));
     const traded = modelledMarkets(listed, { venue: this.id, log: this.log, idOf: (l) => l.id, convert: (l) => parseTradedMarket(l.raw, l.info) });
+    // a market left out now is no longer traded at what was read of it before
+    const before = new Map(this.markets_);
+    this.markets_.clear();
     for (const m of traded) {
       const id = m.market.venueMarketId;
-      const held = this.markets_.get(id);
+      const held = before.get(id);
       // a tick size change seen on the stream is newer than the listing
       this.markets_.set(id, held ? withTick(m, held.market.tickSize) : m);
       this.tokens.set(m.market.outcomeIds.YES, { conditionId: id, outcome: "YES" });
