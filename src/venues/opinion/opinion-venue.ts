@@ -240,7 +240,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
 
   /** A market with its YES and NO tokens' taker fee rates (`GET /token/fee-rates`, a rate per token). */
   private async withFeeRate(market: OpinionMarket): Promise<RatedMarket> {
-    const rate = async (tokenId: string) => ((await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: tokenId })}`)) as { takerFeeBps: unknown }).takerFeeBps;
+    const rate = async (tokenId: string) => ((await this.read(`/token/fee-rates?${new URLSearchParams({ token_id: tokenId, chain_id: String(OPINION_CHAIN_ID) })}`)) as { takerFeeBps: unknown }).takerFeeBps;
     const [YES, NO] = await Promise.all([rate(market.yesTokenId), rate(market.noTokenId)]);
     return { market, takerFeeBps: { YES, NO } };
   }

@@ -69,6 +69,14 @@ describe("Opinion simulator with the official @opinion-labs/opinion-clob-sdk", (
     await sim.stop();
   });
 
+  it("serves a token's fee rates for the chain the generated client requires (`chain_id`), and refuses a request that names none", async () => {
+    const token = (await client.getMarket(Number(marketId), false)).result.data.yesTokenId;
+    const read = async (query: Record<string, string>) =>
+      (await (await fetch(`${sim.url}/token/fee-rates?${new URLSearchParams(query)}`, { headers: { apikey: sim.credentials.apiKey } })).json()) as Envelope<{ tokenId: string; takerFeeBps: string }>;
+    expect(await read({ token_id: token, chain_id: "56" })).toMatchObject({ errno: 0, result: { tokenId: token, takerFeeBps: expect.stringMatching(/^\d+$/) } });
+    expect((await read({ token_id: token })).errno).toBe(ERRNO_INVALID);
+  });
+
   it("reads quote tokens, markets and a token's orderbook as the SDK types them", async () => {
     const tokens = await client.getQuoteTokens(false);
     expect(tokens.result.list[0]).toMatchObject({ ctfExchangeAddress: OPINION_SIM_EXCHANGE, decimal: 18 });

@@ -78,6 +78,8 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
       return market ? ok({ data: opinionMarket(market) }) : ok(undefined, ERRNO_NOT_FOUND, `market ${m[1]} not found`);
     }
     if (req.method === "GET" && (route === "/token/orderbook" || route === "/token/fee-rates")) {
+      // the OpenAPI requires the chain of a token's fee rates, snake_case as its token_id (the generated client's GetTokenFeeRatesData)
+      if (route === "/token/fee-rates" && q.get("chain_id") !== String(OPINION_CHAIN_ID)) return ok(undefined, ERRNO_INVALID, `chain_id must be ${OPINION_CHAIN_ID}`);
       const token = q.get("token_id") ?? "";
       const found = exchange.markets().flatMap((mk) => (Object.keys(mk.outcomeIds) as Outcome[]).filter((o) => mk.outcomeIds[o] === token).map((o) => ({ market: mk, outcome: o })))[0];
       if (!found) return ok(undefined, ERRNO_NOT_FOUND, `token ${token} not found`);
