@@ -2,6 +2,7 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getGlobalDispatcher, type Agent } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { startRewritingProxy } from "../../../test/helpers/rewriting-proxy.ts";
 import { AppError } from "../../domain/errors.ts";
 import { orderFee } from "../../domain/fees.ts";
 import { ONE } from "../../domain/money.ts";
@@ -177,6 +178,18 @@ describe("PolymarketVenue", () => {
     expect(placed.kind).toBe("filled");
     const fills = placed.kind === "filled" ? placed.fills : [];
     expect(fills.reduce((sum, f) => sum + f.fee, 0n)).toBe(orderFee(raised, fills));
+  });
+
+  it("leaves out a market whose fee the venue changes after start to a curve it cannot model, rather than charge the fee read before", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, feeReadIntervalMs: 50 });
+    const order = buy(venue);
+    proxy.rewrite = (path, body) => (path.endsWith(`/clob-markets/${order.venueMarketId}`) ? { ...(body as object), fd: { r: 0.072, e: 3, to: true } } : body);
+    await vi.waitFor(() => expect(venue.market(order.venueMarketId)).toBeUndefined(), { timeout: 10_000, interval: 20 });
+    expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^unknown_market/) });
   });
 
   it("trades on the tick the venue announces on its stream, and leaves out a market whose new tick it cannot model", async () => {

@@ -187,23 +187,33 @@ export class PolymarketVenue implements Venue {
    * Reads each loaded market's fee curve and tick again (`GET /clob-markets/{condition_id}`): the operator sets
    * the fee at match time, so a change is priced and locked for within feeReadIntervalMs, and a tick change the
    * stream did not bring (announced while it was down) is taken as well. A market whose curve or tick cannot be
-   * read now keeps those read before, with a warning.
+   * read now keeps those read before, with a warning; one whose curve or tick the adapter cannot model is left
+   * out, as at load.
    */
   private async readFees(): Promise<void> {
     await Promise.all(
       [...this.markets_.keys()].map(async (id) => {
+        let info: unknown;
         try {
-          const info = await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] });
-          const feeModel = parseClobMarketFee(info);
-          const tickSize = parseClobMarketTick(info);
-          const held = this.markets_.get(id);
-          if (!held) return;
-          const market = { ...held, market: { ...held.market, feeModel } };
-          if (tickSize === undefined || tickSize === held.market.tickSize) this.markets_.set(id, market);
-          else this.retick(market, tickSize);
+          info = await this.read({ method: "GET", path: `/clob-markets/${id}`, limits: [] });
         } catch (err) {
           this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "reading a market's fee again failed; the fee read before stays");
+          return;
         }
+        const held = this.markets_.get(id);
+        if (!held) return;
+        let market: ClobMarket;
+        let tickSize: PriceMicro | undefined;
+        try {
+          market = { ...held, market: { ...held.market, feeModel: parseClobMarketFee(info) } };
+          tickSize = parseClobMarketTick(info);
+        } catch (err) {
+          this.markets_.delete(id);
+          this.log?.warn({ venue_id: this.id, venue_market_id: id, reason: err instanceof Error ? err.message : String(err) }, "venue market left out: the adapter cannot model it");
+          return;
+        }
+        if (tickSize === undefined || tickSize === held.market.tickSize) this.markets_.set(id, market);
+        else this.retick(market, tickSize);
       }),
     );
   }
