@@ -59,6 +59,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   private readonly cache = new Map<string, { market: VenueMarket; exchange: Hex }>();
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
   private watchdog: NodeJS.Timeout | undefined;
+  private feeTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: LimitlessVenueOptions) {
     super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 0 });
@@ -77,6 +78,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
       if (this.stream.overdue()) this.socket.restart();
     }, 1_000);
     this.watchdog.unref();
+    this.feeTimer = this.readAgain(() => this.markets());
     await this.streamSynced(() => this.slugs.every((s) => this.stream.book(s, "YES") !== undefined));
     // whatever the stream has not delivered yet is read over REST, so no market starts without a book
     await Promise.all(this.slugs.filter((s) => !this.stream.book(s, "YES")).map((s) => this.seedBook(s)));
@@ -85,13 +87,16 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   async stop(): Promise<void> {
     clearInterval(this.watchdog);
     this.watchdog = undefined;
+    clearInterval(this.feeTimer);
+    this.feeTimer = undefined;
     this.socket.stop();
     this.stream.disconnected();
   }
 
   /**
    * The catalog's markets as Limitless states them now, one `GET /markets/{slug}` each (closed and resolved
-   * ones are not in /markets/active); a market the adapter cannot model (toVenueMarket) is left out.
+   * ones are not in /markets/active); a market the adapter cannot model (toVenueMarket) is left out. Run at
+   * start and every feeReadIntervalMs.
    */
   async markets(): Promise<VenueMarket[]> {
     const wanted = this.listedMarkets();

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { deliveredShares, grossForDelivered } from "../../../domain/fees.ts";
@@ -210,6 +210,22 @@ describe("Limitless simulator with a taker delay", () => {
       expect(done).toMatchObject({ kind: "done", fills: [expect.objectContaining({ clientOrderId: order.clientOrderId })] });
       const fills = done.kind === "done" ? done.fills : [];
       expect((await venue.trades()).map((t) => t.tradeId)).toEqual(expect.arrayContaining(fills.map((f) => f.tradeId)));
+    } finally {
+      await venue.stop();
+      await sim.stop();
+    }
+  });
+});
+
+describe("Limitless markets read again", () => {
+  it("takes a fee rate the venue changes after start within the adapter's fee read interval", async () => {
+    const sim = await startLimitlessSim({ catalog, seed: 47, latencyScale: 0, tickMs: 40 });
+    const venue = new LimitlessVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300, feeReadIntervalMs: 50 });
+    try {
+      await venue.start();
+      const raised = { kind: "limitless" as const, ratePpm: venue.market(slug)!.feeModel.ratePpm + 10_000n };
+      sim.exchange.setFeeModel(slug, raised);
+      await vi.waitFor(() => expect(venue.market(slug)!.feeModel).toEqual(raised), { timeout: 5_000, interval: 20 });
     } finally {
       await venue.stop();
       await sim.stop();
