@@ -6,13 +6,15 @@
 /**
  * A withdrawal: `pending` stored, nothing sent; `sent` its transaction may be on its way (persisted before it
  * goes, so recovery knows to ask the chain), or landed under fewer than DEPOSIT_CONFIRMATIONS blocks; `confirmed`
- * paid by a successful transaction that deep; `failed` refused by the chain, the funds untouched.
+ * paid by a successful transaction that deep; `failed` refused by the chain, the funds untouched (for good, but for a chain_unavailable,
+ * which its client's retry runs again).
  */
 export const WITHDRAWAL_STATUSES = ["pending", "sent", "confirmed", "failed"] as const;
 export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 export const OPEN_WITHDRAWAL_STATUSES: readonly WithdrawalStatus[] = ["pending", "sent"];
 
 export const WITHDRAWAL_ENTERED_FROM: Readonly<Record<WithdrawalStatus, readonly WithdrawalStatus[]>> = {
+  // Only Store.reopenWithdrawal enters it from `failed`: a chain_unavailable its client sends again.
   pending: [],
   // Recovery sends again a withdrawal the chain says never landed and never will: it stays `sent`.
   sent: ["pending", "sent"],

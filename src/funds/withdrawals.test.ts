@@ -82,6 +82,35 @@ describe("withdrawals refused before anything is paid", () => {
   });
 });
 
+describe("withdrawals the chain could not take", () => {
+  it("pays a withdrawal that failed chain_unavailable when the client sends it again under its client_withdrawal_id once the chain is back, once", async () => {
+    let down = true;
+    const service = instance("A", {
+      vault: { ...chain, withdrawTo: (...args) => (down ? Promise.reject(new VaultTxError("reverted", "NotSent", "Vault.withdrawTo: not sent (fetch failed)")) : chain.withdrawTo(...args)) },
+    });
+    const first = await service.submit(who, req);
+    expect(first).toMatchObject({ status: "failed", errorCode: "chain_unavailable" });
+    expect(ERRORS.chain_unavailable.status).toBe(503);
+    down = false;
+    // The 503 told the client to try again: the same request is the same withdrawal, run again, not the 503 replayed.
+    expect(await service.submit(who, req)).toMatchObject({ id: first.id, status: "confirmed", errorCode: null, errorMessage: null, txHash: HASH });
+    expect(await service.submit(who, req)).toMatchObject({ id: first.id, status: "confirmed" });
+    expect([...paid.keys()]).toHaveLength(1);
+    expect(await chain.balanceOf(ACCOUNT)).toEqual({ available: 0n, locked: 0n });
+  });
+
+  it("answers a withdrawal the token refused (422) with the same refusal when sent again, running nothing", async () => {
+    let sends = 0;
+    const service = instance("A", {
+      vault: { ...chain, withdrawTo: () => (sends++, Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Pausable: paused)"))) },
+    });
+    const first = await service.submit(who, req);
+    expect(first).toMatchObject({ status: "failed", errorCode: "withdrawal_refused" });
+    expect(await service.submit(who, req)).toMatchObject({ id: first.id, status: "failed", errorCode: "withdrawal_refused" });
+    expect(sends).toBe(1);
+  });
+});
+
 describe("withdrawals on several instances", () => {
   it("answers a withdrawal sent to two instances at once with the one withdrawal, though the second reads the balance after the first was paid", async () => {
     const a = instance("A");

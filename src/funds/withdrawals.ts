@@ -63,8 +63,9 @@ export class WithdrawalService {
       throw new AppError("invalid_request", `to_address is ${ours}: nothing paid there could be given back to you.`, { fields: { to_address: `is ${ours}` } });
     }
     const requestHash = createHash("sha256").update(`${req.amount}\n${req.toAddress}`).digest("hex");
+    // A withdrawal that failed chain_unavailable was answered 503, "try again": its retry runs it again, under its id.
     const existing = await this.earlier(who, req, requestHash);
-    if (existing) return existing;
+    if (existing && !retried(existing)) return existing;
     const { available } = await this.d.vault.balanceOf(who.address).catch(() => {
       throw new AppError("chain_unavailable");
     });
@@ -72,38 +73,46 @@ export class WithdrawalService {
       // The same withdrawal sent to another instance at once may have been stored, and paid, since the
       // lookup above: that withdrawal is the answer, not the USDC it took.
       const twin = await this.earlier(who, req, requestHash);
-      if (twin) return twin;
+      if (twin && !retried(twin)) return twin;
       throw new AppError("insufficient_funds", `The vault holds ${formatMicro(available)} USDC available; the withdrawal needs ${formatMicro(req.amount)}.`, {
         available_usdc: microToNumber(available),
       });
     }
-    const now = new Date(this.d.clock.now()).toISOString();
-    const record: WithdrawalRecord = {
-      id: this.d.newWithdrawalId(),
-      accountId: who.accountId,
-      clientWithdrawalId: req.clientWithdrawalId,
-      requestHash,
-      amount: req.amount,
-      toAddress: req.toAddress,
-      status: "pending",
-      txHash: null,
-      errorCode: null,
-      errorMessage: null,
-      createdAt: now,
-      updatedAt: now,
-    };
-    const inserted = await this.d.store.insertWithdrawal(record, this.lease());
-    if (!inserted.created) return this.sameRequest(inserted.withdrawal, req, requestHash);
-    this.inFlight.add(record.id);
-    const wlog = log.child({ withdrawal_id: record.id });
+    let w: WithdrawalRecord;
+    if (existing) {
+      const reopened = await this.d.store.reopenWithdrawal(existing.id, this.lease());
+      // Another instance took the same retry first: its withdrawal is the answer.
+      if (!reopened) return (await this.d.store.withdrawal(existing.id))!;
+      w = reopened;
+    } else {
+      const now = new Date(this.d.clock.now()).toISOString();
+      w = {
+        id: this.d.newWithdrawalId(),
+        accountId: who.accountId,
+        clientWithdrawalId: req.clientWithdrawalId,
+        requestHash,
+        amount: req.amount,
+        toAddress: req.toAddress,
+        status: "pending",
+        txHash: null,
+        errorCode: null,
+        errorMessage: null,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const inserted = await this.d.store.insertWithdrawal(w, this.lease());
+      if (!inserted.created) return this.sameRequest(inserted.withdrawal, req, requestHash);
+    }
+    this.inFlight.add(w.id);
+    const wlog = log.child({ withdrawal_id: w.id });
     try {
-      this.d.checkpoint?.("withdrawal.inserted", record.id);
-      return await this.execute(record, who.address, wlog);
+      this.d.checkpoint?.("withdrawal.inserted", w.id);
+      return await this.execute(w, who.address, wlog);
     } catch (e) {
       wlog.error({ err: e }, "withdrawal interrupted; recovery will finish it");
-      return (await this.d.store.withdrawal(record.id))!;
+      return (await this.d.store.withdrawal(w.id))!;
     } finally {
-      this.inFlight.delete(record.id);
+      this.inFlight.delete(w.id);
     }
   }
 
@@ -244,4 +253,9 @@ export class WithdrawalService {
     if (!w) throw new Error(`withdrawal ${id} is no longer ${from.join(" or ")}, or no longer this instance's`);
     return w;
   }
+}
+
+/** A withdrawal stored failed for want of the chain: nothing was paid and nothing of it can land, so its retry runs it again. */
+function retried(w: WithdrawalRecord): boolean {
+  return w.status === "failed" && w.errorCode === "chain_unavailable";
 }

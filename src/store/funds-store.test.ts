@@ -94,6 +94,22 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect((await store.withdrawalsInStatus(["confirmed"])).map((w) => w.id)).toEqual(["wd_1"]);
     });
 
+    it("reopens a withdrawal that failed chain_unavailable, once, leased to the retry's instance; no other failed one", async () => {
+      const first = withdrawal();
+      await store.insertWithdrawal(first, lease("a"));
+      await store.insertWithdrawal(withdrawal({ id: "wd_2", clientWithdrawalId: "w-2" }), lease("a"));
+      await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" });
+      await store.updateWithdrawal("wd_1", ["sent"], { status: "failed", errorCode: "chain_unavailable", errorMessage: "Nothing was paid" });
+      await store.updateWithdrawal("wd_2", ["pending"], { status: "sent" });
+      await store.updateWithdrawal("wd_2", ["sent"], { status: "failed", errorCode: "withdrawal_refused", errorMessage: "Nothing was paid" });
+      clock.ms += 1_000;
+      expect(await store.reopenWithdrawal("wd_1", lease("b"))).toEqual({ ...first, updatedAt: iso() });
+      expect(await store.reopenWithdrawal("wd_1", lease("c"))).toBeUndefined();
+      expect(await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" }, "a")).toBeUndefined();
+      expect(await store.updateWithdrawal("wd_1", ["pending"], { status: "sent" }, "b")).toMatchObject({ status: "sent" });
+      expect(await store.reopenWithdrawal("wd_2", lease("b"))).toBeUndefined();
+    });
+
     it("leases an open withdrawal to one instance at a time, and lets another take it once the lease ran out", async () => {
       await store.insertWithdrawal(withdrawal(), lease("a"));
       expect(await store.claimWithdrawal("wd_1", lease("b"), iso())).toBe(false);

@@ -19,6 +19,7 @@ type FundsMethods =
   | "listWithdrawals"
   | "withdrawalsInStatus"
   | "updateWithdrawal"
+  | "reopenWithdrawal"
   | "claimWithdrawal"
   | "renewWithdrawalLeases"
   | "releaseWithdrawal"
@@ -102,6 +103,18 @@ export class FundsStore implements Pick<Store, FundsMethods> {
         ...(patch.errorCode !== undefined && { error_code: patch.errorCode }),
         ...(patch.errorMessage !== undefined && { error_message: patch.errorMessage }),
       })
+      .returningAll()
+      .executeTakeFirst();
+    return row && withdrawalFromRow(row);
+  };
+
+  reopenWithdrawal: Store["reopenWithdrawal"] = async (id, lease) => {
+    const row = await this.db
+      .updateTable("withdrawals")
+      .where("id", "=", id)
+      .where("status", "=", "failed")
+      .where("error_code", "=", "chain_unavailable")
+      .set({ status: "pending", error_code: null, error_message: null, lease_owner: lease.owner, lease_until: lease.until, updated_at: this.nowIso() })
       .returningAll()
       .executeTakeFirst();
     return row && withdrawalFromRow(row);

@@ -105,6 +105,7 @@ export class KyselyStore implements Store {
   listWithdrawals: Store["listWithdrawals"] = (...a) => this.funds.listWithdrawals(...a);
   withdrawalsInStatus: Store["withdrawalsInStatus"] = (...a) => this.funds.withdrawalsInStatus(...a);
   updateWithdrawal: Store["updateWithdrawal"] = (...a) => this.funds.updateWithdrawal(...a);
+  reopenWithdrawal: Store["reopenWithdrawal"] = (...a) => this.funds.reopenWithdrawal(...a);
   claimWithdrawal: Store["claimWithdrawal"] = (...a) => this.funds.claimWithdrawal(...a);
   renewWithdrawalLeases: Store["renewWithdrawalLeases"] = (...a) => this.funds.renewWithdrawalLeases(...a);
   releaseWithdrawal: Store["releaseWithdrawal"] = (...a) => this.funds.releaseWithdrawal(...a);

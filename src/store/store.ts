@@ -539,6 +539,11 @@ export interface Store {
   withdrawalsInStatus(statuses: readonly WithdrawalStatus[]): Promise<WithdrawalRecord[]>;
   /** A compare-and-set from `from`, as updateOrder; with `owner`, only while that instance holds the lease. */
   updateWithdrawal(id: string, from: readonly WithdrawalStatus[], patch: WithdrawalPatch, owner?: string): Promise<WithdrawalRecord | undefined>;
+  /**
+   * Puts a withdrawal that failed `chain_unavailable` (nothing paid, nothing to land) back to `pending`, its error
+   * cleared, leased to `lease.owner`, for its client's retry to run it again; undefined when it is no longer such a one.
+   */
+  reopenWithdrawal(id: string, lease: Lease): Promise<WithdrawalRecord | undefined>;
   /** Takes an open withdrawal for `lease.owner` unless another owner's lease runs past `now`, as claimOrder. */
   claimWithdrawal(id: string, lease: Lease, now: string): Promise<boolean>;
   renewWithdrawalLeases(ids: readonly string[], lease: Lease): Promise<void>;
