@@ -39,6 +39,7 @@ beforeEach(async () => {
       return { txHash: HASH, blockNumber: 1n };
     },
     withdrawalState: async (id) => paid.get(id) ?? { kind: "none" },
+    transferRefusal: async () => undefined,
     pendingTransactions: async () => 0,
   } satisfies Partial<Vault> as Partial<Vault> as Vault;
 });
@@ -73,7 +74,11 @@ describe("withdrawals refused before anything is paid", () => {
   it("fails a withdrawal USDC refuses to pay to its address (real USDC's blacklist) with a 4xx that says so, not a 503 to retry", async () => {
     // Real USDC (FiatToken) refuses a transfer to a blacklisted address with a require string: the Vault's withdrawTo reverts with it.
     const blacklisted = instance("A", {
-      vault: { ...chain, withdrawTo: () => Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Blacklistable: account is blacklisted)")) },
+      vault: {
+        ...chain,
+        withdrawTo: () => Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Blacklistable: account is blacklisted)")),
+        transferRefusal: async () => "Blacklistable: account is blacklisted",
+      },
     });
     const w = await blacklisted.submit(who, req);
     expect(w).toMatchObject({ status: "failed", errorCode: "withdrawal_refused", errorMessage: expect.stringContaining("Blacklistable: account is blacklisted") });
@@ -102,7 +107,7 @@ describe("withdrawals the chain could not take", () => {
   it("answers a withdrawal the token refused (422) with the same refusal when sent again, running nothing", async () => {
     let sends = 0;
     const service = instance("A", {
-      vault: { ...chain, withdrawTo: () => (sends++, Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Pausable: paused)"))) },
+      vault: { ...chain, withdrawTo: () => (sends++, Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(Pausable: paused)"))), transferRefusal: async () => "Pausable: paused" },
     });
     const first = await service.submit(who, req);
     expect(first).toMatchObject({ status: "failed", errorCode: "withdrawal_refused" });
@@ -161,6 +166,34 @@ describe("withdrawals on several instances", () => {
 
 describe("withdrawals on a chain that reorganises", () => {
   const t = testChainPerFile();
+
+  it.each([
+    ["a custom error", "0x63deadbeef60e01b60005260046000fd", "custom error 0xdeadbeef"],
+    ["no data", "0x60006000fd", "execution reverted"],
+  ])("fails withdrawal_refused (422), nothing paid, when the USDC token refuses the transfer with %s, not chain_unavailable for ever", async (_, refusing, reason) => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 50n * 1_000_000n, keyOf(`refused-${client.address}`));
+    await t.store.createAccount({ id: `acc_${client.address}`, email: `${client.address}@example.com`, address: client.address, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    const service = new WithdrawalService({
+      store: t.store,
+      vault: t.vault,
+      clock: { now: () => Date.now() },
+      log: pino({ level: "silent" }),
+      newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`,
+      instanceId: "test",
+      confirmations: 0,
+    });
+    const { usdc } = t.vault.info().contracts;
+    const code = await t.rpc.call<Hex>("eth_getCode", [usdc, "latest"]);
+    // The token refuses every call (a blacklist or a pause of a token that reverts its own way), then is itself again.
+    await t.rpc.call("anvil_setCode", [usdc, refusing]);
+    const w = await service
+      .submit({ accountId: `acc_${client.address}`, address: client.address, allowlist: null }, { amount: 20n * 1_000_000n, toAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(), clientWithdrawalId: null, password: undefined })
+      .finally(() => t.rpc.call("anvil_setCode", [usdc, code]));
+    expect(w).toMatchObject({ status: "failed", errorCode: "withdrawal_refused", errorMessage: `Nothing was paid: the USDC token refused to pay ${w.toAddress} (${reason}).` });
+    expect(ERRORS[w.errorCode as ErrorCode].status).toBe(422);
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 50n * 1_000_000n, locked: 0n });
+  }, 30_000);
 
   it("pays again a withdrawal whose payment a reorganisation shallower than the confirmations removed, instead of leaving it confirmed with nothing paid", async () => {
     const client = await newClient(t);

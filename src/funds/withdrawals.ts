@@ -198,10 +198,12 @@ export class WithdrawalService {
           const errorMessage = `Nothing was paid: the vault held less than ${formatMicro(w.amount)} USDC available when the withdrawal reached the chain (another withdrawal or order took it first).`;
           return this.finish(w.id, ["sent"], { status: "failed", errorCode: "insufficient_funds", errorMessage }, log);
         }
-        if (e.reason === "Error") {
-          // A require string: the Vault has custom errors only, so the token's transfer refused (real USDC's blacklist, or USDC paused).
-          log.info({ err: e }, "the USDC token refused a withdrawal's transfer");
-          const errorMessage = `Nothing was paid: the USDC token refused to pay ${w.toAddress} (${e.message}).`;
+        // The token's own refusal (real USDC's blacklist, or USDC paused), whatever it reverts with, is told by
+        // simulating its transfer: one that the chain, reachable, says would revert now is the token's.
+        const refusal = await this.d.vault.transferRefusal(w.toAddress as Address, w.amount).catch(() => undefined);
+        if (refusal !== undefined) {
+          log.info({ err: e, refusal }, "the USDC token refused a withdrawal's transfer");
+          const errorMessage = `Nothing was paid: the USDC token refused to pay ${w.toAddress} (${refusal}).`;
           return this.finish(w.id, ["sent"], { status: "failed", errorCode: "withdrawal_refused", errorMessage }, log);
         }
         return this.finish(w.id, ["sent"], { status: "failed", errorCode: "chain_unavailable", errorMessage: `Nothing was paid: ${e.message}` }, log);

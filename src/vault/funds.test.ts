@@ -45,6 +45,8 @@ describe("withdrawals by the operator", () => {
     expect(await usdcOf(to)).toBe(40n * USDC);
     expect(await t.vault.balanceOf(a.address)).toEqual({ available: 60n * USDC, locked: 0n });
     expect(await t.vault.withdrawalState(id("never"))).toEqual({ kind: "none" });
+    // The token would pay the address: nothing of it refuses a withdrawal there.
+    expect(await t.vault.transferRefusal(to, 40n * USDC)).toBeUndefined();
     const receipt = await a.reader.getTransactionReceipt({ hash: paid.txHash });
     expect(receipt.status).toBe("success");
   });

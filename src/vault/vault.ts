@@ -207,6 +207,12 @@ export interface Vault {
   withdrawTo(withdrawalId: Hex32, account: Address, to: Address, amount: Micro): Promise<TxRef>;
   withdrawalState(withdrawalId: Hex32): Promise<WithdrawalState>;
   /**
+   * Why the USDC token would refuse to pay `amount` from the Vault to `to` now (a blacklist, a pause: its revert
+   * reason, its custom error, or that it reverted with none), read by simulating the transfer; undefined when it
+   * would pay. Throws when the chain cannot be asked.
+   */
+  transferRefusal(to: Address, amount: Micro): Promise<string | undefined>;
+  /**
    * Credits `amount` that was sent to the account's own address to its vault balance, pulled from that address under
    * an EIP-2612 permit `sign` makes with the account's key, once per `key`. Sent again for a key already credited, it
    * credits nothing and resolves with the credit that was made.

@@ -1,6 +1,6 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
+import { BaseError, ContractFunctionRevertedError, createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
 import { evmAccount } from "../../evm/account.ts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
@@ -293,6 +293,17 @@ class EvmVault implements Vault {
     if (!log) return { kind: "none" };
     const e = decodeEventLog({ abi: vaultAbi, eventName: "WithdrawnTo", data: log.data, topics: log.topics });
     return { kind: "paid", client: e.args.client, to: e.args.to, amount: e.args.amount, ...loggedAt(log) };
+  }
+
+  async transferRefusal(to: Address, amount: Micro): Promise<string | undefined> {
+    try {
+      const { result } = await this.client.simulateContract({ address: this.c.usdc, abi: testUSDCAbi, functionName: "transfer", args: [to, amount], account: this.c.vault });
+      return result ? undefined : "its transfer returned false";
+    } catch (e) {
+      const revert = e instanceof BaseError ? e.walk((x) => x instanceof ContractFunctionRevertedError) : null;
+      if (!(revert instanceof ContractFunctionRevertedError)) throw e;
+      return revert.reason ?? revert.data?.errorName ?? (revert.signature ? `custom error ${revert.signature}` : revert.shortMessage);
+    }
   }
 
   async creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef> {
