@@ -33,7 +33,7 @@ export function registerBookCommand(program: Command, fail: (message: string) =>
     });
 }
 
-/** The book as a table, bids beside asks, best first; then the spread, the best execution and what was left out. */
+/** The book as a table, bids beside asks, best first; then the spread, the best execution and the venues left out (`stale_venues`: down, not connected, or their book too old). */
 function describeBook(r: PriceRecord, side: "buy" | "sell"): string {
   const { bids, asks } = r.orderbook;
   const header = ["bid venue", "size", "bid", "ask", "size", "ask venue"];
@@ -54,6 +54,6 @@ function describeBook(r: PriceRecord, side: "buy" | "sell"): string {
   if (s.spread !== null) out.push(`Spread ${s.spread} (best bid ${s.best_bid}, best ask ${s.best_ask})`);
   const best = r.best_execution;
   out.push(`Best execution for a ${side}: ${best === null ? "none" : `${best.venue} at ${best.price}, ${best.fee_adjusted_price} after fees`}`);
-  if (r.stale_venues.length > 0) out.push(`Left out, their books too old: ${r.stale_venues.join(", ")}`);
+  if (r.stale_venues.length > 0) out.push(`Left out, no fresh book (venue down or not connected, or its book too old): ${r.stale_venues.join(", ")}`);
   return out.join("\n");
 }

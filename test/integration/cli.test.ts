@@ -195,7 +195,7 @@ describe("crossfill book", () => {
           "kalshi-sim          80  0.45 |",
           "Spread 0.02 (best bid 0.46, best ask 0.48)",
           "Best execution for a sell: kalshi-sim at 0.47, 0.4548 after fees",
-          "Left out, their books too old: opinion-sim",
+          "Left out, no fresh book (venue down or not connected, or its book too old): opinion-sim",
           "",
         ].join("\n"),
       );
