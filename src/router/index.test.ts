@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { limitlessFee } from "../domain/fees.ts";
 import { MAX_QUEUE_MS, plan, sameQuotes, type Plan, type PlanRequest, type Refusal } from "./index.ts";
 import { KALSHI, planViolation, quote, usdc } from "./testkit.ts";
 import type { VenueQuote } from "./types.ts";
@@ -63,6 +64,19 @@ describe("optimize_price", () => {
     const p = planned(req(10.1, { maxSlippage: 200_000n }), quotes);
     expect(legs(p)).toEqual([["a", 10n * S], ["b", 10n * S]]);
     expect(p.cost).toBe(usdc(10.1));
+  });
+
+  it("buys the most shares whose worst case the amount covers, not on a Polymarket ask cheaper after its fee at the ask: its lock counts the fee of spending its maker amount at any better price", () => {
+    // 0.89 on Polymarket at 2 % (exponent 1) is 0.891958 after its fee there, the price record's best execution;
+    // Limitless's 0.891 at 0.4 % is 0.894579. A Polymarket buy spends its maker amount M whatever the asks,
+    // paying 0.02 × m × (1 − q) for m spent at q: up to 0.02 × M, so M + 0.02 × M stays within the $1000 locked.
+    const poly = quote("poly", [[0.89, 5000]], { feeModel: { kind: "polymarket", ratePpm: 20_000n, exponent: 1 }, minOrderShares: 5n * S, lotShares: S / 100n });
+    const lim = quote("lim", [[0.891, 5000]], { feeModel: limitlessFee(4_000n), minOrderShares: 5n * S, lotShares: S / 100n });
+    const alone = planned(req(1000, { timeInForce: "IOC" }), [poly]);
+    expect(alone).toMatchObject({ shares: 1_101_560_000n, cost: 982_545_250n, worstCost: 999_996_168n });
+    const p = planned(req(1000, { timeInForce: "IOC" }), [poly, lim]);
+    expect(legs(p)).toEqual([["lim", 1_117_840_680n]]);
+    expect(p).toMatchObject({ referencePrice: 891_958n, cost: 999_996_030n });
   });
 
   it("keeps one Kalshi order when rounding each order's fee up to the cent makes a split dearer", () => {
