@@ -5,7 +5,7 @@ import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./serv
 import { Reconciler } from "./reconcile.ts";
 import { plan } from "../router/index.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
-import type { Store } from "../store/store.ts";
+import type { OrderRecord, Store } from "../store/store.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
@@ -667,7 +667,8 @@ describe("money after the lock", () => {
 });
 
 describe("recovery", () => {
-  it("settles an order on its fills when the open orders it listed have moved on since: a lock is never released under stored fills", async () => {
+  /** A buy whose one child order filled whole, its fills stored, left routing by its settlement's lost answer; its venue tells recovery the child's fills. */
+  async function routingWithFills(): Promise<{ svc: OrderService; order: OrderRecord }> {
     script = [(o) => fill(o, o.shares)];
     ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
     const svc = service();
@@ -675,6 +676,11 @@ describe("recovery", () => {
     expect(order.status).toBe("routing");
     const child = order.legs[0]!;
     known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
+    return { svc, order };
+  }
+
+  it("settles an order on its fills when the open orders it listed have moved on since: a lock is never released under stored fills", async () => {
+    const { svc, order } = await routingWithFills();
     // The pass listed the order while it was still locked; by the time it reaches it, the order has
     // routed, its fills are stored and its settlement's answer was lost.
     const listedWhileLocked = { ...order, status: "locked" as const, legs: [] };
@@ -816,13 +822,7 @@ describe("recovery", () => {
   });
 
   it("fails, once, a routing order whose lock a reorganisation removed, charging nothing, once no operator transaction can land it again; its fills are the operator's", async () => {
-    script = [(o) => fill(o, o.shares)];
-    ledger.failNext.settle = new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
-    const svc = service();
-    const order = await svc.submit(who, body, undefined);
-    expect(order.status).toBe("routing");
-    const child = order.legs[0]!;
-    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: (await store.fills(order.id)).map((f) => ({ ...f, side: "buy" as const })) });
+    const { svc, order } = await routingWithFills();
     // A reorganisation removed the lock's transaction; the node holds it again in its pool for a while.
     ledger.locks.delete(chainOrderId(order.id));
     ledger.pending = 1;
