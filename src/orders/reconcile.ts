@@ -155,8 +155,11 @@ export class Reconciler {
         // A lock or escrow whose answer was lost may still be on its way: only when no operator transaction
         // is pending can it no longer land. It is read again after that, for one that landed meanwhile.
         if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
+        // A lock or escrow recorded `locked` that a reorganisation removed is shown as it now is: none, and no transaction.
         await this.finish(order, from, {
           status: "rejected",
+          ...(sell ? { escrowed: 0n } : { locked: 0n }),
+          lockTx: null,
           errorCode: "order_interrupted",
           errorMessage: sell
             ? "The server stopped before the order's shares were escrowed; nothing was escrowed."
@@ -305,8 +308,11 @@ export class Reconciler {
     if (fills.length > 0 || why !== undefined) {
       log.error({ order_id: order.id, side: order.side, fills: fills.length, why }, "a routing order's lock or escrow is no longer on chain; the operator carries the fills of its child orders");
     }
+    // Nothing is held: the order shows no lock (or escrow), its transaction, nor a movement of the account's money.
     await this.finish(order, ["routing"], {
       status: "failed",
+      ...(sell ? { escrowed: 0n } : { locked: 0n }),
+      lockTx: null,
       errorCode: "chain_unavailable",
       errorMessage: sell
         ? "The order's escrow is no longer on the chain (a reorganisation removed it); no share was sold and the position is whole."

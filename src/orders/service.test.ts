@@ -837,6 +837,21 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "chain_unavailable", spent: 0n, filledShares: 0n, settleTx: null, releaseTx: null });
     expect(ledger.locks.has(chainOrderId(order.id))).toBe(false);
     expect(errors).toHaveLength(1);
+    // No lock is shown where the chain holds none: no lock transaction, no USDC moved in the account's activity.
+    expect(await store.order(order.id)).toMatchObject({ locked: 0n, lockTx: null });
+    expect((await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id)).toEqual([]);
+  });
+
+  it("rejects a locked order whose lock a reorganisation removed showing no lock, neither on the order nor in the account's activity", async () => {
+    // The server stops once the lock landed; stored `locked` as the flow stores it, then a reorganisation removes the lock's transaction.
+    const svc = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
+    const pending = await svc.submit(who, body, undefined);
+    const order = (await store.updateOrder(pending.id, ["pending"], { status: "locked", locked: 10_000_000n, lockTx: HASH }))!;
+    expect(order).toMatchObject({ status: "locked", lockTx: HASH });
+    ledger.locks.delete(chainOrderId(order.id));
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted", locked: 0n, lockTx: null });
+    expect((await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id)).toEqual([]);
   });
 
   it("fails a routing order whose lock a reorganisation removed and none of whose child orders filled, charging nothing", async () => {
