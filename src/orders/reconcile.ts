@@ -22,6 +22,13 @@ const INTERRUPTED = "The server stopped while the order was in progress; the loc
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
+/** How an order ends whose lock or escrow went back whole, released or expired, past its deadline with a venue's answer missing. */
+const unansweredEnd = (order: OrderRecord, releaseTx: string): OrderPatch => ({
+  status: "failed",
+  releaseTx,
+  errorCode: "venue_unavailable",
+  errorMessage: order.side === "sell" ? UNANSWERED_SELL : UNANSWERED,
+});
 /** How far this server's clock may run behind the chain's before a lock's deadline is first read from the chain after it passed. */
 const CHAIN_CLOCK_MARGIN_MS = 10 * 60_000;
 
@@ -212,12 +219,13 @@ export class Reconciler {
       }
       case "released": {
         // Released with nothing filled: the settlement's release, its answer lost, as the order flow records it.
-        if (stored.length === 0) {
+        if (stored.length === 0 && !hold.expired) {
           await this.finish(order, ["routing"], nothingFilled(order, hold.txHash));
           break;
         }
-        log.error({ order_id: order.id, fills: stored.length }, "the lock or escrow was released although venues filled; the operator carries the fills");
-        await this.finish(order, ["routing"], { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
+        if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length, expired: hold.expired }, "the lock or escrow was released although venues filled; the operator carries the fills");
+        // Expired by the client: its deadline passed before a venue told what its child order did (farFromDeadline), as in `unanswered`.
+        await this.finish(order, ["routing"], hold.expired ? unansweredEnd(order, hold.txHash) : { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
         break;
       }
       case "none":
@@ -289,7 +297,7 @@ export class Reconciler {
     if (past && stored.length > 0) await this.svc.settle(order, stored, log.child({ order_id: order.id }));
     else {
       const releaseTx = hold.kind === "released" ? hold.txHash : (await this.svc.releaseHold(order)).txHash;
-      await this.finish(order, ["routing"], { status: "failed", releaseTx, errorCode: "venue_unavailable", errorMessage: order.side === "sell" ? UNANSWERED_SELL : UNANSWERED });
+      await this.finish(order, ["routing"], unansweredEnd(order, releaseTx));
     }
     return true;
   }

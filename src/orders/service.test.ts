@@ -800,6 +800,22 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
   });
 
+  it("fails venue_unavailable, not order_interrupted, a routing order with fills whose lock the client expired on chain before its venue answered", async () => {
+    const { svc, order } = await routingWithFills();
+    const lock = ledger.locks.get(chainOrderId(order.id))!;
+    // The venue answered only after the lock's deadline, by which time the client had expired the lock.
+    ledger.locks.set(chainOrderId(order.id), { ...lock, state: "released", expired: true });
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => (lock.deadline + 1) * 1000 }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({
+      status: "failed",
+      releaseTx: HASH,
+      spent: 0n,
+      errorCode: "venue_unavailable",
+      errorMessage: "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.",
+    });
+  });
+
   it("records a buy whose settlement landed, its answer lost, as the chain settled it, once its venue no longer answers and its lock's deadline has passed", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
