@@ -547,7 +547,7 @@ export class KyselyStore implements Store {
         this.db
           .insertInto("fills")
           .values(rows.map((r, i) => slotsOf(slot, r, `${i} `)))
-          .onConflict((oc) => oc.columns(["venue", "trade_id"]).doNothing()),
+          .onConflict((oc) => oc.columns(["venue", "trade_id", "client_order_id"]).doNothing()),
       values,
     );
   }

@@ -599,6 +599,21 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(stored.find((f) => f.tradeId === "t-2" && f.venue === "polymarket")?.shares).toBe(BEYOND_DOUBLE);
       expect(await store.fills("ord_other")).toEqual([]);
     });
+
+    it("stores both sides of a venue's self-trade, one trade id for two of crossfill's child orders, and counts both into the inventory", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(order({ side: "sell", status: "filled" }));
+      await store.insertOrder(order({ id: "ord_2", clientOrderId: "client-2", requestHash: "hash-2", status: "filled" }));
+      // One Opinion trade matched a resting child order of the sell ord_1 with a child order of the buy ord_2.
+      const sides = [fill({ venue: "opinion", tradeId: "t-self", shares: 3_000_000n }), fill({ orderId: "ord_2", venue: "opinion", tradeId: "t-self", clientOrderId: "client-2", shares: 3_000_000n })];
+      await store.insertFills(sides);
+      await store.insertFills(sides);
+      expect(await store.fills("ord_1")).toEqual([sides[0]]);
+      expect(await store.fills("ord_2")).toEqual([sides[1]]);
+      // The shares the buy took from the sell never left the operator's account on the venue.
+      expect(await store.venueInventory("evt_election", "YES")).toEqual(new Map([["opinion", 0n]]));
+    });
   });
   describe("resolutions and redemptions", () => {
     /** A pending redemption of acc_1's YES (token 7) in evt_1; a winning one pays its shares. */

@@ -439,7 +439,7 @@ export interface Store {
    */
   venueInventory(eventId: string, outcome: Outcome): Promise<Map<string, ShareMicro>>;
 
-  /** Inserts fills, ignoring any whose (venue, tradeId) is already stored. */
+  /** Inserts fills, ignoring any whose (venue, tradeId, clientOrderId) is already stored: both sides of a venue's self-trade are stored. */
   insertFills(fills: FillRecord[]): Promise<void>;
   fills(orderId: string): Promise<FillRecord[]>;
   /** Every stored fill of every order: for the audit. */

@@ -1,10 +1,10 @@
 import { PostgresAdapter, sql, type Kysely, type Migration } from "kysely";
 
 /** An order's statuses while it is open (OPEN_STATUSES when this migration was written: a migration never changes). */
-const OPEN = sql.raw(`('pending', 'locked', 'routing')`);
+export const OPEN = sql.raw(`('pending', 'locked', 'routing')`);
 
 /** Adds a fill of the order `o` to its market's inventory row of `venue`: a buy's adds, a finished sell's takes off. */
-const ADD_FILL = sql`
+export const ADD_FILL = sql`
   INSERT INTO venue_inventory (event_id, outcome, venue, shares)
   SELECT o.event_id, o.outcome, NEW.venue, CASE WHEN o.side = 'buy' THEN NEW.shares ELSE -NEW.shares END
   FROM orders o
@@ -12,7 +12,7 @@ const ADD_FILL = sql`
   ON CONFLICT (event_id, outcome, venue) DO UPDATE SET shares = venue_inventory.shares + excluded.shares`;
 
 /** Takes a sell's fills off its market's inventory when it finishes (while open, its child orders count instead). */
-const SELL_FINISHED = sql`
+export const SELL_FINISHED = sql`
   INSERT INTO venue_inventory (event_id, outcome, venue, shares)
   SELECT NEW.event_id, NEW.outcome, f.venue, -SUM(f.shares)
   FROM fills f
@@ -20,7 +20,7 @@ const SELL_FINISHED = sql`
   GROUP BY f.venue
   ON CONFLICT (event_id, outcome, venue) DO UPDATE SET shares = venue_inventory.shares + excluded.shares`;
 
-const SELL_FINISHES = sql`NEW.side = 'sell' AND OLD.status IN ${OPEN} AND NEW.status NOT IN ${OPEN}`;
+export const SELL_FINISHES = sql`NEW.side = 'sell' AND OLD.status IN ${OPEN} AND NEW.status NOT IN ${OPEN}`;
 
 /*
  * What the operator's account holds on each venue of each market (Store.venueInventory, read by every sell and
@@ -72,6 +72,6 @@ export const venueInventory: Migration = {
 };
 
 /** Triggers are written in each database's own language. */
-function onPostgres(db: Kysely<any>): boolean {
+export function onPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }

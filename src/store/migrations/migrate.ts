@@ -21,6 +21,7 @@ import { dustLeft } from "./019_dust_left.ts";
 import { creditBlocks } from "./020_credit_blocks.ts";
 import { escrowTimes } from "./021_escrow_times.ts";
 import { errorDetails } from "./022_error_details.ts";
+import { fillKeys } from "./023_fill_keys.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -46,6 +47,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "020_credit_blocks": creditBlocks,
   "021_escrow_times": escrowTimes,
   "022_error_details": errorDetails,
+  "023_fill_keys": fillKeys,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */

@@ -292,3 +292,25 @@ describe.each(BACKENDS)("migration 021 on $name", (backend) => {
       },
     ));
 });
+
+describe.each(BACKENDS)("migration 023 on $name", (backend) => {
+  it("keeps the fills stored before it, and the inventory's triggers, and stores both sides of a self-trade after it", () =>
+    afterMigration(
+      backend,
+      "022_error_details",
+      async (raw) => {
+        await filledOrder(raw)("b1", {});
+        await raw.insertInto("orders").values(orderToRow(orderRecord({ id: "s1", clientOrderId: "s1", eventId: "e", side: "sell", status: "routing" }))).execute();
+        await raw.insertInto("fills").values([fill("b1", "p", 9_000_000n)].map(fillToRow)).execute();
+      },
+      async (store) => {
+        expect(await store.fills("b1")).toEqual([fill("b1", "p", 9_000_000n)]);
+        // The sell's child order took, in one trade, what a child order of the buy sold it.
+        await store.insertFills([{ ...fill("s1", "p", 4_000_000n), tradeId: "b1-p" }]);
+        expect(await store.fills("s1")).toHaveLength(1);
+        expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 9_000_000n]]));
+        await store.updateOrder("s1", ["routing"], { status: "filled" });
+        expect(await store.venueInventory("e", "YES")).toEqual(new Map([["p", 5_000_000n]]));
+      },
+    ));
+});
