@@ -77,7 +77,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     // default, here every second at most, so a request is cut close to its time.
     requestTimeout: deps.requestTimeoutMs,
     // An HTTP/1.1 request without Host is refused by a hook of ours (below), in the API's error body: Node's own refusal has none.
-    http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs), requireHostHeader: false },
+    // Node keeps the first of two Host headers and drops the rest; joined, they are seen and refused there too (RFC 9112 §3.2).
+    http: { headersTimeout: deps.requestTimeoutMs, connectionsCheckingInterval: Math.min(1_000, deps.requestTimeoutMs), requireHostHeader: false, joinDuplicateHeaders: true },
     requestIdHeader: false,
     rewriteUrl: (req) => originForm(req.url!),
     genReqId: (req) => requestId(req.headers["x-request-id"]),
@@ -134,7 +135,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preClose", async () => {
     closing = true;
   });
-  app.addHook("onRequest", (req, _reply, done) => done(closing ? new AppError("shutting_down") : req.headers.host === undefined && req.raw.httpVersion === "1.1" ? NO_HOST() : undefined));
+  app.addHook("onRequest", (req, _reply, done) => done(closing ? new AppError("shutting_down") : hostProblem(req.headers.host, req.raw.httpVersion)));
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("x-request-id", req.id);
@@ -338,8 +339,14 @@ function originForm(target: string): string {
   return rest.startsWith("/") ? rest : `/${rest}`;
 }
 
-/** An HTTP/1.1 request without Host, refused as RFC 9112 §3.2 says. */
-const NO_HOST = () => new AppError("invalid_request", "An HTTP/1.1 request must send a Host header.", { fields: { Host: "is required" } });
+/**
+ * Why a request's Host is refused, as RFC 9112 §3.2 says: none in HTTP/1.1, or more than one (joined with a comma,
+ * which no host holds) in any version.
+ */
+function hostProblem(host: string | undefined, httpVersion: string): AppError | undefined {
+  if (host === undefined) return httpVersion === "1.1" ? new AppError("invalid_request", "An HTTP/1.1 request must send a Host header.", { fields: { Host: "is required" } }) : undefined;
+  return host.includes(",") ? new AppError("invalid_request", "Send one Host header, naming one host.", { fields: { Host: "must be given once" } }) : undefined;
+}
 
 /** The methods whose requests carry no body. */
 const BODILESS = new Set(["GET", "HEAD", "DELETE"]);

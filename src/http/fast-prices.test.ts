@@ -206,6 +206,18 @@ describe("GET /v1/prices/{event_id} outside Fastify's pipeline", () => {
     expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.details).toEqual({ fields: { Host: "is required" } });
   });
 
+  it("leaves a read with two Host headers to the route, which refuses it", async () => {
+    const path = `/v1/prices/${EVENT}`;
+    await throughFastify(path);
+    const socket = connect(Number(new URL(url).port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(`GET ${path} HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nX-API-Key: ${apiKey}\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.details).toEqual({ fields: { Host: "must be given once" } });
+  });
+
   it("refuses a key at once once it is revoked", async () => {
     const path = `/v1/prices/${EVENT}`;
     await throughFastify(path);

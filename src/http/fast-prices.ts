@@ -50,7 +50,8 @@ export function fastPrices(parts: FastPricesParts): (req: IncomingMessage, res: 
     if (req.method !== "GET" || !url.startsWith(PREFIX) || parts.closing()) return false;
     const start = performance.now();
     const apiKey = req.headers["x-api-key"];
-    if (typeof apiKey !== "string" || apiKey === "" || req.headers.host === undefined || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined) return false;
+    const host = req.headers.host;
+    if (typeof apiKey !== "string" || apiKey === "" || host === undefined || host.includes(",") || req.headers["content-length"] !== undefined || req.headers["transfer-encoding"] !== undefined) return false;
     const q = url.indexOf("?");
     const eventId = q === -1 ? url.slice(PREFIX.length) : url.slice(PREFIX.length, q);
     const query = q === -1 ? PRICES_DEFAULTS : readQuery(url.slice(q + 1));

@@ -685,6 +685,21 @@ describe("an HTTP/1.1 request without a Host header", () => {
   });
 });
 
+describe("a request with more than one Host header (RFC 9112 §3.2)", () => {
+  it.each(["1.1", "1.0"])("over HTTP/%s is 400 invalid_request naming Host, in the API's error body with the client's request id", async (version) => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(`GET /v1/session HTTP/${version}\r\nHost: a.example\r\nHost: b.example\r\nX-Request-Id: req-two-hosts\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toEqual({
+      error: { code: "invalid_request", message: "Send one Host header, naming one host.", details: { fields: { Host: "must be given once" } }, request_id: "req-two-hosts" },
+    });
+  });
+});
+
 describe("an Expect header other than 100-continue", () => {
   it("is ignored, as RFC 9110 lets a server do: the request is answered as any, not Node's bare 417 without the API's body or a request id", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
