@@ -102,6 +102,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // An expectation other than 100-continue is ignored, as RFC 9110 §10.1.1 allows: Node would answer it 417 itself,
   // with no body of the API's and no request id.
   app.server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
+  // A CONNECT asks for a tunnel, which Node hands to this event, not to Fastify, and without a listener closes unanswered.
+  app.server.on("connect", (req: IncomingMessage, socket: Socket) =>
+    answerOnSocket(socket, new AppError("method_not_allowed", "CONNECT is not allowed: this server is not a proxy.", undefined, { allow: "" }), requestId(req.headers["x-request-id"])),
+  );
 
   app.decorateRequest("rawBody", undefined);
   app.decorateRequest("jsonError", undefined);
@@ -452,10 +456,16 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Socket, id: strin
       : err.code === "HPE_HEADER_OVERFLOW"
         ? new AppError("headers_too_large")
         : new AppError("invalid_request", "The request is not valid HTTP/1.1.");
+  answerOnSocket(socket, e, id);
+}
+
+/** Writes `e` to a socket Node no longer reads HTTP from, in the API's error body, and closes it. */
+function answerOnSocket(socket: Socket, e: AppError, id: string): void {
   const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: id } });
+  const headers = Object.entries(e.headers ?? {}).map(([name, value]) => `${name}: ${value}\r\n`).join("");
   if (socket.writable) {
     socket.write(
-      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\n${headers}Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
     );
   }
   socket.destroy();

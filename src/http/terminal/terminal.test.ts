@@ -700,6 +700,22 @@ describe("a request with more than one Host header (RFC 9112 §3.2)", () => {
   });
 });
 
+describe("a CONNECT request", () => {
+  it("is 405 method_not_allowed in the API's error body with the client's request id, and its connection closed: the server is no proxy", async () => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: req-connect\r\n\r\n");
+    await new Promise((resolve) => socket.on("close", resolve));
+    expect(answer).toMatch(/^HTTP\/1\.1 405 /);
+    expect(answer.toLowerCase()).toContain("\r\nallow: \r\n");
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!)).toEqual({
+      error: { code: "method_not_allowed", message: "CONNECT is not allowed: this server is not a proxy.", request_id: "req-connect" },
+    });
+  });
+});
+
 describe("an Expect header other than 100-continue", () => {
   it("is ignored, as RFC 9110 lets a server do: the request is answered as any, not Node's bare 417 without the API's body or a request id", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
