@@ -139,7 +139,7 @@ export const Page = (itemId: string) =>
 
 export const ListQuery = {
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
-  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  cursor: Type.Optional(Type.String()),
 };
 
 export const Account = Type.Object(

@@ -152,8 +152,8 @@ describe("an id longer than its route takes is invalid_request naming it, not 'N
 });
 
 describe("a cursor the server did not make is refused in the same words on every list", () => {
-  it.each(["/v1/markets", "/v1/orders", "/v1/withdrawals", "/v1/activity"])("on %s, naming the cursor parameter", async (path) => {
-    const r = await s.client.request("GET", `${path}?cursor=abc`);
+  it.each(["/v1/markets", "/v1/orders", "/v1/withdrawals", "/v1/activity"].flatMap((path) => [[path, "of 3 characters", "abc"], [path, "longer than any the server makes", "a".repeat(600)]]))("on %s, naming the cursor parameter, for one %s", async (path, _name, given) => {
+    const r = await s.client.request("GET", `${path}?cursor=${given}`);
     expect(r.status).toBe(400);
     expect((r.body as ErrorAnswer & { error: { message: string } }).error).toMatchObject({
       code: "invalid_request",
