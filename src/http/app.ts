@@ -484,9 +484,10 @@ function toAppError(err: FastifyError | AppError): AppError {
         continue;
       }
       const name = (v.instancePath || "/" + String(missingProperty ?? "")).slice(1).replaceAll("/", ".");
-      // Ajv's sentence for a value outside a list ("must be equal to one of the allowed values") does not say which they are.
+      // Ajv's sentence for a value outside a list ("must be equal to one of the allowed values") does not say which they are,
+      // and its sentence for a missing field ("must have required property 'x'") names it twice: an order's words instead.
       const allowed = v.keyword === "enum" ? (v.params as { allowedValues: unknown[] }).allowedValues : undefined;
-      fields[name || fe.validationContext || "request"] = allowed !== undefined ? `must be one of ${allowed.join(", ")}` : (v.message ?? "is invalid");
+      fields[name || fe.validationContext || "request"] = allowed !== undefined ? `must be one of ${allowed.join(", ")}` : missingProperty !== undefined ? "is required" : (v.message ?? "is invalid");
     }
     return invalidFields(fe.validationContext ?? "request", fields);
   }

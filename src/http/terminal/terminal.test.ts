@@ -501,6 +501,14 @@ describe("request schemas refuse what they do not describe, and coerce only text
     expect([...refusal(body), body.json().error.message]).toEqual([400, "invalid_request", { "": "is not a known field" }, 'Invalid body: "" is not a known field.']);
   });
 
+  it("a missing field or parameter is refused as \"is required\", as an order's is, not in Ajv's words", async () => {
+    const body = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email: "eve@example.com" } });
+    expect([...refusal(body), body.json().error.message]).toEqual([400, "invalid_request", { password: "is required" }, "Invalid body: password is required."]);
+    const { cookie } = await signUp();
+    const query = await app.inject({ method: "GET", url: "/v1/quote?outcome=YES&amount_usdc=1&max_slippage=0.05", headers: { cookie } });
+    expect([...refusal(query), query.json().error.message]).toEqual([400, "invalid_request", { market_id: "is required" }, "Invalid querystring: market_id is required."]);
+  });
+
   it("a value outside a parameter's list is refused naming the values it takes", async () => {
     const { cookie, csrf } = await signUp();
     for (const [url, name, values] of [
