@@ -373,6 +373,17 @@ describe("quote", () => {
     const tooBig = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=1000", headers: { cookie } });
     expect(tooBig.statusCode).toBe(422);
   });
+  it.each([
+    ["abc", 'must be a plain non-negative decimal (got "abc")'],
+    ["-1", 'must be a plain non-negative decimal (got "-1")'],
+    ["0x10", 'must be a plain non-negative decimal (got "0x10")'],
+    ["1".repeat(40), "is too large"],
+  ])("refuses an amount of %s in the words POST /v1/order has for it, not a regular expression's", async (amount, why) => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: `/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=${amount}`, headers: { cookie } });
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error).toMatchObject({ code: "invalid_request", details: { fields: { amount_usdc: why } } });
+  });
 });
 
 describe("price stream", () => {
