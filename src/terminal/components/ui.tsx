@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type MouseEvent, type ReactNode } from "react";
-import { ApiError } from "../api.ts";
+import { ApiError, type Page } from "../api.ts";
 import { num, price, shares, STATUS_WORDS, venueColour, venueName } from "../format.ts";
 
 export function ErrorNote({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
@@ -139,6 +139,44 @@ export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): A
   }, [...deps, tick]);
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { ...state, reload };
+}
+
+export interface OlderPages<T> {
+  /** The newest page's items, then those of the older pages read after it. */
+  rows: T[];
+  /** The cursor of the next older page, null at the end. */
+  next: string | null;
+  error: unknown;
+  loading: boolean;
+  more: () => void;
+}
+
+/**
+ * The older pages of a list, read on asking (`read(cursor)`), after `newest`, the read of the newest page they followed;
+ * another read of the newest replaces them.
+ */
+export function useOlderPages<T>(newest: Page<T> | undefined, read: (cursor: string | null) => Promise<Page<T>>): OlderPages<T> {
+  const [older, setOlder] = useState<{ after: Page<T>; rows: T[]; next: string | null }>();
+  const [error, setError] = useState<unknown>();
+  const [loading, setLoading] = useState(false);
+  const shown = newest !== undefined && older !== undefined && older.after === newest ? older : undefined;
+  const rows = [...(newest?.data ?? []), ...(shown?.rows ?? [])];
+  const next = shown === undefined ? (newest?.next_cursor ?? null) : shown.next;
+  const more = async () => {
+    if (newest === undefined) return;
+    const after = newest;
+    setLoading(true);
+    setError(undefined);
+    try {
+      const page = await read(next);
+      setOlder((o) => ({ after, rows: [...(o !== undefined && o.after === after ? o.rows : []), ...page.data], next: page.next_cursor }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setLoading(false);
+    }
+  };
+  return { rows, next, error, loading, more };
 }
 
 /** A table of an order's parts by venue: the legs of a quote or the fills of an order. */

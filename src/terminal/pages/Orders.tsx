@@ -1,20 +1,16 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
 import { api, ApiError, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync, useOlderPages } from "../components/ui.tsx";
 
 export function OrdersPage() {
   // A read of the newest orders takes as many as are shown (50 to 500): read again (an order settling, Refresh), it leaves
   // no gap above the older pages, nor repeats what they hold, however many orders came since.
   const shown = useRef(50);
   const first = useAsync(() => api<Page<Order>>("GET", `/v1/orders${query({ limit: Math.min(500, Math.max(50, shown.current)) })}`), []);
-  // The older pages read on asking, after the read of the newest they followed; another read of the newest replaces them.
-  const [older, setOlder] = useState<{ after: Page<Order>; orders: Order[]; next: string | null }>();
-  const [moreError, setMoreError] = useState<unknown>();
-  const [loadingMore, setLoadingMore] = useState(false);
-  const more = older !== undefined && older.after === first.data ? older : undefined;
-  const orders = [...(first.data?.data ?? []), ...(more?.orders ?? [])];
+  const pages = useOlderPages(first.data, (cursor) => api<Page<Order>>("GET", `/v1/orders${query({ limit: 50, cursor })}`));
+  const orders = pages.rows;
   shown.current = orders.length;
   const unsettled = orders.some((o) => !SETTLED.has(o.status));
 
@@ -27,20 +23,6 @@ export function OrdersPage() {
   }, [unsettled, first.loading, first.error, first.reload]);
 
   if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
-  const after = first.data;
-  const next = more ? more.next : after.next_cursor;
-
-  const loadMore = async () => {
-    setLoadingMore(true);
-    try {
-      const page = await api<Page<Order>>("GET", `/v1/orders${query({ limit: 50, cursor: next })}`);
-      setOlder((o) => ({ after, orders: [...(o !== undefined && o.after === after ? o.orders : []), ...page.data], next: page.next_cursor }));
-    } catch (err) {
-      setMoreError(err);
-    } finally {
-      setLoadingMore(false);
-    }
-  };
 
   return (
     <section>
@@ -111,10 +93,10 @@ export function OrdersPage() {
           ))}
         </ol>
       )}
-      {moreError !== undefined && <ErrorNote error={moreError} onRetry={loadMore} />}
-      {next && (
-        <button type="button" className="btn" onClick={loadMore} disabled={loadingMore}>
-          {loadingMore ? "Loading…" : "Load older orders"}
+      {pages.error !== undefined && <ErrorNote error={pages.error} onRetry={pages.more} />}
+      {pages.next && (
+        <button type="button" className="btn" onClick={pages.more} disabled={pages.loading}>
+          {pages.loading ? "Loading…" : "Load older orders"}
         </button>
       )}
     </section>
