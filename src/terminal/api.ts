@@ -162,15 +162,30 @@ export function newClientId(): string {
  * request (another amount, another address) is one of its own.
  */
 export function clientIdFor(request: string): string {
-  const clientId = sessionStorage.getItem(`unanswered ${request}`) ?? newClientId();
-  sessionStorage.setItem(`unanswered ${request}`, clientId);
+  const clientId = unanswered.getItem(`unanswered ${request}`) ?? newClientId();
+  unanswered.setItem(`unanswered ${request}`, clientId);
   return clientId;
 }
 
 /** Once the answer naming what a request did is shown: the same request sent after it is a new one. */
 export function forgetClientId(request: string): void {
-  sessionStorage.removeItem(`unanswered ${request}`);
+  unanswered.removeItem(`unanswered ${request}`);
 }
+
+/**
+ * The tab's sessionStorage; where the browser refuses it (site data blocked: reading `sessionStorage` throws, or writing
+ * to it does), the page's memory, which keeps the ids while the page is open but not across a reload.
+ */
+const unanswered: Pick<Storage, "getItem" | "setItem" | "removeItem"> = (() => {
+  try {
+    sessionStorage.setItem("crossfill", "");
+    sessionStorage.removeItem("crossfill");
+    return sessionStorage;
+  } catch {
+    const kept = new Map<string, string>();
+    return { getItem: (k) => kept.get(k) ?? null, setItem: (k, v) => void kept.set(k, v), removeItem: (k) => void kept.delete(k) };
+  }
+})();
 
 export function query(params: Record<string, string | number | undefined | null>): string {
   const q = new URLSearchParams();

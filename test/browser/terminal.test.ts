@@ -368,6 +368,22 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("places an order in a browser that refuses the page its storage", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const before = (await client.orders()).data.length;
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    // Storage disabled (cookies and site data blocked): reading sessionStorage throws.
+    await p.addInitScript("Object.defineProperty(window, 'sessionStorage', { get() { throw new DOMException('Access is denied for this document.', 'SecurityError'); } })");
+    await p.goto(server.url + eventPath);
+    await p.getByLabel("Amount (USDC, fees included)").fill("2");
+    await p.getByRole("radio", { name: "5.00 %" }).click();
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await p.getByTestId("order-result").getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    expect((await client.orders()).data.length).toBe(before + 1);
+    await p.close();
+  });
+
   it("shows the vault's balance after an order, not what a read made before it answered late", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const p = await context.newPage();
