@@ -384,6 +384,38 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("asks before the page is left while an order is being placed, and not once it is answered", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.goto(server.url + eventPath);
+    await p.getByLabel("Amount (USDC, fees included)").fill("2");
+    await p.getByRole("radio", { name: "5.00 %" }).click();
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    await p.route("**/v1/order", async (route) => {
+      const placed = await route.fetch();
+      await held;
+      await route.fulfill({ response: placed });
+    }, { times: 1 });
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await p.getByRole("button", { name: "Placing the order…" }).waitFor();
+    // Closed (or reloaded) now, the order's answer would be lost: the browser asks first, and the trader stays.
+    const asked = p.waitForEvent("dialog");
+    await p.close({ runBeforeUnload: true });
+    const dialog = await asked;
+    expect(dialog.type()).toBe("beforeunload");
+    await dialog.dismiss();
+    answer();
+    await p.getByTestId("order-result").getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    // Answered and shown, the page closes without asking.
+    const warned: string[] = [];
+    p.on("dialog", (d) => (warned.push(d.type()), d.dismiss()));
+    const closed = p.waitForEvent("close");
+    await p.close({ runBeforeUnload: true });
+    await closed;
+    expect(warned).toEqual([]);
+  });
+
   it("shows the vault's balance after an order, not what a read made before it answered late", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const p = await context.newPage();

@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
 import { percent, price, shares, usdc } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, LegsTable, StatusBadge, useOnScreen } from "./ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
 const SLIPPAGES = [0.005, 0.01, 0.02, 0.05];
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
@@ -42,6 +42,7 @@ export function OrderTicket({
   const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
   const [account, setAccount] = useState<Account>();
   const onScreen = useOnScreen();
+  useAskBeforeLeaving(submitting);
   const sell = side === "sell";
   const quantity = sell ? sellShares : amount;
   const valid = AMOUNT.test(quantity) && Number(quantity) > 0;

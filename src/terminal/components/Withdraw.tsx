@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, type Withdrawal } from "../api.ts";
 import { usdc } from "../format.ts";
-import { CopyButton, ErrorNote, Modal, StatusBadge, useOnScreen } from "./ui.tsx";
+import { CopyButton, ErrorNote, Modal, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -18,6 +18,7 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
   const [sending, setSending] = useState(false);
   const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown }>();
   const onScreen = useOnScreen();
+  useAskBeforeLeaving(sending);
   const amountOk = AMOUNT.test(amount) && Number(amount) > 0;
   const addressOk = ADDRESS.test(address);
 

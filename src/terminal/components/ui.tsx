@@ -115,6 +115,23 @@ export function useOnScreen(): { readonly current: boolean } {
   return onScreen;
 }
 
+/**
+ * While `sending` (an order, a withdrawal), leaving the page (closing the tab, reloading, another address) would lose the
+ * answer, which says what was done: the browser asks first.
+ */
+export function useAskBeforeLeaving(sending: boolean): void {
+  useEffect(() => {
+    if (!sending) return;
+    const ask = (e: BeforeUnloadEvent) => {
+      e.preventDefault();
+      // What browsers before the standard's preventDefault() go by.
+      e.returnValue = "";
+    };
+    addEventListener("beforeunload", ask);
+    return () => removeEventListener("beforeunload", ask);
+  }, [sending]);
+}
+
 export interface Async<T> {
   data: T | undefined;
   error: unknown;
