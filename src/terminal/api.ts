@@ -159,12 +159,14 @@ export function newClientId(): string {
  * the request, from before it is sent: asked again as it was after no answer to go by (none at all, a refusal before it
  * was looked at, one that came after the page or dialog was left or reloaded, so no one saw it), also from the page or
  * dialog opened anew, it goes under the same id, and the server answers what it did instead of doing it again. Another
- * request (another amount, another address) is one of its own.
+ * request (another amount, another address) is one of its own. `again` says it was sent before: what the server answers is
+ * what it did then (done once), which the page says, for a request sent again on purpose to be sent once more.
  */
-export function clientIdFor(request: string): string {
-  const clientId = unanswered.getItem(`unanswered ${request}`) ?? newClientId();
+export function clientIdFor(request: string): { clientId: string; again: boolean } {
+  const kept = unanswered.getItem(`unanswered ${request}`);
+  const clientId = kept ?? newClientId();
   unanswered.setItem(`unanswered ${request}`, clientId);
-  return clientId;
+  return { clientId, again: kept !== null };
 }
 
 /** Once the answer naming what a request did is shown: the same request sent after it is a new one. */

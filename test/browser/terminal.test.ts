@@ -368,6 +368,46 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says an order sent again is the earlier one, not placed again, and places the next one sent on purpose", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const before = (await client.orders()).data.length;
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    const ticket = async () => {
+      await p.getByLabel("Amount (USDC, fees included)").fill("2");
+      await p.getByRole("radio", { name: "5.00 %" }).click();
+      await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    };
+    await p.goto(server.url + eventPath);
+    // Placed, its answer comes once the trader has gone to the orders page, where the order is listed.
+    let left!: () => void;
+    const gone = new Promise<void>((resolve) => (left = resolve));
+    await p.route("**/v1/order", async (route) => {
+      const answer = await route.fetch();
+      await gone;
+      await route.fulfill({ response: answer });
+    }, { times: 1 });
+    const answered = p.waitForResponse((r) => new URL(r.url()).pathname === "/v1/order");
+    await ticket();
+    await p.getByRole("link", { name: "Orders", exact: true }).click();
+    await p.getByTestId("order-row").first().waitFor();
+    left();
+    await answered;
+    await expect.poll(async () => (await client.orders()).data.length).toBe(before + 1);
+    // Back on the ticket, the same order sent again is that order: the ticket says it was not placed again.
+    await p.goBack();
+    await ticket();
+    const result = p.getByTestId("order-result");
+    await result.getByText(/^This order was sent before from this tab, its answer not seen then: it was placed once, at .+, and not again now\. Send it again to place another\.$/).waitFor({ timeout: 30_000 });
+    expect((await client.orders()).data.length).toBe(before + 1);
+    // Sent once more on purpose, it is a new order.
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    await expect(result.getByText(/not again now/).count()).resolves.toBe(0);
+    expect((await client.orders()).data.length).toBe(before + 2);
+    await p.close();
+  });
+
   it("places an order in a browser that refuses the page its storage", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
-import { percent, price, shares, usdc } from "../format.ts";
+import { percent, price, shares, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
@@ -39,7 +39,7 @@ export function OrderTicket({
   const [tif, setTif] = useState<"FOK" | "IOC">("FOK");
   const [quote, setQuote] = useState<QuoteState>({ kind: "idle" });
   const [submitting, setSubmitting] = useState(false);
-  const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean }>();
+  const [result, setResult] = useState<{ order?: Order; error?: unknown; unanswered?: boolean; again?: boolean }>();
   const [account, setAccount] = useState<Account>();
   const onScreen = useOnScreen();
   useAskBeforeLeaving(submitting);
@@ -113,11 +113,11 @@ export function OrderTicket({
       time_in_force: tif,
     };
     const named = `POST /v1/order ${JSON.stringify(request)}`;
-    const clientOrderId = clientIdFor(named);
+    const { clientId: clientOrderId, again } = clientIdFor(named);
     try {
       const order = await api<Order>("POST", "/v1/order", { ...request, client_order_id: clientOrderId });
       if (onScreen.current) forgetClientId(named);
-      setResult({ order });
+      setResult({ order, again });
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
       const lost = order === undefined && noAnswer(error);
@@ -125,7 +125,7 @@ export function OrderTicket({
       setResult(
         lost
           ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }
-          : { order, error },
+          : { order, error, again },
       );
     } finally {
       setSubmitting(false);
@@ -250,16 +250,21 @@ export function OrderTicket({
         The order is planned again on the books of the moment it is sent; {sell ? "nothing is sold below the price floor." : "nothing above the price limit is bought."}
       </p>
 
-      {result && <OrderResult order={result.order} error={result.error} unanswered={result.unanswered === true} />}
+      {result && <OrderResult order={result.order} error={result.error} unanswered={result.unanswered === true} again={result.again === true} />}
     </form>
   );
 }
 
-function OrderResult({ order, error, unanswered }: { order?: Order; error?: unknown; unanswered: boolean }) {
+function OrderResult({ order, error, unanswered, again }: { order?: Order; error?: unknown; unanswered: boolean; again: boolean }) {
   return (
     <section className={`result ${error ? "result-bad" : "result-good"}`} aria-live="assertive" data-testid="order-result">
       <h3>{unanswered ? "No answer to the order" : error ? "The order did not go through" : "Order placed"}</h3>
       {error !== undefined && <ErrorNote error={error} />}
+      {order && again && (
+        <p className="note">
+          This order was sent before from this tab, its answer not seen then: it was placed once, at {when(order.created_at)}, and not again now. Send it again to place another.
+        </p>
+      )}
       {order && (
         <dl className="totals">
           <dt>Status</dt>

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, type Withdrawal } from "../api.ts";
-import { usdc } from "../format.ts";
+import { usdc, when } from "../format.ts";
 import { CopyButton, ErrorNote, Modal, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
@@ -16,7 +16,7 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
   const [password, setPassword] = useState("");
   const [step, setStep] = useState<"details" | "password">("details");
   const [sending, setSending] = useState(false);
-  const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown }>();
+  const [result, setResult] = useState<{ withdrawal?: Withdrawal; error?: unknown; again?: boolean }>();
   const onScreen = useOnScreen();
   useAskBeforeLeaving(sending);
   const amountOk = AMOUNT.test(amount) && Number(amount) > 0;
@@ -32,11 +32,11 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
     setSending(true);
     setResult(undefined);
     const request = `POST /v1/withdrawals ${JSON.stringify({ amount_usdc: amount, to_address: address })}`;
-    const clientId = clientIdFor(request);
+    const { clientId, again } = clientIdFor(request);
     try {
       const withdrawal = await api<Withdrawal>("POST", "/v1/withdrawals", { amount_usdc: amount, to_address: address, password, client_withdrawal_id: clientId });
       if (onScreen.current) forgetClientId(request);
-      setResult({ withdrawal });
+      setResult({ withdrawal, again });
       onDone();
     } catch (error) {
       const withdrawal = error instanceof ApiError ? (error.details?.withdrawal as Withdrawal | undefined) : undefined;
@@ -73,6 +73,11 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
               </>
             )}
           </dl>
+          {result.again && (
+            <p className="note">
+              This withdrawal was confirmed before, its answer not seen then: it was paid once, at {when(w.created_at)}, and not again now. Withdraw again to pay another.
+            </p>
+          )}
           <button type="button" className="btn" onClick={onClose}>
             Done
           </button>
