@@ -216,6 +216,43 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await expect.poll(shown, { timeout: 30_000 }).toBe(available_usdc);
   });
 
+  it("shows only the markets a search matches, also when more of the list before it was asked for", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    let answerMore!: () => void;
+    const held = new Promise<void>((resolve) => (answerMore = resolve));
+    await p.route(
+      (url) => url.pathname === "/v1/markets",
+      async (route) => {
+        const url = new URL(route.request().url());
+        const cursor = url.searchParams.get("cursor");
+        url.searchParams.delete("cursor");
+        const page = (await (await route.fetch({ url: url.toString() })).json()) as { data: { event_id: string; title: string }[]; next_cursor: string | null };
+        if (cursor === "more") {
+          // The next page of the list as it was before the search, answered once the search has been.
+          await held;
+          return route.fulfill({ json: { data: [{ ...page.data[0]!, event_id: "before-the-search", title: "Listed before the search" }], next_cursor: null } });
+        }
+        return route.fulfill({ json: url.searchParams.has("q") ? page : { ...page, next_cursor: "more" } });
+      },
+    );
+    await p.goto(server.url + "/markets");
+    const first = await p.locator("table.markets tbody tr code").first().textContent();
+    const more = p.waitForRequest((r) => new URL(r.url()).searchParams.get("cursor") === "more");
+    await p.getByRole("button", { name: "Load more" }).click();
+    await more;
+    const searched = p.waitForResponse((r) => new URL(r.url()).searchParams.get("q") === first);
+    await p.getByRole("searchbox").fill(first!);
+    await searched;
+    const answered = p.waitForResponse((r) => new URL(r.url()).searchParams.get("cursor") === "more");
+    answerMore();
+    await answered;
+    await p.waitForTimeout(500);
+    await expect(p.getByText("Listed before the search").count()).resolves.toBe(0);
+    await expect(p.locator("table.markets tbody tr code").allTextContents()).resolves.toContain(first);
+    await p.close();
+  });
+
   it("opens an event whose id more than a page of events match in the search", async () => {
     const p = await context.newPage();
     p.on("pageerror", (err) => pageErrors.push(err));

@@ -2,7 +2,7 @@ import { useEffect, useState } from "react";
 import { api, query, type Market, type Page } from "../api.ts";
 import { num, price, when } from "../format.ts";
 import { Link, navigate } from "../router.tsx";
-import { ErrorNote, Loading, VenueChip } from "../components/ui.tsx";
+import { ErrorNote, Loading, useAsync, useOlderPages, VenueChip } from "../components/ui.tsx";
 
 const STATUSES = [
   { value: "open", label: "Open" },
@@ -16,11 +16,6 @@ export function MarketsPage() {
   const [text, setText] = useState(params.get("q") ?? "");
   const [q, setQ] = useState(text);
   const [status, setStatus] = useState(params.get("status") ?? "open");
-  const [rows, setRows] = useState<Market[]>();
-  const [next, setNext] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>();
-  const [loading, setLoading] = useState(true);
-  const [attempt, setAttempt] = useState(0);
 
   // Typing settles for a moment before the search runs, so each keystroke is not a request.
   useEffect(() => {
@@ -32,37 +27,11 @@ export function MarketsPage() {
     history.replaceState(null, "", `/markets${query({ q, status: status === "open" ? undefined : status || "all" })}`);
   }, [q, status]);
 
-  useEffect(() => {
-    let live = true;
-    setLoading(true);
-    api<Page<Market>>("GET", `/v1/markets${query({ q, status: status === "all" ? undefined : status, limit: 50 })}`).then(
-      (page) => {
-        if (!live) return;
-        setRows(page.data);
-        setNext(page.next_cursor);
-        setError(undefined);
-        setLoading(false);
-      },
-      (err: unknown) => live && (setError(err), setLoading(false)),
-    );
-    return () => {
-      live = false;
-    };
-  }, [q, status, attempt]);
-
-  const more = async () => {
-    if (!next) return;
-    setLoading(true);
-    try {
-      const page = await api<Page<Market>>("GET", `/v1/markets${query({ q, status: status === "all" ? undefined : status, limit: 50, cursor: next })}`);
-      setRows((r) => [...(r ?? []), ...page.data]);
-      setNext(page.next_cursor);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setLoading(false);
-    }
-  };
+  const read = (cursor: string | null) => api<Page<Market>>("GET", `/v1/markets${query({ q, status: status === "all" ? undefined : status, limit: 50, cursor })}`);
+  const first = useAsync(() => read(null), [q, status]);
+  // More of the list read for a search or status left since is not shown under the new one.
+  const pages = useOlderPages(first.data, read);
+  const rows = first.data === undefined ? undefined : pages.rows;
 
   return (
     <section>
@@ -86,9 +55,9 @@ export function MarketsPage() {
           })}
         </div>
       </div>
-      {error !== undefined && <ErrorNote error={error} onRetry={() => setAttempt((a) => a + 1)} />}
+      {first.error !== undefined && <ErrorNote error={first.error} onRetry={first.reload} />}
       {rows === undefined ? (
-        loading && <Loading label="Loading markets…" />
+        first.loading && <Loading label="Loading markets…" />
       ) : rows.length === 0 ? (
         <p className="empty">No market matches{q ? ` “${q}”` : ""}.</p>
       ) : (
@@ -144,9 +113,10 @@ export function MarketsPage() {
           </table>
         </div>
       )}
-      {next && (
-        <button type="button" className="btn" onClick={more} disabled={loading}>
-          {loading ? "Loading…" : "Load more"}
+      {pages.error !== undefined && <ErrorNote error={pages.error} onRetry={pages.more} />}
+      {pages.next && (
+        <button type="button" className="btn" onClick={pages.more} disabled={pages.loading}>
+          {pages.loading ? "Loading…" : "Load more"}
         </button>
       )}
     </section>
