@@ -253,6 +253,19 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("goes live again when the book's stream was refused once (a restart, a proxy's 503), not frozen on the book read then", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.route(
+      (url) => url.pathname.startsWith("/v1/stream/prices/"),
+      (route) => route.fulfill({ status: 503, contentType: "text/html", body: "<h1>503 Service Unavailable</h1>" }),
+      { times: 1 },
+    );
+    await p.goto(server.url + eventPath);
+    await p.getByText("Live", { exact: true }).waitFor({ timeout: 30_000 });
+    await p.close();
+  });
+
   it("opens an event whose id more than a page of events match in the search", async () => {
     const p = await context.newPage();
     p.on("pageerror", (err) => pageErrors.push(err));
