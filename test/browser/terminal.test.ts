@@ -156,6 +156,34 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Cancel" }).click();
   });
 
+  it("asks before the page is left while a key is being made, whose secret would be lost", async () => {
+    const p = await context.newPage();
+    p.on("pageerror", (err) => pageErrors.push(err));
+    await p.goto(server.url + "/settings/developer/api-keys");
+    await p.getByRole("button", { name: "Generate New Key" }).click();
+    await p.getByLabel("Name").fill("left bot");
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    await p.route("**/v1/keys", async (route) => {
+      if (route.request().method() !== "POST") return route.fallback();
+      const made = await route.fetch();
+      await held;
+      await route.fulfill({ response: made });
+    });
+    await p.getByRole("button", { name: "Generate key" }).click();
+    await p.getByRole("button", { name: "Generating…" }).waitFor();
+    const asked = p.waitForEvent("dialog");
+    await p.close({ runBeforeUnload: true });
+    const dialog = await asked;
+    expect(dialog.type()).toBe("beforeunload");
+    await dialog.dismiss();
+    answer();
+    await p.getByTestId("new-api-secret").waitFor({ timeout: 30_000 });
+    await p.getByRole("button", { name: "I have stored the secret" }).click();
+    await p.unrouteAll({ behavior: "ignoreErrors" });
+    await p.close();
+  });
+
   it("signs an API call with that key", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const account = await client.account();

@@ -116,8 +116,8 @@ export function useOnScreen(): { readonly current: boolean } {
 }
 
 /**
- * While `sending` (an order, a withdrawal), leaving the page (closing the tab, reloading, another address) would lose the
- * answer, which says what was done: the browser asks first.
+ * While `sending` (an order, a withdrawal, a key), leaving the page (closing the tab, reloading, another address) would lose
+ * the answer, which says what was done (a key's secret, shown once): the browser asks first.
  */
 export function useAskBeforeLeaving(sending: boolean): void {
   useEffect(() => {

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { api, noAnswer, type ApiKey, type NewApiKey } from "../api.ts";
 import { short, when } from "../format.ts";
-import { CopyButton, ErrorNote, Loading, Modal, useAsync } from "../components/ui.tsx";
+import { CopyButton, ErrorNote, Loading, Modal, useAskBeforeLeaving, useAsync } from "../components/ui.tsx";
 
 export function ApiKeysPage() {
   const keys = useAsync(() => api<{ data: ApiKey[] }>("GET", "/v1/keys").then((r) => r.data), []);
@@ -116,6 +116,7 @@ function NewKeyDialog({ onClose, onCreated, onUnanswered }: { onClose: () => voi
   // A key that can withdraw pays out without the password, so making one asks for it again, as a withdrawal does.
   const [password, setPassword] = useState("");
   const [busy, setBusy] = useState(false);
+  useAskBeforeLeaving(busy);
   const [error, setError] = useState<unknown>();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
