@@ -161,6 +161,10 @@ export function registerEventCommands(program: Command, fail: (message: string) 
         if (proposal.kind === "add_listing" && (o.eventId !== undefined || o.title !== undefined)) {
           fail(`${id} adds a listing to the existing event ${proposal.eventId}: --event-id and --title apply to new events only`);
         }
+        // the suggested title is a venue's market title, written to the catalog as the event's
+        if (proposal.kind === "new_event" && title === undefined && hasControlCharacter(proposal.title)) {
+          fail(`${id}'s suggested title has control characters (line breaks, tabs, escapes): give the new event's title with --title`);
+        }
         return store.acceptProposal(id, acceptedChange(proposal, { eventId: o.eventId, title }), new Date().toISOString());
       });
       if (result.kind === "not_found") fail(`no proposal ${id}: run crossfill events match`);

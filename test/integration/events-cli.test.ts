@@ -186,4 +186,21 @@ describe("crossfill events list and proposals print venues' titles", () => {
     expect((JSON.parse(await cli("proposals", "--json")) as { id: string; status: string }[]).find((p) => p.id === "prop_plain")?.status).toBe("proposed");
     expect((JSON.parse(await cli("list", "--json")) as { event_id: string }[]).some((e) => e.event_id === "plain-2027-02")).toBe(false);
   });
+
+  it("accept refuses a suggested title with a control character, naming --title to give another, and writes nothing; with --title it accepts", async () => {
+    const store = await openStore({ dataDir, databaseUrl: undefined });
+    try {
+      const member = { venue: "kalshi-sim", venueMarketId: "KXFEDCUT-27APR", outcomeIds: { YES: "y", NO: "n" }, title: "Fed cut in April 2027?\nfed-cut-2026-12  resolved", closeTime: "2027-04-01T00:00:00.000Z" };
+      await store.saveProposals([{ id: "prop_suggested", kind: "new_event", eventId: "fed-cut-2027-04", title: member.title, score: 0.9, reason: "same numbers and dates", members: [member] }]);
+    } finally {
+      await store.close();
+    }
+    const refused = await cli("accept", "prop_suggested").then(
+      () => "",
+      (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`,
+    );
+    expect(refused).toMatch(/^2: .*prop_suggested's suggested title has control characters .*--title/);
+    // still undecided: accepted, it would be refused as already accepted
+    expect(await cli("accept", "prop_suggested", "--title", "Fed cut in April 2027?")).toContain('new event fed-cut-2027-04 "Fed cut in April 2027?"');
+  });
 });
