@@ -203,4 +203,22 @@ describe("crossfill events list and proposals print venues' titles", () => {
     // still undecided: accepted, it would be refused as already accepted
     expect(await cli("accept", "prop_suggested", "--title", "Fed cut in April 2027?")).toContain('new event fed-cut-2027-04 "Fed cut in April 2027?"');
   });
+
+  it("accept refuses a title with a bidirectional override or isolate, given or suggested, which would show it reversed, and writes nothing", async () => {
+    const store = await openStore({ dataDir, databaseUrl: undefined });
+    try {
+      // stored as "Fed cut in May 2027? \u202esniw ON", shown as "Fed cut in May 2027? NO wins"
+      const member = { venue: "kalshi-sim", venueMarketId: "KXFEDCUT-27MAY", outcomeIds: { YES: "y", NO: "n" }, title: "Fed cut in May 2027? \u202esniw ON", closeTime: "2027-05-01T00:00:00.000Z" };
+      await store.saveProposals([{ id: "prop_reversed", kind: "new_event", eventId: "fed-cut-2027-05", title: member.title, score: 0.9, reason: "same numbers and dates", members: [member] }]);
+    } finally {
+      await store.close();
+    }
+    const refusal = (p: Promise<unknown>) => p.then(() => "", (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`);
+    expect(await refusal(cli("accept", "prop_reversed"))).toMatch(/^2: .*prop_reversed's suggested title has bidirectional controls .*--title/);
+    const given = await refusal(cli("accept", "prop_reversed", "--title", "Fed cut in May 2027? \u2067NO\u2069"));
+    expect(given).toMatch(/^2: .*--title must have no bidirectional controls/);
+    expect(given).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    // still undecided: accepted, it would be refused as already accepted
+    expect(await cli("accept", "prop_reversed", "--title", "Fed cut in May 2027?")).toContain('new event fed-cut-2027-05 "Fed cut in May 2027?"');
+  });
 });
