@@ -72,8 +72,9 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
     if (e instanceof CrossfillError) {
       // a failure on the server's side is looked into by its request id, which support asks for
       const quote = e.status >= 500 && e.requestId ? ` (request_id ${e.requestId})` : "";
-      // and may have done what it was asked before failing (a proxy's 502 or 504 included)
-      const done = e.status >= 500 && maybeDone !== "" ? `. ${maybeDone}` : "";
+      // and may have done what it was asked before failing (a proxy's 502 or 504 included), unless it answered the
+      // order's or withdrawal's final status (all_venues_failed: failed, the funds released)
+      const done = e.status >= 500 && e.details?.status === undefined && maybeDone !== "" ? `. ${maybeDone}` : "";
       fail(`${e.code}: ${inCommandTerms(e, names).replace(/\s+/g, " ").trim()}${quote}${done}`);
     }
     // no answer within CROSSFILL_TIMEOUT_MS (the SDK's timeoutMs): the request may have gone out and been acted on

@@ -393,10 +393,14 @@ describe("crossfill order or withdraw whose connection drops after it was sent",
       expect(await stderr("--client-order-id", "mine-1")).toBe("crossfill: http_504: Gateway Timeout. The order may have been placed: send it again with --client-order-id mine-1 to get it, placed once\n");
       answer = (res) => res.writeHead(422, { "content-type": "application/json" }).end(JSON.stringify({ error: { code: "insufficient_funds", message: "Not enough USDC.", request_id: "r" } }));
       expect(await stderr("--client-order-id", "mine-1")).toBe("crossfill: insufficient_funds: Not enough USDC.\n");
+      // the server's own 502 for an order that ended failed, its lock released: nothing was placed
+      const failed = { code: "all_venues_failed", message: "Every venue refused or failed the order; the funds were released.", details: { order_id: "ord_f", status: "failed" }, request_id: "r" };
+      answer = (res) => res.writeHead(502, { "content-type": "application/json" }).end(JSON.stringify({ error: failed }));
+      expect(await stderr("--client-order-id", "mine-1")).toBe("crossfill: all_venues_failed: Every venue refused or failed the order; the funds were released. (request_id r)\n");
     } finally {
       await new Promise((resolve) => api.close(resolve));
     }
-  });
+  }, 120_000);
 });
 
 describe("crossfill against a server that takes the request and never answers", () => {
