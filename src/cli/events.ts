@@ -176,7 +176,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
       });
       if (result.kind === "not_found") fail(`no proposal ${id}: run crossfill events match`);
       if (result.kind === "already_decided") fail(`${id} was already ${result.proposal.status} at ${result.proposal.decidedAt}`);
-      if (result.kind === "conflict") fail(`${id} cannot be accepted: ${result.reason}; nothing was written`);
+      if (result.kind === "conflict") fail(`${id} cannot be accepted: ${printable(result.reason)}; nothing was written`);
       const p = result.proposal;
       if (o.json) {
         console.log(JSON.stringify({ ...proposalJson(p), takes_effect: "next_start" }));

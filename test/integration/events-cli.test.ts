@@ -187,6 +187,14 @@ describe("crossfill events list and proposals print venues' titles", () => {
     expect((JSON.parse(await cli("list", "--json")) as { event_id: string }[]).some((e) => e.event_id === "plain-2027-02")).toBe(false);
   });
 
+  it("accept that conflicts with the catalog names the venue's market as events list prints it, on one line", async () => {
+    const refused = await cli("accept", "prop_titled", "--title", "Fed cut by February 2027?").then(
+      () => "",
+      (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`,
+    );
+    expect(refused).toBe("2: crossfill: prop_titled cannot be accepted: kalshi-sim market KX\\u000aFORGED is already listed under titled-2027; nothing was written\n");
+  });
+
   it("accept refuses a suggested title with a control character, naming --title to give another, and writes nothing; with --title it accepts", async () => {
     const store = await openStore({ dataDir, databaseUrl: undefined });
     try {
