@@ -6,6 +6,7 @@ import { systemClock } from "../domain/types.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
 import { startVenueSims, VENUE_NAMES, type VenueEndpoints } from "../venues/start.ts";
 import { privateDir } from "../private-files.ts";
+import { count } from "./funds.ts";
 import { withStore } from "./with-store.ts";
 
 /** Characters a value may hold and still be used unquoted in a shell `export`, `env $(cat file)` or an env file. */
@@ -57,10 +58,7 @@ export function registerSimCommand(program: Command, fail: (message: string) => 
     .description("Run the venue simulators in this process and print, on stdout, the KEY=value settings that point the server at them")
     .option("--port-base <n>", "polymarket listens on n, kalshi on n+1, limitless on n+2, opinion on n+3 (default: free ports)")
     .action(async (o: { portBase?: string }) => {
-      const portBase = o.portBase === undefined ? undefined : Number(o.portBase);
-      if (portBase !== undefined && (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - (VENUE_NAMES.length - 1))) {
-        fail(`--port-base must be an integer from 1 to ${65535 - (VENUE_NAMES.length - 1)} (got ${JSON.stringify(o.portBase)})`);
-      }
+      const portBase = o.portBase === undefined ? undefined : count(o.portBase, "--port-base", 65535 - (VENUE_NAMES.length - 1), fail);
       const config = loadConfig();
       // the server's catalog, events accepted with `crossfill events accept` included, as the server would read it at start
       const catalog = await withStore((store) => loadCatalog(store), { create: true });

@@ -568,6 +568,19 @@ describe("crossfill chain --port that is no port", () => {
   });
 });
 
+describe("crossfill sim --port-base that is not digits alone", () => {
+  it("refuses it, as chain --port does, instead of reading 0x2000 or \" 9000\" as JavaScript's Number() does and listening on ports nobody typed", async () => {
+    for (const portBase of ["0x2000", " 9000"]) {
+      const failed = await run(process.execPath, [BIN, "sim", "--port-base", portBase], { env: env(), timeout: 20_000 }).catch((e: { code: number; stdout: string; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stdout: string }).stdout, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "",
+        `crossfill: --port-base must be an integer from 1 to 65532 (got ${JSON.stringify(portBase)})\n`,
+      ]);
+    }
+  });
+});
+
 describe("crossfill piped into a reader that stops reading (| head -1)", () => {
   it("stops quietly, not with an EPIPE stack trace", async () => {
     const child = spawn(process.execPath, [BIN, "events", "list"], { env: env() });
