@@ -6,45 +6,72 @@ import { createKalshiVenue, startKalshiSim } from "./index.ts";
 const catalog = MarketCatalog.load();
 const DAY_MS = 24 * 3600 * 1000;
 
+/** A child order filled on a fresh simulator whose clock the case moves on; `later` makes a new process (no ids learnt), as recovery after a long outage is. */
+async function filledChild(sim: { seed: number; historicalAfterMs?: number }) {
+  const clock = { offset: 0, now: () => Date.now() + clock.offset };
+  const venueSim = await startKalshiSim({ catalog, latencyScale: 0, tickMs: 40, clock, ...sim });
+  const options = { baseUrl: venueSim.url, wsUrl: venueSim.wsUrl, credentials: venueSim.credentials, catalog, clock, requestTimeoutMs: 2_000 };
+  const venues = [createKalshiVenue(options)];
+  const stop = async () => {
+    for (const venue of venues) await venue.stop();
+    await venueSim.stop();
+  };
+  try {
+    const placer = venues[0]!;
+    await placer.start();
+    const listing = catalog
+      .events()
+      .flatMap((e) => e.listings)
+      .find((l) => l.venue === placer.id && placer.market(l.venueMarketId)?.status === "open")!;
+    const m = placer.market(listing.venueMarketId)!;
+    const best = placer.book(m.venueMarketId, "YES")!.asks[0]!;
+    const child: ChildOrder = {
+      clientOrderId: `child-${sim.seed}-${process.pid}-${Date.now()}`,
+      venueMarketId: m.venueMarketId,
+      outcome: "YES",
+      side: "buy",
+      limitPrice: best.price + 2n * m.tickSize,
+      shares: m.minOrderShares,
+      expiresAt: clock.now() + 30_000,
+    };
+    const placed = await placer.place(child);
+    if (placed.kind !== "filled") throw new Error(`the child order was not filled: ${placed.kind}`);
+    const later = async (afterMs: number) => {
+      clock.offset += afterMs;
+      const venue = createKalshiVenue(options);
+      venues.push(venue);
+      await venue.start();
+      return venue;
+    };
+    return { child, placed, later, unstarted: () => createKalshiVenue(options), stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
 describe("Kalshi: a child order this process never learnt the id of", () => {
   it("is found in the child's own window, however long ago it was placed (a start after days down), and not outside it", async () => {
-    const clock = { offset: 0, now: () => Date.now() + clock.offset };
-    const sim = await startKalshiSim({ catalog, seed: 11, latencyScale: 0, tickMs: 40, clock });
-    const options = { baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, clock, requestTimeoutMs: 2_000 };
-    const placer = createKalshiVenue(options);
-    await placer.start();
-    let later: ReturnType<typeof createKalshiVenue> | undefined;
+    const { child, placed, later, unstarted, stop } = await filledChild({ seed: 11 });
     try {
-      const listing = catalog
-        .events()
-        .flatMap((e) => e.listings)
-        .find((l) => l.venue === placer.id && placer.market(l.venueMarketId)?.status === "open")!;
-      const m = placer.market(listing.venueMarketId)!;
-      const best = placer.book(m.venueMarketId, "YES")!.asks[0]!;
-      const child: ChildOrder = {
-        clientOrderId: `find-${process.pid}-${Date.now()}`,
-        venueMarketId: m.venueMarketId,
-        outcome: "YES",
-        side: "buy",
-        limitPrice: best.price + 2n * m.tickSize,
-        shares: m.minOrderShares,
-        expiresAt: clock.now() + 30_000,
-      };
-      const placed = await placer.place(child);
-      expect(placed.kind).toBe("filled");
-
-      // Eight days on, a new process (no ids learnt) asks about it, as recovery does after a long outage.
-      clock.offset += 8 * DAY_MS;
-      later = createKalshiVenue(options);
-      await later.start();
-      const status = await later.status(child.clientOrderId, child);
-      expect(status).toMatchObject({ kind: "done", venueOrderId: placed.kind === "filled" ? placed.venueOrderId : "" });
+      const status = await (await later(8 * DAY_MS)).status(child.clientOrderId, child);
+      expect(status).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
       // A child whose window holds no such order: the lookup reads that window only.
-      expect(await createKalshiVenue(options).status(child.clientOrderId, { ...child, expiresAt: child.expiresAt + 3 * DAY_MS })).toEqual({ kind: "not_found" });
+      expect(await unstarted().status(child.clientOrderId, { ...child, expiresAt: child.expiresAt + 3 * DAY_MS })).toEqual({ kind: "not_found" });
     } finally {
-      await later?.stop();
-      await placer.stop();
-      await sim.stop();
+      await stop();
+    }
+  });
+
+  it("is found with its fills by status and trades past the historical cutoff, from GET /historical/orders and /historical/fills", async () => {
+    // Kalshi keeps about three months live; the rest only under /historical
+    const { child, placed, later, stop } = await filledChild({ seed: 12, historicalAfterMs: 90 * DAY_MS });
+    try {
+      const venue = await later(100 * DAY_MS);
+      expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+      expect(await venue.trades()).toEqual(placed.fills);
+    } finally {
+      await stop();
     }
   });
 });
