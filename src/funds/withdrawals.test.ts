@@ -48,7 +48,7 @@ afterEach(async () => {
   await store.close();
 });
 
-/** The service of one instance: `over` on this file's store and chain. */
+/** The service of one instance: `over` on this file's store and chain (or the dev chain's). */
 function instance(instanceId: string, over: Partial<WithdrawalDeps> = {}): WithdrawalService {
   return new WithdrawalService({ store, vault: chain, clock: { now: () => Date.now() }, log: pino({ level: "silent" }), confirmations: 0, newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`, instanceId, ...over });
 }
@@ -174,15 +174,7 @@ describe("withdrawals on a chain that reorganises", () => {
     const client = await newClient(t);
     await t.vault.fund(client.address, 50n * 1_000_000n, keyOf(`refused-${client.address}`));
     await t.store.createAccount({ id: `acc_${client.address}`, email: `${client.address}@example.com`, address: client.address, walletKeyEnc: null, passwordHash: null, fundedAt: null });
-    const service = new WithdrawalService({
-      store: t.store,
-      vault: t.vault,
-      clock: { now: () => Date.now() },
-      log: pino({ level: "silent" }),
-      newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`,
-      instanceId: "test",
-      confirmations: 0,
-    });
+    const service = instance("test", { store: t.store, vault: t.vault });
     const { usdc } = t.vault.info().contracts;
     const code = await t.rpc.call<Hex>("eth_getCode", [usdc, "latest"]);
     // The token refuses every call (a blacklist or a pause of a token that reverts its own way), then is itself again.
@@ -201,15 +193,7 @@ describe("withdrawals on a chain that reorganises", () => {
     await t.store.createAccount({ id: "acc_reorg", email: "reorg@example.com", address: client.address, walletKeyEnc: null, passwordHash: null, fundedAt: null });
     const to = privateKeyToAddress(generatePrivateKey()).toLowerCase();
     const usdcOf = (address: string) => client.reader.readContract({ address: t.vault.info().contracts.usdc, abi: testUSDCAbi, functionName: "balanceOf", args: [address as Address] });
-    const service = new WithdrawalService({
-      store: t.store,
-      vault: t.vault,
-      clock: { now: () => Date.now() },
-      log: pino({ level: "silent" }),
-      newWithdrawalId: () => `wd_${Math.random().toString(36).slice(2)}`,
-      instanceId: "test",
-      confirmations: 1,
-    });
+    const service = instance("test", { store: t.store, vault: t.vault, confirmations: 1 });
     const fork = await t.rpc.call<Hex>("evm_snapshot");
     const w = await service.submit({ accountId: "acc_reorg", address: client.address, allowlist: null }, { amount: 20n * 1_000_000n, toAddress: to, clientWithdrawalId: null, password: undefined });
     expect(w).toMatchObject({ status: "sent", txHash: expect.any(String) });
