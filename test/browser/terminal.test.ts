@@ -38,6 +38,17 @@ async function shot(name: string, p: Page = page): Promise<void> {
   await p.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 }
 
+/** A page of its own in the file's browser, its uncaught exceptions counted as the first page's are. */
+async function newPage(): Promise<Page> {
+  const p = await newPage();
+  return p;
+}
+
+/** The order cases' ticket on an event page: a $2 buy at 5 % slippage, ready to be sent. */
+async function fillTicket(p: Page): Promise<void> {
+  await fillTicket(p);
+}
+
 beforeAll(async () => {
   const launch = await chromiumLaunch(`${ROOT}node_modules/.cache/chromium`);
   // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
@@ -157,8 +168,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("asks before the page is left while a key is being made, whose secret would be lost", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.goto(server.url + "/settings/developer/api-keys");
     await p.getByRole("button", { name: "Generate New Key" }).click();
     await p.getByLabel("Name").fill("left bot");
@@ -245,8 +255,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("shows only the markets a search matches, also when more of the list before it was asked for", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     let answerMore!: () => void;
     const held = new Promise<void>((resolve) => (answerMore = resolve));
     await p.route(
@@ -282,8 +291,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("goes live again when the book's stream was refused once (a restart, a proxy's 503), not frozen on the book read then", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.route(
       (url) => url.pathname.startsWith("/v1/stream/prices/"),
       (route) => route.fulfill({ status: 503, contentType: "text/html", body: "<h1>503 Service Unavailable</h1>" }),
@@ -295,8 +303,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("opens an event whose id more than a page of events match in the search", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     const eventId = decodeURIComponent(eventPath.split("/")[2]!);
     // 500 other events with the id in their titles come first; the event itself is on the next page.
     await p.route(
@@ -391,12 +398,10 @@ describe("web terminal", { timeout: 120_000 }, () => {
   it("says when an order's answer does not come in time, and places it once when sent again", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.clock.install();
     await p.goto(server.url + eventPath);
-    await p.getByLabel("Amount (USDC, fees included)").fill("2");
-    await p.getByRole("radio", { name: "5.00 %" }).click();
+    await fillTicket(p);
     // The order reaches the server and is placed; its answer never comes (a server or a proxy that hangs).
     let reached!: () => void;
     const placed = new Promise<void>((resolve) => (reached = resolve));
@@ -417,11 +422,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
   it("places once an order sent again after its page was left before the answer came, says so, and places the next one sent on purpose", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     const ticket = async () => {
-      await p.getByLabel("Amount (USDC, fees included)").fill("2");
-      await p.getByRole("radio", { name: "5.00 %" }).click();
+      await fillTicket(p);
       await p.getByRole("button", { name: /^Buy YES for/ }).click();
     };
     await p.goto(server.url + eventPath);
@@ -457,13 +460,11 @@ describe("web terminal", { timeout: 120_000 }, () => {
   it("places an order in a browser that refuses the page its storage", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     // Storage disabled (cookies and site data blocked): reading sessionStorage throws.
     await p.addInitScript("Object.defineProperty(window, 'sessionStorage', { get() { throw new DOMException('Access is denied for this document.', 'SecurityError'); } })");
     await p.goto(server.url + eventPath);
-    await p.getByLabel("Amount (USDC, fees included)").fill("2");
-    await p.getByRole("radio", { name: "5.00 %" }).click();
+    await fillTicket(p);
     await p.getByRole("button", { name: /^Buy YES for/ }).click();
     await p.getByTestId("order-result").getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
     expect((await client.orders()).data.length).toBe(before + 1);
@@ -471,11 +472,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("asks before the page is left while an order is being placed, and not once it is answered", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.goto(server.url + eventPath);
-    await p.getByLabel("Amount (USDC, fees included)").fill("2");
-    await p.getByRole("radio", { name: "5.00 %" }).click();
+    await fillTicket(p);
     let answer!: () => void;
     const held = new Promise<void>((resolve) => (answer = resolve));
     await p.route("**/v1/order", async (route) => {
@@ -504,11 +503,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
 
   it("shows the vault's balance after an order, not what a read made before it answered late", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.goto(server.url + eventPath);
-    await p.getByLabel("Amount (USDC, fees included)").fill("2");
-    await p.getByRole("radio", { name: "5.00 %" }).click();
+    await fillTicket(p);
     const buy = p.getByRole("button", { name: /^Buy YES for/ });
     const result = p.getByTestId("order-result");
     await buy.click();
@@ -538,8 +535,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("says when to ask again after too many requests, and asks for no quote before then", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     let asked = 0;
     const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 5 s.", details: { retry_after_seconds: 5 } } };
     await p.route(
@@ -554,8 +550,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("reads an order being settled again only once a 429's Retry-After has passed", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.clock.install();
     // Read once the list is shown: the first is refused, too many requests.
     let after: number | undefined;
@@ -590,8 +585,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     // 60 orders, each of its own amount, the newest still being settled; the page reads them 50 at a time.
     const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status });
     let all = Array.from({ length: 60 }, (_, i) => made(60 - i, i === 0 ? "routing" : "filled"));
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     await p.route(
       (url) => url.pathname === "/v1/orders",
       (route) => {
@@ -704,8 +698,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
   });
 
   it("lists the account's older movements of money on asking, after the newest 50", async () => {
-    const p = await context.newPage();
-    p.on("pageerror", (err) => pageErrors.push(err));
+    const p = await newPage();
     // An account whose activity goes on past its newest page: its first deposit is on the next one.
     const deposit = { activity_id: "0xolder:0", type: "deposit", amount_usdc: 123.45, tx_hash: `0x${"ab".repeat(32)}`, status: "credited", reference: "0xolder:0", address: null, created_at: "2026-01-02T03:04:05.000Z" };
     await p.route(
@@ -784,8 +777,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const { csrf_token } = (await (await context.request.get(`${server.url}/v1/session`)).json()) as { csrf_token: string };
     const long = await context.request.post(`${server.url}/v1/keys`, { headers: { "x-csrf-token": csrf_token }, data: { name: "n".repeat(100), scopes: ["read"] } });
     expect(long.status()).toBe(201);
-    const phone = await context.newPage();
-    phone.on("pageerror", (err) => pageErrors.push(err));
+    const phone = await newPage();
     await phone.setViewportSize({ width: 390, height: 844 });
     for (const [name, path, ready] of [
       ["11-phone-markets", "/markets", "table.markets tbody tr"],
@@ -843,8 +835,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
 
   it("never shows the sign-in page while the browser is still signed in: not after a sign-out the server refused", async () => {
     // Another tab signs out and in again: the browser holds a new session, whose CSRF token this page has not read.
-    const other = await context.newPage();
-    other.on("pageerror", (err) => pageErrors.push(err));
+    const other = await newPage();
     await other.goto(`${server.url}/markets`);
     await other.getByRole("button", { name: "Sign out" }).click();
     await other.getByLabel("Email").fill(email);
