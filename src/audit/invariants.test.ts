@@ -321,6 +321,19 @@ describe("the audit's invariants", () => {
     expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("crossfill sim") });
   });
 
+  it("compares each side of a venue's self-trade, two of crossfill's child orders on one trade id, with its own stored fill", () => {
+    // the sell s1 sold its 3 shares to the buy o1's order on the buy's own trade t1
+    const selfTrade = (venueSides: VenueFill[]): AuditInput => ({
+      ...healthy(),
+      fills: [fill, { ...sellFill, tradeId: "t1", venueOrderId: "vo-s1" }],
+      venueTrades: new Map([["v", venueSides]]),
+    });
+    const sellSide = { ...sellTrade, tradeId: "t1", venueOrderId: "vo-s1" };
+    expect(broken(selfTrade([trade, sellSide]))).toEqual({});
+    expect(broken(selfTrade([sellSide]))).toEqual({ fills_match_venues: 1 });
+    expect(broken(selfTrade([{ ...trade, shares: 9_000_000n }, sellSide]))).toEqual({ fills_match_venues: 1 });
+  });
+
   it("names five violations of an invariant, or as many as asked for (crossfill audit --examples)", () => {
     const extra = Array.from({ length: 7 }, (_, n) => ({ ...trade, tradeId: `t${n + 10}` }));
     const i = { ...healthy(), venueTrades: new Map([["v", [trade, sellTrade, ...extra]]]) };

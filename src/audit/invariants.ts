@@ -251,11 +251,12 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     );
   } else {
     check("fills_match_venues", "the stored fills are exactly the venues' trades", (bad) => {
-      const stored = new Map(input.fills.map((f) => [`${f.venue}/${f.tradeId}`, f]));
+      // a fill is one side of a trade: both sides of a venue's self-trade are stored, under their own venue order ids
+      const stored = new Map(input.fills.map((f) => [`${f.venue}/${f.tradeId}/${f.venueOrderId}`, f]));
       const seen = new Set<string>();
       for (const [venue, list] of trades) {
         for (const t of list) {
-          const key = `${venue}/${t.tradeId}`;
+          const key = `${venue}/${t.tradeId}/${t.venueOrderId}`;
           seen.add(key);
           const f = stored.get(key);
           if (!f) bad(`${venue} trade ${t.tradeId} (${formatMicro(t.shares)} shares at ${formatMicro(t.price)}) is not a stored fill`);
