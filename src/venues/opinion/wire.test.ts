@@ -121,6 +121,16 @@ describe("Opinion wire: the documented shapes", () => {
     ]);
   });
 
+  it("lists both sides of a self-trade, one trade number under two of the account's orders, each as its order's fill", () => {
+    const [bought] = (fixture("trades.json").result as { list: OpinionTrade[] }).list;
+    const sold = { ...bought!, orderNo: "c7d2e1f0a3b54c6d8e9f0a1b2c3d4e5f", side: "Sell" };
+    const trades = tradesFromList([bought!, sold, bought!], () => opinionFeeModel("800"));
+    expect(trades.map((t) => [t.tradeId, t.venueOrderId, t.side, t.shares])).toEqual([
+      ["t-7782", bought!.orderNo, "buy", 60_000_000n],
+      ["t-7782", sold.orderNo, "sell", 60_000_000n],
+    ]);
+  });
+
   it("posts the order as the SDK does: its fields as strings, limit price, orderExpTime in seconds, and reads it back", () => {
     const struct = buyOrder({ maker: "0x1111111111111111111111111111111111111111", signer: "0x2222222222222222222222222222222222222222", tokenId: YES, limitPrice: 630_000n, shares: 100_000_000n, decimals: 18, salt: saltFor("child-1") });
     const body = orderBody({ order: struct, signature: "0xabcd", marketId: 2101, currency: "0x55d398326f99059fF775485246999027B3197955", limitPrice: 630_000n, expiresAtSeconds: 1_764_000_030, nowSeconds: 1_764_000_000 });

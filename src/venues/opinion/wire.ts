@@ -218,15 +218,18 @@ export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: s
   return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side: t.side, price: t.price, shares: t.shares, fee: fees[i]! }));
 }
 
-/** The account's trades (`GET /trade`), oldest first, each once, its fee its order's fee split over the order's trades. */
+/**
+ * The account's trades (`GET /trade`), oldest first, each side once, its fee its order's fee split over the order's
+ * trades. A self-trade lists one trade number under each of the account's two orders: each is its order's fill.
+ */
 export function tradesFromList(trades: readonly OpinionTrade[], feeModel: (marketId: string) => FeeModel): VenueFill[] {
   const byOrder = new Map<string, OpinionTrade[]>();
-  for (const t of uniqueTrades(settled(trades).map((t) => ({ ...t, tradeId: t.tradeNo })))) byOrder.set(t.orderNo, [...(byOrder.get(t.orderNo) ?? []), t]);
+  for (const t of settled(trades)) byOrder.set(t.orderNo, [...(byOrder.get(t.orderNo) ?? []), t]);
   const fills = new Map<string, VenueFill>();
   for (const [orderNo, group] of byOrder) {
-    for (const f of fillsFromTrades(group, orderNo, "", feeModel(String(group[0]!.marketId)))) fills.set(f.tradeId, f);
+    for (const f of fillsFromTrades(group, orderNo, "", feeModel(String(group[0]!.marketId)))) fills.set(`${orderNo}/${f.tradeId}`, f);
   }
-  return uniqueTrades(settled(trades).map((t) => fills.get(t.tradeNo)!));
+  return [...new Set(settled(trades).map((t) => `${t.orderNo}/${t.tradeNo}`))].map((key) => fills.get(key)!);
 }
 
 /** The trades that did not fail to settle. */
