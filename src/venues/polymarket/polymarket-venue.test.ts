@@ -272,6 +272,21 @@ describe("PolymarketVenue", () => {
     expect(await restarted.trades()).toEqual(all.map((f) => ({ ...f, clientOrderId: "" })));
   });
 
+  it("lists the account's taker side of a trade the listing also shows it on as a maker (a self-trade, listed once per side)", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const placed = await venue.place(buy(venue));
+    if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
+    // the same trade as the account's resting order on its other side saw it, listed first
+    const asMaker = (t: Record<string, unknown>) => ({ ...t, trader_side: "MAKER", maker_orders: [{ order_id: "0xresting", matched_amount: t["size"], price: t["price"] }] });
+    proxy.rewrite = (path, body) =>
+      path.endsWith("/data/trades") ? { ...(body as object), data: (body as { data: Record<string, unknown>[] }).data.flatMap((t) => [asMaker(t), t]) } : body;
+    expect(await venue.trades()).toEqual(placed.fills);
+  });
+
   it("fills an order while its trades are still unsettled (matched, no transaction yet), and drops a trade whose settlement failed", async () => {
     const { sim, venue } = await setup();
     const first = buy(venue);

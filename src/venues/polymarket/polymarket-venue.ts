@@ -381,9 +381,8 @@ export class PolymarketVenue implements Venue {
       rows.push(...page.data);
       cursor = page.nextCursor;
     }
-    const taken = uniqueTrades(rows)
-      .filter((t) => t.traderSide === "TAKER" && t.status !== FAILED)
-      .sort((a, b) => a.matchTime - b.matchTime);
+    // a trade the account is on both sides of may be listed once per side: its TAKER row is kept, however the rows come
+    const taken = uniqueTrades(rows.filter((t) => t.traderSide === "TAKER" && t.status !== FAILED)).sort((a, b) => a.matchTime - b.matchTime);
     const unloaded = new Set(taken.map((t) => t.market).filter((id) => !this.markets_.has(id)));
     await Promise.all([...unloaded].map((id) => this.marketById(id, "the fees of its trades")));
     const clientIds = new Map([...this.orders].map(([clientOrderId, orderId]) => [orderId, clientOrderId]));
