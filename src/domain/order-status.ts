@@ -1,15 +1,26 @@
+import type { ErrorCode } from "./errors.ts";
+
 /**
  * The order state machine of DESIGN §6. Every transition is a compare-and-set from the states an
  * order may leave for the next one, so no writer (a request, the reconciler, another instance) can
- * move an order backwards or sideways.
+ * move an order backwards or sideways; but for Store.reopenOrder, which puts an order rejected with one of
+ * RETRIED_REJECTIONS back to `pending` for its client's retry.
  */
 export const ORDER_STATUSES = ["pending", "locked", "routing", "filled", "partially_filled", "rejected", "failed"] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_filled", "rejected", "failed"];
 export const OPEN_STATUSES: readonly OrderStatus[] = ["pending", "locked", "routing"];
 
+/**
+ * What an order rejected before anything was locked or escrowed (no lock_tx) may be rejected with and still be run
+ * again: a 5xx, "try again", not the order's final answer. Its client's retry under its client_order_id runs it
+ * again under its same id; the Vault takes a lock or escrow of one id once, and nothing of the first can still land.
+ */
+export const RETRIED_REJECTIONS = ["chain_unavailable", "venue_unavailable", "order_interrupted"] as const satisfies readonly ErrorCode[];
+
 /** The states an order may be in just before it moves to each state. */
 export const ENTERED_FROM: Readonly<Record<OrderStatus, readonly OrderStatus[]>> = {
+  // Only Store.reopenOrder enters it from `rejected`: one of RETRIED_REJECTIONS its client sends again.
   pending: [],
   // The lock landed.
   locked: ["pending"],

@@ -209,6 +209,60 @@ describe("a retry by client_order_id", () => {
   });
 });
 
+describe("a retry of an order rejected 5xx before anything was locked", () => {
+  it("runs an order whose lock the chain never took again under its id when the client retries it, locking once", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.lock = new VaultTxError("reverted", "NotSent", "Vault.lock: not sent (fetch failed)");
+    const svc = service();
+    const first = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(first).toMatchObject({ status: "rejected", errorCode: "chain_unavailable", locked: 0n });
+    expect(ledger.locks.size).toBe(0);
+    // The 503 told the client to try again: the same request is the same order, run again, not the 503 replayed.
+    const again = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(again).toMatchObject({ id: first.id, status: "filled", errorCode: null, errorMessage: null, locked: 10_000_000n });
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled" });
+    expect([...ledger.locks.keys()]).toEqual([chainOrderId(first.id)]);
+    expect(sent).toHaveLength(1);
+    await expect(svc.submit(who, { ...body, amount_usdc: 11, client_order_id: "b-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict" });
+  });
+
+  it("runs an order no venue quoted again under its id once a venue quotes the event", async () => {
+    script = [(o) => fill(o, o.shares)];
+    let quoting = false;
+    const svc = service({ quotes: () => (quoting ? [{ venue: "v", venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1, asks }] : []) });
+    const first = await svc.submit(who, body, "k-1");
+    expect(first).toMatchObject({ status: "rejected", errorCode: "venue_unavailable" });
+    const closed = service({ quotes: () => [], event: (id) => (id === "evt" ? { ...EVENT, status: "closed" } : undefined) });
+    await expect(closed.submit(who, body, "k-1")).rejects.toMatchObject({ code: "market_closed" });
+    quoting = true;
+    expect(await svc.submit(who, body, "k-1")).toMatchObject({ id: first.id, status: "filled", errorCode: null });
+    expect(ledger.locks.size).toBe(1);
+  });
+
+  it("runs again under its id an order recovery rejected order_interrupted, its lock never taken, when the client retries it", async () => {
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    const svc = service();
+    const first = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(first.status).toBe("pending");
+    await new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).pass(0);
+    expect(await store.order(first.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted" });
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled", errorCode: null });
+    expect([...ledger.locks.keys()]).toEqual([chainOrderId(first.id)]);
+  });
+
+  it("answers an order rejected 422 with the same rejection when retried, locking nothing", async () => {
+    const svc = service();
+    asks = [{ price: 500_000n, shares: 1_000_000n }];
+    const first = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(first).toMatchObject({ status: "rejected", errorCode: "insufficient_liquidity" });
+    asks = [{ price: 500_000n, shares: 100_000_000n }];
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "rejected", errorCode: "insufficient_liquidity" });
+    expect(ledger.locks.size).toBe(0);
+    expect(sent).toHaveLength(0);
+  });
+});
+
 describe("an order on an unknown event", () => {
   it("is unknown_event naming the id sent as event_id, as GET /v1/prices names it, and locks nothing", async () => {
     await expect(service().submit(who, { ...body, market_id: "nope" }, undefined)).rejects.toMatchObject({ code: "unknown_event", details: { event_id: "nope" } });
@@ -1106,6 +1160,17 @@ describe("sells", () => {
     expect(first.status).toBe("filled");
     expect((await svc.submit(who, { ...sell, shares: 20, client_order_id: "s-1" }, undefined)).id).toBe(first.id);
     await expect(svc.submit(who, { ...sell, shares: 19, client_order_id: "s-1" }, undefined)).rejects.toMatchObject({ code: "idempotency_conflict", message: expect.stringMatching(/: not the same shares\.$/) });
+  });
+
+  it("runs a sell whose escrow the chain never took again under its id when the client retries it, escrowing once", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    ledger.failNext.escrow = new VaultTxError("reverted", "NotSent", "Vault.escrow: not sent (fetch failed)");
+    const first = await svc.submit(who, { ...sell, shares: 8, client_order_id: "s-1" }, undefined);
+    expect(first).toMatchObject({ status: "rejected", errorCode: "chain_unavailable", escrowed: 0n });
+    expect(await svc.submit(who, { ...sell, shares: 8, client_order_id: "s-1" }, undefined)).toMatchObject({ id: first.id, status: "filled", escrowed: 8_000_000n, proceeds: 3_600_000n });
+    expect(ledger.sot.get(who.address)).toBe(12_000_000n);
+    expect(ledger.credited.get(who.address)).toBe(3_600_000n);
   });
 
   it("answers a sell sent to two instances at once with the one order, though the second reads the position after the first escrowed it", async () => {

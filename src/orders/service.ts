@@ -3,6 +3,7 @@ import { toHex } from "viem";
 import { keccak256 } from "../evm/keccak.ts";
 import { AppError } from "../domain/errors.ts";
 import { formatMicro, microToNumber, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
+import { RETRIED_REJECTIONS } from "../domain/order-status.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { QueuedAhead } from "../markets/merged-book.ts";
@@ -274,22 +275,23 @@ export class OrderService {
     try {
       event = this.tradableEvent(intent);
     } catch (e) {
-      // A retry of an order placed before its event closed (or left the catalog) gets that order back.
+      // A retry of an order placed before its event closed (or left the catalog) gets that order back; of one
+      // rejected "try again", the reason it can no longer run.
       const earlier = await this.earlier(who, clientOrderId, intent);
-      if (earlier) return earlier;
+      if (earlier && !reopenable(earlier)) return earlier;
       throw e;
     }
     if (intent.side === "sell") {
       // A retry of a sell already placed gets that order back, even once its shares are sold; a new
       // sell of more than the position holds unlocked is refused before anything is stored.
       const earlier = await this.earlier(who, clientOrderId, intent);
-      if (earlier) return earlier;
+      if (earlier && !reopenable(earlier)) return earlier;
       const held = await this.sharesHeld(who.address, intent);
       if (held < intent.shares) {
         // The same sell sent to another instance at once may have been stored, and escrowed the shares,
         // since the lookup above: that order is the answer, not the shares it took.
         const twin = await this.earlier(who, clientOrderId, intent);
-        if (twin) return twin;
+        if (twin && !reopenable(twin)) return twin;
         throw insufficientPosition(intent, held);
       }
     }
@@ -324,20 +326,29 @@ export class OrderService {
       lockedAt: null,
     };
     const inserted = await this.d.store.insertOrder(record, this.lease());
-    if (!inserted.created) return sameRequest(inserted.order, intent, clientOrderId!);
-    this.inFlight.add(record.id);
-    const orderLog = log.child({ order_id: record.id });
+    let order = record;
+    if (!inserted.created) {
+      const same = sameRequest(inserted.order, intent, clientOrderId!);
+      // An order rejected 5xx before anything was locked was answered "try again": its retry runs it again, under its id.
+      if (!reopenable(same)) return same;
+      const reopened = await this.d.store.reopenOrder(same.id, this.lease());
+      // Another instance took the same retry first: its order is the answer.
+      if (!reopened) return (await this.d.store.order(same.id))!;
+      order = reopened;
+    }
+    this.inFlight.add(order.id);
+    const orderLog = log.child({ order_id: order.id });
     try {
-      this.d.checkpoint?.("order.inserted", record.id);
-      return await this.execute(record, event, who.address, orderLog);
+      this.d.checkpoint?.("order.inserted", order.id);
+      return await this.execute(order, event, who.address, orderLog);
     } catch (e) {
       orderLog.error({ err: e }, "order interrupted; recovery will finish it");
-      this.returnTurns(record.id);
+      this.returnTurns(order.id);
       // The order as it stands, or, when the store cannot tell, as this request stored it: funds may have moved.
-      return (await this.d.store.order(record.id).catch(() => undefined)) ?? record;
+      return (await this.d.store.order(order.id).catch(() => undefined)) ?? order;
     } finally {
-      this.inFlight.delete(record.id);
-      this.queued.forget(record.id);
+      this.inFlight.delete(order.id);
+      this.queued.forget(order.id);
     }
   }
 
@@ -786,6 +797,11 @@ const REQUEST_FIELDS: Record<keyof OrderIntent, string> = {
   strategy: "strategy",
   timeInForce: "time_in_force",
 };
+
+/** An order rejected 5xx before anything was locked or escrowed: its client's retry runs it again (Store.reopenOrder). */
+function reopenable(o: OrderRecord): boolean {
+  return o.status === "rejected" && o.lockTx === null && (RETRIED_REJECTIONS as readonly (string | null)[]).includes(o.errorCode);
+}
 
 /** The order a retry names by its client_order_id, when it asks for the same; idempotency_conflict, naming what differs, when it does not. */
 function sameRequest(order: OrderRecord, intent: OrderIntent, clientOrderId: string): OrderRecord {

@@ -1,5 +1,5 @@
 import { DEFAULT_MIGRATION_TABLE, sql, type Kysely, type Transaction } from "kysely";
-import { ENTERED_FROM, OPEN_STATUSES } from "../domain/order-status.ts";
+import { ENTERED_FROM, OPEN_STATUSES, RETRIED_REJECTIONS } from "../domain/order-status.ts";
 import type { Micro, ShareMicro } from "../domain/money.ts";
 import { applyMove, type PositionMove } from "../domain/pnl.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
@@ -390,6 +390,19 @@ export class KyselyStore implements Store {
       .where((eb) => eb.or([eb("lease_owner", "is", null), eb("lease_owner", "=", lease.owner), eb("lease_until", "<", now)]))
       .executeTakeFirst();
     return r.numUpdatedRows > 0n;
+  }
+
+  async reopenOrder(id: string, lease: Lease): Promise<OrderRecord | undefined> {
+    const row = await this.db
+      .updateTable("orders")
+      .where("id", "=", id)
+      .where("status", "=", "rejected")
+      .where("error_code", "in", [...RETRIED_REJECTIONS])
+      .where("lock_tx", "is", null)
+      .set({ status: "pending", error_code: null, error_message: null, error_details: null, lease_owner: lease.owner, lease_until: lease.until, updated_at: this.nowIso() })
+      .returningAll()
+      .executeTakeFirst();
+    return row && orderFromRow(row);
   }
 
   async renewLeases(ids: readonly string[], lease: Lease): Promise<void> {

@@ -353,6 +353,29 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       const page = await a.listOrders("acc_1", { limit: 100, cursor: null });
       expect(page.data.map((o) => o.id)).toEqual([winner]);
     });
+
+    it("reopens an order rejected 5xx before anything was locked, once, leased to the retry's instance; no order rejected otherwise", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const first = order();
+      await store.insertOrder(first, { owner: "a", until: clock.iso() });
+      await store.insertOrder(order({ id: "ord_2", clientOrderId: "client-2" }), { owner: "a", until: clock.iso() });
+      await store.insertOrder(order({ id: "ord_3", clientOrderId: "client-3" }), { owner: "a", until: clock.iso() });
+      await store.updateOrder("ord_1", ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: "Nothing was locked", errorDetails: { at: 1 } });
+      await store.updateOrder("ord_2", ["pending"], { status: "rejected", errorCode: "insufficient_funds", errorMessage: "short" });
+      // Locked, then released: its chain order id is spent, so it is not run again.
+      await store.updateOrder("ord_3", ["pending"], { status: "locked", locked: 5n, lockTx: "0xlock" });
+      await store.updateOrder("ord_3", ["locked"], { status: "rejected", releaseTx: "0xrelease", errorCode: "venue_unavailable", errorMessage: "none quotes" });
+      clock.ms += 1_000;
+      const until = new Date(clock.ms + 30_000).toISOString();
+      expect(await store.reopenOrder("ord_1", { owner: "b", until })).toEqual({ ...first, updatedAt: clock.iso() });
+      expect(await store.reopenOrder("ord_1", { owner: "c", until })).toBeUndefined();
+      expect(await store.updateOrder("ord_1", ["pending"], { status: "locked" }, "a")).toBeUndefined();
+      expect(await store.updateOrder("ord_1", ["pending"], { status: "locked" }, "b")).toMatchObject({ status: "locked" });
+      expect(await store.claimOrder("ord_1", { owner: "c", until }, clock.iso())).toBe(false);
+      expect(await store.reopenOrder("ord_2", { owner: "b", until })).toBeUndefined();
+      expect(await store.reopenOrder("ord_3", { owner: "b", until })).toBeUndefined();
+    });
   });
 
   describe("listing orders", () => {

@@ -409,6 +409,11 @@ export interface Store {
    * true when taken. What recovery does before it touches an order, so two instances never both do.
    */
   claimOrder(id: string, lease: Lease, now: string): Promise<boolean>;
+  /**
+   * Puts an order rejected with one of RETRIED_REJECTIONS before anything was locked (no lock_tx) back to `pending`,
+   * its error cleared, leased to `lease.owner`, for its client's retry to run it again; undefined when it is no longer such a one.
+   */
+  reopenOrder(id: string, lease: Lease): Promise<OrderRecord | undefined>;
   /** Extends the owner's leases of these orders (those it still holds). */
   renewLeases(ids: readonly string[], lease: Lease): Promise<void>;
   /** Gives up the owner's lease of the order, if it still holds it. */

@@ -64,6 +64,17 @@ describe("EvmVault on the dev chain", () => {
     expect(await t.vault.lockState(oid("never"))).toEqual({ kind: "none" });
   });
 
+  it("locks an order id whose lock reverted, once: a reverted lock leaves nothing under its id, as an order run again under its id needs", async () => {
+    const c = await newClient(t);
+    const id = oid("again");
+    await reverts(t.vault.lock(id, c.address, USDC), "InsufficientAvailable");
+    expect(await t.vault.lockState(id)).toEqual({ kind: "none" });
+    await t.vault.fund(c.address, 2n * USDC, keyOf(c.address));
+    await t.vault.lock(id, c.address, USDC);
+    await reverts(t.vault.lock(id, c.address, USDC), "AlreadyLocked");
+    expect(await t.vault.balanceOf(c.address)).toEqual({ available: USDC, locked: USDC });
+  });
+
   it("enforces the lock rules in the contract", async () => {
     const c = await newClient(t);
     await t.vault.fund(c.address, 10n * USDC, keyOf(c.address));
