@@ -40,13 +40,15 @@ async function shot(name: string, p: Page = page): Promise<void> {
 
 /** A page of its own in the file's browser, its uncaught exceptions counted as the first page's are. */
 async function newPage(): Promise<Page> {
-  const p = await newPage();
+  const p = await context.newPage();
+  p.on("pageerror", (err) => pageErrors.push(err));
   return p;
 }
 
 /** The order cases' ticket on an event page: a $2 buy at 5 % slippage, ready to be sent. */
 async function fillTicket(p: Page): Promise<void> {
-  await fillTicket(p);
+  await p.getByLabel("Amount (USDC, fees included)").fill("2");
+  await p.getByRole("radio", { name: "5.00 %" }).click();
 }
 
 beforeAll(async () => {
