@@ -230,6 +230,9 @@ contract Vault {
 
     error AlreadyWithdrawn(bytes32 withdrawalId);
     error AlreadyCredited(bytes32 key);
+    /// The block the deposit's transfer was mined in is no longer the chain's: a reorganisation replaced it, so this credit
+    /// (put back in a node's pool, or sent before the reorganisation was seen) must not pull what the address holds now.
+    error TransferBlockReplaced(bytes32 key, uint256 transferBlock);
 
     /// The operator paid `amount` of the client's available USDC to `to`, for withdrawal `withdrawalId`.
     event WithdrawnTo(bytes32 indexed withdrawalId, address indexed client, address indexed to, uint256 amount);
@@ -257,13 +260,27 @@ contract Vault {
     /// Credits `amount` to the client's available balance by pulling it from the client's own address, under the
     /// EIP-2612 permit the client's key signed for the Vault (so that address needs no gas), once per key. A permit
     /// someone else submitted first (it is public once sent) has already set the allowance: the pull still works.
-    function creditDeposit(bytes32 key, address client, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s)
-        external
-        onlyOperator
-    {
+    /// Only while the block the transfer was mined in (`transferBlock`, whose hash was `transferBlockHash`) is still the
+    /// chain's. A zero hash checks nothing (a transfer deeper than `blockhash` reaches, 256 blocks), nor does a credit
+    /// run in the transfer's own height, whose hash no call can read (an `eth_call` at the latest block runs there: the
+    /// dry run of a credit of a transfer in the head block).
+    function creditDeposit(
+        bytes32 key,
+        address client,
+        uint256 amount,
+        uint256 transferBlock,
+        bytes32 transferBlockHash,
+        uint256 deadline,
+        uint8 v,
+        bytes32 r,
+        bytes32 s
+    ) external onlyOperator {
         if (client == address(0)) revert ZeroAddress();
         if (amount == 0) revert ZeroAmount();
         if (credited[key]) revert AlreadyCredited(key);
+        if (transferBlockHash != 0 && transferBlock != block.number && blockhash(transferBlock) != transferBlockHash) {
+            revert TransferBlockReplaced(key, transferBlock);
+        }
         credited[key] = true;
         _available[client] += amount;
         emit DepositCredited(key, client, amount);

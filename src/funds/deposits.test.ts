@@ -290,6 +290,36 @@ describe("the deposit watcher", () => {
     await expect.poll(async () => (await watcher.pass(), statuses()), { timeout: 30_000, interval: 500 }).toEqual(["dropped"]);
   }, 60_000);
 
+  it("refuses a removed credit that lands again after a deep reorganisation, so it takes no other deposit's USDC from the address", async () => {
+    const { key, account } = await keyedAccount("acc_relanded");
+    const vanishing = await signedTransfer(account.address as Address, 4n * USDC);
+    const real = await signedTransfer(account.address as Address, 4n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    const [first] = await mine([vanishing]);
+    expect(await watcher.pass()).toBe(1);
+    const [removed] = (await t.store.depositsInStatus(["credited"])).filter((d) => d.accountId === account.id);
+    const credit = await t.rpc.call<Hex>("eth_getRawTransactionByHash", [removed!.creditTx]);
+    // A reorganisation deeper than the confirmations removes the transfer (its sender spent it otherwise) and the credit;
+    // another transfer of the same amount arrives at the address, then the node puts the removed credit back in a block.
+    await t.rpc.call("evm_revert", [fork]);
+    for (let i = 0; i < 3; i++) await t.rpc.call("evm_mine");
+    const [second] = await mine([real]);
+    const [relanded] = await mine([credit]);
+    expect(relanded!.status).toBe("reverted");
+    const statuses = async () => {
+      await watcher.pass();
+      const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+      return stored.map((d) => [d.txHash, d.status]);
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual([
+      [first!.transactionHash, "dropped"],
+      [second!.transactionHash, "credited"],
+    ]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
   it("keeps credited the deposits whose credit a deep reorganisation left on chain", async () => {
     const { key, account } = await keyedAccount("acc_kept");
     const deposit = await signedTransfer(account.address as Address, 3n * USDC);

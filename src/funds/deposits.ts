@@ -228,11 +228,14 @@ export class DepositWatcher {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
     if (!this.confirmed(transfer.blockNumber, scanned)) return deposit.status;
+    // The block the credit is bound to: one that lands after a reorganisation replaced it reverts, whatever the address holds then.
+    const transferBlock = await vault.blockOf(deposit.txHash as Hex32);
+    if (!transferBlock) return deposit.status;
 
     await this.update(deposit.id, ["detected", "crediting"], { status: "crediting" });
     this.d.checkpoint?.("deposit.credit.sent", deposit.id);
     try {
-      const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, sign);
+      const credited = await vault.creditDeposit(key, account.address as Address, deposit.amount, transferBlock, sign);
       this.d.checkpoint?.("deposit.credited", deposit.id);
       if (!this.confirmed(credited.blockNumber, scanned)) return "crediting";
       return await this.credited(deposit, credited.txHash, log);

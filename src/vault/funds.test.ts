@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { hashTypedData, keccak256, toHex, zeroAddress, type Hex } from "viem";
+import { hashTypedData, keccak256, toHex, zeroAddress, zeroHash, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress, sign } from "viem/accounts";
 import { testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { permitDigest } from "./evm/funds.ts";
@@ -83,16 +83,18 @@ describe("deposit credits by the operator", () => {
 
     const key = id("deposit");
     expect(await t.vault.depositState(key)).toEqual({ kind: "none" });
-    const credit = await t.vault.creditDeposit(key, d.address, 30n * USDC, signer(d.key));
+    const block = (await t.vault.blockOf(sent.txHash))!;
+    expect(block).toEqual({ number: sent.blockNumber, hash: await t.vault.blockHash(sent.blockNumber) });
+    const credit = await t.vault.creditDeposit(key, d.address, 30n * USDC, block, signer(d.key));
     expect(await t.vault.balanceOf(d.address)).toEqual({ available: 30n * USDC, locked: 0n });
     expect(await usdcOf(d.address)).toBe(0n);
     expect(await t.vault.depositState(key)).toEqual({ kind: "credited", client: d.address, amount: 30n * USDC, ...credit });
     // Sent again: nothing more is credited, and the first credit is named.
-    expect(await t.vault.creditDeposit(key, d.address, 30n * USDC, signer(d.key))).toEqual(credit);
+    expect(await t.vault.creditDeposit(key, d.address, 30n * USDC, block, signer(d.key))).toEqual(credit);
     expect(await t.vault.balanceOf(d.address)).toEqual({ available: 30n * USDC, locked: 0n });
     const { operator, contracts } = t.vault.info();
     await refusedOnChain(
-      a.reader.simulateContract({ address: contracts.vault, abi: vaultAbi, account: operator, functionName: "creditDeposit", args: [key, d.address, 1n, 0n, 27, key, key] }),
+      a.reader.simulateContract({ address: contracts.vault, abi: vaultAbi, account: operator, functionName: "creditDeposit", args: [key, d.address, 1n, 0n, zeroHash, 0n, 27, key, key] }),
       "AlreadyCredited",
     );
   });
@@ -100,13 +102,16 @@ describe("deposit credits by the operator", () => {
   it("refuses a credit the address did not sign, more than the address holds, a zero amount, and anyone but the operator", async () => {
     const a = await funded(20n * USDC);
     const d = depositAddress();
-    await t.vault.withdrawTo(id("fund-d"), a.address, d.address, 5n * USDC);
-    await reverts(t.vault.creditDeposit(id("forged"), d.address, 5n * USDC, signer(generatePrivateKey())), "ERC20InsufficientAllowance");
-    await reverts(t.vault.creditDeposit(id("too much"), d.address, 5n * USDC + 1n, signer(d.key)), "ERC20InsufficientBalance");
-    await reverts(t.vault.creditDeposit(id("zero"), d.address, 0n, signer(d.key)), "ZeroAmount");
+    const sent = await t.vault.withdrawTo(id("fund-d"), a.address, d.address, 5n * USDC);
+    const block = (await t.vault.blockOf(sent.txHash))!;
+    await reverts(t.vault.creditDeposit(id("forged"), d.address, 5n * USDC, block, signer(generatePrivateKey())), "ERC20InsufficientAllowance");
+    await reverts(t.vault.creditDeposit(id("too much"), d.address, 5n * USDC + 1n, block, signer(d.key)), "ERC20InsufficientBalance");
+    await reverts(t.vault.creditDeposit(id("zero"), d.address, 0n, block, signer(d.key)), "ZeroAmount");
+    // Bound to a block the chain no longer has at that height (a reorganisation replaced the transfer's).
+    await reverts(t.vault.creditDeposit(id("replaced"), d.address, 5n * USDC, { number: block.number, hash: id("another block") }, signer(d.key)), "TransferBlockReplaced");
     const vault = t.vault.info().contracts.vault;
     await refusedOnChain(
-      a.reader.simulateContract({ address: vault, abi: vaultAbi, account: a.address, functionName: "creditDeposit", args: [id("x"), d.address, 1n, 0n, 27, id("r"), id("s")] }),
+      a.reader.simulateContract({ address: vault, abi: vaultAbi, account: a.address, functionName: "creditDeposit", args: [id("x"), d.address, 1n, 0n, zeroHash, 0n, 27, id("r"), id("s")] }),
       "OnlyOperator",
     );
     expect(await t.vault.balanceOf(d.address)).toEqual({ available: 0n, locked: 0n });
@@ -116,9 +121,9 @@ describe("deposit credits by the operator", () => {
   it("credits when the allowance is already there (a permit someone else submitted first), whatever the signature", async () => {
     const a = await funded(20n * USDC);
     const d = await newClient(t);
-    await t.vault.withdrawTo(id("fund-wallet"), a.address, d.address, 7n * USDC);
+    const sent = await t.vault.withdrawTo(id("fund-wallet"), a.address, d.address, 7n * USDC);
     await d.approveVault(7n * USDC);
-    await t.vault.creditDeposit(id("approved"), d.address, 7n * USDC, signer(generatePrivateKey()));
+    await t.vault.creditDeposit(id("approved"), d.address, 7n * USDC, (await t.vault.blockOf(sent.txHash))!, signer(generatePrivateKey()));
     expect(await t.vault.balanceOf(d.address)).toEqual({ available: 7n * USDC, locked: 0n });
   });
 
@@ -145,7 +150,7 @@ describe("the ledger of money in and out", () => {
     const w = id("ledger-w");
     const paid = await t.vault.withdrawTo(w, a.address, d.address, 12n * USDC);
     const key = id("ledger-d");
-    const credited = await t.vault.creditDeposit(key, d.address, 12n * USDC, signer(d.key));
+    const credited = await t.vault.creditDeposit(key, d.address, 12n * USDC, (await t.vault.blockOf(paid.txHash))!, signer(d.key));
     const ledger = await t.vault.ledger();
     expect(ledger.withdrawnTo.filter((p) => p.withdrawalId === w)).toEqual([{ withdrawalId: w, client: a.address, to: d.address, amount: 12n * USDC, ...paid }]);
     expect(ledger.depositCredits.filter((c) => c.key === key)).toEqual([{ key, client: d.address, amount: 12n * USDC, ...credited }]);

@@ -214,10 +214,12 @@ export interface Vault {
   transferRefusal(to: Address, amount: Micro): Promise<string | undefined>;
   /**
    * Credits `amount` that was sent to the account's own address to its vault balance, pulled from that address under
-   * an EIP-2612 permit `sign` makes with the account's key, once per `key`. Sent again for a key already credited, it
+   * an EIP-2612 permit `sign` makes with the account's key, once per `key`, and only while the chain still has the block
+   * `transferBlock` (the transfer's, from its receipt): a credit landing after a reorganisation replaced it reverts
+   * `TransferBlockReplaced` instead of pulling what the address holds then. Sent again for a key already credited, it
    * credits nothing and resolves with the credit that was made.
    */
-  creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef>;
+  creditDeposit(key: Hex32, account: Address, amount: Micro, transferBlock: { number: bigint; hash: Hex32 }, sign: DigestSigner): Promise<TxRef>;
   depositState(key: Hex32): Promise<DepositState>;
   /**
    * Every USDC transfer logged from `fromBlock` to `toBlock` (inclusive), oldest first, whoever received it: the

@@ -262,7 +262,7 @@ describe("deposits", () => {
     const { k, account, before, deposit } = await transferred(9n * USDC);
     const master = await loadMasterKey({ env: undefined, dataDir: s.dataDir });
     const enc = (await s.crossfill.store.accountById(k.accountId))!.walletKeyEnc!;
-    const landed = await s.crossfill.vault.creditDeposit(depositKey(deposit.txHash as Hex, deposit.logIndex), account.deposit_address as Address, deposit.amount, (digest) =>
+    const landed = await s.crossfill.vault.creditDeposit(depositKey(deposit.txHash as Hex, deposit.logIndex), account.deposit_address as Address, deposit.amount, (await s.crossfill.vault.blockOf(deposit.txHash as Hex))!, (digest) =>
       sign({ hash: digest, privateKey: decryptSecret(master, enc) as Hex, to: "hex" }),
     );
     await s.crossfill.store.insertDeposits([deposit]);

@@ -1,6 +1,6 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { BaseError, ContractFunctionRevertedError, createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, type Abi, type Hex, type PublicClient } from "viem";
+import { BaseError, ContractFunctionRevertedError, createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, zeroHash, type Abi, type Hex, type PublicClient } from "viem";
 import { evmAccount } from "../../evm/account.ts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
@@ -81,6 +81,11 @@ const GAS = {
 const REDEEM_GAS = { base: 100_000n, item: 90_000n } as const;
 /** How long a deposit's permit stays valid, from the latest block's time (the chain's clock, not ours). */
 const PERMIT_SECONDS = 3_600n;
+/**
+ * How far under the head a deposit's transfer block may be for its credit to check it (`blockhash` reaches 256 blocks,
+ * less room for the blocks mined before the credit lands); deeper, a zero hash checks nothing.
+ */
+const TRANSFER_BLOCK_CHECKED = 250n;
 /** Balances read by one balanceOfBatch: ~2,600 gas each (a cold storage read), well within a node's gas cap on eth_call. */
 const SOT_BALANCES_PER_CALL = 500;
 const DAY = 86_400;
@@ -306,7 +311,7 @@ class EvmVault implements Vault {
     }
   }
 
-  async creditDeposit(key: Hex32, account: Address, amount: Micro, sign: DigestSigner): Promise<TxRef> {
+  async creditDeposit(key: Hex32, account: Address, amount: Micro, transferBlock: { number: bigint; hash: Hex32 }, sign: DigestSigner): Promise<TxRef> {
     const usdc = { address: this.c.usdc, abi: testUSDCAbi } as const;
     const [domain, nonce, latest] = await Promise.all([
       this.client.readContract({ ...usdc, functionName: "DOMAIN_SEPARATOR" }),
@@ -316,11 +321,23 @@ class EvmVault implements Vault {
     const deadline = latest.timestamp + PERMIT_SECONDS;
     const sig = parseSignature(await sign(permitDigest(domain, { owner: account, spender: this.c.vault, value: amount, nonce, deadline })));
     const v = Number(sig.v ?? BigInt(sig.yParity + 27));
-    const data = encodeFunctionData({ abi: vaultAbi, functionName: "creditDeposit", args: [key, account, amount, deadline, v, sig.r, sig.s] });
-    return this.once({ label: "Vault.creditDeposit", to: this.c.vault, gas: GAS.creditDeposit, data }, "AlreadyCredited", async () => {
-      const state = await this.depositState(key);
-      return state.kind === "credited" ? state : undefined;
-    });
+    const credit = (hash: Hex32) => {
+      const data = encodeFunctionData({ abi: vaultAbi, functionName: "creditDeposit", args: [key, account, amount, transferBlock.number, hash, deadline, v, sig.r, sig.s] });
+      return this.once({ label: "Vault.creditDeposit", to: this.c.vault, gas: GAS.creditDeposit, data }, "AlreadyCredited", async () => {
+        const state = await this.depositState(key);
+        return state.kind === "credited" ? state : undefined;
+      });
+    };
+    if (latest.number - transferBlock.number >= TRANSFER_BLOCK_CHECKED) return credit(zeroHash);
+    try {
+      return await credit(transferBlock.hash);
+    } catch (e) {
+      // Refused while the chain still has the block as it was: this node's BLOCKHASH does not tell the block's hash (anvil
+      // started from its saved state, before foundry-rs/foundry#15167, names blocks from before the start keccak256 of their
+      // number), so the credit cannot be checked here and goes unchecked, as one deeper than BLOCKHASH reaches.
+      if (!(e instanceof VaultTxError && e.reason === "TransferBlockReplaced" && (await this.blockHash(transferBlock.number)) === transferBlock.hash)) throw e;
+      return credit(zeroHash);
+    }
   }
 
   async depositState(key: Hex32): Promise<DepositState> {
