@@ -204,7 +204,7 @@ export const Activity = Type.Object(
     amount_usdc: Num("USDC moved: deposited, locked, spent by a settle, released, or withdrawn"),
     tx_hash: Nullable(Type.String({ description: "The transaction that moved it (a deposit's credit, not its transfer): null until there is one." })),
     status: Type.String({ description: "The state of the deposit, withdrawal or order it belongs to" }),
-    reference: Type.String({ description: "The order id, withdrawal id, deposit id (<transfer tx hash>:<log index>), faucet key, or a redemption's event id" }),
+    reference: Type.String({ description: "The order id, withdrawal id, deposit id (<transfer tx hash>:<n>, n counting from 0 the transaction's transfers into deposit addresses, not its log index), faucet key, or a redemption's event id" }),
     address: Nullable(Type.String({ description: "A deposit's sender, a withdrawal's recipient" })),
     created_at: Type.String(),
   },
