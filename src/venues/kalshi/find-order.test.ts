@@ -43,7 +43,7 @@ async function filledChild(sim: { seed: number; historicalAfterMs?: number }) {
       await venue.start();
       return venue;
     };
-    return { child, placed, later, unstarted: () => createKalshiVenue(options), stop };
+    return { child, placed, placer, clock, later, unstarted: () => createKalshiVenue(options), stop };
   } catch (e) {
     await stop();
     throw e;
@@ -70,6 +70,20 @@ describe("Kalshi: a child order this process never learnt the id of", () => {
       const venue = await later(100 * DAY_MS);
       expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
       expect(await venue.trades()).toEqual(placed.fills);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+describe("Kalshi: a child order this process learnt the id of", () => {
+  it("is found by the process that placed it once it is past the historical cutoff, which GET /portfolio/orders/{order_id} answers 404 for", async () => {
+    // a server up for a hundred days recovering, or cancelling, a child it placed: it holds the order id, which the live endpoint no longer serves
+    const { child, placed, placer, clock, stop } = await filledChild({ seed: 14, historicalAfterMs: 90 * DAY_MS });
+    try {
+      clock.offset += 100 * DAY_MS;
+      expect(await placer.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+      expect(await placer.cancel(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
     } finally {
       await stop();
     }

@@ -187,10 +187,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    */
   async resolution(venueMarketId: string): Promise<VenueResolution> {
     const path = `/markets/${encodeURIComponent(venueMarketId)}`;
-    const live = (await this.readRest(path, async () => {
-      const res = await this.send("GET", path);
-      return !res.ok && res.status === 404 ? { ok: true, status: 404, body: undefined } : res;
-    })) as { market: KalshiMarket } | undefined;
+    const live = (await this.readUnlessGone(path)) as { market: KalshiMarket } | undefined;
     const { market } = live ?? ((await this.read(`/historical${path}`)) as { market: KalshiMarket });
     const resolution = kalshiResolution(market);
     const cached = this.cache.get(venueMarketId);
@@ -299,12 +296,17 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   /**
    * The order by its child's client id (sent as is for a buy, marked for a sell): by its order id when this
-   * process learnt it, else found among the orders of the child's window (childWindow), or without the
-   * child among the last STATUS_LOOKBACK_S of orders, live ones first, then those past the historical cutoff.
+   * process learnt it and the order is live, else found among the orders of the child's window (childWindow), or without the
+   * child among the last STATUS_LOOKBACK_S of orders, live ones first, then those past the historical cutoff (which
+   * `GET /portfolio/orders/{order_id}` answers 404 for; Kalshi has no historical read by order id). An order whose id
+   * this process learnt is never reported missing: the venue took it.
    */
   private async findOrder(clientOrderId: string, child: ChildOrder | undefined): Promise<KalshiOrder | undefined> {
     const known = this.orderIds.get(clientOrderId);
-    if (known) return ((await this.read(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder }).order;
+    if (known) {
+      const live = (await this.readUnlessGone(`/portfolio/orders/${encodeURIComponent(known)}`)) as { order: KalshiOrder } | undefined;
+      if (live) return live.order;
+    }
     // Kalshi cannot look an order up by client id: scan the orders of its window for it
     const window: Record<string, string> =
       child === undefined
@@ -323,6 +325,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         cursor = page.cursor ?? "";
       } while (cursor);
     }
+    if (known) throw new AppError("venue_unavailable", `${this.id}: order ${known} of ${clientOrderId} is listed neither live nor historical`, { venue: this.id });
     return undefined;
   }
 
@@ -464,6 +467,14 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   private read(path: string, readBack = false): Promise<unknown> {
     return this.readRest(path, () => this.send("GET", path), readBack);
+  }
+
+  /** A read of a record Kalshi may have moved past its historical cutoff: undefined where the live endpoint answers 404. */
+  private readUnlessGone(path: string): Promise<unknown> {
+    return this.readRest(path, async () => {
+      const res = await this.send("GET", path);
+      return !res.ok && res.status === 404 ? { ok: true, status: 404, body: undefined } : res;
+    });
   }
 
   /**
