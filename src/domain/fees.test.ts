@@ -131,6 +131,25 @@ describe("a buy's worst case", () => {
     );
   });
 
+  it("bounds a Kalshi buy of sub-cent fills whose rebates the page caps at each fill's own fee: two contracts at 0.001 filled apart debit 0.02", () => {
+    // each fill: 0.001 + a trade fee of 0.00007 debits 0.01; the second's cent of accumulated rounding exceeds its own fee (0.009), so nothing is rebated
+    expect(kalshiDebitNow(70_000n, [{ price: 1_000n, shares: 1_000_000n }, { price: 1_000n, shares: 1_000_000n }])).toBe(20_000n);
+    expect(worstOrderCost(KALSHI, 1_000n, 2_000_000n)).toBeGreaterThanOrEqual(20_000n);
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 200_000n }),
+        fc.bigInt({ min: 1n, max: 999n }).map((p) => p * 1_000n),
+        fc.array(fc.record({ better: fc.bigInt({ min: 0n, max: 20n }), contracts: fc.bigInt({ min: 1n, max: 30n }) }), { minLength: 1, maxLength: 8 }),
+        (ratePpm, limit, parts) => {
+          const model: FeeModel = { kind: "kalshi", ratePpm };
+          const fills = parts.map((p) => ({ price: limit - 1_000n * p.better > 0n ? limit - 1_000n * p.better : 1_000n, shares: p.contracts * 1_000_000n }));
+          expect(kalshiDebitNow(ratePpm, fills)).toBeLessThanOrEqual(worstOrderCost(model, limit, fills.reduce((s, f) => s + f.shares, 0n)));
+        },
+      ),
+      { numRuns: 20_000 },
+    );
+  });
+
   it("bounds a Kalshi buy of whole-cent fills by what it costs at its limit: one contract at 0.50 locks 0.52, a hundred 51.75", () => {
     const cents: FeeModel = { kind: "kalshi", ratePpm: 70_000n, wholeCents: true };
     expect(worstOrderCost(cents, 500_000n, 1_000_000n)).toBe(520_000n);

@@ -245,10 +245,12 @@ export function worstOrderCost(model: FeeModel, limit: PriceMicro, shares: Share
  * fee's rounding, which can go the other way. Kalshi (docs/venues/kalshi.md, "fee rounding") rounds each
  * fill's fee up (to $0.000001 on its page of 2026; $0.0001 before) and the buyer's debit up to the cent,
  * rebating the rounding past a cent per order: a buy filled in k fills costs less than the notional + the
- * unrounded fee X at the limit + k × $0.0001 + one cent (a fill per whole contract at most; but for the
- * rebate's cap on sub-cent fills, docs/venues/kalshi.md, "Fee rounding re-checked"); charged as
+ * unrounded fee X at the limit + k × $0.0001 + one cent (a fill per whole contract at most); charged as
  * one fee per order rounded up to the cent, as the simulator does, it costs less than the notional + X +
- * one cent. On a deci-cent market one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at
+ * one cent. The page caps each rebate at its fill's own fee, so on sub-cent fills the rounding is kept:
+ * a fill of c contracts at q debits at most c × (q + a contract's fee at q) rounded up to the cent, which grows
+ * with q, so every contract filled alone at the limit bounds that (two contracts at 0.001 debit 0.02,
+ * docs/venues/kalshi.md, "Fee rounding re-checked"); the worst case is the larger of the two bounds. On a deci-cent market one contract at 0.828 costs 0.838 filled at its limit, and 0.847 at
  * 0.827 (its fee a cent more). On a market of whole-cent fills (`wholeCents`) neither rounding can go the
  * other way: the debit is the notional plus the fees rounded up to the cent once, and a fill d cents
  * better saves d cents a contract while its fee grows by at most rate × d cents (+ $0.000001), so the
@@ -273,7 +275,9 @@ export function worstFee(model: FeeModel, limit: PriceMicro, shares: ShareMicro)
     case "kalshi": {
       if (model.wholeCents) return ceilDiv(shares * ceilDiv(model.ratePpm * limit * (ONE - limit), ONE * ONE), ONE * CENT) * CENT;
       const unrounded = ceilDiv(model.ratePpm * shares * limit * (ONE - limit), ONE * ONE * ONE);
-      return unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
+      const rebated = unrounded + ceilDiv(shares, ONE) * KALSHI_FILL_FEE_STEP + CENT - 1n;
+      const alone = ceilDiv(shares, ONE) * (ceilDiv(limit + ceilDiv(model.ratePpm * limit * (ONE - limit), ONE * ONE), CENT) * CENT) - notional(limit, shares);
+      return rebated > alone ? rebated : alone;
     }
     case "polymarket": {
       const spent = notional(limit, shares);

@@ -125,12 +125,14 @@ describe("optimize_price", () => {
   it("judges a Kalshi ask by what its contracts add to an order's fee, not by its fee alone: a one-contract top ask on a deci-cent market neither loses the reference nor cuts the venue's book", () => {
     // One contract at 0.957 pays a whole cent of fee alone (0.967 a share); inside an order it adds 0.00288
     // of fee (0.959881), and each of 500 at 0.958 adds 0.00282 (0.960817). 104 contracts across both cost
-    // 99.931 with the order's fee rounded up once (0.960875 a share): more shares than Polymarket's 0.962 gives.
+    // 98.973 for 103 with the order's fee rounded up once (0.960903 a share): more shares than Polymarket's 0.962 gives.
+    // The lock allows 103, not 104: filled a contract at a time at the limit, each debits 0.9618 + its fee rounded up to
+    // 0.97, which the venue's cap on rebates (at most a fill's own fee) can leave unrebated (104 would lock 100.88).
     const kalshi = quote("kalshi", [[0.957, 1], [0.958, 500]], { feeModel: KALSHI, lotShares: S, tickSize: 1_000n });
     const poly = quote("poly", [[0.962, 1000]]);
     const p = planned(req(100, { maxSlippage: 2_000n }), [kalshi, poly]);
-    expect(p).toMatchObject({ referencePrice: 959_881n, limitPrice: 961_800n, shares: 104n * S, cost: usdc(99.931), fees: usdc(0.3) });
-    expect(legs(p)).toEqual([["kalshi", 104n * S]]);
+    expect(p).toMatchObject({ referencePrice: 959_881n, limitPrice: 961_800n, shares: 103n * S, cost: usdc(98.973), fees: usdc(0.3) });
+    expect(legs(p)).toEqual([["kalshi", 103n * S]]);
   });
 
   it("gives Opinion only legs whose fee by its curve reaches its minimum fee, and covers the minimum in a leg's worst case", () => {
@@ -212,9 +214,9 @@ describe("optimize_price", () => {
   it("keeps the average fee-adjusted price under the limit when rounding alone would break it", () => {
     // At 0.29 a contract adds 0.014413 of Kalshi fee to an order (0.304413, the reference; 1% over it,
     // 0.307457). With the fee rounded up to the cent 6 lots of 0.1 average 0.306667 and 7 lots 0.318571,
-    // so the most the limit allows is 6 lots.
+    // so the most the limit allows is 6 lots (the amount, 0.31, is what a contract filled alone at the limit can debit).
     const q = quote("k", [[0.29, 0.700011]], { feeModel: KALSHI, lotShares: 100_000n, minOrderShares: 200_000n });
-    const p = planned(req(0.223, { timeInForce: "IOC" }), [q]);
+    const p = planned(req(0.31, { timeInForce: "IOC" }), [q]);
     expect(p).toMatchObject({ referencePrice: 304_413n, limitPrice: 307_457n, shares: 600_000n, cost: usdc(0.184) });
   });
 });
