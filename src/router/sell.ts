@@ -1,4 +1,5 @@
 import { ceilDiv, formatMicro, microToNumber, ONE, proceedsOf, type Micro, type PriceMicro, type ShareMicro } from "../domain/money.ts";
+import type { FeeModel } from "../domain/fees.ts";
 import type { Level } from "../domain/types.ts";
 import { BidCurve, bestMarginal, SAFE } from "./curve.ts";
 import { legOf, refuse, type Side } from "./route.ts";
@@ -66,11 +67,13 @@ function leastLegCurve(q: SellQuote): BidCurve {
  * order_too_small; undefined when none nets more than nothing.
  */
 function sellReference(quotes: readonly SellQuote[], shares: ShareMicro): PriceMicro | undefined {
-  const reached = quotes.flatMap((q) => {
+  // A loop, not flatMap, as the buy's referencePrice.
+  const reached: { model: FeeModel; price: PriceMicro; sells: boolean }[] = [];
+  for (const q of quotes) {
     const c = leastLegCurve(q);
     const level = c.leastLevel();
-    return level ? [{ model: q.feeModel, price: level.price, sells: BigInt(c.minLots * c.lot) <= shares }] : [];
-  });
+    if (level) reached.push({ model: q.feeModel, price: level.price, sells: BigInt(c.minLots * c.lot) <= shares });
+  }
   const sold = reached.filter((r) => r.sells);
   const best = bestMarginal(sold.length > 0 ? sold : reached, -1);
   return best === undefined || best <= 0n ? undefined : best;
