@@ -34,6 +34,11 @@ export const ENTERED_FROM: Readonly<Record<OrderStatus, readonly OrderStatus[]>>
   failed: ["pending", "locked", "routing"],
 };
 
+/** Whether the client's retry under the order's client_order_id runs it again (Store.reopenOrder): rejected with one of RETRIED_REJECTIONS before anything was locked or escrowed. */
+export function reopenable(o: { status: OrderStatus; lockTx: string | null; errorCode: string | null }): boolean {
+  return o.status === "rejected" && o.lockTx === null && (RETRIED_REJECTIONS as readonly (string | null)[]).includes(o.errorCode);
+}
+
 export function isTerminal(s: OrderStatus): boolean {
   return TERMINAL_STATUSES.includes(s);
 }

@@ -3,7 +3,7 @@ import { toHex } from "viem";
 import { keccak256 } from "../evm/keccak.ts";
 import { AppError } from "../domain/errors.ts";
 import { formatMicro, microToNumber, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
-import { RETRIED_REJECTIONS } from "../domain/order-status.ts";
+import { reopenable } from "../domain/order-status.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { QueuedAhead } from "../markets/merged-book.ts";
@@ -797,11 +797,6 @@ const REQUEST_FIELDS: Record<keyof OrderIntent, string> = {
   strategy: "strategy",
   timeInForce: "time_in_force",
 };
-
-/** An order rejected 5xx before anything was locked or escrowed: its client's retry runs it again (Store.reopenOrder). */
-function reopenable(o: OrderRecord): boolean {
-  return o.status === "rejected" && o.lockTx === null && (RETRIED_REJECTIONS as readonly (string | null)[]).includes(o.errorCode);
-}
 
 /** The order a retry names by its client_order_id, when it asks for the same; idempotency_conflict, naming what differs, when it does not. */
 function sameRequest(order: OrderRecord, intent: OrderIntent, clientOrderId: string): OrderRecord {

@@ -1,4 +1,6 @@
+import { ERRORS, type ErrorCode } from "../domain/errors.ts";
 import { microToNumber, type Micro } from "../domain/money.ts";
+import { reopenable } from "../domain/order-status.ts";
 import type { FillRecord, OrderRecord } from "../store/store.ts";
 
 /** The JSON an order is shown as: the SPEC's fields first, then DESIGN §6's extras. */
@@ -87,8 +89,20 @@ export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAsset
     time_in_force: o.timeInForce,
     lock_tx_hash: o.lockTx,
     release_tx_hash: o.releaseTx,
-    error: o.errorCode === null ? null : { code: o.errorCode, message: o.errorMessage ?? "", details: o.errorDetails ?? {} },
+    error: o.errorCode === null ? null : { code: o.errorCode, message: errorMessage(o), details: o.errorDetails ?? {} },
   };
+}
+
+/**
+ * An order's error message as its client reads it. A 5xx says "try again", yet an order that ended so after its lock
+ * or escrow was taken (its chain order id spent: the Vault takes an id once) is its client_order_id's answer for good,
+ * unlike one its retry runs again (reopenable): its message says so, and how to try again.
+ */
+function errorMessage(o: OrderRecord): string {
+  const message = o.errorMessage ?? "";
+  const status = ERRORS[o.errorCode as ErrorCode]?.status ?? 500;
+  if (status < 500 || reopenable(o)) return message;
+  return `${message} Sent again under the same client_order_id (or Idempotency-Key), the order answers as it is: to try again, send it under a new client_order_id.`;
 }
 
 /** The venue that filled the largest part of the order (by shares; ties by name, for stability). */

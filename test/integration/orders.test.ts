@@ -228,6 +228,32 @@ describe("orders that cannot be filled", () => {
     expect(await k.client.account()).toMatchObject({ available_usdc: 10_000, locked_usdc: 0 });
   });
 
+  it("an order no venue filled answers 502 all_venues_failed for good under its client_order_id, and says to send a new one", async () => {
+    const k = await s.newKey();
+    const faults = (reject: boolean) =>
+      s.client.health().then(async (h) => {
+        for (const v of h.venues) expect((await fetch(new URL("/_sim/faults", v.base_url!), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ reject }) })).status).toBe(200);
+      });
+    const body = JSON.stringify({ ...valid, amount_usdc: 4, client_order_id: "refused-1" });
+    await faults(true);
+    let first: Awaited<ReturnType<typeof k.client.request>>;
+    try {
+      first = await k.client.request("POST", "/v1/order", { body, signed: true });
+    } finally {
+      await faults(false);
+    }
+    const err = (first.body as { error: { code: string; message: string; details: { order_id: string; status: string } } }).error;
+    expect([first.status, err.code, err.details.status]).toEqual([502, "all_venues_failed", "failed"]);
+    expect(err.message).toBe("No venue filled any part of the order; the locked USDC was released. Sent again under the same client_order_id (or Idempotency-Key), the order answers as it is: to try again, send it under a new client_order_id.");
+    // The venues take orders again: the same client_order_id answers the same order, the new one runs.
+    const again = await later(k, 1).request("POST", "/v1/order", { body, signed: true });
+    expect([again.status, (again.body as { error: typeof err }).error]).toEqual([502, { ...err, request_id: expect.any(String) }]);
+    expect((await k.client.getOrder(err.details.order_id)).error).toMatchObject({ code: "all_venues_failed", message: err.message });
+    const renewed = await k.client.request("POST", "/v1/order", { body: JSON.stringify({ ...valid, amount_usdc: 4, client_order_id: "refused-2" }), signed: true });
+    expect(renewed.status).toBe(200);
+    expect(await k.client.account()).toMatchObject({ locked_usdc: 0 });
+  });
+
   it("another account's order is order_not_found", async () => {
     const a = await s.newKey();
     const o = await a.client.order({ ...valid, amount_usdc: 2 } as never);

@@ -24,7 +24,7 @@ export const orderRoutes =
         schema: {
           summary: "Submit an order: lock USDC in the vault, route across venues, settle and mint the position token",
           description:
-            "Signed request (from the web terminal: its session, with the session's X-CSRF-Token instead of a signature). Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details. The same client_order_id (or Idempotency-Key header) with the same body answers the same order (one rejected with a 503 before anything was locked, chain_unavailable, venue_unavailable or order_interrupted, is run again); with another body, idempotency_conflict. A signed request sent again answers replayed_request, unless its body names a client_order_id: then it is the idempotent retry and answers that order.",
+            "Signed request (from the web terminal: its session, with the session's X-CSRF-Token instead of a signature). Returns 200 with the order when it filled (or partially filled), 202 while a venue's answer is still being reconciled; a rejected or failed order answers with its error code and the order in details. The same client_order_id (or Idempotency-Key header) with the same body answers the same order (one rejected with a 503 before anything was locked, chain_unavailable, venue_unavailable or order_interrupted, is run again; any other 5xx, after its lock was taken, is its answer for good, and its message says to send a new client_order_id to try again); with another body, idempotency_conflict. A signed request sent again answers replayed_request, unless its body names a client_order_id: then it is the idempotent retry and answers that order.",
           tags: ["orders"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "OrderRequest#" },
@@ -42,7 +42,7 @@ export const orderRoutes =
         deps.metrics.orderAnswered(order.id, reply.elapsedTime / 1000);
         if (order.status === "rejected" || order.status === "failed") {
           const code = (order.errorCode ?? "internal") in ERRORS ? (order.errorCode as ErrorCode) : "internal";
-          throw new AppError(code, order.errorMessage ?? undefined, { ...order.errorDetails, order_id: order.id, status: order.status, order: body });
+          throw new AppError(code, body.error?.message || undefined, { ...order.errorDetails, order_id: order.id, status: order.status, order: body });
         }
         return reply.status(order.status === "filled" || order.status === "partially_filled" ? 200 : 202).send(body);
       },
