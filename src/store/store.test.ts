@@ -376,6 +376,20 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.reopenOrder("ord_2", { owner: "b", until })).toBeUndefined();
       expect(await store.reopenOrder("ord_3", { owner: "b", until })).toBeUndefined();
     });
+
+    it("dates a reopened order's lock, in the order and in the account's activity, when its retry took it, not when its first attempt was rejected", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      await store.insertOrder(order(), { owner: "a", until: clock.iso() });
+      // Recovery rejects an order whose lock never landed as nothing locked: locked 0, no lock_tx.
+      await store.updateOrder("ord_1", ["pending"], { status: "rejected", locked: 0n, lockTx: null, errorCode: "order_interrupted", errorMessage: "nothing was locked" });
+      clock.ms += 3_600_000;
+      await store.reopenOrder("ord_1", { owner: "b", until: new Date(clock.ms + 30_000).toISOString() });
+      clock.ms += 1_000;
+      const lockedAt = clock.iso();
+      expect(await store.updateOrder("ord_1", ["pending"], { status: "locked", locked: 5n, lockTx: "0xlock" }, "b")).toMatchObject({ lockedAt });
+      expect((await store.activity("acc_1", { limit: 50, cursor: null })).data.filter((e) => e.type === "lock")).toMatchObject([{ reference: "ord_1", createdAt: lockedAt }]);
+    });
   });
 
   describe("listing orders", () => {

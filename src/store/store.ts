@@ -411,7 +411,7 @@ export interface Store {
   claimOrder(id: string, lease: Lease, now: string): Promise<boolean>;
   /**
    * Puts an order rejected with one of RETRIED_REJECTIONS before anything was locked (no lock_tx) back to `pending`,
-   * its error cleared, leased to `lease.owner`, for its client's retry to run it again; undefined when it is no longer such a one.
+   * its error and the time of its first attempt's (empty) hold cleared, leased to `lease.owner`, for its client's retry to run it again; undefined when it is no longer such a one.
    */
   reopenOrder(id: string, lease: Lease): Promise<OrderRecord | undefined>;
   /** Extends the owner's leases of these orders (those it still holds). */
