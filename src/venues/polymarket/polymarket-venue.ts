@@ -518,8 +518,8 @@ export class PolymarketVenue implements Venue {
    * however often the venue lists it; a FAILED trade never settled and is no fill. Throws while a trade
    * named is not listed yet, or while an order that matched shares names no trade: the order would read
    * as filled by the others only, or as taking nothing. A named trade that is never listed ends there:
-   * once the order is done and the trades listed, settled or settling, take every share it matched,
-   * the one missing holds none of them.
+   * once the order is done and the trades listed (settled, settling or FAILED, whose shares `size_matched`
+   * keeps) take every share it matched, the one missing holds none of them.
    */
   private async lookup(orderId: string, clientOrderId: string, tradeIds: string[] = []): Promise<ChildStatus> {
     const raw = await this.read({ method: "GET", path: `/data/order/${orderId}`, auth: true, limits: ["order"] }, true);
@@ -528,9 +528,11 @@ export class PolymarketVenue implements Venue {
     const named = [...new Set([...open.associateTrades, ...tradeIds])];
     if (named.length === 0 && open.sizeMatched > 0n) throw new WireError(`order ${orderId} matched ${formatMicro(open.sizeMatched)} shares but names no trade yet`);
     const trades = await Promise.all(named.map((id) => this.trade(id)));
-    const mine = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId && t.status !== FAILED);
+    const listed = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
+    const mine = listed.filter((t) => t.status !== FAILED);
     const missing = named.filter((_, i) => trades[i] === undefined);
-    const accounted = open.status === "done" && mine.reduce((s, t) => s + t.size, 0n) >= open.sizeMatched;
+    // size_matched keeps a FAILED trade's shares (github.com/Polymarket/py-clob-client-v2/issues/34): listed, they are accounted for
+    const accounted = open.status === "done" && listed.reduce((s, t) => s + t.size, 0n) >= open.sizeMatched;
     if (missing.length > 0 && !accounted) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
     return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
   }
