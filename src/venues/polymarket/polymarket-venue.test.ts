@@ -1,6 +1,7 @@
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getGlobalDispatcher, type Agent } from "undici";
+import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startRewritingProxy } from "../../../test/helpers/rewriting-proxy.ts";
 import { AppError } from "../../domain/errors.ts";
@@ -280,11 +281,32 @@ describe("PolymarketVenue", () => {
     const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
     const placed = await venue.place(buy(venue));
     if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
-    // the same trade as the account's resting order on its other side saw it, listed first
-    const asMaker = (t: Record<string, unknown>) => ({ ...t, trader_side: "MAKER", maker_orders: [{ order_id: "0xresting", matched_amount: t["size"], price: t["price"] }] });
+    // the same trade, its maker the account's resting order, listed once per side, the MAKER row first
+    const maker = (t: Record<string, unknown>) => ({ order_id: "0xresting", maker_address: privateKeyToAccount(sim.credentials.privateKey).address, matched_amount: t["size"], price: t["price"], asset_id: t["asset_id"] });
+    const selfTrade = (t: Record<string, unknown>) => ({ ...t, maker_orders: [maker(t)] });
     proxy.rewrite = (path, body) =>
-      path.endsWith("/data/trades") ? { ...(body as object), data: (body as { data: Record<string, unknown>[] }).data.flatMap((t) => [asMaker(t), t]) } : body;
-    expect(await venue.trades()).toEqual(placed.fills);
+      path.endsWith("/data/trades")
+        ? { ...(body as object), data: (body as { data: Record<string, unknown>[] }).data.flatMap((t) => [{ ...selfTrade(t), trader_side: "MAKER" }, selfTrade(t)]) }
+        : body;
+    // each side once: the resting order sold what the taker bought, at its price, and pays no fee
+    const sold = placed.fills.map((f) => ({ ...f, venueOrderId: "0xresting", clientOrderId: "", side: "sell", fee: 0n }));
+    expect(await venue.trades()).toEqual(placed.fills.flatMap((f, i) => [sold[i], f]));
+  });
+
+  it("reads the fills its resting order made as a maker, taken by another's order, at its own price and without fee", async () => {
+    const { sim, venue } = await setup();
+    const order = buy(venue);
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(order);
+    if (placed.kind !== "open") throw new Error(`the order did not rest: ${placed.kind}`);
+    sim.faults.reset();
+    const lot = venue.market(order.venueMarketId)!.lotShares;
+    expect(sim.exchange.resting(placed.venueOrderId)).toBeGreaterThan(lot);
+    const tradeId = sim.takeResting(placed.venueOrderId, lot);
+    const made = { tradeId, venueOrderId: placed.venueOrderId, clientOrderId: order.clientOrderId, side: "buy", price: order.limitPrice, shares: lot, fee: 0n };
+    // what the order service settles: cancelled, with every share the order bought
+    expect(await venue.cancel(order.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: [...placed.fills, made] });
+    expect(await venue.trades()).toEqual([...placed.fills, made]);
   });
 
   it("fills an order while its trades are still unsettled (matched, no transaction yet), and drops a trade whose settlement failed", async () => {

@@ -4,7 +4,7 @@ import { systemClock, type Clock, type Level, type Outcome } from "../../domain/
 import type { MarketCatalog } from "../../markets/catalog.ts";
 import { streamedHealth } from "../health.ts";
 import { LatencyRecorder } from "../latency.ts";
-import { feesPerFill, takenResult, underMinimumAmount, uniqueTrades } from "../placement.ts";
+import { feesPerFill, takenResult, underMinimumAmount } from "../placement.ts";
 import type {
   BookSnapshot,
   BookUpdate,
@@ -49,6 +49,8 @@ import {
   type BookSummary,
   type ClobMarket,
   type ClobTrade,
+  type OrderTrade,
+  orderTrades,
   type StreamEvent,
   withTick,
 } from "./wire.ts";
@@ -369,10 +371,11 @@ export class PolymarketVenue implements Venue {
   }
 
   /**
-   * Every page of `GET /data/trades`, each trade once, oldest first. The account only takes, so its
-   * trades are the rows where it is the TAKER; a FAILED trade never settled and is no fill. A trade's fee
-   * follows its market's curve, read by id for a market the catalogue no longer loads (marketById). The
-   * client order id is known for the newest orders this adapter placed since it started, "" for the others.
+   * Every page of `GET /data/trades`, oldest first: the account's part in each trade once, however often it is
+   * listed; its taker order in a row where it is the TAKER, and each of its orders among the trade's makers (an
+   * order the venue left resting, then taken by another's). A FAILED trade never settled and is no fill. A taker's
+   * fee follows its market's curve, read by id for a market the catalogue no longer loads (marketById); a maker
+   * pays none. The client order id is known for the newest orders this adapter placed since it started, "" for the others.
    */
   async trades(): Promise<VenueFill[]> {
     const rows: ClobTrade[] = [];
@@ -381,18 +384,24 @@ export class PolymarketVenue implements Venue {
       rows.push(...page.data);
       cursor = page.nextCursor;
     }
-    // a trade the account is on both sides of may be listed once per side: its TAKER row is kept, however the rows come
-    const taken = uniqueTrades(rows.filter((t) => t.traderSide === "TAKER" && t.status !== FAILED)).sort((a, b) => a.matchTime - b.matchTime);
+    // a trade the account is on both sides of may be listed once per side: its taker part is read from its TAKER row, however the rows come
+    const me = this.signer.address.toLowerCase();
+    const parts = rows
+      .filter((t) => t.status !== FAILED)
+      .flatMap((t) => orderTrades(t).filter((p) => (p.makerAddress === undefined ? t.traderSide === "TAKER" : p.makerAddress.toLowerCase() === me)));
+    const seen = new Set<string>();
+    const taken = parts.filter((p) => !seen.has(`${p.tradeId}/${p.orderId}`) && seen.add(`${p.tradeId}/${p.orderId}`) !== undefined).sort((a, b) => a.matchTime - b.matchTime);
     const unloaded = new Set(taken.map((t) => t.market).filter((id) => !this.markets_.has(id)));
     await Promise.all([...unloaded].map((id) => this.marketById(id, "the fees of its trades")));
     const clientIds = new Map([...this.orders].map(([clientOrderId, orderId]) => [orderId, clientOrderId]));
-    const byOrder = new Map<string, ClobTrade[]>();
-    for (const t of taken) byOrder.set(t.takerOrderId, [...(byOrder.get(t.takerOrderId) ?? []), t]);
-    const fills = new Map<string, VenueFill>();
+    const byOrder = new Map<string, OrderTrade[]>();
+    for (const t of taken) byOrder.set(t.orderId, [...(byOrder.get(t.orderId) ?? []), t]);
+    const fills = new Map<OrderTrade, VenueFill>();
     for (const [orderId, trades] of byOrder) {
-      for (const f of this.toFills(trades, orderId, clientIds.get(orderId) ?? "")) fills.set(f.tradeId, f);
+      const orderFills = this.toFills(trades, clientIds.get(orderId) ?? "");
+      trades.forEach((t, i) => fills.set(t, orderFills[i]!));
     }
-    return taken.map((t) => fills.get(t.tradeId)!);
+    return taken.map((t) => fills.get(t)!);
   }
 
   queueDelayMs(ahead?: number): number {
@@ -528,21 +537,34 @@ export class PolymarketVenue implements Venue {
     const named = [...new Set([...open.associateTrades, ...tradeIds])];
     if (named.length === 0 && open.sizeMatched > 0n) throw new WireError(`order ${orderId} matched ${formatMicro(open.sizeMatched)} shares but names no trade yet`);
     const trades = await Promise.all(named.map((id) => this.trade(id)));
-    const listed = trades.filter((t): t is ClobTrade => t !== undefined && t.takerOrderId === orderId);
+    // the order's part in each trade, as its taker or as one of its makers (an order left resting)
+    const listed = trades.flatMap((t) => (t === undefined ? [] : orderTrades(t).filter((p) => p.orderId === orderId)));
     const mine = listed.filter((t) => t.status !== FAILED);
     const missing = named.filter((_, i) => trades[i] === undefined);
     // size_matched keeps a FAILED trade's shares (github.com/Polymarket/py-clob-client-v2/issues/34): listed, they are accounted for
     const accounted = open.status === "done" && listed.reduce((s, t) => s + t.size, 0n) >= open.sizeMatched;
     if (missing.length > 0 && !accounted) throw new WireError(`order ${orderId}'s trade ${missing.join(", ")} is not listed yet`);
-    return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, orderId, clientOrderId) };
+    return { kind: open.status, venueOrderId: orderId, fills: this.toFills(mine, clientOrderId) };
   }
 
-  /** One order's trades as fills, with the order's fee split over them so that they add up to the fee of the whole order. */
-  private toFills(trades: ClobTrade[], orderId: string, clientOrderId: string): VenueFill[] {
-    const market = trades[0] && (this.markets_.get(trades[0].market) ?? this.unloaded.get(trades[0].market));
+  /**
+   * One order's parts in trades as fills: the order's fee split over its taker parts, so that they add up to the
+   * fee of all it took; a maker part pays none (V2 charges takers only).
+   */
+  private toFills(parts: OrderTrade[], clientOrderId: string): VenueFill[] {
+    const market = parts[0] && (this.markets_.get(parts[0].market) ?? this.unloaded.get(parts[0].market));
     const model = market?.market.feeModel ?? { kind: "polymarket", ratePpm: 0n, exponent: 1 };
-    const fees = feesPerFill(model, trades.map((t) => ({ price: t.price, shares: t.size })));
-    return trades.map((t, i) => ({ tradeId: t.tradeId, venueOrderId: orderId, clientOrderId, side: t.side, price: t.price, shares: t.size, fee: fees[i]! }));
+    const taken = parts.filter((p) => p.makerAddress === undefined);
+    const fees = feesPerFill(model, taken.map((p) => ({ price: p.price, shares: p.size })));
+    return parts.map((p) => ({
+      tradeId: p.tradeId,
+      venueOrderId: p.orderId,
+      clientOrderId,
+      side: p.side,
+      price: p.price,
+      shares: p.size,
+      fee: p.makerAddress === undefined ? fees[taken.indexOf(p)]! : 0n,
+    }));
   }
 
   private async trade(id: string): Promise<ClobTrade | undefined> {

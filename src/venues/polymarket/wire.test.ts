@@ -7,6 +7,7 @@ import { parseDecimal, WireError } from "./decimal.ts";
 import {
   applyLevel,
   END_CURSOR,
+  orderTrades,
   parseBook,
   parseCancelResult,
   parseClobMarketFee,
@@ -164,6 +165,21 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
       status: "CONFIRMED",
       matchTime: 1_700_000_000,
     });
+  });
+
+  it("reads each maker order's part in a trade: the opposite side on the taker's token, the same side on the other outcome's", () => {
+    const body = fixture("trades-page").body as { data: Record<string, unknown>[] };
+    const row = body.data[0]!;
+    const makers = [
+      { order_id: "0xsells", maker_address: "0x01", asset_id: row["asset_id"], matched_amount: "3", price: "0.5" },
+      { order_id: "0xbuysno", maker_address: "0x02", asset_id: "42", matched_amount: "2.5", price: "0.5" },
+    ];
+    const [trade] = parseTradesPage({ ...body, data: [{ ...row, size: "5.5", maker_orders: makers }] }).data;
+    expect(orderTrades(trade!).map(({ orderId, side, price, size, makerAddress }) => ({ orderId, side, price, size, makerAddress }))).toEqual([
+      { orderId: "0xabcdef1234567890abcdef1234567890abcdef12", side: "buy", price: 500_000n, size: 5_500_000n, makerAddress: undefined },
+      { orderId: "0xsells", side: "sell", price: 500_000n, size: 3_000_000n, makerAddress: "0x01" },
+      { orderId: "0xbuysno", side: "buy", price: 500_000n, size: 2_500_000n, makerAddress: "0x02" },
+    ]);
   });
 
   it("reads a cancel's answer: the ids cancelled and why the others were not", () => {

@@ -73,6 +73,35 @@ export interface ClobTrade {
   matchTime: number;
   /** MATCHED, then MINED and CONFIRMED as it settles; RETRYING, or FAILED when its settlement failed for good. */
   status: string;
+  /** The resting orders the taker order matched (`maker_orders`), the account's among them when it was a maker. */
+  makerOrders: MakerOrder[];
+}
+
+/** A resting order's part in a trade, as `maker_orders` lists it. */
+export interface MakerOrder {
+  orderId: string;
+  /** The wallet whose order it is. */
+  makerAddress: string;
+  /** The token the maker order trades: the taker's, or the other outcome's (a buy matched with a buy, a sell with a sell). */
+  assetId: string;
+  /** The maker order's own price, of its own token. */
+  price: PriceMicro;
+  /** Its shares matched in this trade (`matched_amount`). */
+  size: ShareMicro;
+}
+
+/** One order's part in a trade: the taker order's whole trade, or a maker order's matched shares at its own price. */
+export interface OrderTrade {
+  tradeId: string;
+  orderId: string;
+  market: string;
+  side: TradeSide;
+  price: PriceMicro;
+  size: ShareMicro;
+  /** The maker order's wallet; undefined for the taker order. Makers pay no fee (docs.polymarket.com/trading/fees: takers only). */
+  makerAddress: string | undefined;
+  matchTime: number;
+  status: string;
 }
 
 /** The answer of `DELETE /order`: the ids it cancelled, and why it did not cancel the others. */
@@ -260,7 +289,32 @@ function parseTrade(raw: unknown, at = "trade"): ClobTrade {
     matchTime: unixSeconds(o["match_time"], `${at}.match_time`),
     // written both as CONFIRMED and as TRADE_STATUS_CONFIRMED (the get-trades example)
     status: str(o["status"], `${at}.status`).toUpperCase().replace(/^TRADE_STATUS_/, ""),
+    makerOrders: arr(o["maker_orders"] ?? [], `${at}.maker_orders`).map((m, i) => {
+      const mo = obj(m, `${at}.maker_orders[${i}]`);
+      return {
+        orderId: str(mo["order_id"], `${at}.maker_orders[${i}].order_id`),
+        makerAddress: str(mo["maker_address"], `${at}.maker_orders[${i}].maker_address`),
+        assetId: str(mo["asset_id"], `${at}.maker_orders[${i}].asset_id`),
+        price: parseDecimal(mo["price"], `${at}.maker_orders[${i}].price`),
+        size: parseDecimal(mo["matched_amount"], `${at}.maker_orders[${i}].matched_amount`),
+      };
+    }),
   };
+}
+
+/**
+ * Every order's part in a trade: the taker order's (the trade's side, price and size), then each maker
+ * order's, its matched shares at its own price. A maker order on the taker's token took the other side
+ * (a sell met by a buy); one on the other outcome's token the same side, the two buys (or sells) minting
+ * (or merging) a pair of tokens.
+ */
+export function orderTrades(t: ClobTrade): OrderTrade[] {
+  const part = { tradeId: t.tradeId, market: t.market, matchTime: t.matchTime, status: t.status };
+  const opposite: TradeSide = t.side === "buy" ? "sell" : "buy";
+  return [
+    { ...part, orderId: t.takerOrderId, side: t.side, price: t.price, size: t.size, makerAddress: undefined },
+    ...t.makerOrders.map((m) => ({ ...part, orderId: m.orderId, side: m.assetId === t.assetId ? opposite : t.side, price: m.price, size: m.size, makerAddress: m.makerAddress })),
+  ];
 }
 
 export function parseCancelResult(raw: unknown): CancelResult {

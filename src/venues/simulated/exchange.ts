@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { feeInShares, grossForDelivered, netOfWithheld, orderFee, withheldShares, type FeeModel } from "../../domain/fees.ts";
-import { formatMicro, ONE, type Micro, type PriceMicro } from "../../domain/money.ts";
+import { formatMicro, ONE, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Clock, Level, Outcome } from "../../domain/types.ts";
 import type { CatalogEvent } from "../../markets/catalog.ts";
 import type { BookSnapshot, BookUpdate, ChildOrder, ChildStatus, PlaceResult, Unsubscribe, VenueFill, VenueMarket } from "../venue.ts";
@@ -236,6 +236,24 @@ export class SimExchange {
     if (o.order.side === "sell") this.positions.offer(o.account, o.order.venueMarketId, o.order.outcome, -o.resting);
     o.resting = 0n;
     return { kind: "done", venueOrderId: o.venueOrderId, fills: o.fills };
+  }
+
+  /**
+   * Another trader's order takes up to `shares` of what rests of an order, at the order's limit: the order's
+   * fill as the maker, which pays no fee; undefined when nothing of it rests.
+   */
+  takeResting(clientOrderId: string, shares: ShareMicro): VenueFill | undefined {
+    const o = this.orders.get(clientOrderId);
+    if (!o || o.resting === 0n) return undefined;
+    const taken = shares < o.resting ? shares : o.resting;
+    const { side, limitPrice, venueMarketId, outcome } = o.order;
+    const fill: VenueFill = { tradeId: randomUUID(), venueOrderId: o.venueOrderId, clientOrderId, side, price: limitPrice, shares: taken, fee: 0n };
+    o.fills = [...o.fills, fill];
+    o.matched = [...o.matched, fill];
+    o.resting -= taken;
+    this.positions.fill(o.account, venueMarketId, outcome, side, taken);
+    if (side === "sell") this.positions.offer(o.account, venueMarketId, outcome, -taken);
+    return fill;
   }
 
   /** Whether an order rests (the `resting` fault), as the venues' order views report it. */

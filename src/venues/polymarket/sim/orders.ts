@@ -35,8 +35,6 @@ interface OrderRecord {
   /** As posted (not signed in V2): unix seconds, 0 for none. */
   expiration: bigint;
   feeRateBps: bigint;
-  /** When each trade matched, ms: its settlement follows (see SimOrderBook.settleMs). */
-  matchedAt: number;
   /** Cancelled by `DELETE /order` while part of it rested. */
   canceled: boolean;
 }
@@ -85,7 +83,7 @@ const NOT_RESTING = "order is not open: already matched or canceled";
  */
 export class SimOrderBook {
   private readonly orders = new Map<string, OrderRecord>();
-  private readonly trades = new Map<string, { trade: VenueFill; order: OrderRecord }>();
+  private readonly trades = new Map<string, SimTrade>();
   /** Trades whose settlement failed for good. */
   private readonly failed = new Set<string>();
 
@@ -175,11 +173,10 @@ export class SimOrderBook {
       orderType,
       expiration,
       feeRateBps: ref.feeRateBps,
-      matchedAt: this.clock.now(),
       canceled: false,
     };
     this.orders.set(id, record);
-    for (const trade of record.fills) this.trades.set(trade.tradeId, { trade, order: record });
+    for (const trade of record.fills) this.trades.set(trade.tradeId, { trade, order: record, matchedAt: this.clock.now() });
     executed(ref.conditionId);
     const filled = record.fills.reduce((s, f) => s + f.shares, 0n);
     const paid = record.fills.reduce((s, f) => s + (f.price * f.shares) / ONE, 0n);
@@ -253,7 +250,22 @@ export class SimOrderBook {
     const page = cursorPage(this.repeated(mine), query.get("next_cursor") ?? "MA==", this.pageSize);
     if (!page) return bad("invalid next_cursor");
     const now = this.clock.now();
-    return { status: 200, body: { ...page, data: page.data.map(({ trade, order }) => this.renderTrade(trade, order, now)) } };
+    return { status: 200, body: { ...page, data: page.data.map((t) => this.renderTrade(t, now)) } };
+  }
+
+  /**
+   * Another trader's order takes up to `shares` of what rests of order `id` (the `resting` fault): a trade the
+   * account is in as a maker, at its order's price, listed with the other's order as the taker. Answers the trade id.
+   */
+  takeResting(id: string, shares: bigint): string {
+    const r = this.orders.get(id);
+    const fill = r && this.exchange.takeResting(id, shares);
+    if (!r || !fill) throw new Error(`order ${id} does not rest on the simulator`);
+    const trade = { ...fill, venueOrderId: id };
+    r.fills.push(trade);
+    const taker = `0x${createHash("sha256").update(`taker:${trade.tradeId}`).digest("hex")}`;
+    this.trades.set(trade.tradeId, { trade, order: r, matchedAt: this.clock.now(), taker });
+    return trade.tradeId;
   }
 
   failSettlement(tradeId: string): void {
@@ -276,33 +288,60 @@ export class SimOrderBook {
     return levels.reduce((s, l) => s + l.shares, 0n);
   }
 
-  /** A trade as `GET /data/trades` lists it, at its settlement stage `now`: the transaction hash once mined. */
-  private renderTrade(t: VenueFill, o: OrderRecord, now: number) {
-    const at = String(o.createdAt);
-    const stage = Math.min(2, Math.floor((now - o.matchedAt) / this.settleMs));
+  /**
+   * A trade as `GET /data/trades` lists it, at its settlement stage `now`: the transaction hash once mined. The
+   * account's order is its taker, or, for a trade another's order made against one of its resting orders, its
+   * only maker (`maker_orders`, the other taking the opposite side of the same token).
+   */
+  private renderTrade({ trade: t, order: o, matchedAt, taker }: SimTrade, now: number) {
+    const at = String(Math.floor(matchedAt / 1000));
+    const stage = Math.min(2, Math.floor((now - matchedAt) / this.settleMs));
     const failed = this.failed.has(t.tradeId);
+    const outcome = o.outcome === "YES" ? "Yes" : "No";
+    const maker = taker !== undefined && {
+      order_id: o.id,
+      owner: o.owner,
+      maker_address: o.maker,
+      matched_amount: formatMicro(t.shares),
+      price: formatMicro(t.price),
+      fee_rate_bps: "0",
+      asset_id: o.assetId,
+      outcome,
+      side: o.side.toUpperCase(),
+    };
     return {
       id: t.tradeId,
-      taker_order_id: o.id,
+      taker_order_id: taker ?? o.id,
       market: o.market,
       asset_id: o.assetId,
-      side: o.side.toUpperCase(),
+      side: (maker ? (o.side === "buy" ? "sell" : "buy") : o.side).toUpperCase(),
       size: formatMicro(t.shares),
       fee_rate_bps: o.feeRateBps.toString(),
       price: formatMicro(t.price),
       status: failed ? "FAILED" : SETTLEMENT[stage],
       match_time: at,
       last_update: at,
-      outcome: o.outcome === "YES" ? "Yes" : "No",
+      outcome,
       bucket_index: o.fills.indexOf(t),
       owner: o.owner,
-      maker_address: o.maker,
-      maker_orders: [],
+      maker_address: maker ? OTHER_TRADER : o.maker,
+      maker_orders: maker ? [maker] : [],
       transaction_hash: failed || stage === 0 ? "" : `0x${createHash("sha256").update(`tx:${t.tradeId}`).digest("hex")}`,
-      trader_side: "TAKER",
+      trader_side: maker ? "MAKER" : "TAKER",
     };
   }
 }
+
+/** One of the account's trades: its order's fill, when it matched (ms; its settlement follows, see SimOrderBook.settleMs), and for a trade of its resting order the other trader's taker order. */
+interface SimTrade {
+  trade: VenueFill;
+  order: OrderRecord;
+  matchedAt: number;
+  taker?: string;
+}
+
+/** The wallet of the other trader whose order takes from a resting order (SimOrderBook.takeResting). */
+const OTHER_TRADER = "0x00000000000000000000000000000000000000aa";
 
 /** A trade's statuses as its settlement goes (docs.polymarket.com, user channel: MATCHED, MINED, CONFIRMED). */
 const SETTLEMENT = ["MATCHED", "MINED", "CONFIRMED"] as const;

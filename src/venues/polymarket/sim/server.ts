@@ -29,6 +29,11 @@ export interface PolymarketSimOptions extends VenueSimOptions {
 export type PolymarketSim = VenueSim<PolymarketCredentials> & {
   /** Makes a trade's settlement fail for good: the venue then lists it as FAILED, with no transaction. */
   failSettlement(tradeId: string): void;
+  /**
+   * Another trader's order takes up to `shares` of what rests of the account's order (by its id, the order hash;
+   * the `resting` fault leaves orders resting): a trade the account is in as a maker. Answers the trade id.
+   */
+  takeResting(orderId: string, shares: bigint): string;
   /** Changes a market's tick, as Polymarket does near 0 and 1: served from now on, its book quoted on it, and announced on the market channel (`tick_size_change`). */
   changeTick(conditionId: string, tickSize: bigint): void;
 };
@@ -200,7 +205,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     for (const id of [l.outcomeIds.YES, l.outcomeIds.NO]) tokens.get(id)!.tickSize = tickSize;
     channel.tickChanged([l.outcomeIds.YES, l.outcomeIds.NO], conditionId, before, tickSize);
   };
-  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), changeTick };
+  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), takeResting: (orderId, shares) => orders.takeResting(orderId, shares), changeTick };
 }
 
 /** A market's `fd`: its fee curve, left without `e` when the exponent is 0, as a market clob-client-v2 reads as exponent 0. */
