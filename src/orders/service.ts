@@ -375,8 +375,8 @@ export class OrderService {
    * Plans an order on the books as they are now, exactly as submit() would, storing, locking and sending
    * nothing: a buy on the asks, a sell on the bids within the operator's inventory at each venue.
    */
-  async quote(body: unknown): Promise<{ intent: OrderIntent; plan: Plan | SellPlan }> {
-    const { intent } = validateOrder(body, undefined, this.d.limits);
+  async quote(query: unknown): Promise<{ intent: OrderIntent; plan: Plan | SellPlan }> {
+    const { intent } = validateOrder(query, undefined, this.d.limits, "querystring");
     const event = this.tradableEvent(intent);
     const result =
       intent.side === "sell"

@@ -17,9 +17,10 @@ const MAX_SLIPPAGE = 500_000n;
 
 /**
  * Turns a parsed JSON body into an exact order intent, or throws `invalid_request` naming every
- * offending field. Nothing is defaulted silently except what DESIGN §6 documents as a default.
+ * offending field of `context` (an order's body, or the query a quote reads it from). Nothing is
+ * defaulted silently except what DESIGN §6 documents as a default.
  */
-export function validateOrder(body: unknown, idempotencyKey: string | undefined, limits: OrderLimits): ValidOrder {
+export function validateOrder(body: unknown, idempotencyKey: string | undefined, limits: OrderLimits, context = "order"): ValidOrder {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new AppError("invalid_request", "The body must be a JSON object.", { fields: { body: "must be a JSON object" } });
   }
@@ -85,7 +86,7 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
   });
 
   if (Object.keys(fields).length > 0) {
-    throw invalidFields("order", fields);
+    throw invalidFields(context, fields);
   }
   return {
     intent: {

@@ -384,6 +384,12 @@ describe("quote", () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatchObject({ code: "invalid_request", details: { fields: { amount_usdc: why } } });
   });
+
+  it("names the query it refuses, as its other refusals do, not an order that was never sent", async () => {
+    const { cookie } = await signUp();
+    const res = await app.inject({ method: "GET", url: "/v1/quote?market_id=evt_test&outcome=YES&amount_usdc=0&max_slippage=0.9", headers: { cookie } });
+    expect(res.json().error.message).toBe("Invalid querystring: amount_usdc must be greater than 0; max_slippage must be a fraction between 0 and 0.5.");
+  });
 });
 
 describe("price stream", () => {
