@@ -400,7 +400,7 @@ function refuseLooseIntegers(integers: readonly string[]) {
     for (const name of integers) {
       const value = query[name];
       if (typeof value !== "string") continue;
-      if (!/^-?\d+$/.test(value)) fields[name] = "must be integer";
+      if (!/^-?\d+$/.test(value)) fields[name] = "must be an integer";
       else if (!Number.isSafeInteger(Number(value))) fields[name] = "is out of range";
     }
     done(Object.keys(fields).length === 0 ? undefined : invalidFields("querystring", fields));
@@ -471,6 +471,41 @@ function answerOnSocket(socket: Socket, e: AppError, id: string): void {
   socket.destroy();
 }
 
+/** JSON's names of the types a schema takes, in the words an order's refusals use. */
+const TYPE_WORDS: Record<string, string> = { string: "a string", integer: "an integer", number: "a number", boolean: "true or false", array: "an array", object: "a JSON object", null: "null" };
+
+/**
+ * Why a value is refused, in the words an order's refusals use, not Ajv's: its sentences say which values a list
+ * takes nowhere ("must be equal to one of the allowed values"), name a missing field twice ("must have required
+ * property 'x'"), and shout and compare in symbols ("must NOT have more than 64 characters", "must be >= 1").
+ */
+function inWords(keyword: string, params: Record<string, unknown>, message: string | undefined): string {
+  const limit = params.limit as number;
+  switch (keyword) {
+    case "enum":
+      return `must be one of ${(params.allowedValues as unknown[]).join(", ")}`;
+    case "required":
+      return "is required";
+    case "type":
+      return `must be ${String(params.type).split(",").map((t) => TYPE_WORDS[t] ?? t).join(" or ")}`;
+    case "minLength":
+      return limit === 1 ? "must not be empty" : `must be at least ${limit} characters`;
+    case "maxLength":
+      return `must be at most ${limit} characters`;
+    case "minimum":
+      return `must be at least ${limit}`;
+    case "maximum":
+      return `must be at most ${limit}`;
+    case "minItems":
+      return limit === 1 ? "must not be empty" : `must hold at least ${limit} entries`;
+    case "maxItems":
+      return `must hold at most ${limit} entries`;
+    case "uniqueItems":
+      return "must not hold the same entry twice";
+  }
+  return message ?? "is invalid";
+}
+
 function toAppError(err: FastifyError | AppError): AppError {
   if (err instanceof AppError) return err;
   const fe = err as FastifyError;
@@ -484,10 +519,7 @@ function toAppError(err: FastifyError | AppError): AppError {
         continue;
       }
       const name = (v.instancePath || "/" + String(missingProperty ?? "")).slice(1).replaceAll("/", ".");
-      // Ajv's sentence for a value outside a list ("must be equal to one of the allowed values") does not say which they are,
-      // and its sentence for a missing field ("must have required property 'x'") names it twice: an order's words instead.
-      const allowed = v.keyword === "enum" ? (v.params as { allowedValues: unknown[] }).allowedValues : undefined;
-      fields[name || fe.validationContext || "request"] = allowed !== undefined ? `must be one of ${allowed.join(", ")}` : missingProperty !== undefined ? "is required" : (v.message ?? "is invalid");
+      fields[name || fe.validationContext || "request"] = inWords(v.keyword, v.params, v.message);
     }
     return invalidFields(fe.validationContext ?? "request", fields);
   }

@@ -260,7 +260,7 @@ describe("API keys from the terminal", () => {
     const made = await make("😀".repeat(60));
     expect([made.statusCode, made.json().name]).toEqual([201, "😀".repeat(60)]);
     const long = await make("😀".repeat(101));
-    expect([long.statusCode, long.json().error.details.fields]).toEqual([400, { name: "must NOT have more than 100 characters" }]);
+    expect([long.statusCode, long.json().error.details.fields]).toEqual([400, { name: "must be at most 100 characters" }]);
   });
 
   it("refuses a name with a control character (a line break, a tab, an escape) and makes no key: crossfill keys list prints names as they are", async () => {
@@ -484,7 +484,7 @@ describe("request schemas refuse what they do not describe, and coerce only text
   it.each([
     ["an extra field", { admin: true }, { admin: "is not a known field" }],
     ["__proto__", JSON.parse('{"__proto__":{"admin":true}}') as object, Object.fromEntries([["__proto__", "is not a known field"]])],
-    ["a password sent as a number", { password: 1234567890 }, { password: "must be string" }],
+    ["a password sent as a number", { password: 1234567890 }, { password: "must be a string" }],
   ])("sign-up with %s is 400 invalid_request and makes no account", async (_name, extra, fields) => {
     const payload = JSON.stringify({ email: "eve@example.com", password: "correct horse battery", ...extra });
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
@@ -565,19 +565,19 @@ describe("request schemas refuse what they do not describe, and coerce only text
   it.each(["7", "-1.5", "[]", "null"])("sign-up with the body %s is 400: the body must be an object", async (payload) => {
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload });
     expect(res.statusCode).toBe(400);
-    expect(res.json().error).toMatchObject({ code: "invalid_request", message: "Invalid body: body must be object." });
+    expect(res.json().error).toMatchObject({ code: "invalid_request", message: "Invalid body: body must be a JSON object." });
   });
 
   it.each([
-    ["scopes as a string", { name: "bot", scopes: "read" }, { scopes: "must be array" }],
+    ["scopes as a string", { name: "bot", scopes: "read" }, { scopes: "must be an array" }],
     ["an extra field", { name: "bot", scopes: ["read"], account_id: "acc_other" }, { account_id: "is not a known field" }],
-    ["a name sent as a number", { name: 7, scopes: ["read"] }, { name: "must be string" }],
+    ["a name sent as a number", { name: 7, scopes: ["read"] }, { name: "must be a string" }],
     ["a name of spaces only", { name: "   ", scopes: ["read"] }, { name: "must be 1 to 100 characters" }],
     ["an IP allowlist entry that is no address", { name: "bot", scopes: ["read"], ip_allowlist: ["10.0.0.0/99"] }, { ip_allowlist: "each entry must be an IPv4 or IPv6 address, optionally with a /prefix" }],
     ["a withdrawal allowlist entry that is no address", { name: "bot", scopes: ["read"], withdrawal_allowlist: ["0xzz"] }, { withdrawal_allowlist: "must list 0x addresses, checksummed or lower case" }],
     // Taken as no list, each made a key without the limit asked for: one that pays to any address, or is used from any IP.
-    ["an empty withdrawal allowlist", { name: "bot", scopes: ["read", "trade"], withdrawal_allowlist: [] }, { withdrawal_allowlist: "must NOT have fewer than 1 items" }],
-    ["an empty IP allowlist", { name: "bot", scopes: ["read"], ip_allowlist: [] }, { ip_allowlist: "must NOT have fewer than 1 items" }],
+    ["an empty withdrawal allowlist", { name: "bot", scopes: ["read", "trade"], withdrawal_allowlist: [] }, { withdrawal_allowlist: "must not be empty" }],
+    ["an empty IP allowlist", { name: "bot", scopes: ["read"], ip_allowlist: [] }, { ip_allowlist: "must not be empty" }],
   ])("key creation with %s is 400 invalid_request and makes no key", async (_name, payload, fields) => {
     const { cookie, csrf, res: signup } = await signUp();
     const res = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload });
@@ -585,10 +585,29 @@ describe("request schemas refuse what they do not describe, and coerce only text
     expect(await store.listApiKeys(signup.json().account_id)).toEqual([]);
   });
 
+  it.each([
+    [`/v1/prices/${EVENT.eventId}?depth=0`, { depth: "must be at least 1" }],
+    [`/v1/prices/${EVENT.eventId}?depth=501`, { depth: "must be at most 500" }],
+    [`/v1/prices/${"e".repeat(129)}`, { event_id: "must be at most 128 characters" }],
+    ["/v1/markets?limit=0", { limit: "must be at least 1" }],
+    [`/v1/markets?q=${"q".repeat(201)}`, { q: "must be at most 200 characters" }],
+    ["/v1/markets?venue=", { venue: "must not be empty" }],
+    [`/v1/orders/${"o".repeat(65)}`, { order_id: "must be at most 64 characters" }],
+  ])("%s is refused in words, not in Ajv's symbols", async (url, fields) => {
+    const { cookie } = await signUp();
+    expect(refusal(await app.inject({ method: "GET", url, headers: { cookie } }))).toEqual([400, "invalid_request", fields]);
+  });
+
+  it("a key's scopes given twice are refused in words", async () => {
+    const { cookie, csrf } = await signUp();
+    const res = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "read"] } });
+    expect(refusal(res)).toEqual([400, "invalid_request", { scopes: "must not hold the same entry twice" }]);
+  });
+
   it("still reads a query string's numbers from their text, and refuses one that is not a number", async () => {
     const { cookie } = await signUp();
     expect((await app.inject({ method: "GET", url: "/v1/orders?limit=2", headers: { cookie } })).json()).toEqual({ data: [], next_cursor: null });
-    expect(refusal(await app.inject({ method: "GET", url: "/v1/orders?limit=two", headers: { cookie } }))).toEqual([400, "invalid_request", { limit: "must be integer" }]);
+    expect(refusal(await app.inject({ method: "GET", url: "/v1/orders?limit=two", headers: { cookie } }))).toEqual([400, "invalid_request", { limit: "must be an integer" }]);
   });
 });
 
