@@ -188,6 +188,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     else admit(principal);
   });
 
+  /** The methods the server's routes take, for `OPTIONS *`. */
+  const methods = new Set<string>();
   /**
    * Why a request has no route: a path of the API's routes asked with a method they do not take (RFC 9110 §15.5.6),
    * else none. The terminal's catch-all (a `*` param) is no API route, nor is a route reached with an empty id
@@ -210,7 +212,11 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // checked, as that is: a hook of the whole server's, so it runs before any of a route's own. A GET, HEAD or
   // DELETE with a body is refused before anything is done: the body would be ignored, and whatever the client
   // meant by it (a filter, a field) not done (docs/decisions.md).
+  // The target `*` is OPTIONS's only (RFC 9110 §9.3.7): with another method the terminal's catch-all answered its page.
   app.addHook("onRequest", (req, _reply, done) => {
+    if (req.url === "*" && req.method !== "OPTIONS") {
+      return done(new AppError("invalid_request", `The target * is asked with OPTIONS only, not ${req.method}: send a path.`, { fields: { path: "must begin with /" } }));
+    }
     const emptyId = req.routeOptions.url?.startsWith("/v1/") === true && Object.values(req.params as object).includes("");
     done(emptyId ? noRoute(req) : BODILESS.has(req.method) && hasBody(req) ? new AppError("invalid_request", `A ${req.method} request takes no body.`, { fields: { body: `must be empty for ${req.method}` } }) : undefined);
   });
@@ -221,6 +227,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // Only under /v1: the terminal's pages and files, the docs and /metrics are the browser's and scrapers'
   // (an asset's cache-busting `?v=`, a client route's own query).
   app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) methods.add(method);
     if (!route.url.startsWith("/v1/")) return;
     route.preValidation = [...[route.preValidation ?? []].flat(), refuseNul];
     const query = route.schema?.querystring as { properties?: Record<string, { type?: unknown }> } | undefined;
@@ -234,7 +241,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   });
 
   app.setErrorHandler(sendError);
-  app.setNotFoundHandler((req, reply) => sendError(noRoute(req), req, reply));
+  // `OPTIONS *` asks what the server as a whole takes (RFC 9110 §9.3.7): the methods of its routes.
+  app.setNotFoundHandler((req, reply) =>
+    req.method === "OPTIONS" && req.url === "*" ? reply.status(204).header("allow", API_METHODS.filter((m) => methods.has(m)).join(", ")).send() : sendError(noRoute(req), req, reply),
+  );
 
   for (const schema of [ErrorBody, OrderRequest, Order, PriceRecord, Market, Account, Health, WithdrawalRequest, Withdrawal, Activity]) app.addSchema(schema);
 

@@ -773,6 +773,30 @@ describe("an Expect header other than 100-continue", () => {
   });
 });
 
+describe("the target * (RFC 9110 §9.3.7)", () => {
+  const ask = async (method: string) => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(`${method} * HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-star\r\nConnection: close\r\n\r\n`);
+    await new Promise((resolve) => socket.on("close", resolve));
+    return answer;
+  };
+
+  it("OPTIONS * is 204 naming in Allow the methods the server takes, not a 404 for a route named *", async () => {
+    const answer = await ask("OPTIONS");
+    expect(answer).toMatch(/^HTTP\/1\.1 204 /);
+    expect(answer.toLowerCase()).toContain("\r\nallow: get, head, post, delete\r\n");
+  });
+
+  it("another method on * is 400 invalid_request saying * is for OPTIONS only", async () => {
+    const answer = await ask("GET");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error).toMatchObject({ code: "invalid_request", message: "The target * is asked with OPTIONS only, not GET: send a path.", request_id: "req-star" });
+  });
+});
+
 describe("a request line and headers beyond Node's 16 KiB", () => {
   it("answers a long URL 431 headers_too_large saying the URL counts, so a client with a short header but a long query knows what to shorten", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
