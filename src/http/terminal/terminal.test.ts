@@ -760,6 +760,48 @@ describe("a CONNECT request", () => {
   });
 });
 
+describe("Expect: 100-continue", () => {
+  /** The request's headers, then whatever the server answers before the body is sent (none of it is). */
+  const headersOnly = async (head: string) => {
+    const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
+    const socket = connect(Number(url.port), "127.0.0.1");
+    let answer = "";
+    socket.on("data", (d) => (answer += d));
+    socket.write(head);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.destroy();
+    return answer;
+  };
+  const order = (headers: string, length = 100) =>
+    `POST /v1/order HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nExpect: 100-continue\r\n${headers}\r\n`;
+
+  it.each([
+    ["an unknown key", "X-API-Key: ck_live_nope\r\nX-Timestamp: 1\r\nX-Signature: ab\r\n", 100, "401", "invalid_api_key"],
+    ["no key", "", 100, "401", "missing_api_key"],
+    ["a body over the limit", "X-API-Key: ck_live_nope\r\n", 64 * 1024 + 1, "413", "payload_too_large"],
+  ])("with %s is refused before the body is sent, not told to send it (100) and then refused", async (_name, headers, length, status, code) => {
+    const answer = await headersOnly(order(headers, length));
+    expect(answer).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(answer.toLowerCase()).toContain("\r\nconnection: close\r\n");
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.code).toBe(code);
+  });
+
+  it("with a key of the trade scope is told to send its body (100), whose signature is then checked", async () => {
+    const { cookie, csrf } = await signUp();
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "trade"] } });
+    const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\nX-Timestamp: ${Math.floor(Date.now() / 1000)}\r\nX-Signature: ${"ab".repeat(32)}\r\n`));
+    expect(answer).toBe("HTTP/1.1 100 Continue\r\n\r\n");
+  });
+
+  it("with a key without the trade scope is refused before the body is sent", async () => {
+    const { cookie, csrf } = await signUp();
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "reader", scopes: ["read"] } });
+    const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\n`));
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.code).toBe("insufficient_scope");
+  });
+});
+
 describe("an Expect header other than 100-continue", () => {
   it("is ignored, as RFC 9110 lets a server do: the request is answered as any, not Node's bare 417 without the API's body or a request id", async () => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
