@@ -19,4 +19,10 @@ describe("Polymarket order amounts", () => {
     expect(signer.sellOrder(params(570_000n, 10_010_000n))?.order).toMatchObject({ makerAmount: 10_010_000n, takerAmount: 5_705_700n });
     expect(signer.sellOrder(params(570_001n, 10_010_000n))).toBeUndefined();
   });
+
+  it("refuses a sell off the venue's 0.01-share step, though its pUSD is a whole micro-pUSD", () => {
+    // a position's micro-shares: 5.000002 shares at 0.5 ask 2.500001 pUSD, but the venue takes a SELL's size to 2 decimals
+    expect(signer.sellOrder(params(500_000n, 5_000_002n))).toBeUndefined();
+    expect(signer.sellOrder(params(500_000n, 5_010_000n))?.order).toMatchObject({ makerAmount: 5_010_000n, takerAmount: 2_505_000n });
+  });
 });

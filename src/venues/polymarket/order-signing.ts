@@ -75,9 +75,10 @@ export function saltFor(clientOrderId: string): bigint {
   return BigInt(`0x${createHash("sha256").update(clientOrderId).digest("hex").slice(0, 12)}`);
 }
 
-/** The exchange's amounts have 6 decimals: a market order's pUSD may have at most 2 and its shares 4 (see buyAmounts). */
+/** The exchange's amounts have 6 decimals: a market buy's pUSD may have at most 2 and its shares 4 (see buyAmounts), a sell's shares 2 (see sellAmounts). */
 const CENT_MICRO = 10_000n;
 const SHARE_STEP_MICRO = 100n;
+const SELL_SHARE_STEP_MICRO = 10_000n;
 
 /**
  * A buy of `shares` at `limitPrice` in the exchange's 6-decimal amounts: the maker gives pUSD,
@@ -96,11 +97,13 @@ function buyAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: 
 /**
  * A sell of `shares` at no less than `limitPrice`, as clob-client-v2's getOrderRawAmounts writes a
  * SELL: the maker gives the shares and asks price × size pUSD in return. Exact, or undefined when
- * price × size is not a whole micro-pUSD (off the 0.01-share lot the venue enforces).
+ * the shares are off the venue's 0.01-share step (clob-client-v2's ROUNDING_CONFIG rounds a SELL's
+ * size to 2 decimals at every tick: 5.000002 shares at 0.5 is a whole micro-pUSD, and refused) or
+ * price × size is not a whole micro-pUSD.
  */
 function sellAmounts(limitPrice: PriceMicro, shares: ShareMicro): { makerAmount: bigint; takerAmount: bigint } | undefined {
   const usdc = limitPrice * shares;
-  if (usdc % ONE !== 0n) return undefined;
+  if (shares % SELL_SHARE_STEP_MICRO !== 0n || usdc % ONE !== 0n) return undefined;
   return { makerAmount: shares, takerAmount: usdc / ONE };
 }
 

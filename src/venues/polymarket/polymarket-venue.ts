@@ -308,7 +308,7 @@ export class PolymarketVenue implements Venue {
     if (under) return under;
     const posted = this.postedOrder(order, m);
     if (!posted) {
-      const why = order.side === "buy" ? "does not cost whole cents" : "is not a whole micro-pUSD";
+      const why = order.side === "buy" ? "does not cost whole cents" : "is off the 0.01-share step or not a whole micro-pUSD";
       return { kind: "rejected", reason: `invalid_lot: ${formatMicro(order.shares)} shares at ${formatMicro(order.limitPrice)} ${why}` };
     }
     const orderId = orderHash(posted.order, m.negRisk);
