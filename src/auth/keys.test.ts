@@ -98,6 +98,11 @@ describe("createApiKey", () => {
     expect((await store.apiKey(record.apiKey))?.withdrawalAllowlist).toEqual(record.withdrawalAllowlist);
   });
 
+  it("takes an emoji sequence (joined by U+200D, a format character) and a right-to-left script in a name", async () => {
+    const { record } = await createApiKey(store, master, { accountId: "acc_1", name: "👩‍💻 مكتب", scopes: "read" });
+    expect(record.name).toBe("👩‍💻 مكتب");
+  });
+
   it("counts a name's characters, not its UTF-16 units: 100 emoji are a name of 100", async () => {
     const { record } = await createApiKey(store, master, { accountId: "acc_1", name: "😀".repeat(100), scopes: "read" });
     expect(record.name).toBe("😀".repeat(100));
@@ -107,6 +112,9 @@ describe("createApiKey", () => {
     [{ name: "" }, "name"],
     [{ name: "x".repeat(101) }, "name"],
     [{ name: "😀".repeat(101) }, "name"],
+    [{ name: "bot\nck_live_forged" }, "name"],
+    [{ name: "rtl\u202etob" }, "name"],
+    [{ name: "bot\u2067x\u2069" }, "name"],
     [{ scopes: "read,admin" }, "scopes"],
     [{ withdrawalAllowlist: ["0x1234"] }, "withdrawal_allowlist"],
     [{ withdrawalAllowlist: ["0x5aaeB6053F3E94C9b9A09f33669435E7Ef1BeAed"] }, "withdrawal_allowlist"],

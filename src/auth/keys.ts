@@ -1,7 +1,7 @@
 import { randomBytes as nodeRandomBytes } from "node:crypto";
 import { addressProblem } from "../domain/address.ts";
 import { AppError } from "../domain/errors.ts";
-import { hasControlCharacter } from "../domain/text.ts";
+import { textFault } from "../domain/text.ts";
 import { SCOPES, type Scope } from "../domain/types.ts";
 import type { ApiKeyRecord, Store } from "../store/store.ts";
 import { parseIpAllowlist } from "./ip.ts";
@@ -65,8 +65,8 @@ export const KEY_NAME_MAX = 100;
 
 /**
  * A key's name as stored: trimmed, 1 to KEY_NAME_MAX characters (an emoji is one, not its two UTF-16 units), none of
- * them a control character: `crossfill keys list` prints a name as it is, where a line break or an escape sequence
- * would forge lines of the list or rewrite the operator's terminal.
+ * them a control character or a bidirectional control, as an event's title (textFault): `crossfill keys list` and the
+ * terminal show a name as it is, where a line break would forge a line of the list and U+202E reverse the rest of it.
  */
 export function parseKeyName(raw: string): string {
   const name = raw.trim();
@@ -74,8 +74,9 @@ export function parseKeyName(raw: string): string {
   if (length === 0 || length > KEY_NAME_MAX) {
     throw new AppError("invalid_request", `The key name must be 1 to ${KEY_NAME_MAX} characters.`, { fields: { name: `must be 1 to ${KEY_NAME_MAX} characters` } });
   }
-  if (hasControlCharacter(name)) {
-    throw new AppError("invalid_request", "The key name must have no control characters (line breaks, tabs, escapes).", { fields: { name: "must have no control characters" } });
+  const fault = textFault(name);
+  if (fault !== undefined) {
+    throw new AppError("invalid_request", `The key name must have no ${fault}.`, { fields: { name: `must have no ${fault}` } });
   }
   return name;
 }

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { hasBidiControl, hasControlCharacter } from "../domain/text.ts";
+import { textFault } from "../domain/text.ts";
 import { OUTCOMES, systemClock, type Outcome } from "../domain/types.ts";
 import { isEventId } from "../markets/catalog.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
@@ -34,13 +34,6 @@ function printProposal(p: ProposalRecord): void {
   console.log(`${p.id}  score ${p.score.toFixed(3)}  ${what}  "${printable(p.title)}"${decided}`);
   for (const m of p.members) console.log(`    ${m.venue.padEnd(15)} ${printable(m.venueMarketId)}  "${printable(m.title)}"  closes ${m.closeTime}`);
   console.log(`    why: ${printable(p.reason)}`);
-}
-
-/** What a title holds that the catalog refuses, as an error names it; undefined when nothing. */
-function titleFault(title: string): string | undefined {
-  if (hasControlCharacter(title)) return "control characters (line breaks, tabs, escapes)";
-  if (hasBidiControl(title)) return "bidirectional controls (U+202A to U+202E, U+2066 to U+2069), which show text reversed";
-  return undefined;
 }
 
 function number(raw: string, name: string, fail: (m: string) => never, max = Infinity): number {
@@ -161,7 +154,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
       if (o.eventId !== undefined && !isEventId(o.eventId)) fail(`--event-id must be kebab-case, like fed-cut-2027-03 (got ${JSON.stringify(o.eventId)})`);
       const title = o.title?.trim();
       if (title === "") fail("--title must not be empty");
-      const given = title === undefined ? undefined : titleFault(title);
+      const given = title === undefined ? undefined : textFault(title);
       if (given !== undefined) fail(`--title must have no ${given} (got ${printable(JSON.stringify(o.title))})`);
       const result = await withStore(async (store) => {
         const proposal = await store.proposal(id);
@@ -170,7 +163,7 @@ export function registerEventCommands(program: Command, fail: (message: string) 
           fail(`${id} adds a listing to the existing event ${proposal.eventId}: --event-id and --title apply to new events only`);
         }
         // the suggested title is a venue's market title, written to the catalog as the event's
-        const suggested = proposal.kind === "new_event" && title === undefined ? titleFault(proposal.title) : undefined;
+        const suggested = proposal.kind === "new_event" && title === undefined ? textFault(proposal.title) : undefined;
         if (suggested !== undefined) fail(`${id}'s suggested title has ${suggested}: give the new event's title with --title`);
         return store.acceptProposal(id, acceptedChange(proposal, { eventId: o.eventId, title }), new Date().toISOString());
       });

@@ -142,10 +142,11 @@ describe("crossfill keys list --account that is no email address", () => {
 describe("crossfill keys list of a name with control characters or a bidirectional override", () => {
   it("prints each as its \\u escape, so that the name cannot forge a line, clear the screen or reverse the rest of its line", async () => {
     const account = "names@example.com";
-    await cli("keys", "create", "--name", "rtl\u202eevil", "--account", account, "--json");
+    const rtl = JSON.parse(await cli("keys", "create", "--name", "rtl", "--account", account, "--json")) as { api_key: string };
     const old = JSON.parse(await cli("keys", "create", "--name", "old", "--account", account, "--json")) as { api_key: string };
-    // named before names with control characters were refused
+    // named before names with control characters or bidirectional controls were refused
     const db = new Database(join(dataDir, "crossfill.db"));
+    db.prepare("UPDATE api_keys SET name = ? WHERE api_key = ?").run("rtl\u202eevil", rtl.api_key);
     db.prepare("UPDATE api_keys SET name = ? WHERE api_key = ?").run("a\u001b[2J\nck_live_forged", old.api_key);
     db.close();
     const lines = (await cli("keys", "list", "--account", account)).trim().split("\n");
