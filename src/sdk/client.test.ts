@@ -149,6 +149,20 @@ describe("CrossfillClient requests and errors", () => {
     expect(withQuery("/v1/orders", {})).toBe("/v1/orders");
   });
 
+  it("refuses an id of \"\", \".\" or \"..\", naming it, instead of asking another endpoint: /v1/orders/.. is /v1/", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test/base", apiKey: "ck_k", fetch });
+    for (const id of ["", ".", ".."]) {
+      await expect(client.prices(id), `prices ${id}`).rejects.toThrow(new TypeError(`eventId must name one (got ${JSON.stringify(id)}, which the URL would resolve into another endpoint's path)`));
+      await expect(client.getOrder(id), `getOrder ${id}`).rejects.toThrow(/^orderId must name one/);
+      await expect(client.getWithdrawal(id), `getWithdrawal ${id}`).rejects.toThrow(/^withdrawalId must name one/);
+    }
+    expect(sent).toHaveLength(0);
+    await client.getOrder("..a");
+    await client.getWithdrawal("%2e%2e");
+    expect(sent.map((s) => s.url.pathname)).toEqual(["/base/v1/orders/..a", "/base/v1/withdrawals/%252e%252e"]);
+  });
+
   it("request() returns error responses; typed helpers throw CrossfillError", async () => {
     const body = { error: { code: "stale_timestamp", message: "too old", details: { server_time: 5 }, request_id: "req_1" } };
     const { fetch } = recordingFetch(() => Response.json(body, { status: 401, headers: { "x-request-id": "req_1" } }));

@@ -102,6 +102,15 @@ export function withQuery(path: string, query: object | undefined): string {
   return qs === "" ? path : `${path}?${qs}`;
 }
 
+/**
+ * `id` as one segment of a path, percent-encoded. "", "." and ".." are refused (a TypeError, before anything is sent):
+ * the URL parser resolves them as a directory, so that /v1/orders/.. asks /v1/ and /v1/withdrawals/. the list.
+ */
+function segment(name: string, id: string): string {
+  if (id === "" || id === "." || id === "..") throw new TypeError(`${name} must name one (got ${JSON.stringify(id)}, which the URL would resolve into another endpoint's path)`);
+  return encodeURIComponent(id);
+}
+
 export class CrossfillClient {
   private readonly baseUrl: string;
   /** The base URL's own path, as the URL parser writes it ("" for none): not part of what is signed. */
@@ -132,8 +141,8 @@ export class CrossfillClient {
     return this.call("GET", withQuery("/v1/markets", query), PAGE);
   }
 
-  prices(eventId: string, query?: PricesQuery): Promise<PriceRecord> {
-    return this.call("GET", withQuery(`/v1/prices/${encodeURIComponent(eventId)}`, query), PRICE_RECORD);
+  async prices(eventId: string, query?: PricesQuery): Promise<PriceRecord> {
+    return this.call("GET", withQuery(`/v1/prices/${segment("eventId", eventId)}`, query), PRICE_RECORD);
   }
 
   /**
@@ -148,8 +157,8 @@ export class CrossfillClient {
     return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(named), signed: true, headers: { "Idempotency-Key": opts.idempotencyKey } });
   }
 
-  getOrder(orderId: string): Promise<Order> {
-    return this.call("GET", `/v1/orders/${encodeURIComponent(orderId)}`, ORDER);
+  async getOrder(orderId: string): Promise<Order> {
+    return this.call("GET", `/v1/orders/${segment("orderId", orderId)}`, ORDER);
   }
 
   orders(query?: ListQuery): Promise<Page<Order>> {
@@ -170,8 +179,8 @@ export class CrossfillClient {
     return this.call("POST", "/v1/withdrawals", WITHDRAWAL, { body: JSON.stringify(body), signed: true });
   }
 
-  getWithdrawal(withdrawalId: string): Promise<Withdrawal> {
-    return this.call("GET", `/v1/withdrawals/${encodeURIComponent(withdrawalId)}`, WITHDRAWAL);
+  async getWithdrawal(withdrawalId: string): Promise<Withdrawal> {
+    return this.call("GET", `/v1/withdrawals/${segment("withdrawalId", withdrawalId)}`, WITHDRAWAL);
   }
 
   withdrawals(query?: ListQuery): Promise<Page<Withdrawal>> {
