@@ -36,9 +36,10 @@ function printProposal(p: ProposalRecord): void {
   console.log(`    why: ${printable(p.reason)}`);
 }
 
+/** A decimal as written ("0.6", "48"): not "1e3", " 12 " or "0x1f", which Number() reads too. */
 function number(raw: string, name: string, fail: (m: string) => never, max = Infinity): number {
   const v = Number(raw);
-  if (raw.trim() === "" || !Number.isFinite(v) || v < 0 || v > max) fail(`${name} must be a number from 0 to ${max} (got ${JSON.stringify(raw)})`);
+  if (!/^\d+(?:\.\d+)?$/.test(raw) || v > max) fail(`${name} must be a decimal number from 0 to ${max}, like 0.6 (got ${JSON.stringify(raw)})`);
   return v;
 }
 

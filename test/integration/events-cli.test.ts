@@ -116,6 +116,33 @@ describe("crossfill events match → accept → next start", () => {
   });
 });
 
+describe("crossfill events match's numbers", () => {
+  let dataDir: string;
+  const env = () => ({ ...process.env, DATA_DIR: dataDir, SIM_LATENCY_SCALE: "0", LOG_LEVEL: "silent" });
+  const cli = (...args: string[]) => run(process.execPath, [BIN, "events", ...args], { env: env(), timeout: 30_000 });
+  const refusal = (p: Promise<unknown>) => p.then(() => "", (e: { stderr: string; code: number }) => `${e.code}: ${e.stderr}`);
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "crossfill-match-numbers-"));
+    await makeDataDirStore(dataDir);
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it("are decimals as written: an exponent, spaces, hex, a sign, Infinity or more than the most is refused, naming the option, and nothing is proposed", async () => {
+    for (const [option, value] of [
+      ["--min-score", "1e-1"],
+      ["--min-score", " 0.5 "],
+      ["--min-score", "1.5"],
+      ["--close-within-hours", "0x1f"],
+      ["--close-within-hours", "+12"],
+      ["--close-within-hours", "Infinity"],
+    ]) {
+      expect(await refusal(cli("match", "--json", option!, value!)), `${option} ${value}`).toMatch(new RegExp(`^2: crossfill: ${option} must be a decimal number from 0 to `));
+    }
+    expect(JSON.parse((await cli("proposals", "--json")).stdout)).toEqual([]);
+  }, 180_000);
+});
+
 describe("crossfill events resolve", () => {
   let dataDir: string;
   const env = () => ({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "silent" });
