@@ -142,7 +142,9 @@ accounts
     if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     if (process.stdin.isTTY) process.stderr.write("New password (shown as typed; pipe it in to avoid that): ");
     const password = (await firstLine(process.stdin)) ?? "";
-    if (password.length < PASSWORD_MIN || password.length > PASSWORD_MAX) fail(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
+    // counted as the terminal's sign-in counts them (JSON Schema's minLength and maxLength): code points, an emoji one
+    const length = [...password].length;
+    if (length < PASSWORD_MIN || length > PASSWORD_MAX) fail(`the password must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`);
     const email = await withStore(async (store, masterKey) => {
       const master = await masterKey();
       const { account } = await findOrCreateAccount(store, o.account, (k) => encryptSecret(master, k));

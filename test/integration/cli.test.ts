@@ -646,4 +646,11 @@ describe("crossfill accounts password", () => {
     expect(set.code).toBe(2);
     expect(set.out).toMatch(/8 to 256 characters/);
   });
+
+  it("counts a password's characters as the terminal's sign-in does, an emoji one: 4 emoji are too short to sign in with, 200 are not too long", async () => {
+    const short = await withStdin(`${"😀".repeat(4)}\n`, "accounts", "password", "--account", "emoji@example.com");
+    expect([short.code, short.out]).toEqual([2, "crossfill: the password must be 8 to 256 characters\n"]);
+    const long = await withStdin(`${"😀".repeat(200)}\n`, "accounts", "password", "--account", "emoji@example.com");
+    expect([long.code, long.out]).toEqual([0, "emoji@example.com can now sign in to the web terminal with that password.\n"]);
+  });
 });
