@@ -11,11 +11,14 @@ const catalog = MarketCatalog.load();
 /**
  * The simulator behind a proxy that, while `hiding`, answers `GET /portfolio/fills` with no fills: the
  * venue's fill listing behind the order it has just executed (its create answer and its order already count them).
+ * `seen` is every request's method and path, with its query.
  */
-async function lagging(target: string): Promise<{ url: string; hiding: { on: boolean }; close: () => Promise<void> }> {
+async function lagging(target: string): Promise<{ url: string; hiding: { on: boolean }; seen: string[]; close: () => Promise<void> }> {
   const hiding = { on: false };
+  const seen: string[] = [];
   const to = new URL(target);
   const server: Server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
     if (hiding.on && req.method === "GET" && req.url?.startsWith(`${to.pathname}/portfolio/fills`)) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ fills: [], cursor: "" }));
       return;
@@ -29,7 +32,7 @@ async function lagging(target: string): Promise<{ url: string; hiding: { on: boo
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}${to.pathname}`, hiding, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url: `http://127.0.0.1:${port}${to.pathname}`, hiding, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 describe("Kalshi: an order the venue executed whose fills it does not list yet", () => {
@@ -66,10 +69,16 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
       expiresAt: Date.now() + 30_000,
     };
     proxy.hiding.on = true;
+    proxy.seen.length = 0;
     // the venue took it: a fill the adapter reports as none would be released as never bought
     expect((await venue.place(child)).kind).toBe("unknown");
     expect(sim.exchange.trades().some((t) => t.clientOrderId === child.clientOrderId)).toBe(true);
+    // an order made a moment ago has no fill past the historical cutoff (months back): the placement does not read the
+    // market's whole historical fills for it, on the read path that goes ahead of the others
+    expect(proxy.seen.filter((r) => r.includes("/historical/"))).toEqual([]);
     await expect(venue.status(child.clientOrderId, child)).rejects.toThrow(/fills/);
+    // status reads the order, and with it when it was made: the historical fills it reads start then
+    expect(proxy.seen.filter((r) => r.includes("/historical/fills")).every((r) => /[?&]min_ts=\d+/.test(r))).toBe(true);
     await expect(venue.cancel(child.clientOrderId, child)).rejects.toThrow(/fills/);
     proxy.hiding.on = false;
     expect(await venue.status(child.clientOrderId, child)).toMatchObject({ kind: "done", fills: [expect.objectContaining({ shares: child.shares })] });

@@ -232,7 +232,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatDollars(order.limitPrice)}` };
       }
       try {
-        return takenResult(order, created.order_id, await this.fills({ order_id: created.order_id, ticker: order.venueMarketId }, sentId(order), parseCount(created.fill_count, "fill_count"), true), rests);
+        const fills = await this.fills({ order_id: created.order_id, ticker: order.venueMarketId }, sentId(order), parseCount(created.fill_count, "fill_count"), { readBack: true, justMade: true });
+        return takenResult(order, created.order_id, fills, rests);
       } catch (err) {
         return { kind: "unknown", reason: `order ${created.order_id} executed but its fills could not be read: ${String(err)}` };
       }
@@ -259,7 +260,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const order = await this.findOrder(clientOrderId, child);
     if (!order) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
-    const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), true);
+    const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), { readBack: true });
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
@@ -343,14 +344,15 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's.
    * Where those add up to fewer than the `filled` contracts the order counts, the rest may be past the historical cutoff:
-   * its market's fills since the order was made are read from `GET /historical/fills` (which filters by market, not order).
+   * its market's fills since the order was made are read from `GET /historical/fills` (which filters by market, not order),
+   * unless the order was `justMade` (its create answer, which says not when): the cutoff is months back, so its fills are all live.
    * Throws while they still add up to fewer: fills the listing does not show yet would be reported as never made (and an
    * order that took something as never placed).
    */
-  private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time">, sentId: string, filled: ShareMicro, readBack = false): Promise<VenueFill[]> {
+  private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time">, sentId: string, filled: ShareMicro, { readBack = false, justMade = false } = {}): Promise<VenueFill[]> {
     const total = (fills: readonly VenueFill[]) => fills.reduce((s, f) => s + f.shares, 0n);
     let fills = await this.listFills(["/portfolio/fills"], new URLSearchParams({ order_id: order.order_id }), () => sentId, readBack);
-    if (total(fills) < filled) {
+    if (total(fills) < filled && !justMade) {
       const since: Record<string, string> = order.created_time ? { min_ts: String(Math.floor(Date.parse(order.created_time) / 1000) - CLOCK_MARGIN_S) } : {};
       const old = await this.listFills(["/historical/fills"], new URLSearchParams({ ticker: order.ticker, ...since }), () => sentId, readBack);
       fills = uniqueTrades([...old.filter((f) => f.venueOrderId === order.order_id), ...fills]);
