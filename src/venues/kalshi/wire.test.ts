@@ -84,6 +84,14 @@ describe("Kalshi fees", () => {
       expect(orderFee(model, [{ price, shares: 100_000_000n }]), `100 @ ${row.price}`).toBe(parseMicro(row.hundred, "hundred"));
     }
   });
+
+  it("rounds a rate that is not whole ppm up, toward the venue: the fee quoted and locked is never below what it charges", () => {
+    // 0.07 × 0.00125 = 0.0000875: 4,576 contracts at 0.50 pay 0.1001, 0.11 rounded up to the cent (87 ppm: 0.10)
+    const model = kalshiFeeModel("quadratic", 0.00125);
+    expect(model).toEqual({ kind: "kalshi", ratePpm: 88n });
+    expect(orderFee(model, [{ price: 500_000n, shares: 4_576_000_000n }])).toBe(110_000n);
+    expect(kalshiFeeModel("quadratic", 0.000001)).toEqual({ kind: "kalshi", ratePpm: 1n });
+  });
 });
 
 describe("Kalshi event fee overrides", () => {
