@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { orderFee } from "../../domain/fees.ts";
+import { orderFee, worstFee } from "../../domain/fees.ts";
 import { parseMicro } from "../../domain/money.ts";
 import { KalshiBookSync } from "./book-sync.ts";
 import { kalshiAuthHeaders, kalshiSigningText, signKalshi, verifyKalshi } from "./signing.ts";
@@ -86,10 +86,12 @@ describe("Kalshi fees", () => {
   });
 
   it("rounds a rate that is not whole ppm up, toward the venue: the fee quoted and locked is never below what it charges", () => {
-    // 0.07 × 0.00125 = 0.0000875: 4,576 contracts at 0.50 pay 0.1001, 0.11 rounded up to the cent (87 ppm: 0.10)
+    // 0.07 × 0.00125 = 0.0000875: 4,576 contracts at 0.50 pay 0.1001, 0.11 rounded up to the cent (87 ppm quoted 0.10)
     const model = kalshiFeeModel("quadratic", 0.00125);
     expect(model).toEqual({ kind: "kalshi", ratePpm: 88n });
     expect(orderFee(model, [{ price: 500_000n, shares: 4_576_000_000n }])).toBe(110_000n);
+    // 10,000 contracts at 0.22 pay 0.15015, 0.16; 87 ppm locked 0.15 on a whole-cent market, and the operator paid the cent
+    expect(worstFee({ kind: "kalshi", ratePpm: model.ratePpm, wholeCents: true }, 220_000n, 10_000_000_000n)).toBe(160_000n);
     expect(kalshiFeeModel("quadratic", 0.000001)).toEqual({ kind: "kalshi", ratePpm: 1n });
   });
 });
