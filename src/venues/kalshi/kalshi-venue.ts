@@ -49,7 +49,6 @@ interface KalshiOrder {
  * orders that ended and fills made before it, about three months back) the historical one.
  */
 const ORDER_LISTS = ["/portfolio/orders", "/historical/orders"] as const;
-const FILL_LISTS = ["/historical/fills", "/portfolio/fills"] as const;
 
 interface KalshiFill {
   trade_id: string;
@@ -265,11 +264,15 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   }
 
   /**
-   * Every fill of the account (`GET /historical/fills` and `GET /portfolio/fills`, every cursor page), oldest first.
+   * Every fill of the account (`GET /portfolio/fills` and `GET /historical/fills`, every cursor page), oldest first.
    * Kalshi's fills carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
    * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side.
+   * Fills are read before orders, so every fill's order, made before it, is listed by the reads after; and each tier live
+   * before historical, so a fill or order the cutoff moves past between the two reads is in the one or the other.
    */
   async trades(): Promise<VenueFill[]> {
+    const live = await this.readFills("/portfolio/fills", new URLSearchParams());
+    const old = await this.readFills("/historical/fills", new URLSearchParams());
     const sentIds = new Map<string, string>();
     for (const list of ORDER_LISTS) {
       let cursor = "";
@@ -279,11 +282,13 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
         cursor = page.cursor ?? "";
       } while (cursor);
     }
-    return this.listFills(FILL_LISTS, new URLSearchParams(), (orderId) => {
-      const sent = sentIds.get(orderId);
-      if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${orderId}, which the account's orders do not list`, { venue: this.id });
-      return sent;
-    });
+    return uniqueTrades(
+      [...old, ...live].map((f) => {
+        const sent = sentIds.get(f.order_id);
+        if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${f.order_id}, which the account's orders do not list`, { venue: this.id });
+        return toVenueFill(f, sent);
+      }),
+    );
   }
 
   override describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {
@@ -351,35 +356,29 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    */
   private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time">, sentId: string, filled: ShareMicro, { readBack = false, justMade = false } = {}): Promise<VenueFill[]> {
     const total = (fills: readonly VenueFill[]) => fills.reduce((s, f) => s + f.shares, 0n);
-    let fills = await this.listFills(["/portfolio/fills"], new URLSearchParams({ order_id: order.order_id }), () => sentId, readBack);
+    const live = await this.readFills("/portfolio/fills", new URLSearchParams({ order_id: order.order_id }), readBack);
+    let fills = uniqueTrades(live.map((f) => toVenueFill(f, sentId)));
     if (total(fills) < filled && !justMade) {
       const since: Record<string, string> = order.created_time ? { min_ts: String(Math.floor(Date.parse(order.created_time) / 1000) - CLOCK_MARGIN_S) } : {};
-      const old = await this.listFills(["/historical/fills"], new URLSearchParams({ ticker: order.ticker, ...since }), () => sentId, readBack);
-      fills = uniqueTrades([...old.filter((f) => f.venueOrderId === order.order_id), ...fills]);
+      const old = await this.readFills("/historical/fills", new URLSearchParams({ ticker: order.ticker, ...since }), readBack);
+      fills = uniqueTrades([...old.filter((f) => f.order_id === order.order_id), ...live].map((f) => toVenueFill(f, sentId)));
     }
     const listed = total(fills);
     if (listed < filled) throw new AppError("venue_unavailable", `${this.id}: order ${order.order_id} filled ${formatCount(filled)} contracts, but its fills list ${formatCount(listed)} yet`, { venue: this.id });
     return fills;
   }
 
-  /**
-   * The fills `lists` hold under `filter` (older lists first), every cursor page, each trade once however often the venue repeats it,
-   * oldest first; `sentIdOf` names the id each fill's order was sent under.
-   */
-  private async listFills(lists: readonly string[], filter: URLSearchParams, sentIdOf: (orderId: string) => string, readBack = false): Promise<VenueFill[]> {
-    const oldestFirst: VenueFill[] = [];
-    for (const list of lists) {
-      const newestFirst: VenueFill[] = [];
-      let cursor = "";
-      do {
-        const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
-        const page = (await this.read(`${list}?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
-        newestFirst.push(...page.fills.map((f) => toVenueFill(f, sentIdOf(f.order_id))));
-        cursor = page.cursor ?? "";
-      } while (cursor);
-      oldestFirst.push(...newestFirst.reverse());
-    }
-    return uniqueTrades(oldestFirst);
+  /** The fills `list` holds under `filter`, every cursor page, oldest first (a trade the venue repeats is in it as often). */
+  private async readFills(list: string, filter: URLSearchParams, readBack = false): Promise<KalshiFill[]> {
+    const newestFirst: KalshiFill[] = [];
+    let cursor = "";
+    do {
+      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
+      const page = (await this.read(`${list}?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
+      newestFirst.push(...page.fills);
+      cursor = page.cursor ?? "";
+    } while (cursor);
+    return newestFirst.reverse();
   }
 
   /**

@@ -1,0 +1,92 @@
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { MarketCatalog } from "../../markets/catalog.ts";
+import type { ChildOrder } from "../venue.ts";
+import { KalshiVenue } from "./kalshi-venue.ts";
+import { startKalshiSim } from "./sim/kalshi-sim.ts";
+
+const catalog = MarketCatalog.load();
+const HOUR_MS = 3600 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * The simulator behind a proxy that, the first time it answers a GET whose path (without query) is one of `after`'s keys,
+ * runs that hook once the venue's answer is in and before passing it on: something that happens between two of the adapter's reads.
+ */
+async function between(target: string, after: Map<string, () => Promise<void>>): Promise<{ url: string; close: () => Promise<void> }> {
+  const to = new URL(target);
+  const server: Server = createServer((req, res) => {
+    const route = (req.url ?? "").split("?")[0]!.slice(to.pathname.length);
+    const hook = req.method === "GET" ? after.get(route) : undefined;
+    if (hook) after.delete(route);
+    const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      const chunks: Buffer[] = [];
+      r.on("data", (c: Buffer) => chunks.push(c));
+      r.on("end", () => {
+        void (hook ?? (async () => {}))().then(() => res.writeHead(r.statusCode ?? 502, r.headers).end(Buffer.concat(chunks)));
+      });
+    });
+    up.on("error", () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}${to.pathname}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+describe("Kalshi trades(): the account's fills while it trades and while the historical cutoff moves", () => {
+  it("lists every fill once, and no fill's order is missing, whatever happens between its reads", async () => {
+    const clock = { offset: 0, now: () => Date.now() + clock.offset };
+    const sim = await startKalshiSim({ catalog, seed: 21, latencyScale: 0, tickMs: 40, clock, historicalAfterMs: 90 * DAY_MS });
+    const after = new Map<string, () => Promise<void>>();
+    const proxy = await between(sim.url, after);
+    const venue = new KalshiVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, clock, requestTimeoutMs: 2_000 });
+    await venue.start();
+    try {
+      const listing = catalog
+        .events()
+        .flatMap((e) => e.listings)
+        .find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!;
+      const m = venue.market(listing.venueMarketId)!;
+      const place = async (n: number) => {
+        const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
+        const child: ChildOrder = {
+          clientOrderId: `trades-${n}-${process.pid}-${Date.now()}`,
+          venueMarketId: m.venueMarketId,
+          outcome: "YES",
+          side: "buy",
+          limitPrice: best.price + 2n * m.tickSize,
+          shares: m.minOrderShares,
+          expiresAt: clock.now() + 30_000,
+        };
+        const placed = await venue.place(child);
+        if (placed.kind !== "filled") throw new Error(`child ${n} was not filled: ${placed.kind}`);
+        return placed.fills;
+      };
+      const first = await place(1);
+      // a child fills after the audit read the account's orders: its fill is not one of an order the account does not have
+      let second: Awaited<ReturnType<typeof place>> = [];
+      after.set("/portfolio/orders", async () => {
+        second = await place(2);
+      });
+      const traded = (await venue.trades()).map((f) => f.tradeId);
+      expect(traded).toEqual(expect.arrayContaining(first.map((f) => f.tradeId)));
+      expect(second.length).toBeGreaterThan(0);
+
+      // the cutoff passes the fills between the reads of the two tiers: each fill is in one or the other
+      clock.offset += 90 * DAY_MS - HOUR_MS;
+      for (const list of ["/portfolio/fills", "/historical/fills"]) {
+        after.set(list, async () => {
+          after.clear();
+          clock.offset += 2 * HOUR_MS;
+        });
+      }
+      expect((await venue.trades()).map((f) => f.tradeId)).toEqual([...first, ...second].map((f) => f.tradeId));
+    } finally {
+      await venue.stop();
+      await proxy.close();
+      await sim.stop();
+    }
+  });
+});
