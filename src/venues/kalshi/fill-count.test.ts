@@ -83,4 +83,15 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
     proxy.hiding.on = false;
     expect(await venue.status(child.clientOrderId, child)).toMatchObject({ kind: "done", fills: [expect.objectContaining({ shares: child.shares })] });
   });
+
+  it("reads no fills for an order that ended having filled nothing: its status and cancel cost the order's read only", async () => {
+    const m = venue.market(catalog.events().flatMap((e) => e.listings).find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!.venueMarketId)!;
+    const below = venue.book(m.venueMarketId, "YES")!.bids[0]!.price;
+    const child: ChildOrder = { clientOrderId: `nomatch-${process.pid}-${Date.now()}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: below, shares: m.minOrderShares, expiresAt: Date.now() + 30_000 };
+    expect((await venue.place(child)).kind).toBe("rejected");
+    proxy.seen.length = 0;
+    expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "not_found" });
+    expect(await venue.cancel(child.clientOrderId, child)).toEqual({ kind: "not_found" });
+    expect(proxy.seen.filter((r) => r.includes("/fills"))).toEqual([]);
+  });
 });

@@ -241,10 +241,13 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return failedResult(res);
   }
 
-  /** An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed. */
+  /**
+   * An IOC order that took nothing left no trace but a cancelled record: as far as the port is concerned it was never placed
+   * (and an order that ended filling nothing has no fills to read).
+   */
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child);
-    if (!order) return { kind: "not_found" };
+    if (!order || endedEmpty(order)) return { kind: "not_found" };
     const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"));
     if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
@@ -257,7 +260,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    */
   async cancel(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child);
-    if (!order) return { kind: "not_found" };
+    if (!order || endedEmpty(order)) return { kind: "not_found" };
     if (order.status === "resting") await this.cancelResting(order);
     const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), { readBack: true });
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
@@ -505,6 +508,11 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 function childWindow(child: ChildOrder): Record<string, string> {
   const expiry = Math.floor(child.expiresAt / 1000);
   return { ticker: child.venueMarketId, min_ts: String(expiry - MAX_CHILD_ORDER_TTL_MS / 1000 - CLOCK_MARGIN_S), max_ts: String(expiry + CLOCK_MARGIN_S) };
+}
+
+/** Whether an order ended (nothing rests) having filled nothing: it has no fills, live or historical. */
+function endedEmpty(order: KalshiOrder): boolean {
+  return order.status !== "resting" && parseCount(order.fill_count_fp, "fill_count_fp") === 0n;
 }
 
 /** The `client_order_id` a child is sent under: its own, marked when it sells (see SELL_MARK). */
