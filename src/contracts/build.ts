@@ -11,9 +11,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const CONTRACTS = ["TestUSDC", "PositionToken", "Vault"] as const;
 
+/** Where the runtime code holds an immutable, which the constructor writes: zeros in the build's runtime code. */
+interface Immutable {
+  start: number;
+  length: number;
+}
+
 interface SolcOutput {
   errors?: { severity: string; formattedMessage: string }[];
-  contracts: Record<string, Record<string, { abi: unknown[]; evm: { bytecode: { object: string } } }>>;
+  contracts: Record<
+    string,
+    Record<string, { abi: unknown[]; evm: { bytecode: { object: string }; deployedBytecode: { object: string; immutableReferences: Record<string, Immutable[]> } } }>
+  >;
 }
 
 function findImport(path: string): { contents: string } | { error: string } {
@@ -36,7 +45,7 @@ function compile(): SolcOutput {
     settings: {
       evmVersion: "cancun",
       optimizer: { enabled: true, runs: 200 },
-      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
+      outputSelection: { "*": { "*": ["abi", "evm.bytecode.object", "evm.deployedBytecode.object", "evm.deployedBytecode.immutableReferences"] } },
     },
   };
   const out = JSON.parse(solc.compile(JSON.stringify(input), { import: findImport })) as SolcOutput;
@@ -62,11 +71,14 @@ function main(): void {
   for (const name of CONTRACTS) {
     const c = out.contracts[`${name}.sol`]?.[name];
     if (!c) throw new Error(`solc produced no ${name}`);
-    const artifact = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` };
+    const immutables = Object.values(c.evm.deployedBytecode.immutableReferences).flat().sort((a, b) => a.start - b.start);
+    const artifact = { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}`, deployedBytecode: `0x${c.evm.deployedBytecode.object}`, immutables };
     writeFileSync(join(artifactsDir, `${name}.json`), JSON.stringify(artifact, null, 2) + "\n");
     const id = lowerFirst(name);
     ts.push(`export const ${id}Abi = ${JSON.stringify(c.abi, null, 2)} as const;`, "");
     ts.push(`export const ${id}Bytecode = "${artifact.bytecode}" as const;`, "");
+    ts.push(`export const ${id}DeployedBytecode = "${artifact.deployedBytecode}" as const;`, "");
+    ts.push(`export const ${id}Immutables = ${JSON.stringify(immutables)} as const;`, "");
   }
   writeFileSync(join(here, "artifacts.ts"), ts.join("\n"));
   console.log(`compiled ${CONTRACTS.join(", ")} with solc ${solc.version()}`);

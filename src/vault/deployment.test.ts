@@ -1,7 +1,10 @@
+import { encodeDeployData, getAbiItem, getAddress, toFunctionSelector, toHex, type Hex } from "viem";
 import { describe, expect, it } from "vitest";
+import { vaultAbi, vaultBytecode } from "../contracts/artifacts.ts";
 import type { Store } from "../store/store.ts";
 import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
 import { keyOf, newClient, openTestStore, tempDir } from "./testkit.ts";
+import type { Address } from "./vault.ts";
 import { testChainPerFile } from "./vitest-kit.ts";
 
 const t = testChainPerFile();
@@ -70,5 +73,55 @@ describe("the recorded deployment", () => {
     await edit(store, { build, vault: "0x000000000000000000000000000000000000c0de" });
     await expect(open(real)).rejects.toThrow(/no Vault code at 0x000000000000000000000000000000000000c0de/);
     await store.close();
+  });
+});
+
+/** One of anvil's own unlocked accounts: someone other than the operator deploys the Vault that VAULT_ADDRESS names. */
+const DEPLOYER = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
+
+/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator. */
+async function deployVault(bytecode: Hex): Promise<Address> {
+  const { usdc } = t.vault.info().contracts;
+  const operator = t.vault.info().operator;
+  const data = encodeDeployData({ abi: vaultAbi, bytecode, args: [usdc, operator, operator, 86_400, ""] });
+  const hash = await t.rpc.call<Hex>("eth_sendTransaction", [{ from: DEPLOYER, data, gas: toHex(10_000_000) }]);
+  await t.rpc.call("evm_mine");
+  const receipt = await t.rpc.call<{ status: Hex; contractAddress: Address }>("eth_getTransactionReceipt", [hash]);
+  expect(receipt.status).toBe("0x1");
+  return getAddress(receipt.contractAddress);
+}
+
+/** The Vault as deployed before creditDeposit took its transfer's block (cddbc86): its dispatcher knows the old creditDeposit only. */
+function vaultBeforeTransferBlocks(): Hex {
+  const now = toFunctionSelector(getAbiItem({ abi: vaultAbi, name: "creditDeposit" })).slice(2);
+  const before = toFunctionSelector("creditDeposit(bytes32,address,uint256,uint256,uint8,bytes32,bytes32)").slice(2);
+  expect(vaultBytecode.split(`63${now}`)).toHaveLength(2);
+  return vaultBytecode.replace(`63${now}`, `63${before}`) as Hex;
+}
+
+describe("the Vault named by VAULT_ADDRESS", () => {
+  const named = async (vault: Address) => open({ store: await openTestStore(tempDir()), faucet: false, contracts: { vault } });
+
+  it("is used when it is this build's Vault, deployed by anyone", async () => {
+    const address = await deployVault(vaultBytecode);
+    const vault = await named(address);
+    try {
+      expect(vault.info().contracts).toEqual({ usdc: t.vault.info().contracts.usdc, vault: address, sot: expect.any(String) });
+      expect(vault.info().lockTtlSeconds).toBe(86_400);
+    } finally {
+      await vault.close();
+    }
+  });
+
+  it("stops the start, naming the address, when it is an older Vault whose creditDeposit takes other arguments: every deposit's credit would revert", async () => {
+    const address = await deployVault(vaultBeforeTransferBlocks());
+    await expect(named(address)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${address}: .*not the Vault of this version`));
+  });
+
+  it("stops the start when it names another contract, or no contract", async () => {
+    const usdc = t.vault.info().contracts.usdc;
+    await expect(named(usdc)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${usdc}: .*not the Vault of this version`));
+    const nothing = getAddress("0x000000000000000000000000000000000000c0de");
+    await expect(named(nothing)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${nothing}: chain 31337 has no contract there`));
   });
 });

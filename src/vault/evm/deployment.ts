@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, maxUint256, type Hex } from "viem";
 import { keccak256 } from "../../evm/keccak.ts";
-import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode } from "../../contracts/artifacts.ts";
+import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import type { JsonRpc } from "../rpc.ts";
 import type { ChainStore } from "./nonce-book.ts";
@@ -70,7 +70,10 @@ export const TREASURY_GRANT = 1_000_000_000n * 1_000_000n;
  * others wait for its record and use it.
  */
 export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): Promise<Deployment> {
-  if (overrides.vault) return { ...(await fromVault(ctx.rpc, overrides.vault)), fromBlock: 0n };
+  if (overrides.vault) {
+    await checkNamedVault(ctx, overrides.vault);
+    return { ...(await fromVault(ctx.rpc, overrides.vault)), fromBlock: 0n };
+  }
   const build = buildOf(ctx.faucet);
   const owner = randomUUID();
   for (;;) {
@@ -149,6 +152,31 @@ async function fromVault(rpc: JsonRpc, vault: Address): Promise<Omit<Deployment,
     treasury: decodeFunctionResult({ abi: vaultAbi, functionName: "treasury", data: treasury }),
     lockTtlSeconds: decodeFunctionResult({ abi: vaultAbi, functionName: "lockTtl", data: lockTtl }),
   };
+}
+
+/**
+ * Refuses a VAULT_ADDRESS whose code is not this build's Vault: an older Vault (say one whose creditDeposit
+ * took other arguments) would start and then revert every call this build makes differently, deposits' credits
+ * among them. The code is compared with the build's runtime code but for what differs between two deployments
+ * of the same contracts: the immutables (USDC, SOT, operator, treasury, lock TTL) and the compiler's metadata.
+ */
+async function checkNamedVault(ctx: Ctx, vault: Address): Promise<void> {
+  const code = await ctx.rpc.call<Hex>("eth_getCode", [vault, "latest"]);
+  if (code === "0x") throw new Error(`VAULT_ADDRESS ${vault}: chain ${ctx.chainId} has no contract there`);
+  if (executable(code) !== executable(vaultDeployedBytecode)) {
+    throw new Error(
+      `VAULT_ADDRESS ${vault}: the contract there is not the Vault of this version of crossfill (another contract, or a Vault of another version, whose calls differ from this one's); name this version's Vault, or unset VAULT_ADDRESS to deploy one`,
+    );
+  }
+}
+
+/** Runtime code without its metadata (the CBOR its last two bytes give the length of) and with the Vault's immutables zeroed. */
+function executable(code: Hex): string {
+  let hex = code.slice(2);
+  const metadata = (parseInt(hex.slice(-4), 16) + 2) * 2;
+  if (metadata <= hex.length) hex = hex.slice(0, hex.length - metadata);
+  for (const { start, length } of vaultImmutables) hex = hex.slice(0, start * 2) + "00".repeat(length) + hex.slice((start + length) * 2);
+  return hex;
 }
 
 async function hasCode(rpc: JsonRpc, address: Address): Promise<boolean> {
