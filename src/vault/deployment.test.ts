@@ -1,4 +1,5 @@
 import { encodeDeployData, getAbiItem, getAddress, toFunctionSelector, toHex, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { vaultAbi, vaultBytecode } from "../contracts/artifacts.ts";
 import type { Store } from "../store/store.ts";
@@ -74,15 +75,26 @@ describe("the recorded deployment", () => {
     await expect(open(real)).rejects.toThrow(/no Vault code at 0x000000000000000000000000000000000000c0de/);
     await store.close();
   });
+
+  it("stops the start when OPERATOR_PRIVATE_KEY is not the key of the recorded Vault's operator, naming both addresses", async () => {
+    const store = await openTestStore(tempDir());
+    const real = { store, faucet: false, contracts: { usdc: t.vault.info().contracts.usdc } };
+    const first = await open(real);
+    await first.close();
+    const other = generatePrivateKey();
+    await expect(open({ ...real, operatorKey: other })).rejects.toThrow(
+      new RegExp(`the Vault at ${first.info().contracts.vault} is operated by ${first.info().operator}, not by OPERATOR_PRIVATE_KEY's address ${privateKeyToAddress(other)}`),
+    );
+    await store.close();
+  });
 });
 
 /** One of anvil's own unlocked accounts: someone other than the operator deploys the Vault that VAULT_ADDRESS names. */
 const DEPLOYER = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
 
-/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator. */
-async function deployVault(bytecode: Hex): Promise<Address> {
+/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator unless another is named. */
+async function deployVault(bytecode: Hex, operator: Address = t.vault.info().operator): Promise<Address> {
   const { usdc } = t.vault.info().contracts;
-  const operator = t.vault.info().operator;
   const data = encodeDeployData({ abi: vaultAbi, bytecode, args: [usdc, operator, operator, 86_400, ""] });
   const hash = await t.rpc.call<Hex>("eth_sendTransaction", [{ from: DEPLOYER, data, gas: toHex(10_000_000) }]);
   await t.rpc.call("evm_mine");
@@ -116,6 +128,13 @@ describe("the Vault named by VAULT_ADDRESS", () => {
   it("stops the start, naming the address, when it is an older Vault whose creditDeposit takes other arguments: every deposit's credit would revert", async () => {
     const address = await deployVault(vaultBeforeTransferBlocks());
     await expect(named(address)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${address}: .*not the Vault of this version`));
+  });
+
+  it("stops the start, naming both addresses, when its operator is not OPERATOR_PRIVATE_KEY's: every lock, credit and withdrawal would revert OnlyOperator", async () => {
+    const address = await deployVault(vaultBytecode, DEPLOYER);
+    await expect(named(address)).rejects.toThrow(
+      new RegExp(`VAULT_ADDRESS ${address}: its operator is ${getAddress(DEPLOYER)}, not OPERATOR_PRIVATE_KEY's address ${t.vault.info().operator}`),
+    );
   });
 
   it("stops the start when it names another contract, or no contract", async () => {

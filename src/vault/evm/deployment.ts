@@ -80,7 +80,15 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
     const { deployment: known, claim } = await ctx.store.chainDeployment(ctx.chainId);
     if (known) {
       const usable = known.build === build && (await hasCode(ctx.rpc, getAddress(known.vault)));
-      if (usable) return { ...(await fromVault(ctx.rpc, getAddress(known.vault))), fromBlock: known.block };
+      if (usable) {
+        const operator = await operatorOf(ctx.rpc, getAddress(known.vault));
+        if (operator !== ctx.operator) {
+          throw new Error(
+            `chain ${ctx.chainId}: the Vault at ${known.vault} is operated by ${operator}, not by OPERATOR_PRIVATE_KEY's address ${ctx.operator}: set OPERATOR_PRIVATE_KEY to its operator's key`,
+          );
+        }
+        return { ...(await fromVault(ctx.rpc, getAddress(known.vault))), fromBlock: known.block };
+      }
       // The dev chain's contracts are ours to replace; on any other chain a silent redeploy would strand clients' funds.
       if (!ctx.faucet) {
         const why = known.build === build ? `there is no Vault code at ${known.vault}` : `the Vault at ${known.vault} was deployed from another build of the contracts`;
@@ -168,6 +176,16 @@ async function checkNamedVault(ctx: Ctx, vault: Address): Promise<void> {
       `VAULT_ADDRESS ${vault}: the contract there is not the Vault of this version of crossfill (another contract, or a Vault of another version, whose calls differ from this one's); name this version's Vault, or unset VAULT_ADDRESS to deploy one`,
     );
   }
+  const operator = await operatorOf(ctx.rpc, vault);
+  if (operator !== ctx.operator) {
+    throw new Error(`VAULT_ADDRESS ${vault}: its operator is ${operator}, not OPERATOR_PRIVATE_KEY's address ${ctx.operator}: only its operator may lock, settle, credit or pay out`);
+  }
+}
+
+/** The only address the Vault takes its locks, settlements, credits and payments from (an immutable of its constructor). */
+async function operatorOf(rpc: JsonRpc, vault: Address): Promise<Address> {
+  const data = await rpc.call<Hex>("eth_call", [{ to: vault, data: encodeFunctionData({ abi: vaultAbi, functionName: "operator" }) }, "latest"]);
+  return decodeFunctionResult({ abi: vaultAbi, functionName: "operator", data });
 }
 
 /** Runtime code without its metadata (the CBOR its last two bytes give the length of) and with the Vault's immutables zeroed. */
