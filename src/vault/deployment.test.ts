@@ -92,9 +92,8 @@ describe("the recorded deployment", () => {
 /** One of anvil's own unlocked accounts: someone other than the operator deploys the Vault that VAULT_ADDRESS names. */
 const DEPLOYER = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
 
-/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator unless another is named. */
-async function deployVault(bytecode: Hex, operator: Address = t.vault.info().operator): Promise<Address> {
-  const { usdc } = t.vault.info().contracts;
+/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator and USDC unless others are named. */
+async function deployVault(bytecode: Hex, operator: Address = t.vault.info().operator, usdc: Address = t.vault.info().contracts.usdc): Promise<Address> {
   const data = encodeDeployData({ abi: vaultAbi, bytecode, args: [usdc, operator, operator, 86_400, ""] });
   const hash = await t.rpc.call<Hex>("eth_sendTransaction", [{ from: DEPLOYER, data, gas: toHex(10_000_000) }]);
   await t.rpc.call("evm_mine");
@@ -110,6 +109,29 @@ function vaultBeforeTransferBlocks(): Hex {
   expect(vaultBytecode.split(`63${now}`)).toHaveLength(2);
   return vaultBytecode.replace(`63${now}`, `63${before}`) as Hex;
 }
+
+/** A token of 18 decimals, as USDC is on some chains: code that answers 18 to any call. */
+async function wideToken(): Promise<Address> {
+  const wide = getAddress("0x0000000000000000000000000000000000000018");
+  await t.rpc.call("anvil_setCode", [wide, "0x601260005260206000f3"]);
+  return wide;
+}
+
+describe("a Vault deployed against USDC_ADDRESS", () => {
+  it("is not deployed when the token there counts in other decimals than USDC's 6, or there is no contract: money would be mis-scaled", async () => {
+    const wide = await wideToken();
+    const nothing = getAddress("0x000000000000000000000000000000000000c0de");
+    for (const [usdc, why] of [
+      [wide, `USDC_ADDRESS ${wide}: the token there counts in 18 decimals, not USDC's 6`],
+      [nothing, `USDC_ADDRESS ${nothing}: chain 31337 has no contract there`],
+    ] as const) {
+      const store = await openTestStore(tempDir());
+      await expect(open({ store, faucet: false, contracts: { usdc } })).rejects.toThrow(why);
+      expect((await store.chainDeployment(31337)).deployment).toBeUndefined();
+      await store.close();
+    }
+  });
+});
 
 describe("the Vault named by VAULT_ADDRESS", () => {
   const named = async (vault: Address) => open({ store: await openTestStore(tempDir()), faucet: false, contracts: { vault } });
@@ -135,6 +157,12 @@ describe("the Vault named by VAULT_ADDRESS", () => {
     await expect(named(address)).rejects.toThrow(
       new RegExp(`VAULT_ADDRESS ${address}: its operator is ${getAddress(DEPLOYER)}, not OPERATOR_PRIVATE_KEY's address ${t.vault.info().operator}`),
     );
+  });
+
+  it("stops the start when its USDC counts in other decimals than USDC's 6", async () => {
+    const wide = await wideToken();
+    const address = await deployVault(vaultBytecode, undefined, wide);
+    await expect(named(address)).rejects.toThrow(`VAULT_ADDRESS ${address}: its USDC ${wide}: the token there counts in 18 decimals, not USDC's 6`);
   });
 
   it("stops the start when it names another contract, or no contract", async () => {

@@ -5,7 +5,7 @@ import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, get
 import { keccak256 } from "../../evm/keccak.ts";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
-import type { JsonRpc } from "../rpc.ts";
+import { RpcError, type JsonRpc } from "../rpc.ts";
 import type { ChainStore } from "./nonce-book.ts";
 import type { TxSender } from "./sender.ts";
 
@@ -72,7 +72,10 @@ export const TREASURY_GRANT = 1_000_000_000n * 1_000_000n;
 export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): Promise<Deployment> {
   if (overrides.vault) {
     await checkNamedVault(ctx, overrides.vault);
-    return { ...(await fromVault(ctx.rpc, overrides.vault)), fromBlock: 0n };
+    const named = await fromVault(ctx.rpc, overrides.vault);
+    const why = await notUsdc(ctx, named.contracts.usdc);
+    if (why) throw new Error(`VAULT_ADDRESS ${overrides.vault}: its USDC ${named.contracts.usdc}: ${why}`);
+    return { ...named, fromBlock: 0n };
   }
   const build = buildOf(ctx.faucet);
   const owner = randomUUID();
@@ -124,7 +127,10 @@ function buildOf(faucet: boolean): Hex {
 
 async function deploy(ctx: Ctx, usdcOverride: Address | undefined): Promise<Deployment> {
   let usdc = usdcOverride;
-  if (!usdc) {
+  if (usdc) {
+    const why = await notUsdc(ctx, usdc);
+    if (why) throw new Error(`USDC_ADDRESS ${usdc}: ${why}`);
+  } else {
     if (!ctx.faucet) throw new Error("USDC_ADDRESS is required to deploy the Vault on a chain without the test faucet");
     const tx = await ctx.sender.send({
       label: "deploy TestUSDC",
@@ -180,6 +186,21 @@ async function checkNamedVault(ctx: Ctx, vault: Address): Promise<void> {
   if (operator !== ctx.operator) {
     throw new Error(`VAULT_ADDRESS ${vault}: its operator is ${operator}, not OPERATOR_PRIVATE_KEY's address ${ctx.operator}: only its operator may lock, settle, credit or pay out`);
   }
+}
+
+/** Why the token at `usdc` cannot be the USDC the Vault holds, or undefined: every amount is counted in micro-USDC, 6 decimals. */
+async function notUsdc(ctx: Ctx, usdc: Address): Promise<string | undefined> {
+  if (!(await hasCode(ctx.rpc, usdc))) return `chain ${ctx.chainId} has no contract there`;
+  const data = await ctx.rpc
+    .call<Hex>("eth_call", [{ to: usdc, data: encodeFunctionData({ abi: testUSDCAbi, functionName: "decimals" }) }, "latest"])
+    .catch((e: unknown) => {
+      // A revert is the contract's answer; a chain that did not answer is not.
+      if (e instanceof RpcError) return "0x" as const;
+      throw e;
+    });
+  const decimals = data.length === 66 ? BigInt(data) : undefined;
+  if (decimals === 6n) return undefined;
+  return decimals === undefined ? "the contract there answers no ERC-20 decimals()" : `the token there counts in ${decimals} decimals, not USDC's 6`;
 }
 
 /** The only address the Vault takes its locks, settlements, credits and payments from (an immutable of its constructor). */
