@@ -3,6 +3,7 @@ import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
 import { vaultAbi, vaultBytecode } from "../contracts/artifacts.ts";
 import type { Store } from "../store/store.ts";
+import { contractsFromEnv } from "./evm/deployment.ts";
 import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
 import { keyOf, newClient, openTestStore, tempDir } from "./testkit.ts";
 import type { Address } from "./vault.ts";
@@ -170,5 +171,18 @@ describe("the Vault named by VAULT_ADDRESS", () => {
     await expect(named(usdc)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${usdc}: .*not the Vault of this version`));
     const nothing = getAddress("0x000000000000000000000000000000000000c0de");
     await expect(named(nothing)).rejects.toThrow(new RegExp(`VAULT_ADDRESS ${nothing}: chain 31337 has no contract there`));
+  });
+});
+
+describe("VAULT_ADDRESS and USDC_ADDRESS", () => {
+  it("are refused at start, by name, when not an address, or mixed-case with a checksum that fails (a mistyped character)", () => {
+    const good = "0xa0Ee7A142d267C1f36714E4a8F75612F20a79720";
+    expect(contractsFromEnv({ VAULT_ADDRESS: good.toLowerCase(), USDC_ADDRESS: good })).toEqual({ vault: good, usdc: good });
+    const typo = good.replace("a79720", "a79721");
+    for (const name of ["VAULT_ADDRESS", "USDC_ADDRESS"]) {
+      for (const raw of ["0x123", typo, "a0Ee7A142d267C1f36714E4a8F75612F20a79720"]) {
+        expect(() => contractsFromEnv({ [name]: raw })).toThrow(`${name} must be an address`);
+      }
+    }
   });
 });

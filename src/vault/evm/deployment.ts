@@ -1,7 +1,7 @@
 // Where the contracts live on each chain: deployed by the first process that finds none and recorded in
 // the store, one row per chain id, so a restart and every other instance on the same store use them.
 import { randomUUID } from "node:crypto";
-import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, maxUint256, type Hex } from "viem";
+import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, isAddress, maxUint256, type Hex } from "viem";
 import { keccak256 } from "../../evm/keccak.ts";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
@@ -22,12 +22,21 @@ export interface ContractOverrides {
   usdc?: Address;
 }
 
-/** The overrides from `VAULT_ADDRESS` and `USDC_ADDRESS`. */
+/** The overrides from `VAULT_ADDRESS` and `USDC_ADDRESS`; a value that is not an address stops the start with a sentence that names it. */
 export function contractsFromEnv(env: NodeJS.ProcessEnv): ContractOverrides {
-  return {
-    ...(env.VAULT_ADDRESS ? { vault: getAddress(env.VAULT_ADDRESS) } : {}),
-    ...(env.USDC_ADDRESS ? { usdc: getAddress(env.USDC_ADDRESS) } : {}),
-  };
+  const vault = address(env, "VAULT_ADDRESS");
+  const usdc = address(env, "USDC_ADDRESS");
+  return { ...(vault ? { vault } : {}), ...(usdc ? { usdc } : {}) };
+}
+
+/** Mixed case is an EIP-55 checksum, which must hold: a mistyped character would name another contract, or none. */
+function address(env: NodeJS.ProcessEnv, name: string): Address | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  if (!isAddress(raw, { strict: true })) {
+    throw new Error(`${name} must be an address, 0x and 40 hex digits, in lower case or with its EIP-55 checksum (got ${JSON.stringify(raw)}).`);
+  }
+  return getAddress(raw);
 }
 
 interface Ctx {
