@@ -77,6 +77,18 @@ describe("the recorded deployment", () => {
     await store.close();
   });
 
+  it("stops the start when USDC_ADDRESS names another token than the recorded Vault's USDC, which it would not count", async () => {
+    const store = await openTestStore(tempDir());
+    const usdc = t.vault.info().contracts.usdc;
+    const first = await open({ store, faucet: false, contracts: { usdc } });
+    await first.close();
+    const other = getAddress("0x000000000000000000000000000000000000c0de");
+    await expect(open({ store, faucet: false, contracts: { usdc: other } })).rejects.toThrow(
+      `USDC_ADDRESS ${other} is not the USDC of the Vault in use, ${first.info().contracts.vault}, which holds ${usdc}`,
+    );
+    await store.close();
+  });
+
   it("stops the start when OPERATOR_PRIVATE_KEY is not the key of the recorded Vault's operator, naming both addresses", async () => {
     const store = await openTestStore(tempDir());
     const real = { store, faucet: false, contracts: { usdc: t.vault.info().contracts.usdc } };
@@ -164,6 +176,14 @@ describe("the Vault named by VAULT_ADDRESS", () => {
     const wide = await wideToken();
     const address = await deployVault(vaultBytecode, undefined, wide);
     await expect(named(address)).rejects.toThrow(`VAULT_ADDRESS ${address}: its USDC ${wide}: the token there counts in 18 decimals, not USDC's 6`);
+  });
+
+  it("stops the start when USDC_ADDRESS names another token than its USDC", async () => {
+    const address = await deployVault(vaultBytecode);
+    const other = getAddress("0x000000000000000000000000000000000000c0de");
+    await expect(open({ store: await openTestStore(tempDir()), faucet: false, contracts: { vault: address, usdc: other } })).rejects.toThrow(
+      `USDC_ADDRESS ${other} is not the USDC of the Vault in use, ${address}, which holds ${t.vault.info().contracts.usdc}`,
+    );
   });
 
   it("stops the start when it names another contract, or no contract", async () => {

@@ -84,7 +84,7 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
     const named = await fromVault(ctx.rpc, overrides.vault);
     const why = await notUsdc(ctx, named.contracts.usdc);
     if (why) throw new Error(`VAULT_ADDRESS ${overrides.vault}: its USDC ${named.contracts.usdc}: ${why}`);
-    return { ...named, fromBlock: 0n };
+    return withUsdc(overrides, { ...named, fromBlock: 0n });
   }
   const build = buildOf(ctx.faucet);
   const owner = randomUUID();
@@ -99,7 +99,7 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
             `chain ${ctx.chainId}: the Vault at ${known.vault} is operated by ${operator}, not by OPERATOR_PRIVATE_KEY's address ${ctx.operator}: set OPERATOR_PRIVATE_KEY to its operator's key`,
           );
         }
-        return { ...(await fromVault(ctx.rpc, getAddress(known.vault))), fromBlock: known.block };
+        return withUsdc(overrides, { ...(await fromVault(ctx.rpc, getAddress(known.vault))), fromBlock: known.block });
       }
       // The dev chain's contracts are ours to replace; on any other chain a silent redeploy would strand clients' funds.
       if (!ctx.faucet) {
@@ -123,6 +123,15 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
     }
     await new Promise((r) => setTimeout(r, WAIT_MS));
   }
+}
+
+/** The deployment in use, unless USDC_ADDRESS names another token than its Vault's: the operator meant another USDC, which would not be the one counted. */
+function withUsdc(overrides: ContractOverrides, deployment: Deployment): Deployment {
+  const { usdc, vault } = deployment.contracts;
+  if (overrides.usdc && overrides.usdc !== usdc) {
+    throw new Error(`USDC_ADDRESS ${overrides.usdc} is not the USDC of the Vault in use, ${vault}, which holds ${usdc}: unset USDC_ADDRESS, or set it to ${usdc}`);
+  }
+  return deployment;
 }
 
 /**
