@@ -39,7 +39,7 @@ import type { Store } from "./store/store.ts";
 import { startConfiguredVenues } from "./venues/sim-process.ts";
 import type { Venue } from "./venues/venue.ts";
 import { DEV_CHAIN_ID, startDevChain } from "./vault/devnode/index.ts";
-import { JsonRpc } from "./vault/rpc.ts";
+import { chainIdAt } from "./vault/rpc.ts";
 import { announceDevChain } from "./vault/devnode/running.ts";
 import { contractsFromEnv, openEvmVault } from "./vault/evm/index.ts";
 import { sotAssetId, sotTokenId } from "./contracts/sot.ts";
@@ -113,7 +113,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
     store,
     // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
-    faucet: devChain !== undefined || (await new JsonRpc(config.chainRpcUrl!, config.chainRpcTimeoutMs).call<string>("eth_chainId")) === toHex(DEV_CHAIN_ID),
+    faucet: devChain !== undefined || (await chainIdAt(config.chainRpcUrl!, config.chainRpcTimeoutMs)) === toHex(DEV_CHAIN_ID),
     devChain,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     logRangeBlocks: config.chainLogRangeBlocks,

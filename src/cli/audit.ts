@@ -9,7 +9,7 @@ import type { Store } from "../store/store.ts";
 import { runningDevChain } from "../vault/devnode/running.ts";
 import { DEV_CHAIN_ID, startDevChain } from "../vault/devnode/index.ts";
 import { contractsFromEnv, openEvmVault } from "../vault/evm/index.ts";
-import { JsonRpc } from "../vault/rpc.ts";
+import { chainIdAt } from "../vault/rpc.ts";
 import type { Vault } from "../vault/vault.ts";
 import { startVenues } from "../venues/start.ts";
 import { count } from "./funds.ts";
@@ -60,10 +60,7 @@ async function openChain(config: Config, store: Store): Promise<{ vault: Vault; 
   if (config.chainRpcUrl) {
     // As for the server (src/main.ts), the dev chain's id marks a chain of test USDC: its deployment was
     // recorded as the faucet's build, which a vault opened without the faucet refuses as another build.
-    // The first call to the chain: one it fails names the setting, by its origin (a provider's key goes in the path or query).
-    const chainId = await new JsonRpc(config.chainRpcUrl, config.chainRpcTimeoutMs).call<Hex>("eth_chainId").catch((e: unknown) => {
-      throw new Error(`reading the chain at CHAIN_RPC_URL (${new URL(config.chainRpcUrl!).origin}) failed: ${e instanceof Error ? e.message : String(e)}`);
-    });
+    const chainId = await chainIdAt(config.chainRpcUrl, config.chainRpcTimeoutMs);
     const faucet = chainId === toHex(DEV_CHAIN_ID);
     const vault = await open(config.chainRpcUrl, config.operatorPrivateKey!, faucet);
     return { vault, close: () => vault.close() };

@@ -107,3 +107,13 @@ class HttpStatusError extends Error {
     super(message);
   }
 }
+
+/**
+ * The chain id at CHAIN_RPC_URL, the first call the server and the CLIs make to that chain: one that fails names the
+ * setting, by its origin (a provider's key goes in the path or query).
+ */
+export async function chainIdAt(url: string, timeoutMs: number): Promise<string> {
+  return new JsonRpc(url, timeoutMs).call<string>("eth_chainId").catch((e: unknown) => {
+    throw new Error(`reading the chain at CHAIN_RPC_URL (${new URL(url).origin}) failed: ${e instanceof Error ? e.message : String(e)}`);
+  });
+}

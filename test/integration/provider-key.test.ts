@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -65,5 +66,24 @@ describe("CHAIN_RPC_URL holding a provider's API key", () => {
       return out.join("");
     };
     for (const err of failed) expect(line(err)).not.toContain(KEY);
+  });
+});
+
+describe("CHAIN_RPC_URL that does not answer", () => {
+  it("stops the start with a sentence that names the setting and the chain's origin, not the key", async () => {
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, "127.0.0.1", done));
+    const origin = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+    await new Promise((done) => closed.close(done));
+    const dir = mkdtempSync(join(tmpdir(), "crossfill-key-down-"));
+    try {
+      const env = { DATA_DIR: dir, PORT: "0", CHAIN_RPC_URL: `${origin}/v2/${KEY}`, OPERATOR_PRIVATE_KEY: chain.operatorKey };
+      const refused = await startCrossfill(loadConfig(env), { logger: pino({ level: "silent" }) }).catch((e: unknown) => e as Error);
+      expect(refused).toBeInstanceOf(Error);
+      expect((refused as Error).message).toMatch(new RegExp(`^reading the chain at CHAIN_RPC_URL \\(${origin}\\) failed: `));
+      expect((refused as Error).message).not.toContain(KEY);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
