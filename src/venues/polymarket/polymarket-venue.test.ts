@@ -38,6 +38,15 @@ async function setup(extra: Partial<PolymarketVenueOptions> = {}, simExtra: Part
   return { sim, venue, options };
 }
 
+/** A venue on a fresh simulator behind laggingTrades, both stopped after the test. */
+async function lagging() {
+  const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+  running.push(sim);
+  const proxy = await laggingTrades(sim.url);
+  running.push(proxy);
+  return { ...(await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials })), sim, proxy };
+}
+
 /**
  * The simulator's REST behind a proxy whose listings lag the orders, as a venue's may: while `on`, it lists by id
  * (`GET /data/trades?id=`) only the first trade it is asked for; while `bare`, its orders (`GET /data/order/{id}`)
@@ -323,11 +332,7 @@ describe("PolymarketVenue", () => {
   });
 
   it("does not report an order whose trades the venue names but does not list yet as filled by those it lists", async () => {
-    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
-    running.push(sim);
-    const proxy = await laggingTrades(sim.url);
-    running.push(proxy);
-    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const { sim, proxy, venue } = await lagging();
     const id = buy(venue).venueMarketId;
     const m = venue.market(id)!;
     const asks = venue.book(id, "YES")!.asks;
@@ -347,11 +352,7 @@ describe("PolymarketVenue", () => {
   });
 
   it("does not report an order the venue matched, but whose trades it does not name yet, as one that took nothing", async () => {
-    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
-    running.push(sim);
-    const proxy = await laggingTrades(sim.url);
-    running.push(proxy);
-    const { venue, options } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const { proxy, venue, options } = await lagging();
     const order = buy(venue);
     const placed = await venue.place(order);
     if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
@@ -365,11 +366,7 @@ describe("PolymarketVenue", () => {
   });
 
   it("ends the status of a done order naming a trade that is never listed once its listed trades account for every share it matched", async () => {
-    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
-    running.push(sim);
-    const proxy = await laggingTrades(sim.url);
-    running.push(proxy);
-    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const { proxy, venue } = await lagging();
     const order = buy(venue);
     const placed = await venue.place(order);
     if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
@@ -378,11 +375,7 @@ describe("PolymarketVenue", () => {
   });
 
   it("ends the status of an order whose trade failed and which names a trade never listed: the failed trade holds the shares it matched", async () => {
-    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
-    running.push(sim);
-    const proxy = await laggingTrades(sim.url);
-    running.push(proxy);
-    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const { sim, proxy, venue } = await lagging();
     const order = buy(venue);
     const placed = await venue.place(order);
     if (placed.kind !== "filled") throw new Error(`the order did not fill: ${placed.kind}`);
