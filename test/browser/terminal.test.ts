@@ -45,6 +45,15 @@ async function newPage(): Promise<Page> {
   return p;
 }
 
+/** Closes `p` while an answer is awaited: the browser asks first (`beforeunload`), and the answer to "leave?" is no. */
+async function closeAndStay(p: Page): Promise<void> {
+  const asked = p.waitForEvent("dialog");
+  await p.close({ runBeforeUnload: true });
+  const dialog = await asked;
+  expect(dialog.type()).toBe("beforeunload");
+  await dialog.dismiss();
+}
+
 /** The order cases' ticket on an event page: a $2 buy at 5 % slippage, ready to be sent. */
 async function fillTicket(p: Page): Promise<void> {
   await p.getByLabel("Amount (USDC, fees included)").fill("2");
@@ -184,11 +193,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     });
     await p.getByRole("button", { name: "Generate key" }).click();
     await p.getByRole("button", { name: "Generating…" }).waitFor();
-    const asked = p.waitForEvent("dialog");
-    await p.close({ runBeforeUnload: true });
-    const dialog = await asked;
-    expect(dialog.type()).toBe("beforeunload");
-    await dialog.dismiss();
+    await closeAndStay(p);
     answer();
     await p.getByTestId("new-api-secret").waitFor({ timeout: 30_000 });
     await p.getByRole("button", { name: "I have stored the secret" }).click();
@@ -487,11 +492,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.getByRole("button", { name: /^Buy YES for/ }).click();
     await p.getByRole("button", { name: "Placing the order…" }).waitFor();
     // Closed (or reloaded) now, the order's answer would be lost: the browser asks first, and the trader stays.
-    const asked = p.waitForEvent("dialog");
-    await p.close({ runBeforeUnload: true });
-    const dialog = await asked;
-    expect(dialog.type()).toBe("beforeunload");
-    await dialog.dismiss();
+    await closeAndStay(p);
     answer();
     await p.getByTestId("order-result").getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
     // Answered and shown, the page closes without asking.
