@@ -6,6 +6,7 @@ import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { CrossfillClient, CrossfillError } from "../../src/sdk/client.ts";
+import { usdc } from "../../src/terminal/format.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
 import { chromiumLaunch } from "./chromium.ts";
 
@@ -609,6 +610,41 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const amounts = await p.getByTestId("order-row").locator("dl.order-facts > div:first-child > dd").allTextContents();
     expect(amounts.length).toBeGreaterThanOrEqual(60);
     expect(amounts).toEqual(all.slice(0, amounts.length).map((o) => `${o.amount_usdc}.00 USDC`));
+    await p.close();
+  });
+
+  it("keeps every order loaded with \"Load older orders\", past the 500 a page holds, when the list is read again", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const [template] = (await client.orders()).data;
+    // 560 orders, each of its own amount (without fills: a short page to draw).
+    const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status, fills: [] });
+    let all = Array.from({ length: 560 }, (_, i) => made(560 - i));
+    const p = await newPage();
+    await p.route(
+      (url) => url.pathname === "/v1/orders",
+      (route) => {
+        const url = new URL(route.request().url());
+        const from = Number(url.searchParams.get("cursor") ?? 0);
+        const to = from + Math.min(500, Number(url.searchParams.get("limit")));
+        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
+      },
+    );
+    await p.goto(server.url + "/orders");
+    const rows = p.getByTestId("order-row");
+    for (let shown = 50; shown < 550; shown += 50) {
+      await rows.nth(shown - 1).waitFor();
+      await p.getByRole("button", { name: "Load older orders" }).click();
+    }
+    await rows.nth(549).waitFor();
+    // A bot places 3 orders, the newest still being settled: read again (Refresh, then every 2 s for that order), the list
+    // keeps the 550 it showed.
+    all = [made(1003, "routing"), made(1002), made(1001), ...all];
+    await p.getByRole("button", { name: "Refresh" }).click();
+    await p.getByText(usdc(1003)).waitFor();
+    await p.waitForResponse((r) => new URL(r.url()).pathname === "/v1/orders");
+    await p.waitForTimeout(500);
+    const amounts = await rows.locator("dl.order-facts > div:first-child > dd").allTextContents();
+    expect(amounts).toEqual(all.slice(0, 550).map((o) => usdc(o.amount_usdc)));
     await p.close();
   });
 

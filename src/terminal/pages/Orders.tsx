@@ -1,28 +1,33 @@
-import { useEffect, useRef } from "react";
+import { useEffect, useState } from "react";
 import { api, ApiError, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
-import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync, useOlderPages } from "../components/ui.tsx";
+import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
 
 export function OrdersPage() {
-  // A read of the newest orders takes as many as are shown (50 to 500): read again (an order settling, Refresh), it leaves
-  // no gap above the older pages, nor repeats what they hold, however many orders came since.
-  const shown = useRef(50);
-  const first = useAsync(() => api<Page<Order>>("GET", `/v1/orders${query({ limit: Math.min(500, Math.max(50, shown.current)) })}`), []);
-  const pages = useOlderPages(first.data, (cursor) => api<Page<Order>>("GET", `/v1/orders${query({ limit: 50, cursor })}`));
-  const orders = pages.rows;
-  shown.current = orders.length;
+  // The newest orders, as many as are wanted (50, and 50 more at each "Load older orders"), read whole at each read (an
+  // order settling, Refresh, "Load older orders"): orders placed meanwhile leave none of those shown out, nor show one
+  // twice, however many are shown.
+  const [wanted, setWanted] = useState(50);
+  const list = useAsync(() => newest(wanted), [wanted]);
+  const orders = list.data?.data ?? [];
   const unsettled = orders.some((o) => !SETTLED.has(o.status));
+  // Older orders asked for and not shown yet: their read is running, or failed.
+  const older = list.data !== undefined && list.data.next_cursor !== null && wanted > orders.length;
+  const more = () => {
+    setWanted(orders.length + 50);
+    list.reload();
+  };
 
   // An order whose venue answer is still being reconciled settles on its own; show it when it does (after a 429, once its
   // Retry-After has passed).
   useEffect(() => {
-    if (!unsettled || first.loading) return;
-    const t = setTimeout(first.reload, first.error instanceof ApiError && first.error.retryAfterSeconds !== undefined ? first.error.retryAfterSeconds * 1000 : 2000);
+    if (!unsettled || list.loading) return;
+    const t = setTimeout(list.reload, list.error instanceof ApiError && list.error.retryAfterSeconds !== undefined ? list.error.retryAfterSeconds * 1000 : 2000);
     return () => clearTimeout(t);
-  }, [unsettled, first.loading, first.error, first.reload]);
+  }, [unsettled, list.loading, list.error, list.reload]);
 
-  if (first.data === undefined) return first.error ? <ErrorNote error={first.error} onRetry={first.reload} /> : <Loading label="Loading your orders…" />;
+  if (list.data === undefined) return list.error ? <ErrorNote error={list.error} onRetry={list.reload} /> : <Loading label="Loading your orders…" />;
 
   return (
     <section>
@@ -31,11 +36,11 @@ export function OrdersPage() {
           <h1>Orders</h1>
           <p className="muted">Newest first: each order's status, the legs it was routed to, and its transactions on chain.</p>
         </div>
-        <button type="button" className="btn" onClick={first.reload} disabled={first.loading}>
-          {first.loading ? "Refreshing…" : "Refresh"}
+        <button type="button" className="btn" onClick={list.reload} disabled={list.loading}>
+          {list.loading ? "Refreshing…" : "Refresh"}
         </button>
       </div>
-      {first.error !== undefined && <ErrorNote error={first.error} onRetry={first.reload} />}
+      {list.error !== undefined && !older && <ErrorNote error={list.error} onRetry={list.reload} />}
       {orders.length === 0 ? (
         <p className="empty">
           No orders yet. Pick an event in <Link to="/markets">Markets</Link> and use its order ticket.
@@ -93,14 +98,26 @@ export function OrdersPage() {
           ))}
         </ol>
       )}
-      {pages.error !== undefined && <ErrorNote error={pages.error} onRetry={pages.more} />}
-      {pages.next && (
-        <button type="button" className="btn" onClick={pages.more} disabled={pages.loading}>
-          {pages.loading ? "Loading…" : "Load older orders"}
+      {list.error !== undefined && older && <ErrorNote error={list.error} onRetry={more} />}
+      {list.data.next_cursor !== null && (
+        <button type="button" className="btn" onClick={more} disabled={older && list.loading}>
+          {older && list.loading ? "Loading…" : "Load older orders"}
         </button>
       )}
     </section>
   );
+}
+
+/** The newest `count` orders, read 500 at a time (the most a page holds), and the cursor of the next older ones. */
+async function newest(count: number): Promise<Page<Order>> {
+  const data: Order[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: Page<Order> = await api<Page<Order>>("GET", `/v1/orders${query({ limit: Math.min(500, count - data.length), cursor })}`);
+    data.push(...page.data);
+    cursor = page.next_cursor;
+  } while (cursor !== null && data.length < count);
+  return { data, next_cursor: cursor };
 }
 
 const SETTLED = new Set(["filled", "partially_filled", "rejected", "failed"]);
