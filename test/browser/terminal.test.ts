@@ -298,6 +298,33 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says no more that more of the list could not be read once the list is read anew", async () => {
+    const p = await newPage();
+    await p.route(
+      (url) => url.pathname === "/v1/markets",
+      async (route) => {
+        const url = new URL(route.request().url());
+        // More of the list is asked for with a cursor the server refuses, as it does one it did not make.
+        if (url.searchParams.get("cursor") === "more") url.searchParams.set("cursor", "stale");
+        const page = await route.fetch({ url: url.toString() });
+        if (!page.ok() || url.searchParams.has("q")) return route.fulfill({ response: page });
+        return route.fulfill({ json: { ...((await page.json()) as object), next_cursor: "more" } });
+      },
+    );
+    await p.goto(server.url + "/markets");
+    const first = await p.locator("table.markets tbody tr code").first().textContent();
+    await p.getByRole("button", { name: "Load more" }).click();
+    const refused = p.getByRole("alert").getByText("Invalid querystring: cursor is not one this server returned.");
+    await refused.waitFor();
+    // Searched, the list is read anew: its first page is shown, and nothing wrong with it.
+    const searched = p.waitForResponse((r) => new URL(r.url()).searchParams.get("q") === first);
+    await p.getByRole("searchbox").fill(first!);
+    const found = ((await (await searched).json()) as { data: { event_id: string }[] }).data.map((m) => m.event_id);
+    await expect.poll(() => p.locator("table.markets tbody tr code").allTextContents()).toEqual(found);
+    await expect(refused.count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("goes live again when the book's stream was refused once (a restart, a proxy's 503), not frozen on the book read then", async () => {
     const p = await newPage();
     await p.route(

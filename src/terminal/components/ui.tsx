@@ -170,25 +170,26 @@ export interface OlderPages<T> {
 
 /**
  * The older pages of a list, read on asking (`read(cursor)`), after `newest`, the read of the newest page they followed;
- * another read of the newest replaces them.
+ * another read of the newest replaces them, and the error of one that failed after the read before it.
  */
 export function useOlderPages<T>(newest: Page<T> | undefined, read: (cursor: string | null) => Promise<Page<T>>): OlderPages<T> {
   const [older, setOlder] = useState<{ after: Page<T>; rows: T[]; next: string | null }>();
-  const [error, setError] = useState<unknown>();
+  const [failed, setFailed] = useState<{ after: Page<T>; error: unknown }>();
   const [loading, setLoading] = useState(false);
   const shown = newest !== undefined && older !== undefined && older.after === newest ? older : undefined;
   const rows = [...(newest?.data ?? []), ...(shown?.rows ?? [])];
   const next = shown === undefined ? (newest?.next_cursor ?? null) : shown.next;
+  const error = failed !== undefined && failed.after === newest ? failed.error : undefined;
   const more = async () => {
     if (newest === undefined) return;
     const after = newest;
     setLoading(true);
-    setError(undefined);
+    setFailed(undefined);
     try {
       const page = await read(next);
       setOlder((o) => ({ after, rows: [...(o !== undefined && o.after === after ? o.rows : []), ...page.data], next: page.next_cursor }));
     } catch (err) {
-      setError(err);
+      setFailed({ after, error: err });
     } finally {
       setLoading(false);
     }
