@@ -610,6 +610,39 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says the orders are refreshing when Refresh is clicked, not at each read of an order being settled", async () => {
+    const p = await newPage();
+    let held: Promise<void> | undefined;
+    await p.route(
+      (url) => url.pathname === "/v1/orders",
+      async (route) => {
+        const answered = held;
+        // The newest order still being settled: the page reads the list again every 2 s until it is.
+        const orders = (await (await route.fetch()).json()) as { data: { status: string }[] };
+        orders.data[0]!.status = "routing";
+        await answered;
+        return route.fulfill({ json: orders });
+      },
+    );
+    await p.goto(server.url + "/orders");
+    await p.getByTestId("order-row").first().waitFor();
+    let answer!: () => void;
+    held = new Promise<void>((resolve) => (answer = resolve));
+    await p.waitForRequest((r) => new URL(r.url()).pathname === "/v1/orders");
+    await p.waitForTimeout(500);
+    // Read again on its own, the list keeps its Refresh control as it was: enabled, and not saying it refreshes.
+    const refresh = p.getByRole("button", { name: /^Refresh/ });
+    await expect(refresh.textContent()).resolves.toBe("Refresh");
+    await expect(refresh.isEnabled()).resolves.toBe(true);
+    answer();
+    held = new Promise<void>((resolve) => (answer = resolve));
+    await refresh.click();
+    await p.getByRole("button", { name: "Refreshing…" }).waitFor();
+    answer();
+    await p.getByRole("button", { name: "Refresh", exact: true }).waitFor();
+    await p.close();
+  });
+
   it("leaves no order out when orders come while older ones are shown and one is being settled", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const [template] = (await client.orders()).data;

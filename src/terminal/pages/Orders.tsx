@@ -18,6 +18,15 @@ export function OrdersPage() {
     setWanted(orders.length + 50);
     list.reload();
   };
+  // Refresh says it refreshes while the read it asked for runs; the list's own reads (an order settling) go unsaid.
+  const [refreshing, setRefreshing] = useState(false);
+  const refresh = () => {
+    setRefreshing(true);
+    list.reload();
+  };
+  useEffect(() => {
+    if (!list.loading) setRefreshing(false);
+  }, [list.loading]);
 
   // An order whose venue answer is still being reconciled settles on its own; show it when it does (after a 429, once its
   // Retry-After has passed).
@@ -36,8 +45,8 @@ export function OrdersPage() {
           <h1>Orders</h1>
           <p className="muted">Newest first: each order's status, the legs it was routed to, and its transactions on chain.</p>
         </div>
-        <button type="button" className="btn" onClick={list.reload} disabled={list.loading}>
-          {list.loading ? "Refreshing…" : "Refresh"}
+        <button type="button" className="btn" onClick={refresh} disabled={refreshing}>
+          {refreshing ? "Refreshing…" : "Refresh"}
         </button>
       </div>
       {list.error !== undefined && !older && <ErrorNote error={list.error} onRetry={list.reload} />}
