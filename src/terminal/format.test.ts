@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { num, pnl, price, shares, usdc } from "./format.ts";
+import { decimal, num, pnl, price, shares, usdc } from "./format.ts";
 
 describe("amounts as the terminal writes them", () => {
   it("writes USDC and shares to the micro unit the API answers in, never rounded to the cent", () => {
@@ -23,5 +23,15 @@ describe("amounts as the terminal writes them", () => {
     expect(price(0.9995)).toBe("0.9995");
     expect(price(0.5)).toBe("0.500");
     expect(price(0.125)).toBe("0.125");
+  });
+
+  it("writes an amount typed in one way, as the server reads it, so that typed again otherwise it is the same request", () => {
+    expect(decimal("25")).toBe("25");
+    expect(decimal("25.0")).toBe("25");
+    expect(decimal("025.500000")).toBe("25.5");
+    expect(decimal("0.000001")).toBe("0.000001");
+    expect(decimal("000")).toBe("0");
+    expect(decimal("10.10")).toBe("10.1");
+    expect(decimal("100")).toBe("100");
   });
 });

@@ -42,6 +42,16 @@ export function pnl(n: number | null | undefined): string {
   return `${n > 0 ? "+" : n < 0 ? "−" : ""}${text} USDC`;
 }
 
+/**
+ * An amount or a number of shares as typed (digits, and a point with at most 6 after it), written one way: 25, 25.0 and
+ * 025.00 are all "25", as the server reads them, so that one amount typed two ways is one request, under one client id.
+ */
+export function decimal(typed: string): string {
+  const [whole = "", fraction = ""] = typed.split(".");
+  const digits = fraction.replace(/0+$/, "");
+  return `${whole.replace(/^0+(?=\d)/, "")}${digits === "" ? "" : `.${digits}`}`;
+}
+
 export function num(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : usdFmt.format(n);
 }

@@ -378,11 +378,11 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.route("**/v1/order", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
     await page.getByRole("button", { name: /^Buy YES for/ }).click();
     await result.getByRole("heading", { name: "The order did not go through" }).waitFor();
-    // Gone to the orders to look for it and back, the ticket filled in as it was: still the same order.
+    // Gone to the orders to look for it and back, the ticket filled in as it was, the amount written otherwise: still the same order.
     await result.getByRole("link", { name: "See all orders" }).click();
     await page.getByRole("heading", { name: "Orders" }).waitFor();
     await page.goBack();
-    await page.getByLabel("Amount (USDC, fees included)").fill("3");
+    await page.getByLabel("Amount (USDC, fees included)").fill("3.00");
     await page.getByRole("radio", { name: "5.00 %" }).click();
     await page.getByRole("button", { name: /^Buy YES for/ }).click();
     await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
@@ -746,10 +746,10 @@ describe("web terminal", { timeout: 120_000 }, () => {
 
   it("withdraws once a withdrawal whose answer was lost, and pays an edited one as a withdrawal of its own", async () => {
     const to = privateKeyToAddress(generatePrivateKey());
-    const withdraw = async (amount: string) => {
+    const withdraw = async (amount: string, address: string = to) => {
       await page.getByRole("button", { name: "Withdraw", exact: true }).click();
       await page.getByLabel("Amount (USDC)").fill(amount);
-      await page.getByLabel("To address").fill(to);
+      await page.getByLabel("To address").fill(address);
       await page.getByRole("button", { name: "Continue" }).click();
     };
     const confirm = async () => {
@@ -768,12 +768,13 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.route("**/v1/withdrawals", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
     await confirm();
     await page.getByRole("alert").getByText(/Too many/).waitFor();
-    // The dialog closed, the page reloaded, and the withdrawal asked for again as it was: still the same withdrawal.
+    // The dialog closed, the page reloaded, and the withdrawal asked for again as it was, written otherwise (5.0, the address
+    // in lower case): still the same withdrawal.
     await page.keyboard.press("Escape");
     await page.reload();
-    await withdraw("5");
+    await withdraw("5.0", to.toLowerCase());
     await confirm();
-    await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
+    await page.getByTestId("withdrawal-result").getByText(/^This withdrawal was confirmed before, its answer not seen then: it was paid once/).waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: "Done" }).click();
 
     // Another amount after a lost answer is another withdrawal, not the lost one's id sent with another body.

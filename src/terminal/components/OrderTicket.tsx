@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, query, type Account, type Order, type Quote } from "../api.ts";
-import { percent, price, shares, usdc, when } from "../format.ts";
+import { decimal, percent, price, shares, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
@@ -107,7 +107,7 @@ export function OrderTicket({
     const request = {
       market_id: eventId,
       outcome,
-      ...(sell ? { side: "sell", shares: sellShares } : { side: "buy", amount_usdc: amount }),
+      ...(sell ? { side: "sell", shares: decimal(sellShares) } : { side: "buy", amount_usdc: decimal(amount) }),
       max_slippage: String(slippage),
       strategy,
       time_in_force: tif,

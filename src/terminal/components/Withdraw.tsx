@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { api, ApiError, clientIdFor, forgetClientId, noAnswer, type Withdrawal } from "../api.ts";
-import { usdc, when } from "../format.ts";
+import { decimal, usdc, when } from "../format.ts";
 import { CopyButton, ErrorNote, Modal, StatusBadge, useAskBeforeLeaving, useOnScreen } from "./ui.tsx";
 
 const AMOUNT = /^\d{1,9}(\.\d{1,6})?$/;
@@ -31,10 +31,11 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
     e.preventDefault();
     setSending(true);
     setResult(undefined);
-    const request = `POST /v1/withdrawals ${JSON.stringify({ amount_usdc: amount, to_address: address })}`;
+    // The address as the server keeps it (in lower case); sent as typed, for the server to check a checksummed one.
+    const request = `POST /v1/withdrawals ${JSON.stringify({ amount_usdc: decimal(amount), to_address: address.toLowerCase() })}`;
     const { clientId, again } = clientIdFor(request);
     try {
-      const withdrawal = await api<Withdrawal>("POST", "/v1/withdrawals", { amount_usdc: amount, to_address: address, password, client_withdrawal_id: clientId });
+      const withdrawal = await api<Withdrawal>("POST", "/v1/withdrawals", { amount_usdc: decimal(amount), to_address: address, password, client_withdrawal_id: clientId });
       if (onScreen.current) forgetClientId(request);
       setResult({ withdrawal, again });
       onDone();
