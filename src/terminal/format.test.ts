@@ -25,6 +25,13 @@ describe("amounts as the terminal writes them", () => {
     expect(price(0.125)).toBe("0.125");
   });
 
+  it("writes a price the API works out to the micro-USDC a share (an average, a price with its fees) as it is, not rounded to a tick", () => {
+    // Polymarket's 0.89 with its 2 % fee: a buy's cost a share, which 0.8920 would overstate.
+    expect(price(0.891958)).toBe("0.891958");
+    expect(price(0.512345)).toBe("0.512345");
+    expect(price(0.89196)).toBe("0.89196");
+  });
+
   it("writes an amount typed in one way, as the server reads it, so that typed again otherwise it is the same request", () => {
     expect(decimal("25")).toBe("25");
     expect(decimal("25.0")).toBe("25");

@@ -60,9 +60,10 @@ export function shares(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : sharesFmt.format(n);
 }
 
-// Prices are USDC per share below 1, on ticks as fine as 0.0001 (Polymarket's finest): three decimals,
-// and a fourth where the price has one.
-const priceFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 4 });
+// Prices are USDC per share below 1: three decimals, and as many more as the price has, to the micro-USDC: a venue's
+// tick as fine as 0.0001 (Polymarket's finest), and what the API works out to the micro-USDC a share (an average price,
+// a price with its fees: 0.891958 shown as 0.8920 is more than a buy pays a share, and two venues' prices read alike).
+const priceFmt = new Intl.NumberFormat("en-US", { minimumFractionDigits: 3, maximumFractionDigits: 6 });
 
 export function price(n: number | null | undefined): string {
   return n === null || n === undefined ? "—" : priceFmt.format(n);
