@@ -325,6 +325,15 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says the position held is not known while the account cannot be read, rather than that none is held", async () => {
+    const p = await newPage();
+    await p.route("**/v1/account", (route) => route.fulfill({ status: 503, json: { error: { code: "chain_unavailable", message: "The chain cannot be reached right now." } } }));
+    await p.goto(server.url + eventPath + "?side=sell&outcome=YES&shares=1");
+    await p.getByText("Your position is not read yet.").waitFor();
+    await expect(p.getByText(/^You hold 0 /).count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("goes live again when the book's stream was refused once (a restart, a proxy's 503), not frozen on the book read then", async () => {
     const p = await newPage();
     await p.route(

@@ -46,7 +46,8 @@ export function OrderTicket({
   const sell = side === "sell";
   const quantity = sell ? sellShares : amount;
   const valid = AMOUNT.test(quantity) && Number(quantity) > 0;
-  const held = account?.positions.find((p) => p.event_id === eventId && p.outcome === outcome)?.shares ?? 0;
+  // Not known until the account is read (nor when its read failed): no position to show, not one of 0 shares.
+  const held = account === undefined ? undefined : (account.positions.find((p) => p.event_id === eventId && p.outcome === outcome)?.shares ?? 0);
 
   // Read again at each order; a read the next one superseded is not shown, however late it answers (it may predate the order).
   useEffect(() => {
@@ -96,7 +97,7 @@ export function OrderTicket({
     onSide(s);
     setResult(undefined);
     // Selling starts from the whole position; the shares can be changed before sending.
-    if (s === "sell" && sellShares === "" && held > 0) setSellShares(String(held));
+    if (s === "sell" && sellShares === "" && held !== undefined && held > 0) setSellShares(String(held));
   };
 
   const submit = async (e: FormEvent) => {
@@ -163,7 +164,7 @@ export function OrderTicket({
           Shares to sell
           <input inputMode="decimal" name="shares" value={sellShares} onChange={(e) => setSellShares(e.target.value.trim())} aria-invalid={!valid} aria-describedby="shares-help" />
           <small id="shares-help" className={valid ? "muted" : "field-error"}>
-            {valid ? `You hold ${shares(held)} ${outcome} shares` : "Enter a number of shares above 0 with at most 6 decimals."}
+            {!valid ? "Enter a number of shares above 0 with at most 6 decimals." : held === undefined ? "Your position is not read yet." : `You hold ${shares(held)} ${outcome} shares`}
           </small>
         </label>
       ) : (
