@@ -136,11 +136,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     store,
     vault,
     catalog,
-    ask: (venue, venueMarketId) => {
-      const v = venueById.get(venue);
-      if (!v) throw new Error(`venue ${venue} is not configured`);
-      return v.resolution(venueMarketId);
-    },
+    venues: new Set(venueById.keys()),
+    // Only a venue of `venues` is asked.
+    ask: (venue, venueMarketId) => venueById.get(venue)!.resolution(venueMarketId),
     tokenId: sotTokenId,
     pollMs: config.resolutionPollMs,
     clock,

@@ -15,6 +15,7 @@ function setUp(pollMs: number) {
     store,
     vault: {} as Vault,
     catalog,
+    venues: new Set(["a", "b"]),
     ask: async (venue) => {
       asked.push(venue);
       return { state: "open" };
@@ -64,6 +65,7 @@ describe("a venue that does not answer", () => {
           { eventId: "ev4", status: "open", listings: [{ venue: "up", venueMarketId: "u4" }] },
         ],
       } as unknown as MarketCatalog,
+      venues: new Set(["down", "up"]),
       ask: async (venue, market) => {
         asked.push(`${venue} ${market}`);
         if (venue === "down") throw new Error("timeout: no answer within 3000 ms");
@@ -94,6 +96,7 @@ describe("a venue that does not answer", () => {
           { eventId: "ev3", status: "open", listings: [{ venue: "v", venueMarketId: "m3" }] },
         ],
       } as unknown as MarketCatalog,
+      venues: new Set(["v"]),
       ask: async (_venue, market) => {
         asked.push(market);
         if (market === "gone") throw new Error("v: GET /markets/gone failed: 404 not_found");
@@ -122,6 +125,7 @@ describe("a pass asked for while one runs", () => {
         decided: (eventId: string, status: string) => told.push(`${eventId} ${status}`),
       } as unknown as MarketCatalog,
       // The first pass waits on the venue until the test lets it go.
+      venues: new Set(["a"]),
       ask: () => new Promise((resolve) => (answer = () => resolve({ state: "open" }))),
       tokenId: () => 0n,
       pollMs: 60_000,
@@ -163,6 +167,7 @@ describe("planning the redemptions of resolved events", () => {
       } as unknown as Store,
       vault: { sotBalances: async (hs: { account: string }[]) => (asked.push(hs.map((h) => h.account)), hs.map(() => 0n)) } as unknown as Vault,
       catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
+      venues: new Set([]),
       ask: async () => ({ state: "open" }),
       tokenId: () => 0n,
       pollMs: 0,
@@ -232,6 +237,7 @@ describe("redeeming a resolved event's positions against the holders' balances",
       store,
       vault,
       catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
+      venues: new Set([]),
       ask: async () => ({ state: "open" }),
       tokenId: (_event, outcome) => (outcome === "YES" ? 1n : 2n),
       pollMs: 0,
@@ -326,5 +332,64 @@ describe("redeeming a resolved event's positions against the holders' balances",
     expect(credited()).toBe(10_000_000n);
     // Nothing is left to redeem, so nothing should be left pending (crossfill audit's redemptions_made).
     expect((await store.redemptions()).filter((r) => r.status === "pending").map((r) => [r.key, r.shares])).toEqual([]);
+  });
+});
+
+describe("an event listed on a venue this deployment does not run", () => {
+  /** The real SQLite store, and an event listed on `run` (paid out YES) and on `gone`, which VENUES leaves out. */
+  async function setUp() {
+    const store = await openSqliteStore(":memory:");
+    await store.migrate();
+    const asked: string[] = [];
+    const warned: string[] = [];
+    const service = new ResolutionService({
+      store,
+      vault: { sotBalances: async (hs: readonly unknown[]) => hs.map(() => 0n) } as unknown as Vault,
+      catalog: {
+        events: () => [{ eventId: "ev", status: "open", listings: [{ venue: "run", venueMarketId: "r-1" }, { venue: "gone", venueMarketId: "g-1" }] }],
+        decided: () => undefined,
+      } as unknown as MarketCatalog,
+      venues: new Set(["run"]),
+      ask: async (venue) => {
+        asked.push(venue);
+        if (venue !== "run") throw new Error(`venue ${venue} is not configured`);
+        return { state: "resolved", outcome: "YES" };
+      },
+      tokenId: () => 0n,
+      pollMs: 0,
+      clock: { now: () => 1_000_000 },
+      log: { info: () => undefined, warn: (_o: object, msg: string) => warned.push(msg), error: () => undefined } as never,
+    });
+    const now = new Date(1_000_000).toISOString();
+    await store.createAccount({ id: "acc", email: "a@example.com", address: "0x00000000000000000000000000000000000000aa", walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    const leg = (venue: string) => ({ venue, clientOrderId: `c-${venue}`, venueMarketId: `${venue}-1`, limitPrice: 500_000n, shares: 1_000_000n, round: 1, expiresAt: 0 });
+    const ordered = (venue: string) =>
+      store.insertOrder({
+        id: `ord_${venue}`, accountId: "acc", clientOrderId: venue, requestHash: "x", eventId: "ev", outcome: "YES", side: "buy",
+        amount: 10_000_000n, shares: 0n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK",
+        status: "filled", locked: 10_000_000n, spent: 500_000n, fees: 0n, filledShares: 1_000_000n, escrowed: 0n, proceeds: 0n,
+        routedTo: venue, legs: [leg(venue)], plannedInFull: true, dustLeft: false, sotTokenId: "1", lockTx: null, settleTx: null, releaseTx: null, errorCode: null, errorMessage: null, errorDetails: null,
+        createdAt: now, updatedAt: now, lockedAt: now,
+      });
+    return { store, service, asked, warned, ordered };
+  }
+
+  it("is decided by the venues it runs when crossfill holds nothing on the others", async () => {
+    const { store, service, asked, ordered } = await setUp();
+    await ordered("run");
+    await service.pass();
+    expect(asked).toEqual(["run"]);
+    expect(await store.eventResolutions()).toEqual([expect.objectContaining({ eventId: "ev", status: "resolved", outcome: "YES", decidedBy: "venues", venueReports: { run: "YES" } })]);
+  });
+
+  it("waits for an operator when crossfill sent a child order there, and says so once", async () => {
+    const { store, service, asked, warned, ordered } = await setUp();
+    await ordered("gone");
+    await service.pass();
+    await service.pass();
+    expect(await store.eventResolutions()).toEqual([]);
+    expect(asked).toEqual(["run"]);
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain("crossfill events resolve ev YES|NO");
   });
 });

@@ -14,6 +14,8 @@ export interface ResolutionDeps {
   store: Store;
   vault: Vault;
   catalog: MarketCatalog;
+  /** The venues this deployment runs (VENUES): a listing on another is not asked. */
+  venues: ReadonlySet<string>;
   /** The venue's report on one of its markets; throws when the venue cannot be asked. */
   ask(venue: string, venueMarketId: string): Promise<VenueResolution>;
   tokenId(eventId: string, outcome: Outcome): bigint;
@@ -48,6 +50,8 @@ export class ResolutionService {
   private readonly finishedOn = new Set<string>();
   /** When this process last asked the venues about each undecided event, in the order of those asks (oldest first). */
   private readonly asked = new Map<string, number>();
+  /** Undecided events crossfill traded on a venue this deployment does not run: an operator decides them, the venues are not asked again. */
+  private readonly leftToOperator = new Set<string>();
 
   constructor(private readonly d: ResolutionDeps) {}
 
@@ -86,7 +90,7 @@ export class ResolutionService {
     const rank = new Map([...this.asked.keys()].map((eventId, i) => [eventId, i]));
     const events = [...this.d.catalog.events()].sort((a, b) => (rank.get(a.eventId) ?? -1) - (rank.get(b.eventId) ?? -1));
     for (const event of events) {
-      if (decided.has(event.eventId) || event.status === "resolved") continue;
+      if (decided.has(event.eventId) || event.status === "resolved" || this.leftToOperator.has(event.eventId)) continue;
       if (now < (this.asked.get(event.eventId) ?? -Infinity) + this.d.pollMs) continue;
       if (event.listings.some((l) => failed.has(l.venue))) continue;
       this.asked.delete(event.eventId);
@@ -108,10 +112,16 @@ export class ResolutionService {
     this.d.catalog.decided(r.eventId, r.status, r.outcome);
   }
 
-  /** Asks every listing venue; stores the decision once all have paid out. A venue whose ask fails is added to `failed`. */
+  /**
+   * Asks every listing venue this deployment runs; stores the decision once all have paid out. A venue it does not
+   * run is left out, unless an order on the event sent a child order there: crossfill may hold shares there that
+   * the venues it runs cannot tell of, and the event is left to an operator. A venue whose ask fails is added to `failed`.
+   */
   private async learn(eventId: string, listings: readonly { venue: string; venueMarketId: string }[], failed: Set<string>): Promise<void> {
     const reports = new Map<string, VenueResolution>();
+    const notRun = listings.filter((l) => !this.d.venues.has(l.venue)).map((l) => l.venue);
     for (const l of listings) {
+      if (notRun.includes(l.venue)) continue;
       try {
         reports.set(l.venue, await this.d.ask(l.venue, l.venueMarketId));
       } catch (err) {
@@ -121,6 +131,18 @@ export class ResolutionService {
     }
     const decision = decide(reports);
     if (!decision) return;
+    if (notRun.length > 0) {
+      const traded = new Set(await this.d.store.childOrderVenues(eventId));
+      const held = notRun.filter((v) => traded.has(v));
+      if (held.length > 0) {
+        this.leftToOperator.add(eventId);
+        this.d.log.warn(
+          { event_id: eventId, venues: decision.venueReports, not_run: held },
+          `the venues this deployment runs have paid out the event, but crossfill traded it on ${held.join(", ")}, which it does not run (VENUES): it waits for an operator to decide it with \`crossfill events resolve ${eventId} YES|NO\``,
+        );
+        return;
+      }
+    }
     const record = await this.d.store.decideEvent({
       eventId,
       status: decision.status,
@@ -131,7 +153,7 @@ export class ResolutionService {
     });
     this.apply(record);
     const log = record.status === "resolved" ? this.d.log.info.bind(this.d.log) : this.d.log.warn.bind(this.d.log);
-    log({ event_id: eventId, status: record.status, outcome: record.outcome, venues: record.venueReports }, record.status === "resolved" ? "event resolved" : "the venues disagree on the event's outcome; an operator decides it");
+    log({ event_id: eventId, status: record.status, outcome: record.outcome, venues: record.venueReports, not_run: notRun }, record.status === "resolved" ? "event resolved" : "the venues disagree on the event's outcome; an operator decides it");
   }
 
   /**

@@ -499,6 +499,11 @@ export class KyselyStore implements Store {
     return resolutionFromRow(row);
   }
 
+  async childOrderVenues(eventId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom("orders").select("legs").where("event_id", "=", eventId).execute();
+    return [...new Set(rows.flatMap((r) => decodeLegs(r.legs).map((l) => l.venue)))].sort();
+  }
+
   async holders(eventId: string): Promise<{ accountId: string; address: string }[]> {
     const rows = await this.db
       .selectFrom("orders")

@@ -736,6 +736,17 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.holders("evt_1")).toEqual([{ accountId: "acc_1", address: "0x00000000000000000000000000000000000000aa" }]);
       expect(await store.holders("evt_other")).toEqual([]);
     });
+
+    it("names the venues any order on an event sent a child order to, filled or not", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const leg = (venue: string) => ({ venue, clientOrderId: `c-${venue}`, venueMarketId: "m", limitPrice: 500_000n, shares: 1n, round: 1, expiresAt: 0 });
+      await store.insertOrder(order({ eventId: "evt_1", status: "rejected", legs: [leg("opinion-sim"), leg("kalshi-sim")] }));
+      await store.insertOrder(order({ id: "ord_2", clientOrderId: "client-2", eventId: "evt_1", legs: [leg("kalshi-sim")] }));
+      await store.insertOrder(order({ id: "ord_3", clientOrderId: "client-3", eventId: "evt_2", legs: [leg("limitless-sim")] }));
+      expect(await store.childOrderVenues("evt_1")).toEqual(["kalshi-sim", "opinion-sim"]);
+      expect(await store.childOrderVenues("evt_other")).toEqual([]);
+    });
   });
 
   describe("position books", () => {

@@ -497,6 +497,8 @@ export interface Store {
    * an operator's decision replaces a `disputed` one. A resolved event is never decided again.
    */
   decideEvent(r: EventResolutionRecord): Promise<EventResolutionRecord>;
+  /** The venues that any order on the event sent a child order to (its stored legs, whatever became of them), sorted. */
+  childOrderVenues(eventId: string): Promise<string[]>;
   /** The accounts that ever held a position in the event: those with an order on it that filled. */
   holders(eventId: string): Promise<{ accountId: string; address: string }[]>;
   /** Stores redemptions to make; a key already stored is left as it is. */

@@ -4,6 +4,7 @@ import { vaultAbi } from "../../src/contracts/artifacts.ts";
 import { CrossfillError } from "../../src/sdk/client.ts";
 import { concludeSimMarket } from "../../src/venues/net/sim-markets.ts";
 import { startTestServer, type TestServer } from "../helpers/server.ts";
+import { orderRecord } from "../helpers/stores.ts";
 
 // An event ends: holders of both outcomes, an operator's decision (as `crossfill events resolve` stores
 // it), and the server's resolution pass redeeming every position once.
@@ -105,5 +106,55 @@ describe("resolution and redemption", () => {
     const after = await holder.client.account();
     expect(after.positions.filter((p) => p.event_id === disputed)).toEqual([expect.objectContaining({ outcome: "NO", shares: 0, mark_price: 1 })]);
     expect(after.available_usdc).toBeCloseTo(before.available_usdc + bought.filled_shares, 6);
+  });
+});
+
+describe("resolution on a server run on some of the venues (VENUES)", () => {
+  let some: TestServer;
+  beforeAll(async () => {
+    some = await startTestServer({ VENUES: "polymarket,kalshi" });
+  });
+  afterAll(async () => some?.stop());
+
+  /** Resolves the event YES on every venue the server runs, and answers those venues. */
+  const concludeRun = async (eventId: string) => {
+    const event = (await some.client.markets({ q: eventId })).data.find((m) => m.event_id === eventId)!;
+    for (const venue of event.venues) {
+      const adapter = some.crossfill.venues.find((v) => v.id === venue.venue)!;
+      await concludeSimMarket(adapter.describe().baseUrl!, venue.venue_market_id, { state: "resolved", outcome: "YES" });
+    }
+    return event.venues.map((v) => v.venue).sort();
+  };
+
+  it("decides an event also listed on venues it does not run from the venues it runs, and pays its holders, when crossfill holds nothing on the others", async () => {
+    const holder = await some.newKey();
+    const event = "us-recession-2026"; // listed on all four venues
+    const bought = await holder.client.order({ ...buy("YES", 20), market_id: event } as never);
+    expect(bought.filled_shares).toBeGreaterThan(0);
+    expect(await concludeRun(event)).toEqual(["kalshi-sim", "polymarket-sim"]);
+    const before = await holder.client.account();
+    await some.crossfill.resolutions.pass();
+    const decided = (await some.crossfill.store.eventResolutions()).find((r) => r.eventId === event);
+    expect(decided).toMatchObject({ status: "resolved", outcome: "YES", decidedBy: "venues", venueReports: { "polymarket-sim": "YES", "kalshi-sim": "YES" } });
+    const after = await holder.client.account();
+    expect(after.available_usdc).toBeCloseTo(before.available_usdc + bought.filled_shares, 6);
+    expect(after.positions.filter((p) => p.event_id === event)).toEqual([expect.objectContaining({ outcome: "YES", shares: 0 })]);
+  });
+
+  it("leaves an event to an operator when crossfill sent a child order of it to a venue it no longer runs", async () => {
+    const holder = await some.newKey();
+    const event = "gold-above-5000-2026-12-31"; // listed on all four venues
+    // An order a deployment that ran Limitless sent there.
+    const at = new Date().toISOString();
+    await some.crossfill.store.insertOrder(
+      orderRecord({
+        id: "ord_on_limitless", accountId: holder.accountId, eventId: event, status: "rejected", locked: 0n, createdAt: at, updatedAt: at,
+        legs: [{ venue: "limitless-sim", clientOrderId: "c-limitless", venueMarketId: "m", limitPrice: 500_000n, shares: 1_000_000n, round: 1, expiresAt: 0 }],
+      }),
+    );
+    await concludeRun(event);
+    await some.crossfill.resolutions.pass();
+    await some.crossfill.resolutions.pass();
+    expect((await some.crossfill.store.eventResolutions()).find((r) => r.eventId === event)).toBeUndefined();
   });
 });
