@@ -1,7 +1,10 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { feeAdjustedPrice, sellFeeAdjustedPrice, type FeeModel } from "../domain/fees.ts";
 import { ONE } from "../domain/money.ts";
 import type { Level, Outcome } from "../domain/types.ts";
+import { plan } from "../router/index.ts";
+import { parseMarket } from "../venues/polymarket/wire.ts";
 import { createSimulatedVenues } from "../venues/simulated/index.ts";
 import type { BookSnapshot, LatencyStats, PlaceResult, Venue, VenueDescription, VenueHealth, VenueMarket, VenueResolution } from "../venues/venue.ts";
 import { MarketCatalog, type UnifiedEvent } from "./catalog.ts";
@@ -304,6 +307,24 @@ describe("sellQuotes", () => {
       { venue: "b-venue", venueMarketId: "m", bids: [lv(0.51, 20), lv(0.48, 40)], feeModel: KALSHI, tickSize: 10_000n, minOrderShares: ONE, lotShares: 10_000n, latencyMs: 31.5, inventory: 7n * ONE },
     ]);
     expect(sellFeeAdjustedPrice(KALSHI, quotes[1]!.bids[0]!)).toBe(492_500n);
+  });
+});
+
+describe("sellQuotes on Polymarket", () => {
+  it("sell a whole position in the venue's 0.01-share steps, not the buy's lot: all but under 0.01 share is sold", () => {
+    const [a] = trio();
+    const page = JSON.parse(readFileSync(new URL("../../test/fixtures/polymarket/markets-page.json", import.meta.url), "utf8")) as { body: { data: unknown[] } };
+    // tick 0.001: a buy's lot is 10 shares, so that it costs whole cents
+    const { market } = parseMarket({ ...(page.body.data[0] as object), minimum_tick_size: "0.001", minimum_order_size: 5 });
+    expect(market.lotShares).toBe(10n * ONE);
+    a!.market = (venueMarketId) => ({ ...market, venueMarketId });
+    const held = 25_678_901n;
+    const quotes = sellQuotes(eventOn("a-venue"), "YES", [a!], NOW, new Map([["a-venue", held]]), () => 0);
+    const p = plan({ side: "sell", shares: held, maxSlippage: 100_000n, strategy: "optimize_price", timeInForce: "IOC" }, quotes);
+    expect(p.kind).toBe("plan");
+    if (p.kind !== "plan") return;
+    expect(p.shares).toBe(25_670_000n);
+    expect(p.legs.map((l) => l.shares)).toEqual([25_670_000n]);
   });
 });
 

@@ -197,7 +197,7 @@ function rules({ venue, market }: FreshBook, side: TradeSide) {
     feeModel: market.feeModel,
     tickSize: market.tickSize,
     minOrderShares: market.minOrderShares,
-    lotShares: market.lotShares,
+    lotShares: side === "sell" ? (market.sellLotShares ?? market.lotShares) : market.lotShares,
     minOrderAmount: market.minOrderAmount?.[side],
     latencyMs: undefined,
   };

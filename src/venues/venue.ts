@@ -15,6 +15,8 @@ export interface VenueMarket {
   minOrderShares: ShareMicro;
   /** Share increment of an order, in micro-shares (1 contract on Kalshi, 0.01 share on Polymarket). */
   lotShares: ShareMicro;
+  /** Share increment of a sell, where the venue's differs from `lotShares`' (Polymarket: 0.01 share at every tick); absent: `lotShares`. */
+  sellLotShares?: ShareMicro;
   /**
    * Smallest amount of a buy and of a sell the venue accepts, in micro-USDC, measured by `proceedsOf` its
    * limit and shares (money.ts); absent: none (underMinimumAmount, placement.ts).

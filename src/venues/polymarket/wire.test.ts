@@ -94,6 +94,8 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
       const { market } = parseMarket({ ...listed, minimum_tick_size: tick, minimum_order_size: 5 });
       expect(market.lotShares).toBe(lot);
       expect(market.minOrderShares).toBe(minimum);
+      // a sell goes in the venue's 0.01-share step at every tick, not in the buy's lot
+      expect(market.sellLotShares).toBe(10_000n);
       for (let price = market.tickSize; price < ONE; price += market.tickSize) expect((price * lot) % (ONE * 10_000n)).toBe(0n);
     }
     const m = parseMarket({ ...listed, minimum_tick_size: "0.01", minimum_order_size: 5 });

@@ -164,18 +164,20 @@ export function withTick(m: ClobMarket, tickSize: PriceMicro): ClobMarket {
 }
 
 /**
- * A market's tick, lot and minimum order. The lot is the fewest shares, in the venue's 0.01-share
+ * A market's tick, lots and minimum order. The lot is the fewest shares, in the venue's 0.01-share
  * steps, that cost whole cents at one tick: tick 0.01 → 1 share, 0.001 → 10, 0.005 → 2, 0.0025 → 4,
  * 0.0001 → 100, 0.1 → 0.1. A whole number of lots at any price on the grid then costs whole cents,
- * which is what the venue takes of a market (FAK/FOK) order: a buy's pUSD of at most 2 decimals, its
- * shares of at most 4 (docs/venues/polymarket.md, "Market orders"). The minimum is the listed one
- * rounded up to the lot. A tick finer than 0.0001, the finest clob-client-v2 knows, is not modelled:
+ * which is what the venue takes of a market (FAK/FOK) buy: its pUSD of at most 2 decimals, its
+ * shares of at most 4 (docs/venues/polymarket.md, "Market orders"). A sell's lot is the step itself,
+ * 0.01 share: its pUSD, price × shares, then has the tick's decimals and 2 more, which the venue takes
+ * (clob-client-v2's ROUNDING_CONFIG: 3, 4, 5, 6 at tick 0.1, 0.01, 0.001, 0.0001). The minimum is the
+ * listed one rounded up to the (buy) lot. A tick finer than 0.0001, the finest clob-client-v2 knows, is not modelled:
  * a fill there could take more fee than `worstFee` locks for (POLYMARKET_LOWEST_PRICE).
  */
-function grid(tickSize: PriceMicro, minimum: ShareMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "minOrderShares"> {
+function grid(tickSize: PriceMicro, minimum: ShareMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "sellLotShares" | "minOrderShares"> {
   if (tickSize < POLYMARKET_LOWEST_PRICE) throw new WireError(`tick size ${formatMicro(tickSize)} is finer than ${formatMicro(POLYMARKET_LOWEST_PRICE)}, the finest the adapter models`);
   const lotShares = (POLYMARKET_LOT * CENT * ONE) / gcd(tickSize * POLYMARKET_LOT, CENT * ONE);
-  return { tickSize, lotShares, minOrderShares: ceilDiv(minimum, lotShares) * lotShares };
+  return { tickSize, lotShares, sellLotShares: POLYMARKET_LOT, minOrderShares: ceilDiv(minimum, lotShares) * lotShares };
 }
 
 function gcd(a: bigint, b: bigint): bigint {
