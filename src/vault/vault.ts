@@ -226,7 +226,7 @@ export interface Vault {
    * caller picks its own addresses' (read by recipient, the request would grow with the accounts).
    */
   usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
-  /** The USDC transfers the transaction `txHash` logged, in order (none when it failed); undefined when the chain has no receipt of it (it may have been reorganised away). */
+  /** The USDC transfers the transaction `txHash` logged, in order; undefined when the chain has no successful receipt of it (it may have been reorganised away). */
   usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined>;
   /** The block the transaction `txHash` was mined in, from its receipt; undefined when the chain has no successful receipt of it. */
   blockOf(txHash: Hex32): Promise<{ number: bigint; hash: Hex32 } | undefined>;

@@ -357,9 +357,7 @@ class EvmVault implements Vault {
 
   async usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined> {
     const receipt = await this.rpc.call<{ status: Hex; logs: (RawLog & { address: string })[] } | null>("eth_getTransactionReceipt", [txHash]);
-    if (!receipt) return undefined;
-    // A transaction that failed moved nothing: a reorganisation can mine a transfer again where its sender no longer holds the USDC.
-    if (receipt.status !== "0x1") return [];
+    if (!receipt || receipt.status !== "0x1") return undefined;
     return receipt.logs.flatMap((log) => asTransfer(this.c.usdc, log) ?? []);
   }
 
