@@ -309,6 +309,31 @@ describe("the audit's invariants", () => {
     expect(broken(k)).toEqual({ proceeds_equal_fills: 3 });
   });
 
+  it("counts the stored fills of an order whose escrow or lock its client expired, or a reorganisation removed, as the operator's", () => {
+    // The sell s1's venue sold 3 shares, but its client took the escrow back whole past its deadline: nothing burned or credited.
+    const i = healthy();
+    i.ledger.escrowEndings = [{ kind: "released", orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, expired: true, ...at(4) }];
+    i.ledger.sotBurns.shift();
+    i.ledger.sotSupply[0]!.supply = 3_000_000n;
+    i.ledger.balances[0]!.available -= 1_500_000n;
+    i.ledger.vaultUsdc -= 1_500_000n;
+    const expired = rebooked({ ...i, orders: [order("o1"), sellOrder({ status: "failed", filledShares: 0n, fees: 0n, proceeds: 0n, settleTx: null, releaseTx: TX(4) })] });
+    expect(broken(expired)).toEqual({});
+    // Recorded as sold all the same: the client was told of a sale the chain never paid.
+    expect(broken(rebooked({ ...expired, orders: [order("o1"), sellOrder({ status: "failed", settleTx: null, releaseTx: TX(4) })] }))).toEqual({ proceeds_equal_fills: 1 });
+    // Returned by the operator, not expired by its client: the server ended a sale its venue made without paying it.
+    const operatorReleased = [{ kind: "released" as const, orderId: chainId("s1"), client: ALICE, tokenId: 7n, shares: 4_000_000n, expired: false, ...at(4) }];
+    expect(broken({ ...expired, ledger: { ...expired.ledger, escrowEndings: operatorReleased } })).toEqual({ proceeds_equal_fills: 3 });
+    // The buy o1's lock gone from the chain: its fills charged to no one.
+    const gone = healthy();
+    gone.ledger.locks = [];
+    gone.ledger.endings = [];
+    gone.ledger.sotMints = [];
+    gone.ledger.sotBurns.pop();
+    gone.ledger.redemptions = [];
+    expect(broken({ ...gone, orders: [order("o1", { status: "failed", spent: 0n, filledShares: 0n, lockTx: null, settleTx: null }), sellOrder()] })).not.toHaveProperty("charge_equals_fills");
+  });
+
   it("finds a settled sell whose tx_hash is not the transaction that burned and credited it", () => {
     expect(broken({ ...healthy(), orders: [order("o1"), sellOrder({ settleTx: TX(2) })] })).toEqual({ settled_tx_hash: 1 });
   });

@@ -61,6 +61,18 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   const locksOf = groupBy(ledger.locks, (l) => l.orderId.toLowerCase());
   const escrowsOf = groupBy(ledger.escrows, (e) => e.orderId.toLowerCase());
   const escrowEndingsOf = groupBy(ledger.escrowEndings, (e) => e.orderId.toLowerCase());
+  /**
+   * The fills the order is to be charged or paid for: none for a failed order whose lock or escrow went back whole
+   * without the server, expired by its client past its deadline or never on chain (a reorganisation removed it):
+   * what its child orders filled is the operator's (docs/decisions.md, "An order whose venue never answers ends at
+   * its lock's or escrow's deadline"). They stay the venue's trades and the venue inventory's.
+   */
+  const clientsFills = (o: OrderRecord): FillRecord[] => {
+    const id = input.chainId(o.id).toLowerCase();
+    const [holds, endings] = o.side === "sell" ? [escrowsOf.get(id), escrowEndingsOf.get(id)] : [locksOf.get(id), endingsOf.get(id)];
+    const carried = o.status === "failed" && (holds === undefined || endings?.some((e) => e.kind === "released" && e.expired) === true);
+    return carried ? [] : (fillsOf.get(o.id) ?? []);
+  };
   const results: InvariantResult[] = [];
   const check = (name: string, description: string, run: (bad: (what: string) => void) => void) => {
     const examples: string[] = [];
@@ -218,7 +230,7 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
   check("charge_equals_fills", "each finished buy was charged exactly what its fills cost, on chain and in the store", (bad) => {
     for (const o of orders) {
       if (!isTerminal(o.status) || o.side === "sell") continue;
-      const fills = fillsOf.get(o.id) ?? [];
+      const fills = clientsFills(o);
       const cost = fills.reduce((s, f) => s + notional(f.price, f.shares) + f.fee, 0n);
       const settled = (endingsOf.get(input.chainId(o.id).toLowerCase()) ?? []).find((e) => e.kind === "settled");
       const charged = settled?.kind === "settled" ? settled.spent : 0n;
@@ -231,7 +243,7 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     const saleOf = new Map(ledger.escrowEndings.flatMap((e) => (e.kind === "settled" ? [[e.orderId.toLowerCase(), e] as const] : [])));
     for (const o of orders) {
       if (!isTerminal(o.status) || o.side !== "sell") continue;
-      const fills = fillsOf.get(o.id) ?? [];
+      const fills = clientsFills(o);
       const sold = sum(fills, (f) => f.shares);
       const net = proceedsOfFills(fills);
       const settled = saleOf.get(input.chainId(o.id).toLowerCase());
