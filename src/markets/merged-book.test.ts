@@ -326,6 +326,21 @@ describe("sellQuotes on Polymarket", () => {
     expect(p.shares).toBe(25_670_000n);
     expect(p.legs.map((l) => l.shares)).toEqual([25_670_000n]);
   });
+
+  it("sell a position under the buy's lot but at the venue's minimum of 5 shares, not refuse it for the buy's minimum of 10 or 100", () => {
+    const [a] = trio();
+    const page = JSON.parse(readFileSync(new URL("../../test/fixtures/polymarket/markets-page.json", import.meta.url), "utf8")) as { body: { data: unknown[] } };
+    for (const [tick, held] of [["0.001", 7_500_000n], ["0.0001", 35_000_000n]] as const) {
+      // a buy's lot, and so its least size, is 10 shares at tick 0.001 and 100 at 0.0001
+      const { market } = parseMarket({ ...(page.body.data[0] as object), minimum_tick_size: tick, minimum_order_size: 5 });
+      a!.market = (venueMarketId) => ({ ...market, venueMarketId });
+      const quotes = sellQuotes(eventOn("a-venue"), "YES", [a!], NOW, new Map([["a-venue", held]]), () => 0);
+      const p = plan({ side: "sell", shares: held, maxSlippage: 100_000n, strategy: "optimize_price", timeInForce: "IOC" }, quotes);
+      expect(p).toMatchObject({ kind: "plan", shares: held });
+      const under = sellQuotes(eventOn("a-venue"), "YES", [a!], NOW, new Map([["a-venue", 4_990_000n]]), () => 0);
+      expect(plan({ side: "sell", shares: 4_990_000n, maxSlippage: 100_000n, strategy: "optimize_price", timeInForce: "IOC" }, under)).toMatchObject({ kind: "refusal" });
+    }
+  });
 });
 
 describe("with the simulated venues", () => {

@@ -209,8 +209,8 @@ describe("PolymarketVenue", () => {
     // the change is announced on the market channel only, to those subscribed then: the first book the stream brings shows the venue took the subscription
     await new Promise<void>((resolve) => venue.onBook(() => resolve()));
     sim.changeTick(id, 1_000n);
-    // 0.001: a lot of 10 shares costs whole cents at any price on it, and the 5-share minimum rounds up to one
-    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 10_000_000n }), { timeout: 10_000, interval: 20 });
+    // 0.001: a lot of 10 shares costs whole cents at any price on it; the 5-share minimum stays the venue's, a sell's in its 0.01-share steps
+    await vi.waitFor(() => expect(venue.market(id)).toMatchObject({ tickSize: 1_000n, lotShares: 10_000_000n, minOrderShares: 5_000_000n }), { timeout: 10_000, interval: 20 });
     // on the new tick, off the old one, with 15 to 25 new ticks of room above the ask
     const room = (venue.book(id, "YES")!.asks[0]!.price / 10_000n) * 10_000n + 25_000n;
     const fine: ChildOrder = { ...buy(venue), limitPrice: room < ONE ? room : ONE - 1_000n, shares: 10_000_000n };

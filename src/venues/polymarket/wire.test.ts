@@ -80,27 +80,28 @@ describe("Polymarket wire formats, read from the documentation's examples", () =
     });
   });
 
-  it("lots a market so that a whole number of lots costs whole cents at every price of its grid, the minimum rounded up to the lot", () => {
+  it("lots a market so that a whole number of lots costs whole cents at every price of its grid, the minimum as listed", () => {
     const listed = (fixture("markets-page").body as { data: Record<string, unknown>[] }).data[0]!;
-    const grids: [string, bigint, bigint][] = [
-      ["0.01", ONE, 5n * ONE],
-      ["0.001", 10n * ONE, 10n * ONE],
-      ["0.005", 2n * ONE, 6n * ONE],
-      ["0.0025", 4n * ONE, 8n * ONE],
-      ["0.0001", 100n * ONE, 100n * ONE],
-      ["0.1", 100_000n, 5n * ONE],
+    const grids: [string, bigint][] = [
+      ["0.01", ONE],
+      ["0.001", 10n * ONE],
+      ["0.005", 2n * ONE],
+      ["0.0025", 4n * ONE],
+      ["0.0001", 100n * ONE],
+      ["0.1", 100_000n],
     ];
-    for (const [tick, lot, minimum] of grids) {
+    for (const [tick, lot] of grids) {
       const { market } = parseMarket({ ...listed, minimum_tick_size: tick, minimum_order_size: 5 });
       expect(market.lotShares).toBe(lot);
-      expect(market.minOrderShares).toBe(minimum);
+      // the venue's minimum, which a sell meets in its 0.01-share steps and a buy rounds up to its lot (the router's Ladder.minLots)
+      expect(market.minOrderShares).toBe(5n * ONE);
       // a sell goes in the venue's 0.01-share step at every tick, not in the buy's lot
       expect(market.sellLotShares).toBe(10_000n);
       for (let price = market.tickSize; price < ONE; price += market.tickSize) expect((price * lot) % (ONE * 10_000n)).toBe(0n);
     }
     const m = parseMarket({ ...listed, minimum_tick_size: "0.01", minimum_order_size: 5 });
     const finer = withTick(m, 1_000n);
-    expect(finer.market).toMatchObject({ tickSize: 1_000n, lotShares: 10n * ONE, minOrderShares: 10n * ONE });
+    expect(finer.market).toMatchObject({ tickSize: 1_000n, lotShares: 10n * ONE, minOrderShares: 5n * ONE });
     expect(withTick(finer, 10_000n).market).toMatchObject({ tickSize: 10_000n, lotShares: ONE, minOrderShares: 5n * ONE });
     // finer than 0.0001, a fill could take more fee than worstFee locks for an exponent-0 buy
     expect(() => parseMarket({ ...listed, minimum_tick_size: "0.00005", minimum_order_size: 5 })).toThrow(/finer than 0.0001/);

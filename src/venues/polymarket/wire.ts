@@ -1,5 +1,5 @@
 import { POLYMARKET_LOWEST_PRICE, type FeeModel } from "../../domain/fees.ts";
-import { ceilDiv, formatMicro, ONE, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { formatMicro, ONE, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level } from "../../domain/types.ts";
 import { resolutionStatus, type TradeSide, type VenueMarket, type VenueResolution } from "../venue.ts";
 import { parseDecimal, WireError } from "./decimal.ts";
@@ -21,8 +21,6 @@ export const POLYMARKET_MIN_BUY: Micro = 1_000_000n;
 /** A market of the CLOB with what the adapter needs beyond the port's VenueMarket. */
 export interface ClobMarket {
   market: VenueMarket;
-  /** The market's `minimum_order_size` as listed: `market.minOrderShares` is it rounded up to the lot of the current tick. */
-  minimumOrderSize: ShareMicro;
   negRisk: boolean;
   resolution: VenueResolution;
 }
@@ -137,7 +135,6 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
   const yes = byName("yes") ?? tokens[0]!;
   const no = byName("no") ?? tokens[1]!;
   const resolution = marketResolution(o, yes, no);
-  const minimumOrderSize = parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`);
   return {
     market: {
       venueMarketId: str(o["condition_id"], `${at}.condition_id`),
@@ -145,39 +142,40 @@ export function parseMarket(raw: unknown, at = "market"): ClobMarket {
       outcomeIds: { YES: tokenId(yes, at), NO: tokenId(no, at) },
       status: resolutionStatus(resolution),
       closeTime: str(o["end_date_iso"], `${at}.end_date_iso`),
-      ...grid(parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`), minimumOrderSize),
+      ...grid(parseDecimal(o["minimum_tick_size"], `${at}.minimum_tick_size`)),
+      minOrderShares: parseDecimal(o["minimum_order_size"], `${at}.minimum_order_size`),
       minOrderAmount: { buy: POLYMARKET_MIN_BUY, sell: 0n },
       // the listing states no fee in V2: the market's fee info does (parseClobMarketFee)
       feeModel: FEE_FREE,
       // the CLOB does not report volume (Gamma does); see docs/venues/polymarket.md
       volume: 0n as Micro,
     },
-    minimumOrderSize,
     negRisk: o["neg_risk"] === true,
     resolution,
   };
 }
 
-/** The market on a new tick (a `tick_size_change`): its lot and minimum order follow the tick. */
+/** The market on a new tick (a `tick_size_change`): its lot follows the tick. */
 export function withTick(m: ClobMarket, tickSize: PriceMicro): ClobMarket {
-  return { ...m, market: { ...m.market, ...grid(tickSize, m.minimumOrderSize) } };
+  return { ...m, market: { ...m.market, ...grid(tickSize) } };
 }
 
 /**
- * A market's tick, lots and minimum order. The lot is the fewest shares, in the venue's 0.01-share
+ * A market's tick and lots. The lot is the fewest shares, in the venue's 0.01-share
  * steps, that cost whole cents at one tick: tick 0.01 → 1 share, 0.001 → 10, 0.005 → 2, 0.0025 → 4,
  * 0.0001 → 100, 0.1 → 0.1. A whole number of lots at any price on the grid then costs whole cents,
  * which is what the venue takes of a market (FAK/FOK) buy: its pUSD of at most 2 decimals, its
  * shares of at most 4 (docs/venues/polymarket.md, "Market orders"). A sell's lot is the step itself,
  * 0.01 share: its pUSD, price × shares, then has the tick's decimals and 2 more, which the venue takes
- * (clob-client-v2's ROUNDING_CONFIG: 3, 4, 5, 6 at tick 0.1, 0.01, 0.001, 0.0001). The minimum is the
- * listed one rounded up to the (buy) lot. A tick finer than 0.0001, the finest clob-client-v2 knows, is not modelled:
- * a fill there could take more fee than `worstFee` locks for (POLYMARKET_LOWEST_PRICE).
+ * (clob-client-v2's ROUNDING_CONFIG: 3, 4, 5, 6 at tick 0.1, 0.01, 0.001, 0.0001). The minimum order
+ * is the listed `minimum_order_size`, which the router rounds up to the lot of the side it routes: a buy of
+ * 10 shares at tick 0.001, a sell of 5. A tick finer than 0.0001, the finest clob-client-v2 knows, is not
+ * modelled: a fill there could take more fee than `worstFee` locks for (POLYMARKET_LOWEST_PRICE).
  */
-function grid(tickSize: PriceMicro, minimum: ShareMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "sellLotShares" | "minOrderShares"> {
+function grid(tickSize: PriceMicro): Pick<VenueMarket, "tickSize" | "lotShares" | "sellLotShares"> {
   if (tickSize < POLYMARKET_LOWEST_PRICE) throw new WireError(`tick size ${formatMicro(tickSize)} is finer than ${formatMicro(POLYMARKET_LOWEST_PRICE)}, the finest the adapter models`);
   const lotShares = (POLYMARKET_LOT * CENT * ONE) / gcd(tickSize * POLYMARKET_LOT, CENT * ONE);
-  return { tickSize, lotShares, sellLotShares: POLYMARKET_LOT, minOrderShares: ceilDiv(minimum, lotShares) * lotShares };
+  return { tickSize, lotShares, sellLotShares: POLYMARKET_LOT };
 }
 
 function gcd(a: bigint, b: bigint): bigint {
