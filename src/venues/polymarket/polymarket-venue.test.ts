@@ -392,6 +392,17 @@ describe("PolymarketVenue", () => {
     expect(r).toMatchObject({ kind: "unknown", reason: expect.stringMatching(/^venue_error/) });
   });
 
+  it("refuses definitely an order sent while the venue's trading is disabled or cancel-only: its 503 says no order is taken", async () => {
+    const { sim, venue } = await setup();
+    for (const mode of ["disabled", "cancel-only"] as const) {
+      sim.pauseTrading(mode);
+      const order = buy(venue);
+      expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^trading_paused: Trading is currently/) });
+      sim.pauseTrading(undefined);
+      expect(await venue.status(order.clientOrderId)).toEqual({ kind: "not_found" });
+    }
+  });
+
   it("refuses definitely when told to wait longer than it may, and when the venue is unreachable", async () => {
     const { sim, venue } = await setup({ maxRetryAfterMs: 500 });
     sim.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 30 } });

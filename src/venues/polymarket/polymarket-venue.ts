@@ -459,7 +459,9 @@ export class PolymarketVenue implements Venue {
 
   /**
    * Unanswered: refused before sending is a definite no, a timeout or a cut connection may have
-   * placed it. Answered: by status, a 5xx (503 included) leaving the order possibly placed.
+   * placed it. Answered: by status, a 5xx (503 included) leaving the order possibly placed, but for
+   * the exchange's own 503 while trading is disabled or cancel-only, which takes no order
+   * (docs.polymarket.com/resources/error-codes).
    */
   private async placeFailed(f: Failure, orderId: string, order: ChildOrder): Promise<PlaceResult> {
     if (f.status === undefined) {
@@ -468,6 +470,7 @@ export class PolymarketVenue implements Venue {
     const error = typeof (f.body as { error?: unknown } | undefined)?.error === "string" ? (f.body as { error: string }).error : f.reason;
     if (f.status < 400) return { kind: "unknown", reason: `unreadable_answer: ${f.reason}` };
     if (f.status === 400 && /duplicat/i.test(error)) return this.executed(orderId, order, "duplicate of an order already placed");
+    if (f.status === 503 && /^trading is currently (disabled|cancel-only)/i.test(error)) return { kind: "rejected", reason: `trading_paused: ${error}` };
     if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${error}` };
     if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${error}` };
     if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${error}` };

@@ -36,7 +36,18 @@ export type PolymarketSim = VenueSim<PolymarketCredentials> & {
   takeResting(orderId: string, shares: bigint): string;
   /** Changes a market's tick, as Polymarket does near 0 and 1: served from now on, its book quoted on it, and announced on the market channel (`tick_size_change`). */
   changeTick(conditionId: string, tickSize: bigint): void;
+  /**
+   * Pauses the exchange as Polymarket does (docs.polymarket.com/resources/error-codes): `disabled` answers every order
+   * and cancel 503, `cancel-only` every new order; undefined trades again.
+   */
+  pauseTrading(mode: keyof typeof PAUSED | undefined): void;
 };
+
+/** The exchange's 503 answers while paused (docs.polymarket.com/resources/error-codes): nothing of the request is done. */
+const PAUSED = {
+  disabled: "Trading is currently disabled. Check polymarket.com for updates",
+  "cancel-only": "Trading is currently cancel-only. New orders are not accepted, but cancels are allowed.",
+} as const;
 
 const VENUE = POLYMARKET_SIM.id;
 /** Markets the simulated Polymarket lists beyond the catalog's: new questions for `crossfill events match` to place. */
@@ -78,6 +89,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     return { summary: renderBook(book, assetId, exchange.market(ref.conditionId)!, lastTrade.get(assetId)), bids: book.bids, asks: book.asks };
   };
   const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize, opts.settleMs ?? 1_000);
+  let paused: keyof typeof PAUSED | undefined;
 
   const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
   const faults: SimFaults = new SimFaults(exchange, channel.sockets);
@@ -126,6 +138,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     if (!authed) return { status: 404, body: { error: "not found" } };
     const caller = accounts.authorize(req.headers, req.method, req.path, req.rawBody);
     if ("status" in caller) return caller;
+    if (paused && path === "/order" && (method === "POST" || paused === "disabled")) return { status: 503, body: { error: PAUSED[paused] } };
     if (method === "POST" && path === "/order") {
       const answer = await orders.post(req.body, caller, (conditionId) => publish(conditionId, true));
       return answer.status === 200 && faults.switches.ackLost ? "cut" : answer;
@@ -205,7 +218,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     for (const id of [l.outcomeIds.YES, l.outcomeIds.NO]) tokens.get(id)!.tickSize = tickSize;
     channel.tickChanged([l.outcomeIds.YES, l.outcomeIds.NO], conditionId, before, tickSize);
   };
-  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), takeResting: (orderId, shares) => orders.takeResting(orderId, shares), changeTick };
+  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), takeResting: (orderId, shares) => orders.takeResting(orderId, shares), changeTick, pauseTrading: (mode) => (paused = mode) };
 }
 
 /** A market's `fd`: its fee curve, left without `e` when the exponent is 0, as a market clob-client-v2 reads as exponent 0. */
