@@ -30,6 +30,30 @@ const WHOLE_DIGITS = 15;
 export function parseMicro(value: unknown, field: string): bigint {
   const plain = plainMicro(value);
   if (plain !== undefined) return plain;
+  const { digits, decimals } = decimalOf(value, field);
+  if (decimals > 6) throw invalid(field, "has more than 6 decimal places");
+  if (digits === "") return 0n;
+  if (digits.length - decimals > WHOLE_DIGITS) throw invalid(field, "is too large");
+  return BigInt(digits) * 10n ** BigInt(6 - decimals);
+}
+
+/**
+ * A non-negative decimal (as parseMicro reads it, but of any number of decimals) times `scale`, rounded up to a
+ * whole number: a rate a venue states more finely than the units it is held in, rounded toward the venue
+ * (`ceilScaled(0.0012345, 70_000n)` is 87, of 86.415).
+ */
+export function ceilScaled(value: unknown, scale: bigint, field: string): bigint {
+  const { digits, decimals } = decimalOf(value, field);
+  if (digits === "") return 0n;
+  if (digits.length - decimals > WHOLE_DIGITS) throw invalid(field, "is too large");
+  if (decimals <= 0) return BigInt(digits) * 10n ** BigInt(-decimals) * scale;
+  // under 10^-(places of scale), the product is a fraction of 1: no need to raise 10 to an exponent's power
+  if (decimals - digits.length >= scale.toString().length) return 1n;
+  return ceilDiv(BigInt(digits) * scale, 10n ** BigInt(decimals));
+}
+
+/** A decimal's digits without their leading zeros, and how many of them are decimals once an exponent has moved the point (negative: whole zeros to add). */
+function decimalOf(value: unknown, field: string): { digits: string; decimals: number } {
   let text: string;
   if (isLosslessNumber(value)) {
     text = value.value;
@@ -43,13 +67,7 @@ export function parseMicro(value: unknown, field: string): bigint {
   }
   const m = DECIMAL.exec(text);
   if (!m) throw invalid(field, `must be a plain non-negative decimal (got ${JSON.stringify(String(value))})`);
-  // Decimals once the exponent has moved the point; the digits without their leading zeros, whole ones first.
-  const decimals = (m[2] ?? "").length - Number(m[3] ?? 0);
-  const digits = (m[1]! + (m[2] ?? "")).replace(/^0+/, "");
-  if (decimals > 6) throw invalid(field, "has more than 6 decimal places");
-  if (digits === "") return 0n;
-  if (digits.length - decimals > WHOLE_DIGITS) throw invalid(field, "is too large");
-  return BigInt(digits) * 10n ** BigInt(6 - decimals);
+  return { decimals: (m[2] ?? "").length - Number(m[3] ?? 0), digits: (m[1]! + (m[2] ?? "")).replace(/^0+/, "") };
 }
 
 /** The largest value the plain forms below reach: 9 whole digits and 6 decimals, well inside 2^53. */

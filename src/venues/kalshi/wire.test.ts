@@ -94,6 +94,19 @@ describe("Kalshi fees", () => {
     expect(worstFee({ kind: "kalshi", ratePpm: model.ratePpm, wholeCents: true }, 220_000n, 10_000_000_000n)).toBe(160_000n);
     expect(kalshiFeeModel("quadratic", 0.000001)).toEqual({ kind: "kalshi", ratePpm: 1n });
   });
+
+  it("reads a multiplier of more than 6 decimals exactly, its rate rounded up, rather than leaving its markets out", () => {
+    // 0.07 × 0.0012345 = 0.000086415: 87 ppm, the fee of 10,000 contracts at 0.50 (0.2160375) quoted and locked 0.22, as Kalshi charges
+    const model = kalshiFeeModel("quadratic", 0.0012345);
+    expect(model).toEqual({ kind: "kalshi", ratePpm: 87n });
+    expect(orderFee(model, [{ price: 500_000n, shares: 10_000_000_000n }])).toBe(220_000n);
+    // a multiplier written to more places than it needs, or in a fixed-point string, is the same multiplier
+    expect(kalshiFeeModel("quadratic", "0.50000000")).toEqual({ kind: "kalshi", ratePpm: 35_000n });
+    expect(kalshiFeeModel("quadratic", 1e-9)).toEqual({ kind: "kalshi", ratePpm: 1n });
+    expect(kalshiFeeModel("quadratic", 0)).toEqual({ kind: "kalshi", ratePpm: 0n });
+    const market = fixture("market.json").response.markets[0];
+    expect(toVenueMarket(market, kalshiMarketFeeModel({ fee_type: "quadratic", fee_multiplier: 1 }, { fee_multiplier_override: 0.33333333 })).feeModel).toEqual({ kind: "kalshi", ratePpm: 23_334n, wholeCents: true });
+  });
 });
 
 describe("Kalshi event fee overrides", () => {

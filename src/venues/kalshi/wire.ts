@@ -1,5 +1,5 @@
 import type { FeeModel } from "../../domain/fees.ts";
-import { ceilDiv, ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { ceilScaled, ONE, parseMicro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Level, Outcome } from "../../domain/types.ts";
 import { resolutionStatus, type BookSides, type VenueMarket, type VenueResolution } from "../venue.ts";
 
@@ -80,13 +80,13 @@ export function kalshiResolution(m: Pick<KalshiMarket, "status" | "result">): Ve
 
 /**
  * Fee model of a series from its `fee_type` and `fee_multiplier`. Only the quadratic schedules are
- * modelled; maker fees do not concern crossfill, which only takes. A rate that is not whole ppm (a multiplier
- * with more than 4 decimals) is rounded up: quotes, plans and locks never state less than the venue charges.
+ * modelled; maker fees do not concern crossfill, which only takes. The multiplier is read exactly, however many
+ * decimals it has, and a rate that is not whole ppm (a multiplier with more than 4 decimals) is rounded up: quotes,
+ * plans and locks never state less than the venue charges.
  */
 export function kalshiFeeModel(feeType: string, feeMultiplier: unknown): FeeModel {
   if (!feeType.startsWith("quadratic")) throw new Error(`Kalshi fee_type ${feeType} is not supported`);
-  const multiplier = parseMicro(feeMultiplier, "fee_multiplier");
-  return { kind: "kalshi", ratePpm: ceilDiv(KALSHI_TAKER_RATE_PPM * multiplier, ONE) };
+  return { kind: "kalshi", ratePpm: ceilScaled(feeMultiplier, KALSHI_TAKER_RATE_PPM, "fee_multiplier") };
 }
 
 /** A series' fee schedule, as `GET /series/{series_ticker}` states it (`series.fee_type`, `series.fee_multiplier`). */
