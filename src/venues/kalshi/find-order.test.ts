@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
-import type { ChildOrder } from "../venue.ts";
-import { createKalshiVenue, startKalshiSim } from "./index.ts";
+import type { ChildOrder, Venue } from "../venue.ts";
+import { createKalshiVenue, startKalshiSim, type KalshiSim } from "./index.ts";
+import { kalshiAuthHeaders } from "./signing.ts";
 
 const catalog = MarketCatalog.load();
 const DAY_MS = 24 * 3600 * 1000;
@@ -43,7 +44,7 @@ async function filledChild(sim: { seed: number; historicalAfterMs?: number }) {
       await venue.start();
       return venue;
     };
-    return { child, placed, placer, clock, later, unstarted: () => createKalshiVenue(options), stop };
+    return { child, placed, placer, clock, later, unstarted: () => createKalshiVenue(options), stop, venueSim };
   } catch (e) {
     await stop();
     throw e;
@@ -70,6 +71,45 @@ describe("Kalshi: a child order this process never learnt the id of", () => {
       const venue = await later(100 * DAY_MS);
       expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
       expect(await venue.trades()).toEqual(placed.fills);
+    } finally {
+      await stop();
+    }
+  });
+});
+
+/** `n` orders of one contract each taken on a market straight through the simulator's API, as the account's other trading. */
+async function tradeOn(sim: KalshiSim, ticker: string, n: number, now: number): Promise<void> {
+  const path = `${new URL(sim.url).pathname}/portfolio/events/orders`;
+  for (let i = 0; i < n; i++) {
+    const body = { ticker, client_order_id: `other-${i}-${now}`, side: i % 2 ? "bid" : "ask", price: i % 2 ? "0.9900" : "0.0100", count: "1.00", time_in_force: "immediate_or_cancel" };
+    const res = await fetch(`${sim.url}/portfolio/events/orders`, { method: "POST", headers: { "content-type": "application/json", ...kalshiAuthHeaders(sim.credentials.keyId, sim.credentials.privateKeyPem, now, "POST", path) }, body: JSON.stringify(body) });
+    expect(res.status).toBe(201);
+  }
+}
+
+/** The GET requests a venue sends from now on: each one's path without its query, and how many fills or orders its answer lists. */
+function readsOf(venue: Venue): () => Promise<{ path: string; listed: number }[]> {
+  const send = vi.spyOn(venue as unknown as { send: (method: string, path: string) => Promise<{ body?: { fills?: unknown[]; orders?: unknown[] } }> }, "send");
+  return async () => {
+    const answers = await Promise.all(send.mock.results.map((r) => r.value as Promise<{ body?: { fills?: unknown[]; orders?: unknown[] } }>));
+    return send.mock.calls.flatMap(([method, path], i) => (method === "GET" ? [{ path: path.split("?")[0]!, listed: (answers[i]!.body?.fills ?? answers[i]!.body?.orders ?? []).length }] : []));
+  };
+}
+
+describe("Kalshi: reads past the historical cutoff", () => {
+  it("reads an old child's fills, and the account's history, a page of 1,000 at a time, the child's from its own time only", async () => {
+    const { child, placed, clock, later, stop, venueSim } = await filledChild({ seed: 15, historicalAfterMs: 90 * DAY_MS });
+    try {
+      // two hours on, the account trades 250 more contracts on the child's market
+      clock.offset += 2 * 3600 * 1000;
+      await tradeOn(venueSim, child.venueMarketId, 250, clock.now());
+      const venue = await later(100 * DAY_MS);
+      const reads = readsOf(venue);
+      expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+      // the child's fills are read from its own time: its one fill, not the 250 made since
+      expect((await reads()).filter((r) => r.path === "/historical/fills")).toEqual([{ path: "/historical/fills", listed: 1 }]);
+      expect(await venue.trades()).toHaveLength(251);
+      expect((await reads()).filter((r) => r.path.startsWith("/historical/")).map((r) => r.path)).toEqual(["/historical/orders", "/historical/fills", "/historical/fills", "/historical/orders"]);
     } finally {
       await stop();
     }

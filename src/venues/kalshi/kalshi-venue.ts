@@ -42,6 +42,8 @@ interface KalshiOrder {
   status: string;
   fill_count_fp: string;
   created_time?: string | null;
+  /** Its last modification, cancel or fill. */
+  last_update_time?: string | null;
 }
 
 /**
@@ -49,6 +51,8 @@ interface KalshiOrder {
  * orders that ended and fills made before it, about three months back) the historical one.
  */
 const ORDER_LISTS = ["/portfolio/orders", "/historical/orders"] as const;
+/** A page of the account's orders or fills, live or historical: the most those endpoints list at once (`limit`, 1 to 1,000). */
+const LIST_LIMIT = "1000";
 
 interface KalshiFill {
   trade_id: string;
@@ -280,7 +284,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
-        const page = (await this.read(`${list}?${new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
+        const page = (await this.read(`${list}?${new URLSearchParams({ limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
         for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
         cursor = page.cursor ?? "";
       } while (cursor);
@@ -324,7 +328,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
-        const q = new URLSearchParams({ ...window, limit: "200", ...(cursor ? { cursor } : {}) });
+        const q = new URLSearchParams({ ...window, limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) });
         const page = (await this.read(`${list}?${q}`)) as { orders: KalshiOrder[]; cursor: string };
         const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
         if (hit) {
@@ -352,18 +356,21 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * Every fill of one order (`GET /portfolio/fills?order_id=…`), sent under `sentId`, in the prices of the outcome its child traded; `readBack` as readRest's.
    * Where those add up to fewer than the `filled` contracts the order counts, the rest may be past the historical cutoff:
-   * its market's fills since the order was made are read from `GET /historical/fills` (which filters by market, not order),
-   * unless the order was `justMade` (its create answer, which says not when): the cutoff is months back, so its fills are all live.
+   * its market's fills from when the order was made to its last update are read from `GET /historical/fills` (which filters
+   * by market and time, not order), unless the order was `justMade` (its create answer, which says not when): the cutoff is
+   * months back, so its fills are all live.
    * Throws while they still add up to fewer: fills the listing does not show yet would be reported as never made (and an
    * order that took something as never placed).
    */
-  private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time">, sentId: string, filled: ShareMicro, { readBack = false, justMade = false } = {}): Promise<VenueFill[]> {
+  private async fills(order: Pick<KalshiOrder, "order_id" | "ticker" | "created_time" | "last_update_time">, sentId: string, filled: ShareMicro, { readBack = false, justMade = false } = {}): Promise<VenueFill[]> {
     const total = (fills: readonly VenueFill[]) => fills.reduce((s, f) => s + f.shares, 0n);
     const live = await this.readFills("/portfolio/fills", new URLSearchParams({ order_id: order.order_id }), readBack);
     let fills = uniqueTrades(live.map((f) => toVenueFill(f, sentId)));
     if (total(fills) < filled && !justMade) {
-      const since: Record<string, string> = order.created_time ? { min_ts: String(Math.floor(Date.parse(order.created_time) / 1000) - CLOCK_MARGIN_S) } : {};
-      const old = await this.readFills("/historical/fills", new URLSearchParams({ ticker: order.ticker, ...since }), readBack);
+      // each bound widened as a child's window is (childWindow), where the order states it
+      const bound = (param: string, time: string | null | undefined, margin: number): [string, string][] => (time ? [[param, String(Math.floor(Date.parse(time) / 1000) + margin)]] : []);
+      const window = [...bound("min_ts", order.created_time, -CLOCK_MARGIN_S), ...bound("max_ts", order.last_update_time, CLOCK_MARGIN_S)];
+      const old = await this.readFills("/historical/fills", new URLSearchParams([["ticker", order.ticker], ...window]), readBack);
       fills = uniqueTrades([...old.filter((f) => f.order_id === order.order_id), ...live].map((f) => toVenueFill(f, sentId)));
     }
     const listed = total(fills);
@@ -376,7 +383,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const newestFirst: KalshiFill[] = [];
     let cursor = "";
     do {
-      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: "200", ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`${list}?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
       newestFirst.push(...page.fills);
       cursor = page.cursor ?? "";
