@@ -81,7 +81,7 @@ describe("Kalshi: a child order this process never learnt the id of", () => {
 async function tradeOn(sim: KalshiSim, ticker: string, n: number, now: number): Promise<void> {
   const path = `${new URL(sim.url).pathname}/portfolio/events/orders`;
   for (let i = 0; i < n; i++) {
-    const body = { ticker, client_order_id: `other-${i}-${now}`, side: i % 2 ? "bid" : "ask", price: i % 2 ? "0.9900" : "0.0100", count: "1.00", time_in_force: "immediate_or_cancel" };
+    const body = { ticker, client_order_id: `other-${i}-${now}`, side: i % 2 ? "bid" : "ask", price: i % 2 ? "0.9900" : "0.0100", count: "1.00", time_in_force: "immediate_or_cancel", self_trade_prevention_type: "taker_at_cross" };
     const res = await fetch(`${sim.url}/portfolio/events/orders`, { method: "POST", headers: { "content-type": "application/json", ...kalshiAuthHeaders(sim.credentials.keyId, sim.credentials.privateKeyPem, now, "POST", path) }, body: JSON.stringify(body) });
     expect(res.status).toBe(201);
   }
