@@ -148,6 +148,14 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     expect((await client(OrdersApi).getOrders(TICKER)).data.orders.some((o) => o.client_order_id === "sdk-order-3")).toBe(false);
   });
 
+  it("refuses a V2 order without self_trade_prevention_type, which Create Order (V2) requires, and keeps nothing of it", async () => {
+    const unsure = client(OrdersApi).createOrderV2(iocBid("sdk-order-4", "1", { self_trade_prevention_type: undefined as never }));
+    await expect(unsure).rejects.toMatchObject({
+      response: { status: 400, data: { error: { code: "invalid_parameters", message: "self_trade_prevention_type must be taker_at_cross or maker" } } },
+    });
+    expect((await client(OrdersApi).getOrders(TICKER)).data.orders.some((o) => o.client_order_id === "sdk-order-4")).toBe(false);
+  });
+
   it("lists every fill twice, under the same trade id, under the duplicate-trades fault", async () => {
     const once = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
     sim.faults.set({ duplicateTrades: true });

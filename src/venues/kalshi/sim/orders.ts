@@ -300,6 +300,8 @@ function parseCreate(body: unknown): CreateRequest | { message: string } {
   if (typeof b.ticker !== "string" || b.ticker === "") return { message: "ticker is required" };
   if (b.side !== "bid" && b.side !== "ask") return { message: "side must be bid or ask" };
   if (b.time_in_force !== "immediate_or_cancel") return { message: "this simulator only executes immediate_or_cancel orders" };
+  // required in CreateOrderV2Request (kalshi-typescript 3.30.0); the refusal's words are assumed
+  if (b.self_trade_prevention_type !== "taker_at_cross" && b.self_trade_prevention_type !== "maker") return { message: "self_trade_prevention_type must be taker_at_cross or maker" };
   if (b.client_order_id !== undefined && (typeof b.client_order_id !== "string" || !/^[-\w:+=/]{1,64}$/.test(b.client_order_id))) {
     return { message: "client_order_id must be 1-64 characters of [A-Za-z0-9_-:+=/]" };
   }
