@@ -97,7 +97,7 @@ function readsOf(venue: Venue): () => Promise<{ path: string; listed: number }[]
 }
 
 describe("Kalshi: reads past the historical cutoff", () => {
-  it("reads an old child's fills, and the account's history, a page of 1,000 at a time, the child's from its own time only", async () => {
+  it("reads an old child's fills, and the account's history, a page of 1,000 at a time from the historical lists, the child's from its own time only", async () => {
     const { child, placed, clock, later, stop, venueSim } = await filledChild({ seed: 15, historicalAfterMs: 90 * DAY_MS });
     try {
       // two hours on, the account trades 250 more contracts on the child's market

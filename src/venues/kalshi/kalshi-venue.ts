@@ -51,8 +51,12 @@ interface KalshiOrder {
  * orders that ended and fills made before it, about three months back) the historical one.
  */
 const ORDER_LISTS = ["/portfolio/orders", "/historical/orders"] as const;
-/** A page of the account's orders or fills, live or historical: the most those endpoints list at once (`limit`, 1 to 1,000). */
-const LIST_LIMIT = "1000";
+/**
+ * A page of the account's orders or fills: the most each list gives at once, 200 live (`GET /portfolio/orders`,
+ * `/portfolio/fills`: `limit` 1 to 200) and 1,000 historical (`GET /historical/orders`, `/historical/fills`); a larger
+ * `limit` is refused 400.
+ */
+const pageLimit = (list: string): string => (list.startsWith("/historical/") ? "1000" : "200");
 
 interface KalshiFill {
   trade_id: string;
@@ -284,7 +288,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
-        const page = (await this.read(`${list}?${new URLSearchParams({ limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
+        const page = (await this.read(`${list}?${new URLSearchParams({ limit: pageLimit(list), ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
         for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
         cursor = page.cursor ?? "";
       } while (cursor);
@@ -328,7 +332,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
-        const q = new URLSearchParams({ ...window, limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) });
+        const q = new URLSearchParams({ ...window, limit: pageLimit(list), ...(cursor ? { cursor } : {}) });
         const page = (await this.read(`${list}?${q}`)) as { orders: KalshiOrder[]; cursor: string };
         const hit = page.orders.find((o) => o.client_order_id === clientOrderId || o.client_order_id === SELL_MARK + clientOrderId);
         if (hit) {
@@ -383,7 +387,7 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const newestFirst: KalshiFill[] = [];
     let cursor = "";
     do {
-      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: LIST_LIMIT, ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ ...Object.fromEntries(filter), limit: pageLimit(list), ...(cursor ? { cursor } : {}) });
       const page = (await this.read(`${list}?${q}`, readBack)) as { fills: KalshiFill[]; cursor: string };
       newestFirst.push(...page.fills);
       cursor = page.cursor ?? "";

@@ -156,6 +156,13 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     expect((await client(OrdersApi).getOrders(TICKER)).data.orders.some((o) => o.client_order_id === "sdk-order-4")).toBe(false);
   });
 
+  it("refuses a page of the account's live fills or orders of more than 200, as Get Fills and Get Orders validate limit", async () => {
+    await expect(client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 1000)).rejects.toMatchObject({
+      response: { status: 400, data: { error: { code: "invalid_parameters", message: "limit must be between 1 and 200" } } },
+    });
+    await expect(client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200)).resolves.toMatchObject({ status: 200 });
+  });
+
   it("lists every fill twice, under the same trade id, under the duplicate-trades fault", async () => {
     const once = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
     sim.faults.set({ duplicateTrades: true });

@@ -202,7 +202,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
         },
         route === "/historical/orders",
       );
-      return page("orders", list, req.query);
+      return page("orders", list, req.query, route === "/historical/orders" ? undefined : LIVE_LIST);
     }
     if (req.method === "GET" && (m = /^\/portfolio\/orders\/([^/]+)$/.exec(route))) {
       const order = orders.order(decodeURIComponent(m[1]!));
@@ -210,7 +210,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     }
     if (req.method === "GET" && route === "/portfolio/fills") {
       const list = orders.listFills({ orderId: req.query.get("order_id") ?? undefined, ticker: req.query.get("ticker") ?? undefined });
-      return page("fills", faults.switches.duplicateTrades ? list.flatMap((f) => [f, f]) : list, req.query);
+      return page("fills", faults.switches.duplicateTrades ? list.flatMap((f) => [f, f]) : list, req.query, LIVE_LIST);
     }
     if (req.method === "GET" && route === "/historical/fills") {
       // Get Historical Fills filters by market and time, not by order
@@ -406,9 +406,16 @@ function multiplierOf(ratePpm: bigint): number {
   return Number(formatMicro((ratePpm * ONE) / KALSHI_TAKER_RATE_PPM));
 }
 
-/** One page of a list, with Kalshi's opaque cursor ("" on the last page); `limit` as the endpoint takes it (GET /markets: 100 when not given, at most 1000). */
+/** The limits of the account's live lists, GET /portfolio/orders and /portfolio/fills: 100 a page when not given, at most 200. */
+const LIVE_LIST = { byDefault: 100, max: 200 };
+
+/**
+ * One page of a list, with Kalshi's opaque cursor ("" on the last page); `limit` as the endpoint takes it (GET /markets: 100
+ * when not given, at most 1000), one outside 1 to its most refused 400 as the API's validation does.
+ */
 function page(key: string, list: unknown[], q: URLSearchParams, limits = { byDefault: 100, max: 1000 }): SimReply {
-  const limit = Math.min(limits.max, Math.max(1, Number(q.get("limit") ?? limits.byDefault) || limits.byDefault));
+  const limit = Number(q.get("limit") ?? limits.byDefault);
+  if (!Number.isInteger(limit) || limit < 1 || limit > limits.max) return error(400, "invalid_parameters", `limit must be between 1 and ${limits.max}`);
   const cursor = q.get("cursor");
   const start = cursor ? Number(Buffer.from(cursor, "base64url").toString("utf8")) || 0 : 0;
   const slice = list.slice(start, start + limit);
