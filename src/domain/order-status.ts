@@ -14,7 +14,7 @@ export const OPEN_STATUSES: readonly OrderStatus[] = ["pending", "locked", "rout
 /**
  * What an order rejected before anything was locked or escrowed (no lock_tx) may be rejected with and still be run
  * again: a 5xx, "try again", not the order's final answer. Its client's retry under its client_order_id runs it
- * again under its same id; the Vault takes a lock or escrow of one id once, and nothing of the first can still land.
+ * again under its same id; the Vault takes a lock or escrow of one id once, so the first's, should it land after all, is the retry's.
  */
 export const RETRIED_REJECTIONS = ["chain_unavailable", "venue_unavailable", "order_interrupted"] as const satisfies readonly ErrorCode[];
 

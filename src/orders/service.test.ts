@@ -57,7 +57,13 @@ class Ledger {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
       info: () => ({ lockTtlSeconds: LOCK_TTL_S }) as ChainInfo,
       blockTime: async () => Math.floor(this.now() / 1000),
-      lock: async (id, account, amount) => (fail("lock"), this.locks.set(id, { account, amount, state: "locked", deadline: Math.floor(this.now() / 1000) + LOCK_TTL_S }), tx()),
+      lock: async (id, account, amount) => {
+        fail("lock");
+        // The Vault locks an order id once, whatever became of its lock since.
+        if (this.locks.has(id)) throw new VaultTxError("reverted", "AlreadyLocked", "Vault.lock reverted: AlreadyLocked");
+        this.locks.set(id, { account, amount, state: "locked", deadline: Math.floor(this.now() / 1000) + LOCK_TTL_S });
+        return tx();
+      },
       settle: async (id, spent, position) => {
         fail("settle");
         const l = this.locks.get(id)!;
@@ -249,6 +255,29 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(await store.order(first.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted" });
     expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled", errorCode: null });
     expect([...ledger.locks.keys()]).toEqual([chainOrderId(first.id)]);
+  });
+
+  it("runs an order recovery rejected, its lock removed by a reorganisation, on that lock when it lands again before the client's retry, locking once", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const { svc, order } = await lockRemovedByReorganisation();
+    // The node mines the removed lock's transaction again.
+    ledger.locks.set(chainOrderId(order.id), { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    const again = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(again).toMatchObject({ id: order.id, status: "filled", errorCode: null, locked: 10_000_000n, lockTx: HASH });
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: again.spent });
+    expect(sent).toHaveLength(1);
+  });
+
+  it("answers for good, failed with its lock and release, an order recovery rejected whose removed lock landed again and was released before the client's retry", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    // The lock landed again while its order was closed: the sweep released it, and its id can never lock again.
+    ledger.locks.set(chainOrderId(order.id), { account: who.address, amount: 10_000_000n, state: "released", deadline: 0 });
+    await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    await reconciler(svc).pass(0);
+    const answer = { id: order.id, status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH };
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(sent).toHaveLength(0);
   });
 
   it("answers an order rejected 422 with the same rejection when retried, locking nothing", async () => {
@@ -1430,4 +1459,17 @@ describe("a venue that finds child orders by their content (Opinion)", () => {
 
 function reconciler(svc: OrderService): Reconciler {
   return new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+}
+
+/** An order under client_order_id "b-1" stored `locked`, the server stopped there, whose lock a reorganisation then removed: recovery rejected it order_interrupted. */
+async function lockRemovedByReorganisation(): Promise<{ svc: OrderService; order: OrderRecord }> {
+  const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
+  const pending = await stopped.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+  await store.updateOrder(pending.id, ["pending"], { status: "locked", locked: 10_000_000n, lockTx: HASH });
+  ledger.locks.delete(chainOrderId(pending.id));
+  const svc = service();
+  expect(await reconciler(svc).pass(0)).toBe(1);
+  const order = (await store.order(pending.id))!;
+  expect(order).toMatchObject({ status: "rejected", errorCode: "order_interrupted", lockTx: null });
+  return { svc, order };
 }

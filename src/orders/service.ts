@@ -553,15 +553,16 @@ export class OrderService {
       if (!(e instanceof VaultTxError)) throw e;
       const refused = await this.refusal(order, address, e);
       if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message, errorDetails: refused.details ?? null }, log);
-      if (e.outcome === "reverted") {
+      // A retry of an order whose first lock or escrow a reorganisation removed finds it landed again: the Vault takes an id once.
+      const state = await this.holdOf(order);
+      if (e.outcome === "reverted" && state.kind === "none") {
         return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was ${sell ? "escrowed" : "locked"}: ${e.message}` }, log);
       }
-      const state = await this.holdOf(order);
       if (state.kind !== "held") {
-        log.warn({ err: e }, `${sell ? "escrow" : "lock"} outcome unknown; left to recovery`);
+        log.warn({ err: e, hold: state.kind }, `${sell ? "escrow" : "lock"} outcome unknown, or its hold already ended; left to recovery`);
         return order;
       }
-      // Landed though its answer was lost: recorded with the transaction that made it, as the chain logged it.
+      // Landed though its answer was lost, or an earlier attempt's landed again: recorded with the transaction that made it, as the chain logged it.
       return this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx: await this.d.vault.heldBy(chainId) });
     }
   }
