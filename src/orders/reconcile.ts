@@ -270,6 +270,15 @@ export class Reconciler {
   }
 
   /**
+   * The chain's time in unix seconds, as a lock's deadline is judged: its latest block's, or, on a chain that mined
+   * no block for a while (the embedded chain mines only when a transaction is sent), this server's clock less the
+   * margin it may run ahead of the chain's: the block that would mine a transaction now is no earlier.
+   */
+  private async chainTime(): Promise<number> {
+    return Math.max(await this.d.vault.blockTime(), Math.floor((this.d.clock.now() - CHAIN_CLOCK_MARGIN_MS) / 1000));
+  }
+
+  /**
    * An order whose venue has not told what became of a child order waits, its USDC locked (a buy) or its
    * shares escrowed (a sell), until the Vault's deadline on the lock or escrow (a day: far past any child
    * order's expiry) has passed, after which the chain lets anyone `expire` the lock, or the client
@@ -278,12 +287,12 @@ export class Reconciler {
    * fails; a lock or an escrow the client already expired ends it failed too, and one the chain shows settled is
    * recorded as the chain settled it. What the unanswered child may have filled is the operator's
    * (docs/decisions.md). Nothing ends the hold before its deadline (the chain refuses the client's `expire`
-   * until then), so it is called only near the deadline (farFromDeadline); from there the chain's own time decides.
+   * until then), so it is called only near the deadline (farFromDeadline); from there the chain's time decides (chainTime).
    */
   private async unanswered(order: OrderRecord, why: string, answered: FillRecord[]): Promise<boolean> {
-    const { store, vault, log } = this.d;
+    const { store, log } = this.d;
     const hold = await this.svc.holdOf(order);
-    const past = hold.kind === "held" && (await vault.blockTime()) > hold.deadline;
+    const past = hold.kind === "held" && (await this.chainTime()) > hold.deadline;
     if (hold.kind === "held" && !past) return false;
     await store.insertFills(answered);
     const stored = await store.fills(order.id);

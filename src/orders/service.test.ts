@@ -883,6 +883,31 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
   });
 
+  it("ends a routing order whose venue is no longer configured past its lock's deadline on a chain that mined no block since (the embedded chain mines only for a transaction)", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const lock = ledger.locks.get(chainOrderId(order.id))!;
+    // The chain's latest block is the lock's: nothing was sent since.
+    ledger.now = () => (lock.deadline - LOCK_TTL_S) * 1000;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => (lock.deadline + 11 * 60) * 1000 }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", releaseTx: HASH, errorCode: "venue_unavailable" });
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
+  });
+
+  it("leaves a routing order whose venue is no longer configured open while its lock's deadline has not passed by the chain's time, nor by this server's less its margin", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" })];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const lock = ledger.locks.get(chainOrderId(order.id))!;
+    ledger.now = () => (lock.deadline - 60) * 1000;
+    const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map(), clock: { now: () => (lock.deadline + 9 * 60) * 1000 }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "routing" });
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("locked");
+  });
+
   it("fails venue_unavailable, not order_interrupted, a routing order with fills whose lock the client expired on chain before its venue answered", async () => {
     const { svc, order } = await routingWithFills();
     const lock = ledger.locks.get(chainOrderId(order.id))!;
