@@ -40,7 +40,7 @@ class Ledger {
   sot = new Map<string, bigint>();
   credited = new Map<string, bigint>();
   /** Makes the next vault call of this name throw, as a chain that went away mid-call would. */
-  failNext: { settle?: Error; lock?: Error; escrow?: Error; settleSell?: Error } = {};
+  failNext: { settle?: Error; lock?: Error; lockState?: Error; escrow?: Error; settleSell?: Error } = {};
   /** The chain's time, in ms: its latest block's timestamp. */
   now = () => Date.now();
   /** How many operator transactions may still land. */
@@ -73,6 +73,7 @@ class Ledger {
       },
       release: async (id) => (this.locks.set(id, { ...this.locks.get(id)!, state: "released" }), tx()),
       lockState: async (id): Promise<LockState> => {
+        fail("lockState");
         const l = this.locks.get(id);
         if (!l) return { kind: "none" };
         if (l.state === "locked") return { kind: "locked", amount: l.amount, deadline: l.deadline };
@@ -255,6 +256,13 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(await store.order(first.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted" });
     expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: first.id, status: "filled", errorCode: null });
     expect([...ledger.locks.keys()]).toEqual([chainOrderId(first.id)]);
+  });
+
+  it("answers chain_unavailable, to be tried again, an order whose lock was not sent to a chain it cannot read either", async () => {
+    ledger.failNext.lock = new VaultTxError("reverted", "NotSent", "Vault.lock: not sent (fetch failed)");
+    ledger.failNext.lockState = new Error("fetch failed");
+    const first = await service().submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(first).toMatchObject({ status: "rejected", errorCode: "chain_unavailable", locked: 0n, lockTx: null });
   });
 
   it("runs an order recovery rejected, its lock removed by a reorganisation, on that lock when it lands again before the client's retry, locking once", async () => {

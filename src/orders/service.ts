@@ -537,7 +537,8 @@ export class OrderService {
    * Locks a buy's USDC, or escrows a sell's shares, and moves the order to `locked`; answers the order
    * rejected when the vault refused (the balance or the position short: refused by name, since the vault
    * dry-runs every transaction and sends nothing it would revert), or still pending when the outcome is
-   * unknown and the chain shows nothing yet: the chain decides, here or in recovery, never a timer.
+   * unknown and the chain shows nothing yet: the chain decides, here or in recovery, never a timer. A lock or escrow
+   * of its id the chain holds already (its first attempt's, landed again after a reorganisation) is the order's.
    */
   private async hold(order: OrderRecord, address: Address, log: Log): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
@@ -553,8 +554,12 @@ export class OrderService {
       if (!(e instanceof VaultTxError)) throw e;
       const refused = await this.refusal(order, address, e);
       if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message, errorDetails: refused.details ?? null }, log);
-      // A retry of an order whose first lock or escrow a reorganisation removed finds it landed again: the Vault takes an id once.
-      const state = await this.holdOf(order);
+      // A refusal may be the Vault's AlreadyLocked (AlreadyEscrowed): a retry of an order whose first lock or escrow a
+      // reorganisation removed finds it landed again. A chain that took nothing, unreachable, may not be read either.
+      const state = await this.holdOf(order).catch((err: unknown) => {
+        if (e.outcome === "reverted") return { kind: "none" } as const;
+        throw err;
+      });
       if (e.outcome === "reverted" && state.kind === "none") {
         return this.finish(order.id, ["pending"], { status: "rejected", errorCode: "chain_unavailable", errorMessage: `Nothing was ${sell ? "escrowed" : "locked"}: ${e.message}` }, log);
       }
