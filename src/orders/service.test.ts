@@ -84,6 +84,7 @@ class Ledger {
       sotBalance: async (account) => this.sot.get(account) ?? 0n,
       escrow: async (id, account, position) => {
         fail("escrow");
+        if (this.escrows.has(id)) throw new VaultTxError("reverted", "AlreadyEscrowed", "Vault.escrow reverted: AlreadyEscrowed");
         const held = this.sot.get(account) ?? 0n;
         if (position.shares > held) throw new VaultTxError("reverted", "InsufficientShares", "Vault.escrow reverted: InsufficientShares");
         add(this.sot, account, -position.shares);
@@ -1160,6 +1161,27 @@ describe("sells", () => {
     return svc;
   };
   const escrowOf = (orderId: string) => ledger.escrows.get(chainOrderId(orderId));
+
+  it("runs a sell recovery rejected, its escrow removed by a reorganisation, on that escrow when it lands again before the client's retry, rather than refusing the shares it holds", async () => {
+    const svc = await holding();
+    const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
+    const pending = await stopped.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
+    await store.updateOrder(pending.id, ["pending"], { status: "locked", escrowed: 15_000_000n, lockTx: HASH });
+    const escrow = escrowOf(pending.id)!;
+    // A reorganisation removes the escrow's transaction: the shares are the client's again.
+    ledger.escrows.delete(chainOrderId(pending.id));
+    ledger.sot.set(who.address, 20_000_000n);
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(pending.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted", lockTx: null });
+    // The node mines it again.
+    ledger.escrows.set(chainOrderId(pending.id), escrow);
+    ledger.sot.set(who.address, 5_000_000n);
+    script = [(o) => fill(o, o.shares)];
+    const again = await svc.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
+    expect(again).toMatchObject({ id: pending.id, status: "filled", errorCode: null, escrowed: 15_000_000n, filledShares: 15_000_000n, lockTx: HASH });
+    expect(escrowOf(pending.id)).toMatchObject({ state: "settled", sold: 15_000_000n });
+    expect(ledger.sot.get(who.address)).toBe(5_000_000n);
+  });
 
   it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {
     const svc = await holding();

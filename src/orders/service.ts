@@ -292,7 +292,8 @@ export class OrderService {
         // since the lookup above: that order is the answer, not the shares it took.
         const twin = await this.earlier(who, clientOrderId, intent);
         if (twin && !reopenable(twin)) return twin;
-        throw insufficientPosition(intent, held);
+        // A retry of a sell whose first escrow a reorganisation removed, and that landed again, holds its shares there: it runs on that escrow.
+        if (!twin || (await this.holdOf(twin)).kind !== "held") throw insufficientPosition(intent, held);
       }
     }
 
