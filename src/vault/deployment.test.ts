@@ -1,7 +1,8 @@
-import { encodeDeployData, getAbiItem, getAddress, toFunctionSelector, toHex, type Hex } from "viem";
+import { encodeDeployData, encodeFunctionData, getAbiItem, getAddress, toFunctionSelector, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
-import { vaultAbi, vaultBytecode } from "../contracts/artifacts.ts";
+import { testUSDCAbi, vaultAbi, vaultBytecode } from "../contracts/artifacts.ts";
+import { sotTokenId } from "../contracts/sot.ts";
 import type { Store } from "../store/store.ts";
 import { contractsFromEnv } from "./evm/deployment.ts";
 import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
@@ -105,13 +106,18 @@ describe("the recorded deployment", () => {
 /** One of anvil's own unlocked accounts: someone other than the operator deploys the Vault that VAULT_ADDRESS names. */
 const DEPLOYER = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720";
 
-/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator and USDC unless others are named. */
-async function deployVault(bytecode: Hex, operator: Address = t.vault.info().operator, usdc: Address = t.vault.info().contracts.usdc): Promise<Address> {
-  const data = encodeDeployData({ abi: vaultAbi, bytecode, args: [usdc, operator, operator, 86_400, ""] });
-  const hash = await t.rpc.call<Hex>("eth_sendTransaction", [{ from: DEPLOYER, data, gas: toHex(10_000_000) }]);
+/** A transaction from DEPLOYER, mined at once; its receipt. */
+async function fromDeployer(tx: { to?: Address; data: Hex }) {
+  const hash = await t.rpc.call<Hex>("eth_sendTransaction", [{ from: DEPLOYER, ...tx, gas: toHex(10_000_000) }]);
   await t.rpc.call("evm_mine");
-  const receipt = await t.rpc.call<{ status: Hex; contractAddress: Address }>("eth_getTransactionReceipt", [hash]);
+  const receipt = await t.rpc.call<{ status: Hex; contractAddress: Address; blockNumber: Hex }>("eth_getTransactionReceipt", [hash]);
   expect(receipt.status).toBe("0x1");
+  return receipt;
+}
+
+/** A Vault deployed on the test chain from `bytecode`, for this test chain's operator (its treasury too) and USDC unless others are named. */
+async function deployVault(bytecode: Hex, operator: Address = t.vault.info().operator, usdc: Address = t.vault.info().contracts.usdc, treasury: Address = operator): Promise<Address> {
+  const receipt = await fromDeployer({ data: encodeDeployData({ abi: vaultAbi, bytecode, args: [usdc, operator, treasury, 86_400, ""] }) });
   return getAddress(receipt.contractAddress);
 }
 
@@ -158,6 +164,36 @@ describe("the Vault named by VAULT_ADDRESS", () => {
     } finally {
       await vault.close();
     }
+  });
+
+  it("is approved at start by its treasury when that is the operator, so a sell's proceeds are paid from it", async () => {
+    const address = await deployVault(vaultBytecode);
+    const vault = await open({ store: await openTestStore(tempDir()), contracts: { vault: address } });
+    try {
+      const c = await newClient(t);
+      await vault.fund(c.address, 10_000_000n, keyOf(`named-${address}`));
+      const tokenId = sotTokenId(`named-${address}`, "YES");
+      const [buy, sell] = [keyOf(`buy-${address}`), keyOf(`sell-${address}`)];
+      await vault.lock(buy, c.address, 5_000_000n);
+      await vault.settle(buy, 5_000_000n, { tokenId, shares: 10_000_000n });
+      await vault.escrow(sell, c.address, { tokenId, shares: 10_000_000n });
+      await vault.settleSell(sell, 10_000_000n, 6_000_000n);
+      expect(await vault.balanceOf(c.address)).toEqual({ available: 11_000_000n, locked: 0n });
+      expect(await vault.sotBalance(c.address, tokenId)).toBe(0n);
+    } finally {
+      await vault.close();
+    }
+  });
+
+  it("stops the start, saying who must approve it, when its treasury is another address that has not approved it: no sell or redemption could be paid", async () => {
+    const address = await deployVault(vaultBytecode, undefined, undefined, DEPLOYER);
+    const usdc = t.vault.info().contracts.usdc;
+    await expect(named(address)).rejects.toThrow(
+      `VAULT_ADDRESS ${address}: its treasury ${getAddress(DEPLOYER)} has not approved it to take USDC ${usdc}, which pays sells' proceeds and redemptions: send USDC.approve(${address}, amount) from ${getAddress(DEPLOYER)}, then start again`,
+    );
+    await fromDeployer({ to: usdc, data: encodeFunctionData({ abi: testUSDCAbi, functionName: "approve", args: [address, 1_000_000_000n] }) });
+    const vault = await named(address);
+    await vault.close();
   });
 
   it("stops the start, naming the address, when it is an older Vault whose creditDeposit takes other arguments: every deposit's credit would revert", async () => {

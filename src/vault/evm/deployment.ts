@@ -84,7 +84,9 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
     const named = await fromVault(ctx.rpc, overrides.vault);
     const why = await notUsdc(ctx, named.contracts.usdc);
     if (why) throw new Error(`VAULT_ADDRESS ${overrides.vault}: its USDC ${named.contracts.usdc}: ${why}`);
-    return withUsdc(overrides, { ...named, fromBlock: 0n });
+    const deployment = withUsdc(overrides, { ...named, fromBlock: 0n });
+    await treasuryApproval(ctx, deployment);
+    return deployment;
   }
   const build = buildOf(ctx.faucet);
   const owner = randomUUID();
@@ -161,12 +163,34 @@ async function deploy(ctx: Ctx, usdcOverride: Address | undefined): Promise<Depl
     label: "deploy Vault",
     data: encodeDeployData({ abi: vaultAbi, bytecode: vaultBytecode, args: [usdc, ctx.operator, ctx.operator, ctx.lockTtlSeconds, ""] }),
   });
+  await approve(ctx, usdc, tx.contractAddress!);
+  return { ...(await fromVault(ctx.rpc, tx.contractAddress!)), fromBlock: tx.blockNumber };
+}
+
+/** The operator, as the treasury, lets the Vault pull sells' proceeds and redemptions' payouts from it. */
+async function approve(ctx: Ctx, usdc: Address, vault: Address): Promise<void> {
   await ctx.sender.send({
     label: "USDC.approve(Vault)",
     to: usdc,
-    data: encodeFunctionData({ abi: testUSDCAbi, functionName: "approve", args: [tx.contractAddress!, maxUint256] }),
+    data: encodeFunctionData({ abi: testUSDCAbi, functionName: "approve", args: [vault, maxUint256] }),
   });
-  return { ...(await fromVault(ctx.rpc, tx.contractAddress!)), fromBlock: tx.blockNumber };
+}
+
+/**
+ * A Vault named by VAULT_ADDRESS was deployed elsewhere, and its treasury may never have approved it: every sell's
+ * settlement and every redemption would then revert on the treasury's allowance, the shares never sold, the holders
+ * never paid. A treasury that is the operator approves it here, as a deployment of ours does; another treasury is
+ * its owner's to approve, and until it has the start stops, saying so. An allowance already given is kept as it is.
+ */
+async function treasuryApproval(ctx: Ctx, { contracts: { usdc, vault }, treasury }: Deployment): Promise<void> {
+  const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "allowance", args: [treasury, vault] });
+  if (BigInt(await ctx.rpc.call<Hex>("eth_call", [{ to: usdc, data }, "latest"])) > 0n) return;
+  if (treasury !== ctx.operator) {
+    throw new Error(
+      `VAULT_ADDRESS ${vault}: its treasury ${treasury} has not approved it to take USDC ${usdc}, which pays sells' proceeds and redemptions: send USDC.approve(${vault}, amount) from ${treasury}, then start again`,
+    );
+  }
+  await approve(ctx, usdc, vault);
 }
 
 async function fromVault(rpc: JsonRpc, vault: Address): Promise<Omit<Deployment, "fromBlock">> {
