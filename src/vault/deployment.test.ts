@@ -166,6 +166,20 @@ describe("the Vault named by VAULT_ADDRESS", () => {
     }
   });
 
+  it("reads its history from the block it was deployed in, not from the chain's first block", async () => {
+    const operator = t.vault.info().operator;
+    const args = [t.vault.info().contracts.usdc, operator, operator, 86_400, ""] as const;
+    const receipt = await fromDeployer({ data: encodeDeployData({ abi: vaultAbi, bytecode: vaultBytecode, args }) });
+    await t.rpc.call("anvil_mine", [toHex(300)]);
+    const vault = await named(getAddress(receipt.contractAddress));
+    try {
+      expect(vault.info().deployedAt).toBe(BigInt(receipt.blockNumber));
+      expect((await vault.ledger()).fromBlock).toBe(BigInt(receipt.blockNumber));
+    } finally {
+      await vault.close();
+    }
+  });
+
   it("is approved at start by its treasury when that is the operator, so a sell's proceeds are paid from it", async () => {
     const address = await deployVault(vaultBytecode);
     const vault = await open({ store: await openTestStore(tempDir()), contracts: { vault: address } });

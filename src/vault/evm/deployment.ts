@@ -1,7 +1,7 @@
 // Where the contracts live on each chain: deployed by the first process that finds none and recorded in
 // the store, one row per chain id, so a restart and every other instance on the same store use them.
 import { randomUUID } from "node:crypto";
-import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, isAddress, maxUint256, type Hex } from "viem";
+import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, isAddress, maxUint256, toHex, type Hex } from "viem";
 import { keccak256 } from "../../evm/keccak.ts";
 import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
@@ -54,7 +54,7 @@ export interface Deployment {
   contracts: Contracts;
   /** Who settles pay and who pays proceeds and payouts: the operator in a Vault deployed here, anyone in one named by VAULT_ADDRESS. */
   treasury: Address;
-  /** The block the Vault was deployed in (0 when unknown: a Vault named by VAULT_ADDRESS). No event of ours is older. */
+  /** The block the Vault was deployed in. No event of ours is older. */
   fromBlock: bigint;
   lockTtlSeconds: number;
 }
@@ -84,7 +84,7 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
     const named = await fromVault(ctx.rpc, overrides.vault);
     const why = await notUsdc(ctx, named.contracts.usdc);
     if (why) throw new Error(`VAULT_ADDRESS ${overrides.vault}: its USDC ${named.contracts.usdc}: ${why}`);
-    const deployment = withUsdc(overrides, { ...named, fromBlock: 0n });
+    const deployment = withUsdc(overrides, { ...named, fromBlock: await deployedIn(ctx.rpc, overrides.vault) });
     await treasuryApproval(ctx, deployment);
     return deployment;
   }
@@ -260,7 +260,28 @@ function executable(code: Hex): string {
   return hex;
 }
 
-async function hasCode(rpc: JsonRpc, address: Address): Promise<boolean> {
-  const code = await rpc.call<Hex>("eth_getCode", [address, "latest"]);
+async function hasCode(rpc: JsonRpc, address: Address, block: Hex | "latest" = "latest"): Promise<boolean> {
+  const code = await rpc.call<Hex>("eth_getCode", [address, block]);
   return code !== "0x";
+}
+
+/**
+ * The block a Vault named by VAULT_ADDRESS was deployed in, where reading its history starts (the deposit watcher's
+ * first scan, the ledger, the search for a lock's ending), rather than block 0, a scan of the whole chain's USDC
+ * transfers: the first block with its code, found by halving, some thirty reads on any chain, since a Vault never
+ * self-destructs. A block whose state the node no longer keeps (a pruned node; anvil started from a saved state)
+ * counts as one with the code: the answer is then an earlier block, never a later one, and block 0 at worst.
+ */
+async function deployedIn(rpc: JsonRpc, vault: Address): Promise<bigint> {
+  let [low, high] = [0n, BigInt(await rpc.call<Hex>("eth_blockNumber"))];
+  while (low < high) {
+    const middle = (low + high) / 2n;
+    const code = await hasCode(rpc, vault, toHex(middle)).catch((e: unknown) => {
+      if (e instanceof RpcError) return true;
+      throw e;
+    });
+    if (code) high = middle;
+    else low = middle + 1n;
+  }
+  return low;
 }
