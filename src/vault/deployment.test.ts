@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { encodeDeployData, encodeFunctionData, getAbiItem, getAddress, toFunctionSelector, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { describe, expect, it } from "vitest";
@@ -6,7 +7,8 @@ import { sotTokenId } from "../contracts/sot.ts";
 import type { Store } from "../store/store.ts";
 import { contractsFromEnv } from "./evm/deployment.ts";
 import { openEvmVault, type EvmVaultOptions } from "./evm/evm-vault.ts";
-import { keyOf, newClient, openTestStore, tempDir } from "./testkit.ts";
+import { startDevChain } from "./devnode/devchain.ts";
+import { closeTestChain, keyOf, newClient, openTestChain, openTestStore, tempDir } from "./testkit.ts";
 import type { Address } from "./vault.ts";
 import { testChainPerFile } from "./vitest-kit.ts";
 
@@ -177,6 +179,26 @@ describe("the Vault named by VAULT_ADDRESS", () => {
       expect((await vault.ledger()).fromBlock).toBe(BigInt(receipt.blockNumber));
     } finally {
       await vault.close();
+    }
+  });
+
+  it("finds its past events on a chain that keeps no state of past blocks (a dev chain started again from its saved state)", async () => {
+    const own = await openTestChain(tempDir());
+    const c = await newClient(own);
+    const order = keyOf(`before-restart-${own.dir}`);
+    await own.vault.fund(c.address, 5_000_000n, keyOf(`fund-${own.dir}`));
+    await own.vault.lock(order, c.address, 1_000_000n);
+    const released = await own.vault.release(order);
+    await closeTestChain(own);
+    const chain = await startDevChain({ dataDir: join(own.dir, "node") });
+    const store = await openTestStore(tempDir());
+    const vault = await openEvmVault({ rpcUrl: chain.rpcUrl, operatorKey: chain.operatorKey, store, faucet: true, devChain: chain, contracts: { vault: own.vault.info().contracts.vault } });
+    try {
+      expect(await vault.lockState(order)).toEqual({ kind: "released", txHash: released.txHash, expired: false });
+    } finally {
+      await vault.close();
+      await chain.stop();
+      await store.close();
     }
   });
 
