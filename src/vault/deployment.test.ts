@@ -44,7 +44,7 @@ describe("the recorded deployment", () => {
     const c = await newClient(t);
     await first.fund(c.address, 5_000_000n, keyOf(`old-${c.address}`));
     await first.close();
-    await edit(store, { build: "0x00" });
+    await edit(store, { build: "0x00", vault: await deployVault(vaultBeforeTransferBlocks()) });
 
     const next = await open({ store });
     try {
@@ -62,6 +62,25 @@ describe("the recorded deployment", () => {
     }
   });
 
+  it("is used again when recorded by a build whose contracts differ only by the compiler's metadata (a change of comments), balances and all", async () => {
+    const store = await openTestStore(tempDir());
+    const first = await open({ store });
+    const c = await newClient(t);
+    await first.fund(c.address, 5_000_000n, keyOf(`comments-${c.address}`));
+    await first.close();
+    await edit(store, { build: "0x00" });
+    for (const faucet of [true, false]) {
+      const next = await open({ store, faucet });
+      try {
+        expect(next.info().contracts).toEqual(first.info().contracts);
+        expect(await next.balanceOf(c.address)).toEqual({ available: 5_000_000n, locked: 0n });
+      } finally {
+        await next.close();
+      }
+    }
+    await store.close();
+  });
+
   it("is never replaced on a chain without the faucet: another build, or no code at the address, stops the start", async () => {
     const store = await openTestStore(tempDir());
     const usdc = t.vault.info().contracts.usdc;
@@ -73,7 +92,7 @@ describe("the recorded deployment", () => {
     await again.close();
 
     const build = (await store.chainDeployment(31337)).deployment!.build;
-    await edit(store, { build: "0x00" });
+    await edit(store, { build: "0x00", vault: await deployVault(vaultBeforeTransferBlocks()) });
     await expect(open(real)).rejects.toThrow(/deployed from another build of the contracts/);
     await edit(store, { build, vault: "0x000000000000000000000000000000000000c0de" });
     await expect(open(real)).rejects.toThrow(/no Vault code at 0x000000000000000000000000000000000000c0de/);

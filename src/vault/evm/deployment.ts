@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, isAddress, maxUint256, toHex, type Hex } from "viem";
 import { keccak256 } from "../../evm/keccak.ts";
-import { testUSDCAbi, testUSDCBytecode, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
+import { testUSDCAbi, testUSDCBytecode, testUSDCDeployedBytecode, testUSDCImmutables, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import { RpcError, type JsonRpc } from "../rpc.ts";
 import type { ChainStore } from "./nonce-book.ts";
@@ -93,7 +93,8 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
   for (;;) {
     const { deployment: known, claim } = await ctx.store.chainDeployment(ctx.chainId);
     if (known) {
-      const usable = known.build === build && (await hasCode(ctx.rpc, getAddress(known.vault)));
+      const present = await hasCode(ctx.rpc, getAddress(known.vault));
+      const usable = present && (known.build === build || (await sameContracts(ctx, known)));
       if (usable) {
         const operator = await operatorOf(ctx.rpc, getAddress(known.vault));
         if (operator !== ctx.operator) {
@@ -105,7 +106,7 @@ export async function ensureContracts(ctx: Ctx, overrides: ContractOverrides): P
       }
       // The dev chain's contracts are ours to replace; on any other chain a silent redeploy would strand clients' funds.
       if (!ctx.faucet) {
-        const why = known.build === build ? `there is no Vault code at ${known.vault}` : `the Vault at ${known.vault} was deployed from another build of the contracts`;
+        const why = present ? `the Vault at ${known.vault} was deployed from another build of the contracts` : `there is no Vault code at ${known.vault}`;
         throw new Error(`chain ${ctx.chainId}: ${why} (recorded in the database's chain_deployments); set VAULT_ADDRESS, or delete that row to deploy anew`);
       }
     }
@@ -140,6 +141,8 @@ function withUsdc(overrides: ContractOverrides, deployment: Deployment): Deploym
  * What a deployment was made from: the creation code of the contracts it deploys. (A Vault's runtime code
  * embeds its immutables, so the artifacts are what can be compared.) The lock TTL is not part of it: a
  * process that opens the Vault with another TTL, or none, uses the one deployed rather than replace it.
+ * The creation code holds the compiler's metadata, which a change of comments alone changes: a recorded build
+ * that differs is compared by the contracts' code before it is taken for another (`sameContracts`).
  */
 function buildOf(faucet: boolean): Hex {
   return keccak256(concat([vaultBytecode, ...(faucet ? [testUSDCBytecode] : [])]));
@@ -219,7 +222,7 @@ async function fromVault(rpc: JsonRpc, vault: Address): Promise<Omit<Deployment,
 async function checkNamedVault(ctx: Ctx, vault: Address): Promise<void> {
   const code = await ctx.rpc.call<Hex>("eth_getCode", [vault, "latest"]);
   if (code === "0x") throw new Error(`VAULT_ADDRESS ${vault}: chain ${ctx.chainId} has no contract there`);
-  if (executable(code) !== executable(vaultDeployedBytecode)) {
+  if (executable(code, vaultImmutables) !== executable(vaultDeployedBytecode, vaultImmutables)) {
     throw new Error(
       `VAULT_ADDRESS ${vault}: the contract there is not the Vault of this version of crossfill (another contract, or a Vault of another version, whose calls differ from this one's); name this version's Vault, or unset VAULT_ADDRESS to deploy one`,
     );
@@ -251,12 +254,29 @@ async function operatorOf(rpc: JsonRpc, vault: Address): Promise<Address> {
   return decodeFunctionResult({ abi: vaultAbi, functionName: "operator", data });
 }
 
-/** Runtime code without its metadata (the CBOR its last two bytes give the length of) and with the Vault's immutables zeroed. */
-function executable(code: Hex): string {
+/**
+ * Whether a recorded deployment of another build holds this build's contracts all the same: its Vault's code (and on
+ * the dev chain its TestUSDC's) is this build's, but for the compiler's metadata. A change of comments in the sources
+ * then keeps the Vault in use, its clients' balances and positions with it, rather than stop the start on a real chain
+ * or replace the Vault on the dev chain.
+ */
+async function sameContracts(ctx: Ctx, known: { vault: string; usdc: string }): Promise<boolean> {
+  const same = async (address: string, built: Hex, immutables: readonly Immutable[]) =>
+    executable(await ctx.rpc.call<Hex>("eth_getCode", [address, "latest"]), immutables) === executable(built, immutables);
+  return (await same(known.vault, vaultDeployedBytecode, vaultImmutables)) && (!ctx.faucet || (await same(known.usdc, testUSDCDeployedBytecode, testUSDCImmutables)));
+}
+
+interface Immutable {
+  start: number;
+  length: number;
+}
+
+/** Runtime code without its metadata (the CBOR its last two bytes give the length of) and with its immutables zeroed. */
+function executable(code: Hex, immutables: readonly Immutable[]): string {
   let hex = code.slice(2);
   const metadata = (parseInt(hex.slice(-4), 16) + 2) * 2;
   if (metadata <= hex.length) hex = hex.slice(0, hex.length - metadata);
-  for (const { start, length } of vaultImmutables) hex = hex.slice(0, start * 2) + "00".repeat(length) + hex.slice((start + length) * 2);
+  for (const { start, length } of immutables) hex = hex.slice(0, start * 2) + "00".repeat(length) + hex.slice((start + length) * 2);
   return hex;
 }
 
