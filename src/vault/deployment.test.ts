@@ -15,7 +15,7 @@ import { testChainPerFile } from "./vitest-kit.ts";
 const t = testChainPerFile();
 
 /** Rewrites the dev chain's recorded deployment, as an older version or another build left it (under a claim, as a deployer writes). */
-async function edit(store: Store, change: { vault?: string; build?: string }): Promise<void> {
+async function edit(store: Store, change: { vault?: string; sot?: string; build?: string }): Promise<void> {
   const { deployment } = await store.chainDeployment(31337);
   const claim = { owner: "test", until: new Date(Date.now() + 60_000).toISOString() };
   expect(await store.claimChainDeployment(31337, deployment!.vault, claim, new Date().toISOString())).toBe(true);
@@ -92,8 +92,13 @@ describe("the recorded deployment", () => {
     await again.close();
 
     const build = (await store.chainDeployment(31337)).deployment!.build;
+    const { vault, sot } = first.info().contracts;
     await edit(store, { build: "0x00", vault: await deployVault(vaultBeforeTransferBlocks()) });
     await expect(open(real)).rejects.toThrow(/deployed from another build of the contracts/);
+    // A position token of other code, the Vault's being this build's.
+    await edit(store, { vault, sot: usdc });
+    await expect(open(real)).rejects.toThrow(/deployed from another build of the contracts/);
+    await edit(store, { sot });
     await edit(store, { build, vault: "0x000000000000000000000000000000000000c0de" });
     await expect(open(real)).rejects.toThrow(/no Vault code at 0x000000000000000000000000000000000000c0de/);
     await store.close();

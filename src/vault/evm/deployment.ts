@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { concat, decodeFunctionResult, encodeDeployData, encodeFunctionData, getAddress, isAddress, maxUint256, toHex, type Hex } from "viem";
 import { keccak256 } from "../../evm/keccak.ts";
-import { testUSDCAbi, testUSDCBytecode, testUSDCDeployedBytecode, testUSDCImmutables, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
+import { positionTokenDeployedBytecode, positionTokenImmutables, testUSDCAbi, testUSDCBytecode, testUSDCDeployedBytecode, testUSDCImmutables, vaultAbi, vaultBytecode, vaultDeployedBytecode, vaultImmutables } from "../../contracts/artifacts.ts";
 import type { Address } from "../vault.ts";
 import { RpcError, type JsonRpc } from "../rpc.ts";
 import type { ChainStore } from "./nonce-book.ts";
@@ -255,15 +255,19 @@ async function operatorOf(rpc: JsonRpc, vault: Address): Promise<Address> {
 }
 
 /**
- * Whether a recorded deployment of another build holds this build's contracts all the same: its Vault's code (and on
- * the dev chain its TestUSDC's) is this build's, but for the compiler's metadata. A change of comments in the sources
- * then keeps the Vault in use, its clients' balances and positions with it, rather than stop the start on a real chain
- * or replace the Vault on the dev chain.
+ * Whether a recorded deployment of another build holds this build's contracts all the same: the code of its Vault, its
+ * SOT (and on the dev chain its TestUSDC) is this build's, but for the compiler's metadata. A change of comments in the
+ * sources then keeps the Vault in use, its clients' balances and positions with it, rather than stop the start on a real
+ * chain or replace the Vault on the dev chain.
  */
-async function sameContracts(ctx: Ctx, known: { vault: string; usdc: string }): Promise<boolean> {
+async function sameContracts(ctx: Ctx, known: Record<keyof Contracts, string>): Promise<boolean> {
   const same = async (address: string, built: Hex, immutables: readonly Immutable[]) =>
     executable(await ctx.rpc.call<Hex>("eth_getCode", [address, "latest"]), immutables) === executable(built, immutables);
-  return (await same(known.vault, vaultDeployedBytecode, vaultImmutables)) && (!ctx.faucet || (await same(known.usdc, testUSDCDeployedBytecode, testUSDCImmutables)));
+  return (
+    (await same(known.vault, vaultDeployedBytecode, vaultImmutables)) &&
+    (await same(known.sot, positionTokenDeployedBytecode, positionTokenImmutables)) &&
+    (!ctx.faucet || (await same(known.usdc, testUSDCDeployedBytecode, testUSDCImmutables)))
+  );
 }
 
 interface Immutable {
