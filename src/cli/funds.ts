@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { CrossfillClient, CrossfillError } from "../sdk/client.ts";
 import type { Activity, Withdrawal } from "../sdk/types.ts";
+import { printable } from "./printable.ts";
 
 /** How long a command waits for the server's answer: CROSSFILL_TIMEOUT_MS, 30 s unless set (Node's own bound is 5 minutes). */
 function timeoutMs(fail: (message: string) => never): number {
@@ -68,14 +69,14 @@ export async function answer<T>(call: Promise<T>, fail: (message: string) => nev
   try {
     return await call;
   } catch (e) {
-    // on one line: a message that is not the API's is the text of whatever answered (a proxy's error page)
+    // on one line, its control characters escaped: a message that is not the API's is the text of whatever answered (a proxy's error page)
     if (e instanceof CrossfillError) {
       // a failure on the server's side is looked into by its request id, which support asks for
       const quote = e.status >= 500 && e.requestId ? ` (request_id ${e.requestId})` : "";
       // and may have done what it was asked before failing (a proxy's 502 or 504 included), unless it answered the
       // order's or withdrawal's final status (all_venues_failed: failed, the funds released)
       const done = e.status >= 500 && e.details?.status === undefined && maybeDone !== "" ? `. ${maybeDone}` : "";
-      fail(`${e.code}: ${inCommandTerms(e, names).replace(/\s+/g, " ").trim()}${quote}${done}`);
+      fail(`${printable(`${e.code}: ${inCommandTerms(e, names).replace(/\s+/g, " ").trim()}${quote}`)}${done}`);
     }
     // no answer within CROSSFILL_TIMEOUT_MS (the SDK's timeoutMs): the request may have gone out and been acted on
     if ((e as Error).name === "TimeoutError") {

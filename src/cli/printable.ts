@@ -1,6 +1,6 @@
 /**
- * Text from the store or a venue as a terminal shows it: a control character or a bidirectional override (a key named
- * before names refused them, a venue's market title) written as its \u escape, so that it cannot
+ * Text from the store, a venue or the server's answer as a terminal shows it: a control character or a bidirectional
+ * override (a key named before names refused them, a venue's market title, an error page) written as its \u escape, so that it cannot
  * forge a line, rewrite the screen or reverse what follows it on the line.
  */
 export function printable(text: string): string {

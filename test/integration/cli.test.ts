@@ -335,6 +335,24 @@ describe("crossfill answered an error on the server's side", () => {
   });
 });
 
+describe("crossfill answered an error whose words hold control characters or escape sequences", () => {
+  it("prints each as its \\u escape, as it prints a key's name, so that the answer cannot clear the screen, forge a line or reverse the rest of it", async () => {
+    const body = { error: { code: "internal\u001b[2J", message: "Gone\u001b]0;pwned\u0007 \u202eatad\r\nnext", request_id: "req\u001b[31m" } };
+    const api = createServer((_req, res) => res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify(body)));
+    await new Promise<void>((resolve) => api.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+      const failed = await run(process.execPath, [BIN, "activity"], { env: { ...env(), CROSSFILL_URL: url, CROSSFILL_API_KEY: "ck_live_x" } }).catch((e: { code: number; stderr: string }) => e);
+      expect([(failed as { code: number }).code, (failed as { stderr: string }).stderr]).toEqual([
+        2,
+        "crossfill: internal\\u001b[2J: Gone\\u001b]0;pwned\\u0007 \\u202eatad next (request_id req\\u001b[31m)\n",
+      ]);
+    } finally {
+      await new Promise((resolve) => api.close(resolve));
+    }
+  });
+});
+
 describe("crossfill order or withdraw whose connection drops after it was sent", () => {
   it("says the order may have been placed, with the client_order_id it was sent with to send it again, placed once", async () => {
     const bodies: string[] = [];
