@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
-import { CrossfillClient, CrossfillError } from "../sdk/client.ts";
+import { CrossfillClient, CrossfillError, MAX_TIMEOUT_MS } from "../sdk/client.ts";
 import type { Activity, Withdrawal } from "../sdk/types.ts";
 import { printable } from "./printable.ts";
 
@@ -9,9 +9,8 @@ function timeoutMs(fail: (message: string) => never): number {
   const set = process.env.CROSSFILL_TIMEOUT_MS;
   // empty as unset, as CROSSFILL_URL
   if (!set) return 30_000;
-  // a timer's longest: AbortSignal.timeout fires at once past it
-  if (!/^\d+$/.test(set) || Number(set) < 1 || Number(set) > 2 ** 31 - 1) {
-    fail(`CROSSFILL_TIMEOUT_MS must be the milliseconds to wait for the server, an integer from 1 to ${2 ** 31 - 1} (got ${JSON.stringify(set)})`);
+  if (!/^\d+$/.test(set) || Number(set) < 1 || Number(set) > MAX_TIMEOUT_MS) {
+    fail(`CROSSFILL_TIMEOUT_MS must be the milliseconds to wait for the server, an integer from 1 to ${MAX_TIMEOUT_MS} (got ${JSON.stringify(set)})`);
   }
   return Number(set);
 }

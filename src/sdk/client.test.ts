@@ -216,6 +216,16 @@ describe("CrossfillClient requests and errors", () => {
     }
   });
 
+  it("refuses a timeoutMs that is no wait fetch can keep, naming it, instead of abandoning every request at once or failing each with a RangeError", () => {
+    const { fetch, sent } = recordingFetch();
+    for (const timeoutMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31]) {
+      expect(() => new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", fetch, timeoutMs }), String(timeoutMs)).toThrow(
+        new TypeError(`timeoutMs must be the milliseconds to wait for an answer, an integer from 1 to 2147483647 (got ${timeoutMs})`),
+      );
+    }
+    expect(sent).toHaveLength(0);
+  });
+
   it("refuses a 2xx answer labelled JSON whose body does not parse (cut off), instead of returning its text as the answer", async () => {
     const { fetch } = recordingFetch(() => new Response('{"order_id":"ord_1","sta', { headers: { "content-type": "application/json; charset=utf-8" } }));
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch });

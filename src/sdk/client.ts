@@ -34,9 +34,13 @@ export interface ClientOptions {
    * Milliseconds a request may take, its answer read whole, before it is abandoned with fetch's TimeoutError
    * (a DOMException, not a CrossfillError: nothing answered). An order or withdrawal abandoned so may still go
    * through: send it again with the same client id. Unset: only Node's own bounds (5 minutes without an answer).
+   * An integer from 1 to MAX_TIMEOUT_MS, else a TypeError.
    */
   timeoutMs?: number;
 }
+
+/** A timer's longest wait: AbortSignal.timeout fires at once past it, and refuses a wait that is not a whole number of milliseconds. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface RequestOptions {
   /** Already serialised: these exact bytes are signed and sent. */
@@ -128,6 +132,10 @@ export class CrossfillClient {
     }
     // the route is put after it: behind a query or fragment, it would be no path
     if (/[?#]/.test(opts.baseUrl)) throw new TypeError(`baseUrl must be the API's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
+    // 0 abandons every request at once, one past the bound too, and NaN, Infinity or a fraction fail each with a RangeError
+    if (opts.timeoutMs !== undefined && !(Number.isInteger(opts.timeoutMs) && opts.timeoutMs >= 1 && opts.timeoutMs <= MAX_TIMEOUT_MS)) {
+      throw new TypeError(`timeoutMs must be the milliseconds to wait for an answer, an integer from 1 to ${MAX_TIMEOUT_MS} (got ${opts.timeoutMs})`);
+    }
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
     this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, "");
     this.apiKey = opts.apiKey;
