@@ -110,6 +110,20 @@ describe("CrossfillClient signing", () => {
     }
     expect(sent).toHaveLength(0);
   });
+
+  it("refuses a base URL carrying a user name or password, without quoting it, instead of failing each request with fetch's error that prints the password", () => {
+    const { fetch, sent } = recordingFetch();
+    for (const baseUrl of ["http://user:s3cret@api.test", "https://:s3cret@api.test/api", "http://user@api.test"]) {
+      let refused: unknown;
+      try {
+        new CrossfillClient({ baseUrl, apiKey: "ck_k", fetch });
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused, baseUrl).toEqual(new TypeError("baseUrl must not carry a user name or password (the API takes its key in apiKey); it is not quoted here"));
+    }
+    expect(sent).toHaveLength(0);
+  });
 });
 
 describe("CrossfillClient types", () => {

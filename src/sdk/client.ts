@@ -21,7 +21,8 @@ export interface ClientOptions {
    * Where the API is served, e.g. "http://127.0.0.1:8080"; paths are appended to it. A path of its own
    * ("https://host/api", a proxy's that it strips before the server) is requested but not signed: the signature
    * covers the path the server receives, /v1/... with its query (docs/decisions.md). One without its http:// or
-   * https:// scheme, or with a query or fragment, is refused (a TypeError): the paths would be appended to it.
+   * https:// scheme, or with a query or fragment, is refused (a TypeError): the paths would be appended to it. So is one
+   * with a user name or password (fetch refuses it, quoting it).
    */
   baseUrl: string;
   apiKey: string;
@@ -130,6 +131,9 @@ export class CrossfillClient {
     if (!/^https?:\/\//i.test(opts.baseUrl) || !URL.canParse(opts.baseUrl)) {
       throw new TypeError(`baseUrl must be the API's http:// or https:// address, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
     }
+    // fetch refuses such a URL at each request with an error that quotes it, password included
+    const url = new URL(opts.baseUrl);
+    if (url.username || url.password) throw new TypeError("baseUrl must not carry a user name or password (the API takes its key in apiKey); it is not quoted here");
     // the route is put after it: behind a query or fragment, it would be no path
     if (/[?#]/.test(opts.baseUrl)) throw new TypeError(`baseUrl must be the API's address without a query or fragment, like http://127.0.0.1:8080 (got ${JSON.stringify(opts.baseUrl)})`);
     // 0 abandons every request at once, one past the bound too, and NaN, Infinity or a fraction fail each with a RangeError
@@ -137,7 +141,7 @@ export class CrossfillClient {
       throw new TypeError(`timeoutMs must be the milliseconds to wait for an answer, an integer from 1 to ${MAX_TIMEOUT_MS} (got ${opts.timeoutMs})`);
     }
     this.baseUrl = opts.baseUrl.replace(/\/+$/, "");
-    this.basePath = new URL(this.baseUrl).pathname.replace(/\/+$/, "");
+    this.basePath = url.pathname.replace(/\/+$/, "");
     this.apiKey = opts.apiKey;
     this.apiSecret = opts.apiSecret;
     this.fetch = opts.fetch ?? globalThis.fetch;
