@@ -126,7 +126,9 @@ export class LimitlessBookStream {
       const { bids, asks } = parseOrderbook(p.orderbook!);
       this.books.set(p.marketSlug, { bids, asks, connection: this.connection, asOf: this.lastFrameAt });
     } catch (err) {
-      // the last good book stays, and ages until a readable update comes
+      // the book changed in a way not known: the last good book stays, current only until this frame, and ages until a readable update comes
+      const b = this.books.get(p.marketSlug);
+      if (b) this.books.set(p.marketSlug, { ...b, connection: undefined, asOf: this.currentAt(b) });
       this.lastError = `unreadable orderbookUpdate for ${p.marketSlug}: ${err instanceof Error ? err.message : String(err)}`;
       this.opts.onDrop?.(this.lastError, frame);
       return;

@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
 import { notional, proceedsOf } from "../../domain/money.ts";
+import { LimitlessBookStream } from "./book-stream.ts";
 import { decode, encodeConnect, encodeEvent, engineIoUrl } from "./socketio.ts";
 import { fillsFromMatches, limitlessFeeModel, limitlessResolution, mirroredSides, orderFills, parseOrderbook, parsePrice, parseRaw, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket } from "./wire.ts";
 
@@ -173,6 +174,26 @@ describe("Limitless wire: the documented shapes", () => {
     expect(() => parsePrice(1, "price")).toThrow();
     expect(() => parsePrice(0.0000001, "price")).toThrow();
     expect(parsePrice(0.001, "price")).toBe(1_000n);
+  });
+});
+
+describe("Limitless book stream", () => {
+  it("shows a book whose update it could not read as of that update, not as fresh as the connection's later frames", () => {
+    let now = 1_000;
+    const stream = new LimitlessBookStream({ venue: "limitless", slugs: ["btc-100k-2024"], send: () => true, now: () => now, onBook: () => undefined, onDrop: () => undefined });
+    const update = fixture("orderbook-update.json");
+    stream.opened();
+    stream.onMessage('0{"sid":"s","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}');
+    stream.onMessage('40/markets,{"sid":"x"}');
+    stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", update])}`);
+    now = 2_000;
+    stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", { ...update, orderbook: { ...update.orderbook, asks: [{ price: "x", size: "1" }] } }])}`);
+    now = 30_000;
+    stream.onMessage("2");
+    expect(stream.book("btc-100k-2024", "YES")).toMatchObject({ asks: [{ price: 760_000n, shares: 150_000_000n }], updatedAt: 2_000 });
+    now = 31_000;
+    stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", update])}`);
+    expect(stream.book("btc-100k-2024", "YES")!.updatedAt).toBe(31_000);
   });
 });
 
