@@ -45,7 +45,7 @@ export interface OpinionBookStreamOptions extends BookStreamHooks {
  * market is re-read from `GET /token/orderbook` once its first diff shows the subscription live, and
  * every diff from that first one on is applied to the snapshot, in order: a diff older than the
  * snapshot sets a level to a value the later diffs then correct, since each change is sent once, in
- * order. The same after every reconnection (diffs missed meanwhile are unknowable). The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
+ * order. The same after every reconnection (diffs missed meanwhile are unknowable), and after a diff that cannot be read. The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
  */
 export class OpinionBookStream {
   private readonly books = new Map<string, MarketBook>();
@@ -128,11 +128,11 @@ export class OpinionBookStream {
       size = parseMicro(msg.size, "size");
     } catch (err) {
       this.lastError = String(err);
-      return this.opts.onDrop(this.lastError, text);
+      return this.lost(marketId, this.lastError, text);
     }
-    if (msg.side !== "bids" && msg.side !== "asks") return this.opts.onDrop(`unknown side ${JSON.stringify(msg.side)}`, text);
+    if (msg.side !== "bids" && msg.side !== "asks") return this.lost(marketId, `unknown side ${JSON.stringify(msg.side)}`, text);
     const diff: Diff = { side: msg.side, price, size };
-    if (phase.kind === "awaiting") return this.resync(marketId, diff);
+    if (phase.kind === "awaiting") return this.resync(marketId, [diff]);
     if (phase.kind === "seeding") return void phase.held.push(diff);
     const b = this.books.get(marketId);
     if (!b) return;
@@ -140,8 +140,14 @@ export class OpinionBookStream {
     this.opts.onBook(marketId);
   }
 
-  private resync(marketId: string, first: Diff): void {
-    const phase: Phase = { kind: "seeding", held: [first] };
+  /** A change of the market's book that could not be read: the book is not current, and is read again; the diffs from here on apply to that read. */
+  private lost(marketId: string, why: string, frame: string): void {
+    this.opts.onDrop(why, frame);
+    this.resync(marketId, []);
+  }
+
+  private resync(marketId: string, held: Diff[]): void {
+    const phase: Phase = { kind: "seeding", held };
     this.phases.set(marketId, phase);
     const at = this.opts.now();
     void this.opts.snapshot(marketId).then((book) => {

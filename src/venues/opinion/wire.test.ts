@@ -90,6 +90,36 @@ describe("Opinion wire: the documented shapes", () => {
     expect(stream.book("2101", "YES")!.bids[0]).toEqual({ price: 618_000n, shares: 1_250_000_000n });
   });
 
+  it("reads a book again after a diff it could not read, showing it meanwhile as of its last snapshot, not as fresh", async () => {
+    const book = fixture("orderbook.json").result;
+    let now = 1_000;
+    let reads = 0;
+    const stream = new OpinionBookStream({
+      venue: "opinion",
+      marketIds: ["2101"],
+      send: () => true,
+      now: () => now,
+      onBook: () => undefined,
+      onDrop: () => undefined,
+      snapshot: async () => (reads++, { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") }),
+      silentMs: 5_000,
+    });
+    stream.opened();
+    const [added] = fixture("depth-diff.json") as object[];
+    stream.onMessage(JSON.stringify(added));
+    await new Promise((r) => setImmediate(r));
+    now = 2_000;
+    stream.onMessage(JSON.stringify({ ...added, price: "1.2" }));
+    expect(stream.synced()).toBe(false);
+    expect(stream.book("2101", "YES")!.updatedAt).toBe(1_000);
+    await new Promise((r) => setImmediate(r));
+    expect(reads).toBe(2);
+    now = 3_000;
+    stream.onMessage(JSON.stringify(added));
+    expect(stream.synced()).toBe(true);
+    expect(stream.book("2101", "YES")!.updatedAt).toBe(3_000);
+  });
+
   it("reads an order's trades as fills whose fees add up to the order's fee under the market's curve", () => {
     const order = fixture("order-detail.json").result.orderData as OpinionOrder;
     const model = opinionFeeModel("800");
