@@ -33,10 +33,13 @@ export function underMinimumAmount(order: ChildOrder, market: Pick<VenueMarket, 
   return { kind: "rejected", reason: `invalid_order: ${formatMicro(amount)} ${currency} at the limit is under ${order.venueMarketId}'s minimum ${order.side} of ${formatMicro(least)}` };
 }
 
-/** A placement that failed, as its classification says: refused or never sent is a definite no, anything else may have been placed. */
+/**
+ * A placement that failed: refused (4xx, a 429 included) or never sent is a definite no; anything else may have
+ * been placed, a 503 too, which says no more than any 5xx that the venue did not take the order.
+ */
 export function failedResult(f: HttpResult & { ok: false }): PlaceResult {
   if (f.kind === "rejected") return { kind: "rejected", reason: `venue_rejected: ${f.reason}` };
-  if (f.kind === "retryable") return { kind: "rejected", reason: `venue_unavailable: ${f.reason}` };
+  if (f.kind === "retryable" && f.status !== 503) return { kind: "rejected", reason: `venue_unavailable: ${f.reason}` };
   return { kind: "unknown", reason: f.reason };
 }
 

@@ -5,7 +5,8 @@ import { sleep, type Throttle } from "./rate-limiter.ts";
 /**
  * How a failed call to a venue ended, which decides what the caller may do next:
  * - rejected: the venue answered and refused; nothing happened, retrying the same request is pointless;
- * - retryable: the venue certainly did not act (connection refused, 429, 503); the same request may be sent again;
+ * - retryable: the venue was not reached (connection refused) or asks to be asked again (429, 503); the same request may be sent
+ *   again, but only a 429 or an unreached venue is sure to have done nothing (a placement answered 503 may have been taken);
  * - unknown: the request may have been acted on (timeout after sending, connection cut, 500/502/504);
  *   a write must be reconciled, never assumed refused.
  */

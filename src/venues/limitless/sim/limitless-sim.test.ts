@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
@@ -180,6 +182,29 @@ describe("Limitless simulator", () => {
     const update = JSON.parse(frames.find((f) => f.startsWith('42/markets,["orderbookUpdate"'))!.slice("42/markets,".length));
     expect(update[1]).toMatchObject({ marketSlug: slug, orderbook: { bids: expect.any(Array), asks: expect.any(Array) } });
     expect(typeof update[1].orderbook.bids[0].size).toBe("string");
+  });
+
+  it("leaves an order answered 503 unknown, for the venue may have taken it, and finds its fills", async () => {
+    // a gateway in front of the venue that answers 503 to every order, after the venue has taken it
+    const gateway = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith("lmts-") || k === "content-type")) as Record<string, string>;
+      const answer = await fetch(sim.url + req.url, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
+      const body = await answer.text();
+      if (req.method === "POST" && req.url === "/orders") return res.writeHead(503, { "content-type": "application/json" }).end('{"message":"Service Unavailable","statusCode":503}');
+      res.writeHead(answer.status, { "content-type": "application/json" }).end(body);
+    });
+    await new Promise<void>((r) => gateway.listen(0, "127.0.0.1", r));
+    try {
+      const behind = new LimitlessVenue({ baseUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300 });
+      await behind.markets();
+      const order = taking();
+      expect(await behind.place(order)).toMatchObject({ kind: "unknown", reason: expect.stringContaining("HTTP 503") });
+      expect(await venue.status(order.clientOrderId, order)).toMatchObject({ kind: "done", fills: [expect.objectContaining({ venueOrderId: expect.any(String) })] });
+    } finally {
+      await new Promise((r) => gateway.close(r));
+    }
   });
 
   it("refuses a websocket that is not Engine.IO 4", async () => {
