@@ -13,7 +13,7 @@ import { microToNumber } from "./domain/money.ts";
 import { skewed, systemClock, type Clock, type Outcome } from "./domain/types.ts";
 import { AccountDirectory, topUp } from "./accounts/service.ts";
 import { positionMark, positionViews } from "./accounts/positions.ts";
-import { authenticate, authenticateCached, type AuthDeps } from "./auth/authenticate.ts";
+import { authenticate, authenticateCached, checkHeaders, type AuthDeps } from "./auth/authenticate.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { redisReplayCache, storeReplayCache } from "./auth/replay-cache.ts";
 import { createApiKey } from "./auth/keys.ts";
@@ -242,6 +242,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     trustProxy: config.trustProxy,
     requestTimeoutMs: config.requestTimeoutMs,
     authenticate: (req, needs) => authenticate(req, needs, authDeps),
+    checkHeaders: (req, needs) => checkHeaders(req, needs, authDeps),
     authenticateCached: (req, needs) => authenticateCached(req, needs, authDeps),
     store,
     orders,

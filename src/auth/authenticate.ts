@@ -98,6 +98,15 @@ export function authenticateCached(req: AuthRequest, needs: AuthNeeds & { signed
   return cached === undefined ? undefined : (admit(req, needs, cached, deps) as Principal);
 }
 
+/**
+ * What authenticate checks before the body, for a request that asks whether to send it (Expect: 100-continue): the key
+ * known, not revoked, allowed from the caller's address and of the route's scope. Throws what authenticate throws, and
+ * records no use of the key: the request may yet be refused for its signature.
+ */
+export async function checkHeaders(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Promise<void> {
+  standing(req, needs, await deps.keys.record(apiKeyOf(req), needs.signed));
+}
+
 function apiKeyOf(req: AuthRequest): string {
   const keyHeader = header(req.headers, "x-api-key");
   if (keyHeader.kind === "absent") throw new AppError("missing_api_key");
@@ -105,14 +114,19 @@ function apiKeyOf(req: AuthRequest): string {
   return keyHeader.value;
 }
 
-function admit(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord | undefined, deps: AuthDeps): Principal | Promise<Principal> {
+/** The key's record when it may make the request: known, not revoked, allowed from the caller's address and of the scope the route needs. */
+function standing(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord | undefined): ApiKeyRecord {
   if (record === undefined) throw new AppError("invalid_api_key");
   if (record.revokedAt !== null) throw new AppError("key_revoked");
   if (!ipAllowed(record.ipAllowlist, req.ip)) throw new AppError("ip_not_allowed");
   if (!record.scopes.includes(needs.scope)) {
     throw new AppError("insufficient_scope", `This request needs the "${needs.scope}" scope.`, { required: needs.scope });
   }
+  return record;
+}
 
+function admit(req: AuthRequest, needs: AuthNeeds, found: ApiKeyRecord | undefined, deps: AuthDeps): Principal | Promise<Principal> {
+  const record = standing(req, needs, found);
   const now = deps.clock.now();
   const admitted = (): Principal => {
     touch(record, now, deps);

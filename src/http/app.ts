@@ -161,14 +161,16 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // One set of routes serves programs and the web terminal. A request that sends X-API-Key is
   // authenticated by its key (and signature); a browser that sends only the terminal's session cookie
   // by its session, where the session's CSRF token stands in for the signature on fund-moving calls.
-  const principalOf = (req: FastifyRequest, auth = req.routeOptions.config.auth): FastifyRequest["principal"] | Promise<FastifyRequest["principal"]> => {
+  const bySession = (req: FastifyRequest) => req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined;
+  const sessionCaller = (req: FastifyRequest, auth: AuthNeeds) =>
+    sessions.require(req).then((session) => {
+      if (auth.signed) sessions.checkCsrf(req, session);
+      return { accountId: session.record.accountId };
+    });
+  const principalOf = (req: FastifyRequest): FastifyRequest["principal"] | Promise<FastifyRequest["principal"]> => {
+    const auth = req.routeOptions.config.auth;
     if (!auth) return undefined;
-    if (req.headers["x-api-key"] === undefined && sessionCookie(req) !== undefined) {
-      return sessions.require(req).then((session) => {
-        if (auth.signed) sessions.checkCsrf(req, session);
-        return { accountId: session.record.accountId };
-      });
-    }
+    if (bySession(req)) return sessionCaller(req, auth);
     return deps.authenticate(authRequest(req), auth);
   };
   // A callback hook, not an async one: a read with a cached key is admitted without a promise (every read).
@@ -191,7 +193,8 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   // it passes: its size, and its key's or session's standing (the key known, not revoked, of the route's scope) or
   // CSRF token. Node sent the 100 as the headers arrived, so a client sent a whole body to be refused for its key. A
   // refusal before the 100 closes the connection: the client may or may not send the body it held back. The
-  // signature, which covers the body, is checked once the body is read, as any request's.
+  // signature, which covers the body, is checked once the body is read, as any request's, and only then is the key's
+  // use recorded.
   app.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
   app.addHook("preParsing", (req, reply, payload, done) => {
     if (req.headers.expect?.toLowerCase() !== "100-continue" || !hasBody(req) || req.is404) return done(null, payload);
@@ -201,7 +204,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     };
     if (Number(req.headers["content-length"]) > req.routeOptions.bodyLimit) return refuse(new AppError("payload_too_large", `The body exceeds ${req.routeOptions.bodyLimit} bytes.`));
     const auth = req.routeOptions.config.auth;
-    new Promise((resolve) => resolve(principalOf(req, auth && { ...auth, signed: false }))).then(() => {
+    new Promise((resolve) => resolve(auth && (bySession(req) ? sessionCaller(req, auth) : deps.checkHeaders(authRequest(req), auth)))).then(() => {
       reply.raw.writeContinue();
       done(null, payload);
     }, refuse);

@@ -27,6 +27,8 @@ export interface HttpDeps {
   requestTimeoutMs: number;
   /** The caller, at once for a cached key's unsigned read; a promise when the store or the replay cache is asked. */
   authenticate(req: AuthRequest, needs: AuthNeeds): Principal | Promise<Principal>;
+  /** Refuses a request whose headers already refuse it, before its body is sent (Expect: 100-continue); records nothing. Throws what authenticate throws. */
+  checkHeaders(req: AuthRequest, needs: AuthNeeds): Promise<void>;
   /** The caller of an unsigned request at once from the key cache; undefined when the key is not cached. Throws what authenticate throws. */
   authenticateCached(req: AuthRequest, needs: AuthNeeds & { signed: false }): Principal | undefined;
   store: Store;

@@ -6,7 +6,7 @@ import { connect } from "node:net";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { authenticate } from "../../auth/authenticate.ts";
+import { authenticate, checkHeaders } from "../../auth/authenticate.ts";
 import { KeyCache } from "../../auth/key-cache.ts";
 import { storeReplayCache } from "../../auth/replay-cache.ts";
 import { Metrics } from "../../metrics/metrics.ts";
@@ -49,12 +49,14 @@ beforeEach(async () => {
   await store.migrate();
   assets = mkdtempSync(join(tmpdir(), "crossfill-terminal-"));
   writeFileSync(join(assets, "index.html"), "<!doctype html><title>crossfill</title>");
+  const authDeps = { store, keys: new KeyCache(store, master), clock, replay: storeReplayCache(store) };
   deps = {
     version: "test",
     trustProxy: false,
     requestTimeoutMs: 30_000,
     store,
-    authenticate: (req, needs) => authenticate(req, needs, { store, keys: new KeyCache(store, master), clock, replay: storeReplayCache(store) }),
+    authenticate: (req, needs) => authenticate(req, needs, authDeps),
+    checkHeaders: (req, needs) => checkHeaders(req, needs, authDeps),
     metrics: new Metrics({ venues: () => [], openOrders: async () => 0, inFlight: () => 0 }),
     rateLimit: { perMinute: 0, redis: undefined },
     account: async (id) => (await store.accountById(id))!,
@@ -761,14 +763,18 @@ describe("a CONNECT request", () => {
 });
 
 describe("Expect: 100-continue", () => {
-  /** The request's headers, then whatever the server answers before the body is sent (none of it is). */
-  const headersOnly = async (head: string) => {
+  /** The request's headers, then whatever the server answers before the body is sent (none of it is, unless `body`: then it is, after that answer, and what follows is read too). */
+  const headersOnly = async (head: string, body?: string) => {
     const url = new URL(await app.listen({ port: 0, host: "127.0.0.1" }));
     const socket = connect(Number(url.port), "127.0.0.1");
     let answer = "";
     socket.on("data", (d) => (answer += d));
     socket.write(head);
     await new Promise((resolve) => setTimeout(resolve, 500));
+    if (body !== undefined) {
+      socket.write(body);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
     socket.destroy();
     return answer;
   };
@@ -791,6 +797,17 @@ describe("Expect: 100-continue", () => {
     const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "trade"] } });
     const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\nX-Timestamp: ${Math.floor(Date.now() / 1000)}\r\nX-Signature: ${"ab".repeat(32)}\r\n`));
     expect(answer).toBe("HTTP/1.1 100 Continue\r\n\r\n");
+  });
+
+  it("with a key of the trade scope and a wrong signature is refused once the body is sent, and the key reads as never used", async () => {
+    const { cookie, csrf } = await signUp();
+    const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "trade"] } });
+    const body = JSON.stringify({ market_id: "evt_test", outcome: "YES", side: "buy", amount_usdc: 1 });
+    const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\nX-Timestamp: ${Math.floor(Date.now() / 1000)}\r\nX-Signature: ${"ab".repeat(32)}\r\n`, body.length), body);
+    expect(answer).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 401 /);
+    expect(JSON.parse(answer.split("\r\n\r\n")[2]!).error.code).toBe("invalid_signature");
+    const keys = await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } });
+    expect(keys.json().data).toEqual([expect.objectContaining({ api_key: made.json().api_key, last_used_at: null })]);
   });
 
   it("with a key without the trade scope is refused before the body is sent", async () => {
