@@ -100,11 +100,13 @@ export function authenticateCached(req: AuthRequest, needs: AuthNeeds & { signed
 
 /**
  * What authenticate checks before the body, for a request that asks whether to send it (Expect: 100-continue): the key
- * known, not revoked, allowed from the caller's address and of the route's scope. Throws what authenticate throws, and
- * records no use of the key: the request may yet be refused for its signature.
+ * known, not revoked, allowed from the caller's address and of the route's scope, and a signed request's timestamp
+ * fresh and its signature sent in a form it takes. Throws what authenticate throws, and records no use of the key: the
+ * request may yet be refused for its signature, which covers the body.
  */
 export async function checkHeaders(req: AuthRequest, needs: AuthNeeds, deps: AuthDeps): Promise<void> {
   standing(req, needs, await deps.keys.record(apiKeyOf(req), needs.signed));
+  if (needs.signed) signatureHeaders(req, deps.clock.now(), deps);
 }
 
 function apiKeyOf(req: AuthRequest): string {
@@ -136,6 +138,20 @@ function admit(req: AuthRequest, needs: AuthNeeds, found: ApiKeyRecord | undefin
 }
 
 async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {
+  const { timestamp, tsMs, maxSkewMs, provided } = signatureHeaders(req, now, deps);
+  const secret = deps.keys.secretOf(record);
+  const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
+  if (!timingSafeEqual(expected, provided)) throw mismatch(timestamp, req);
+
+  // The same signature is the same bytes: a repeat of an idempotent retry is let through whatever the cache says.
+  if (needs.idempotentReplay?.(req.rawBody)) return;
+  // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
+  const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
+  if (!fresh) throw new AppError("replayed_request");
+}
+
+/** A signed request's X-Timestamp and X-Signature, each sent once, the timestamp in seconds and fresh, the signature decoded. */
+function signatureHeaders(req: AuthRequest, now: number, deps: AuthDeps): { timestamp: string; tsMs: number; maxSkewMs: number; provided: Buffer } {
   const tsHeader = header(req.headers, "x-timestamp");
   const sigHeader = header(req.headers, "x-signature");
   if (tsHeader.kind === "absent" || sigHeader.kind === "absent") throw new AppError("missing_signature");
@@ -161,15 +177,7 @@ async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: A
   if (provided === undefined) {
     throw new AppError("invalid_signature", "X-Signature must be an HMAC-SHA256 in hex, base64 or base64url.");
   }
-  const secret = deps.keys.secretOf(record);
-  const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
-  if (!timingSafeEqual(expected, provided)) throw mismatch(timestamp, req);
-
-  // The same signature is the same bytes: a repeat of an idempotent retry is let through whatever the cache says.
-  if (needs.idempotentReplay?.(req.rawBody)) return;
-  // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
-  const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
-  if (!fresh) throw new AppError("replayed_request");
+  return { timestamp, tsMs, maxSkewMs, provided };
 }
 
 /**

@@ -190,10 +190,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   });
 
   // A request sent with `Expect: 100-continue` is told to send its body (100) only once what can be checked without
-  // it passes: its size, and its key's or session's standing (the key known, not revoked, of the route's scope) or
-  // CSRF token. Node sent the 100 as the headers arrived, so a client sent a whole body to be refused for its key. A
+  // it passes: its size, and its key's or session's standing (the key known, not revoked, of the route's scope, and a
+  // signed request's timestamp fresh and its signature's form) or CSRF token. Node sent the 100 as the headers arrived, so a client sent a whole body to be refused for its key. A
   // refusal before the 100 closes the connection: the client may or may not send the body it held back. The
-  // signature, which covers the body, is checked once the body is read, as any request's, and only then is the key's
+  // signature, which covers the body, is compared once the body is read, as any request's, and only then is the key's
   // use recorded.
   app.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
   app.addHook("preParsing", (req, reply, payload, done) => {
