@@ -29,8 +29,8 @@ import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
 declare module "fastify" {
   interface FastifyRequest {
     rawBody: Buffer | undefined;
-    /** Why the body is not JSON, when it is not. */
-    jsonError: string | undefined;
+    /** Why the body is refused (not JSON, or in a content coding or media type the API does not take), once the caller is admitted. */
+    bodyError: AppError | undefined;
     /** Who is calling: the owner of the API key (and the key), or of the web terminal's session. */
     principal: { accountId: string; apiKey?: string } | undefined;
   }
@@ -108,27 +108,34 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   );
 
   app.decorateRequest("rawBody", undefined);
-  app.decorateRequest("jsonError", undefined);
+  app.decorateRequest("bodyError", undefined);
   app.decorateRequest("principal", undefined);
 
   // JSON is the only body the API takes: without this, Fastify's own text/plain parser would accept one.
   app.removeAllContentTypeParsers();
-  // The signature covers the raw bytes, so keep them; a body that is not JSON is refused only after
-  // authentication, so an unauthenticated caller learns nothing about the route.
+  // The signature covers the raw bytes, so keep them. A body the API does not take (not JSON, compressed, of another
+  // media type or none) is refused only after authentication, as Stripe does: an unauthenticated caller is told it
+  // has no key, and learns nothing about the route.
   app.addContentTypeParser("application/json", { parseAs: "buffer" }, (req, body: Buffer, done) => {
+    req.rawBody = body;
     // A compressed body is not decoded (RFC 9110 §15.5.16): read as it is, it was refused as JSON that is not UTF-8.
     const coding = req.headers["content-encoding"];
     if (coding !== undefined && coding.toLowerCase() !== "identity") {
-      return done(new AppError("unsupported_media_type", `Send the body uncompressed: Content-Encoding ${coding.slice(0, 64)} is not taken.`), undefined);
+      req.bodyError = new AppError("unsupported_media_type", `Send the body uncompressed: Content-Encoding ${coding.slice(0, 64)} is not taken.`);
+      return done(null, undefined);
     }
-    req.rawBody = body;
     if (body.length === 0) return done(null, undefined);
     try {
       done(null, parseJsonBody(body));
     } catch (err) {
-      req.jsonError = jsonProblem(err);
+      req.bodyError = new AppError("invalid_json", `The request body is not valid JSON: ${jsonProblem(err)}.`);
       done(null, undefined);
     }
+  });
+  app.addContentTypeParser("*", { parseAs: "buffer" }, (req, body: Buffer, done) => {
+    req.rawBody = body;
+    req.bodyError = new AppError("unsupported_media_type");
+    done(null, undefined);
   });
 
   // Closing waits for every connection to end, and a keep-alive connection whose request was in
@@ -177,7 +184,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   app.addHook("preValidation", (req, _reply, done) => {
     const admit = (principal: FastifyRequest["principal"]) => {
       req.principal = principal;
-      done(req.jsonError === undefined ? undefined : new AppError("invalid_json", `The request body is not valid JSON: ${req.jsonError}.`));
+      done(req.bodyError);
     };
     let principal: ReturnType<typeof principalOf>;
     try {
@@ -558,8 +565,6 @@ function toAppError(err: FastifyError | AppError): AppError {
   switch (fe.code) {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new AppError("payload_too_large", `The body exceeds ${BODY_LIMIT} bytes.`);
-    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
-      return new AppError("unsupported_media_type");
     case "FST_ERR_BAD_URL":
       return new AppError("invalid_request", "The path holds a malformed percent-encoding.", { fields: { path: "is not valid percent-encoded UTF-8" } });
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":

@@ -613,6 +613,38 @@ describe("request schemas refuse what they do not describe, and coerce only text
   });
 });
 
+describe("a body that is not JSON, or is compressed", () => {
+  const order = JSON.stringify({ market_id: "evt_test", outcome: "YES", side: "buy", amount_usdc: 1 });
+  const bodies: [string, Record<string, string>][] = [
+    ["text/plain", { "content-type": "text/plain" }],
+    ["no Content-Type", {}],
+    ["gzip", { ...json, "content-encoding": "gzip" }],
+  ];
+
+  it.each(bodies)("(%s) without a key is 401 missing_api_key, as any request without one: the route's media types are told to its callers only", async (_name, headers) => {
+    const res = await app.inject({ method: "POST", url: "/v1/order", headers, payload: order });
+    expect([res.statusCode, res.json().error.code]).toEqual([401, "missing_api_key"]);
+  });
+
+  it.each(bodies)("(%s) with a key of the read scope is 403 insufficient_scope", async (_name, headers) => {
+    const { res: signup } = await signUp();
+    const { apiKey } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "reader", scopes: "read" });
+    const res = await app.inject({ method: "POST", url: "/v1/order", headers: { ...headers, "x-api-key": apiKey }, payload: order });
+    expect([res.statusCode, res.json().error.code]).toEqual([403, "insufficient_scope"]);
+  });
+
+  it.each(bodies)("(%s) signed with a key of the trade scope is 415 unsupported_media_type once its signature is checked", async (_name, headers) => {
+    const { res: signup } = await signUp();
+    const { apiKey, apiSecret } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "bot", scopes: "read,trade" });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signed = (body: string) => ({ ...headers, "x-api-key": apiKey, "x-timestamp": timestamp, "x-signature": sign(apiSecret, timestamp, "POST", "/v1/order", body) });
+    const res = await app.inject({ method: "POST", url: "/v1/order", headers: signed(order), payload: order });
+    expect([res.statusCode, res.json().error.code]).toEqual([415, "unsupported_media_type"]);
+    const wrong = await app.inject({ method: "POST", url: "/v1/order", headers: signed("{}"), payload: order });
+    expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, "invalid_signature"]);
+  });
+});
+
 describe("a GET, HEAD or DELETE with a body", () => {
   it("is 400 invalid_request saying the method takes none, and nothing is done: a body the server would ignore is a client's mistake", async () => {
     const { cookie, csrf } = await signUp();
