@@ -33,7 +33,8 @@ export const OrderRequest = Type.Object(
     client_order_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars); the Idempotency-Key header works the same." })),
     time_in_force: Type.Optional(Type.String({ enum: ["FOK", "IOC"], description: "FOK (default): fill all within slippage or nothing. IOC: fill what fits." })),
   },
-  { $id: "OrderRequest" },
+  // Documents what validateOrder refuses: a field it does not name (the route validates the body itself).
+  { $id: "OrderRequest", additionalProperties: false },
 );
 
 const Fill = Type.Object({
@@ -175,7 +176,8 @@ export const WithdrawalRequest = Type.Object(
     client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key (1-64 chars): the same body sent again answers the same withdrawal; the Idempotency-Key header works the same." })),
     password: Type.Optional(Type.String({ description: "The account's password: required, and only accepted, from the web terminal's session." })),
   },
-  { $id: "WithdrawalRequest" },
+  // Documents what validateWithdrawal refuses: a field it does not name (the route validates the body itself).
+  { $id: "WithdrawalRequest", additionalProperties: false },
 );
 
 export const Withdrawal = Type.Object(

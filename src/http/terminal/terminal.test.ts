@@ -1062,6 +1062,18 @@ describe("static terminal", () => {
     expect(undocumented).toEqual([]);
   });
 
+  it("documents that an order's and a withdrawal's body take no other fields, as the routes refuse them", async () => {
+    const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json() as { components: { schemas: Record<string, { additionalProperties?: boolean }> } };
+    expect(doc.components.schemas.OrderRequest!.additionalProperties).toBe(false);
+    expect(doc.components.schemas.WithdrawalRequest!.additionalProperties).toBe(false);
+    const { res: signup } = await signUp();
+    const { apiKey, apiSecret } = await deps.terminal.createApiKey({ accountId: signup.json().account_id, name: "bot", scopes: "read,trade" });
+    const payload = JSON.stringify({ market_id: "evt_test", outcome: "YES", side: "buy", amount_usdc: 1, memo: "x" });
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const res = await app.inject({ method: "POST", url: "/v1/order", headers: { ...json, "x-api-key": apiKey, "x-timestamp": timestamp, "x-signature": sign(apiSecret, timestamp, "POST", "/v1/order", payload) }, payload });
+    expect([res.statusCode, res.json().error.details.fields]).toEqual([400, { memo: "is not a known field" }]);
+  });
+
   it("documents the terminal's endpoints in the OpenAPI document", async () => {
     const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json();
     for (const path of ["/v1/session/signin", "/v1/keys", "/v1/quote", "/v1/stream/prices/{event_id}", "/v1/order"]) expect(doc.paths[path]).toBeDefined();
