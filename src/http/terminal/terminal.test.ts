@@ -842,16 +842,15 @@ describe("Expect: 100-continue", () => {
     expect(keys.json().data).toEqual([expect.objectContaining({ api_key: made.json().api_key, last_used_at: null })]);
   });
 
-  const now = Math.floor(Date.now() / 1000);
   it.each([
-    ["no signature", "", "missing_signature"],
-    ["a timestamp a minute old", `X-Timestamp: ${now - 60}\r\nX-Signature: ${"ab".repeat(32)}\r\n`, "stale_timestamp"],
-    ["a timestamp in milliseconds", `X-Timestamp: ${now * 1000}\r\nX-Signature: ${"ab".repeat(32)}\r\n`, "invalid_timestamp"],
-    ["a signature that is no HMAC", `X-Timestamp: ${now}\r\nX-Signature: not-an-hmac\r\n`, "invalid_signature"],
+    ["no signature", () => "", "missing_signature"],
+    ["a timestamp a minute old", (now: number) => `X-Timestamp: ${now - 60}\r\nX-Signature: ${"ab".repeat(32)}\r\n`, "stale_timestamp"],
+    ["a timestamp in milliseconds", (now: number) => `X-Timestamp: ${now * 1000}\r\nX-Signature: ${"ab".repeat(32)}\r\n`, "invalid_timestamp"],
+    ["a signature that is no HMAC", (now: number) => `X-Timestamp: ${now}\r\nX-Signature: not-an-hmac\r\n`, "invalid_signature"],
   ])("with a key of the trade scope but %s is refused before the body is sent", async (_name, headers, code) => {
     const { cookie, csrf } = await signUp();
     const made = await app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name: "bot", scopes: ["read", "trade"] } });
-    const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\n${headers}`));
+    const answer = await headersOnly(order(`X-API-Key: ${made.json().api_key}\r\n${headers(Math.floor(Date.now() / 1000))}`));
     expect(answer).toMatch(/^HTTP\/1\.1 401 /);
     expect(JSON.parse(answer.split("\r\n\r\n")[1]!).error.code).toBe(code);
   });
