@@ -266,7 +266,9 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
     // Any status a route does not name (a 400 for its query, a 429, a 5xx) answers the error body: the OpenAPI
     // document says so for every operation, so a client generated from it can read each refusal's code.
-    route.schema = { ...route.schema, response: { "4xx": { $ref: "Error#" }, "5xx": { $ref: "Error#" }, ...(route.schema?.response as object) } };
+    // A route that spends a budget documents its 429 with the headers that say when to try again.
+    const counted = route.config?.rateLimit ?? deps.rateLimit.perMinute > 0;
+    route.schema = { ...route.schema, response: { "4xx": { $ref: "Error#" }, "5xx": { $ref: "Error#" }, ...(route.schema?.response as object), ...(counted && { 429: RATE_LIMITED }) } };
   });
 
   app.setErrorHandler(sendError);
@@ -390,6 +392,18 @@ function hostProblem(host: string | undefined, httpVersion: string): AppError | 
   if (host === undefined) return httpVersion === "1.1" ? new AppError("invalid_request", "An HTTP/1.1 request must send a Host header.", { fields: { Host: "is required" } }) : undefined;
   return host.includes(",") ? new AppError("invalid_request", "Send one Host header, naming one host.", { fields: { Host: "must be given once" } }) : undefined;
 }
+
+/** A counted route's refusal in the OpenAPI document: the error body, and the headers that say when to try again. */
+const RATE_LIMITED = {
+  description: "rate_limited: the caller's budget for this window is spent.",
+  headers: {
+    "retry-after": { type: "integer", description: "Seconds until the window ends and the request may be sent again." },
+    "x-ratelimit-limit": { type: "integer", description: "Requests in a window (every answer of the route carries the three x-ratelimit headers)." },
+    "x-ratelimit-remaining": { type: "integer", description: "Requests left in the window." },
+    "x-ratelimit-reset": { type: "integer", description: "Seconds until the window ends." },
+  },
+  content: { "application/json": { schema: { $ref: "Error#" } } },
+};
 
 /** The methods whose requests carry no body. */
 const BODILESS = new Set(["GET", "HEAD", "DELETE"]);

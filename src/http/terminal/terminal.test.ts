@@ -1061,6 +1061,25 @@ describe("static terminal", () => {
     expect(undocumented).toEqual([]);
   });
 
+  it("documents a 429 with Retry-After and the x-ratelimit headers on every operation that spends a budget, and on no other", async () => {
+    await app.close();
+    app = await buildApp({ ...deps, rateLimit: { perMinute: 100, redis: undefined } }, false);
+    const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }> }>>;
+    };
+    const limited = Object.entries(doc.paths).flatMap(([path, operations]) => Object.entries(operations).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op.responses["429"]] as const));
+    for (const [operation, answer] of limited) {
+      if (operation === "GET /v1/health") expect(answer, operation).toBeUndefined();
+      else {
+        expect(Object.keys(answer?.headers ?? {}), operation).toEqual(["retry-after", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"]);
+        expect(answer!.content!["application/json"]!.schema, operation).toEqual({ $ref: "#/components/schemas/Error" });
+      }
+    }
+    for (let i = 0; i < 10; i++) await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "a@example.com", password: "wrong password!" } });
+    const refused = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email: "a@example.com", password: "wrong password!" } });
+    expect([refused.statusCode, refused.headers["retry-after"], refused.json().error.code]).toEqual([429, expect.any(String), "rate_limited"]);
+  });
+
   it("documents that an order's and a withdrawal's body take no other fields, as the routes refuse them", async () => {
     const doc = (await app.inject({ method: "GET", url: "/v1/openapi.json" })).json() as { components: { schemas: Record<string, { additionalProperties?: boolean }> } };
     expect(doc.components.schemas.OrderRequest!.additionalProperties).toBe(false);
