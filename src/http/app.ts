@@ -198,10 +198,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
 
   // A request sent with `Expect: 100-continue` is told to send its body (100) only once what can be checked without
   // it passes: its size, and its key's or session's standing (the key known, not revoked, of the route's scope, and a
-  // signed request's timestamp fresh and its signature's form) or CSRF token. Node sent the 100 as the headers arrived, so a client sent a whole body to be refused for its key. A
-  // refusal before the 100 closes the connection: the client may or may not send the body it held back. The
-  // signature, which covers the body, is compared once the body is read, as any request's, and only then is the key's
-  // use recorded.
+  // signed request's timestamp fresh and its signature's form) or CSRF token. Node sent the 100 as the headers arrived,
+  // so a client sent a whole body to be refused for its key. A refusal before the 100 closes the connection: the client
+  // may or may not send the body it held back. The signature, which covers the body, is compared once the body is
+  // read, as any request's, and only then is the key's use recorded.
   app.server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => app.server.emit("request", req, res));
   app.addHook("preParsing", (req, reply, payload, done) => {
     if (req.headers.expect?.toLowerCase() !== "100-continue" || !hasBody(req) || req.is404) return done(null, payload);
@@ -264,7 +264,7 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
     const integers = Object.keys(query?.properties ?? {}).filter((name) => query!.properties![name]!.type === "integer");
     if (integers.length > 0) route.preValidation = [...route.preValidation, refuseLooseIntegers(integers)];
     if (route.method !== "GET" && route.method !== "HEAD" && route.schema?.body === undefined) route.schema = { ...route.schema, body: NO_BODY };
-    // Any status a route does not name (a 400 for its query, a 429, a 5xx) answers the error body: the OpenAPI
+    // Any status a route does not name (a 400 for its query, a 5xx) answers the error body: the OpenAPI
     // document says so for every operation, so a client generated from it can read each refusal's code.
     // A route that spends a budget documents its 429 with the headers that say when to try again.
     const counted = route.config?.rateLimit ?? deps.rateLimit.perMinute > 0;
