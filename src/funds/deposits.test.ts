@@ -132,6 +132,49 @@ describe("the deposit watcher", () => {
     expect([status.get(ahead.id), status.get(gone.id)]).toEqual(["detected", "dropped"]);
   }, 60_000);
 
+  it("drops a transfer a reorganisation mined again where it failed once that block is under the confirmations, and not before", async () => {
+    const { key, account } = await keyedAccount("acc_failed_again");
+    // The transfer as the new chain has it, mined again where it failed: its sender no longer held the USDC there.
+    const sender = privateKeyToAccount(generatePrivateKey());
+    await t.rpc.call("anvil_setBalance", [sender.address, "0xde0b6b3a7640000"]);
+    const chain = defineChain({ id: t.chain.chainId, name: "dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [t.chain.rpcUrl] } } });
+    const wallet = createWalletClient({ account: sender, chain, transport: http(t.chain.rpcUrl) });
+    const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "transfer", args: [account.address as Address, 3n * USDC] });
+    const [failed] = await mine([await wallet.signTransaction(await wallet.prepareTransactionRequest({ to: t.vault.info().contracts.usdc, data, nonce: 0, gas: 100_000n }))]);
+    expect(failed!.status).toBe("reverted");
+    const now = new Date().toISOString();
+    // As the scan stored it from the old chain, where the transfer went through.
+    await t.store.insertDeposits([
+      {
+        id: depositId(failed!.transactionHash, 0),
+        accountId: account.id,
+        amount: 3n * USDC,
+        fromAddress: sender.address.toLowerCase(),
+        txHash: failed!.transactionHash,
+        place: 0,
+        logIndex: 0,
+        block: failed!.blockNumber,
+        status: "detected",
+        creditTx: null,
+        creditBlock: null,
+        creditBlockHash: null,
+        errorMessage: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+    ]);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    // The failed transfer's block is the head: a reorganisation may yet replace it with one where the transfer goes through.
+    await watcher.pass();
+    expect(await statuses()).toEqual([[3n * USDC, "detected"]]);
+    // A block over it: the chain says for good that it moved nothing.
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect(await statuses()).toEqual([[3n * USDC, "dropped"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+  }, 60_000);
+
   it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });

@@ -200,7 +200,8 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away: its block is there, without it), or of 0 USDC, is dropped;
+   * for; a transfer the chain no longer has (reorganised away: its block is there, without it), or has failed in a block
+   * under the confirmations, or of 0 USDC, is dropped;
    * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, scanned: bigint | undefined, log: Log): Promise<DepositStatus> {
@@ -219,6 +220,11 @@ export class DepositWatcher {
     const sign = account && this.d.signerOf(account);
     if (!account || !sign) throw new Error(`the service keeps no key for the account of deposit ${deposit.id}`);
     const logged = await vault.usdcTransfersOf(deposit.txHash as Hex32);
+    // Mined again where it failed (a reorganisation, its sender no longer holding the USDC there): it moved nothing once
+    // that block is under the confirmations. Above them a reorganisation may yet mine it where it goes through: read again next pass.
+    if (logged && "failedIn" in logged) {
+      return this.confirmed(logged.failedIn, scanned) ? this.finish(deposit, { status: "dropped", errorMessage: "The transfer failed on chain: it moved no USDC, there is nothing to credit." }, log) : deposit.status;
+    }
     const transfer = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place)?.transfer;
     // No receipt: gone only if the block at its height is there without its transaction (reorganised away). A node
     // behind the one that showed the transfer (a pool of nodes, each request answered by any of them) may lack the

@@ -226,8 +226,12 @@ export interface Vault {
    * caller picks its own addresses' (read by recipient, the request would grow with the accounts).
    */
   usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
-  /** The USDC transfers the transaction `txHash` logged, in order; undefined when the chain has no successful receipt of it (it may have been reorganised away). */
-  usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined>;
+  /**
+   * The USDC transfers the transaction `txHash` logged, in order; `failedIn`, the block it was mined in, when its receipt
+   * says it failed and so moved nothing (a reorganisation can mine a transfer again where its sender no longer holds the
+   * USDC); undefined when the chain has no receipt of it (it may have been reorganised away).
+   */
+  usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | { failedIn: bigint } | undefined>;
   /** The block the transaction `txHash` was mined in, from its receipt; undefined when the chain has no successful receipt of it. */
   blockOf(txHash: Hex32): Promise<{ number: bigint; hash: Hex32 } | undefined>;
   /** The latest block's number. */

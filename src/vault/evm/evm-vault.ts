@@ -355,9 +355,10 @@ class EvmVault implements Vault {
       .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
   }
 
-  async usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | undefined> {
-    const receipt = await this.rpc.call<{ status: Hex; logs: (RawLog & { address: string })[] } | null>("eth_getTransactionReceipt", [txHash]);
-    if (!receipt || receipt.status !== "0x1") return undefined;
+  async usdcTransfersOf(txHash: Hex32): Promise<UsdcTransfer[] | { failedIn: bigint } | undefined> {
+    const receipt = await this.rpc.call<{ status: Hex; blockNumber: Hex; logs: (RawLog & { address: string })[] } | null>("eth_getTransactionReceipt", [txHash]);
+    if (!receipt) return undefined;
+    if (receipt.status !== "0x1") return { failedIn: BigInt(receipt.blockNumber) };
     return receipt.logs.flatMap((log) => asTransfer(this.c.usdc, log) ?? []);
   }
 
