@@ -94,7 +94,7 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
   if (transfers === undefined) {
     skip("deposits_found", "every transfer into a deposit address is a stored deposit", "the deposit watcher has not scanned the chain yet");
   } else {
-    check("deposits_found", "every transfer into a deposit address, up to where the watcher scanned, is a stored deposit of its account", (bad) => {
+    check("deposits_found", "every transfer into a deposit address, up to where the watcher scanned, is a stored deposit of its account, not dropped unless it moved 0 USDC", (bad) => {
       const stored = new Map(deposits.map((d) => [d.id, d]));
       const accountOf = new Map(input.accounts.map((a) => [a.address.toLowerCase(), a.id]));
       const places = placesInTransactions(transfers);
@@ -102,6 +102,7 @@ export function checkFundsInvariants(input: FundsAuditInput, { check, skip }: Ch
         const d = stored.get(depositId(t.txHash, places[i]!));
         if (!d) bad(`transfer ${t.txHash}:${t.logIndex} of ${formatMicro(t.amount)} USDC to ${t.to} is no stored deposit`);
         else if (d.amount !== t.amount || d.accountId !== accountOf.get(t.to.toLowerCase())) bad(`deposit ${d.id} differs from its transfer`);
+        else if (d.status === "dropped" && t.amount > 0n) bad(`deposit ${d.id} of ${formatMicro(t.amount)} USDC is dropped, yet its transfer is on chain: the USDC sits at ${t.to}, credited to no one`);
       }
     });
   }

@@ -478,6 +478,17 @@ describe("the audit's invariants", () => {
     const unseen = healthy();
     unseen.depositTransfers = [...unseen.depositTransfers!, { from: BOB, to: ALICE, amount: 1n, logIndex: 0, ...at(9) }];
     expect(broken(unseen)).toEqual({ deposits_found: 1 });
+    // Dropped while its transfer is on chain: the USDC sits at the deposit address, credited to no one. One of 0 USDC has nothing to credit.
+    const stranded = healthy();
+    stranded.deposits = [{ ...deposit, status: "dropped", creditTx: null, creditBlock: null, creditBlockHash: null }];
+    stranded.ledger.depositCredits = [];
+    stranded.ledger.balances[0]!.available -= 20_000_000n;
+    stranded.ledger.vaultUsdc -= 20_000_000n;
+    expect(broken(stranded)).toEqual({ deposits_found: 1 });
+    const zero = healthy();
+    zero.deposits = [...zero.deposits, { ...deposit, id: depositId(TX(9), 0), txHash: TX(9), logIndex: 0, amount: 0n, status: "dropped", creditTx: null, creditBlock: null, creditBlockHash: null }];
+    zero.depositTransfers = [...zero.depositTransfers!, { from: BOB, to: ALICE, amount: 0n, logIndex: 0, ...at(9) }];
+    expect(broken(zero)).toEqual({});
     const skipped = checkInvariants({ ...healthy(), depositTransfers: undefined }).find((r) => r.name === "deposits_found")!;
     expect(skipped).toMatchObject({ violations: null, skipped: expect.stringContaining("not scanned") });
   });
