@@ -42,6 +42,11 @@ export function pnl(n: number | null | undefined): string {
   return `${n > 0 ? "+" : n < 0 ? "−" : ""}${text} USDC`;
 }
 
+/** A P&L's colour: a gain's, a loss's, or none for exactly 0 and for none known. */
+export function pnlTone(n: number | null): string {
+  return n === null || n === 0 ? "" : n > 0 ? "gain" : "loss";
+}
+
 /**
  * An amount or a number of shares as typed (digits, and a point with at most 6 after it), written one way: 25, 25.0 and
  * 025.00 are all "25", as the server reads them, so that one amount typed two ways is one request, under one client id.

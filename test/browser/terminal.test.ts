@@ -865,6 +865,18 @@ describe("web terminal", { timeout: 120_000 }, () => {
     expect(Math.abs((await shown("resolved-paid", /^Paid into your vault: ([\d,.]+) USDC 0x/)) - bought.filled_shares)).toBeLessThanOrEqual(1e-6);
     await expect(page.getByRole("button", { name: /^Buy YES for/ }).isDisabled()).resolves.toBe(true);
     await shot("09d-resolved-event");
+    // A position that realized exactly nothing is neither a gain nor a loss: not in either colour.
+    const account = (url: URL) => url.pathname === "/v1/account";
+    await page.route(account, async (route) => {
+      const read = (await (await route.fetch()).json()) as { positions: { event_id: string; realized_pnl_usdc: number }[] };
+      for (const p of read.positions) if (p.event_id === event) p.realized_pnl_usdc = 0;
+      return route.fulfill({ json: read });
+    });
+    await page.reload();
+    const even = page.getByTestId("resolved-position");
+    await even.getByText("0.00 USDC", { exact: true }).waitFor();
+    expect((await even.locator("strong").getAttribute("class")) ?? "").not.toMatch(/gain|loss/);
+    await page.unroute(account);
     await page.unroute(activity);
   });
 

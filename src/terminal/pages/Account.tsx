@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, type Account, type Health } from "../api.ts";
-import { pnl, price, shares, short, usdc } from "../format.ts";
+import { pnl, pnlTone, price, shares, short, usdc } from "../format.ts";
 import { Link, navigate } from "../router.tsx";
 import { ActivityList } from "../components/ActivityList.tsx";
 import { CopyButton, ErrorNote, Loading, useAsync } from "../components/ui.tsx";
@@ -87,13 +87,13 @@ export function AccountPage() {
           <div className="stats pnl-totals">
             <div className="card stat">
               <span className="muted">Unrealized P&amp;L</span>
-              <strong className={`big mono ${sign(unrealized)}`} data-testid="total-unrealized">
+              <strong className={`big mono ${pnlTone(unrealized)}`} data-testid="total-unrealized">
                 {pnl(unrealized)}
               </strong>
             </div>
             <div className="card stat">
               <span className="muted">Realized P&amp;L</span>
-              <strong className={`big mono ${sign(realized)}`} data-testid="total-realized">
+              <strong className={`big mono ${pnlTone(realized)}`} data-testid="total-realized">
                 {pnl(realized)}
               </strong>
             </div>
@@ -141,10 +141,10 @@ export function AccountPage() {
                     <td data-label="Mark" className="r mono">
                       {price(p.mark_price)}
                     </td>
-                    <td data-label="Unrealized" className={`r mono ${sign(p.unrealized_pnl_usdc)}`} data-testid="position-unrealized">
+                    <td data-label="Unrealized" className={`r mono ${pnlTone(p.unrealized_pnl_usdc)}`} data-testid="position-unrealized">
                       {pnl(p.unrealized_pnl_usdc)}
                     </td>
-                    <td data-label="Realized" className={`r mono ${sign(p.realized_pnl_usdc)}`} data-testid="position-realized">
+                    <td data-label="Realized" className={`r mono ${pnlTone(p.realized_pnl_usdc)}`} data-testid="position-realized">
                       {pnl(p.realized_pnl_usdc)}
                     </td>
                     <td data-label="SOT" className="hash">
@@ -179,8 +179,4 @@ export function AccountPage() {
 function total(amounts: readonly (number | null)[]): number | null {
   const known = amounts.filter((a): a is number => a !== null);
   return known.length === 0 ? null : known.reduce((micro, a) => micro + Math.round(a * 1e6), 0) / 1e6;
-}
-
-function sign(n: number | null): string {
-  return n === null || n === 0 ? "" : n > 0 ? "gain" : "loss";
 }

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { api, query, type Account, type Activity, type Market, type Page } from "../api.ts";
-import { pnl, price, shares, short, usdc, when } from "../format.ts";
+import { pnl, pnlTone, price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { DepthChart } from "../components/DepthChart.tsx";
 import { Ladder } from "../components/Ladder.tsx";
@@ -139,7 +139,7 @@ function Resolved({ market }: { market: Market }) {
                 </>
               ) : (
                 <>
-                  redeemed, <strong className={p.realized_pnl_usdc < 0 ? "loss" : "gain"}>{pnl(p.realized_pnl_usdc)}</strong> realized
+                  redeemed, <strong className={pnlTone(p.realized_pnl_usdc)}>{pnl(p.realized_pnl_usdc)}</strong> realized
                 </>
               )}
             </li>
