@@ -501,6 +501,27 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says an order whose answer was lost, sent again, was refused, not that it was placed", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const [template] = (await client.orders()).data;
+    const p = await newPage();
+    await p.goto(server.url + eventPath);
+    await fillTicket(p);
+    await p.route("**/v1/order", (route) => route.abort("connectionreset"), { times: 1 });
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    const result = p.getByTestId("order-result");
+    await result.getByRole("heading", { name: "No answer to the order" }).waitFor();
+    // Sent again, the server answers the order it stored: rejected, its prices past the limit (a 4xx stays its answer).
+    const error = { code: "slippage_exceeded", message: "No plan stays within the slippage allowed.", details: {} };
+    const rejected = { ...template!, status: "rejected", filled_shares: 0, spent_usdc: 0, fills: [], tx_hash: null, sot_minted: null, error };
+    await p.route("**/v1/order", (route) => route.fulfill({ status: 422, json: { error: { ...error, details: { order: rejected }, request_id: "r" } } }), { times: 1 });
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "The order did not go through" }).waitFor();
+    await result.getByText(error.message).waitFor();
+    await expect(result.getByText(/placed once/).count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("places an order in a browser that refuses the page its storage", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;

@@ -261,7 +261,7 @@ function OrderResult({ order, error, unanswered, again }: { order?: Order; error
     <section className={`result ${error ? "result-bad" : "result-good"}`} aria-live="assertive" data-testid="order-result">
       <h3>{unanswered ? "No answer to the order" : error ? "The order did not go through" : "Order placed"}</h3>
       {error !== undefined && <ErrorNote error={error} />}
-      {order && again && (
+      {order && again && error === undefined && (
         <p className="note">
           This order was sent before from this tab, its answer not seen then: it was placed once, at {when(order.created_at)}, and not again now. Send it again to place another.
         </p>
