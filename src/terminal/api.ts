@@ -155,9 +155,10 @@ export function newClientId(): string {
 
 /**
  * The client id a request goes under (client_order_id, client_withdrawal_id): the one it was sent with before, unless the
- * answer to that was shown naming what was done (`forgetClientId`), else a new one. Kept in the tab's sessionStorage, by
- * the request, from before it is sent: asked again as it was after no answer to go by (none at all, a refusal before it
- * was looked at, one that came after the page or dialog was left or reloaded, so no one saw it), also from the page or
+ * answer to that was shown naming what was done, or a refusal that did nothing to a request never sent before
+ * (`forgetClientId`), else a new one. Kept in the tab's sessionStorage, by the request, from before it is sent: asked
+ * again as it was after no answer to go by (none at all, one that came after the page or dialog was left or reloaded, so
+ * no one saw it, then a refusal before it was looked at), also from the page or
  * dialog opened anew, it goes under the same id, and the server answers what it did instead of doing it again. Another
  * request (another amount, another address) is one of its own. `again` says it was sent before: what the server answers is
  * what it did then (done once), which the page says, for a request sent again on purpose to be sent once more.
@@ -169,7 +170,7 @@ export function clientIdFor(request: string): { clientId: string; again: boolean
   return { clientId, again: kept !== null };
 }
 
-/** Once the answer naming what a request did is shown: the same request sent after it is a new one. */
+/** Once the answer naming what a request did is shown, or that it did nothing: the same request sent after it is a new one. */
 export function forgetClientId(request: string): void {
   unanswered.removeItem(`unanswered ${request}`);
 }

@@ -522,6 +522,25 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("says nothing of an order sent before when the one before was refused unlooked at (too many requests)", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const before = (await client.orders()).data.length;
+    const p = await newPage();
+    await p.goto(server.url + eventPath);
+    await fillTicket(p);
+    const refusal = { error: { code: "rate_limited", message: "Too many requests: try again in 1 s.", details: { retry_after_seconds: 1 } } };
+    await p.route("**/v1/order", (route) => route.fulfill({ status: 429, headers: { "retry-after": "1" }, json: refusal }), { times: 1 });
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    const result = p.getByTestId("order-result");
+    await result.getByRole("heading", { name: "The order did not go through" }).waitFor();
+    // Sent again, it is placed now, for the first time: no "sent before", no "not again now".
+    await p.getByRole("button", { name: /^Buy YES for/ }).click();
+    await result.getByRole("heading", { name: "Order placed" }).waitFor({ timeout: 30_000 });
+    await expect(result.getByText(/sent before/).count()).resolves.toBe(0);
+    expect((await client.orders()).data.length).toBe(before + 1);
+    await p.close();
+  });
+
   it("places an order in a browser that refuses the page its storage", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const before = (await client.orders()).data.length;
@@ -760,6 +779,8 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Confirm withdrawal" }).click();
     await page.getByTestId("withdrawal-result").waitFor({ timeout: 30_000 });
     expect(await page.getByTestId("withdrawal-tx").textContent()).toMatch(/^0x[0-9a-f]{64}$/);
+    // Paid now, for the first time: the wrong password paid nothing, so this is no withdrawal "confirmed before".
+    await expect(page.getByTestId("withdrawal-result").getByText(/confirmed before/).count()).resolves.toBe(0);
     await shot("09c-withdrawal");
     await page.getByRole("button", { name: "Done" }).click();
     await page.locator('[data-testid=activity-row][data-type="withdrawal"]').first().waitFor();

@@ -122,7 +122,8 @@ export function OrderTicket({
     } catch (error) {
       const order = error instanceof ApiError ? (error.details?.order as Order | undefined) : undefined;
       const lost = order === undefined && noAnswer(error);
-      if (order !== undefined && onScreen.current) forgetClientId(named);
+      // Another refusal (too many requests, a field refused) placed nothing: the id is kept only if a send before may have.
+      if ((order !== undefined || !(lost || again)) && onScreen.current) forgetClientId(named);
       setResult(
         lost
           ? { error: new Error("The order may have been placed: no answer came back. Send it again as it is: it is placed once."), unanswered: true }

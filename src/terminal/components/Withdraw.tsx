@@ -41,8 +41,9 @@ export function WithdrawDialog({ available, onClose, onDone }: { available: numb
       onDone();
     } catch (error) {
       const withdrawal = error instanceof ApiError ? (error.details?.withdrawal as Withdrawal | undefined) : undefined;
-      if (withdrawal !== undefined && onScreen.current) forgetClientId(request);
       const lost = withdrawal === undefined && noAnswer(error);
+      // Another refusal (a wrong password, too many tries) paid nothing: the id is kept only if a confirmation before may have.
+      if ((withdrawal !== undefined || !(lost || again)) && onScreen.current) forgetClientId(request);
       setResult({ withdrawal, error: lost ? new Error("The withdrawal may have been sent: no answer came back. Confirm it again as it is: it is paid once.") : error });
     } finally {
       setSending(false);
