@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, rmSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
 import { createPublicClient, http, parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -63,8 +63,10 @@ async function fillTicket(p: Page): Promise<void> {
 
 beforeAll(async () => {
   const launch = await chromiumLaunch(`${ROOT}node_modules/.cache/chromium`);
-  // Always build: a terminal left in dist/ by an older checkout must not be what gets tested.
-  execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit" });
+  // Always build: a terminal left in dist/ by an older checkout must not be what gets tested. Built as `npm run build` builds
+  // it, for production: under vitest's NODE_ENV=test, Vite would bundle React's development build, which is not what
+  // traders get, and which `npm start` would then serve.
+  execFileSync(process.execPath, [`${ROOT}node_modules/vite/bin/vite.js`, "build"], { cwd: ROOT, stdio: "inherit", env: { ...process.env, NODE_ENV: "production" } });
   rmSync(SHOTS, { recursive: true, force: true });
   mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer();
@@ -89,6 +91,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.waitForURL(/\/signin/);
     await page.getByRole("heading", { name: "Sign in" }).waitFor();
     await shot("01-sign-in");
+    const reads: string[] = [];
+    const read = (r: Request) => void (new URL(r.url()).pathname === "/v1/markets" && reads.push(r.url()));
+    page.on("request", read);
     await page.getByRole("link", { name: "Create an account" }).click();
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password", { exact: true }).fill(password);
@@ -99,6 +104,9 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.locator("table.markets tbody tr").first().waitFor();
     expect(await page.locator("table.markets tbody tr").count()).toBeGreaterThan(0);
     expect(await page.locator("table.markets .chip").count()).toBeGreaterThan(0);
+    // The terminal traders get reads the markets once (React's development build, its effects run twice, read them twice).
+    page.off("request", read);
+    expect(reads).toHaveLength(1);
     await shot("03-markets");
   });
 
