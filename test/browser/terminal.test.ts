@@ -730,6 +730,38 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("reads again, while an order is being settled, only the orders that can change: it and the newer ones", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const [template] = (await client.orders()).data;
+    // 50 orders, the third newest still being settled, the others settled for good.
+    const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status });
+    const all = Array.from({ length: 50 }, (_, i) => made(50 - i, i === 2 ? "routing" : "filled"));
+    const p = await newPage();
+    const asked: number[] = [];
+    await p.route(
+      (url) => url.pathname === "/v1/orders",
+      (route) => {
+        const url = new URL(route.request().url());
+        const from = Number(url.searchParams.get("cursor") ?? 0);
+        const to = from + Number(url.searchParams.get("limit"));
+        asked.push(to - from);
+        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
+      },
+    );
+    await p.goto(server.url + "/orders");
+    await p.getByTestId("order-row").nth(49).waitFor();
+    await expect.poll(() => asked.length, { timeout: 10_000 }).toBeGreaterThan(1);
+    all[2] = made(48);
+    await p.getByTestId("order-row").nth(2).locator(".badge-filled").waitFor();
+    // Each read after the first asked for the 3 newest orders, not the 50 shown; once settled, none is read again.
+    const reads = asked.length;
+    await p.waitForTimeout(3_000);
+    expect(asked.length).toBe(reads);
+    expect(asked).toEqual([50, ...Array.from({ length: reads - 1 }, () => 3)]);
+    await expect(p.getByTestId("order-row").count()).resolves.toBe(50);
+    await p.close();
+  });
+
   it("keeps every order loaded with \"Load older orders\", past the 500 a page holds, when the list is read again", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const [template] = (await client.orders()).data;

@@ -139,14 +139,14 @@ export interface Async<T> {
   reload: () => void;
 }
 
-/** Runs `load` when `deps` change (and on reload), keeping the last data while a reload runs. */
-export function useAsync<T>(load: () => Promise<T>, deps: readonly unknown[]): Async<T> {
+/** Runs `load` when `deps` change (and on reload), given the data it holds, and keeps that while a reload runs. */
+export function useAsync<T>(load: (held: T | undefined) => Promise<T>, deps: readonly unknown[]): Async<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: undefined, loading: true });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;
     setState((s) => ({ ...s, loading: true }));
-    load().then(
+    load(state.data).then(
       (data) => live && setState({ data, error: undefined, loading: false }),
       (error: unknown) => live && setState((s) => ({ data: s.data, error, loading: false })),
     );

@@ -1,15 +1,21 @@
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, ApiError, query, type Order, type Page } from "../api.ts";
 import { price, shares, short, usdc, when } from "../format.ts";
 import { Link } from "../router.tsx";
 import { CopyButton, ErrorNote, LegsTable, Loading, StatusBadge, useAsync } from "../components/ui.tsx";
 
 export function OrdersPage() {
-  // The newest orders, as many as are wanted (50, and 50 more at each "Load older orders"), read whole at each read (an
-  // order settling, Refresh, "Load older orders"): orders placed meanwhile leave none of those shown out, nor show one
-  // twice, however many are shown.
+  // The newest orders, as many as are wanted (50, and 50 more at each "Load older orders"), read whole at each read asked
+  // for (Refresh, "Load older orders"): orders placed meanwhile leave none of those shown out, nor show one twice, however
+  // many are shown. While an order is being settled, only what can change is read again: the orders down to the oldest
+  // one being settled, the newest first (so that orders placed meanwhile show too); the older ones are final.
   const [wanted, setWanted] = useState(50);
-  const list = useAsync(() => newest(wanted), [wanted]);
+  const settling = useRef(false);
+  const list = useAsync<Page<Order>>((shown) => {
+    const partly = settling.current && shown !== undefined;
+    settling.current = false;
+    return partly ? readSettling(shown) : newest(wanted);
+  }, [wanted]);
   const orders = list.data?.data ?? [];
   const unsettled = orders.some((o) => !SETTLED.has(o.status));
   // Older orders asked for and not shown yet: their read is running, or failed.
@@ -32,7 +38,10 @@ export function OrdersPage() {
   // Retry-After has passed).
   useEffect(() => {
     if (!unsettled || list.loading) return;
-    const t = setTimeout(list.reload, list.error instanceof ApiError && list.error.retryAfterSeconds !== undefined ? list.error.retryAfterSeconds * 1000 : 2000);
+    const t = setTimeout(() => {
+      settling.current = true;
+      list.reload();
+    }, list.error instanceof ApiError && list.error.retryAfterSeconds !== undefined ? list.error.retryAfterSeconds * 1000 : 2000);
     return () => clearTimeout(t);
   }, [unsettled, list.loading, list.error, list.reload]);
 
@@ -127,6 +136,27 @@ async function newest(count: number): Promise<Page<Order>> {
     cursor = page.next_cursor;
   } while (cursor !== null && data.length < count);
   return { data, next_cursor: cursor };
+}
+
+/**
+ * The orders shown read again down to the oldest of them still being settled, 500 at most a request, as many as are newer
+ * than it (and it) a request: the newest first, so that orders placed meanwhile come first; those older than it, settled,
+ * as they are shown.
+ */
+async function readSettling(shown: Page<Order>): Promise<Page<Order>> {
+  let oldest = shown.data.length - 1;
+  while (SETTLED.has(shown.data[oldest]!.status)) oldest--;
+  const id = shown.data[oldest]!.order_id;
+  const data: Order[] = [];
+  let cursor: string | null = null;
+  let at = -1;
+  do {
+    const page: Page<Order> = await api<Page<Order>>("GET", `/v1/orders${query({ limit: Math.min(500, oldest + 1), cursor })}`);
+    data.push(...page.data);
+    cursor = page.next_cursor;
+    at = data.findIndex((o) => o.order_id === id);
+  } while (cursor !== null && at < 0);
+  return at < 0 ? { data, next_cursor: null } : { data: [...data.slice(0, at + 1), ...shown.data.slice(oldest + 1)], next_cursor: shown.next_cursor };
 }
 
 const SETTLED = new Set(["filled", "partially_filled", "rejected", "failed"]);
