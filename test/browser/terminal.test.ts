@@ -435,6 +435,13 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await result.waitFor({ timeout: 30_000 });
     await expect(result.getByRole("heading").textContent()).resolves.toBe("Order placed");
     expect(await page.getByTestId("proceeds").textContent()).toMatch(/^[\d,.]+ USDC$/);
+    // The position token the sale burned, as a buy's result names the one it minted; and in the orders.
+    await result.getByText("Position token burned (SOT)").waitFor();
+    const burned = (await result.getByTestId("sot").textContent())!;
+    expect(burned).toMatch(/^eip155:31337\/erc1155:0x[0-9a-fA-F]{40}\/\d+$/);
+    await result.getByRole("link", { name: "See all orders" }).click();
+    await page.getByTestId("order-row").first().getByText("SOT burned").waitFor();
+    await expect(page.getByTestId("order-row").first().locator(`code[title="${burned}"]`).count()).resolves.toBe(1);
 
     await page.getByRole("link", { name: "Account" }).click();
     const after = page.getByTestId("position-row").first();

@@ -258,6 +258,8 @@ export function OrderTicket({
 }
 
 function OrderResult({ order, error, unanswered, again }: { order?: Order; error?: unknown; unanswered: boolean; again: boolean }) {
+  // The position token a buy minted, or a sell burned.
+  const sot = order?.sot_minted ?? order?.sot_burned;
   return (
     <section className={`result ${error ? "result-bad" : "result-good"}`} aria-live="assertive" data-testid="order-result">
       <h3>{unanswered ? "No answer to the order" : error ? "The order did not go through" : "Order placed"}</h3>
@@ -300,11 +302,11 @@ function OrderResult({ order, error, unanswered, again }: { order?: Order; error
               </dd>
             </>
           )}
-          {order.sot_minted && (
+          {sot && (
             <>
-              <dt>Position token (SOT)</dt>
+              <dt>{order.side === "sell" ? "Position token burned (SOT)" : "Position token (SOT)"}</dt>
               <dd className="hash">
-                <code data-testid="sot">{order.sot_minted}</code> <CopyButton text={order.sot_minted} />
+                <code data-testid="sot">{sot}</code> <CopyButton text={sot} />
               </dd>
             </>
           )}

@@ -106,11 +106,7 @@ export function OrdersPage() {
                 <Tx label="Lock" hash={o.lock_tx_hash} />
                 <Tx label="Settlement" hash={o.tx_hash} />
                 <Tx label="Release" hash={o.release_tx_hash} />
-                {o.sot_minted && (
-                  <span className="tx">
-                    <span className="muted">SOT</span> <code title={o.sot_minted}>{short(o.sot_minted, 10)}</code> <CopyButton text={o.sot_minted} />
-                  </span>
-                )}
+                <Sot order={o} />
               </div>
             </li>
           ))}
@@ -160,6 +156,17 @@ async function readSettling(shown: Page<Order>): Promise<Page<Order>> {
 }
 
 const SETTLED = new Set(["filled", "partially_filled", "rejected", "failed"]);
+
+/** The position token a buy minted, or a sell burned. */
+function Sot({ order }: { order: Order }) {
+  const sot = order.sot_minted ?? order.sot_burned;
+  if (!sot) return null;
+  return (
+    <span className="tx">
+      <span className="muted">{order.side === "sell" ? "SOT burned" : "SOT"}</span> <code title={sot}>{short(sot, 10)}</code> <CopyButton text={sot} />
+    </span>
+  );
+}
 
 function Tx({ label, hash }: { label: string; hash: string | null }) {
   if (!hash) return null;
