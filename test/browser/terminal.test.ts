@@ -629,6 +629,32 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("shows no quote of the other outcome while the one chosen is being priced", async () => {
+    const p = await newPage();
+    await p.goto(server.url + eventPath);
+    await fillTicket(p);
+    const legs = p.locator(".quote table.legs");
+    await legs.waitFor();
+    // The NO quote is slow to come: meanwhile the YES plan, its prices, must not stand for it.
+    let answer!: () => void;
+    const held = new Promise<void>((resolve) => (answer = resolve));
+    await p.route(
+      (url) => url.pathname === "/v1/quote" && url.searchParams.get("outcome") === "NO",
+      async (route) => {
+        const quote = await route.fetch();
+        await held;
+        await route.fulfill({ response: quote });
+      },
+    );
+    await p.getByRole("radio", { name: "Buy NO" }).click();
+    await p.locator(".quote").getByText("Pricing…").waitFor();
+    await expect(legs.count()).resolves.toBe(0);
+    answer();
+    await legs.waitFor();
+    await p.unrouteAll({ behavior: "ignoreErrors" });
+    await p.close();
+  });
+
   it("says when to ask again after too many requests, and asks for no quote before then", async () => {
     const p = await newPage();
     let asked = 0;

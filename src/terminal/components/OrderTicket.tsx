@@ -71,7 +71,11 @@ export function OrderTicket({
     let live = true;
     let timer: ReturnType<typeof setTimeout>;
     const run = () => {
-      setQuote((q) => ({ kind: "loading", last: q.kind === "ok" ? q.quote : q.kind === "loading" ? q.last : undefined }));
+      setQuote((q) => {
+        const last = q.kind === "ok" ? q.quote : q.kind === "loading" ? q.last : undefined;
+        // The plan of another outcome or side is none of this one's: not shown while this one is priced.
+        return { kind: "loading", last: last?.outcome === outcome && last.side === side ? last : undefined };
+      });
       const size = sell ? { side, shares: sellShares } : { amount_usdc: amount };
       api<Quote>("GET", `/v1/quote${query({ market_id: eventId, outcome, ...size, max_slippage: String(slippage), strategy, time_in_force: tif })}`).then(
         (q) => {
