@@ -1,5 +1,5 @@
 import type { FeeModel } from "../../domain/fees.ts";
-import { ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
+import { ceilScaled, ONE, parseMicro, type Micro, type PriceMicro, type ShareMicro } from "../../domain/money.ts";
 import type { Outcome } from "../../domain/types.ts";
 import { feesPerFill, uniqueTrades } from "../placement.ts";
 import { resolutionStatus, type TradeSide, type VenueFill, type VenueMarket, type VenueResolution } from "../venue.ts";
@@ -206,16 +206,25 @@ export function levelMap(levels: readonly OpinionLevel[], field: string): Map<Pr
 
 /**
  * The fills of one order from its trades, each trade once however often it is listed, less those whose
- * settlement failed (status 5: nothing was traded, as a FAILED trade on Polymarket is no fill). The fee is
- * the order's fee under the market's curve split over its trades (feesPerFill), so the parts add up
- * to what the whole order is charged; the trade's own fee field is not read (docs/venues/opinion.md).
+ * settlement failed (status 5: nothing was traded, as a FAILED trade on Polymarket is no fill). A trade the
+ * venue lists with a fee of 0 is the order's as a maker (part of its rest, taken by another's order before
+ * its cancel), which pays nothing: Opinion charges takers only, and a taker at least the minimum fee. The
+ * taker trades' fee is the order's fee under the market's curve on them, split over them (feesPerFill), so
+ * the parts add up to what the order is charged as a taker; a trade's fee is otherwise not read (docs/venues/opinion.md).
  */
 export function fillsFromTrades(trades: readonly OpinionTrade[], venueOrderId: string, clientOrderId: string, model: FeeModel): VenueFill[] {
   const unique = uniqueTrades(
-    settled(trades).map((t, i) => ({ tradeId: t.tradeNo, side: tradeSide(t.side, `trades[${i}].side`), price: parsePrice(t.price, `trades[${i}].price`), shares: parseMicro(t.shares, `trades[${i}].shares`) })),
+    settled(trades).map((t, i) => ({
+      tradeId: t.tradeNo,
+      side: tradeSide(t.side, `trades[${i}].side`),
+      price: parsePrice(t.price, `trades[${i}].price`),
+      shares: parseMicro(t.shares, `trades[${i}].shares`),
+      maker: t.fee !== undefined && ceilScaled(t.fee, 1n, `trades[${i}].fee`) === 0n,
+    })),
   );
-  const fees = feesPerFill(model, unique);
-  return unique.map((t, i) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side: t.side, price: t.price, shares: t.shares, fee: fees[i]! }));
+  const takerFees = feesPerFill(model, unique.filter((t) => !t.maker));
+  let taker = 0;
+  return unique.map((t) => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side: t.side, price: t.price, shares: t.shares, fee: t.maker ? 0n : takerFees[taker++]! }));
 }
 
 /**

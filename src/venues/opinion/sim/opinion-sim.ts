@@ -24,7 +24,13 @@ const MAX_PAGE = 20;
 const ERRNO_UNAUTHORIZED = 10_401;
 
 export type OpinionSimOptions = VenueSimOptions;
-export type OpinionSim = VenueSim<OpinionCredentials>;
+export type OpinionSim = VenueSim<OpinionCredentials> & {
+  /**
+   * Another trader's order takes up to `shares` of what rests of the account's order (by its orderId; the `resting`
+   * fault leaves orders resting): a trade the account is in as the maker, listed with a fee of 0. Answers its tradeNo.
+   */
+  takeResting(orderId: string, shares: bigint): string;
+};
 
 /**
  * Opinion's OpenAPI on a loopback port (under `/openapi`, as the venue's base URL): quote tokens,
@@ -153,7 +159,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
     return { market: market.venueMarketId, tokenId: market.outcomeIds[outcome], timestamp: clock.now(), bids: (book?.bids ?? []).map(level), asks: (book?.asks ?? []).map(level) };
   }
 
-  return serveVenueSim(opts, {
+  const sim = await serveVenueSim(opts, {
     profile: OPINION_SIM,
     exchange,
     markets,
@@ -173,6 +179,7 @@ export async function startOpinionSim(opts: OpinionSimOptions): Promise<OpinionS
       stream.sockets.accept(req, socket, head);
     },
   });
+  return { ...sim, takeResting: (orderId, shares) => desk.takeResting(orderId, shares) };
 }
 
 function envelope(errno: number, errmsg: string, result?: unknown): unknown {

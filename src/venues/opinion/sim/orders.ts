@@ -166,6 +166,18 @@ export class OpinionOrderDesk {
     return { errno: 0, errmsg: "" };
   }
 
+  /**
+   * Another trader's order takes up to `shares` of what rests of order `orderId` (the `resting` fault): a trade the
+   * account is in as the maker, at its order's price, which pays no fee. Answers the trade number.
+   */
+  takeResting(orderId: string, shares: bigint): string {
+    const o = this.orders.get(orderId);
+    const fill = o && this.exchange.takeResting(o.key, shares);
+    if (!o || !fill) throw new Error(`order ${orderId} does not rest on the simulator`);
+    o.fills = [...o.fills, fill];
+    return fill.tradeId;
+  }
+
   /** The account's trades, newest first (`GET /trade`). */
   trades(): OpinionTrade[] {
     const all = [...this.orders.values()].flatMap((o) => o.fills.map((f) => this.trade(o, f)));

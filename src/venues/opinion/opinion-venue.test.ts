@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { orderFee } from "../../domain/fees.ts";
+import { MarketCatalog } from "../../markets/catalog.ts";
+import type { ChildOrder } from "../venue.ts";
+import { OpinionVenue, startOpinionSim } from "./index.ts";
+import { OPINION_MIN_FEE } from "./wire.ts";
+
+const catalog = MarketCatalog.load();
+const running: { stop(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const r of running.splice(0).reverse()) await r.stop();
+});
+
+async function setup() {
+  const sim = await startOpinionSim({ catalog, seed: 31, latencyScale: 0, tickMs: 40 });
+  running.push(sim);
+  const venue = new OpinionVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, startTimeoutMs: 300 });
+  await venue.start();
+  running.push(venue);
+  const marketId = catalog
+    .events()
+    .flatMap((e) => e.listings)
+    .find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!.venueMarketId;
+  return { sim, venue, marketId };
+}
+
+describe("OpinionVenue", () => {
+  it("reads the fill its resting order made as a maker, taken by another's order, without fee, and charges its taker fills their own fee", async () => {
+    const { sim, venue, marketId } = await setup();
+    const asks = venue.book(marketId, "YES")!.asks;
+    const order: ChildOrder = { clientOrderId: "maker-fill", venueMarketId: marketId, outcome: "YES", side: "buy", limitPrice: asks[asks.length - 1]!.price, shares: 400_000_000n, expiresAt: Date.now() + 60_000 };
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(order);
+    if (placed.kind !== "open") throw new Error(`the order did not rest: ${placed.kind}`);
+    sim.faults.reset();
+    // the taker part's curve fee is over the minimum, so that a fee on the maker part would show
+    expect(orderFee(venue.market(marketId)!.feeModel, placed.fills)).toBeGreaterThan(OPINION_MIN_FEE);
+    const taken = 50_000_000n;
+    const tradeId = sim.takeResting(placed.venueOrderId, taken);
+    const made = { tradeId, venueOrderId: placed.venueOrderId, clientOrderId: order.clientOrderId, side: "buy", price: order.limitPrice, shares: taken, fee: 0n };
+    // what the order service settles: cancelled, with every share the order bought, the maker's without fee
+    expect(await venue.cancel(order.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: [...placed.fills, made] });
+    expect(await venue.trades()).toEqual([...placed.fills, made].map((f) => ({ ...f, clientOrderId: "" })));
+  });
+});
