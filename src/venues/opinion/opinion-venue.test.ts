@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { startRewritingProxy } from "../../../test/helpers/rewriting-proxy.ts";
 import { orderFee } from "../../domain/fees.ts";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import type { ChildOrder } from "../venue.ts";
@@ -41,5 +42,35 @@ describe("OpinionVenue", () => {
     // what the order service settles: cancelled, with every share the order bought, the maker's without fee
     expect(await venue.cancel(order.clientOrderId)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: [...placed.fills, made] });
     expect(await venue.trades()).toEqual([...placed.fills, made].map((f) => ({ ...f, clientOrderId: "" })));
+  });
+
+  it("finds a child after a restart though an order placed between two reads of the order list shows it on both pages", async () => {
+    const { sim, venue, marketId } = await setup();
+    const expiresAt = Date.now() + 60_000;
+    // 500 shares at 0.01, the minimum order: nothing to take, but the venue keeps the order
+    const resting = (i: number): ChildOrder => ({ clientOrderId: `unmatched-${i}`, venueMarketId: marketId, outcome: "YES", side: "buy", limitPrice: 10_000n, shares: 500_000_000n, expiresAt });
+    expect((await venue.place(resting(0))).kind).toBe("rejected");
+    const asks = venue.book(marketId, "YES")!.asks;
+    const child: ChildOrder = { clientOrderId: "child", venueMarketId: marketId, outcome: "YES", side: "buy", limitPrice: asks[asks.length - 1]!.price, shares: 100_000_000n, expiresAt };
+    const placed = await venue.place(child);
+    if (placed.kind !== "filled") throw new Error(`the child did not fill: ${placed.kind}`);
+    // 21 orders, 20 a page newest first: the child is the last of the first page
+    for (let i = 1; i <= 19; i++) await venue.place(resting(i));
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    const restarted = new OpinionVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, startTimeoutMs: 300 });
+    await restarted.start();
+    running.push(restarted);
+    // an order placed after the first page was read shifts the list by one: the second page starts with the first's last
+    const pages: { total: number; list: { orderId: string }[] }[] = [];
+    proxy.rewrite = (path, body) => {
+      const page = (body as { result: { total: number; list?: { orderId: string }[] } }).result;
+      if (!path.endsWith("/order") || page.list === undefined) return body;
+      pages.push({ total: page.total, list: page.list });
+      const first = pages[0]!;
+      return pages.length === 1 ? body : { ...(body as object), result: { total: page.total + 1, list: [first.list[first.list.length - 1]!, ...page.list] } };
+    };
+    expect(await restarted.status(child.clientOrderId, child)).toEqual({ kind: "done", venueOrderId: placed.venueOrderId, fills: placed.fills });
+    expect(pages.map((p) => p.list.length)).toEqual([20, 1]);
   });
 });

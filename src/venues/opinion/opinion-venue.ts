@@ -290,15 +290,16 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const known = this.orderIds.get(clientOrderId);
     if (known !== undefined) return known;
     if (!order) throw new AppError("venue_unavailable", `${this.id} finds orders by their content: pass the child order after a restart.`, { venue: this.id });
-    const matches: OpinionOrder[] = [];
+    // by id: an order placed between two page reads shifts the list (newest first), showing one order on both pages
+    const matches = new Set<string>();
     for (let page = 1; ; page++) {
       const q = new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), marketId: order.venueMarketId, page: String(page), limit: String(PAGE) });
       const body = (await this.read(`/order?${q}`)) as { list: OpinionOrder[]; total: number };
-      matches.push(...body.list.filter((o) => this.isChild(o, order)));
+      for (const o of body.list) if (this.isChild(o, order)) matches.add(o.orderId);
       if (body.list.length < PAGE || page * PAGE >= body.total) break;
     }
-    if (matches.length > 1) throw new AppError("venue_unavailable", `${this.id}: ${matches.length} orders match child ${clientOrderId}; it cannot be told apart`, { venue: this.id });
-    const found = matches[0]?.orderId;
+    if (matches.size > 1) throw new AppError("venue_unavailable", `${this.id}: ${matches.size} orders match child ${clientOrderId}; it cannot be told apart`, { venue: this.id });
+    const [found] = matches;
     if (found !== undefined) this.orderIds.set(clientOrderId, found);
     return found;
   }
