@@ -56,6 +56,24 @@ async function closeAndStay(p: Page): Promise<void> {
 }
 
 /** The order cases' ticket on an event page: a $2 buy at 5 % slippage, ready to be sent. */
+/**
+ * Answers the page's reads of GET /v1/orders from `orders()`, as it is at each read, a page of the limit asked (at most
+ * `cap`) from the cursor, an offset; the size of each page asked goes to `asked`.
+ */
+async function serveOrders(p: Page, orders: () => unknown[], { cap = Infinity, asked = [] as number[] } = {}): Promise<void> {
+  await p.route(
+    (url) => url.pathname === "/v1/orders",
+    (route) => {
+      const url = new URL(route.request().url());
+      const from = Number(url.searchParams.get("cursor") ?? 0);
+      const to = from + Math.min(cap, Number(url.searchParams.get("limit")));
+      asked.push(to - from);
+      const all = orders();
+      return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
+    },
+  );
+}
+
 async function fillTicket(p: Page): Promise<void> {
   await p.getByLabel("Amount (USDC, fees included)").fill("2");
   await p.getByRole("radio", { name: "5.00 %" }).click();
@@ -740,15 +758,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status });
     let all = Array.from({ length: 60 }, (_, i) => made(60 - i, i === 0 ? "routing" : "filled"));
     const p = await newPage();
-    await p.route(
-      (url) => url.pathname === "/v1/orders",
-      (route) => {
-        const url = new URL(route.request().url());
-        const from = Number(url.searchParams.get("cursor") ?? 0);
-        const to = from + Number(url.searchParams.get("limit"));
-        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
-      },
-    );
+    await serveOrders(p, () => all);
     await p.goto(server.url + "/orders");
     await p.getByTestId("order-row").nth(49).waitFor();
     await p.getByRole("button", { name: "Load older orders" }).click();
@@ -771,16 +781,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const all = Array.from({ length: 50 }, (_, i) => made(50 - i, i === 2 ? "routing" : "filled"));
     const p = await newPage();
     const asked: number[] = [];
-    await p.route(
-      (url) => url.pathname === "/v1/orders",
-      (route) => {
-        const url = new URL(route.request().url());
-        const from = Number(url.searchParams.get("cursor") ?? 0);
-        const to = from + Number(url.searchParams.get("limit"));
-        asked.push(to - from);
-        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
-      },
-    );
+    await serveOrders(p, () => all, { asked });
     await p.goto(server.url + "/orders");
     await p.getByTestId("order-row").nth(49).waitFor();
     await expect.poll(() => asked.length, { timeout: 10_000 }).toBeGreaterThan(1);
@@ -802,15 +803,7 @@ describe("web terminal", { timeout: 120_000 }, () => {
     const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status, fills: [] });
     let all = Array.from({ length: 560 }, (_, i) => made(560 - i));
     const p = await newPage();
-    await p.route(
-      (url) => url.pathname === "/v1/orders",
-      (route) => {
-        const url = new URL(route.request().url());
-        const from = Number(url.searchParams.get("cursor") ?? 0);
-        const to = from + Math.min(500, Number(url.searchParams.get("limit")));
-        return route.fulfill({ json: { data: all.slice(from, to), next_cursor: to < all.length ? String(to) : null } });
-      },
-    );
+    await serveOrders(p, () => all, { cap: 500 });
     await p.goto(server.url + "/orders");
     const rows = p.getByTestId("order-row");
     for (let shown = 50; shown < 550; shown += 50) {
