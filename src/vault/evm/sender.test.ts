@@ -125,6 +125,16 @@ describe("TxSender against a node that fails", () => {
     expect(await nothingIn(2)).toBe(true);
   });
 
+  it("waits for the receipt of a transaction the node refused as already known, which lands, instead of calling it not made", async () => {
+    const submit = rpcSubmit(new JsonRpc(node.url));
+    // The node takes the transaction, and answers a second copy of it (a provider that forwarded the send twice).
+    const twice = newSender({ submit: async (raws) => (await submit(raws)).map(() => ({ ok: false, error: "already known" })) });
+    const mined = await callBy(twice, 9n);
+    expect(await nonceOf(mined.txHash)).toBe(0);
+    expect(await nothingIn(0)).toBe(false);
+    expect(await twice.pendingCount()).toBe(0);
+  });
+
   it("sends again a transaction a reorganisation removed while its receipt was awaited, instead of holding every send until the receipt deadline", async () => {
     const submit = rpcSubmit(new JsonRpc(node.url));
     const before = await node.rpc.call<Hex>("evm_snapshot");

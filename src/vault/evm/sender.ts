@@ -1,7 +1,7 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
 // then go together as the next batch (nonces reserved in the nonce book, signed locally, one submit, one
 // block on the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
-import { decodeErrorResult, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
 import { VaultTxError, type Address } from "../vault.ts";
 import { JsonRpc, RpcError, resultOf, type RpcResult } from "../rpc.ts";
 import type { NonceBook } from "./nonce-book.ts";
@@ -248,13 +248,15 @@ export class TxSender {
     stage.submitted = true;
     const submittedAt = Date.now();
     const results = await this.o.submit(raws);
+    const held = await this.held(results.map((r, i) => (r.ok ? undefined : keccak256(raws[i]!))));
     const sent: { p: Pending; hash: Hex; nonce: number; raw: Hex }[] = [];
     const refused: number[] = [];
     results.forEach((r, i) => {
       const p = go[i]!.p;
-      if (r.ok) {
-        sent.push({ p, hash: r.hash, nonce: first + i, raw: raws[i]! });
-      } else {
+      const hash = r.ok ? r.hash : held[i];
+      if (hash) {
+        sent.push({ p, hash, nonce: first + i, raw: raws[i]! });
+      } else if (!r.ok) {
         p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
         refused.push(first + i);
       }
@@ -276,6 +278,19 @@ export class TxSender {
         }
       }),
     );
+  }
+
+  /**
+   * Of these refused transactions' hashes, those the node has, waiting or mined: a refusal such as "already known" (a
+   * second copy of a send) or "nonce too low" (its own nonce) may mean it took the transaction. Only one it does not
+   * have was not made; one it cannot be asked about is waited for as sent, its receipt or the deadline deciding.
+   */
+  private async held(hashes: readonly (Hex | undefined)[]): Promise<(Hex | undefined)[]> {
+    const asked = hashes.filter((h): h is Hex => h !== undefined);
+    if (asked.length === 0) return [];
+    const got = await this.o.rpc.batch(asked.map((h) => ({ method: "eth_getTransactionByHash", params: [h] }))).catch(() => undefined);
+    const has = new Set(asked.filter((_, i) => !got || !got[i]!.ok || got[i]!.result));
+    return hashes.map((h) => (h && has.has(h) ? h : undefined));
   }
 
   private async fees(): Promise<Fees> {
