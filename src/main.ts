@@ -108,12 +108,15 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         onSnapshotError: (err) => log.warn({ err }, "a snapshot of the dev chain failed; its journal keeps the batches since the last one, which the next start replays"),
       });
   const withdrawDevChain = devChain && announceDevChain(join(config.dataDir, "chain"), devChain.rpcUrl);
+  // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
+  const faucet = devChain !== undefined || (await chainIdAt(config.chainRpcUrl!, config.chainRpcTimeoutMs)) === toHex(DEV_CHAIN_ID);
+  const confirmations = config.depositConfirmations ?? (faucet ? 0 : 12);
   const vault = await openEvmVault({
     rpcUrl: config.chainRpcUrl ?? devChain!.rpcUrl,
     operatorKey: config.operatorPrivateKey ?? devChain!.operatorKey,
     store,
-    // The dev chain's id marks a chain of test USDC: the embedded one, or one run apart (`crossfill chain`, the fault suite's).
-    faucet: devChain !== undefined || (await chainIdAt(config.chainRpcUrl!, config.chainRpcTimeoutMs)) === toHex(DEV_CHAIN_ID),
+    faucet,
+    confirmations,
     devChain,
     rpcTimeoutMs: config.chainRpcTimeoutMs,
     logRangeBlocks: config.chainLogRangeBlocks,
@@ -187,7 +190,6 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
   await sweep();
 
   // Money in and out: withdrawals finished and deposits credited where a crash left them, then periodically.
-  const confirmations = config.depositConfirmations ?? (chain.faucet ? 0 : 12);
   const withdrawals = new WithdrawalService({
     store,
     vault,

@@ -48,6 +48,8 @@ export interface EvmVaultOptions {
    */
   devChain?: { submit: Submit } | undefined;
   contracts?: ContractOverrides;
+  /** How deep a failed transaction's block must be before it counts as not made (default 0): DEPOSIT_CONFIRMATIONS. */
+  confirmations?: number;
   /** How often to look for receipts on a chain that mines by itself (ms, default 250: viem's 4 s is far too slow here). */
   receiptPollMs?: number;
   /**
@@ -115,6 +117,7 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     // replayed at start), but one way for every chain is simpler, and the reservation costs one row write.
     nonces: storeNonceBook(opts.store, { chainId, genesis, operator: account.address }),
     ...(opts.receiptPollMs !== undefined ? { receiptPollMs: opts.receiptPollMs } : {}),
+    ...(opts.confirmations !== undefined ? { confirmations: opts.confirmations } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
   });
   const { contracts, treasury, fromBlock, lockTtlSeconds } = await ensureContracts(

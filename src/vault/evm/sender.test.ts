@@ -224,3 +224,35 @@ describe("TxSender's dry run", () => {
     expect(await minedCount()).toBe(before + 1);
   });
 });
+
+describe("TxSender's failed receipts", () => {
+  /** An address whose code reverts every call, until a reorganisation takes the code away. */
+  const target = "0x00000000000000000000000000000000000000bd";
+
+  it("calls a transaction that failed not made only once its block is under the confirmations: a reorganisation may mine it again, where it succeeds", async () => {
+    await node.rpc.call("anvil_setCode", [target, "0x60006000fd"]);
+    const before = await node.rpc.call<Hex>("evm_snapshot");
+    const deep = newSender({ confirmations: 2, gapGraceMs: 300, receiptTimeoutMs: 20_000 });
+    const outcome = deep.send({ label: "flaky", to: target, data: "0x", gas: 50_000n, dryRun: false }).then(
+      (m) => m,
+      (e: unknown) => e,
+    );
+    // Mined and failed; the failed receipt is read, then a reorganisation removes its block, and the code with it.
+    await new Promise((r) => setTimeout(r, 500));
+    await node.rpc.call("evm_revert", [before]);
+    await node.rpc.call("anvil_setCode", [target, "0x"]);
+    const mined = (await outcome) as Mined;
+    expect(mined.txHash).toMatch(/^0x/);
+    expect(await nonceOf(mined.txHash)).toBe(0);
+    const receipt = await node.rpc.call<{ status: Hex }>("eth_getTransactionReceipt", [mined.txHash]);
+    expect(receipt.status).toBe("0x1");
+
+    // One that stays failed is answered so once two blocks are above it.
+    await node.rpc.call("anvil_setCode", [target, "0x60006000fd"]);
+    const failed = deep.send({ label: "failing", to: target, data: "0x", gas: 50_000n, dryRun: false }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 300));
+    await node.rpc.call("evm_mine");
+    await node.rpc.call("evm_mine");
+    expect(await failed).toMatchObject({ outcome: "reverted", message: expect.stringContaining("on chain") });
+  }, 30_000);
+});

@@ -64,6 +64,11 @@ export interface SenderOptions {
   receiptPollMs?: number;
   receiptTimeoutMs?: number;
   /**
+   * How deep a failed transaction's block must be before it is answered as reverted (default 0): until then a
+   * reorganisation may remove it, and the same signed transaction be mined again, where it may succeed.
+   */
+  confirmations?: number;
+  /**
    * Where the operator's nonces are reserved, before each submit, for every instance sending as the operator
    * on this chain: two instances never take the same nonce, and a transaction sent by a process that is gone
    * (a request held on the way, a provider that forwards late) still counts as pending until its nonce is taken.
@@ -269,8 +274,9 @@ export class TxSender {
     }
     const receipts = await this.receipts(sent, submittedAt);
     await Promise.all(
-      sent.map(async ({ p, hash }, i) => {
-        const r = receipts[i]!;
+      sent.map(async (s, i) => {
+        const { p, hash } = s;
+        const r = await this.final(s, receipts[i]!);
         if (r.status === "0x1") {
           p.resolve({ txHash: hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs });
         } else {
@@ -347,6 +353,24 @@ export class TxSender {
         );
       }
       await new Promise((r) => setTimeout(r, this.o.receiptPollMs ?? 250));
+    }
+  }
+
+  /**
+   * The receipt a transaction keeps: a successful one at once (its callers judge its depth), a failed one once its block
+   * is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other while a
+   * reorganisation has removed it: mined again, it may succeed. Not final by the receipts' deadline: outcome unknown.
+   */
+  private async final(s: { hash: Hex; nonce: number; raw: Hex }, receipt: Receipt): Promise<Receipt> {
+    const confirmations = BigInt(this.o.confirmations ?? 0);
+    const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
+    let r = receipt;
+    for (;;) {
+      if (r.status === "0x1" || confirmations === 0n) return r;
+      if (BigInt(await this.o.rpc.call<Hex>("eth_blockNumber")) - BigInt(r.blockNumber) >= confirmations) return r;
+      if (Date.now() > deadline) throw new Error(`${s.hash} failed in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
+      await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
+      r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now()))[0]!;
     }
   }
 
