@@ -256,3 +256,23 @@ describe("TxSender's failed receipts", () => {
     expect(await failed).toMatchObject({ outcome: "reverted", message: expect.stringContaining("on chain") });
   }, 30_000);
 });
+
+describe("TxSender's failed receipts on a chain slower than the receipts' deadline", () => {
+  const target = "0x00000000000000000000000000000000000000be";
+
+  it("answers a transaction that failed not made once its block is under the confirmations, though that takes longer than the deadline, while the chain mines", async () => {
+    await node.rpc.call("anvil_setCode", [target, "0x60006000fd"]);
+    // Three blocks of 600 ms are longer than the 1 s deadline, as twelve of 12 s are longer than two minutes.
+    const slow = newSender({ confirmations: 3, receiptTimeoutMs: 1_000 });
+    const blocks = setInterval(() => void node.rpc.call("evm_mine").catch(() => undefined), 600);
+    try {
+      const failed = await slow.send({ label: "failing", to: target, data: "0x", gas: 50_000n, dryRun: false }).catch((e: unknown) => e);
+      expect(failed).toMatchObject({ outcome: "reverted", message: expect.stringContaining("on chain") });
+    } finally {
+      clearInterval(blocks);
+    }
+    // A chain that mines nothing more leaves it shallow: unknown at the deadline.
+    const stalled = await slow.send({ label: "failing", to: target, data: "0x", gas: 50_000n, dryRun: false }).catch((e: unknown) => e);
+    expect(stalled).toMatchObject({ outcome: "unknown", message: expect.stringContaining("not yet 3 deep") });
+  }, 30_000);
+});

@@ -359,16 +359,22 @@ export class TxSender {
   /**
    * The receipt a transaction keeps: a successful one at once (its callers judge its depth), a failed one once its block
    * is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other while a
-   * reorganisation has removed it: mined again, it may succeed. Not final by the receipts' deadline: outcome unknown.
+   * reorganisation has removed it: mined again, it may succeed. The receipts' deadline runs from the latest new block, so
+   * the depth is waited for as long as the chain mines, however long its blocks take (twelve of 12 s are past two
+   * minutes); no new block by the deadline: outcome unknown.
    */
   private async final(s: { hash: Hex; nonce: number; raw: Hex }, receipt: Receipt): Promise<Receipt> {
     const confirmations = BigInt(this.o.confirmations ?? 0);
-    const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
+    const timeout = this.o.receiptTimeoutMs ?? 120_000;
+    let head = -1n;
+    let deadline = 0;
     let r = receipt;
     for (;;) {
       if (r.status === "0x1" || confirmations === 0n) return r;
-      if (BigInt(await this.o.rpc.call<Hex>("eth_blockNumber")) - BigInt(r.blockNumber) >= confirmations) return r;
-      if (Date.now() > deadline) throw new Error(`${s.hash} failed in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
+      const latest = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
+      if (latest - BigInt(r.blockNumber) >= confirmations) return r;
+      if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
+      else if (Date.now() > deadline) throw new Error(`${s.hash} failed in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
       await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
       r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now()))[0]!;
     }
