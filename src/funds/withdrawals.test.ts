@@ -116,6 +116,37 @@ describe("withdrawals the chain could not take", () => {
   });
 });
 
+describe("withdrawals whose answer was lost on a chain that reorganises", () => {
+  it("sends a withdrawal again only once its transaction that failed is under the confirmations, not stored failed while a reorganisation may still pay it", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    const lost = instance("dead", { clock, confirmations: 2, vault: { ...chain, withdrawTo: () => Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.withdrawTo: outcome unknown")) } });
+    const w = await lost.submit(who, req);
+    expect(w.status).toBe("sent");
+    // Its transaction (the operator's first) failed in block 10, the head: an order took the client's USDC first. Sent
+    // again, it is refused by its dry run; a reorganisation may yet mine the failed one where it pays.
+    let head = 10n;
+    let sends = 0;
+    const vault: Vault = {
+      ...chain,
+      blockNumber: async () => head,
+      minedTransactions: async (block?: bigint) => ((block ?? head) >= 10n ? 1 : 0),
+      withdrawTo: () => (sends++, Promise.reject(new VaultTxError("reverted", "InsufficientAvailable", "Vault.withdrawTo would revert: InsufficientAvailable"))),
+    };
+    const recovery = instance("A", { clock, confirmations: 2, vault });
+    clock.t += 31_000;
+    await recovery.pass(0);
+    head = 11n;
+    await recovery.pass(0);
+    expect(sends).toBe(0);
+    expect(await store.withdrawal(w.id)).toMatchObject({ status: "sent" });
+    // Two blocks over it, the failure is final: sent again, refused, nothing paid.
+    head = 12n;
+    await recovery.pass(0);
+    expect(sends).toBe(1);
+    expect(await store.withdrawal(w.id)).toMatchObject({ status: "failed", errorCode: "insufficient_funds" });
+  });
+});
+
 describe("withdrawals on several instances", () => {
   it("answers a withdrawal sent to two instances at once with the one withdrawal, though the second reads the balance after the first was paid", async () => {
     const a = instance("A");

@@ -43,6 +43,11 @@ export class WithdrawalService {
   readonly inFlight = new Set<string>();
   /** Withdrawals recovery holds the lease of while it finishes them: renewed with those in flight, however long a payment takes. */
   private readonly recovering = new Set<string>();
+  /**
+   * Withdrawals recovery found sent, unpaid and with no operator transaction pending, by the operator's mined count
+   * then: a transaction of theirs that failed is among those, and is final once they are all `confirmations` deep.
+   */
+  private readonly unpaid = new Map<string, number>();
   private running: Promise<number> | undefined;
 
   constructor(private readonly d: WithdrawalDeps) {}
@@ -162,8 +167,9 @@ export class WithdrawalService {
 
   /**
    * The chain says what became of it, by its id. Paid: confirmed with that transaction. Not paid while a
-   * transaction it sent may still land: left for a later pass. Otherwise (never sent, or sent and never to
-   * land) it is sent, again: the Vault pays an id once, so the worst a resend can do is be refused.
+   * transaction it sent may still land, or one that failed is not yet `confirmations` deep (a reorganisation may mine
+   * it again, where it pays): left for a later pass. Otherwise (never sent, or sent and never to land) it is sent,
+   * again: the Vault pays an id once, so the worst a resend can do is be refused, and a refusal is then final.
    */
   private async recover(w: WithdrawalRecord, log: Log): Promise<WithdrawalRecord> {
     const id = chainWithdrawalId(w.id);
@@ -173,11 +179,26 @@ export class WithdrawalService {
       if ((await vault.pendingTransactions()) > 0) return w;
       // Read again after the count: a payment that landed meanwhile is found now.
       state = await vault.withdrawalState(id);
+      if (state.kind === "none" && !(await this.failedForGood(w.id))) return w;
     }
+    this.unpaid.delete(w.id);
     if (state.kind === "paid") return this.paid(w.id, state, log);
     const account = await this.d.store.accountById(w.accountId);
     if (!account) throw new Error(`withdrawal ${w.id} belongs to no account`);
     return this.execute(w, account.address as Address, log);
+  }
+
+  /**
+   * Whether every operator transaction mined when recovery first found this withdrawal unpaid, nothing pending, is
+   * `confirmations` deep: its transactions that failed are among them, and none can be mined again where it pays.
+   */
+  private async failedForGood(id: string): Promise<boolean> {
+    if (this.d.confirmations === 0) return true;
+    const { vault } = this.d;
+    const mined = this.unpaid.get(id) ?? (await vault.minedTransactions());
+    this.unpaid.set(id, mined);
+    const deep = (await vault.blockNumber()) - BigInt(this.d.confirmations);
+    return deep >= 0n && (await vault.minedTransactions(deep)) >= mined;
   }
 
   private async execute(w: WithdrawalRecord, address: Address, log: Log): Promise<WithdrawalRecord> {

@@ -192,6 +192,13 @@ export interface Vault {
    * received keeps this above 0 until the operator's next transactions take its nonces.
    */
   pendingTransactions(): Promise<number>;
+  /**
+   * How many of the operator's transactions are mined at `block` (default: the latest): its nonce there. Read after
+   * `pendingTransactions()` returned 0 it counts every transaction sent so far; once it is reached at the block
+   * DEPOSIT_CONFIRMATIONS under the head, those that failed stay failed (a reorganisation may still mine a shallower one
+   * again, where it succeeds).
+   */
+  minedTransactions(block?: bigint): Promise<number>;
   sotBalance(account: Address, tokenId: bigint): Promise<bigint>;
   /** The balances of several (account, token) pairs, in their order, read in one call (ERC-1155 balanceOfBatch). */
   sotBalances(holdings: readonly { account: Address; tokenId: bigint }[]): Promise<bigint[]>;

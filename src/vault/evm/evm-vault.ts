@@ -259,6 +259,10 @@ class EvmVault implements Vault {
     return this.sender.pendingCount();
   }
 
+  async minedTransactions(block?: bigint): Promise<number> {
+    return Number(await this.rpc.call<Hex>("eth_getTransactionCount", [this.chain.operator, block === undefined ? "latest" : toHex(block)]));
+  }
+
   sotBalance(account: Address, tokenId: bigint): Promise<bigint> {
     return this.client.readContract({
       address: this.c.sot,
