@@ -403,6 +403,17 @@ describe("PolymarketVenue", () => {
     }
   });
 
+  it("places an order again while the matching engine restarts (425 Too Early), and refuses it as unavailable if the restart outlasts its retries", async () => {
+    const { sim, venue } = await setup();
+    sim.restartEngine(2);
+    expect(await venue.place(buy(venue))).toMatchObject({ kind: "filled" });
+    sim.restartEngine(100);
+    const order = buy(venue);
+    expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^venue_unavailable: matching engine restarting/) });
+    sim.restartEngine(0);
+    expect(await venue.status(order.clientOrderId)).toEqual({ kind: "not_found" });
+  });
+
   it("refuses definitely when told to wait longer than it may, and when the venue is unreachable", async () => {
     const { sim, venue } = await setup({ maxRetryAfterMs: 500 });
     sim.faults.set({ rateLimit: { count: 1, retryAfterSeconds: 30 } });

@@ -29,7 +29,7 @@ import { WireError } from "./decimal.ts";
 import { modelledMarkets, repeatRead } from "../net/wire-venue.ts";
 import { FEE_READ_INTERVAL_MS } from "../net/adapter-options.ts";
 import { orderBody, orderHash, OrderSigner, type PostedOrder } from "./order-signing.ts";
-import { POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
+import { ENGINE_RESTARTING, POLYMARKET_LIMITS, RestClient, type Limit, type RestRequest } from "./rest.ts";
 import {
   applyLevel,
   END_CURSOR,
@@ -461,7 +461,8 @@ export class PolymarketVenue implements Venue {
    * Unanswered: refused before sending is a definite no, a timeout or a cut connection may have
    * placed it. Answered: by status, a 5xx (503 included) leaving the order possibly placed, but for
    * the exchange's own 503 while trading is disabled or cancel-only, which takes no order
-   * (docs.polymarket.com/resources/error-codes).
+   * (docs.polymarket.com/resources/error-codes), and a 425 that outlasted the retries: the matching
+   * engine restarting, which takes no order either (docs.polymarket.com/trading/matching-engine).
    */
   private async placeFailed(f: Failure, orderId: string, order: ChildOrder): Promise<PlaceResult> {
     if (f.status === undefined) {
@@ -471,6 +472,7 @@ export class PolymarketVenue implements Venue {
     if (f.status < 400) return { kind: "unknown", reason: `unreadable_answer: ${f.reason}` };
     if (f.status === 400 && /duplicat/i.test(error)) return this.executed(orderId, order, "duplicate of an order already placed");
     if (f.status === 503 && /^trading is currently (disabled|cancel-only)/i.test(error)) return { kind: "rejected", reason: `trading_paused: ${error}` };
+    if (f.status === ENGINE_RESTARTING) return { kind: "rejected", reason: `venue_unavailable: matching engine restarting (HTTP ${f.status} ${error})` };
     if (f.status >= 500) return { kind: "unknown", reason: `venue_error: HTTP ${f.status} ${error}` };
     if (f.status === 429) return { kind: "rejected", reason: `rate_limited: ${error}` };
     if (f.status === 401 || f.status === 403) return { kind: "rejected", reason: `unauthorized: ${error}` };

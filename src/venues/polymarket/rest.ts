@@ -75,6 +75,17 @@ export class RestClient {
     // the L2 signature covers the path without its query string, and the exact body text sendRequest sends
     const headers = req.auth ? l2Headers(credentials, address, Math.floor(clock.now() / 1000), req.method, req.path, bodyText) : {};
     const qs = req.query ? `?${new URLSearchParams(req.query).toString()}` : "";
-    return sendRequest(this.opts.baseUrl, { method: req.method, path: req.path + qs, body: req.body, headers, timeoutMs: this.opts.timeoutMs });
+    return sendRequest(this.opts.baseUrl, { method: req.method, path: req.path + qs, body: req.body, headers, timeoutMs: this.opts.timeoutMs }).then(restarting);
   }
 }
+
+/**
+ * A 425 (Too Early) is the matching engine restarting: it did nothing of the request, and the docs say to retry with
+ * back-off (docs.polymarket.com/trading/matching-engine), so it is sent again as a 429 is.
+ */
+function restarting(res: HttpResult): HttpResult {
+  return !res.ok && res.status === ENGINE_RESTARTING ? { ...res, kind: "retryable" } : res;
+}
+
+/** The status every order endpoint answers while the matching engine restarts (about 90 s a week). */
+export const ENGINE_RESTARTING = 425;

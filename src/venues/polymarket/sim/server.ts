@@ -41,7 +41,15 @@ export type PolymarketSim = VenueSim<PolymarketCredentials> & {
    * and cancel 503, `cancel-only` every new order; undefined trades again.
    */
   pauseTrading(mode: keyof typeof PAUSED | undefined): void;
+  /**
+   * Restarts the matching engine as Polymarket does (docs.polymarket.com/trading/matching-engine): the next `requests`
+   * order requests (`POST`/`DELETE /order`, `/data/…`, `/order/…`) answer 425 Too Early, doing nothing.
+   */
+  restartEngine(requests: number): void;
 };
+
+/** The simulator's words for a 425: the docs give the status ("Too Early") and no body. */
+const RESTARTING = "Too Early: the matching engine is restarting";
 
 /** The exchange's 503 answers while paused (docs.polymarket.com/resources/error-codes): nothing of the request is done. */
 const PAUSED = {
@@ -90,6 +98,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
   };
   const orders = new SimOrderBook(exchange, clock, (id) => tokens.get(id), pageSize, opts.settleMs ?? 1_000);
   let paused: keyof typeof PAUSED | undefined;
+  let restarting = 0;
 
   const channel: MarketChannel = new MarketChannel({ clock, silent: () => faults.switches.streamSilent, book: tokenBook });
   const faults: SimFaults = new SimFaults(exchange, channel.sockets);
@@ -138,6 +147,10 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     if (!authed) return { status: 404, body: { error: "not found" } };
     const caller = accounts.authorize(req.headers, req.method, req.path, req.rawBody);
     if ("status" in caller) return caller;
+    if (restarting > 0) {
+      restarting--;
+      return { status: 425, body: { error: RESTARTING } };
+    }
     if (paused && path === "/order" && (method === "POST" || paused === "disabled")) return { status: 503, body: { error: PAUSED[paused] } };
     if (method === "POST" && path === "/order") {
       const answer = await orders.post(req.body, caller, (conditionId) => publish(conditionId, true));
@@ -218,7 +231,7 @@ export async function startPolymarketSim(opts: PolymarketSimOptions): Promise<Po
     for (const id of [l.outcomeIds.YES, l.outcomeIds.NO]) tokens.get(id)!.tickSize = tickSize;
     channel.tickChanged([l.outcomeIds.YES, l.outcomeIds.NO], conditionId, before, tickSize);
   };
-  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), takeResting: (orderId, shares) => orders.takeResting(orderId, shares), changeTick, pauseTrading: (mode) => (paused = mode) };
+  return { ...sim, failSettlement: (tradeId) => orders.failSettlement(tradeId), takeResting: (orderId, shares) => orders.takeResting(orderId, shares), changeTick, pauseTrading: (mode) => (paused = mode), restartEngine: (requests) => (restarting = requests) };
 }
 
 /** A market's `fd`: its fee curve, left without `e` when the exponent is 0, as a market clob-client-v2 reads as exponent 0. */
