@@ -17,8 +17,8 @@ export interface BookStreamOptions {
 
 /**
  * The market channel of one set of tokens: hands every event on, and re-subscribes on each
- * (re)connection so the venue sends fresh snapshots. A connection that goes silent, or keeps
- * answering PINGs but never sends the snapshots, is replaced.
+ * (re)connection so the venue sends fresh snapshots. A connection that goes silent, keeps
+ * answering PINGs but never sends the snapshots, or sends a frame that cannot be read, is replaced.
  */
 export class BookStream {
   private readonly socket: ReconnectingSocket;
@@ -77,8 +77,11 @@ export class BookStream {
     try {
       events = parseStreamFrame(text);
     } catch (err) {
-      // a frame we cannot read is dropped; the books it would have changed age until the next snapshot
+      // A frame we cannot read is dropped, and with it a change to books it does not say: the connection is replaced,
+      // so the venue sends every book afresh. Kept, the books it changed would read as current, on a connection that
+      // carries no further change of theirs (a market that does not trade) and answers every PING.
       this.socket.dropped(`unreadable frame: ${err instanceof Error ? err.message : String(err)}`, text);
+      this.socket.restart();
       return;
     }
     if (events.some((e) => e.type === "book")) this.awaitingSnapshotSince = undefined;

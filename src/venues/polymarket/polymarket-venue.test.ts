@@ -1,8 +1,9 @@
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
-import { getGlobalDispatcher, type Agent } from "undici";
+import { getGlobalDispatcher, request as fetchJson, type Agent } from "undici";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { WebSocket, WebSocketServer } from "ws";
 import { startRewritingProxy } from "../../../test/helpers/rewriting-proxy.ts";
 import { AppError } from "../../domain/errors.ts";
 import { orderFee } from "../../domain/fees.ts";
@@ -12,6 +13,7 @@ import type { ChildOrder } from "../venue.ts";
 import { expirationFor } from "./order-signing.ts";
 import { PolymarketVenue, type PolymarketVenueOptions } from "./polymarket-venue.ts";
 import { startPolymarketSim, type PolymarketSimOptions } from "./sim/index.ts";
+import { parseBook } from "./wire.ts";
 
 const catalog = MarketCatalog.load();
 const running: { stop(): Promise<void> }[] = [];
@@ -89,6 +91,34 @@ async function laggingTrades(target: string): Promise<{ url: string; on: boolean
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
   return proxy;
+}
+
+/**
+ * The simulator's market channel behind a relay that, while `garble` is set, passes on every frame that names a
+ * price with its prices unreadable: the books change on the venue, and the adapter cannot read how.
+ */
+async function garblingStream(target: string): Promise<{ url: string; garble: boolean; stop(): Promise<void> }> {
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
+  await new Promise<void>((resolve) => wss.once("listening", resolve));
+  const relay = {
+    url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`,
+    garble: false,
+    stop: () => new Promise<void>((resolve) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close(() => resolve());
+    }),
+  };
+  wss.on("connection", (client) => {
+    const up = new WebSocket(target);
+    const held: string[] = [];
+    up.on("open", () => held.splice(0).forEach((m) => up.send(m)));
+    client.on("message", (d) => (up.readyState === WebSocket.OPEN ? up.send(d.toString()) : held.push(d.toString())));
+    up.on("message", (d) => client.send(relay.garble ? d.toString().replace(/"price":"[^"]*"/g, '"price":"?"') : d.toString()));
+    client.on("close", () => up.terminate());
+    up.on("close", () => client.terminate());
+    up.on("error", () => client.terminate());
+  });
+  return relay;
 }
 
 let seq = 0;
@@ -425,6 +455,26 @@ describe("PolymarketVenue", () => {
     await vi.waitFor(() => expect(pool()?.connected ?? 0).toBe(0), { timeout: 10_000, interval: 20 });
     expect(await venue.place(order)).toMatchObject({ kind: "rejected", reason: expect.stringMatching(/^venue_unreachable/) });
     expect(venue.health().state).toBe("down");
+  });
+
+  it("takes its books afresh after a stream frame it cannot read, rather than show the books it missed a change of as current", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 60_000 });
+    running.push(sim);
+    const relay = await garblingStream(sim.wsUrl);
+    running.push(relay);
+    const { venue } = await setup({ baseUrl: sim.url, wsUrl: relay.url, credentials: sim.credentials });
+    await vi.waitFor(() => expect(venue.describe().stream).toMatchObject({ state: "open", connections: 1 }), { timeout: 5_000 });
+    const order = buy(venue);
+    const token = venue.market(order.venueMarketId)!.outcomeIds.YES;
+    relay.garble = true;
+    expect(await venue.place(order)).toMatchObject({ kind: "filled" });
+    // the trade's book change and snapshot reach the adapter unreadable; the connection then only answers PINGs
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    relay.garble = false;
+    const res = await fetchJson(`${sim.url}/book?token_id=${token}`);
+    const onVenue = parseBook(await res.body.json());
+    await vi.waitFor(() => expect(venue.book(order.venueMarketId, "YES")!.asks).toEqual(onVenue.asks), { timeout: 5_000 });
+    expect(venue.describe().stream.connections).toBeGreaterThan(1);
   });
 
   it("describes where it points and its stream, for the health endpoint", async () => {
