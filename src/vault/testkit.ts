@@ -41,7 +41,7 @@ export async function openTestStore(dir: string): Promise<Store> {
 
 export async function openTestChain(
   dir: string,
-  opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks" | "txObserver"> = {},
+  opts: { snapshotEvery?: number } & Pick<EvmVaultOptions, "lockTtlSeconds" | "logRangeBlocks" | "txObserver" | "confirmations"> = {},
 ): Promise<TestChain> {
   const { snapshotEvery, ...vaultOpts } = opts;
   const chain = await startDevChain({ dataDir: join(dir, "node"), ...(snapshotEvery ? { snapshotEvery } : {}) });

@@ -53,6 +53,8 @@ const CALL_GAS = 15_000n;
 export class VaultBatcher {
   private queue: Queued[] = [];
   private running: Promise<void> | undefined;
+  /** Refused calls waiting for their batch's block to be deep enough, outside the rounds. */
+  private readonly waiting = new Set<Promise<void>>();
   private readonly maxGas: bigint;
 
   constructor(private readonly o: BatcherOptions) {
@@ -68,7 +70,7 @@ export class VaultBatcher {
 
   /** Resolves once every call made so far has its answer. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.waiting.size > 0) await Promise.all([this.running, ...this.waiting]);
   }
 
   /** Everything queued goes now, as few transactions as fit; what arrives meanwhile waits for the next round. */
@@ -123,23 +125,40 @@ export class VaultBatcher {
       // No dry run: the batch never reverts whole for a call's sake, it answers each call's failure itself.
       mined = await this.o.sender.send({ label: "Vault.batch", to: this.o.vault, data, gas, dryRun: false });
     } catch (e) {
-      // The transaction's outcome is every call's: not sent, reverted whole (nothing happened), or unknown.
-      const err = e instanceof VaultTxError ? e : new VaultTxError("unknown", "Unknown", (e as Error).message);
-      for (const q of batch) this.answer(q, new VaultTxError(err.outcome, err.reason, `Vault.${q.fn} in a batch: ${err.message}`));
-      return;
+      return this.failed(batch, e);
     }
-    const ref: TxRef = { txHash: mined.txHash, blockNumber: mined.blockNumber };
-    const vault = this.o.vault.toLowerCase();
-    const logged = new Set(
-      mined.logs.filter((l) => l.address.toLowerCase() === vault && l.topics.length > 1).map((l) => `${l.topics[0]!.toLowerCase()}/${l.topics[1]!.toLowerCase()}`),
-    );
-    let failures: readonly Hex[] | undefined;
+    const logged = this.logged(mined);
+    const refused: { q: Queued; i: number }[] = [];
     for (const [i, q] of batch.entries()) {
-      if (logged.has(`${TOPIC_OF[q.fn]}/${q.orderId.toLowerCase()}`)) {
-        this.answer(q, ref);
+      if (logged(q)) this.answer(q, { txHash: mined.txHash, blockNumber: mined.blockNumber });
+      else refused.push({ q, i });
+    }
+    if (refused.length === 0) return;
+    // Outside the round: the next batches go while these wait for their block's depth.
+    const waiting = this.refused(refused, mined).catch((e: unknown) => this.failAll(refused.map((r) => r.q), e));
+    this.waiting.add(waiting);
+    void waiting.finally(() => this.waiting.delete(waiting));
+  }
+
+  /**
+   * The calls a batch that succeeded logged no event for: refused, changing nothing, once its block is DEPOSIT_CONFIRMATIONS
+   * deep. Until then a reorganisation may mine the batch again where such a call goes through (a lock, after a deposit), so
+   * each is answered as the batch then ends, as the sender answers a transaction that failed whole.
+   */
+  private async refused(calls: readonly { q: Queued; i: number }[], first: Mined): Promise<void> {
+    let mined: Mined;
+    try {
+      mined = await this.o.sender.deep("Vault.batch", first);
+    } catch (e) {
+      return this.failed(calls.map((c) => c.q), e);
+    }
+    const logged = this.logged(mined);
+    let failures: readonly Hex[] | undefined;
+    for (const { q, i } of calls) {
+      if (logged(q)) {
+        this.answer(q, { txHash: mined.txHash, blockNumber: mined.blockNumber });
         continue;
       }
-      // The transaction succeeded without this call's event: the call was refused and changed nothing.
       failures ??= await this.failures(mined.txHash);
       const reason = failures?.[i];
       this.answer(
@@ -149,6 +168,21 @@ export class VaultBatcher {
           : new VaultTxError("reverted", "Reverted", `Vault.${q.fn} was refused in batch ${mined.txHash}`),
       );
     }
+  }
+
+  /** Whether a call's event, its order id the first topic, is in the batch's logs: the call was done. */
+  private logged(mined: Mined): (q: Queued) => boolean {
+    const vault = this.o.vault.toLowerCase();
+    const events = new Set(
+      mined.logs.filter((l) => l.address.toLowerCase() === vault && l.topics.length > 1).map((l) => `${l.topics[0]!.toLowerCase()}/${l.topics[1]!.toLowerCase()}`),
+    );
+    return (q) => events.has(`${TOPIC_OF[q.fn]}/${q.orderId.toLowerCase()}`);
+  }
+
+  /** The batch transaction's outcome is every call's: not sent, reverted whole (nothing happened), or unknown. */
+  private failed(calls: readonly Queued[], e: unknown): void {
+    const err = e instanceof VaultTxError ? e : new VaultTxError("unknown", "Unknown", (e as Error).message);
+    for (const q of calls) this.answer(q, new VaultTxError(err.outcome, err.reason, `Vault.${q.fn} in a batch: ${err.message}`));
   }
 
   /** The batch's own answer, one revert reason per call (empty for those that succeeded), read by tracing it. */

@@ -1,7 +1,7 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
 // then go together as the next batch (nonces reserved in the nonce book, signed locally, one submit, one
 // block on the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
-import { decodeErrorResult, keccak256, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { decodeErrorResult, keccak256, toHex, type Abi, type Hex, type PrivateKeyAccount } from "viem";
 import { VaultTxError, type Address } from "../vault.ts";
 import { JsonRpc, RpcError, resultOf, type RpcResult } from "../rpc.ts";
 import type { NonceBook } from "./nonce-book.ts";
@@ -39,6 +39,9 @@ export interface Mined {
   blockNumber: bigint;
   contractAddress: Address | null;
   logs: readonly ReceiptLog[];
+  /** The signed transaction and its nonce: what `deep` sends again while a reorganisation has removed it. */
+  nonce: number;
+  raw: Hex;
 }
 
 interface Pending extends TxRequest {
@@ -254,7 +257,7 @@ export class TxSender {
     const submittedAt = Date.now();
     const results = await this.o.submit(raws);
     const held = await this.held(results.map((r, i) => (r.ok ? undefined : keccak256(raws[i]!))));
-    const sent: { p: Pending; hash: Hex; nonce: number; raw: Hex }[] = [];
+    const sent: (Sent & { p: Pending })[] = [];
     const refused: number[] = [];
     results.forEach((r, i) => {
       const p = go[i]!.p;
@@ -276,9 +279,9 @@ export class TxSender {
     await Promise.all(
       sent.map(async (s, i) => {
         const { p, hash } = s;
-        const r = await this.final(s, receipts[i]!);
+        const r = await this.final(s, receipts[i]!, false);
         if (r.status === "0x1") {
-          p.resolve({ txHash: hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs });
+          p.resolve(minedOf(s, r));
         } else {
           p.reject(await this.revertedOnChain(p.label, hash));
         }
@@ -329,7 +332,7 @@ export class TxSender {
    * below it, the node no longer has it (a reorganisation removed its block): the same signed transactions
    * are sent again, once each grace, as a node puts a reorganised transaction back in its pool.
    */
-  private async receipts(sent: readonly { hash: Hex; nonce: number; raw: Hex }[], submittedAt: number): Promise<Receipt[]> {
+  private async receipts(sent: readonly Sent[], submittedAt: number): Promise<Receipt[]> {
     const out = new Map<Hex, Receipt>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
     let fillAt = submittedAt + this.grace;
@@ -357,24 +360,41 @@ export class TxSender {
   }
 
   /**
-   * The receipt a transaction keeps: a successful one at once (its callers judge its depth), a failed one once its block
-   * is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other while a
-   * reorganisation has removed it: mined again, it may succeed. The receipts' deadline runs from the latest new block, so
-   * the depth is waited for as long as the chain mines, however long its blocks take (twelve of 12 s are past two
-   * minutes); no new block by the deadline: outcome unknown.
+   * A transaction this sender mined, as it ends once its block is `confirmations` deep (at once with none): a reorganisation
+   * may remove that block and mine the same transaction again, where it does otherwise (a call of a `Vault.batch` refused for
+   * want of funds goes through after a deposit). Failed there: reverted; no new block by the receipts' deadline while it is
+   * not that deep: unknown.
    */
-  private async final(s: { hash: Hex; nonce: number; raw: Hex }, receipt: Receipt): Promise<Receipt> {
+  async deep(label: string, m: Mined): Promise<Mined> {
+    if (!this.o.confirmations) return m;
+    const s: Sent = { hash: m.txHash, nonce: m.nonce, raw: m.raw };
+    let r: Receipt;
+    try {
+      r = await this.final(s, { status: "0x1", blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] }, true);
+    } catch (e) {
+      throw new VaultTxError("unknown", "Unknown", `${label}: outcome unknown (${(e as Error).message})`);
+    }
+    if (r.status !== "0x1") throw await this.revertedOnChain(label, m.txHash);
+    return minedOf(s, r);
+  }
+
+  /**
+   * The receipt a transaction keeps: a successful one at once unless `all` (its callers judge its depth), a failed one once
+   * its block is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other
+   * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline: outcome unknown.
+   */
+  private async final(s: Sent, receipt: Receipt, all: boolean): Promise<Receipt> {
     const confirmations = BigInt(this.o.confirmations ?? 0);
     const timeout = this.o.receiptTimeoutMs ?? 120_000;
     let head = -1n;
     let deadline = 0;
     let r = receipt;
     for (;;) {
-      if (r.status === "0x1" || confirmations === 0n) return r;
+      if ((r.status === "0x1" && !all) || confirmations === 0n) return r;
       const latest = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
       if (latest - BigInt(r.blockNumber) >= confirmations) return r;
       if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
-      else if (Date.now() > deadline) throw new Error(`${s.hash} failed in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
+      else if (Date.now() > deadline) throw new Error(`${s.hash} ${r.status === "0x1" ? "mined" : "failed"} in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
       await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
       r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now()))[0]!;
     }
@@ -413,6 +433,13 @@ export class TxSender {
       return new VaultTxError("reverted", "Reverted", `${label} reverted${where} with data ${data}`);
     }
   }
+}
+
+/** A signed transaction the node took: its hash, and what sends it again. */
+type Sent = { hash: Hex; nonce: number; raw: Hex };
+
+function minedOf(s: Sent, r: Receipt): Mined {
+  return { txHash: s.hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs, nonce: s.nonce, raw: s.raw };
 }
 
 type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
