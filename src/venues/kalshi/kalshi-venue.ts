@@ -154,13 +154,17 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     return out.map((m) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, each with its fee (readFees: those not read yet); as in markets(), less those the adapter cannot model. */
+  /**
+   * Every open market (`GET /markets?status=open`, every cursor page) the catalog does not list, each with its fee (readFees:
+   * those not read yet); as in markets(), less those the adapter cannot model. Combos (markets of multivariate events, parlays
+   * of other markets Kalshi mints on demand) are left out by the venue (`mve_filter=exclude`): each is no question of its own.
+   */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
     const found: KalshiMarket[] = [];
     let cursor = "";
     do {
-      const q = new URLSearchParams({ status: "open", limit: "1000", ...(cursor ? { cursor } : {}) });
+      const q = new URLSearchParams({ status: "open", mve_filter: "exclude", limit: "1000", ...(cursor ? { cursor } : {}) });
       const body = (await this.read(`/markets?${q}`)) as { markets: KalshiMarket[]; cursor: string };
       found.push(...body.markets.filter((m) => !listed.has(m.ticker)));
       cursor = body.cursor ?? "";

@@ -27,9 +27,12 @@ const STATUS_FILTER: Record<string, string[]> = {
 const TIMESTAMP_WINDOW_MS = 60_000;
 /**
  * What a multivariate (combo) event's series starts with, which `GET /events` leaves out ("excludes multivariate
- * events"). Assumed of Kalshi's tickers; only the simulator relies on it.
+ * events") and `GET /markets?mve_filter=exclude` too, its markets naming it their `mve_collection_ticker`. Assumed of
+ * Kalshi's tickers; only the simulator relies on it.
  */
 const MULTIVARIATE_SERIES = "KXMVE";
+/** Whether a market (or event) is of a multivariate (combo) event. */
+const isCombo = (ticker: string) => seriesOf(ticker).startsWith(MULTIVARIATE_SERIES);
 
 export interface KalshiSimOptions extends VenueSimOptions {
   /**
@@ -165,7 +168,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     }
     if (req.method === "GET" && route === "/events") {
       const tickers = req.query.get("tickers")?.split(",").filter(Boolean);
-      const listed = [...byEvent(markets)].filter(([e]) => !seriesOf(e).startsWith(MULTIVARIATE_SERIES) && (!tickers || tickers.includes(e)));
+      const listed = [...byEvent(markets)].filter(([e]) => !isCombo(e) && (!tickers || tickers.includes(e)));
       return page("events", listed.map(([e, ms]) => kalshiEvent(e, ms)), req.query, { byDefault: 200, max: 200 });
     }
     if (req.method === "GET" && (m = /^\/events\/([^/]+)$/.exec(route))) {
@@ -259,6 +262,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       rules_secondary: "",
       price_level_structure: tapered.has(market.venueMarketId) ? "tapered_deci_cent" : market.tickSize === 10_000n ? "linear_cent" : "deci_cent",
       price_ranges: grid(market.venueMarketId),
+      ...(isCombo(market.venueMarketId) ? { mve_collection_ticker: seriesOf(market.venueMarketId) } : {}),
     };
   }
 
@@ -317,6 +321,9 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     const tickers = q.get("tickers")?.split(",").filter(Boolean);
     const status = q.get("status");
     const event = q.get("event_ticker");
+    // combos: "'only' returns only multivariate events, 'exclude' excludes multivariate events"; by default both
+    const mve = q.get("mve_filter");
+    if (mve !== null && mve !== "only" && mve !== "exclude") return error(400, "invalid_parameters", "mve_filter must be only or exclude");
     const list = markets
       .filter((k) => !settledBeforeCutoff(k.venueMarketId))
       .map(kalshiMarket)
@@ -324,6 +331,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
         (k) =>
           (!tickers || tickers.includes(k.ticker as string)) &&
           (!event || k.event_ticker === event) &&
+          (mve === null || (mve === "only") === isCombo(k.ticker as string)) &&
           (!status || (STATUS_FILTER[status] ?? []).includes(k.status as string)),
       );
     return page("markets", list, q);
