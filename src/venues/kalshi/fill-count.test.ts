@@ -2,6 +2,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
+import { openMarket, takingChild } from "../../../test/helpers/kalshi-child.ts";
 import type { ChildOrder } from "../venue.ts";
 import { KalshiVenue } from "./kalshi-venue.ts";
 import { startKalshiSim, type KalshiSim } from "./sim/kalshi-sim.ts";
@@ -53,21 +54,7 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
   });
 
   it("is reported unknown, and its status is not 'never placed', until its fills can be read", async () => {
-    const listing = catalog
-      .events()
-      .flatMap((e) => e.listings)
-      .find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!;
-    const m = venue.market(listing.venueMarketId)!;
-    const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
-    const child: ChildOrder = {
-      clientOrderId: `lag-${process.pid}-${Date.now()}`,
-      venueMarketId: m.venueMarketId,
-      outcome: "YES",
-      side: "buy",
-      limitPrice: best.price + 20n * m.tickSize,
-      shares: m.minOrderShares,
-      expiresAt: Date.now() + 30_000,
-    };
+    const child = takingChild(venue, catalog, { name: "lag", ticks: 20n });
     proxy.hiding.on = true;
     proxy.seen.length = 0;
     // the venue took it: a fill the adapter reports as none would be released as never bought
@@ -85,7 +72,7 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
   });
 
   it("reads no fills for an order that ended having filled nothing: its status and cancel cost the order's read only", async () => {
-    const m = venue.market(catalog.events().flatMap((e) => e.listings).find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!.venueMarketId)!;
+    const m = openMarket(venue, catalog);
     const below = venue.book(m.venueMarketId, "YES")!.bids[0]!.price;
     const child: ChildOrder = { clientOrderId: `nomatch-${process.pid}-${Date.now()}`, venueMarketId: m.venueMarketId, outcome: "YES", side: "buy", limitPrice: below, shares: m.minOrderShares, expiresAt: Date.now() + 30_000 };
     expect((await venue.place(child)).kind).toBe("rejected");

@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
-import type { ChildOrder, Venue } from "../venue.ts";
+import { takingChild } from "../../../test/helpers/kalshi-child.ts";
+import type { Venue } from "../venue.ts";
 import { createKalshiVenue, startKalshiSim, type KalshiSim } from "./index.ts";
 import { kalshiAuthHeaders } from "./signing.ts";
 
@@ -20,21 +21,7 @@ async function filledChild(sim: { seed: number; historicalAfterMs?: number }) {
   try {
     const placer = venues[0]!;
     await placer.start();
-    const listing = catalog
-      .events()
-      .flatMap((e) => e.listings)
-      .find((l) => l.venue === placer.id && placer.market(l.venueMarketId)?.status === "open")!;
-    const m = placer.market(listing.venueMarketId)!;
-    const best = placer.book(m.venueMarketId, "YES")!.asks[0]!;
-    const child: ChildOrder = {
-      clientOrderId: `child-${sim.seed}-${process.pid}-${Date.now()}`,
-      venueMarketId: m.venueMarketId,
-      outcome: "YES",
-      side: "buy",
-      limitPrice: best.price + 2n * m.tickSize,
-      shares: m.minOrderShares,
-      expiresAt: clock.now() + 30_000,
-    };
+    const child = takingChild(placer, catalog, { name: `child-${sim.seed}`, now: clock.now() });
     const placed = await placer.place(child);
     if (placed.kind !== "filled") throw new Error(`the child order was not filled: ${placed.kind}`);
     const later = async (afterMs: number) => {

@@ -2,7 +2,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
-import type { ChildOrder } from "../venue.ts";
+import { takingChild } from "../../../test/helpers/kalshi-child.ts";
 import { KalshiVenue } from "./kalshi-venue.ts";
 import { startKalshiSim } from "./sim/kalshi-sim.ts";
 
@@ -44,23 +44,8 @@ describe("Kalshi trades(): the account's fills while it trades and while the his
     const venue = new KalshiVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, clock, requestTimeoutMs: 2_000 });
     await venue.start();
     try {
-      const listing = catalog
-        .events()
-        .flatMap((e) => e.listings)
-        .find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!;
-      const m = venue.market(listing.venueMarketId)!;
       const place = async (n: number) => {
-        const best = venue.book(m.venueMarketId, "YES")!.asks[0]!;
-        const child: ChildOrder = {
-          clientOrderId: `trades-${n}-${process.pid}-${Date.now()}`,
-          venueMarketId: m.venueMarketId,
-          outcome: "YES",
-          side: "buy",
-          limitPrice: best.price + 2n * m.tickSize,
-          shares: m.minOrderShares,
-          expiresAt: clock.now() + 30_000,
-        };
-        const placed = await venue.place(child);
+        const placed = await venue.place(takingChild(venue, catalog, { name: `trades-${n}`, now: clock.now() }));
         if (placed.kind !== "filled") throw new Error(`child ${n} was not filled: ${placed.kind}`);
         return placed.fills;
       };
