@@ -49,6 +49,8 @@ interface Case {
 
 const kalshiListings = listingsOf("kalshi");
 const inSeries = (ls: CatalogListing[], series: string) => ls.filter((l) => l.venueMarketId.startsWith(`${series}-`)).map((l) => l.venueMarketId);
+/** The Kalshi markets the venue states as scalar. */
+const kalshiScalar = new Set([kalshiListings.listed[0]!.venueMarketId, kalshiListings.found[0]!.venueMarketId]);
 const limitlessListings = listingsOf("limitless");
 const opinionListings = listingsOf("opinion");
 const polymarketListings = listingsOf("polymarket");
@@ -74,6 +76,19 @@ const CASES: Case[] = [
     kept: inSeries(kalshiListings.listed, "KXBTCD")[0]!,
     newLeftOut: inSeries(kalshiListings.found, "KXFEDCUT")[0]!,
     newKept: inSeries(kalshiListings.found, "KXBTCD")[0]!,
+  },
+  {
+    name: "Kalshi: a scalar market (market_type scalar), which pays its YES holders a settlement value, not 0 or 1",
+    async start() {
+      const sim = await startKalshiSim({ catalog, seed: 11, latencyScale: 0, tickMs: 40 });
+      return { sim, adapter: (baseUrl, log) => new KalshiVenue({ baseUrl, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 400, startTimeoutMs: 300, log }) };
+    },
+    unmodelled(path, body) {
+      if (!path.endsWith("/trade-api/v2/markets")) return body;
+      const page = body as { markets: { ticker: string }[] };
+      return { ...page, markets: page.markets.map((m) => (kalshiScalar.has(m.ticker) ? { ...m, market_type: "scalar" } : m)) };
+    },
+    ...firstOfEach(kalshiListings),
   },
   {
     name: "Limitless: a market whose feeRateBps is not a whole number of basis points, and an AMM market among the active ones",

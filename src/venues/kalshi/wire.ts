@@ -7,6 +7,8 @@ import { resolutionStatus, type BookSides, type VenueMarket, type VenueResolutio
 export interface KalshiMarket {
   ticker: string;
   event_ticker: string;
+  /** `binary` (YES pays $1 or nothing) or `scalar` (YES pays the market's settlement value, from 0 to $1). */
+  market_type: string;
   title?: string;
   yes_sub_title: string;
   status: string;
@@ -184,9 +186,11 @@ export function onPriceGrid(yesPrice: PriceMicro, ranges: readonly PriceRange[])
 /**
  * A Kalshi market as the Venue port states it. Prices may be quoted on a finer grid near 0 and 1
  * (tapered structures): the tick it states is the coarsest step, valid across the range, and the
- * adapter checks an order's price against the market's ranges (onPriceGrid).
+ * adapter checks an order's price against the market's ranges (onPriceGrid). Only a `binary` market is one: a
+ * `scalar` one pays its YES holders a settlement value anywhere from 0 to $1, no outcome of a question.
  */
 export function toVenueMarket(m: KalshiMarket, feeModel: FeeModel): VenueMarket {
+  if (m.market_type !== "binary") throw new Error(`Kalshi market_type ${String(m.market_type)} is not binary`);
   const ranges = priceRanges(m);
   const tick = ranges.reduce((a, r) => (r.step > a ? r.step : a), 0n);
   // every price whole cents and every contract whole: each fill's notional is whole cents (fees.ts, worstFee)
