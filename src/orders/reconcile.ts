@@ -2,7 +2,7 @@ import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
-import type { Vault } from "../vault/vault.ts";
+import type { EscrowState, LockState, Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
@@ -62,9 +62,13 @@ export class Reconciler {
    * Releases every lock, and returns every escrow, still open on chain whose order is finished, or
    * unknown to the store: the operator's way out for a lock or an escrow that landed after its order
    * was closed. Open orders are read after the chain, so an order whose lock or escrow the chain shows
-   * was already stored, and is left to its own path. The chain is read from where the last sweep
-   * stopped (OpenHolds). One sweep at a time: a sweep asked for while one runs joins it. Returns how
-   * many it released.
+   * was already stored, and is left to its own path. An order rejected with nothing released may be
+   * run again by its client's retry (Store.reopenOrder), which takes a lock or escrow of its id the
+   * chain holds for its own: before its release, such an order is recorded holding it, with the
+   * transaction that made it, a compare-and-set from `rejected` that a retry's reopening excludes, so
+   * the retry answers it as it stands and never runs on a hold being released. The chain is read from
+   * where the last sweep stopped (OpenHolds). One sweep at a time: a sweep asked for while one runs
+   * joins it. Returns how many it released.
    */
   sweepLocks(): Promise<number> {
     this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
@@ -76,21 +80,45 @@ export class Reconciler {
     const held = await this.holds.read();
     if (held.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
+    const stranded = held.filter((x) => !open.has(x.orderId.toLowerCase()));
+    if (stranded.length === 0) return 0;
+    // Read in one query, after the open orders: a rejected order the list above took for closed may have been reopened since.
+    const orders = new Map((await store.ordersInStatus([...OPEN_STATUSES, "rejected"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
     let released = 0;
-    for (const x of held) {
-      if (open.has(x.orderId.toLowerCase())) continue;
+    for (const x of stranded) {
+      const order = orders.get(x.orderId.toLowerCase());
+      if (order && OPEN_STATUSES.includes(order.status)) continue;
       try {
         // An order that closed after the chain was read had its settlement or release land first: asked again, its hold has ended.
-        const still = x.kind === "lock" ? (await vault.lockState(x.orderId)).kind === "locked" : (await vault.escrowState(x.orderId)).kind === "escrowed";
-        if (!still) continue;
+        const state = x.kind === "lock" ? await vault.lockState(x.orderId) : await vault.escrowState(x.orderId);
+        if (state.kind !== "locked" && state.kind !== "escrowed") continue;
+        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, state) : undefined;
+        if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
+        if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
       } catch (err) {
         log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }
     }
     return released;
+  }
+
+  /**
+   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with the
+   * transaction that made it, before the sweep releases it: no longer reopenable, its client's retry answers it as
+   * it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is its own now), or
+   * the chain names no transaction for the hold.
+   */
+  private async closeForRetries(order: OrderRecord, state: Extract<LockState | EscrowState, { kind: "locked" | "escrowed" }>): Promise<OrderRecord | false> {
+    const lockTx = await this.d.vault.heldBy(chainOrderId(order.id));
+    if (lockTx === null) return false;
+    const patch: OrderPatch =
+      state.kind === "locked"
+        ? { locked: state.amount, lockTx, errorMessage: "The order's lock landed on the chain after the order was closed; the locked USDC was released." }
+        : { escrowed: state.shares, sotTokenId: state.tokenId.toString(), lockTx, errorMessage: "The order's escrow landed on the chain after the order was closed; the escrowed shares were returned." };
+    return (await this.d.store.updateOrder(order.id, ["rejected"], patch)) ?? false;
   }
 
   /** Resolves once no pass is running: what shutdown awaits. */

@@ -9,7 +9,7 @@ import type { OrderRecord, Store } from "../store/store.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 import type { SellQuote, VenueQuote } from "../router/index.ts";
 import type { ChildOrder, ChildStatus, PlaceResult, Venue } from "../venues/venue.ts";
-import { VaultTxError, type Address, type ChainInfo, type EscrowState, type LockState, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type Address, type ChainInfo, type EscrowState, type HoldEvents, type LockState, type Vault } from "../vault/vault.ts";
 import { MarketCatalog } from "../markets/catalog.ts";
 import { orderFee } from "../domain/fees.ts";
 import { notional } from "../domain/money.ts";
@@ -55,7 +55,7 @@ class Ledger {
     const add = (m: Map<string, bigint>, a: string, n: bigint) => m.set(a, (m.get(a) ?? 0n) + n);
     return {
       balanceOf: async () => ({ available: 1_000_000_000n, locked: 0n }),
-      info: () => ({ lockTtlSeconds: LOCK_TTL_S }) as ChainInfo,
+      info: () => ({ lockTtlSeconds: LOCK_TTL_S, deployedAt: 0n }) as ChainInfo,
       blockTime: async () => Math.floor(this.now() / 1000),
       lock: async (id, account, amount) => {
         fail("lock");
@@ -67,6 +67,7 @@ class Ledger {
       settle: async (id, spent, position) => {
         fail("settle");
         const l = this.locks.get(id)!;
+        if (l.state !== "locked") throw new VaultTxError("reverted", "AlreadyReleased", "Vault.settle reverted: AlreadyReleased");
         add(this.sot, l.account, position.shares);
         this.locks.set(id, { ...l, state: "settled", spent, shares: position.shares });
         return tx();
@@ -114,6 +115,15 @@ class Ledger {
         return { kind: "released", txHash: HASH, expired: e.expired ?? false };
       },
       pendingTransactions: async () => this.pending,
+      // One block holds the whole history: every lock and escrow taken, and the endings of those no longer held.
+      blockNumber: async () => 1n,
+      blockHash: async () => undefined,
+      holds: async () => ({
+        locks: [...this.locks].map(([orderId, l]) => ({ orderId, client: l.account, amount: l.amount })),
+        endings: [...this.locks].filter(([, l]) => l.state !== "locked").map(([orderId, l]) => ({ orderId, client: l.account })),
+        escrows: [...this.escrows].map(([orderId, e]) => ({ orderId, client: e.account, tokenId: 7n, shares: e.shares })),
+        escrowEndings: [...this.escrows].filter(([, e]) => e.state !== "escrowed").map(([orderId, e]) => ({ orderId, client: e.account, tokenId: 7n })),
+      }) as unknown as HoldEvents,
     } as Partial<Vault> as Vault;
   }
 }
@@ -286,6 +296,55 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     const answer = { id: order.id, status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH };
     expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
     expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(sent).toHaveLength(0);
+  });
+
+  it("settles a retry on its order's removed lock landed again, taken over while a sweep that found it stranded was running: the sweep releases nothing", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    const venue = heldPlacement();
+    const openOrders = store.ordersInStatus.bind(store);
+    let retry: Promise<OrderRecord> | undefined;
+    // The client's retry arrives once the sweep has read the chain and the open orders: it takes the lock over and routes.
+    const reads = vi.spyOn(store, "ordersInStatus").mockImplementationOnce(async (statuses) => {
+      const listed = await openOrders(statuses);
+      retry = svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+      await venue.placed;
+      return listed;
+    });
+    try {
+      expect(await reconciler(svc).sweepLocks()).toBe(0);
+    } finally {
+      reads.mockRestore();
+    }
+    venue.answer();
+    expect(await retry).toMatchObject({ id: order.id, status: "filled", locked: 10_000_000n, spent: 10_000_000n, lockTx: HASH });
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: 10_000_000n });
+  });
+
+  it("answers for good, with its lock and release, a retry that comes while the sweep releases its order's removed lock landed again, and runs nothing", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    const venue = heldPlacement();
+    const vault = ledger.vault();
+    const release = vault.release.bind(vault);
+    let retry: Promise<OrderRecord> | undefined;
+    // The client's retry arrives as the sweep sends its release, and gets as far as it can before the release lands.
+    vault.release = async (id) => {
+      retry = svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+      await Promise.race([venue.placed, retry]);
+      return release(id);
+    };
+    const sweeper = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(1);
+    venue.answer();
+    const answer = { id: order.id, status: "rejected", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: HASH, errorMessage: expect.stringContaining("landed on the chain after the order was closed") };
+    // Answered as it stood while the release was on its way: the lock recorded, its release not yet.
+    expect(await retry).toMatchObject({ ...answer, releaseTx: null });
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ ...answer, releaseTx: HASH });
     expect(sent).toHaveLength(0);
   });
 
@@ -1514,6 +1573,15 @@ describe("a venue that finds child orders by their content (Opinion)", () => {
 
 function reconciler(svc: OrderService): Reconciler {
   return new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+}
+
+/** A placement the venue holds until `answer()`, filling it whole then; `placed` resolves once it was sent. */
+function heldPlacement(): { placed: Promise<void>; answer: () => void } {
+  let sentNow!: () => void;
+  let answer: () => void = () => undefined;
+  const placed = new Promise<void>((r) => (sentNow = r));
+  script = [(o) => (sentNow(), new Promise<PlaceResult>((r) => (answer = () => r(fill(o, o.shares))))) as unknown as PlaceResult];
+  return { placed, answer: () => answer() };
 }
 
 /** An order under client_order_id "b-1" stored `locked`, the server stopped there, whose lock a reorganisation then removed: recovery rejected it order_interrupted. */
