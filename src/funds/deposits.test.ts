@@ -175,6 +175,42 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
   }, 60_000);
 
+  it("drops a transfer whose receipt the chain lacks, its block there without it, only once that block is under the confirmations", async () => {
+    const { key, account } = await keyedAccount("acc_gone_shallow");
+    const txHash = keccak256(toHex("a transfer a reorganisation removed from the head"));
+    await t.rpc.call("evm_mine");
+    const now = new Date().toISOString();
+    // As the scan stored it from the old chain; the new chain's block at its height, the head, is there without it.
+    await t.store.insertDeposits([
+      {
+        id: depositId(txHash, 0),
+        accountId: account.id,
+        amount: 2n * USDC,
+        fromAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(),
+        txHash,
+        place: 0,
+        logIndex: 0,
+        block: await t.vault.blockNumber(),
+        status: "detected",
+        creditTx: null,
+        creditBlock: null,
+        creditBlockHash: null,
+        errorMessage: null,
+        createdAt: now,
+        updatedAt: now,
+      },
+    ]);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    // That block is the head: a reorganisation may yet replace it with one that holds the transfer.
+    await watcher.pass();
+    expect(await statuses()).toEqual([[2n * USDC, "detected"]]);
+    // A block over it: the chain says for good that the transfer is not there.
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect(await statuses()).toEqual([[2n * USDC, "dropped"]]);
+  }, 60_000);
+
   it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });

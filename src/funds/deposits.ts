@@ -200,8 +200,8 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away: its block is there, without it), or has failed in a block
-   * under the confirmations, or of 0 USDC, is dropped;
+   * for; a transfer the chain no longer has (reorganised away: its block, under the confirmations, is there without it),
+   * or has failed in a block under the confirmations, or of 0 USDC, is dropped;
    * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, scanned: bigint | undefined, log: Log): Promise<DepositStatus> {
@@ -226,10 +226,11 @@ export class DepositWatcher {
       return this.confirmed(logged.failedIn, scanned) ? this.finish(deposit, { status: "dropped", errorMessage: "The transfer failed on chain: it moved no USDC, there is nothing to credit." }, log) : deposit.status;
     }
     const transfer = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place)?.transfer;
-    // No receipt: gone only if the block at its height is there without its transaction (reorganised away). A node
-    // behind the one that showed the transfer (a pool of nodes, each request answered by any of them) may lack the
-    // block, or the receipt while the next request's node has the block: asked again at the next pass.
-    if (!logged && (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false) return deposit.status;
+    // No receipt: gone only if the block at its height is there without its transaction (reorganised away), and under
+    // the confirmations: above them a reorganisation may yet put back a block that holds it. A node behind the one that
+    // showed the transfer (a pool of nodes, each request answered by any of them) may lack the block, or the receipt
+    // while the next request's node has the block: asked again at the next pass.
+    if (!logged && (!this.confirmed(deposit.block, scanned) || (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false)) return deposit.status;
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
