@@ -134,7 +134,7 @@ export class FundsStore implements Pick<Store, FundsMethods> {
         .onConflict((oc) =>
           oc
             .column("id")
-            .doUpdateSet((eb) => ({ status: "detected", block: eb.ref("excluded.block"), updated_at: eb.ref("excluded.updated_at") }))
+            .doUpdateSet((eb) => ({ status: "detected", block: eb.ref("excluded.block"), error_message: null, updated_at: eb.ref("excluded.updated_at") }))
             .where("deposits.status", "=", "dropped"),
         )
         .execute();

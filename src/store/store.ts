@@ -556,7 +556,7 @@ export interface Store {
   renewWithdrawalLeases(ids: readonly string[], lease: Lease): Promise<void>;
   releaseWithdrawal(id: string, owner: string): Promise<void>;
 
-  /** Stores each transfer once; one stored as dropped and found on chain again is detected anew. */
+  /** Stores each transfer once; one stored as dropped and found on chain again is detected anew, its error cleared. */
   insertDeposits(deposits: readonly DepositRecord[]): Promise<void>;
   depositsInStatus(statuses: readonly DepositStatus[]): Promise<DepositRecord[]>;
   updateDeposit(id: string, from: readonly DepositStatus[], patch: DepositPatch, owner?: string): Promise<DepositRecord | undefined>;
