@@ -211,6 +211,31 @@ describe("the deposit watcher", () => {
     expect(await statuses()).toEqual([[2n * USDC, "dropped"]]);
   }, 60_000);
 
+  it("drops a transfer whose transaction a reorganisation mined again without it only once that block is under the confirmations", async () => {
+    const { key, account } = await keyedAccount("acc_mined_without");
+    await watcherSigningWith(() => key, { confirmations: 1 }).pass();
+    const deposit = await signedTransfer(account.address as Address, 3n * USDC);
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await mine([deposit]);
+    await t.rpc.call("evm_mine");
+    // The scan finds the transfer; then the new chain mines its transaction where it goes through without it (a contract's
+    // call that did otherwise there): its receipt holds no transfer into the address.
+    const remined = Object.create(t.vault, { usdcTransfersOf: { value: async () => [] } }) as Vault;
+    const atHead = Object.create(remined, {
+      blockOf: { value: async () => ({ number: await t.vault.blockNumber(), hash: (await t.vault.blockHash(await t.vault.blockNumber()))! }) },
+    }) as Vault;
+    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    // Mined again in the head block: a reorganisation may yet mine it where it makes the transfer.
+    await watcherSigningWith(() => key, { confirmations: 1, vault: atHead }).pass();
+    expect(await statuses()).toEqual([[3n * USDC, "detected"]]);
+    // Mined again in a block under the confirmations: the chain says for good that it moved nothing to the address.
+    await watcherSigningWith(() => key, { confirmations: 1, vault: remined }).pass();
+    expect(await statuses()).toEqual([[3n * USDC, "dropped"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+    // The chain as the receipts said: without the transfer, which the next tests' scans would otherwise find again.
+    await t.rpc.call("evm_revert", [fork]);
+  }, 60_000);
+
   it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });

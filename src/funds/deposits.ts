@@ -200,8 +200,9 @@ export class DepositWatcher {
 
   /**
    * Credits one deposit, or records the credit the chain already made. A credit that may still land is waited
-   * for; a transfer the chain no longer has (reorganised away: its block, under the confirmations, is there without it),
-   * or has failed in a block under the confirmations, or of 0 USDC, is dropped;
+   * for; a transfer the chain no longer has (reorganised away: its block, under the confirmations, is there without it,
+   * or its transaction is mined again without it in a block under them), or has failed in a block under the
+   * confirmations, or of 0 USDC, is dropped;
    * anything the Vault refused is tried again at the next pass, which is safe: the Vault credits a key once.
    */
   private async credit(deposit: DepositRecord, scanned: bigint | undefined, log: Log): Promise<DepositStatus> {
@@ -232,6 +233,12 @@ export class DepositWatcher {
     // while the next request's node has the block: asked again at the next pass.
     if (!logged && (!this.confirmed(deposit.block, scanned) || (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false)) return deposit.status;
     if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase() || transfer.amount !== deposit.amount) {
+      // A receipt without it: its transaction mined again where it did otherwise. Gone once that block is under the
+      // confirmations; above them a reorganisation may yet mine it where it makes the transfer: read again next pass.
+      if (logged) {
+        const at = await vault.blockOf(deposit.txHash as Hex32);
+        if (!at || !this.confirmed(at.number, scanned)) return deposit.status;
+      }
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
     if (!this.confirmed(transfer.blockNumber, scanned)) return deposit.status;
