@@ -44,6 +44,30 @@ describe("OpinionVenue", () => {
     expect(await venue.trades()).toEqual([...placed.fills, made].map((f) => ({ ...f, clientOrderId: "" })));
   });
 
+  it("discovers each unlisted market once though a market added between two reads of the market list shows one on both pages", async () => {
+    const { sim, venue } = await setup();
+    const listed = new Set(catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === venue.id).map((l) => l.venueMarketId)));
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    // discover() reads only the REST API: the adapter is not started
+    const discovering = new OpinionVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog });
+    // 21 markets, 20 a page: the venue's own, with copies of its unlisted one under other ids; one more is listed at the
+    // head after the first page was read, so the second page starts with the first's last
+    type Page = { total: number; list: { marketId: number; marketTitle: string }[] };
+    let first: Page | undefined;
+    const copy = (m: Page["list"][number], marketId: number) => ({ ...m, marketId, marketTitle: `${m.marketTitle} (${marketId})` });
+    proxy.rewrite = (path, body) => {
+      const page = (body as { result: Page | null }).result;
+      if (!path.endsWith("/market") || page?.list === undefined) return body;
+      if (first) return { ...(body as object), result: { total: first.total + 1, list: [first.list[19]!, first.list[20]!] } };
+      const unlisted = page.list.find((m) => !listed.has(String(m.marketId)))!;
+      first = { total: 21, list: [...page.list, ...Array.from({ length: 21 - page.list.length }, (_, i) => copy(unlisted, 90_001 + i))] };
+      return { ...(body as object), result: { ...first, list: first.list.slice(0, 20) } };
+    };
+    const found = (await discovering.discover()).map((m) => m.venueMarketId);
+    expect(found.sort()).toEqual(first!.list.map((m) => String(m.marketId)).filter((id) => !listed.has(id)).sort());
+  });
+
   it("finds a child after a restart though an order placed between two reads of the order list shows it on both pages", async () => {
     const { sim, venue, marketId } = await setup();
     const expiresAt = Date.now() + 60_000;

@@ -142,17 +142,20 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** The activated binary markets the catalog does not list (`GET /market`, 20 a page), less those the adapter cannot model. */
+  /**
+   * The activated binary markets the catalog does not list (`GET /market`, 20 a page), each once, less those the adapter
+   * cannot model. By id: a market listed between two page reads shifts the list, showing one market on both pages.
+   */
   async discover(): Promise<VenueMarket[]> {
     const listed = new Set(this.listedMarkets());
-    const found: OpinionMarket[] = [];
+    const found = new Map<string, OpinionMarket>();
     for (let page = 1; ; page++) {
       const q = new URLSearchParams({ chainId: String(OPINION_CHAIN_ID), marketType: "0", status: "activated", page: String(page), limit: String(PAGE) });
       const body = (await this.read(`/market?${q}`)) as { list: OpinionMarket[]; total: number };
-      found.push(...body.list);
-      if (body.list.length < PAGE || found.length >= body.total) break;
+      for (const m of body.list) found.set(String(m.marketId), m);
+      if (body.list.length < PAGE || page * PAGE >= body.total) break;
     }
-    const fresh = await Promise.all(found.filter((m) => !listed.has(String(m.marketId))).map((m) => this.withFeeRate(m)));
+    const fresh = await Promise.all([...found.values()].filter((m) => !listed.has(String(m.marketId))).map((m) => this.withFeeRate(m)));
     return this.modelled(fresh, ({ market }) => String(market.marketId), ({ market, takerFeeBps }) => toVenueMarket(market, tokensFeeModel(takerFeeBps)));
   }
 
