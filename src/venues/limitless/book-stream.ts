@@ -34,6 +34,8 @@ export class LimitlessBookStream {
   private lastFrameAt = 0;
   /** The server's ping period plus its grace: a connection silent for longer is dead. */
   private silenceLimitMs: number | undefined;
+  /** The server left the namespace on the open connection (Socket.IO's "io server disconnect"): it sends no book on it again. */
+  private left = false;
   lastError: string | undefined;
 
   constructor(private readonly opts: BookStreamOptions) {}
@@ -50,6 +52,7 @@ export class LimitlessBookStream {
     this.freeze();
     this.joined = false;
     this.silenceLimitMs = undefined;
+    this.left = false;
   }
 
   /** Subscribed to the namespace on the current connection. */
@@ -57,9 +60,9 @@ export class LimitlessBookStream {
     return this.joined;
   }
 
-  /** True once the open connection has been silent for longer than the server promised to ping. */
+  /** True once the open connection has been silent for longer than the server promised to ping, or the server left the namespace on it. */
   overdue(): boolean {
-    return this.silenceLimitMs !== undefined && this.opts.now() - this.lastFrameAt > this.silenceLimitMs;
+    return this.left || (this.silenceLimitMs !== undefined && this.opts.now() - this.lastFrameAt > this.silenceLimitMs);
   }
 
   /** A book read over REST, used until the stream delivers one. */
@@ -109,7 +112,10 @@ export class LimitlessBookStream {
         this.lastError = `namespace refused: ${JSON.stringify(packet.data)}`;
         return;
       case "disconnect":
-        if (packet.nsp === MARKETS_NAMESPACE) this.disconnected();
+        // the connection still answers pings but carries no book: its books age, and the adapter's watchdog opens another
+        if (packet.nsp !== MARKETS_NAMESPACE) return;
+        this.disconnected();
+        this.left = true;
         return;
       case "event":
         if (packet.nsp === MARKETS_NAMESPACE && packet.name === "orderbookUpdate") this.update(packet.args[0], text);

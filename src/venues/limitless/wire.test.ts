@@ -195,6 +195,37 @@ describe("Limitless book stream", () => {
     stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", update])}`);
     expect(stream.book("btc-100k-2024", "YES")!.updatedAt).toBe(31_000);
   });
+
+  it("opens the connection again when the server leaves the /markets namespace, whose books it no longer sends, and keeps them as of that frame meanwhile", () => {
+    let now = 1_000;
+    const sent: string[] = [];
+    const stream = new LimitlessBookStream({ venue: "limitless", slugs: ["btc-100k-2024"], send: (t) => sent.push(t) > 0, now: () => now, onBook: () => undefined, onDrop: () => undefined });
+    const update = fixture("orderbook-update.json");
+    stream.opened();
+    stream.onMessage('0{"sid":"s","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}');
+    stream.onMessage('40/markets,{"sid":"x"}');
+    stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", update])}`);
+    now = 2_000;
+    // Socket.IO's "io server disconnect": the connection stays up and pinged, but the namespace sends nothing more
+    stream.onMessage("41/markets,");
+    expect(stream.live).toBe(false);
+    now = 3_000;
+    stream.onMessage("2");
+    expect(stream.book("btc-100k-2024", "YES")!.updatedAt).toBe(2_000);
+    // the adapter's watchdog reopens an overdue connection; the new one joins and subscribes again
+    expect(stream.overdue()).toBe(true);
+    stream.disconnected();
+    expect(stream.overdue()).toBe(false);
+    stream.opened();
+    sent.length = 0;
+    stream.onMessage('0{"sid":"t","upgrades":[],"pingInterval":25000,"pingTimeout":20000,"maxPayload":1000000}');
+    stream.onMessage('40/markets,{"sid":"y"}');
+    expect(sent).toEqual(["40/markets,", '42/markets,["subscribe_market_prices",{"marketSlugs":["btc-100k-2024"]}]']);
+    now = 4_000;
+    stream.onMessage(`42/markets,${JSON.stringify(["orderbookUpdate", update])}`);
+    expect(stream.live).toBe(true);
+    expect(stream.book("btc-100k-2024", "YES")!.updatedAt).toBe(4_000);
+  });
 });
 
 describe("Socket.IO v4 framing", () => {
