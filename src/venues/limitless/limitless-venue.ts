@@ -228,8 +228,8 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   /**
    * Every trade of the account from `GET /portfolio/history`, page by page behind its cursor, each
    * once. The history lists newest first (assumed), so the whole of it, reversed, is oldest first. The
-   * history names no fee: the contracts withheld from each buy are read from its order (`GET /orders/{id}`),
-   * as its fills are.
+   * history names no fee: the contracts withheld from each buy and the USDC fee of each sell are read from its
+   * order (`GET /orders/{id}`), as its fills are.
    */
   async trades(): Promise<VenueFill[]> {
     const entries: LimitlessHistoryPage["data"] = [];
@@ -241,8 +241,9 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     }
     const slugs = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.market !== undefined ? [e.market.slug] : [])));
     const models = new Map(await Promise.all([...slugs].map(async (slug) => [slug, await this.feeModel(slug, "a trade")] as const)));
-    const bought = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.orderId !== undefined && e.market !== undefined && feeInShares(models.get(e.market.slug)!, historySide(e)) ? [e.orderId] : [])));
-    const totals = new Map(await Promise.all([...bought].map(async (id) => [id, ((await this.read(`/orders/${encodeURIComponent(id)}`, true)) as OrderAnswer).execution?.totalsRaw] as const)));
+    // a buy's fee in contracts and a sell's in USDC are what its order's totals say the venue applied
+    const totalled = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.orderId !== undefined && e.market !== undefined && (historySide(e) === "sell" || feeInShares(models.get(e.market.slug)!, "buy")) ? [e.orderId] : [])));
+    const totals = new Map(await Promise.all([...totalled].map(async (id) => [id, ((await this.read(`/orders/${encodeURIComponent(id)}`, true)) as OrderAnswer).execution?.totalsRaw] as const)));
     return tradesFromHistory(entries.reverse(), (slug) => models.get(slug)!, (id) => totals.get(id));
   }
 

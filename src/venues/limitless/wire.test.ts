@@ -144,7 +144,7 @@ describe("Limitless wire: the documented shapes", () => {
     expect(() => tradesFromHistory([{ ...page.data[0]!, orderId: undefined }], () => model, totals)).toThrow(/orderId/);
     // the strategy names the side: "Sell", "Limit Sell" and "Market Sell" are sells
     for (const strategy of ["Sell", "Limit Sell", "Market Sell"]) {
-      expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model, totals).map((t) => t.side)).toEqual(["sell"]);
+      expect(tradesFromHistory([{ ...page.data[0]!, strategy }], () => model, () => undefined).map((t) => t.side)).toEqual(["sell"]);
     }
   });
 
@@ -160,6 +160,21 @@ describe("Limitless wire: the documented shapes", () => {
     expect(trades).toEqual(fills);
     // a buy whose order answer has no totals: the contracts withheld are not known
     expect(() => tradesFromHistory([...page.data].reverse(), () => model, () => undefined)).toThrow(/totalsRaw/);
+  });
+
+  it("gives a sell's trades the USDC fee the venue applied, as its fills, where it applied less than the signed rate", () => {
+    const page = fixture("history.json") as LimitlessHistoryPage;
+    const answer = fixture("order-created.json");
+    const model = limitlessFeeModel(answer.order.feeRateBps);
+    // signed 300 bps (1.932 USDC on 64.4), applied 150 (effectiveFeeBps): 0.966 USDC
+    const applied = { contractsGross: "100000000", contractsFee: "0", contractsNet: "100000000", usdGross: "64400000", usdFee: "966000", usdNet: "63434000" };
+    const sold = [...page.data].reverse().map((e) => ({ ...e, strategy: "Sell" }));
+    const trades = tradesFromHistory(sold, () => model, () => applied);
+    const fills = fillsFromMatches(answer.makerMatches, answer.order.id, "", "sell", model, applied);
+    expect(trades.map((t) => t.fee)).toEqual([576_000n, 390_000n]);
+    expect(trades).toEqual(fills);
+    // a sell whose order answer has no totals: the fee at the signed rate, as its fills take it
+    expect(tradesFromHistory(sold, () => model, () => undefined)).toEqual(fillsFromMatches(answer.makerMatches, answer.order.id, "", "sell", model, undefined));
   });
 
   it("refuses a market fee rate of 100 % or more", () => {

@@ -195,7 +195,7 @@ export function fillsFromMatches(
   );
   const fill = (t: (typeof trades)[number], shares: ShareMicro, fee: bigint): VenueFill => ({ tradeId: t.tradeId, venueOrderId, clientOrderId, side, price: t.price, shares, fee });
   if (side === "sell" || (totals === undefined && !feeInShares(model, side))) {
-    const fees = side === "sell" && totals !== undefined ? shareOut(soldTotals(totals, trades), trades.map((t) => notional(t.price, t.shares))) : feesPerFill(model, trades);
+    const fees = side === "sell" ? sellFees(trades, model, totals) : feesPerFill(model, trades);
     return trades.map((t, i) => fill(t, t.shares, fees[i]!));
   }
   if (totals === undefined) throw new TypeError("a buy's answer has no execution.totalsRaw: the contracts withheld as its fee are not known");
@@ -245,6 +245,14 @@ function boughtTotals(totals: LimitlessTotals, matched: readonly Level[]): Share
   if (t("usdGross") !== paid) throw disagree(`usdGross ${totals.usdGross}, the matches' notional ${paid}`);
   if (t("usdFee") !== 0n || t("usdNet") !== paid) throw disagree(`a buy with a USDC fee (usdFee ${totals.usdFee}, usdNet ${totals.usdNet})`);
   return fee;
+}
+
+/**
+ * A sell's USDC fee on each of its matches (each once): its totals' `usdFee`, what the venue applied, shared out by
+ * notional; without totals, the fee at the signed rate split by feesPerFill.
+ */
+function sellFees(matched: readonly Level[], model: FeeModel, totals: LimitlessTotals | undefined): Micro[] {
+  return totals === undefined ? feesPerFill(model, matched) : shareOut(soldTotals(totals, matched), matched.map((t) => notional(t.price, t.shares)));
 }
 
 /** The USDC fee a sell's totals say the venue took, once they agree with its matches; throws when they do not. */
@@ -323,10 +331,11 @@ export function historySide(entry: LimitlessHistoryEntry): TradeSide {
 
 /**
  * The account's order book trades from its history entries, in the order given, each once. The
- * listing names no fee: each order's fee is split over its trades as over its fills (feesPerFill), so
- * a trade carries the fee its fill did; a buy's trades deliver their contracts less the contracts the
- * venue withheld from the order (`contractsFee` of its `totals`, the order's `execution.totalsRaw`, which
- * may be below the signed rate), split as its fills split it (netOfWithheld). The listing does not carry
+ * listing names no fee: each order's fee is split over its trades as over its fills, so a trade carries
+ * the fee its fill did, from the order's `totals` (its `execution.totalsRaw`: what the venue applied, which
+ * may be below the signed rate): a buy's trades deliver their contracts less the contracts the venue
+ * withheld from the order (`contractsFee`), split as its fills split it (netOfWithheld); a sell's pay its
+ * `usdFee` shared out by notional (sellFees, the signed rate without totals). The listing does not carry
  * the client order id.
  */
 export function tradesFromHistory(
@@ -352,7 +361,7 @@ export function tradesFromHistory(
       const net = netOfWithheld(group, parseRaw(orderTotals.contractsFee, "execution.totalsRaw.contractsFee"));
       group.forEach((t, i) => priced.set(t.tradeId, net[i]!));
     } else {
-      const split = feesPerFill(model, group);
+      const split = group[0]!.side === "sell" ? sellFees(group, model, totals(group[0]!.venueOrderId)) : feesPerFill(model, group);
       group.forEach((t, i) => priced.set(t.tradeId, { shares: t.shares, fee: split[i]! }));
     }
   }
