@@ -36,6 +36,8 @@ export interface OpinionBookStreamOptions extends BookStreamHooks {
   snapshot: (marketId: string) => Promise<{ bids: LevelMap; asks: LevelMap } | undefined>;
   /** A connection that carries no frame for this long is taken for dead. */
   silentMs: number;
+  /** How long after its SUBSCRIBE a market's subscription is taken to be live without a diff to show it (assumed). */
+  subscribeSettleMs: number;
 }
 
 /**
@@ -45,13 +47,16 @@ export interface OpinionBookStreamOptions extends BookStreamHooks {
  * market is re-read from `GET /token/orderbook` once its first diff shows the subscription live, and
  * every diff from that first one on is applied to the snapshot, in order: a diff older than the
  * snapshot sets a level to a value the later diffs then correct, since each change is sent once, in
- * order. The same after every reconnection (diffs missed meanwhile are unknowable), and after a diff that cannot be read. The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
+ * order. A market that sends no diff within subscribeSettleMs of its SUBSCRIBE (a quiet one) is read then,
+ * its subscription taken to be live by that time. The same after every reconnection (diffs missed meanwhile
+ * are unknowable), and after a diff that cannot be read. The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
  */
 export class OpinionBookStream {
   private readonly books = new Map<string, MarketBook>();
   private readonly phases = new Map<string, Phase>();
   private lastFrameAt = 0;
   private connected = false;
+  private settle: NodeJS.Timeout | undefined;
   lastError: string | undefined;
 
   constructor(private readonly opts: OpinionBookStreamOptions) {}
@@ -66,10 +71,18 @@ export class OpinionBookStream {
     this.lastFrameAt = this.opts.now();
     for (const marketId of this.opts.marketIds) this.phases.set(marketId, { kind: "awaiting" });
     for (const marketId of this.opts.marketIds) this.opts.send(JSON.stringify({ action: "SUBSCRIBE", channel: DEPTH_CHANNEL, marketId: Number(marketId) }));
+    // a quiet market sends no diff to show its subscription live: once it has had time to take, the market is read as after a first diff
+    clearTimeout(this.settle);
+    this.settle = setTimeout(() => {
+      for (const [marketId, phase] of this.phases) if (phase.kind === "awaiting") this.resync(marketId, []);
+    }, this.opts.subscribeSettleMs);
+    this.settle.unref();
   }
 
   disconnected(): void {
     this.connected = false;
+    clearTimeout(this.settle);
+    this.settle = undefined;
     this.phases.clear();
   }
 

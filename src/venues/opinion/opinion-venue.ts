@@ -46,6 +46,8 @@ export const OPINION_REQUESTS_PER_SECOND = 15;
 const PAGE = 20;
 /** The SDK's heartbeat interval. */
 const HEARTBEAT_MS = 30_000;
+/** How long a SUBSCRIBE is given to take before a market that sent no diff is read over REST (assumed: Opinion acknowledges none). */
+const SUBSCRIBE_SETTLE_MS = 1_000;
 
 interface Cached {
   market: VenueMarket;
@@ -91,6 +93,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
       marketIds: this.marketIds,
       snapshot: (id) => this.snapshot(id),
       silentMs: Math.max(this.freshnessMs, 2_000),
+      subscribeSettleMs: SUBSCRIBE_SETTLE_MS,
     });
     const url = new URL(opts.wsUrl);
     url.searchParams.set("apikey", opts.credentials.apiKey);

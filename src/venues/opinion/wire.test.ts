@@ -68,6 +68,7 @@ describe("Opinion wire: the documented shapes", () => {
       onDrop: () => undefined,
       snapshot: async () => ({ bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") }),
       silentMs: 5_000,
+      subscribeSettleMs: 60_000,
     });
     stream.opened();
     expect(JSON.parse(sent[0]!)).toEqual({ action: "SUBSCRIBE", channel: "market.depth.diff", marketId: 2101 });
@@ -103,6 +104,7 @@ describe("Opinion wire: the documented shapes", () => {
       onDrop: () => undefined,
       snapshot: async () => (reads++, { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") }),
       silentMs: 5_000,
+      subscribeSettleMs: 60_000,
     });
     stream.opened();
     const [added] = fixture("depth-diff.json") as object[];
@@ -118,6 +120,32 @@ describe("Opinion wire: the documented shapes", () => {
     stream.onMessage(JSON.stringify(added));
     expect(stream.synced()).toBe(true);
     expect(stream.book("2101", "YES")!.updatedAt).toBe(3_000);
+  });
+
+  it("reads a quiet market's book once its subscription has had time to take, and keeps it as current as the connection's frames, though no diff comes", async () => {
+    const book = fixture("orderbook.json").result;
+    let now = 1_000;
+    const stream = new OpinionBookStream({
+      venue: "opinion",
+      marketIds: ["2101", "2102"],
+      send: () => true,
+      now: () => now,
+      onBook: () => undefined,
+      onDrop: () => undefined,
+      snapshot: async () => ({ bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") }),
+      silentMs: 5_000,
+      subscribeSettleMs: 20,
+    });
+    stream.opened();
+    // 2102 trades, 2101 does not
+    const [added] = fixture("depth-diff.json") as object[];
+    stream.onMessage(JSON.stringify({ ...added, marketId: 2102 }));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(stream.synced()).toBe(true);
+    now = 9_000;
+    stream.onMessage(JSON.stringify({ ...added, marketId: 2102 }));
+    expect(stream.book("2101", "YES")).toMatchObject({ asks: [{ price: 624_000n, shares: 88_120_000n }, { price: 630_000n, shares: 2_500_000_000n }], updatedAt: 9_000 });
+    expect(stream.oldestAt()).toBe(9_000);
   });
 
   it("reads an order's trades as fills whose fees add up to the order's fee under the market's curve", () => {
