@@ -48,7 +48,7 @@ export interface OpinionBookStreamOptions extends BookStreamHooks {
  * every diff from that first one on is applied to the snapshot, in order: a diff older than the
  * snapshot sets a level to a value the later diffs then correct, since each change is sent once, in
  * order. A market that sends no diff within subscribeSettleMs of its SUBSCRIBE (a quiet one) is read then,
- * its subscription taken to be live by that time. The same after every reconnection (diffs missed meanwhile
+ * its subscription taken to be live by that time, and again each subscribeSettleMs while that read fails. The same after every reconnection (diffs missed meanwhile
  * are unknowable), and after a diff that cannot be read. The YES token's diffs (outcomeSide 1) are applied; NO is its mirror.
  */
 export class OpinionBookStream {
@@ -71,9 +71,10 @@ export class OpinionBookStream {
     this.lastFrameAt = this.opts.now();
     for (const marketId of this.opts.marketIds) this.phases.set(marketId, { kind: "awaiting" });
     for (const marketId of this.opts.marketIds) this.opts.send(JSON.stringify({ action: "SUBSCRIBE", channel: DEPTH_CHANNEL, marketId: Number(marketId) }));
-    // a quiet market sends no diff to show its subscription live: once it has had time to take, the market is read as after a first diff
-    clearTimeout(this.settle);
-    this.settle = setTimeout(() => {
+    // a quiet market sends no diff to show its subscription live: once it has had time to take, the market is read as
+    // after a first diff, and read again each period while that read fails
+    clearInterval(this.settle);
+    this.settle = setInterval(() => {
       for (const [marketId, phase] of this.phases) if (phase.kind === "awaiting") this.resync(marketId, []);
     }, this.opts.subscribeSettleMs);
     this.settle.unref();
@@ -81,7 +82,7 @@ export class OpinionBookStream {
 
   disconnected(): void {
     this.connected = false;
-    clearTimeout(this.settle);
+    clearInterval(this.settle);
     this.settle = undefined;
     this.phases.clear();
   }

@@ -148,6 +148,27 @@ describe("Opinion wire: the documented shapes", () => {
     expect(stream.oldestAt()).toBe(9_000);
   });
 
+  it("reads a quiet market again when the read after its subscription failed", async () => {
+    const book = fixture("orderbook.json").result;
+    let reads = 0;
+    const stream = new OpinionBookStream({
+      venue: "opinion",
+      marketIds: ["2101"],
+      send: () => true,
+      now: () => 1_000,
+      onBook: () => undefined,
+      onDrop: () => undefined,
+      snapshot: async () => (++reads === 1 ? undefined : { bids: levelMap(book.bids, "bids"), asks: levelMap(book.asks, "asks") }),
+      silentMs: 5_000,
+      subscribeSettleMs: 20,
+    });
+    stream.opened();
+    await new Promise((r) => setTimeout(r, 100));
+    stream.disconnected();
+    expect(reads).toBe(2);
+    expect(stream.book("2101", "YES")!.asks[0]).toEqual({ price: 624_000n, shares: 88_120_000n });
+  });
+
   it("reads an order's trades as fills whose fees add up to the order's fee under the market's curve", () => {
     const order = fixture("order-detail.json").result.orderData as OpinionOrder;
     const model = opinionFeeModel("800");
