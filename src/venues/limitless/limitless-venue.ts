@@ -24,6 +24,8 @@ export type LimitlessVenueOptions = AdapterOptions<LimitlessCredentials>;
 
 /** Every status `GET /markets/{slug}/user-orders` can filter on: a lookup by salt must see finished orders too. */
 const USER_ORDER_STATUSES = ["LIVE", "MATCHED", "CANCELED", "UNMATCHED"];
+/** Markets per `/markets/active` page (the simulator's and, assumed, the venue's largest). */
+const ACTIVE_PAGE = 25;
 /** Trades per `/portfolio/history` page (assumed to be within the venue's limit; the SDK asks for 20 by default). */
 const HISTORY_PAGE = 100;
 
@@ -109,13 +111,16 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     return out.map(({ market: m }) => ({ ...m, outcomeIds: { ...m.outcomeIds } }));
   }
 
-  /** Every active market (`GET /markets/active`, page by page, 25 a page): what is new on the venue, for proposing catalog matches. */
+  /**
+   * Every active market (`GET /markets/active`, page by page, 25 a page), each once: what is new on the venue, for proposing
+   * catalog matches. By slug: a market listed between two page reads shifts the list, showing one market on both pages.
+   */
   async activeMarkets(): Promise<LimitlessMarket[]> {
-    const out: LimitlessMarket[] = [];
+    const out = new Map<string, LimitlessMarket>();
     for (let page = 1; ; page++) {
-      const body = (await this.read(`/markets/active?${new URLSearchParams({ page: String(page), limit: "25" })}`)) as { data: LimitlessMarket[]; totalMarketsCount: number };
-      out.push(...body.data);
-      if (body.data.length === 0 || out.length >= body.totalMarketsCount) return out;
+      const body = (await this.read(`/markets/active?${new URLSearchParams({ page: String(page), limit: String(ACTIVE_PAGE) })}`)) as { data: LimitlessMarket[]; totalMarketsCount: number };
+      for (const m of body.data) out.set(m.slug, m);
+      if (body.data.length === 0 || page * ACTIVE_PAGE >= body.totalMarketsCount) return [...out.values()];
     }
   }
 

@@ -9,6 +9,7 @@ import { MarketCatalog } from "../../../markets/catalog.ts";
 import type { ChildOrder } from "../../venue.ts";
 import { LimitlessVenue } from "../limitless-venue.ts";
 import { buyOrder, limitlessAuthHeaders, saltFor, signOrder, wireOrder } from "../signing.ts";
+import { startRewritingProxy } from "../../../../test/helpers/rewriting-proxy.ts";
 import { engineIoUrl } from "../socketio.ts";
 import { LIMITLESS_CLOB_EXCHANGE, startLimitlessSim, type LimitlessSim } from "./limitless-sim.ts";
 
@@ -46,6 +47,30 @@ describe("Limitless simulator", () => {
     expect(active.every((m) => m.status === "FUNDED" && m.tradeType === "clob")).toBe(true);
     const res = await fetch(`${sim.url}/markets/active?page=1&limit=26`);
     expect(res.status).toBe(400);
+  });
+
+  it("discovers each unlisted market once though a market added between two reads of /markets/active shows one on both pages", async () => {
+    const listed = new Set(catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === venue.id).map((l) => l.venueMarketId)));
+    const proxy = await startRewritingProxy(sim.url);
+    const discovering = new LimitlessVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog });
+    // 26 markets, 25 a page: the venue's own, with copies of an unlisted one under other slugs; one more is listed at the
+    // head after the first page was read, so the second page starts with the first's last
+    type Page = { data: { slug: string; title: string }[]; totalMarketsCount: number };
+    let first: Page | undefined;
+    proxy.rewrite = (path, body) => {
+      if (!path.endsWith("/markets/active")) return body;
+      if (first) return { data: first.data.slice(24, 26), totalMarketsCount: first.totalMarketsCount + 1 };
+      const { data } = body as Page;
+      const unlisted = data.find((m) => !listed.has(m.slug))!;
+      first = { data: [...data, ...Array.from({ length: 26 - data.length }, (_, i) => ({ ...unlisted, slug: `${unlisted.slug}-${i}`, title: `${unlisted.title} (${i})` }))], totalMarketsCount: 26 };
+      return { data: first.data.slice(0, 25), totalMarketsCount: 26 };
+    };
+    try {
+      const found = (await discovering.discover()).map((m) => m.venueMarketId);
+      expect(found.sort()).toEqual(first!.data.map((m) => m.slug).filter((slug) => !listed.has(slug)).sort());
+    } finally {
+      await proxy.stop();
+    }
   });
 
   it("refuses a badly signed request with 401 and an order signed by another wallet with 400", async () => {
