@@ -13,9 +13,19 @@ import { BoundedMap } from "../domain/bounded-map.ts";
 export const LOCAL_ACCOUNT = "local@localhost";
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
+/**
+ * A character no one types into an address and a screen shows as something else or not at all (Unicode's "other"
+ * category: controls such as ESC and DEL, formats such as U+202E, which shows the text after it reversed, or a
+ * zero-width space): an account under such an email would read, in the terminal, a log or a terminal window, as another's.
+ */
+const HIDDEN = /\p{C}/u;
 
 export function isEmail(email: string): boolean {
-  return EMAIL.test(email);
+  return EMAIL.test(email) && !hasHiddenCharacters(email);
+}
+
+export function hasHiddenCharacters(text: string): boolean {
+  return HIDDEN.test(text);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Static } from "@sinclair/typebox";
-import { findOrCreateAccount, isEmail } from "../../accounts/service.ts";
+import { findOrCreateAccount, hasHiddenCharacters, isEmail } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { AccountRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
@@ -116,6 +116,11 @@ export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sess
 
 function normalEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
+  if (hasHiddenCharacters(email)) {
+    throw new AppError("invalid_request", "An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).", {
+      fields: { email: "must not hold control or invisible formatting characters" },
+    });
+  }
   if (!isEmail(email)) throw new AppError("invalid_request", "Enter a valid email address.", { fields: { email: "is not an email address" } });
   return email;
 }

@@ -200,6 +200,19 @@ describe("sessions", () => {
     expect(among.json()).toMatchObject({ email: "ada@example.com" });
   });
 
+  it.each([
+    ["an escape (ESC)", "ada\u001b[31m@example.com"],
+    ["a right-to-left override (U+202E)", "\u202emoc.elpmaxe@ada"],
+    ["a zero-width space (U+200B)", "ada\u200b@example.com"],
+    ["a DEL", "ada@exam\u007fple.com"],
+  ])("refuses an email holding %s with 400 invalid_request saying so, and makes no account", async (_name, email) => {
+    const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email, password: "correct horse battery" } });
+    expect([res.statusCode, res.json().error.code, res.json().error.details?.fields]).toEqual([400, "invalid_request", { email: "must not hold control or invisible formatting characters" }]);
+    expect(await store.accountByEmail(email.toLowerCase())).toBeUndefined();
+    const signin = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email, password: "correct horse battery" } });
+    expect([signin.statusCode, signin.json().error.code]).toEqual([400, "invalid_request"]);
+  });
+
   it("answers not_signed_in without a live session", async () => {
     for (const cookie of [undefined, `${SESSION_COOKIE}=${"x".repeat(43)}`, `${SESSION_COOKIE}=garbage`]) {
       const res = await app.inject({ method: "GET", url: "/v1/session", headers: cookie ? { cookie } : {} });
