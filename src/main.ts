@@ -273,7 +273,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
         deposit_address: account.walletKeyEnc === null ? null : account.address,
         available_usdc: microToNumber(balance.available),
         locked_usdc: microToNumber(balance.locked),
-        positions: positionViews(held, mark),
+        positions: positionViews(held, mark, (eventId) => catalog.get(eventId)?.status ?? null),
       };
     },
     markets: (q) =>

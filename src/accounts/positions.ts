@@ -1,6 +1,6 @@
 import { microToNumber, ONE, type PriceMicro, type ShareMicro } from "../domain/money.ts";
 import { averageCost, unrealizedPnl, type PositionBook } from "../domain/pnl.ts";
-import type { Outcome } from "../domain/types.ts";
+import type { MarketStatus, Outcome } from "../domain/types.ts";
 import type { UnifiedEvent } from "../markets/catalog.ts";
 
 /** A position of the account as the store books it, with what the chain holds of its token. */
@@ -23,15 +23,21 @@ export interface PositionView {
   mark_price: number | null;
   unrealized_pnl_usdc: number | null;
   realized_pnl_usdc: number;
+  event_status: MarketStatus | null;
 }
 
 /**
  * The account's positions with their P&L: every one the store books, so every token it bought, whether it
  * still holds shares of it on chain, holds them all in a sell's escrow (shares 0, its book's shares still
  * held until the sell settles), or sold or had them redeemed (shares 0, its realized P&L kept). `mark` is
- * what selling a share nets now, null with no bid.
+ * what selling a share nets now, null with no bid; `status` the event's (a position is sold only while it is open), null
+ * for one the catalog no longer lists.
  */
-export function positionViews(held: readonly HeldPosition[], mark: (eventId: string, outcome: Outcome) => PriceMicro | null): PositionView[] {
+export function positionViews(
+  held: readonly HeldPosition[],
+  mark: (eventId: string, outcome: Outcome) => PriceMicro | null,
+  status: (eventId: string) => MarketStatus | null,
+): PositionView[] {
   return held.map((h) => {
     const m = mark(h.eventId, h.outcome);
     const avg = averageCost(h.book);
@@ -44,6 +50,7 @@ export function positionViews(held: readonly HeldPosition[], mark: (eventId: str
       mark_price: m === null ? null : microToNumber(m),
       unrealized_pnl_usdc: m === null ? null : microToNumber(unrealizedPnl(h.book, m)),
       realized_pnl_usdc: microToNumber(h.book.realized),
+      event_status: status(h.eventId),
     };
   });
 }

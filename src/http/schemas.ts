@@ -163,6 +163,12 @@ export const Account = Type.Object(
         mark_price: NullableNum("What selling a share nets now: the best fee-adjusted bid across venues (1 or 0 once the event resolved); null with no bid that nets anything"),
         unrealized_pnl_usdc: NullableNum("(mark_price − avg_cost) × shares: the shares held at the mark less their cost; null without a mark"),
         realized_pnl_usdc: Num("What sells and redemptions paid less the average cost of the shares they removed"),
+        event_status: Nullable(
+          Type.String({
+            enum: [...MARKET_STATUSES],
+            description: "The event's status: the position is sold only while it is open (a sell of a closed, resolved or disputed event's is refused market_closed); a resolved event's shares are redeemed. Null for an event no longer listed",
+          }),
+        ),
       }),
     ),
   },

@@ -159,6 +159,8 @@ export interface Position {
   unrealized_pnl_usdc: number | null;
   /** What sells and redemptions paid, less the average cost of the shares they removed. */
   realized_pnl_usdc: number;
+  /** The event's status: the position is sold only while it is open; a resolved one's shares are redeemed. Null for an event no longer listed. */
+  event_status: "open" | "closed" | "resolved" | "disputed" | null;
 }
 
 export interface WithdrawalRequest {

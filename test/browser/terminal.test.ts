@@ -988,6 +988,25 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.unroute(activity);
   });
 
+  it("offers no Sell on a position whose event is no longer open, whose sale the server refuses, and says what became of it", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const open = (await client.markets({ status: "open", limit: 50 })).data.filter((m) => `/events/${m.event_id}` !== eventPath);
+    const event = open[open.length - 1]!.event_id;
+    const bought = await client.order({ market_id: event, outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05 });
+    expect(bought.filled_shares).toBeGreaterThan(0);
+    // Disputed: no longer traded, nor redeemed, so the shares stay held.
+    await server.crossfill.store.decideEvent({ eventId: event, status: "disputed", outcome: null, decidedBy: "operator", venueReports: {}, decidedAt: new Date().toISOString() });
+    await server.crossfill.resolutions.pass();
+    await expect(client.order({ market_id: event, outcome: "YES", side: "sell", shares: bought.filled_shares, max_slippage: 0.05 })).rejects.toMatchObject({ code: "market_closed" });
+
+    await page.goto(server.url + "/account");
+    const row = page.getByTestId("position-row").filter({ has: page.getByRole("link", { name: event, exact: true }) });
+    await row.getByRole("link", { name: "Disputed" }).waitFor({ timeout: 10_000 });
+    await expect(row.getByRole("button", { name: /^Sell / }).count()).resolves.toBe(0);
+    // An open event's position keeps its Sell.
+    await expect(page.getByRole("button", { name: /^Sell YES of / }).count()).resolves.toBeGreaterThan(0);
+  });
+
   it("revokes the key with confirmation, after which the API refuses it", async () => {
     await page.getByRole("link", { name: "Settings" }).click();
     await page.getByRole("button", { name: "Revoke key browser test bot" }).click();

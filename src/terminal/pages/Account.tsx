@@ -151,7 +151,10 @@ export function AccountPage() {
                       <code title={p.sot}>{short(p.sot, 12)}</code> <CopyButton text={p.sot} />
                     </td>
                     <td data-label="">
-                      {p.shares > 0 && (
+                      {p.shares > 0 && p.event_status !== "open" && p.event_status !== null && (
+                        <Link to={`/events/${encodeURIComponent(p.event_id)}`}>{NOT_OPEN[p.event_status]}</Link>
+                      )}
+                      {p.shares > 0 && p.event_status === "open" && (
                         <button
                           type="button"
                           className="btn btn-small"
@@ -174,6 +177,9 @@ export function AccountPage() {
     </section>
   );
 }
+
+/** A position held in an event no longer open: the server refuses its sale, so what happens to it instead. */
+const NOT_OPEN = { closed: "Closed", resolved: "Resolved: being redeemed", disputed: "Disputed" } as const;
 
 /** The sum of micro-USDC amounts given as decimals, leaving out the unknown (a position without a mark); null when all are. */
 function total(amounts: readonly (number | null)[]): number | null {
