@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decimal, num, pnl, price, shares, usdc } from "./format.ts";
+import { decimal, movement, num, pnl, price, shares, usdc } from "./format.ts";
 
 describe("amounts as the terminal writes them", () => {
   it("writes USDC and shares to the micro unit the API answers in, never rounded to the cent", () => {
@@ -15,6 +15,24 @@ describe("amounts as the terminal writes them", () => {
     expect(shares(42.815)).toBe("42.815");
     expect(shares(0.000001)).toBe("0.000001");
     expect(shares(100)).toBe("100");
+  });
+
+  it("signs a movement of money by what it does to the account's money: in +, out −, a move within the vault unsigned", () => {
+    // Out of the account: a withdrawal, and what a buy spent.
+    expect(movement("withdrawal", 25, "confirmed")).toBe("−25.00 USDC");
+    expect(movement("settle", 9.5, "filled")).toBe("−9.50 USDC");
+    // Into it: a deposit, test USDC, a sale's proceeds, a redemption's payout.
+    expect(movement("deposit", 100, "credited")).toBe("+100.00 USDC");
+    expect(movement("faucet", 10_000, "credited")).toBe("+10,000.00 USDC");
+    expect(movement("sell", 4.2, "filled")).toBe("+4.20 USDC");
+    expect(movement("redemption", 10, "redeemed")).toBe("+10.00 USDC");
+    // A lock and its release move money between available and locked, still the account's.
+    expect(movement("lock", 10, "filled")).toBe("10.00 USDC");
+    expect(movement("release", 0.5, "filled")).toBe("0.50 USDC");
+    // What moved nothing is no money in or out: a withdrawal the chain refused, a deposit dropped, a losing redemption's 0.
+    expect(movement("withdrawal", 25, "failed")).toBe("25.00 USDC");
+    expect(movement("deposit", 100, "dropped")).toBe("100.00 USDC");
+    expect(movement("redemption", 0, "redeemed")).toBe("0.00 USDC");
   });
 
   it("writes a price to the finest venue tick, 0.0001 (Polymarket's), so two levels of the ladder never read alike", () => {

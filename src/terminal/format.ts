@@ -42,6 +42,22 @@ export function pnl(n: number | null | undefined): string {
   return `${n > 0 ? "+" : n < 0 ? "−" : ""}${text} USDC`;
 }
 
+/** Movements of GET /v1/activity that bring money into the account, and those that take it out. */
+const MONEY_IN = new Set(["deposit", "faucet", "sell", "redemption"]);
+const MONEY_OUT = new Set(["withdrawal", "settle"]);
+
+/**
+ * A movement of the account's money, signed by what it does to the account's money: "+100.00 USDC" in (a deposit, test
+ * USDC, a sale, a redemption), "−25.00 USDC" out (a withdrawal, what a buy spent). A lock and its release move money
+ * between available and locked, still the account's, and a withdrawal the chain refused or a deposit dropped moved
+ * nothing: these are unsigned.
+ */
+export function movement(type: string, amount: number, status: string): string {
+  const movedNothing = (type === "withdrawal" && status === "failed") || (type === "deposit" && status === "dropped");
+  if (movedNothing) return usdc(amount);
+  return MONEY_IN.has(type) ? pnl(amount) : MONEY_OUT.has(type) ? pnl(-amount) : usdc(amount);
+}
+
 /** A P&L's colour: a gain's, a loss's, or none for exactly 0 and for none known. */
 export function pnlTone(n: number | null): string {
   return n === null || n === 0 ? "" : n > 0 ? "gain" : "loss";

@@ -851,6 +851,10 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await page.getByRole("button", { name: "Done" }).click();
     await page.locator('[data-testid=activity-row][data-type="withdrawal"]').first().waitFor();
     await expect.poll(available, { timeout: 30_000 }).toBeCloseTo(before + 10_000 - 25, 2);
+    // Money out reads as such, and money in: the withdrawal −25, the test USDC +10,000.
+    const amount = (type: string) => page.locator(`[data-testid=activity-row][data-type="${type}"]`).first().locator('td[data-label="Amount"]').textContent();
+    await expect(amount("withdrawal")).resolves.toBe("−25.00 USDC");
+    await expect(amount("faucet")).resolves.toBe("+10,000.00 USDC");
     await shot("09b-account");
 
     const health = await new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret }).health();

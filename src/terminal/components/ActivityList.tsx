@@ -1,5 +1,5 @@
 import { api, query, type Activity, type Page } from "../api.ts";
-import { usdc, when } from "../format.ts";
+import { movement, when } from "../format.ts";
 import { CopyButton, ErrorNote, Loading, StatusBadge, useAsync, useOlderPages } from "./ui.tsx";
 
 const KINDS: Record<string, string> = {
@@ -40,7 +40,7 @@ export function ActivityList({ version }: { version: number }) {
                 <td data-label="When">{when(a.created_at)}</td>
                 <td data-label="What">{KINDS[a.type] ?? a.type}</td>
                 <td data-label="Amount" className="r mono">
-                  {usdc(a.amount_usdc)}
+                  {movement(a.type, a.amount_usdc, a.status)}
                 </td>
                 <td data-label="Status">
                   <StatusBadge status={a.status} />
