@@ -773,6 +773,30 @@ describe("web terminal", { timeout: 120_000 }, () => {
     await p.close();
   });
 
+  it("reads the older orders asked for whose read failed at the next read of an order being settled, not that one alone", async () => {
+    const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
+    const [template] = (await client.orders()).data;
+    // 60 orders, the newest still being settled: the page reads the list again every 2 s.
+    const made = (amount: number, status = "filled") => ({ ...template!, order_id: `ord_${amount}`, amount_usdc: amount, status });
+    const all = Array.from({ length: 60 }, (_, i) => made(60 - i, i === 0 ? "routing" : "filled"));
+    const p = await newPage();
+    await serveOrders(p, () => all);
+    // The read of "Load older orders" (the newest 100) fails once: a proxy's 503.
+    await p.route(
+      (url) => url.pathname === "/v1/orders" && url.searchParams.get("limit") === "100",
+      (route) => route.fulfill({ status: 503, json: { error: { code: "venue_unavailable", message: "The service is busy: try again." } } }),
+      { times: 1 },
+    );
+    await p.goto(server.url + "/orders");
+    await p.getByTestId("order-row").nth(49).waitFor();
+    await p.getByRole("button", { name: "Load older orders" }).click();
+    await p.getByRole("alert").getByText("The service is busy: try again.").waitFor();
+    // The next read for the order being settled reads what was asked for: the older orders come, the refusal goes.
+    await p.getByTestId("order-row").nth(59).waitFor({ timeout: 10_000 });
+    await expect(p.getByRole("alert").count()).resolves.toBe(0);
+    await p.close();
+  });
+
   it("reads again, while an order is being settled, only the orders that can change: it and the newer ones", async () => {
     const client = new CrossfillClient({ baseUrl: server.url, apiKey: key.apiKey, apiSecret: key.apiSecret });
     const [template] = (await client.orders()).data;

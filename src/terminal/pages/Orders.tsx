@@ -12,7 +12,8 @@ export function OrdersPage() {
   const [wanted, setWanted] = useState(50);
   const settling = useRef(false);
   const list = useAsync<Page<Order>>((shown) => {
-    const partly = settling.current && shown !== undefined;
+    // Older orders asked for and not shown (their read failed) are read with the rest: the click is not dropped.
+    const partly = settling.current && shown !== undefined && !(shown.next_cursor !== null && wanted > shown.data.length);
     settling.current = false;
     return partly ? readSettling(shown) : newest(wanted);
   }, [wanted]);
