@@ -66,7 +66,8 @@ export class Reconciler {
    * run again by its client's retry (Store.reopenOrder), which takes a lock or escrow of its id the
    * chain holds for its own: before its release, such an order is recorded holding it, with the
    * transaction that made it, a compare-and-set from `rejected` that a retry's reopening excludes, so
-   * the retry answers it as it stands and never runs on a hold being released. The chain is read from
+   * the retry answers it as it stands and never runs on a hold being released; a release of such an order whose
+   * answer was lost is recorded from the chain at the next sweep. The chain is read from
    * where the last sweep stopped (OpenHolds). One sweep at a time: a sweep asked for while one runs
    * joins it. Returns how many it released.
    */
@@ -77,6 +78,7 @@ export class Reconciler {
 
   private async sweep(): Promise<number> {
     const { store, vault, log } = this.d;
+    await this.recordReleases();
     const held = await this.holds.read();
     if (held.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
@@ -103,6 +105,24 @@ export class Reconciler {
       }
     }
     return released;
+  }
+
+  /**
+   * Records the release of each hold an earlier sweep recorded its rejected order holding and released, its answer lost
+   * (unknown, or the sweep stopped before the store's write): the chain no longer holds it, so no sweep reads it again,
+   * and the order would show its lock or escrow with no release for good. Its release is the ending the chain names.
+   */
+  private async recordReleases(): Promise<void> {
+    const { store, vault, log } = this.d;
+    for (const order of await store.rejectedHolding()) {
+      const id = chainOrderId(order.id);
+      try {
+        const state = order.side === "sell" ? await vault.escrowState(id) : await vault.lockState(id);
+        if (state.kind === "released") await store.updateOrder(order.id, ["rejected"], { releaseTx: state.txHash });
+      } catch (err) {
+        log.warn({ order_id: order.id, err }, "could not record the release of a stranded lock or escrow; the next sweep tries again");
+      }
+    }
   }
 
   /**

@@ -348,6 +348,22 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("records the release of a removed lock landed again whose answer the sweep lost, at its next sweep, though the chain no longer holds the lock", async () => {
+    const { order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    const vault = ledger.vault();
+    const release = vault.release.bind(vault);
+    // The release lands, its answer lost on the way (a receipt past the deadline, or a stop before the store's write).
+    vault.release = async (id) => (await release(id), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.release: outcome unknown")));
+    const sweeper = new Reconciler(service(), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: null });
+    await sweeper.sweepLocks();
+    expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH });
+  });
+
   it("answers an order rejected 422 with the same rejection when retried, locking nothing", async () => {
     const svc = service();
     asks = [{ price: 500_000n, shares: 1_000_000n }];

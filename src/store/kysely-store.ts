@@ -467,6 +467,19 @@ export class KyselyStore implements Store {
     return rows.map(positionFromRow);
   }
 
+  async rejectedHolding(): Promise<OrderRecord[]> {
+    const rows = await this.db
+      .selectFrom("orders")
+      .selectAll()
+      .where("status", "=", "rejected")
+      .where("lock_tx", "is not", null)
+      .where("release_tx", "is", null)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(orderFromRow);
+  }
+
   async ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {
     if (statuses.length === 0) return [];
     const rows = await this.db

@@ -434,6 +434,11 @@ export interface Store {
   /** The account's orders, newest first. */
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
   ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]>;
+  /**
+   * The orders rejected with a lock or escrow recorded (`lock_tx`) and no `release_tx`: those the stranded-lock sweep
+   * recorded holding one that landed after they closed, whose release it has not recorded yet.
+   */
+  rejectedHolding(): Promise<OrderRecord[]>;
   /** The account's position books, by event and outcome; every account's without one (the audit). */
   positions(accountId?: string): Promise<PositionRecord[]>;
 
