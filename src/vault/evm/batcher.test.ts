@@ -52,4 +52,19 @@ describe("VaultBatcher on a chain whose blocks are final only some blocks deep",
     expect(await refused).toMatchObject({ outcome: "reverted", reason: "InsufficientAvailable" });
     expect(await t.vault.lockState(c)).toEqual({ kind: "none" });
   }, 30_000);
+
+  it("answers a call still waiting for its batch's depth as unknown when the vault closes, rather than holding the stop for the blocks", async () => {
+    const poor = await newClient(t);
+    await t.vault.fund(poor.address, USDC, keyOf(poor.address));
+    const refused = t.vault.lock(oid("too poor"), poor.address, 100n * USDC).then(
+      () => "locked",
+      (e: unknown) => e,
+    );
+    // The batch is mined, its call refused: the answer waits for two blocks no one mines.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const closed = await Promise.race([t.vault.close().then(() => "closed"), new Promise((r) => setTimeout(() => r("still waiting"), 3_000))]);
+    if (closed !== "closed") await Promise.all([t.rpc.call("evm_mine"), t.rpc.call("evm_mine")]);
+    expect(closed).toBe("closed");
+    expect(await refused).toMatchObject({ outcome: "unknown" });
+  }, 30_000);
 });

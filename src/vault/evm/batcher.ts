@@ -55,6 +55,8 @@ export class VaultBatcher {
   private running: Promise<void> | undefined;
   /** Refused calls waiting for their batch's block to be deep enough, outside the rounds. */
   private readonly waiting = new Set<Promise<void>>();
+  /** Aborted by close(): the calls still waiting for their batch's depth are answered unknown, for recovery to read from the chain. */
+  private readonly closing = new AbortController();
   private readonly maxGas: bigint;
 
   constructor(private readonly o: BatcherOptions) {
@@ -71,6 +73,15 @@ export class VaultBatcher {
   /** Resolves once every call made so far has its answer. */
   async idle(): Promise<void> {
     while (this.running || this.waiting.size > 0) await Promise.all([this.running, ...this.waiting]);
+  }
+
+  /**
+   * Resolves once every call made so far has its answer, those waiting for their batch's depth answered unknown at once:
+   * a stop is not held for blocks (twelve of 12 s), and recovery reads from the chain what became of them.
+   */
+  async close(): Promise<void> {
+    this.closing.abort(new Error("the vault closed while the batch's block was not yet deep enough"));
+    await this.idle();
   }
 
   /** Everything queued goes now, as few transactions as fit; what arrives meanwhile waits for the next round. */
@@ -148,7 +159,7 @@ export class VaultBatcher {
   private async refused(calls: readonly { q: Queued; i: number }[], first: Mined): Promise<void> {
     let mined: Mined;
     try {
-      mined = await this.o.sender.deep("Vault.batch", first);
+      mined = await this.o.sender.deep("Vault.batch", first, this.closing.signal);
     } catch (e) {
       return this.failed(calls.map((c) => c.q), e);
     }

@@ -404,7 +404,7 @@ class EvmVault implements Vault {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.batcher.idle();
+    await this.batcher.close();
     await this.sender.idle();
   }
 

@@ -332,7 +332,7 @@ export class TxSender {
    * below it, the node no longer has it (a reorganisation removed its block): the same signed transactions
    * are sent again, once each grace, as a node puts a reorganised transaction back in its pool.
    */
-  private async receipts(sent: readonly Sent[], submittedAt: number): Promise<Receipt[]> {
+  private async receipts(sent: readonly Sent[], submittedAt: number, stop?: AbortSignal): Promise<Receipt[]> {
     const out = new Map<Hex, Receipt>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
     let fillAt = submittedAt + this.grace;
@@ -344,6 +344,7 @@ export class TxSender {
         if (g.ok && g.result) out.set(missing[i]!.hash, g.result as Receipt);
       });
       if (out.size === sent.length) continue;
+      stop?.throwIfAborted();
       if (Date.now() > deadline) throw new Error(`no receipt for ${sent.length - out.size} transaction(s)`);
       if (Date.now() >= fillAt) {
         fillAt = Date.now() + this.grace;
@@ -363,14 +364,14 @@ export class TxSender {
    * A transaction this sender mined, as it ends once its block is `confirmations` deep (at once with none): a reorganisation
    * may remove that block and mine the same transaction again, where it does otherwise (a call of a `Vault.batch` refused for
    * want of funds goes through after a deposit). Failed there: reverted; no new block by the receipts' deadline while it is
-   * not that deep: unknown.
+   * not that deep, or `stop` aborted first (the vault closing): unknown.
    */
-  async deep(label: string, m: Mined): Promise<Mined> {
+  async deep(label: string, m: Mined, stop: AbortSignal): Promise<Mined> {
     if (!this.o.confirmations) return m;
     const s: Sent = { hash: m.txHash, nonce: m.nonce, raw: m.raw };
     let r: Receipt;
     try {
-      r = await this.final(s, { status: "0x1", blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] }, true);
+      r = await this.final(s, { status: "0x1", blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] }, true, stop);
     } catch (e) {
       throw new VaultTxError("unknown", "Unknown", `${label}: outcome unknown (${(e as Error).message})`);
     }
@@ -381,9 +382,10 @@ export class TxSender {
   /**
    * The receipt a transaction keeps: a successful one at once unless `all` (its callers judge its depth), a failed one once
    * its block is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other
-   * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline: outcome unknown.
+   * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline, or by
+   * `stop`: outcome unknown.
    */
-  private async final(s: Sent, receipt: Receipt, all: boolean): Promise<Receipt> {
+  private async final(s: Sent, receipt: Receipt, all: boolean, stop?: AbortSignal): Promise<Receipt> {
     const confirmations = BigInt(this.o.confirmations ?? 0);
     const timeout = this.o.receiptTimeoutMs ?? 120_000;
     let head = -1n;
@@ -391,12 +393,13 @@ export class TxSender {
     let r = receipt;
     for (;;) {
       if ((r.status === "0x1" && !all) || confirmations === 0n) return r;
+      stop?.throwIfAborted();
       const latest = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
       if (latest - BigInt(r.blockNumber) >= confirmations) return r;
       if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
       else if (Date.now() > deadline) throw new Error(`${s.hash} ${r.status === "0x1" ? "mined" : "failed"} in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
       await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
-      r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now()))[0]!;
+      r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now(), stop))[0]!;
     }
   }
 
