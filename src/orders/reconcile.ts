@@ -14,7 +14,7 @@ export interface ReconcileDeps {
   clock: Clock;
   log: Log;
   checkpoint?: (step: Checkpoint, orderId: string) => void;
-  /** As OrderDeps.finished, for the orders recovery finishes. */
+  /** As OrderDeps.finished, for the orders recovery finishes, and a closed sell whose escrow the sweep returns. */
   finished?: (order: OrderRecord) => void;
 }
 
@@ -100,6 +100,8 @@ export class Reconciler {
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
+        // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
+        if (x.kind === "escrow" && order) this.d.finished?.(order);
       } catch (err) {
         log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }

@@ -1258,6 +1258,26 @@ describe("sells", () => {
     expect(ledger.sot.get(who.address)).toBe(5_000_000n);
   });
 
+  it("tells of the rejected sell whose escrow landed after it closed once the sweep returns its shares, so a resolved event's redemptions take them", async () => {
+    const svc = await holding();
+    const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
+    const pending = await stopped.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
+    await store.updateOrder(pending.id, ["pending"], { status: "locked", escrowed: 15_000_000n, lockTx: HASH });
+    const escrow = escrowOf(pending.id)!;
+    ledger.escrows.delete(chainOrderId(pending.id));
+    ledger.sot.set(who.address, 20_000_000n);
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    // The node mines the escrow again, the order closed: the holder holds 5 shares, the Vault the other 15.
+    ledger.escrows.set(chainOrderId(pending.id), escrow);
+    ledger.sot.set(who.address, 5_000_000n);
+    const finished: string[] = [];
+    const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(1);
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+    // The shares came back to the holder: a resolution pass that found the event's holders holding none plans it again.
+    expect(finished).toEqual([pending.id]);
+  });
+
   it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {
     const svc = await holding();
     script = [(o) => fill(o, o.shares)];
