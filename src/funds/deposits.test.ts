@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from "viem/accounts";
@@ -6,6 +8,7 @@ import { testUSDCAbi } from "../contracts/artifacts.ts";
 import type { Log } from "../orders/service.ts";
 import type { AccountRecord } from "../store/store.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
+import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
 import type { Address, Vault } from "../vault/vault.ts";
 import { depositId } from "./chain-ids.ts";
@@ -60,6 +63,49 @@ async function mine(raws: Hex[]) {
   const hashes = await Promise.all(raws.map((raw) => t.rpc.call<Hex>("eth_sendRawTransaction", [raw])));
   await t.rpc.call("evm_mine");
   return Promise.all(hashes.map((hash) => reader.waitForTransactionReceipt({ hash, pollingInterval: 20 })));
+}
+
+/**
+ * A JSON-RPC URL in front of the test chain as a pool of two nodes: a request that reads logs goes to one whose head is
+ * `head` and answers, as geth does, a range past it with the logs it has and no error, and no block past it; any other
+ * request goes to the node that has every block.
+ */
+async function poolWithLogsFrom(head: bigint): Promise<{ url: string; stop(): Promise<void> }> {
+  type Call = { id: number; method: string; params: unknown[] };
+  const upstream = t.chain.rpcUrl;
+  const forward = async (calls: Call[]) => (await (await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) })).json()) as { id: number }[];
+  const behind = async (calls: Call[]) => {
+    const answers = await Promise.all(
+      calls.map(async (c) => {
+        if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) > head) return { jsonrpc: "2.0", id: c.id, result: null };
+        if (c.method !== "eth_getLogs") return (await forward([c]))[0]!;
+        const filter = c.params[0] as { fromBlock: Hex; toBlock: Hex };
+        if (BigInt(filter.fromBlock) > head) return { jsonrpc: "2.0", id: c.id, result: [] };
+        const to = BigInt(filter.toBlock) > head ? toHex(head) : filter.toBlock;
+        return (await forward([{ ...c, params: [{ ...filter, toBlock: to }] }]))[0]!;
+      }),
+    );
+    return answers;
+  };
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      const parsed = JSON.parse(body) as Call | Call[];
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      void (calls.some((c) => c.method === "eth_getLogs") ? behind(calls) : forward(calls)).then((answers) => {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 describe("the deposit watcher", () => {
@@ -281,6 +327,29 @@ describe("the deposit watcher", () => {
     const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
     expect(mine.map((d) => d.status)).toEqual(["credited"]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("moves its cursor past no block whose transfers the node that read them lacked, one of a pool behind the others", async () => {
+    const { key, account } = await keyedAccount("acc_pool_behind");
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 3n * USDC, keyOf(`payer-${payer.address}`));
+    const behind = await t.vault.blockNumber();
+    await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 3n * USDC);
+    // One URL before a pool: the head and the blocks come from a node that has the transfer's block, the logs from one still at `behind`.
+    const pool = await poolWithLogsFrom(behind);
+    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
+    try {
+      await expect(watcherSigningWith(() => key, { vault }).pass()).rejects.toThrow(/has no block/);
+    } finally {
+      await vault.close();
+      await pool.stop();
+    }
+    await watcher.pass();
+    const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
+    expect(mine.map((d) => [d.amount, d.status])).toEqual([[3n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
   }, 60_000);
 
   it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {

@@ -1,7 +1,7 @@
 // The contracts' own event logs, read in block ranges small enough for a node's eth_getLogs limits
 // (public RPC providers refuse ranges of more than some thousands of blocks).
 import { toHex, type Hex } from "viem";
-import type { JsonRpc } from "../rpc.ts";
+import { RpcError, type JsonRpc } from "../rpc.ts";
 import type { Address } from "../vault.ts";
 
 export interface LogFilter {
@@ -31,12 +31,19 @@ export class LogReader {
     return this.between(filters, this.fromBlock, toBlock);
   }
 
-  /** Every log of each filter from `fromBlock` to `toBlock`, oldest first; one JSON-RPC batch per block range. */
+  /**
+   * Every log of each filter from `fromBlock` to `toBlock`, oldest first; one JSON-RPC batch per block range, which
+   * asks first for the range's last block. A node behind that block (one of a pool behind CHAIN_RPC_URL) answers
+   * `eth_getLogs` with the logs up to its own head and no error (geth); one that has no such block before its logs
+   * are read has not read the range whole, and the read fails rather than miss the logs of the blocks it lacks.
+   */
   async between(filters: readonly LogFilter[], fromBlock: bigint, toBlock: bigint): Promise<RawLog[][]> {
     const out = filters.map((): RawLog[] => []);
     for (let from = fromBlock; from <= toBlock; from += this.rangeBlocks) {
       const to = from + this.rangeBlocks - 1n < toBlock ? from + this.rangeBlocks - 1n : toBlock;
-      const got = await this.rpc.batch(filters.map((f) => this.query(f, from, to)));
+      const [block, ...got] = await this.rpc.batch([{ method: "eth_getBlockByNumber", params: [toHex(to), false] }, ...filters.map((f) => this.query(f, from, to))]);
+      if (!block!.ok) throw block!.error;
+      if (block!.result === null) throw new RpcError("eth_getLogs", -32000, `the node that answered has no block ${to} yet: the logs up to it may be incomplete`);
       got.forEach((g, i) => {
         if (!g.ok) throw g.error;
         out[i]!.push(...(g.result as RawLog[]));
