@@ -36,6 +36,33 @@ function watcherSigningWith(keyOf: (account: AccountRecord) => Hex | undefined, 
   });
 }
 
+/** The amount and status of each of the account's deposits. */
+async function statusesOf(accountId: string) {
+  return (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === accountId).map((d) => [d.amount, d.status]);
+}
+
+/** A deposit as a scan stores it, detected, of `amount` into the account in the transaction `txHash`'s block `block`. */
+function detected(accountId: string, txHash: Hex, amount: bigint, block: bigint, fromAddress = privateKeyToAddress(generatePrivateKey()).toLowerCase()) {
+  const now = new Date().toISOString();
+  return {
+    id: depositId(txHash, 0),
+    accountId,
+    amount,
+    fromAddress,
+    txHash,
+    place: 0,
+    logIndex: 0,
+    block,
+    status: "detected" as const,
+    creditTx: null,
+    creditBlock: null,
+    creditBlockHash: null,
+    errorMessage: null,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 /** An account whose deposit address the service keeps the key of. */
 async function keyedAccount(id: string) {
   const key = generatePrivateKey();
@@ -151,23 +178,7 @@ describe("the deposit watcher", () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_lag", email: "lag@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });
     const head = await t.vault.blockNumber();
-    const deposit = (txHash: Hex, block: bigint) => ({
-      id: depositId(txHash, 0),
-      accountId: account.id,
-      amount: USDC,
-      fromAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(),
-      txHash,
-      place: 0,
-      logIndex: 0,
-      block,
-      status: "detected" as const,
-      creditTx: null,
-      creditBlock: null,
-      creditBlockHash: null,
-      errorMessage: null,
-      createdAt: new Date().toISOString(),
-      updatedAt: new Date().toISOString(),
-    });
+    const deposit = (txHash: Hex, block: bigint) => detected(account.id, txHash, USDC, block);
     // Seen by a node ahead of this one, in a block this one does not have yet; and one in a block it has, without it.
     const ahead = deposit(keccak256(toHex("a transfer in a block to come")), head + 1_000n);
     const gone = deposit(keccak256(toHex("a transfer reorganised away")), head);
@@ -188,29 +199,10 @@ describe("the deposit watcher", () => {
     const data = encodeFunctionData({ abi: testUSDCAbi, functionName: "transfer", args: [account.address as Address, 3n * USDC] });
     const [failed] = await mine([await wallet.signTransaction(await wallet.prepareTransactionRequest({ to: t.vault.info().contracts.usdc, data, nonce: 0, gas: 100_000n }))]);
     expect(failed!.status).toBe("reverted");
-    const now = new Date().toISOString();
     // As the scan stored it from the old chain, where the transfer went through.
-    await t.store.insertDeposits([
-      {
-        id: depositId(failed!.transactionHash, 0),
-        accountId: account.id,
-        amount: 3n * USDC,
-        fromAddress: sender.address.toLowerCase(),
-        txHash: failed!.transactionHash,
-        place: 0,
-        logIndex: 0,
-        block: failed!.blockNumber,
-        status: "detected",
-        creditTx: null,
-        creditBlock: null,
-        creditBlockHash: null,
-        errorMessage: null,
-        createdAt: now,
-        updatedAt: now,
-      },
-    ]);
+    await t.store.insertDeposits([detected(account.id, failed!.transactionHash, 3n * USDC, failed!.blockNumber, sender.address.toLowerCase())]);
     const watcher = watcherSigningWith(() => key, { confirmations: 1 });
-    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    const statuses = () => statusesOf(account.id);
     // The failed transfer's block is the head: a reorganisation may yet replace it with one where the transfer goes through.
     await watcher.pass();
     expect(await statuses()).toEqual([[3n * USDC, "detected"]]);
@@ -225,29 +217,10 @@ describe("the deposit watcher", () => {
     const { key, account } = await keyedAccount("acc_gone_shallow");
     const txHash = keccak256(toHex("a transfer a reorganisation removed from the head"));
     await t.rpc.call("evm_mine");
-    const now = new Date().toISOString();
     // As the scan stored it from the old chain; the new chain's block at its height, the head, is there without it.
-    await t.store.insertDeposits([
-      {
-        id: depositId(txHash, 0),
-        accountId: account.id,
-        amount: 2n * USDC,
-        fromAddress: privateKeyToAddress(generatePrivateKey()).toLowerCase(),
-        txHash,
-        place: 0,
-        logIndex: 0,
-        block: await t.vault.blockNumber(),
-        status: "detected",
-        creditTx: null,
-        creditBlock: null,
-        creditBlockHash: null,
-        errorMessage: null,
-        createdAt: now,
-        updatedAt: now,
-      },
-    ]);
+    await t.store.insertDeposits([detected(account.id, txHash, 2n * USDC, await t.vault.blockNumber())]);
     const watcher = watcherSigningWith(() => key, { confirmations: 1 });
-    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    const statuses = () => statusesOf(account.id);
     // That block is the head: a reorganisation may yet replace it with one that holds the transfer.
     await watcher.pass();
     expect(await statuses()).toEqual([[2n * USDC, "detected"]]);
@@ -270,7 +243,7 @@ describe("the deposit watcher", () => {
     const atHead = Object.create(remined, {
       blockOf: { value: async () => ({ number: await t.vault.blockNumber(), hash: (await t.vault.blockHash(await t.vault.blockNumber()))! }) },
     }) as Vault;
-    const statuses = async () => (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id).map((d) => [d.amount, d.status]);
+    const statuses = () => statusesOf(account.id);
     // Mined again in the head block: a reorganisation may yet mine it where it makes the transfer.
     await watcherSigningWith(() => key, { confirmations: 1, vault: atHead }).pass();
     expect(await statuses()).toEqual([[3n * USDC, "detected"]]);
