@@ -130,8 +130,9 @@ export class Reconciler {
   /**
    * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with the
    * transaction that made it, before the sweep releases it: no longer reopenable, its client's retry answers it as
-   * it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is its own now), or
-   * the chain names no transaction for the hold.
+   * it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is its own now, or the
+   * retry took it over and released it, the order rejected again with its own answer), or the chain names no
+   * transaction for the hold.
    */
   private async closeForRetries(order: OrderRecord, state: Extract<LockState | EscrowState, { kind: "locked" | "escrowed" }>): Promise<OrderRecord | false> {
     const lockTx = await this.d.vault.heldBy(chainOrderId(order.id));
@@ -140,7 +141,7 @@ export class Reconciler {
       state.kind === "locked"
         ? { locked: state.amount, lockTx, errorMessage: "The order's lock landed on the chain after the order was closed; the locked USDC was released." }
         : { escrowed: state.shares, sotTokenId: state.tokenId.toString(), lockTx, errorMessage: "The order's escrow landed on the chain after the order was closed; the escrowed shares were returned." };
-    return (await this.d.store.updateOrder(order.id, ["rejected"], patch)) ?? false;
+    return (await this.d.store.recordStrandedHold(order.id, patch)) ?? false;
   }
 
   /** Resolves once no pass is running: what shutdown awaits. */

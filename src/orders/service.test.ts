@@ -364,6 +364,30 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH });
   });
 
+  it("keeps the answer of a retry that took its order's removed lock landed again over and released it, while a sweep that found the lock stranded was running: the sweep writes nothing", async () => {
+    const { order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    // The books empty between the retry's first plan and its routing: the router refuses it, and its lock is released.
+    let quoted = 0;
+    const quote: VenueQuote = { venue: "v", venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1, asks };
+    const svc = service({ quotes: () => (quoted++ === 0 ? [quote] : []) });
+    const vault = ledger.vault();
+    const heldBy = vault.heldBy.bind(vault);
+    let retried: OrderRecord | undefined;
+    // The client's retry runs whole after the sweep read the order rejected and its lock held, before the sweep records the lock.
+    vault.heldBy = async (id) => {
+      retried ??= await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+      return heldBy(id);
+    };
+    const sweeper = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    const answer = { id: order.id, status: "rejected", errorCode: retried!.errorCode, errorMessage: retried!.errorMessage, locked: 10_000_000n, lockTx: HASH, releaseTx: HASH };
+    expect(retried).toMatchObject({ ...answer, errorMessage: expect.not.stringContaining("landed on the chain after the order was closed") });
+    expect(await store.order(order.id)).toMatchObject(answer);
+    expect(sent).toHaveLength(0);
+  });
+
   it("answers an order rejected 422 with the same rejection when retried, locking nothing", async () => {
     const svc = service();
     asks = [{ price: 500_000n, shares: 1_000_000n }];

@@ -282,8 +282,12 @@ export class KyselyStore implements Store {
     });
   }
 
-  /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction). */
-  private async writeOrder(on: Kysely<Database>, id: string, from: readonly OrderStatus[], patch: OrderPatch, owner: string | undefined): Promise<OrderRecord | undefined> {
+  async recordStrandedHold(id: string, patch: OrderPatch): Promise<OrderRecord | undefined> {
+    return this.writeOrder(this.db, id, ["rejected"], patch, undefined, true);
+  }
+
+  /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction); `unreleased`: only while release_tx is empty. */
+  private async writeOrder(on: Kysely<Database>, id: string, from: readonly OrderStatus[], patch: OrderPatch, owner: string | undefined, unreleased = false): Promise<OrderRecord | undefined> {
     const updatedAt = patch.updatedAt ?? this.nowIso();
     // A lock, or a sell's escrow, is recorded once: recovery writing it again with its release keeps the time it was first recorded.
     const held = patch.locked !== undefined || patch.escrowed !== undefined;
@@ -293,7 +297,7 @@ export class KyselyStore implements Store {
     const {
       rows: [row],
     } = await this.shaped.run(
-      `updateOrder ${Object.keys(set)} from ${from.length}${owner === undefined ? "" : " owner"}`,
+      `updateOrder ${Object.keys(set)} from ${from.length}${owner === undefined ? "" : " owner"}${unreleased ? " unreleased" : ""}`,
       (slot) => {
         const query = this.db
           .updateTable("orders")
@@ -304,7 +308,8 @@ export class KyselyStore implements Store {
             "in",
             from.map((_, i) => slot(`(from ${i})`)),
           );
-        return (owner === undefined ? query : query.where("lease_owner", "=", slot("(owner)"))).returningAll();
+        const owned = owner === undefined ? query : query.where("lease_owner", "=", slot("(owner)"));
+        return (unreleased ? owned.where("release_tx", "is", null) : owned).returningAll();
       },
       values,
       on,

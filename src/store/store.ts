@@ -428,6 +428,12 @@ export interface Store {
    * transaction: a buy adds its shares at what they cost, a sell takes its shares off for its proceeds.
    */
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
+  /**
+   * Records on an order `rejected` with no release_tx the lock or escrow of its id that landed after it closed, before
+   * the stranded-lock sweep releases it: updateOrder from `rejected`, while release_tx is empty. Undefined when the order
+   * moved on: reopened by a retry, or rejected again by that retry with the hold it took over released.
+   */
+  recordStrandedHold(id: string, patch: OrderPatch): Promise<OrderRecord | undefined>;
   order(id: string): Promise<OrderRecord | undefined>;
   /** The account's order with this client_order_id, if any. */
   orderByClientId(accountId: string, clientOrderId: string): Promise<OrderRecord | undefined>;
