@@ -313,11 +313,13 @@ export class Reconciler {
   }
 
   /**
-   * Whether the order's lock or escrow is still far from its deadline as its lock time puts it (its answer came
-   * after the hold's block), less a margin for this server's clock: nothing can end the hold before then.
+   * Whether the order's lock or escrow is still far from its deadline as the order's creation puts it, less a margin for
+   * this server's clock: nothing can end the hold before then. Every lock or escrow of the order's id was sent after the
+   * order was created, so its block, from which the Vault counts the deadline, is no earlier; `locked_at` may be hours
+   * later than that block (a retry's take-over of its first attempt's hold, landed again: OrderService.hold).
    */
   private farFromDeadline(order: OrderRecord): boolean {
-    return order.lockedAt !== null && this.d.clock.now() < Date.parse(order.lockedAt) + this.d.vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS;
+    return this.d.clock.now() < Date.parse(order.createdAt) + this.d.vault.info().lockTtlSeconds * 1000 - CHAIN_CLOCK_MARGIN_MS;
   }
 
   /**

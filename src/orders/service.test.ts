@@ -287,6 +287,34 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(sent).toHaveLength(1);
   });
 
+  it("settles, once its lock's deadline on chain has passed, a retry that took over its order's removed lock landed again hours before, whose venue never answers", async () => {
+    // The store, the service, the venue and the chain all read the time from Date.
+    vi.useFakeTimers({ toFake: ["Date"], now: Date.now() });
+    try {
+      const { order } = await lockRemovedByReorganisation();
+      const chainId = chainOrderId(order.id);
+      // The node mines the removed lock's transaction again at once: its deadline runs from that block.
+      const deadline = Math.floor(Date.now() / 1000) + LOCK_TTL_S;
+      ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline });
+      // The client retries 6 hours later and takes the lock over; one child order fills half, the venue never tells what the other did.
+      vi.setSystemTime(Date.now() + 6 * 3_600_000);
+      script = [(o) => fill(o, o.shares / 2n), () => ({ kind: "unknown", reason: "timeout" })];
+      const svc = service();
+      expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: order.id, status: "routing", lockTx: HASH });
+      const [first] = await store.fills(order.id);
+      const silent = { ...scriptedVenue(), status: async () => Promise.reject(new AppError("venue_unavailable", "v lists no market m")) } as Venue;
+      const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", silent]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+      // Past the chain's deadline the client may expire the lock: recovery settles the fills its venues reported before then.
+      vi.setSystemTime((deadline + 1) * 1000);
+      expect(await recovery.pass(0)).toBe(1);
+      const charged = (first!.shares * first!.price) / 1_000_000n + first!.fee;
+      expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: charged });
+      expect(await store.order(order.id)).toMatchObject({ status: "partially_filled", filledShares: first!.shares, spent: charged, settleTx: HASH });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("answers for good, failed with its lock and release, an order recovery rejected whose removed lock landed again and was released before the client's retry", async () => {
     const { svc, order } = await lockRemovedByReorganisation();
     // The lock landed again while its order was closed: the sweep released it, and its id can never lock again.
