@@ -315,6 +315,28 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     }
   });
 
+  it("releases, and answers for good, a retry whose order's removed lock landed again so long before it that too little time is left to its deadline to route and settle", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const { svc, order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    // The node mined the removed lock's transaction again 18 hours before the client's retry: 6 hours are left to its deadline.
+    const deadline = Math.floor(Date.now() / 1000) - 18 * 3600 + LOCK_TTL_S;
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline });
+    const answer = {
+      id: order.id,
+      status: "rejected",
+      errorCode: "order_interrupted",
+      errorMessage: `The order's lock, taken on the chain for an earlier attempt of it, has too little time left before its deadline (${new Date(deadline * 1000).toISOString()}) to route and settle the order; the locked USDC was released.`,
+      locked: 10_000_000n,
+      lockTx: HASH,
+      releaseTx: HASH,
+    };
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(sent).toHaveLength(0);
+  });
+
   it("answers for good, failed with its lock and release, an order recovery rejected whose removed lock landed again and was released before the client's retry", async () => {
     const { svc, order } = await lockRemovedByReorganisation();
     // The lock landed again while its order was closed: the sweep released it, and its id can never lock again.

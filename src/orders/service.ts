@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { toHex } from "viem";
 import { keccak256 } from "../evm/keccak.ts";
-import { AppError } from "../domain/errors.ts";
+import { AppError, type ErrorCode } from "../domain/errors.ts";
 import { formatMicro, microToNumber, notional, proceedsOf, type ShareMicro } from "../domain/money.ts";
 import { reopenable } from "../domain/order-status.ts";
 import type { Clock, OrderIntent } from "../domain/types.ts";
@@ -539,7 +539,9 @@ export class OrderService {
    * rejected when the vault refused (the balance or the position short: refused by name, since the vault
    * dry-runs every transaction and sends nothing it would revert), or still pending when the outcome is
    * unknown and the chain shows nothing yet: the chain decides, here or in recovery, never a timer. A lock or escrow
-   * of its id the chain holds already (its first attempt's, landed again after a reorganisation) is the order's.
+   * of its id the chain holds already (its first attempt's, landed again after a reorganisation) is the order's: run
+   * while at least half the Vault's lockTtl is left to its deadline, else released and the order rejected
+   * `order_interrupted` for good, as too late to route and settle (recovery waits for a venue's answer until then).
    */
   private async hold(order: OrderRecord, address: Address, log: Log): Promise<OrderRecord> {
     const chainId = chainOrderId(order.id);
@@ -569,7 +571,13 @@ export class OrderService {
         return order;
       }
       // Landed though its answer was lost, or an earlier attempt's landed again: recorded with the transaction that made it, as the chain logged it.
-      return this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx: await this.d.vault.heldBy(chainId) });
+      const locked = await this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx: await this.d.vault.heldBy(chainId) });
+      // The Vault counts the deadline from the hold's block, which an earlier attempt's may have landed in hours ago.
+      if (state.deadline * 1000 - this.d.clock.now() >= (this.d.vault.info().lockTtlSeconds * 1000) / 2) return locked;
+      const what = sell ? "escrow" : "lock";
+      const message = `The order's ${what}, taken on the chain for an earlier attempt of it, has too little time left before its deadline (${new Date(state.deadline * 1000).toISOString()}) to route and settle the order; ${sell ? "the escrowed shares were returned" : "the locked USDC was released"}.`;
+      log.warn({ deadline: state.deadline }, `the ${what} taken over has less than half its time to live left; released`);
+      return this.unwind(locked, { code: "order_interrupted", message }, log);
     }
   }
 
@@ -687,8 +695,8 @@ export class OrderService {
     return this.settle(order, fills, log);
   }
 
-  /** A locked order the router refused at routing time: its USDC released, or its shares returned, and the refusal recorded. */
-  private async unwind(order: OrderRecord, refusal: Refusal, log: Log): Promise<OrderRecord> {
+  /** A locked order refused before routing (by the router at routing time, or as too late): its USDC released, or its shares returned, and the refusal recorded. */
+  private async unwind(order: OrderRecord, refusal: { code: ErrorCode; message: string; details?: Record<string, unknown> }, log: Log): Promise<OrderRecord> {
     const release = await this.releaseHold(order);
     return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: refusal.code, errorMessage: refusal.message, errorDetails: refusal.details ?? null }, log);
   }
