@@ -1310,21 +1310,28 @@ describe("sells", () => {
     return svc;
   };
   const escrowOf = (orderId: string) => ledger.escrows.get(chainOrderId(orderId));
-
-  it("runs a sell recovery rejected, its escrow removed by a reorganisation, on that escrow when it lands again before the client's retry, rather than refusing the shares it holds", async () => {
+  /**
+   * A sell of 15 of the 20 shares held, stopped once its escrow landed; a reorganisation removes the escrow, so recovery
+   * rejects the order, its shares the client's again; then the node mines the escrow again, the order closed: the holder
+   * holds 5 shares, the Vault the other 15.
+   */
+  const escrowLandedAgain = async () => {
     const svc = await holding();
     const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
     const pending = await stopped.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
     await store.updateOrder(pending.id, ["pending"], { status: "locked", escrowed: 15_000_000n, lockTx: HASH });
     const escrow = escrowOf(pending.id)!;
-    // A reorganisation removes the escrow's transaction: the shares are the client's again.
     ledger.escrows.delete(chainOrderId(pending.id));
     ledger.sot.set(who.address, 20_000_000n);
     expect(await reconciler(svc).pass(0)).toBe(1);
     expect(await store.order(pending.id)).toMatchObject({ status: "rejected", errorCode: "order_interrupted", lockTx: null });
-    // The node mines it again.
     ledger.escrows.set(chainOrderId(pending.id), escrow);
     ledger.sot.set(who.address, 5_000_000n);
+    return { svc, pending };
+  };
+
+  it("runs a sell recovery rejected, its escrow removed by a reorganisation, on that escrow when it lands again before the client's retry, rather than refusing the shares it holds", async () => {
+    const { svc, pending } = await escrowLandedAgain();
     script = [(o) => fill(o, o.shares)];
     const again = await svc.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
     expect(again).toMatchObject({ id: pending.id, status: "filled", errorCode: null, escrowed: 15_000_000n, filledShares: 15_000_000n, lockTx: HASH });
@@ -1333,17 +1340,7 @@ describe("sells", () => {
   });
 
   it("tells of the rejected sell whose escrow landed after it closed once the sweep returns its shares, so a resolved event's redemptions take them", async () => {
-    const svc = await holding();
-    const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
-    const pending = await stopped.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
-    await store.updateOrder(pending.id, ["pending"], { status: "locked", escrowed: 15_000_000n, lockTx: HASH });
-    const escrow = escrowOf(pending.id)!;
-    ledger.escrows.delete(chainOrderId(pending.id));
-    ledger.sot.set(who.address, 20_000_000n);
-    expect(await reconciler(svc).pass(0)).toBe(1);
-    // The node mines the escrow again, the order closed: the holder holds 5 shares, the Vault the other 15.
-    ledger.escrows.set(chainOrderId(pending.id), escrow);
-    ledger.sot.set(who.address, 5_000_000n);
+    const { svc, pending } = await escrowLandedAgain();
     const finished: string[] = [];
     const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
     expect(await sweeper.sweepLocks()).toBe(1);

@@ -1,31 +1,12 @@
-import { readFileSync } from "node:fs";
 import axios from "axios";
 import { Configuration, EventsApi, MarketApi } from "kalshi-typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderFee } from "../../domain/fees.ts";
-import { MarketCatalog } from "../../markets/catalog.ts";
 import { KalshiVenue } from "./kalshi-venue.ts";
 import { startKalshiSim, type KalshiSim } from "./sim/kalshi-sim.ts";
+import { catalogWithCombo, COMBO } from "../../../test/helpers/kalshi-combo.ts";
 
-/** A combo market, whose event `GET /events` leaves out (it excludes multivariate events). */
-const COMBO = "KXMVECROSSCATEGORY-S2026PARLAY-1";
-const base = JSON.parse(readFileSync(new URL("../../markets/events.json", import.meta.url), "utf8"));
-const catalog = MarketCatalog.fromJson({
-  events: [
-    ...base.events,
-    {
-      event_id: "kxmve-parlay",
-      title: "Fed cuts in December and Bitcoin above $150k on Dec 31, 2026?",
-      description: "Resolves YES if both legs resolve YES.",
-      outcomes: ["YES", "NO"],
-      status: "open",
-      close_time: "2026-12-31T21:00:00Z",
-      resolution: null,
-      base_price: "0.2",
-      listings: [{ venue: "kalshi-sim", venue_market_id: COMBO, outcome_ids: { YES: "yes", NO: "no" } }],
-    },
-  ],
-});
+const catalog = catalogWithCombo();
 const OVERRIDDEN = "KXBTCD-26DEC31-T150000";
 /** A market's fee as the adapter states it: the simulator's markets are priced in whole cents, whole contracts. */
 const rate = (ratePpm: bigint) => ({ kind: "kalshi" as const, ratePpm, wholeCents: true as const });
