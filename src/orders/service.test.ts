@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import type { Hex } from "viem";
 import { AppError } from "../domain/errors.ts";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
@@ -14,6 +15,8 @@ import { MarketCatalog } from "../markets/catalog.ts";
 import { orderFee } from "../domain/fees.ts";
 import { notional } from "../domain/money.ts";
 import { createOpinionVenue, startOpinionSim } from "../venues/opinion/index.ts";
+import { keyOf, newClient } from "../vault/testkit.ts";
+import { testChainPerFile } from "../vault/vitest-kit.ts";
 
 // The use-case over a real store, a venue that answers from a script (or Opinion's adapter on its simulator),
 // and a vault that records what it was asked to do: what a trader would see of an order whose first legs
@@ -1297,6 +1300,53 @@ describe("recovery", () => {
     expect(finished).toBe(1);
     expect((await store.order(order.id))?.status).toBe("filled");
   });
+});
+
+describe("an order whose lock, answered done, a reorganisation removed while it routed (dev chain)", () => {
+  const t = testChainPerFile();
+
+  it("answers the refused settlement as in progress, then fails the order chain_unavailable, nothing charged: the client keeps its USDC and the operator its fills", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 10_000_000n, keyOf(client.address));
+    const before = await t.rpc.call<Hex>("evm_snapshot");
+    // The lock's batch logged its Locked event and was answered done at once; while the child order is at its venue, a
+    // reorganisation removes that block, and where the node mines the same batch again the client withdrew its USDC first.
+    script = [
+      (o) =>
+        (async () => {
+          const [routing] = await store.ordersInStatus(["routing"]);
+          const raw = await t.rpc.call<Hex>("eth_getRawTransactionByHash", [routing!.lockTx]);
+          await t.rpc.call("evm_revert", [before]);
+          await client.withdraw(10_000_000n);
+          await t.rpc.call("eth_sendRawTransaction", [raw]);
+          await t.rpc.call("evm_mine");
+          return fill(o, o.shares);
+        })() as unknown as PlaceResult,
+    ];
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
+    const svc = service({ vault: t.vault, log });
+    const order = await svc.submit({ accountId: "acc", address: client.address }, body, undefined, log);
+    const id = chainOrderId(order.id);
+    expect(await t.vault.lockState(id)).toEqual({ kind: "none" });
+    // The Vault refused the settlement (no lock): the request answers the order as it stands, for recovery to finish.
+    expect(order).toMatchObject({ status: "routing", locked: 10_000_000n, lockTx: expect.stringMatching(/^0x/) });
+    expect(errors).toEqual(["order interrupted; recovery will finish it"]);
+    const [stored] = await store.fills(order.id);
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: [{ ...stored!, side: "buy" }] });
+
+    const recovery = new Reconciler(svc, { store, vault: t.vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await recovery.pass(0)).toBe(0);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "chain_unavailable", spent: 0n, filledShares: 0n, locked: 0n, lockTx: null, settleTx: null, releaseTx: null });
+    expect(errors.at(-1)).toBe("a routing order's lock or escrow is no longer on chain; the operator carries the fills of its child orders");
+    // Nothing of the client's is held or spent: its USDC is in its wallet, and no share was minted for the venue's fill.
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 0n, locked: 0n });
+    expect(await client.usdcBalance()).toBe(10_000_000n);
+    expect(await t.vault.sotBalance(client.address, 7n)).toBe(0n);
+    expect(await recovery.sweepLocks()).toBe(0);
+  }, 30_000);
 });
 
 describe("sells", () => {
