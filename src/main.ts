@@ -144,6 +144,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     ask: (venue, venueMarketId) => venueById.get(venue)!.resolution(venueMarketId),
     tokenId: sotTokenId,
     pollMs: config.resolutionPollMs,
+    confirmations,
     clock,
     log,
     checkpoint,

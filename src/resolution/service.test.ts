@@ -1,8 +1,12 @@
+import type { Hex } from "viem";
 import { describe, expect, it } from "vitest";
+import { sotTokenId } from "../contracts/sot.ts";
 import type { MarketCatalog } from "../markets/catalog.ts";
 import type { Store } from "../store/store.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import { keyOf, newClient } from "../vault/testkit.ts";
 import type { RedemptionItem, Vault } from "../vault/vault.ts";
+import { testChainPerFile } from "../vault/vitest-kit.ts";
 import { ResolutionService, redemptionKey } from "./service.ts";
 
 /** A pass over one undecided event listed on two venues that are still open, with the venues' reads counted. */
@@ -392,4 +396,62 @@ describe("an event listed on a venue this deployment does not run", () => {
     expect(warned).toHaveLength(1);
     expect(warned[0]).toContain("crossfill events resolve ev YES|NO");
   });
+});
+
+describe("redemptions on a chain that reorganises", () => {
+  const t = testChainPerFile();
+
+  it("redeems again a redemption a reorganisation shallower than the confirmations removed, instead of recording it redeemed with nothing paid", async () => {
+    const USDC = 1_000_000n;
+    const client = await newClient(t);
+    const yes = sotTokenId("ev_reorg", "YES");
+    // The holder bought 10 YES for 10 USDC of its 100.
+    await t.vault.fund(client.address, 100n * USDC, keyOf(`reorg-${client.address}`));
+    await t.vault.lock(keyOf(`buy-${client.address}`), client.address, 10n * USDC);
+    await t.vault.settle(keyOf(`buy-${client.address}`), 10n * USDC, { tokenId: yes, shares: 10n * USDC });
+    const store = t.store;
+    await store.createAccount({ id: "acc_reorg", email: "reorg@example.com", address: client.address, walletKeyEnc: null, passwordHash: null, fundedAt: null });
+    const now = new Date().toISOString();
+    await store.insertOrder({
+      id: "ord_reorg", accountId: "acc_reorg", clientOrderId: null, requestHash: "x", eventId: "ev_reorg", outcome: "YES", side: "buy",
+      amount: 10n * USDC, shares: 0n, maxSlippage: 10_000n, strategy: "optimize_price", timeInForce: "FOK",
+      status: "filled", locked: 10n * USDC, spent: 10n * USDC, fees: 0n, filledShares: 10n * USDC, escrowed: 0n, proceeds: 0n,
+      routedTo: "v", legs: [], plannedInFull: true, dustLeft: false, sotTokenId: yes.toString(), lockTx: null, settleTx: null, releaseTx: null, errorCode: null, errorMessage: null, errorDetails: null,
+      createdAt: now, updatedAt: now, lockedAt: now,
+    });
+    await store.decideEvent({ eventId: "ev_reorg", status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: now });
+    const service = new ResolutionService({
+      store,
+      vault: t.vault,
+      catalog: { events: () => [], decided: () => undefined } as unknown as MarketCatalog,
+      venues: new Set([]),
+      ask: async () => ({ state: "open" }),
+      tokenId: sotTokenId,
+      pollMs: 0,
+      confirmations: 1,
+      clock: { now: () => Date.now() },
+      log: { info: () => undefined, warn: () => undefined, error: () => undefined } as never,
+    });
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    // The first pass redeems; the second finds the holder holding nothing, so the event is done in this process.
+    await service.pass();
+    await service.pass();
+    expect((await t.vault.balanceOf(client.address)).available).toBe(100n * USDC);
+    // A reorganisation of one block: the redemption's block is replaced by an empty one, the shares back and nothing paid.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    expect(await t.vault.sotBalance(client.address, yes)).toBe(10n * USDC);
+    expect((await t.vault.balanceOf(client.address)).available).toBe(90n * USDC);
+    // The next passes redeem the key again (once the sender's grace takes the removed transaction's nonce), and record it once a block is over it.
+    const redeemed = async () => {
+      await service.pass();
+      await t.rpc.call("evm_mine");
+      return (await store.redemptions({ eventId: "ev_reorg" })).map((r) => r.status);
+    };
+    await expect.poll(redeemed, { timeout: 30_000, interval: 500 }).toEqual(["redeemed"]);
+    expect((await t.vault.balanceOf(client.address)).available).toBe(100n * USDC);
+    expect(await t.vault.sotBalance(client.address, yes)).toBe(0n);
+    const [r] = await store.redemptions({ eventId: "ev_reorg" });
+    expect(r).toMatchObject({ key: redemptionKey("ev_reorg", "YES", client.address, 0), shares: 10n * USDC, payout: 10n * USDC, txHash: (await t.vault.redemption(r!.key as Hex))!.txHash });
+  }, 60_000);
 });

@@ -21,6 +21,8 @@ export interface ResolutionDeps {
   tokenId(eventId: string, outcome: Outcome): bigint;
   /** How long after asking the venues about an undecided event they are asked again (RESOLUTION_POLL_MS). */
   pollMs: number;
+  /** Blocks a redemption's transaction must be under before it is recorded redeemed (0 or none: at once); DEPOSIT_CONFIRMATIONS. */
+  confirmations?: number;
   clock: Clock;
   log: Log;
   checkpoint?: (step: Checkpoint, id: string) => void;
@@ -206,7 +208,7 @@ export class ResolutionService {
    * it already redeemed (a transaction of an earlier pass whose answer was lost) and setting each of the
    * others to the shares its holder holds now (a redemption the Vault refused for more shares than held,
    * or one planned before a sell's escrow took some). A key is marked redeemed only from the chain's own
-   * record of it.
+   * record of it, under `confirmations` blocks.
    */
   private async redeemPending(): Promise<void> {
     const pending = await this.d.store.redemptions({ status: "pending" });
@@ -229,14 +231,19 @@ export class ResolutionService {
     }
   }
 
-  /** Marks the keys the chain shows redeemed, as the chain made them; answers the others. */
+  /**
+   * Marks the keys the chain shows redeemed under `confirmations` blocks, as the chain made them; answers those it has
+   * not redeemed. One redeemed in a shallower block is neither: a reorganisation may yet remove it, the holder's shares
+   * back and nothing paid, so it stays pending, is not sent, and is read again at the next pass.
+   */
   private async recordLanded(rs: readonly RedemptionRecord[]): Promise<RedemptionRecord[]> {
     const left: RedemptionRecord[] = [];
     const at = new Date(this.d.clock.now()).toISOString();
+    const deep = this.d.confirmations ? (await this.d.vault.blockNumber()) - BigInt(this.d.confirmations) : undefined;
     for (const r of rs) {
       const landed = await this.d.vault.redemption(r.key as Hex32);
-      if (landed) await this.d.store.markRedeemed(r.key, landed, at);
-      else left.push(r);
+      if (!landed) left.push(r);
+      else if (deep === undefined || landed.blockNumber <= deep) await this.d.store.markRedeemed(r.key, landed, at);
     }
     return left;
   }
