@@ -14,7 +14,7 @@ export interface ReconcileDeps {
   clock: Clock;
   log: Log;
   checkpoint?: (step: Checkpoint, orderId: string) => void;
-  /** As OrderDeps.finished, for the orders recovery finishes, and a closed sell whose escrow the sweep returns. */
+  /** As OrderDeps.finished, for the orders recovery finishes, and a closed sell whose escrow the sweep returns or its client expires. */
   finished?: (order: OrderRecord) => void;
 }
 
@@ -112,7 +112,8 @@ export class Reconciler {
   /**
    * Records the release of each hold an earlier sweep recorded its rejected order holding and released, its answer lost
    * (unknown, or the sweep stopped before the store's write): the chain no longer holds it, so no sweep reads it again,
-   * and the order would show its lock or escrow with no release for good. Its release is the ending the chain names.
+   * and the order would show its lock or escrow with no release for good. Its release is the ending the chain names, the
+   * sweep's own or its client's expiry; the shares an escrow returned are told as finished, as when the sweep returns them.
    */
   private async recordReleases(): Promise<void> {
     const { store, vault, log } = this.d;
@@ -120,7 +121,9 @@ export class Reconciler {
       const id = chainOrderId(order.id);
       try {
         const state = order.side === "sell" ? await vault.escrowState(id) : await vault.lockState(id);
-        if (state.kind === "released") await store.updateOrder(order.id, ["rejected"], { releaseTx: state.txHash });
+        if (state.kind !== "released") continue;
+        await store.updateOrder(order.id, ["rejected"], { releaseTx: state.txHash });
+        if (order.side === "sell") this.d.finished?.(order);
       } catch (err) {
         log.warn({ order_id: order.id, err }, "could not record the release of a stranded lock or escrow; the next sweep tries again");
       }

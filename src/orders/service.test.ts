@@ -1399,6 +1399,25 @@ describe("sells", () => {
     expect(finished).toEqual([pending.id]);
   });
 
+  it("tells of the rejected sell whose escrow landed after it closed once its client expires the escrow the sweep could not return, so a resolved event's redemptions take the shares", async () => {
+    const { svc, pending } = await escrowLandedAgain();
+    const chainId = chainOrderId(pending.id);
+    const finished: string[] = [];
+    const vault = ledger.vault();
+    // The sweep's return does not land (the node went away mid-call).
+    vault.releaseEscrow = () => Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.releaseEscrow: outcome unknown"));
+    const sweeper = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(await store.order(pending.id)).toMatchObject({ status: "rejected", escrowed: 15_000_000n, lockTx: HASH, releaseTx: null });
+    // Past the escrow's deadline its client expires it, and holds its 15 shares again.
+    ledger.escrows.set(chainId, { ...ledger.escrows.get(chainId)!, state: "released", expired: true });
+    ledger.sot.set(who.address, 20_000_000n);
+    await sweeper.sweepLocks();
+    expect(await store.order(pending.id)).toMatchObject({ status: "rejected", releaseTx: HASH });
+    // As when the sweep returns them: a resolution pass that found the event's holders holding none plans it again.
+    expect(finished).toEqual([pending.id]);
+  });
+
   it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {
     const svc = await holding();
     script = [(o) => fill(o, o.shares)];
