@@ -93,7 +93,7 @@ export class VaultBatcher {
       const batches = this.take();
       // Checked and cleared in one step: a call queued after this point starts a new drain.
       if (batches.length === 0) return void (this.running = undefined);
-      await Promise.all(batches.map((b) => this.commit(b).catch((e: unknown) => this.failAll(b, e))));
+      await Promise.all(batches.map((b) => this.commit(b).catch((e: unknown) => this.failed(b, e))));
     }
   }
 
@@ -131,13 +131,8 @@ export class VaultBatcher {
     const data = encodeFunctionData({ abi: vaultAbi, functionName: "batch", args: [batch.map((q) => q.data)] });
     const gas = batch.reduce((s, q) => s + q.gas + CALL_GAS, BATCH_GAS);
     this.o.observer?.calls?.(batch.length);
-    let mined: Mined;
-    try {
-      // No dry run: the batch never reverts whole for a call's sake, it answers each call's failure itself.
-      mined = await this.o.sender.send({ label: "Vault.batch", to: this.o.vault, data, gas, dryRun: false });
-    } catch (e) {
-      return this.failed(batch, e);
-    }
+    // No dry run: the batch never reverts whole for a call's sake, it answers each call's failure itself.
+    const mined = await this.o.sender.send({ label: "Vault.batch", to: this.o.vault, data, gas, dryRun: false });
     const logged = this.logged(mined);
     const refused: { q: Queued; i: number }[] = [];
     for (const [i, q] of batch.entries()) {
@@ -146,7 +141,7 @@ export class VaultBatcher {
     }
     if (refused.length === 0) return;
     // Outside the round: the next batches go while these wait for their block's depth.
-    const waiting = this.refused(refused, mined).catch((e: unknown) => this.failAll(refused.map((r) => r.q), e));
+    const waiting = this.refused(refused, mined).catch((e: unknown) => this.failed(refused.map((r) => r.q), e));
     this.waiting.add(waiting);
     void waiting.finally(() => this.waiting.delete(waiting));
   }
@@ -157,12 +152,7 @@ export class VaultBatcher {
    * each is answered as the batch then ends, as the sender answers a transaction that failed whole.
    */
   private async refused(calls: readonly { q: Queued; i: number }[], first: Mined): Promise<void> {
-    let mined: Mined;
-    try {
-      mined = await this.o.sender.deep("Vault.batch", first, this.closing.signal);
-    } catch (e) {
-      return this.failed(calls.map((c) => c.q), e);
-    }
+    const mined = await this.o.sender.deep("Vault.batch", first, this.closing.signal);
     const logged = this.logged(mined);
     let failures: readonly Hex[] | undefined;
     for (const { q, i } of calls) {
@@ -190,7 +180,12 @@ export class VaultBatcher {
     return (q) => events.has(`${TOPIC_OF[q.fn]}/${q.orderId.toLowerCase()}`);
   }
 
-  /** The batch transaction's outcome is every call's: not sent, reverted whole (nothing happened), or unknown. */
+  /**
+   * The batch transaction's outcome is every call's: not sent, refused or reverted whole (nothing happened), or unknown.
+   * The only VaultTxError a round or a depth wait throws is the sender's answer for the batch transaction itself (`send`,
+   * `deep`): after its send, the batcher itself only reads and answers. Any other error (a bug, an observer that threw)
+   * says nothing of the transaction: unknown, for recovery to read from the chain.
+   */
   private failed(calls: readonly Queued[], e: unknown): void {
     const err = e instanceof VaultTxError ? e : new VaultTxError("unknown", "Unknown", (e as Error).message);
     for (const q of calls) this.answer(q, new VaultTxError(err.outcome, err.reason, `Vault.${q.fn} in a batch: ${err.message}`));
@@ -205,11 +200,6 @@ export class VaultBatcher {
     } catch {
       return undefined;
     }
-  }
-
-  /** Something broke outside the transaction's own answer: whether it was sent is not known, so recovery asks the chain. */
-  private failAll(batch: readonly Queued[], e: unknown): void {
-    for (const q of batch) this.answer(q, new VaultTxError("unknown", "Unknown", `Vault.${q.fn} in a batch: ${(e as Error).message}`));
   }
 
   private answer(q: Queued, result: TxRef | VaultTxError): void {
