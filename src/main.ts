@@ -63,9 +63,9 @@ export interface Crossfill {
   withdrawals: WithdrawalService;
   deposits: DepositWatcher;
   /**
-   * The graceful stop: stops accepting, lets the requests in flight (orders among them) and a running
-   * reconciliation pass finish, up to SHUTDOWN_GRACE_MS, then closes venues, chain, store and Redis.
-   * Orders still going at the bound are left to recovery, which the order state machine makes safe.
+   * The graceful stop: stops accepting, lets the requests in flight (orders among them), a running
+   * reconciliation pass and the Vault's transactions finish, up to SHUTDOWN_GRACE_MS, then closes venues, chain,
+   * store and Redis. Orders still going at the bound are left to recovery, which the order state machine makes safe.
    */
   stop(): Promise<void>;
 }
@@ -363,7 +363,9 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
       clearInterval(renewal);
       board.stop();
       await venueSetup.stop();
-      await vault.close();
+      // The Vault's transactions of what was left above: a node that stopped answering would hold them for the
+      // receipts' deadline, each read given up only after its retries.
+      if (!(await settlesBy(vault.close(), deadline))) log.warn("Vault transactions still unanswered at the shutdown bound; recovery reads from the chain what became of them");
       withdrawDevChain?.();
       await devChain?.stop();
       await store.close();

@@ -1,12 +1,16 @@
 // Graceful shutdown of the real server process (src/main.ts): what SIGTERM and SIGINT do to orders in
-// flight, a second signal, Ctrl-C reaching the whole process group, and SIGKILL still taking anvil and the venue simulators along.
+// flight, a chain node that stopped answering, a second signal, Ctrl-C reaching the whole process group, and SIGKILL
+// still taking anvil and the venue simulators along.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { startDevChain } from "../../src/vault/devnode/index.ts";
+import { JsonRpc } from "../../src/vault/rpc.ts";
 import { makeTraders } from "../faults/harness.ts";
+import { startRpcProxy } from "../helpers/rpc-proxy.ts";
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 // Venues answer a second late while their books move: a wide slippage bound lets the order's re-routes
@@ -132,6 +136,48 @@ describe("stopping the server", () => {
     expect(s.output()).toContain("requests still in flight at the shutdown bound; recovery will finish their orders");
     await order;
   });
+
+  it("a chain node that stops answering once an order's lock is sent holds the stop no longer than SHUTDOWN_GRACE_MS; the next start releases the lock", async () => {
+    const chainDir = mkdtempSync(join(tmpdir(), "crossfill-stop-chain-"));
+    const chain = await startDevChain({ dataDir: chainDir });
+    const proxy = await startRpcProxy(chain.rpcUrl);
+    try {
+      // A chain run apart, as an operator's: its node mines each transaction as it arrives.
+      await new JsonRpc(chain.rpcUrl).call("evm_setAutomine", [true]);
+      const dataDir = mkdtempSync(join(tmpdir(), "crossfill-stop-"));
+      const [trader] = await makeTraders(dataDir, 1);
+      // Each read of a node that does not answer is given up after 4 tries of 5 s: the sender's wait for the lock's receipt holds 20 s.
+      const env = { CHAIN_RPC_URL: proxy.url, OPERATOR_PRIVATE_KEY: chain.operatorKey, CHAIN_RPC_TIMEOUT_MS: "5000", SHUTDOWN_GRACE_MS: "1000" };
+      const s = await startServer(env, dataDir);
+      const client = trader!.client(s.url);
+      await client.account(); // funded before the node stops answering
+      let sent = false;
+      proxy.decide = (calls) => {
+        if (sent) return { kind: "delay", ms: 60_000 };
+        sent = calls.some((c) => c.method === "eth_sendRawTransaction");
+        return { kind: "pass" };
+      };
+      const order = client.request("POST", "/v1/order", { body: JSON.stringify(ORDER), signed: true }).catch((e: unknown) => e);
+      await expect.poll(() => sent, { timeout: 30_000 }).toBe(true);
+      const signalled = Date.now();
+      s.child.kill("SIGTERM");
+      expect(await within(s.exited, 10_000)).toBe(0);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(s.output()).toContain("Vault transactions still unanswered at the shutdown bound; recovery reads from the chain what became of them");
+      await order;
+
+      proxy.decide = () => ({ kind: "pass" });
+      const again = await startServer(env, dataDir);
+      const [interrupted] = (await trader!.client(again.url).orders()).data;
+      expect(interrupted).toMatchObject({ status: "failed", lock_tx_hash: expect.stringMatching(/^0x/), release_tx_hash: expect.stringMatching(/^0x/) });
+      expect((await trader!.client(again.url).account()).locked_usdc).toBe(0);
+    } finally {
+      await proxy.stop();
+      await chain.stop();
+      rmSync(chainDir, { recursive: true, force: true });
+    }
+    // Two starts of the server: over a minute on two busy cores.
+  }, 180_000);
 
   it("a second signal exits at once", async () => {
     const { s, order } = await orderInFlight({ SHUTDOWN_GRACE_MS: "60000" }, 8_000);
