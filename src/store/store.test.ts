@@ -1,3 +1,4 @@
+import { CompiledQuery, DefaultQueryExecutor } from "kysely";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { orderRecord, STORE_BACKENDS, type TestStoreDatabase } from "../../test/helpers/stores.ts";
 import { AppError } from "../domain/errors.ts";
@@ -52,6 +53,29 @@ async function seedAccount(store: Store, id = "acc_1") {
 
 function order(over: Partial<OrderRecord> = {}): OrderRecord {
   return orderRecord({ clientOrderId: "client-1", requestHash: "hash-1", eventId: "evt_election", amount: BEYOND_DOUBLE, createdAt: clock.iso(), updatedAt: clock.iso(), ...over });
+}
+
+interface PlanNode {
+  "Node Type": string;
+  "Index Name"?: string;
+  Filter?: string;
+  Plans?: PlanNode[];
+}
+
+/**
+ * How the database would read `query`: SQLite's plan, or PostgreSQL's plan nodes (the table's statistics gathered
+ * first, as autovacuum does), each with the index it reads along and what it filters out of what it read.
+ */
+async function readsOf(backend: string, executor: DefaultQueryExecutor, query: CompiledQuery): Promise<string[]> {
+  const explain = <R>(sql: string) => executor.executeQuery<R>(CompiledQuery.raw(`${sql} ${query.sql}`, [...query.parameters]));
+  if (backend === "SQLite") return (await explain<{ detail: string }>("EXPLAIN QUERY PLAN")).rows.map((r) => r.detail);
+  await executor.executeQuery(CompiledQuery.raw("ANALYZE orders"));
+  const nodes = (n: PlanNode): string[] => [
+    [n["Node Type"], n["Index Name"] && `using ${n["Index Name"]}`, n.Filter && `filtering ${n.Filter}`].filter(Boolean).join(" "),
+    ...(n.Plans ?? []).flatMap(nodes),
+  ];
+  const [plan] = (await explain<{ "QUERY PLAN": [{ Plan: PlanNode }] }>("EXPLAIN (FORMAT JSON)")).rows;
+  return nodes(plan!["QUERY PLAN"][0].Plan);
 }
 
 function fill(over: Partial<FillRecord> = {}): FillRecord {
@@ -438,6 +462,30 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
         expect(failure).toBeInstanceOf(AppError);
         expect(failure).toMatchObject({ code: "invalid_request" });
       }
+    });
+  });
+
+  describe("the stranded-hold sweep's orders", () => {
+    it("lists the rejected orders holding a lock or escrow with no release, oldest first, read along an index of theirs alone however many orders were rejected", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      const at = (second: number) => new Date(clock.ms + second * 1000).toISOString();
+      const rejected = (id: string, over: Partial<OrderRecord> = {}) => store.insertOrder(order({ id, clientOrderId: null, status: "rejected", createdAt: at(0), ...over }));
+      await Promise.all(Array.from({ length: 1_000 }, (_, i) => rejected(`ord_refused_${i}`)));
+      await rejected("ord_released", { locked: 10_000_000n, lockTx: "0xl", releaseTx: "0xr" });
+      await store.insertOrder(order({ id: "ord_filled", clientOrderId: null, status: "filled", locked: 10_000_000n, lockTx: "0xl", settleTx: "0xs" }));
+      await rejected("ord_held_2", { locked: 10_000_000n, lockTx: "0xl", createdAt: at(2) });
+      await rejected("ord_held_1", { side: "sell", escrowed: 5_000_000n, lockTx: "0xe", createdAt: at(1) });
+
+      const run = vi.spyOn(DefaultQueryExecutor.prototype, "executeQuery");
+      expect((await store.rejectedHolding()).map((o) => o.id)).toEqual(["ord_held_1", "ord_held_2"]);
+      const [query] = run.mock.calls.at(-1)!;
+      const executor = run.mock.contexts.at(-1) as DefaultQueryExecutor;
+      run.mockRestore();
+      // Along orders_status_idx (or a scan), every rejected order ever stored was read at every sweep, and sorted.
+      expect(await readsOf(backend.name, executor, query)).toEqual(
+        backend.name === "SQLite" ? ["SEARCH orders USING INDEX orders_rejected_holding_idx (status=?)"] : ["Index Scan using orders_rejected_holding_idx"],
+      );
     });
   });
 

@@ -22,6 +22,7 @@ import { creditBlocks } from "./020_credit_blocks.ts";
 import { escrowTimes } from "./021_escrow_times.ts";
 import { errorDetails } from "./022_error_details.ts";
 import { fillKeys } from "./023_fill_keys.ts";
+import { rejectedHolding } from "./024_rejected_holding.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -48,6 +49,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "021_escrow_times": escrowTimes,
   "022_error_details": errorDetails,
   "023_fill_keys": fillKeys,
+  "024_rejected_holding": rejectedHolding,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */
