@@ -25,6 +25,7 @@ import { fastPrices, trustedHop } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
+import { isApiPath } from "./terminal/static.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -220,20 +221,22 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   /** The methods the server's routes take, for `OPTIONS *`. */
   const methods = new Set<string>();
   /**
-   * Why a request has no route: a path of the API's routes asked with a method they do not take (RFC 9110 §15.5.6),
-   * else none. The terminal's catch-all (a `*` param) is no API route, nor is a route reached with an empty id
-   * (`/v1/orders/`): that is the list's path with a trailing slash, as `/v1/markets/` is, not an order named "".
+   * Why a request has no route: a path of the server's routes (the API's, the terminal's pages and files, the docs,
+   * /metrics) asked with a method they do not take (RFC 9110 §15.5.6), else none. The terminal's catch-all (a `*`
+   * param) takes no API path, nor is a route reached with an empty id (`/v1/orders/`): that is the list's path with a
+   * trailing slash, as `/v1/markets/` is, not an order named "".
    */
   const noRoute = (req: FastifyRequest): AppError => {
     const path = req.url.split("?")[0]!;
     const shown = path.length > 200 ? `${path.slice(0, 200)}…` : path;
-    const allow = path.startsWith("/v1/")
-      ? API_METHODS.filter((method) => {
-          const route = app.findRoute({ method, url: path });
-          return route !== null && route.params["*"] === undefined && !Object.values(route.params).includes("");
-        })
-      : [];
-    if (allow.length === 0) return new AppError("not_found", `No route ${req.method} ${shown}.`);
+    const allow: string[] = API_METHODS.filter((method) => {
+      const route = app.findRoute({ method, url: path });
+      if (route === null) return false;
+      const { "*": rest, ...ids } = route.params;
+      return rest === undefined ? !Object.values(ids).includes("") : !isApiPath(decodeURIComponent(path));
+    });
+    // Asked with a method its path takes, what it names is not there (a file missing from the terminal's build).
+    if (allow.length === 0 || allow.includes(req.method)) return new AppError("not_found", `No route ${req.method} ${shown}.`);
     const use = allow.join(", ");
     return new AppError("method_not_allowed", `${req.method} is not allowed on ${shown}: use ${use}.`, undefined, { allow: use });
   };

@@ -17,6 +17,16 @@ const CSP = [
 ].join("; ");
 
 /**
+ * Whether a path is the API's, never the terminal's: leading slashes collapsed and any case, `//v1/markets` (a base
+ * URL ending in `/` joined to a path) or `/V1/markets` is an API path a client mistyped, to be told so in JSON, not
+ * given the terminal's page with a 200.
+ */
+export function isApiPath(path: string): boolean {
+  const api = path.replace(/^\/+/, "/").toLowerCase();
+  return api === "/v1" || api.startsWith("/v1/");
+}
+
+/**
  * Serves the built terminal at `/`. A path with a file extension is a file of the build; any other
  * path outside /v1 is a client route and gets index.html (the app routes in the browser). /v1 paths
  * never fall back: an unknown API route stays the API's JSON 404.
@@ -26,10 +36,7 @@ export async function registerTerminalAssets(app: FastifyInstance, assetsDir: st
 
   app.get("/*", { schema: { hide: true } }, async (req, reply) => {
     const path = decodeURIComponent(req.url.split("?")[0]!);
-    // Leading slashes collapsed and any case: `//v1/markets` (a base URL ending in `/` joined to a path) or
-    // `/V1/markets` is an API path a client mistyped, to be told so in JSON, not given the terminal's page with a 200.
-    const api = path.replace(/^\/+/, "/").toLowerCase();
-    if (api === "/v1" || api.startsWith("/v1/")) return reply.callNotFound();
+    if (isApiPath(path)) return reply.callNotFound();
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");
     // On every file, not only the client routes' index.html: /index.html asked for by name is the same page.

@@ -1025,6 +1025,28 @@ describe("static terminal", () => {
     }
   });
 
+  it("answers a method a page of the terminal does not take (OPTIONS, POST) 405 with Allow: GET, HEAD, as an API path, not a 404 saying the page does not exist", async () => {
+    writeFileSync(join(assets, "app.js"), "export {};");
+    for (const [method, url] of [
+      ["OPTIONS", "/settings/keys"],
+      ["OPTIONS", "/"],
+      ["OPTIONS", "/app.js?v=2"],
+      ["POST", "/signin"],
+      ["DELETE", "/orders"],
+      ["OPTIONS", "/metrics"],
+      ["OPTIONS", "/v1/markets"],
+    ] as const) {
+      const res = await app.inject({ method, url, headers: { "x-request-id": "req-405" } });
+      expect([method, url, res.statusCode, res.headers["allow"]]).toEqual([method, url, 405, "GET, HEAD"]);
+      expect(res.json()).toEqual({ error: { code: "method_not_allowed", message: `${method} is not allowed on ${url.split("?")[0]}: use GET, HEAD.`, request_id: "req-405" } });
+    }
+    // An API path no route takes is still no page of the terminal's, however it is written.
+    for (const url of ["/v1/nope", "//v1/markets", "/V1/markets", "/%76%31/nope"]) {
+      const res = await app.inject({ method: "OPTIONS", url });
+      expect([url, res.statusCode, res.headers["allow"], res.json().error.code]).toEqual([url, 404, undefined, "not_found"]);
+    }
+  });
+
   it("answers a path whose id is empty (a trailing slash) 404 not_found naming the path, as /v1/markets/, not a complaint about an id the client did not send", async () => {
     const { cookie } = await signUp();
     for (const [method, url] of [
