@@ -20,8 +20,17 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
  */
 const HIDDEN = /\p{C}/u;
 
+/** An email a new account may take: an address's form, and no hidden character. */
 export function isEmail(email: string): boolean {
-  return EMAIL.test(email) && !hasHiddenCharacters(email);
+  return hasEmailForm(email) && !hasHiddenCharacters(email);
+}
+
+/**
+ * An address's form (one @, no spaces): what every account's email has. An account's may hold a hidden character, if it
+ * was taken before they were refused.
+ */
+export function hasEmailForm(email: string): boolean {
+  return EMAIL.test(email);
 }
 
 export function hasHiddenCharacters(text: string): boolean {

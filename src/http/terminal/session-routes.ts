@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Static } from "@sinclair/typebox";
-import { findOrCreateAccount, hasHiddenCharacters, isEmail } from "../../accounts/service.ts";
+import { findOrCreateAccount, hasEmailForm, hasHiddenCharacters } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { AccountRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
@@ -39,7 +39,7 @@ export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sess
       },
     },
     async (req, reply) => {
-      const email = normalEmail(req.body.email);
+      const email = newEmail(req.body.email);
       const passwordHash = await hashPassword(req.body.password);
       const { account, created } = await findOrCreateAccount(deps.store, email, deps.terminal.encryptWalletKey, { passwordHash }).catch(
         async (err: unknown) => {
@@ -114,13 +114,24 @@ export function registerSessionRoutes(app: FastifyInstance, deps: HttpDeps, sess
   );
 }
 
+/**
+ * The email as accounts are stored under it (trimmed, lower-cased), refused only if it is no address at all. A hidden
+ * character is not refused here: an account taken under one before they were refused signs in with it, and one that no
+ * account has is answered as any such email, invalid_credentials, not told apart from one an account has.
+ */
 function normalEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
+  if (!hasEmailForm(email)) throw new AppError("invalid_request", "Enter a valid email address.", { fields: { email: "is not an email address" } });
+  return email;
+}
+
+/** A new account's email: also refused holding a control or invisible formatting character. */
+function newEmail(raw: string): string {
+  const email = normalEmail(raw);
   if (hasHiddenCharacters(email)) {
     throw new AppError("invalid_request", "An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).", {
       fields: { email: "must not hold control or invisible formatting characters" },
     });
   }
-  if (!isEmail(email)) throw new AppError("invalid_request", "Enter a valid email address.", { fields: { email: "is not an email address" } });
   return email;
 }

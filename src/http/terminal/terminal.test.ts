@@ -12,6 +12,7 @@ import { storeReplayCache } from "../../auth/replay-cache.ts";
 import { Metrics } from "../../metrics/metrics.ts";
 import { AppError } from "../../domain/errors.ts";
 import { createApiKey } from "../../auth/keys.ts";
+import { hashPassword } from "../../accounts/password.ts";
 import { sign } from "../../auth/hmac.ts";
 import { encryptSecret } from "../../auth/secrets.ts";
 import type { UnifiedEvent } from "../../markets/catalog.ts";
@@ -209,8 +210,22 @@ describe("sessions", () => {
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email, password: "correct horse battery" } });
     expect([res.statusCode, res.json().error.code, res.json().error.details?.fields]).toEqual([400, "invalid_request", { email: "must not hold control or invisible formatting characters" }]);
     expect(await store.accountByEmail(email.toLowerCase())).toBeUndefined();
+    // Signing in, it is an email no account has, answered as any other: whether one has it is not told.
     const signin = await app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email, password: "correct horse battery" } });
-    expect([signin.statusCode, signin.json().error.code]).toEqual([400, "invalid_request"]);
+    expect([signin.statusCode, signin.json().error.code]).toEqual([401, "invalid_credentials"]);
+  });
+
+  it("signs in an account whose email, taken before such emails were refused, holds an invisible character, with its password only", async () => {
+    const email = "ada\u200b@example.com";
+    await store.createAccount({ id: "acc_old", email, address: "0x00000000000000000000000000000000000000aa", walletKeyEnc: null, passwordHash: await hashPassword("correct horse battery"), fundedAt: null });
+    const signin = (password: string) => app.inject({ method: "POST", url: "/v1/session/signin", headers: json, payload: { email, password } });
+    const wrong = await signin("wrong password");
+    expect([wrong.statusCode, wrong.json().error.code]).toEqual([401, "invalid_credentials"]);
+    const ok = await signin("correct horse battery");
+    expect([ok.statusCode, ok.json().account_id, ok.json().email]).toEqual([200, "acc_old", email]);
+    // Signing up under it is still refused for its character, and makes no account.
+    const signup = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email: "bob\u200b@example.com", password: "correct horse battery" } });
+    expect([signup.statusCode, signup.json().error.details?.fields]).toEqual([400, { email: "must not hold control or invisible formatting characters" }]);
   });
 
   it("answers not_signed_in without a live session", async () => {
