@@ -22,6 +22,11 @@ const INTERRUPTED = "The server stopped while the order was in progress; the loc
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
+/** What an order says whose lock or escrow, recorded landed, a reorganisation removed from the chain: nothing is held, charged or sold. */
+const removed = (order: Pick<OrderRecord, "side">): string =>
+  order.side === "sell"
+    ? "The order's escrow is no longer on the chain (a reorganisation removed it); no share was sold and the position is whole."
+    : "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged.";
 /** How an order ends whose lock or escrow went back whole, released or expired, past its deadline with a venue's answer missing. */
 const unansweredEnd = (order: OrderRecord, releaseTx: string): OrderPatch => ({
   status: "failed",
@@ -216,15 +221,19 @@ export class Reconciler {
         // A lock or escrow whose answer was lost may still be on its way: only when no operator transaction
         // is pending can it no longer land. It is read again after that, for one that landed meanwhile.
         if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
-        // A lock or escrow recorded `locked` that a reorganisation removed is shown as it now is: none, and no transaction.
+        // A lock or escrow recorded `locked` landed: a reorganisation removed it (the request may have run on, its release
+        // refused for want of it). The order is shown as it now is: none, and no transaction.
         await this.finish(order, from, {
           status: "rejected",
           ...(sell ? { escrowed: 0n } : { locked: 0n }),
           lockTx: null,
           errorCode: "order_interrupted",
-          errorMessage: sell
-            ? "The server stopped before the order's shares were escrowed; nothing was escrowed."
-            : "The server stopped before the order's funds were locked; nothing was locked.",
+          errorMessage:
+            order.status === "locked"
+              ? removed(order)
+              : sell
+                ? "The server stopped before the order's shares were escrowed; nothing was escrowed."
+                : "The server stopped before the order's funds were locked; nothing was locked.",
         });
         break;
       case "settled":
@@ -387,9 +396,7 @@ export class Reconciler {
       ...(sell ? { escrowed: 0n } : { locked: 0n }),
       lockTx: null,
       errorCode: "chain_unavailable",
-      errorMessage: sell
-        ? "The order's escrow is no longer on the chain (a reorganisation removed it); no share was sold and the position is whole."
-        : "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged.",
+      errorMessage: removed(order),
     });
     return true;
   }

@@ -1347,6 +1347,51 @@ describe("an order whose lock, answered done, a reorganisation removed while it 
     expect(await t.vault.sotBalance(client.address, 7n)).toBe(0n);
     expect(await recovery.sweepLocks()).toBe(0);
   }, 30_000);
+
+  it("rejects an order whose release the Vault refused, a reorganisation having removed its lock before it routed, saying so: nothing held, nothing charged, the server never stopped", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 10_000_000n, keyOf(client.address));
+    const before = await t.rpc.call<Hex>("evm_snapshot");
+    // The lock is answered done; a reorganisation then removes its block, the node mining it again where the client
+    // withdrew its USDC first, and the books empty before routing, so the router refuses the order and its lock is released.
+    const reorganising = Object.create(t.vault, {
+      lock: {
+        value: async (...args: Parameters<Vault["lock"]>) => {
+          const tx = await t.vault.lock(...args);
+          const raw = await t.rpc.call<Hex>("eth_getRawTransactionByHash", [tx.txHash]);
+          await t.rpc.call("evm_revert", [before]);
+          await client.withdraw(10_000_000n);
+          await t.rpc.call("eth_sendRawTransaction", [raw]);
+          await t.rpc.call("evm_mine");
+          asks = [];
+          return tx;
+        },
+      },
+    }) as Vault;
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
+    const svc = service({ vault: reorganising, log });
+    const order = await svc.submit({ accountId: "acc", address: client.address }, body, undefined, log);
+    expect(await t.vault.lockState(chainOrderId(order.id))).toEqual({ kind: "none" });
+    // The Vault refused the release (no lock): the request answers the order as it stands, for recovery to finish.
+    expect(order).toMatchObject({ status: "locked", locked: 10_000_000n, releaseTx: null });
+    expect(errors).toEqual(["order interrupted; recovery will finish it"]);
+
+    const recovery = new Reconciler(svc, { store, vault: t.vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
+    expect(await recovery.pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({
+      status: "rejected",
+      errorCode: "order_interrupted",
+      errorMessage: "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged.",
+      spent: 0n,
+      locked: 0n,
+      lockTx: null,
+      releaseTx: null,
+    });
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 0n, locked: 0n });
+    expect(await client.usdcBalance()).toBe(10_000_000n);
+    expect(sent).toHaveLength(0);
+  }, 30_000);
 });
 
 describe("sells", () => {
