@@ -222,7 +222,8 @@ export class Reconciler {
         // is pending can it no longer land. It is read again after that, for one that landed meanwhile.
         if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
         // A lock or escrow recorded `locked` landed: a reorganisation removed it (the request may have run on, its release
-        // refused for want of it). The order is shown as it now is: none, and no transaction.
+        // refused for want of it). A `pending` order's was never taken, or its answer lost: the server stopped, or the
+        // request left it here, its outcome unknown (OrderService.hold). The order is shown as it now is: none, and no transaction.
         await this.finish(order, from, {
           status: "rejected",
           ...(sell ? { escrowed: 0n } : { locked: 0n }),
@@ -232,8 +233,8 @@ export class Reconciler {
             order.status === "locked"
               ? removed(order)
               : sell
-                ? "The server stopped before the order's shares were escrowed; nothing was escrowed."
-                : "The server stopped before the order's funds were locked; nothing was locked.",
+                ? "The order's escrow is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was escrowed."
+                : "The order's lock is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was locked.",
         });
         break;
       case "settled":

@@ -1139,6 +1139,17 @@ describe("recovery", () => {
     expect((await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id)).toEqual([]);
   });
 
+  it("rejects an order whose lock's outcome the chain never told, and that never landed, without saying the server stopped: it never did", async () => {
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("pending");
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    const rejected = await store.order(order.id);
+    expect(rejected).toMatchObject({ status: "rejected", errorCode: "order_interrupted", locked: 0n, lockTx: null });
+    expect(rejected!.errorMessage).toBe("The order's lock is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was locked.");
+  });
+
   it("fails a routing order whose lock a reorganisation removed and none of whose child orders filled, charging nothing", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
