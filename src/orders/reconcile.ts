@@ -19,6 +19,9 @@ export interface ReconcileDeps {
 }
 
 const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
+/** An order recovery finds `pending` or `locked`: the server stopped, or the request left it there, a step before routing failed (OrderService.submit). */
+const UNROUTED = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.";
+const UNROUTED_SELL = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the escrowed shares were returned.";
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
@@ -201,7 +204,7 @@ export class Reconciler {
     const { vault, log } = this.d;
     const hold = await this.svc.holdOf(order);
     const sell = order.side === "sell";
-    const interrupted = { errorCode: "order_interrupted", errorMessage: sell ? INTERRUPTED_SELL : INTERRUPTED } as const;
+    const interrupted = { errorCode: "order_interrupted", errorMessage: sell ? UNROUTED_SELL : UNROUTED } as const;
     // A lock or escrow whose answer was lost is recorded with the transaction that made it, as the chain logged it.
     const held = async (amount: bigint): Promise<OrderPatch> => ({
       ...(sell ? { escrowed: amount } : { locked: amount }),

@@ -1150,6 +1150,20 @@ describe("recovery", () => {
     expect(rejected!.errorMessage).toBe("The order's lock is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was locked.");
   });
 
+  it("fails an order whose lock landed after the request was told its outcome is unknown, releasing it, without saying the server stopped: it never did", async () => {
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("pending");
+    // The lock landed after all, once the request had answered the order pending.
+    await ledger.vault().lock(chainOrderId(order.id), who.address, 10_000_000n);
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    const failed = await store.order(order.id);
+    expect(failed).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, releaseTx: HASH, spent: 0n });
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
+    expect(failed!.errorMessage).toBe("The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.");
+  });
+
   it("fails a routing order whose lock a reorganisation removed and none of whose child orders filled, charging nothing", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
