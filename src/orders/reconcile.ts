@@ -226,7 +226,7 @@ export class Reconciler {
         if ((await vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none") return false;
         // A lock or escrow recorded `locked` landed: a reorganisation removed it (the request may have run on, its release
         // refused for want of it). A `pending` order's was never taken, or its answer lost: the server stopped, or the
-        // request left it here, its outcome unknown (OrderService.hold). The order is shown as it now is: none, and no transaction.
+        // request left it here, as UNROUTED. The order is shown as it now is: none, and no transaction.
         await this.finish(order, from, {
           status: "rejected",
           ...(sell ? { escrowed: 0n } : { locked: 0n }),
@@ -236,8 +236,8 @@ export class Reconciler {
             order.status === "locked"
               ? removed(order)
               : sell
-                ? "The order's escrow is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was escrowed."
-                : "The order's lock is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was locked.",
+                ? "The order was interrupted before its escrow was taken (the server stopped, or the chain or the store did not answer); nothing was escrowed."
+                : "The order was interrupted before its lock was taken (the server stopped, or the chain or the store did not answer); nothing was locked.",
         });
         break;
       case "settled":

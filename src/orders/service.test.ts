@@ -1147,7 +1147,20 @@ describe("recovery", () => {
     expect(await reconciler(svc).pass(0)).toBe(1);
     const rejected = await store.order(order.id);
     expect(rejected).toMatchObject({ status: "rejected", errorCode: "order_interrupted", locked: 0n, lockTx: null });
-    expect(rejected!.errorMessage).toBe("The order's lock is not on the chain: the server stopped, or the chain did not answer, before it was taken; nothing was locked.");
+    expect(rejected!.errorMessage).toBe("The order was interrupted before its lock was taken (the server stopped, or the chain or the store did not answer); nothing was locked.");
+  });
+
+  it("rejects an order whose refusal the store did not take, nothing locked, without saying the server stopped or the chain did not answer: neither happened", async () => {
+    asks = [{ price: 990_000n, shares: 1_000_000n }];
+    const down = () => Promise.reject(new Error("Connection terminated unexpectedly"));
+    const svc = service({ store: Object.create(store, { updateOrder: { value: down } }) });
+    const order = await svc.submit(who, body, undefined);
+    expect(order.status).toBe("pending");
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    const rejected = await store.order(order.id);
+    expect(rejected).toMatchObject({ status: "rejected", errorCode: "order_interrupted", locked: 0n, lockTx: null });
+    expect(ledger.locks.size).toBe(0);
+    expect(rejected!.errorMessage).toBe("The order was interrupted before its lock was taken (the server stopped, or the chain or the store did not answer); nothing was locked.");
   });
 
   it("fails an order whose lock landed after the request was told its outcome is unknown, releasing it, without saying the server stopped: it never did", async () => {
