@@ -30,6 +30,9 @@ const removed = (order: Pick<OrderRecord, "side">): string =>
   order.side === "sell"
     ? "The order's escrow is no longer on the chain (a reorganisation removed it); no share was sold and the position is whole."
     : "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged.";
+/** What an order says whose lock or escrow the client expired, every venue having answered by then: which answer came too late is not known. */
+const LATE = "The order was not settled before its lock's deadline (a venue, the chain or the server did not answer in time); the locked USDC was released.";
+const LATE_SELL = "The order was not settled before its escrow's deadline (a venue, the chain or the server did not answer in time); the escrowed shares were returned.";
 /** How an order ends whose lock or escrow went back whole, released or expired, past its deadline with a venue's answer missing. */
 const unansweredEnd = (order: OrderRecord, releaseTx: string): OrderPatch => ({
   status: "failed",
@@ -291,8 +294,9 @@ export class Reconciler {
           break;
         }
         if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length, expired: hold.expired }, "the lock or escrow was released although venues filled; the operator carries the fills");
-        // Expired by the client: its deadline passed before a venue told what its child order did (farFromDeadline), as in `unanswered`.
-        await this.finish(order, ["routing"], hold.expired ? unansweredEnd(order, hold.txHash) : { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
+        // Expired by the client: its deadline passed before the order was settled, a venue's answer, the chain or the server late.
+        const late = { ...unansweredEnd(order, hold.txHash), errorMessage: order.side === "sell" ? LATE_SELL : LATE };
+        await this.finish(order, ["routing"], hold.expired ? late : { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
         break;
       }
       case "none":

@@ -1069,10 +1069,12 @@ describe("recovery", () => {
     expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("locked");
   });
 
-  it("fails venue_unavailable, not order_interrupted, a routing order with fills whose lock the client expired on chain before its venue answered", async () => {
+  it("fails venue_unavailable, not order_interrupted, a routing order with fills whose lock the client expired on chain before it was settled, without saying a venue did not answer: its venue answered at once", async () => {
     const { svc, order } = await routingWithFills();
+    // The venue's fill was stored by the request itself; the settlement's answer was lost, and no server ran again
+    // before the lock's deadline, past which the client expired the lock.
+    expect(await store.fills(order.id)).toHaveLength(1);
     const lock = ledger.locks.get(chainOrderId(order.id))!;
-    // The venue answered only after the lock's deadline, by which time the client had expired the lock.
     ledger.locks.set(chainOrderId(order.id), { ...lock, state: "released", expired: true });
     const recovery = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => (lock.deadline + 1) * 1000 }, log: pino({ level: "silent" }) });
     expect(await recovery.pass(0)).toBe(1);
@@ -1081,7 +1083,7 @@ describe("recovery", () => {
       releaseTx: HASH,
       spent: 0n,
       errorCode: "venue_unavailable",
-      errorMessage: "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.",
+      errorMessage: "The order was not settled before its lock's deadline (a venue, the chain or the server did not answer in time); the locked USDC was released.",
     });
   });
 
