@@ -18,12 +18,13 @@ export interface ReconcileDeps {
   finished?: (order: OrderRecord) => void;
 }
 
-const INTERRUPTED = "The server stopped while the order was in progress; the locked USDC was released.";
+/** A routing order whose lock or escrow went back whole, none of its fills known, and whose venues reported fills after: the operator's. */
+const FILLED_LATE = "A venue reported the order's fills only after its lock was released; nothing was charged and the locked USDC was released.";
+const FILLED_LATE_SELL = "A venue reported the order's fills only after its escrow was returned; no share was sold and the escrowed shares were returned.";
 /** An order recovery finds `pending` or `locked`: the server stopped, or the request left it there, a step before routing failed (OrderService.submit). */
 const UNROUTED = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.";
 const UNROUTED_SELL = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the escrowed shares were returned.";
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
-const INTERRUPTED_SELL = "The server stopped while the order was in progress; the escrowed shares were returned.";
 const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
 /** What an order says whose lock or escrow, recorded landed, a reorganisation removed from the chain: nothing is held, charged or sold. */
 const removed = (order: Pick<OrderRecord, "side">): string =>
@@ -295,8 +296,9 @@ export class Reconciler {
         }
         if (stored.length > 0) log.error({ order_id: order.id, fills: stored.length, expired: hold.expired }, "the lock or escrow was released although venues filled; the operator carries the fills");
         // Expired by the client: its deadline passed before the order was settled, a venue's answer, the chain or the server late.
+        // Else the settlement's release, none of the fills known then: the settlement takes every fill stored before it.
         const late = { ...unansweredEnd(order, hold.txHash), errorMessage: order.side === "sell" ? LATE_SELL : LATE };
-        await this.finish(order, ["routing"], hold.expired ? late : { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? INTERRUPTED_SELL : INTERRUPTED });
+        await this.finish(order, ["routing"], hold.expired ? late : { status: "failed", releaseTx: hold.txHash, errorCode: "order_interrupted", errorMessage: order.side === "sell" ? FILLED_LATE_SELL : FILLED_LATE });
         break;
       }
       case "none":

@@ -1087,6 +1087,31 @@ describe("recovery", () => {
     });
   });
 
+  it("fails a routing order whose venue reported a fill only after the order's release, its answer lost, had landed, saying so rather than that the server stopped: it never did", async () => {
+    script = [() => ({ kind: "unknown", reason: "timeout" }), nothing, nothing];
+    const vault = ledger.vault();
+    const lost = { ...vault, release: async (...args: Parameters<Vault["release"]>) => (await vault.release(...args), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.release: outcome unknown"))) };
+    let ahead = 0;
+    const svc = service({ vault: lost, clock: { now: () => Date.now() + ahead }, childOrderTtlMs: 1_000, expirySkewMs: 0, reconcileAttempts: 2, reconcileDelayMs: 600 });
+    // The child order, lost, counts as never placed past its expiry: nothing filled, the lock is released.
+    const order = await svc.submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "routing", releaseTx: null });
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
+    // The venue then reports that the child order filled.
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: [{ tradeId: "t-late", venueOrderId: `vo-${child.clientOrderId}`, clientOrderId: child.clientOrderId, side: "buy", price: child.limitPrice, shares: child.shares, fee: 0n }] });
+    // Its later rounds' child orders, refused, are past their expiry too.
+    ahead = 5_000;
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({
+      status: "failed",
+      releaseTx: HASH,
+      spent: 0n,
+      errorCode: "order_interrupted",
+      errorMessage: "A venue reported the order's fills only after its lock was released; nothing was charged and the locked USDC was released.",
+    });
+  });
+
   it("records a buy whose settlement landed, its answer lost, as the chain settled it, once its venue no longer answers and its lock's deadline has passed", async () => {
     const clock = { t: Date.now(), now: () => clock.t };
     ledger.now = clock.now;
