@@ -2,7 +2,7 @@ import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
-import type { EscrowState, LockState, Vault } from "../vault/vault.ts";
+import { VaultTxError, type EscrowState, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
@@ -80,8 +80,9 @@ export class Reconciler {
    * transaction that made it, a compare-and-set from `rejected` that a retry's reopening excludes, so
    * the retry answers it as it stands and never runs on a hold being released; a release of such an order whose
    * answer was lost is recorded from the chain at the next sweep. The chain is read from
-   * where the last sweep stopped (OpenHolds). One sweep at a time: a sweep asked for while one runs
-   * joins it. Returns how many it released.
+   * where the last sweep stopped (OpenHolds). A hold whose order is settled (a reorganisation removed its settlement,
+   * and the node did not mine it again) is settled again for what the order records, not released (settleAgain). One
+   * sweep at a time: a sweep asked for while one runs joins it. Returns how many it released.
    */
   sweepLocks(): Promise<number> {
     this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
@@ -98,6 +99,7 @@ export class Reconciler {
     if (stranded.length === 0) return 0;
     // Read in one query, after the open orders: a rejected order the list above took for closed may have been reopened since.
     const orders = new Map((await store.ordersInStatus([...OPEN_STATUSES, "rejected"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
+    let settled: Map<string, OrderRecord> | undefined;
     let released = 0;
     for (const x of stranded) {
       const order = orders.get(x.orderId.toLowerCase());
@@ -106,6 +108,9 @@ export class Reconciler {
         // An order that closed after the chain was read had its settlement or release land first: asked again, its hold has ended.
         const state = x.kind === "lock" ? await vault.lockState(x.orderId) : await vault.escrowState(x.orderId);
         if (state.kind !== "locked" && state.kind !== "escrowed") continue;
+        // Neither open nor rejected, the order may be settled: the settled orders are read then, once a sweep.
+        const closed = order ?? (settled ??= await this.settledOrders()).get(x.orderId.toLowerCase());
+        if (closed?.settleTx && (await this.settleAgain(closed))) continue;
         const closing = order && order.releaseTx === null ? await this.closeForRetries(order, state) : undefined;
         if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
@@ -113,12 +118,40 @@ export class Reconciler {
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
-        if (x.kind === "escrow" && order) this.d.finished?.(order);
+        if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
         log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }
     }
     return released;
+  }
+
+  /** The settled orders (`filled`, `partially_filled`) by chain order id. */
+  private async settledOrders(): Promise<Map<string, OrderRecord>> {
+    return new Map((await this.d.store.ordersInStatus(["filled", "partially_filled"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
+  }
+
+  /**
+   * Settles again, for what the order records, the lock or escrow of a settled order that the chain holds open: its
+   * settlement, answered done once its batch logged, a reorganisation removed and the node did not mine again. The order's
+   * `settle_tx` becomes the new settlement's, the transaction whose logs now hold its Settled (SellSettled) event. False,
+   * logged as an error, when the Vault refuses it: the sweep then releases the lock (returns the escrow) as any other, the
+   * client paying nothing for the shares its order records, and the operator carries what the venues filled.
+   */
+  private async settleAgain(order: OrderRecord): Promise<boolean> {
+    const { store, log } = this.d;
+    const recorded = { order_id: order.id, side: order.side, spent: order.spent.toString(), proceeds: order.proceeds.toString(), shares: order.filledShares.toString(), removed_tx: order.settleTx };
+    let tx: TxRef;
+    try {
+      tx = await this.svc.settleHold(order);
+    } catch (err) {
+      if (!(err instanceof VaultTxError) || err.outcome !== "reverted") throw err;
+      log.error({ ...recorded, err }, "the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills");
+      return false;
+    }
+    log.warn({ ...recorded, settle_tx: tx.txHash }, "settled again a settled order's lock or escrow whose settlement a reorganisation removed");
+    await store.updateOrder(order.id, [order.status], { settleTx: tx.txHash });
+    return true;
   }
 
   /**

@@ -1365,6 +1365,22 @@ describe("recovery", () => {
     expect(finished).toBe(1);
     expect((await store.order(order.id))?.status).toBe("filled");
   });
+
+  it("releases, as before, a filled buy's lock whose settlement a reorganisation removed when the Vault refuses to settle it again, logging the operator's loss", async () => {
+    script = [(o) => fill(o, o.shares)];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "filled" });
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "locked" });
+    ledger.failNext.settle = new VaultTxError("reverted", "Refused", "Vault.settle: refused");
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
+    const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
+    expect(await sweeper.sweepLocks()).toBe(1);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(errors).toEqual(["the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills"]);
+  });
 });
 
 describe("an order whose lock, answered done, a reorganisation removed while it routed (dev chain)", () => {
@@ -1456,6 +1472,56 @@ describe("an order whose lock, answered done, a reorganisation removed while it 
     expect(await t.vault.balanceOf(client.address)).toEqual({ available: 0n, locked: 0n });
     expect(await client.usdcBalance()).toBe(10_000_000n);
     expect(sent).toHaveLength(0);
+  }, 30_000);
+
+  /**
+   * A settlement's batch logged its Settled (SellSettled) event and was answered done at once, the order stored settled;
+   * then a reorganisation removes its block, back to where the child order was at its venue, and the node never mines it
+   * again: the chain holds the order's lock (escrow) open. Answers the order and what the sweep logged at warn and above.
+   */
+  const settlementRemoved = async (account: { accountId: string; address: Address }, order: object) => {
+    let routed: Hex | undefined;
+    script = [(o) => (async () => ((routed = await t.rpc.call<Hex>("evm_snapshot")), fill(o, o.shares)))() as unknown as PlaceResult];
+    const svc = service({ vault: t.vault });
+    const settled = await svc.submit(account, order, undefined);
+    expect(settled).toMatchObject({ status: "filled", settleTx: expect.stringMatching(/^0x/) });
+    await t.rpc.call("evm_revert", [routed]);
+    const lines: string[] = [];
+    const log = pino({ level: "warn" }, { write: (line: string) => void lines.push(JSON.parse(line).msg) });
+    await new Reconciler(svc, { store, vault: t.vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log }).sweepLocks();
+    return { settled, lines };
+  };
+
+  it("settles again, for what it records, a filled buy's lock whose settlement a reorganisation removed, rather than releasing it: the client keeps its shares and pays for them, and the order's tx_hash is the new settlement", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 10_000_000n, keyOf(client.address));
+    const { settled: order, lines } = await settlementRemoved({ accountId: "acc", address: client.address }, body);
+    const lock = await t.vault.lockState(chainOrderId(order.id));
+    expect(lock).toMatchObject({ kind: "settled", spent: order.spent, shares: order.filledShares, tokenId: 7n });
+    const settleTx = (lock as Extract<LockState, { kind: "settled" }>).txHash;
+    expect(settleTx).not.toBe(order.settleTx);
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, fees: order.fees, filledShares: order.filledShares, settleTx, releaseTx: null });
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 10_000_000n - order.spent, locked: 0n });
+    expect(await t.vault.sotBalance(client.address, 7n)).toBe(order.filledShares);
+    expect(lines).toEqual(["settled again a settled order's lock or escrow whose settlement a reorganisation removed"]);
+  }, 30_000);
+
+  it("settles again, for what it records, a filled sell's escrow whose settlement a reorganisation removed, rather than returning it: the shares sold stay burned and the client is credited their proceeds", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 10_000_000n, keyOf(client.address));
+    const holder = { accountId: "acc", address: client.address };
+    script = [(o) => fill(o, o.shares)];
+    const bought = await service({ vault: t.vault }).submit(holder, body, undefined);
+    expect(bought).toMatchObject({ status: "filled", filledShares: 20_000_000n });
+    const { settled: order, lines } = await settlementRemoved(holder, { market_id: "evt", outcome: "YES", side: "sell", max_slippage: 0.02, shares: 15 });
+    const escrow = await t.vault.escrowState(chainOrderId(order.id));
+    expect(escrow).toMatchObject({ kind: "settled", sold: 15_000_000n, proceeds: order.proceeds });
+    const settleTx = (escrow as Extract<EscrowState, { kind: "settled" }>).txHash;
+    expect(settleTx).not.toBe(order.settleTx);
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", proceeds: order.proceeds, filledShares: 15_000_000n, settleTx, releaseTx: null });
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 10_000_000n - bought.spent + order.proceeds, locked: 0n });
+    expect(await t.vault.sotBalance(client.address, 7n)).toBe(5_000_000n);
+    expect(lines).toEqual(["settled again a settled order's lock or escrow whose settlement a reorganisation removed"]);
   }, 30_000);
 });
 

@@ -727,20 +727,24 @@ export class OrderService {
    * stored fills, all of them; `log` carries the order's id.
    */
   async settle(order: OrderRecord, fills: readonly FillRecord[], log: Log): Promise<OrderRecord> {
-    const chainId = chainOrderId(order.id);
     const shares = fills.reduce((s, f) => s + f.shares, 0n);
     this.d.checkpoint?.("order.settle.sent", order.id);
     if (shares === 0n) return this.finish(order.id, ["routing"], nothingFilled(order, (await this.releaseHold(order)).txHash), log);
-    if (order.side === "sell") {
-      // Burns the shares sold, credits the proceeds and returns the rest of the escrow, in one transaction.
-      const sold = sale(order, fills, log);
-      const tx = await this.d.vault.settleSell(chainId, sold.filledShares, sold.proceeds);
-      return this.finish(order.id, ["routing"], { ...sold, settleTx: tx.txHash }, log);
-    }
-    const settled = settlement(order, fills, log);
-    const tokenId = this.d.tokenId(order.eventId, order.outcome);
-    const tx = await this.d.vault.settle(chainId, settled.spent, { tokenId, shares });
-    return this.finish(order.id, ["routing"], { ...settled, sotTokenId: tokenId.toString(), settleTx: tx.txHash }, log);
+    const made = order.side === "sell" ? sale(order, fills, log) : { ...settlement(order, fills, log), sotTokenId: this.d.tokenId(order.eventId, order.outcome).toString() };
+    const tx = await this.settleHold({ ...order, ...made });
+    return this.finish(order.id, ["routing"], { ...made, settleTx: tx.txHash }, log);
+  }
+
+  /**
+   * Sends the settlement the order records, in one transaction: a buy spends `spent` of its lock, releases the rest and
+   * mints `filledShares` SOT of `sotTokenId` (a buy's fills' shares) to its client; a sell burns `filledShares` of its
+   * escrow, credits the `proceeds` and returns the rest. The stranded-lock sweep sends it again for a settled order whose
+   * settlement a reorganisation removed.
+   */
+  settleHold(order: Pick<OrderRecord, "id" | "side" | "spent" | "proceeds" | "filledShares" | "sotTokenId">): Promise<TxRef> {
+    const chainId = chainOrderId(order.id);
+    if (order.side === "sell") return this.d.vault.settleSell(chainId, order.filledShares, order.proceeds);
+    return this.d.vault.settle(chainId, order.spent, { tokenId: BigInt(order.sotTokenId!), shares: order.filledShares });
   }
 
   /** Places a child order and learns its outcome; an unknown one is asked about a few times before it is left to recovery. */
