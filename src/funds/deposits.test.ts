@@ -12,7 +12,7 @@ import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
 import type { Address, Vault } from "../vault/vault.ts";
 import { depositId } from "./chain-ids.ts";
-import { DepositWatcher, type DepositDeps } from "./deposits.ts";
+import { DepositWatcher, depositCursorName, type DepositDeps } from "./deposits.ts";
 
 const USDC = 1_000_000n;
 const t = testChainPerFile();
@@ -323,6 +323,37 @@ describe("the deposit watcher", () => {
     const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
     expect(mine.map((d) => [d.amount, d.status])).toEqual([[3n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
+
+  it("takes a node of a pool that lacks the scan's cursor block for one behind, not a reorganisation: what was credited stays credited, the cursor where it was", async () => {
+    const { key, account } = await keyedAccount("acc_node_behind");
+    const deposit = await signedTransfer(account.address as Address, 2n * USDC);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    await mine([deposit]);
+    await t.rpc.call("evm_mine");
+    const behind = await t.vault.blockNumber();
+    // The credit is mined in the block after the scan's cursor, and recorded once the next pass's cursor is over it.
+    await watcher.pass();
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    await t.rpc.call("evm_mine");
+    expect(await statusesOf(account.id)).toEqual([[2n * USDC, "credited"]]);
+    const name = depositCursorName(t.vault.info());
+    const cursor = await t.store.chainCursor(name);
+    // A node still at `behind`, under the cursor: it lacks the blocks above it, the credit's among them.
+    const lagging = Object.create(t.vault, {
+      blockNumber: { value: async () => behind },
+      blockHash: { value: async (n: bigint) => (n > behind ? undefined : t.vault.blockHash(n)) },
+      blockOf: { value: async (tx: Hex) => [await t.vault.blockOf(tx)].find((at) => at && at.number <= behind) },
+      depositState: { value: async (k: Hex) => [await t.vault.depositState(k)].find((s) => s.kind === "none" || s.blockNumber <= behind) ?? { kind: "none" } },
+    }) as Vault;
+    // Asked for the head, and then asked for the rest while another node gives the head.
+    const laggingButTheHead = Object.create(lagging, { blockNumber: { value: () => t.vault.blockNumber() } }) as Vault;
+    for (const vault of [lagging, laggingButTheHead]) {
+      await watcherSigningWith(() => key, { confirmations: 1, vault }).pass();
+      expect(await statusesOf(account.id)).toEqual([[2n * USDC, "credited"]]);
+      expect(await t.store.chainCursor(name)).toEqual(cursor);
+    }
   }, 60_000);
 
   it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {

@@ -79,10 +79,10 @@ export class DepositWatcher {
 
   /**
    * Stores every transfer into a deposit address from where the last scan stopped to the latest block under
-   * enough confirmations, then moves the cursor there. A cursor whose block the chain no longer has, or has
-   * with another hash, was passed by a reorganisation: the scan starts again from the Vault's deployment
-   * (storing is idempotent, so what was seen before is not stored twice). Resolves to the block the cursor names
-   * now (undefined: none the chain still has), the one height this pass counts confirmations by.
+   * enough confirmations, then moves the cursor there. A cursor whose block the chain has with another hash was
+   * passed by a reorganisation: the scan starts again from the Vault's deployment (storing is idempotent, so what
+   * was seen before is not stored twice); one the node answering has no block for stays. Resolves to the block the
+   * cursor names now (undefined: none the chain still has), the one height this pass counts confirmations by.
    */
   private async scan(): Promise<bigint | undefined> {
     const { store, vault, log } = this.d;
@@ -96,10 +96,16 @@ export class DepositWatcher {
     const hash = await vault.blockHash(target);
     let from = chain.deployedAt;
     const cursor = await store.chainCursor(name);
-    const reorganised = cursor !== undefined && (cursor.block === target ? hash : await vault.blockHash(cursor.block)) !== cursor.hash;
+    const cursorHash = cursor && (cursor.block === target ? hash : await vault.blockHash(cursor.block));
+    // No block at the cursor's height is a node behind the one the last scan read (one of a pool behind CHAIN_RPC_URL, its
+    // head under the cursor, or under the head another node gave), not a reorganisation: taken for one, it put back to
+    // `crediting` every credit above its head and scanned the Vault's history again. The cursor stays, and the next pass
+    // asks again; a chain a reorganisation made shorter is found out once it has a block at the cursor's height again.
+    if (cursor && cursorHash === undefined) return cursor.block;
+    const reorganised = cursor !== undefined && cursorHash !== cursor.hash;
     if (cursor && !reorganised) from = cursor.block + 1n;
     if (reorganised) {
-      log.warn({ block: cursor.block.toString() }, "the chain no longer has the block the deposit scan stopped at; scanning again from the Vault's deployment");
+      log.warn({ block: cursor.block.toString() }, "the chain has another block where the deposit scan stopped; scanning again from the Vault's deployment");
       await this.uncreditRemoved();
     }
     const kept = cursor && !reorganised ? cursor.block : undefined;
