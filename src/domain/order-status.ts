@@ -12,7 +12,7 @@ export const TERMINAL_STATUSES: readonly OrderStatus[] = ["filled", "partially_f
 export const OPEN_STATUSES: readonly OrderStatus[] = ["pending", "locked", "routing"];
 
 /**
- * What an order rejected before anything was locked or escrowed (no lock_tx) may be rejected with and still be run
+ * What an order rejected before anything was locked or escrowed (no lock_tx, no release_tx) may be rejected with and still be run
  * again: a 5xx, "try again", not the order's final answer. Its client's retry under its client_order_id runs it
  * again under its same id; the Vault takes a lock or escrow of one id once, so the first's, should it land after all, is the retry's.
  */
@@ -34,9 +34,13 @@ export const ENTERED_FROM: Readonly<Record<OrderStatus, readonly OrderStatus[]>>
   failed: ["pending", "locked", "routing"],
 };
 
-/** Whether the client's retry under the order's client_order_id runs it again (Store.reopenOrder): rejected with one of RETRIED_REJECTIONS before anything was locked or escrowed. */
-export function reopenable(o: { status: OrderStatus; lockTx: string | null; errorCode: string | null }): boolean {
-  return o.status === "rejected" && o.lockTx === null && (RETRIED_REJECTIONS as readonly (string | null)[]).includes(o.errorCode);
+/**
+ * Whether the client's retry under the order's client_order_id runs it again (Store.reopenOrder): rejected with one of
+ * RETRIED_REJECTIONS before anything was locked or escrowed. A release says a hold was taken even without its lock_tx,
+ * which a node of a pool behind the one that read the hold may not have found (Vault.heldBy).
+ */
+export function reopenable(o: { status: OrderStatus; lockTx: string | null; releaseTx: string | null; errorCode: string | null }): boolean {
+  return o.status === "rejected" && o.lockTx === null && o.releaseTx === null && (RETRIED_REJECTIONS as readonly (string | null)[]).includes(o.errorCode);
 }
 
 export function isTerminal(s: OrderStatus): boolean {

@@ -340,6 +340,18 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("answers for good a retry released as too late on its order's removed lock landed again, though the node asked for the lock's transaction lacked its event", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    const deadline = Math.floor(Date.now() / 1000) - 18 * 3600 + LOCK_TTL_S;
+    ledger.locks.set(chainOrderId(order.id), { account: who.address, amount: 10_000_000n, state: "locked", deadline });
+    // A node of a pool behind the one that read the lock: no Locked event of the order in the blocks it has.
+    const behind = Object.assign(ledger.vault(), { heldBy: async () => null });
+    const answer = { id: order.id, status: "rejected", errorCode: "order_interrupted", locked: 10_000_000n, releaseTx: HASH };
+    expect(await service({ vault: behind }).submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(sent).toHaveLength(0);
+  });
+
   it("answers for good, failed with its lock and release, an order recovery rejected whose removed lock landed again and was released before the client's retry", async () => {
     const { svc, order } = await lockRemovedByReorganisation();
     // The lock landed again while its order was closed: the sweep released it, and its id can never lock again.

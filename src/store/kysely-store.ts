@@ -404,6 +404,7 @@ export class KyselyStore implements Store {
       .where("status", "=", "rejected")
       .where("error_code", "in", [...RETRIED_REJECTIONS])
       .where("lock_tx", "is", null)
+      .where("release_tx", "is", null)
       // Its first attempt's recovery recorded it holding nothing (locked or escrowed 0), with a time: the lock its retry takes is dated anew.
       .set({ status: "pending", error_code: null, error_message: null, error_details: null, locked_at: null, lease_owner: lease.owner, lease_until: lease.until, updated_at: this.nowIso() })
       .returningAll()

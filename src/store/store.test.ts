@@ -390,6 +390,10 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       // Locked, then released: its chain order id is spent, so it is not run again.
       await store.updateOrder("ord_3", ["pending"], { status: "locked", locked: 5n, lockTx: "0xlock" });
       await store.updateOrder("ord_3", ["locked"], { status: "rejected", releaseTx: "0xrelease", errorCode: "venue_unavailable", errorMessage: "none quotes" });
+      // The same, its lock's transaction not found (Vault.heldBy through a node behind): its release says it was locked.
+      await store.insertOrder(order({ id: "ord_4", clientOrderId: "client-4" }), { owner: "a", until: clock.iso() });
+      await store.updateOrder("ord_4", ["pending"], { status: "locked", locked: 5n, lockTx: null });
+      await store.updateOrder("ord_4", ["locked"], { status: "rejected", releaseTx: "0xrelease", errorCode: "order_interrupted", errorMessage: "too late" });
       clock.ms += 1_000;
       const until = new Date(clock.ms + 30_000).toISOString();
       expect(await store.reopenOrder("ord_1", { owner: "b", until })).toEqual({ ...first, updatedAt: clock.iso() });
@@ -399,6 +403,7 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.claimOrder("ord_1", { owner: "c", until }, clock.iso())).toBe(false);
       expect(await store.reopenOrder("ord_2", { owner: "b", until })).toBeUndefined();
       expect(await store.reopenOrder("ord_3", { owner: "b", until })).toBeUndefined();
+      expect(await store.reopenOrder("ord_4", { owner: "b", until })).toBeUndefined();
     });
 
     it("dates a reopened order's lock, in the order and in the account's activity, when its retry took it, not when its first attempt was rejected", async () => {

@@ -410,7 +410,7 @@ export interface Store {
    */
   claimOrder(id: string, lease: Lease, now: string): Promise<boolean>;
   /**
-   * Puts an order rejected with one of RETRIED_REJECTIONS before anything was locked (no lock_tx) back to `pending`,
+   * Puts an order rejected with one of RETRIED_REJECTIONS before anything was locked (no lock_tx, no release_tx) back to `pending`,
    * its error and the time of its first attempt's (empty) hold cleared, leased to `lease.owner`, for its client's retry to run it again; undefined when it is no longer such a one.
    */
   reopenOrder(id: string, lease: Lease): Promise<OrderRecord | undefined>;
