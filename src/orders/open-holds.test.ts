@@ -79,7 +79,7 @@ describe("OpenHolds", () => {
     expect(await orderIds(new OpenHolds(chain))).toEqual(["escrow 4"]);
   });
 
-  it("reads again from the deployment when the chain no longer has the block it read last", async () => {
+  it("reads again from the deployment when the chain has another block where it read last", async () => {
     const chain = new FakeChain();
     const holds = new OpenHolds(chain);
     chain.mine({ locks: [lock(5, 11n)] });
@@ -91,6 +91,24 @@ describe("OpenHolds", () => {
     chain.mine({ locks: [lock(7, 13n)] });
     expect(await orderIds(holds)).toEqual(["lock 5", "lock 7"]);
     expect(chain.reads.at(-1)).toEqual([10n, 13n]);
+  });
+
+  it("keeps what it followed when the node answering lacks the block it read last, one of a pool behind: nothing is read again from the deployment", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    chain.mine({ locks: [lock(13, 11n)] });
+    chain.mine({ endings: [released(13, 12n)], locks: [lock(14, 12n)] });
+    expect(await orderIds(holds)).toEqual(["lock 14"]);
+    // A node still at block 11 answers: it has neither block 12 nor what happened in it.
+    chain.head = 11n;
+    expect(await orderIds(holds)).toEqual(["lock 14"]);
+    chain.head = 12n;
+    chain.mine({ locks: [lock(15, 13n)] });
+    expect(await orderIds(holds)).toEqual(["lock 14", "lock 15"]);
+    expect(chain.reads).toEqual([
+      [10n, 12n],
+      [13n, 13n],
+    ]);
   });
 
   it("keeps what it had when a read fails, and reads the same blocks again next time", async () => {

@@ -13,9 +13,9 @@ export const HOLDS_SPAN = 10_000n;
 /**
  * The locks and escrows open on chain, followed from one read to the next: the first read takes every
  * block from the Vault's deployment (HOLDS_SPAN blocks at a time), each later one only the blocks since
- * the last, so a read costs what the chain did since, not its whole history. When the chain no longer has
- * the last block read with the hash it had (a reorganisation passed it), the next read starts again from
- * the deployment.
+ * the last, so a read costs what the chain did since, not its whole history. When the chain has another
+ * block at the height last read (a reorganisation passed it), the read starts again from the deployment; when
+ * the node answering has none there (behind), the read answers what was followed, as it was.
  */
 export class OpenHolds {
   /** What the blocks up to `block` left open, by kind and order id (the Vault locks, and escrows, an order id at most once). */
@@ -27,7 +27,12 @@ export class OpenHolds {
   async read(): Promise<OpenHold[]> {
     const head = await this.vault.blockNumber();
     const hash = await this.vault.blockHash(head);
-    const kept = this.followed && (await this.vault.blockHash(this.followed.block)) === this.followed.hash ? this.followed : undefined;
+    const followed = this.followed;
+    const followedHash = followed && (await this.vault.blockHash(followed.block));
+    // No block at the height last read is a node behind the one that answered the last read (one of a pool behind
+    // CHAIN_RPC_URL), not a reorganisation: what was followed stays, for a read from a node past it.
+    if (followed && followedHash === undefined) return [...followed.open.values()];
+    const kept = followed && followedHash === followed.hash ? followed : undefined;
     const open = new Map(kept?.open);
     for (let from = kept ? kept.block + 1n : this.vault.info().deployedAt; from <= head; from += HOLDS_SPAN) {
       apply(open, await this.vault.holds(from, from + HOLDS_SPAN - 1n < head ? from + HOLDS_SPAN - 1n : head));
