@@ -94,17 +94,20 @@ async function mine(raws: Hex[]) {
 
 /**
  * A JSON-RPC URL in front of the test chain as a pool of two nodes: a request that reads logs goes to one whose head is
- * `head` and answers, as geth does, a range past it with the logs it has and no error, and no block past it; any other
- * request goes to the node that has every block.
+ * `head` and answers, as geth does, a range past it with the logs it has and no error, and no block past it (`forked`:
+ * blocks of another fork past it, without their logs); any other request goes to the node that has every block.
  */
-async function poolWithLogsFrom(head: bigint): Promise<{ url: string; stop(): Promise<void> }> {
+async function poolWithLogsFrom(head: bigint, forked = false): Promise<{ url: string; stop(): Promise<void> }> {
   type Call = { id: number; method: string; params: unknown[] };
   const upstream = t.chain.rpcUrl;
   const forward = async (calls: Call[]) => (await (await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) })).json()) as { id: number }[];
   const behind = async (calls: Call[]) => {
     const answers = await Promise.all(
       calls.map(async (c) => {
-        if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) > head) return { jsonrpc: "2.0", id: c.id, result: null };
+        if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) > head) {
+          const block = (await forward([c]))[0] as unknown as { result: { hash: Hex } };
+          return { ...block, result: forked ? { ...block.result, hash: keccak256(block.result.hash) } : null };
+        }
         if (c.method !== "eth_getLogs") return (await forward([c]))[0]!;
         const filter = c.params[0] as { fromBlock: Hex; toBlock: Hex };
         if (BigInt(filter.fromBlock) > head) return { jsonrpc: "2.0", id: c.id, result: [] };
@@ -356,6 +359,28 @@ describe("the deposit watcher", () => {
     }
   }, 60_000);
 
+  it("moves its cursor past no block whose transfers it read from a node on another fork there, one of a pool", async () => {
+    const { key, account } = await keyedAccount("acc_pool_fork");
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 5n * USDC, keyOf(`payer-${payer.address}`));
+    const fork = await t.vault.blockNumber();
+    await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 5n * USDC);
+    // The head and the blocks come from a node that has the transfer's block, the logs from one whose blocks past `fork` are another fork's, without it.
+    const pool = await poolWithLogsFrom(fork, true);
+    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
+    try {
+      await expect(watcherSigningWith(() => key, { vault }).pass()).rejects.toThrow(/another block/);
+    } finally {
+      await vault.close();
+      await pool.stop();
+    }
+    await watcher.pass();
+    expect(await statusesOf(account.id)).toEqual([[5n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
+  }, 60_000);
+
   it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {
     const { key, account } = await keyedAccount("acc_reorg");
     // A wallet holding USDC of its own, paid out of the Vault before the fork.
@@ -416,7 +441,8 @@ describe("the deposit watcher", () => {
         },
       },
     }) as Vault;
-    await watcherSigningWith(() => key, { vault: forking }).pass();
+    // The transfers are read from the new chain, whose block at the target is not the one the pass read first: the pass fails, its cursor left.
+    await expect(watcherSigningWith(() => key, { vault: forking }).pass()).rejects.toThrow(/another block/);
     expect(reorganised).toBe(true);
     await watcher.pass();
     const stored = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);

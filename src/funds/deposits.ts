@@ -114,7 +114,7 @@ export class DepositWatcher {
     // the transfers, not with the accounts (all of them named in the request, a pass read every account and sent
     // a filter per 200 addresses: 0.25 s of blocked event loop at 10,000 accounts, refused by the node at 50,000).
     const now = new Date(this.d.clock.now()).toISOString();
-    const found = (await this.intoDepositAddresses(await vault.usdcTransfers(from, target))).map(({ transfer: t, account, place }): DepositRecord => ({
+    const found = (await this.intoDepositAddresses(await vault.usdcTransfers(from, target, hash))).map(({ transfer: t, account, place }): DepositRecord => ({
       id: depositId(t.txHash, place),
       accountId: account.id,
       amount: t.amount,

@@ -35,7 +35,9 @@ export class OpenHolds {
     const kept = followed && followedHash === followed.hash ? followed : undefined;
     const open = new Map(kept?.open);
     for (let from = kept ? kept.block + 1n : this.vault.info().deployedAt; from <= head; from += HOLDS_SPAN) {
-      apply(open, await this.vault.holds(from, from + HOLDS_SPAN - 1n < head ? from + HOLDS_SPAN - 1n : head));
+      const to = from + HOLDS_SPAN - 1n < head ? from + HOLDS_SPAN - 1n : head;
+      // The last span's from a node whose block at the head is the one `hash` names: what is followed is that chain's.
+      apply(open, await this.vault.holds(from, to, to === head ? hash : undefined));
     }
     this.followed = hash === undefined ? undefined : { open, block: head, hash };
     return [...open.values()];

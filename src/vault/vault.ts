@@ -230,9 +230,10 @@ export interface Vault {
   depositState(key: Hex32): Promise<DepositState>;
   /**
    * Every USDC transfer logged from `fromBlock` to `toBlock` (inclusive), oldest first, whoever received it: the
-   * caller picks its own addresses' (read by recipient, the request would grow with the accounts).
+   * caller picks its own addresses' (read by recipient, the request would grow with the accounts). With `toHash`, the
+   * hash the caller read of `toBlock`, it throws when the logs came from a node with another block there (another fork).
    */
-  usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]>;
+  usdcTransfers(fromBlock: bigint, toBlock: bigint, toHash?: Hex32): Promise<UsdcTransfer[]>;
   /**
    * The USDC transfers the transaction `txHash` logged, in order; `failedIn`, the block it was mined in, when its receipt
    * says it failed and so moved nothing (a reorganisation can mine a transfer again where its sender no longer holds the
@@ -251,7 +252,7 @@ export interface Vault {
   blockHolds(number: bigint, txHash: Hex32): Promise<boolean | undefined>;
   /** The contracts' whole history from their event logs, for the audit. */
   ledger(): Promise<Ledger>;
-  /** The locks and escrows opened and ended from `fromBlock` to `toBlock` (inclusive), oldest first. */
-  holds(fromBlock: bigint, toBlock: bigint): Promise<HoldEvents>;
+  /** The locks and escrows opened and ended from `fromBlock` to `toBlock` (inclusive), oldest first; `toHash` as for usdcTransfers. */
+  holds(fromBlock: bigint, toBlock: bigint, toHash?: Hex32): Promise<HoldEvents>;
   close(): Promise<void>;
 }

@@ -354,9 +354,9 @@ class EvmVault implements Vault {
     return { kind: "credited", client: e.args.client, amount: e.args.amount, ...loggedAt(log) };
   }
 
-  async usdcTransfers(fromBlock: bigint, toBlock: bigint): Promise<UsdcTransfer[]> {
+  async usdcTransfers(fromBlock: bigint, toBlock: bigint, toHash?: Hex32): Promise<UsdcTransfer[]> {
     if (fromBlock > toBlock) return [];
-    const [found] = await this.logs.between([transferFilter(this.c.usdc)], fromBlock, toBlock);
+    const [found] = await this.logs.between([transferFilter(this.c.usdc)], fromBlock, toBlock, toHash);
     return found!
       .flatMap((log) => asTransfer(this.c.usdc, log) ?? [])
       .sort((a, b) => (a.blockNumber === b.blockNumber ? a.logIndex - b.logIndex : a.blockNumber < b.blockNumber ? -1 : 1));
@@ -398,8 +398,8 @@ class EvmVault implements Vault {
     return readLedger(this.chain, this.client, this.logs);
   }
 
-  holds(fromBlock: bigint, toBlock: bigint): Promise<HoldEvents> {
-    return readHolds(this.c.vault, this.logs, fromBlock, toBlock);
+  holds(fromBlock: bigint, toBlock: bigint, toHash?: Hex32): Promise<HoldEvents> {
+    return readHolds(this.c.vault, this.logs, fromBlock, toBlock, toHash);
   }
 
   async close(): Promise<void> {

@@ -134,9 +134,9 @@ function file(into: VaultEvents, log: RawLog): void {
 /** The first topics of the Vault's events that open or end a lock or an escrow. */
 const HOLD_TOPICS = (["Locked", "Settled", "Released", "Expired", "Escrowed", "SellSettled", "EscrowReleased", "EscrowExpired"] as const).map((eventName) => encodeEventTopics({ abi: vaultAbi, eventName })[0]!);
 
-/** The locks and escrows opened and ended from `fromBlock` to `toBlock`: the Vault's logs of those events alone, filed as the ledger files them. */
-export async function readHolds(vault: Address, logs: LogReader, fromBlock: bigint, toBlock: bigint): Promise<HoldEvents> {
-  const [found] = await logs.between([{ address: vault, topics: [HOLD_TOPICS] }], fromBlock, toBlock);
+/** The locks and escrows opened and ended from `fromBlock` to `toBlock` (whose hash, given, the logs' node must have there): the Vault's logs of those events alone, filed as the ledger files them. */
+export async function readHolds(vault: Address, logs: LogReader, fromBlock: bigint, toBlock: bigint, toHash?: Hex): Promise<HoldEvents> {
+  const [found] = await logs.between([{ address: vault, topics: [HOLD_TOPICS] }], fromBlock, toBlock, toHash);
   const events = vaultEvents();
   for (const log of found!) file(events, log);
   return { locks: events.locks, endings: events.endings, escrows: events.escrows, escrowEndings: events.escrowEndings };

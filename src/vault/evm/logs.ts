@@ -35,15 +35,20 @@ export class LogReader {
    * Every log of each filter from `fromBlock` to `toBlock`, oldest first; one JSON-RPC batch per block range, which
    * asks first for the range's last block. A node behind that block (one of a pool behind CHAIN_RPC_URL) answers
    * `eth_getLogs` with the logs up to its own head and no error (geth); one that has no such block before its logs
-   * are read has not read the range whole, and the read fails rather than miss the logs of the blocks it lacks.
+   * are read has not read the range whole, and the read fails rather than miss the logs of the blocks it lacks. With
+   * `toHash`, the hash the caller read of `toBlock`, a node whose block there is another (on another fork) fails the
+   * read too: its logs are not those of the chain the caller goes on from.
    */
-  async between(filters: readonly LogFilter[], fromBlock: bigint, toBlock: bigint): Promise<RawLog[][]> {
+  async between(filters: readonly LogFilter[], fromBlock: bigint, toBlock: bigint, toHash?: Hex): Promise<RawLog[][]> {
     const out = filters.map((): RawLog[] => []);
     for (let from = fromBlock; from <= toBlock; from += this.rangeBlocks) {
       const to = from + this.rangeBlocks - 1n < toBlock ? from + this.rangeBlocks - 1n : toBlock;
       const [block, ...got] = await this.rpc.batch([{ method: "eth_getBlockByNumber", params: [toHex(to), false] }, ...filters.map((f) => this.query(f, from, to))]);
       if (!block!.ok) throw block!.error;
       if (block!.result === null) throw new RpcError("eth_getLogs", -32000, `the node that answered has no block ${to} yet: the logs up to it may be incomplete`);
+      if (to === toBlock && toHash !== undefined && (block!.result as { hash: Hex }).hash.toLowerCase() !== toHash.toLowerCase()) {
+        throw new RpcError("eth_getLogs", -32000, `the node that answered has another block ${to} than ${toHash}: its logs are another fork's`);
+      }
       got.forEach((g, i) => {
         if (!g.ok) throw g.error;
         out[i]!.push(...(g.result as RawLog[]));
