@@ -305,26 +305,29 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
   }, 60_000);
 
-  it("moves its cursor past no block whose transfers the node that read them lacked, one of a pool behind the others", async () => {
-    const { key, account } = await keyedAccount("acc_pool_behind");
+  it.each([
+    { why: "the node that read them lacked, one of a pool behind the others", fork: false, refused: /has no block/ },
+    { why: "it read from a node on another fork there, one of a pool", fork: true, refused: /another block/ },
+  ])("moves its cursor past no block whose transfers $why", async ({ fork, refused }) => {
+    const { key, account } = await keyedAccount(fork ? "acc_pool_fork" : "acc_pool_behind");
     const watcher = watcherSigningWith(() => key);
     await watcher.pass();
     const payer = await newClient(t);
     await t.vault.fund(payer.address, 3n * USDC, keyOf(`payer-${payer.address}`));
-    const behind = await t.vault.blockNumber();
+    const last = await t.vault.blockNumber();
     await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 3n * USDC);
-    // One URL before a pool: the head and the blocks come from a node that has the transfer's block, the logs from one still at `behind`.
-    const pool = await poolWithLogsFrom(behind);
+    // One URL before a pool: the head and the blocks come from a node that has the transfer's block, the logs from one
+    // still at `last`, or one whose blocks past `last` are another fork's, without it.
+    const pool = await poolWithLogsFrom(last, fork);
     const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
     try {
-      await expect(watcherSigningWith(() => key, { vault }).pass()).rejects.toThrow(/has no block/);
+      await expect(watcherSigningWith(() => key, { vault }).pass()).rejects.toThrow(refused);
     } finally {
       await vault.close();
       await pool.stop();
     }
     await watcher.pass();
-    const mine = (await t.store.depositsInStatus(["detected", "crediting", "credited", "dropped"])).filter((d) => d.accountId === account.id);
-    expect(mine.map((d) => [d.amount, d.status])).toEqual([[3n * USDC, "credited"]]);
+    expect(await statusesOf(account.id)).toEqual([[3n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
   }, 60_000);
 
@@ -357,28 +360,6 @@ describe("the deposit watcher", () => {
       expect(await statusesOf(account.id)).toEqual([[2n * USDC, "credited"]]);
       expect(await t.store.chainCursor(name)).toEqual(cursor);
     }
-  }, 60_000);
-
-  it("moves its cursor past no block whose transfers it read from a node on another fork there, one of a pool", async () => {
-    const { key, account } = await keyedAccount("acc_pool_fork");
-    const watcher = watcherSigningWith(() => key);
-    await watcher.pass();
-    const payer = await newClient(t);
-    await t.vault.fund(payer.address, 5n * USDC, keyOf(`payer-${payer.address}`));
-    const fork = await t.vault.blockNumber();
-    await t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 5n * USDC);
-    // The head and the blocks come from a node that has the transfer's block, the logs from one whose blocks past `fork` are another fork's, without it.
-    const pool = await poolWithLogsFrom(fork, true);
-    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
-    try {
-      await expect(watcherSigningWith(() => key, { vault }).pass()).rejects.toThrow(/another block/);
-    } finally {
-      await vault.close();
-      await pool.stop();
-    }
-    await watcher.pass();
-    expect(await statusesOf(account.id)).toEqual([[5n * USDC, "credited"]]);
-    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 5n * USDC, locked: 0n });
   }, 60_000);
 
   it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {
