@@ -20,11 +20,6 @@ const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
  */
 const HIDDEN = /\p{C}/u;
 
-/** An email a new account may take: an address's form, and no hidden character. */
-export function isEmail(email: string): boolean {
-  return hasEmailForm(email) && !hasHiddenCharacters(email);
-}
-
 /**
  * An address's form (one @, no spaces): what every account's email has. An account's may hold a hidden character, if it
  * was taken before they were refused.
@@ -33,13 +28,19 @@ export function hasEmailForm(email: string): boolean {
   return EMAIL.test(email);
 }
 
-export function hasHiddenCharacters(text: string): boolean {
-  return HIDDEN.test(text);
+/** Refuses an email a new account would take holding a hidden character (invalid_request). */
+export function refuseHiddenCharacters(email: string): void {
+  if (HIDDEN.test(email)) {
+    throw new AppError("invalid_request", "An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).", {
+      fields: { email: "must not hold control or invisible formatting characters" },
+    });
+  }
 }
 
 /**
  * Finds the account of `email`, or opens one with a fresh on-chain address whose key the service keeps
- * encrypted (the embedded default; on a real chain the address would be the user's own wallet).
+ * encrypted (the embedded default; on a real chain the address would be the user's own wallet). An email holding a
+ * hidden character is found, if an account took it before they were refused, and opens none.
  */
 export async function findOrCreateAccount(
   store: Store,
@@ -50,6 +51,7 @@ export async function findOrCreateAccount(
   const normalised = email.trim().toLowerCase();
   const existing = await store.accountByEmail(normalised);
   if (existing) return { account: existing, created: false };
+  refuseHiddenCharacters(normalised);
   const key = generatePrivateKey();
   const account = await store.createAccount({
     id: `acc_${randomUUID().replaceAll("-", "")}`,

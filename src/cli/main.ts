@@ -3,7 +3,7 @@ import { createInterface } from "node:readline";
 import { Command } from "commander";
 import { hashPassword, PASSWORD_MAX, PASSWORD_MIN } from "../accounts/password.ts";
 import { loadConfig } from "../config.ts";
-import { findOrCreateAccount, isEmail, LOCAL_ACCOUNT } from "../accounts/service.ts";
+import { findOrCreateAccount, hasEmailForm, LOCAL_ACCOUNT } from "../accounts/service.ts";
 import { parseIpAllowlist } from "../auth/ip.ts";
 import { createApiKey, KEY_NAME_MAX, parseKeyName, parseScopes, parseWithdrawalAllowlist } from "../auth/keys.ts";
 import { encryptSecret } from "../auth/secrets.ts";
@@ -62,7 +62,7 @@ keys
   .option("--withdraw-to <addresses>", "comma-separated addresses the key's withdrawals may pay to (default: any)")
   .option("--json", "print JSON for scripts")
   .action(async (o: { name: string; scopes: string; account: string; ip?: string; withdrawTo?: string; json?: boolean }) => {
-    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
+    if (!hasEmailForm(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     const name = parseKeyName(o.name);
     const scopes = parseScopes(o.scopes);
     // A list given empty (a script's unset variable) would make a key without the limit asked for: any address, any IP.
@@ -85,7 +85,7 @@ keys
       console.log(JSON.stringify({ api_key: created.apiKey, api_secret: created.apiSecret }));
       return;
     }
-    console.log(`Created key "${name}" for ${created.account.email} (scopes: ${scopes.join(", ")})`);
+    console.log(`Created key "${name}" for ${printable(created.account.email)} (scopes: ${scopes.join(", ")})`);
     console.log(`  API_KEY     ${created.apiKey}`);
     console.log(`  API_SECRET  ${created.apiSecret}`);
     console.log("Store the secret now: it is shown only this once.");
@@ -97,7 +97,7 @@ keys
   .option("--account <email>", "the account", LOCAL_ACCOUNT)
   .option("--json", "print JSON for scripts")
   .action(async (o: { account: string; json?: boolean }) => {
-    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
+    if (!hasEmailForm(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     const list = await withStore(async (store) => {
       const account = await store.accountByEmail(o.account.trim().toLowerCase());
       return account ? store.listApiKeys(account.id) : [];
@@ -108,7 +108,7 @@ keys
       return;
     }
     if (rows.length === 0) {
-      console.log(`No keys for ${o.account}.`);
+      console.log(`No keys for ${printable(o.account)}.`);
       return;
     }
     for (const r of rows) {
@@ -139,7 +139,7 @@ accounts
   .description("Set the password that signs an account in to the web terminal, signing out its sessions; read from standard input (e.g. piped)")
   .option("--account <email>", "the account (made if it does not exist yet)", LOCAL_ACCOUNT)
   .action(async (o: { account: string }) => {
-    if (!isEmail(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
+    if (!hasEmailForm(o.account)) fail(`--account must be an email address (got ${JSON.stringify(o.account)})`);
     if (process.stdin.isTTY) process.stderr.write("New password (shown as typed; pipe it in to avoid that): ");
     const password = (await firstLine(process.stdin)) ?? "";
     // counted as the terminal's sign-in counts them (JSON Schema's minLength and maxLength): code points, an emoji one
@@ -151,7 +151,7 @@ accounts
       await store.setPasswordHash(account.id, await hashPassword(password));
       return account.email;
     });
-    console.log(`${email} can now sign in to the web terminal with that password.`);
+    console.log(`${printable(email)} can now sign in to the web terminal with that password.`);
   });
 
 registerEventCommands(program, fail);

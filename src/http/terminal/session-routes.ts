@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Static } from "@sinclair/typebox";
-import { findOrCreateAccount, hasEmailForm, hasHiddenCharacters } from "../../accounts/service.ts";
+import { findOrCreateAccount, hasEmailForm, refuseHiddenCharacters } from "../../accounts/service.ts";
 import { AppError } from "../../domain/errors.ts";
 import type { AccountRecord } from "../../store/store.ts";
 import type { HttpDeps } from "../deps.ts";
@@ -128,10 +128,6 @@ function normalEmail(raw: string): string {
 /** A new account's email: also refused holding a control or invisible formatting character. */
 function newEmail(raw: string): string {
   const email = normalEmail(raw);
-  if (hasHiddenCharacters(email)) {
-    throw new AppError("invalid_request", "An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).", {
-      fields: { email: "must not hold control or invisible formatting characters" },
-    });
-  }
+  refuseHiddenCharacters(email);
   return email;
 }
