@@ -235,13 +235,16 @@ export class Reconciler {
 
   /**
    * No child order is sent before `routing` is persisted, so the venues hold nothing of a pending or
-   * locked order: its lock (a buy) or escrow (a sell), if it landed, is released whole.
+   * locked order: its lock (a buy) or escrow (a sell), if it landed, is released whole. A locked order
+   * carrying an error was refused (OrderService.unwind records the refusal before its release): it ends
+   * rejected with that refusal, the answer its request would have given; else it fails interrupted.
    */
   private async reconcileUnrouted(order: OrderRecord): Promise<boolean> {
     const { vault, log } = this.d;
     const hold = await this.svc.holdOf(order);
     const sell = order.side === "sell";
-    const interrupted = { errorCode: "order_interrupted", errorMessage: sell ? UNROUTED_SELL : UNROUTED } as const;
+    const interrupted =
+      order.errorCode === null ? ({ status: "failed", errorCode: "order_interrupted", errorMessage: sell ? UNROUTED_SELL : UNROUTED } as const) : ({ status: "rejected" } as const);
     // A lock or escrow whose answer was lost is recorded with the transaction that made it, as the chain logged it.
     const held = async (amount: bigint): Promise<OrderPatch> => ({
       ...(sell ? { escrowed: amount } : { locked: amount }),
@@ -251,11 +254,11 @@ export class Reconciler {
     switch (hold.kind) {
       case "held": {
         const tx = await this.svc.releaseHold(order);
-        await this.finish(order, from, { status: "failed", ...(await held(hold.amount)), releaseTx: tx.txHash, ...interrupted });
+        await this.finish(order, from, { ...(await held(hold.amount)), releaseTx: tx.txHash, ...interrupted });
         break;
       }
       case "released":
-        await this.finish(order, from, { status: "failed", ...(await held(sell ? order.shares : order.amount)), releaseTx: hold.txHash, ...interrupted });
+        await this.finish(order, from, { ...(await held(sell ? order.shares : order.amount)), releaseTx: hold.txHash, ...interrupted });
         break;
       case "none":
         // A lock or escrow whose answer was lost may still be on its way: only when no operator transaction
@@ -269,6 +272,7 @@ export class Reconciler {
           ...(sell ? { escrowed: 0n } : { locked: 0n }),
           lockTx: null,
           errorCode: "order_interrupted",
+          errorDetails: null,
           errorMessage:
             order.status === "locked"
               ? removed(order)

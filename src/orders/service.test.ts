@@ -4,6 +4,7 @@ import { AppError } from "../domain/errors.ts";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
 import { Reconciler } from "./reconcile.ts";
+import { orderView } from "./view.ts";
 import { plan } from "../router/index.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
 import type { OrderRecord, Store } from "../store/store.ts";
@@ -1214,6 +1215,42 @@ describe("recovery", () => {
     expect(failed).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, releaseTx: HASH, spent: 0n });
     expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
     expect(failed!.errorMessage).toBe("The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.");
+  });
+
+  it.each([
+    { release: "landed, its answer lost", lands: true },
+    { release: "never sent", lands: false },
+  ])("rejects with the router's refusal an order refused at routing whose release was $release, the server stopped: not as interrupted", async ({ lands }) => {
+    // The books empty but for a share between the first plan and the routing: the router refuses the order.
+    let quoted = 0;
+    const quote = (): VenueQuote => ({ venue: "v", venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1, asks: quoted++ === 0 ? asks : [{ price: 500_000n, shares: 1_000_000n }] });
+    const vault = ledger.vault();
+    const release = vault.release.bind(vault);
+    // The request's release (only): recovery's lands and is answered.
+    vault.release = async (id) => {
+      vault.release = release;
+      if (lands) await release(id);
+      throw new VaultTxError("unknown", "Unknown", "Vault.release: outcome unknown");
+    };
+    const svc = service({ vault, quotes: () => [quote()] });
+    const order = await svc.submit(who, body, undefined);
+    expect(order).toMatchObject({ status: "locked", releaseTx: null, errorCode: "insufficient_liquidity" });
+    // Open, the order shows no error yet: its answer is the refusal once its lock is released.
+    expect(orderView(order, [], String).error).toBeNull();
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe(lands ? "released" : "locked");
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({
+      status: "rejected",
+      errorCode: "insufficient_liquidity",
+      errorMessage: order.errorMessage,
+      errorDetails: expect.objectContaining({ reference_price: 0.5 }),
+      locked: 10_000_000n,
+      lockTx: HASH,
+      releaseTx: HASH,
+      spent: 0n,
+    });
+    expect(ledger.locks.get(chainOrderId(order.id))?.state).toBe("released");
+    expect(sent).toHaveLength(0);
   });
 
   it("fails a routing order whose lock a reorganisation removed and none of whose child orders filled, charging nothing", async () => {

@@ -695,10 +695,15 @@ export class OrderService {
     return this.settle(order, fills, log);
   }
 
-  /** A locked order refused before routing (by the router at routing time, or as too late): its USDC released, or its shares returned, and the refusal recorded. */
+  /**
+   * A locked order refused before routing (by the router at routing time, or as too late): the refusal recorded, then its
+   * USDC released, or its shares returned. Recorded first, so that recovery ends with it an order whose release's answer
+   * was lost, or never sent (reconcileUnrouted), not as interrupted.
+   */
   private async unwind(order: OrderRecord, refusal: { code: ErrorCode; message: string; details?: Record<string, unknown> }, log: Log): Promise<OrderRecord> {
+    await this.update(order.id, ["locked"], { errorCode: refusal.code, errorMessage: refusal.message, errorDetails: refusal.details ?? null });
     const release = await this.releaseHold(order);
-    return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash, errorCode: refusal.code, errorMessage: refusal.message, errorDetails: refusal.details ?? null }, log);
+    return this.finish(order.id, ["locked"], { status: "rejected", releaseTx: release.txHash }, log);
   }
 
   /** Sends one round of child orders at once, stores what they filled, and names the venues whose outcome is unknown. */

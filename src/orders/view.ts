@@ -1,6 +1,6 @@
 import { ERRORS, type ErrorCode } from "../domain/errors.ts";
 import { microToNumber, type Micro } from "../domain/money.ts";
-import { reopenable } from "../domain/order-status.ts";
+import { OPEN_STATUSES, reopenable } from "../domain/order-status.ts";
 import type { FillRecord, OrderRecord } from "../store/store.ts";
 
 /** The JSON an order is shown as: the SPEC's fields first, then DESIGN §6's extras. */
@@ -37,7 +37,7 @@ export interface OrderView {
   time_in_force: string;
   lock_tx_hash: string | null;
   release_tx_hash: string | null;
-  /** The order's error: its code, message and what the message names (`details`, empty when nothing), as the POST that stored it answered. */
+  /** The order's error: its code, message and what the message names (`details`, empty when nothing), as the POST that stored it answered; null while the order is open. */
   error: { code: string; message: string; details: Record<string, unknown> } | null;
 }
 
@@ -89,7 +89,8 @@ export function orderView(o: OrderRecord, fills: readonly FillRecord[], sotAsset
     time_in_force: o.timeInForce,
     lock_tx_hash: o.lockTx,
     release_tx_hash: o.releaseTx,
-    error: o.errorCode === null ? null : { code: o.errorCode, message: errorMessage(o), details: o.errorDetails ?? {} },
+    // An open order's error is the refusal its release is on the way for (OrderService.unwind): its answer once released.
+    error: o.errorCode === null || OPEN_STATUSES.includes(o.status) ? null : { code: o.errorCode, message: errorMessage(o), details: o.errorDetails ?? {} },
   };
 }
 
