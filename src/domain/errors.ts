@@ -40,7 +40,7 @@ export const ERRORS = {
   all_venues_failed: { status: 502, message: "Every venue refused or failed the order; the funds were released." },
   chain_unavailable: { status: 503, message: "The chain could not be reached; nothing was changed. Try again." },
   shutting_down: { status: 503, message: "The server is stopping: send the request again, to another instance or to this one once it is back." },
-  order_interrupted: { status: 503, message: "The server stopped while the order was in progress; the locked USDC was released." },
+  order_interrupted: { status: 503, message: "The order ended before it was settled: nothing was charged or sold, and any USDC locked or shares escrowed for it were given back." },
   internal: { status: 500, message: "Something went wrong on our side." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
