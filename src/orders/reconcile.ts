@@ -2,7 +2,7 @@ import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
-import { VaultTxError, type EscrowState, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
+import { VaultTxError, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
@@ -41,6 +41,15 @@ const unansweredEnd = (order: OrderRecord, releaseTx: string): OrderPatch => ({
   errorCode: "venue_unavailable",
   errorMessage: order.side === "sell" ? UNANSWERED_SELL : UNANSWERED,
 });
+/** What a settled order records, logged as its removed settlement is settled again. */
+const recordedOf = (order: OrderRecord) => ({
+  order_id: order.id,
+  side: order.side,
+  spent: order.spent.toString(),
+  proceeds: order.proceeds.toString(),
+  shares: order.filledShares.toString(),
+  removed_tx: order.settleTx,
+});
 /** How far this server's clock may run behind the chain's before a lock's deadline is first read from the chain after it passed. */
 const CHAIN_CLOCK_MARGIN_MS = 10 * 60_000;
 
@@ -56,6 +65,11 @@ export class Reconciler {
   private readonly holds: OpenHolds;
   /** The child orders (by client order id) whose venue this process already warned is not configured or cannot answer: warned once, not at every pass, and forgotten once recovery finishes its order. */
   private readonly warned = new Set<string>();
+  /**
+   * The settled orders whose lock or escrow a sweep settled again and whose order does not yet record the transaction that
+   * ended it (the settlement's answer lost, or the store's write failed), by order id: read from the chain at each sweep.
+   */
+  private readonly resettled = new Map<string, OrderRecord>();
 
   constructor(
     private readonly svc: OrderService,
@@ -92,6 +106,7 @@ export class Reconciler {
   private async sweep(): Promise<number> {
     const { store, vault, log } = this.d;
     await this.recordReleases();
+    await this.recordSettlements();
     const held = await this.holds.read();
     if (held.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
@@ -133,25 +148,54 @@ export class Reconciler {
 
   /**
    * Settles again, for what the order records, the lock or escrow of a settled order that the chain holds open: its
-   * settlement, answered done once its batch logged, a reorganisation removed and the node did not mine again. The order's
-   * `settle_tx` becomes the new settlement's, the transaction whose logs now hold its Settled (SellSettled) event. False,
-   * logged as an error, when the Vault refuses it: the sweep then releases the lock (returns the escrow) as any other, the
-   * client paying nothing for the shares its order records, and the operator carries what the venues filled.
+   * settlement, answered done once its batch logged, a reorganisation removed and the node did not mine it again. The order's
+   * `settle_tx` becomes the new settlement's, the transaction whose logs now hold its Settled (SellSettled) event; one whose
+   * answer was lost is read from the chain at the next sweeps (recordSettlements). False, logged as an error, when the Vault
+   * refuses it: the sweep then releases the lock (returns the escrow) as any other, the client paying nothing for the shares
+   * its order records, and the operator carries what the venues filled.
    */
   private async settleAgain(order: OrderRecord): Promise<boolean> {
-    const { store, log } = this.d;
-    const recorded = { order_id: order.id, side: order.side, spent: order.spent.toString(), proceeds: order.proceeds.toString(), shares: order.filledShares.toString(), removed_tx: order.settleTx };
+    this.resettled.set(order.id, order);
     let tx: TxRef;
     try {
       tx = await this.svc.settleHold(order);
     } catch (err) {
       if (!(err instanceof VaultTxError) || err.outcome !== "reverted") throw err;
-      log.error({ ...recorded, err }, "the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills");
+      this.resettled.delete(order.id);
+      this.d.log.error({ ...recordedOf(order), err }, "the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills");
       return false;
     }
-    log.warn({ ...recorded, settle_tx: tx.txHash }, "settled again a settled order's lock or escrow whose settlement a reorganisation removed");
-    await store.updateOrder(order.id, [order.status], { settleTx: tx.txHash });
+    await this.recordSettlement(order, tx.txHash);
     return true;
+  }
+
+  /** Records `settleTx`, the transaction that settled again the order's lock or escrow, as the order's `settle_tx`. */
+  private async recordSettlement(order: OrderRecord, settleTx: Hex32): Promise<void> {
+    this.d.log.warn({ ...recordedOf(order), settle_tx: settleTx }, "settled again a settled order's lock or escrow whose settlement a reorganisation removed");
+    await this.d.store.updateOrder(order.id, [order.status], { settleTx });
+    this.resettled.delete(order.id);
+  }
+
+  /**
+   * Records the transaction that ended each lock or escrow a sweep settled again, its answer lost or its store write
+   * failed: once the settlement lands, the chain no longer holds the hold, so no sweep reads it again, and the order
+   * would keep the `settle_tx` the reorganisation removed. One the chain still holds is left to the sweep (its
+   * settlement may still land); one released (its client's expiry) is logged as an error: the operator carries its fills.
+   */
+  private async recordSettlements(): Promise<void> {
+    const { log } = this.d;
+    for (const order of this.resettled.values()) {
+      try {
+        const hold = await this.svc.holdOf(order);
+        if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
+        else if (hold.kind === "released") {
+          this.resettled.delete(order.id);
+          log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
+        }
+      } catch (err) {
+        log.warn({ order_id: order.id, err }, "could not record the settlement of a settled order's lock or escrow; the next sweep tries again");
+      }
+    }
   }
 
   /**

@@ -1430,6 +1430,39 @@ describe("recovery", () => {
     expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
     expect(errors).toEqual(["the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills"]);
   });
+
+  /** A filled buy whose settlement, recorded as `removed`, a reorganisation took off the chain: its lock is open again. */
+  const settlementRemoved = async (removed: Hex) => {
+    script = [(o) => fill(o, o.shares)];
+    const order = await service().submit(who, body, undefined);
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "locked" });
+    await store.updateOrder(order.id, ["filled"], { settleTx: removed });
+    return { order, chainId };
+  };
+
+  it.each([
+    ["landed before its answer was lost", false],
+    ["landed only after its answer was lost", true],
+  ])("records the settlement a filled buy's lock was settled again by, its answer lost, at the next sweep, %s: the order's tx_hash is a transaction the chain has", async (_, late) => {
+    const removed = `0x${"cd".repeat(32)}` as const;
+    const { order, chainId } = await settlementRemoved(removed);
+    const vault = ledger.vault();
+    const settle = vault.settle.bind(vault);
+    let land = async () => {};
+    // The receipt does not come before its deadline: the settlement lands before that answer, or after it.
+    vault.settle = async (...args) => {
+      if (late) land = async () => void (await settle(...args));
+      else await settle(...args);
+      throw new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown");
+    };
+    const sweeper = new Reconciler(service({ vault }), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    await land();
+    await sweeper.sweepLocks();
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: order.spent, shares: order.filledShares });
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
+  });
 });
 
 describe("an order whose lock, answered done, a reorganisation removed while it routed (dev chain)", () => {
