@@ -5,7 +5,7 @@ import type { Venue } from "../venues/venue.ts";
 import { VaultTxError, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
-import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Log, type OrderService } from "./service.ts";
+import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Hold, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
   store: Store;
@@ -150,9 +150,10 @@ export class Reconciler {
    * Settles again, for what the order records, the lock or escrow of a settled order that the chain holds open: its
    * settlement, answered done once its batch logged, a reorganisation removed and the node did not mine it again. The order's
    * `settle_tx` becomes the new settlement's, the transaction whose logs now hold its Settled (SellSettled) event; one whose
-   * answer was lost is read from the chain at the next sweeps (recordSettlements). False, logged as an error, when the Vault
-   * refuses it: the sweep then releases the lock (returns the escrow) as any other, the client paying nothing for the shares
-   * its order records, and the operator carries what the venues filled.
+   * answer was lost is read from the chain at the next sweeps (recordSettlements). A refusal is read from the chain too: a
+   * hold another settlement ended first is recorded as it ended (recordEnding). False, logged as an error, when the Vault
+   * refuses it and still holds the hold: the sweep then releases the lock (returns the escrow) as any other, the client
+   * paying nothing for the shares its order records, and the operator carries what the venues filled.
    */
   private async settleAgain(order: OrderRecord): Promise<boolean> {
     this.resettled.set(order.id, order);
@@ -161,6 +162,10 @@ export class Reconciler {
       tx = await this.svc.settleHold(order);
     } catch (err) {
       if (!(err instanceof VaultTxError) || err.outcome !== "reverted") throw err;
+      // Refused: another settlement may have landed first (the removed one, mined again), or its client expired the hold.
+      const hold = await this.svc.holdOf(order);
+      if (await this.recordEnding(order, hold)) return true;
+      if (hold.kind !== "held") throw err;
       this.resettled.delete(order.id);
       this.d.log.error({ ...recordedOf(order), err }, "the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills");
       return false;
@@ -177,23 +182,32 @@ export class Reconciler {
   }
 
   /**
+   * Records how the chain ended the lock or escrow of a settled order the sweep settles again: settled, by whichever
+   * settlement landed first (the sweep's, or the removed one mined again: a transaction mined again keeps its hash), its
+   * transaction the order's `settle_tx`; released (its client's expiry), logged as an error, the operator carrying its
+   * fills. False while the chain holds it, or holds none.
+   */
+  private async recordEnding(order: OrderRecord, hold: Hold): Promise<boolean> {
+    if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
+    else if (hold.kind === "released") {
+      this.resettled.delete(order.id);
+      this.d.log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
+    } else return false;
+    return true;
+  }
+
+  /**
    * Records the transaction that ended each lock or escrow a sweep settled again, its answer lost or its store write
    * failed: once the settlement lands, the chain no longer holds the hold, so no sweep reads it again, and the order
    * would keep the `settle_tx` the reorganisation removed. One the chain still holds is left to the sweep (its
    * settlement may still land); one released (its client's expiry) is logged as an error: the operator carries its fills.
    */
   private async recordSettlements(): Promise<void> {
-    const { log } = this.d;
     for (const order of this.resettled.values()) {
       try {
-        const hold = await this.svc.holdOf(order);
-        if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
-        else if (hold.kind === "released") {
-          this.resettled.delete(order.id);
-          log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
-        }
+        await this.recordEnding(order, await this.svc.holdOf(order));
       } catch (err) {
-        log.warn({ order_id: order.id, err }, "could not record the settlement of a settled order's lock or escrow; the next sweep tries again");
+        this.d.log.warn({ order_id: order.id, err }, "could not record the settlement of a settled order's lock or escrow; the next sweep tries again");
       }
     }
   }

@@ -1463,6 +1463,24 @@ describe("recovery", () => {
     expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: order.spent, shares: order.filledShares });
     expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
   });
+
+  it("records a filled buy's removed settlement, mined again as the sweep sent its own, which the Vault refuses: nothing released, no loss logged, the order's tx_hash the settlement on chain", async () => {
+    const { order, chainId } = await settlementRemoved(HASH);
+    const vault = ledger.vault();
+    const settle = vault.settle.bind(vault);
+    // The node mines the removed settlement again (the same transaction, its hash the one the order records) before the sweep's.
+    vault.settle = async (...args) => {
+      ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "settled", spent: order.spent, shares: order.filledShares });
+      return settle(...args);
+    };
+    const errors: string[] = [];
+    const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
+    const sweeper = new Reconciler(service({ vault }), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: order.spent, shares: order.filledShares });
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
+    expect(errors).toEqual([]);
+  });
 });
 
 describe("an order whose lock, answered done, a reorganisation removed while it routed (dev chain)", () => {
