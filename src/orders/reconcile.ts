@@ -2,7 +2,7 @@ import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
-import { VaultTxError, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
+import { refusedByVault, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Hold, type Log, type OrderService } from "./service.ts";
@@ -151,8 +151,9 @@ export class Reconciler {
    * settlement, answered done once its batch logged, a reorganisation removed and the node did not mine it again. The order's
    * `settle_tx` becomes the new settlement's, the transaction whose logs now hold its Settled (SellSettled) event; one whose
    * answer was lost is read from the chain at the next sweeps (recordSettlements). A refusal is read from the chain too: a
-   * hold another settlement ended first is recorded as it ended (recordEnding). False, logged as an error, when the Vault
-   * refuses it and still holds the hold: the sweep then releases the lock (returns the escrow) as any other, the client
+   * hold another settlement ended first is recorded as it ended (recordEnding); one the node never ran (not sent, or refused
+   * by the node) is sent again at the next sweep. False, logged as an error, when the Vault contract refuses it and still
+   * holds the hold: the sweep then releases the lock (returns the escrow) as any other, the client
    * paying nothing for the shares its order records, and the operator carries what the venues filled.
    */
   private async settleAgain(order: OrderRecord): Promise<boolean> {
@@ -161,7 +162,8 @@ export class Reconciler {
     try {
       tx = await this.svc.settleHold(order);
     } catch (err) {
-      if (!(err instanceof VaultTxError) || err.outcome !== "reverted") throw err;
+      // Not sent, or refused by the node: the Vault never ran it, and the next sweep sends it again.
+      if (!refusedByVault(err)) throw err;
       // Refused: another settlement may have landed first (the removed one, mined again), or its client expired the hold.
       const hold = await this.svc.holdOf(order);
       if (await this.recordEnding(order, hold)) return true;

@@ -1422,13 +1422,28 @@ describe("recovery", () => {
     expect(order).toMatchObject({ status: "filled" });
     const chainId = chainOrderId(order.id);
     ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "locked" });
-    ledger.failNext.settle = new VaultTxError("reverted", "Refused", "Vault.settle: refused");
+    ledger.failNext.settle = new VaultTxError("reverted", "SpendExceedsLock", "Vault.settle reverted: SpendExceedsLock");
     const errors: string[] = [];
     const log = pino({ level: "error" }, { write: (line: string) => void errors.push(JSON.parse(line).msg) });
     const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log });
     expect(await sweeper.sweepLocks()).toBe(1);
     expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
     expect(errors).toEqual(["the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills"]);
+  });
+
+  it.each(["NotSent", "Refused"])("settles at the next sweep, rather than releasing, a filled buy's lock whose settlement a reorganisation removed when its settlement sent again is %s, never reaching the Vault", async (reason) => {
+    script = [(o) => fill(o, o.shares)];
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "locked" });
+    ledger.failNext.settle = new VaultTxError("reverted", reason, `Vault.settle: ${reason}`);
+    const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "locked" });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: order.spent, shares: order.filledShares });
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", settleTx: HASH, releaseTx: null });
   });
 
   /** A filled buy whose settlement, recorded as `removed`, a reorganisation took off the chain: its lock is open again. */

@@ -47,6 +47,11 @@ export class VaultTxError extends Error {
   }
 }
 
+/** Whether the Vault contract itself refused the call (a custom error): not a call the node never executed (`NotSent`, `Refused`), nor one whose outcome is unknown. */
+export function refusedByVault(err: unknown): boolean {
+  return err instanceof VaultTxError && err.outcome === "reverted" && err.reason !== "NotSent" && err.reason !== "Refused";
+}
+
 /**
  * The state of one order's lock in the Vault contract. An ended lock carries the transaction that ended
  * it, read from the Vault's own event log (each lock has exactly one ending event), so a settle or release
