@@ -180,7 +180,7 @@ export async function startCrossfill(config: Config, opts: { clock?: Clock; logg
     for (const [what, holder] of leased) holder.renewLeases().catch((err: unknown) => log.error({ err }, `renewing the leases of ${what} failed`));
   }, config.reconcileIntervalMs);
   renewal.unref();
-  const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint, finished });
+  const reconciler = new Reconciler(orders, { store, vault, venues: venueById, clock, log, checkpoint, finished, confirmations });
   const recovered = await reconciler.pass(0);
   metrics.reconciledOrders(recovered);
   if (recovered > 0) log.info({ recovered }, "finished orders interrupted by the last stop");

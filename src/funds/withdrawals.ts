@@ -6,6 +6,7 @@ import type { Clock } from "../domain/types.ts";
 import type { Log } from "../orders/service.ts";
 import type { Lease, Store, WithdrawalPatch, WithdrawalRecord } from "../store/store.ts";
 import { VaultTxError, type Address, type TxRef, type Vault } from "../vault/vault.ts";
+import { MinedDeep } from "../vault/mined-deep.ts";
 import { chainWithdrawalId } from "./chain-ids.ts";
 import type { FundsCheckpoint } from "./checkpoints.ts";
 import type { WithdrawalRequest } from "./validate.ts";
@@ -44,13 +45,15 @@ export class WithdrawalService {
   /** Withdrawals recovery holds the lease of while it finishes them: renewed with those in flight, however long a payment takes. */
   private readonly recovering = new Set<string>();
   /**
-   * Withdrawals recovery found sent, unpaid and with no operator transaction pending, by the operator's mined count
-   * then: a transaction of theirs that failed is among those, and is final once they are all `confirmations` deep.
+   * Withdrawals recovery found sent, unpaid and with no operator transaction pending: a transaction of theirs that failed
+   * is among those the operator had mined then, and is final once they are all `confirmations` deep.
    */
-  private readonly unpaid = new Map<string, number>();
+  private readonly unpaid: MinedDeep;
   private running: Promise<number> | undefined;
 
-  constructor(private readonly d: WithdrawalDeps) {}
+  constructor(private readonly d: WithdrawalDeps) {
+    this.unpaid = new MinedDeep(d.vault, d.confirmations);
+  }
 
   async submit(who: Withdrawer, req: WithdrawalRequest, log: Log = this.d.log): Promise<WithdrawalRecord> {
     if (who.allowlist !== null && !who.allowlist.includes(req.toAddress)) {
@@ -179,26 +182,13 @@ export class WithdrawalService {
       if ((await vault.pendingTransactions()) > 0) return w;
       // Read again after the count: a payment that landed meanwhile is found now.
       state = await vault.withdrawalState(id);
-      if (state.kind === "none" && !(await this.failedForGood(w.id))) return w;
+      if (state.kind === "none" && !(await this.unpaid.deep(w.id))) return w;
     }
-    this.unpaid.delete(w.id);
+    this.unpaid.forget(w.id);
     if (state.kind === "paid") return this.paid(w.id, state, log);
     const account = await this.d.store.accountById(w.accountId);
     if (!account) throw new Error(`withdrawal ${w.id} belongs to no account`);
     return this.execute(w, account.address as Address, log);
-  }
-
-  /**
-   * Whether every operator transaction mined when recovery first found this withdrawal unpaid, nothing pending, is
-   * `confirmations` deep: its transactions that failed are among them, and none can be mined again where it pays.
-   */
-  private async failedForGood(id: string): Promise<boolean> {
-    if (this.d.confirmations === 0) return true;
-    const { vault } = this.d;
-    const mined = this.unpaid.get(id) ?? (await vault.minedTransactions());
-    this.unpaid.set(id, mined);
-    const deep = (await vault.blockNumber()) - BigInt(this.d.confirmations);
-    return deep >= 0n && (await vault.minedTransactions(deep)) >= mined;
   }
 
   private async execute(w: WithdrawalRecord, address: Address, log: Log): Promise<WithdrawalRecord> {

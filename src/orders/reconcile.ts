@@ -2,6 +2,7 @@ import { OPEN_STATUSES } from "../domain/order-status.ts";
 import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
+import { MinedDeep } from "../vault/mined-deep.ts";
 import { refusedByVault, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds } from "./open-holds.ts";
@@ -16,6 +17,8 @@ export interface ReconcileDeps {
   checkpoint?: (step: Checkpoint, orderId: string) => void;
   /** As OrderDeps.finished, for the orders recovery finishes, and a closed sell whose escrow the sweep returns or its client expires. */
   finished?: (order: OrderRecord) => void;
+  /** Blocks under which the operator's transactions are final (0 or none: at once); DEPOSIT_CONFIRMATIONS. */
+  confirmations?: number;
 }
 
 /** A routing order whose lock or escrow went back whole, none of its fills known, and whose venues reported fills after: the operator's. */
@@ -63,6 +66,8 @@ export class Reconciler {
   private running: Promise<number> | undefined;
   private sweeping: Promise<number> | undefined;
   private readonly holds: OpenHolds;
+  /** The orders the sweep recorded holding a lock or escrow the chain no longer has, nothing pending: gone once what was mined then is deep. */
+  private readonly gone: MinedDeep;
   /** The child orders (by client order id) whose venue this process already warned is not configured or cannot answer: warned once, not at every pass, and forgotten once recovery finishes its order. */
   private readonly warned = new Set<string>();
   /**
@@ -76,6 +81,7 @@ export class Reconciler {
     private readonly d: ReconcileDeps,
   ) {
     this.holds = new OpenHolds(d.vault);
+    this.gone = new MinedDeep(d.vault, d.confirmations ?? 0);
   }
 
   /** Runs a pass over the open orders last updated at least `minAgeMs` ago; resolves to how many it finished. */
@@ -219,13 +225,18 @@ export class Reconciler {
    * (unknown, or the sweep stopped before the store's write): the chain no longer holds it, so no sweep reads it again,
    * and the order would show its lock or escrow with no release for good. Its release is the ending the chain names, the
    * sweep's own or its client's expiry; the shares an escrow returned are told as finished, as when the sweep returns them.
+   * A hold the chain no longer has at all (a reorganisation removed it) is recorded gone once it can no longer land (strandedHoldGone).
    */
   private async recordReleases(): Promise<void> {
-    const { store, vault, log } = this.d;
+    const { store, log } = this.d;
     for (const order of await store.rejectedHolding()) {
-      const id = chainOrderId(order.id);
       try {
-        const state = order.side === "sell" ? await vault.escrowState(id) : await vault.lockState(id);
+        const state = await this.stateOf(order);
+        if (state.kind === "none") {
+          await this.strandedHoldGone(order);
+          continue;
+        }
+        this.gone.forget(order.id);
         if (state.kind !== "released") continue;
         await store.updateOrder(order.id, ["rejected"], { releaseTx: state.txHash });
         if (order.side === "sell") this.d.finished?.(order);
@@ -233,6 +244,25 @@ export class Reconciler {
         log.warn({ order_id: order.id, err }, "could not record the release of a stranded lock or escrow; the next sweep tries again");
       }
     }
+  }
+
+  private stateOf(order: OrderRecord): Promise<LockState | EscrowState> {
+    const id = chainOrderId(order.id);
+    return order.side === "sell" ? this.d.vault.escrowState(id) : this.d.vault.lockState(id);
+  }
+
+  /**
+   * Records a rejected order the sweep recorded holding a lock or escrow that a reorganisation then removed as holding
+   * none, with no transaction, once it can no longer land: no operator transaction pending, read again still not there,
+   * and every operator transaction mined then `confirmations` deep (its nonce taken). Nothing was held, nothing is owed;
+   * a sell's shares are its holder's again, told as finished. The order is then as one rejected before its lock.
+   */
+  private async strandedHoldGone(order: OrderRecord): Promise<void> {
+    if ((await this.d.vault.pendingTransactions()) > 0 || (await this.stateOf(order)).kind !== "none" || !(await this.gone.deep(order.id))) return;
+    const patch: OrderPatch = { ...(order.side === "sell" ? { escrowed: 0n } : { locked: 0n }), lockTx: null, errorMessage: removed(order) };
+    const done = await this.d.store.updateOrder(order.id, ["rejected"], patch);
+    this.gone.forget(order.id);
+    if (done && order.side === "sell") this.d.finished?.(done);
   }
 
   /**

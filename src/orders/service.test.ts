@@ -430,6 +430,35 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH });
   });
 
+  it("records as gone a lock the sweep recorded holding that a reorganisation then removed, once nothing can land it again under the confirmations, and reads it no more", async () => {
+    const { order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    const vault = ledger.vault();
+    // The sweep's release is not sent (the node went away): the order is recorded holding the lock, with no release.
+    vault.release = () => Promise.reject(new VaultTxError("reverted", "NotSent", "Vault.release: not sent (fetch failed)"));
+    // The operator has mined 5 transactions; the block 2 under the head has 4 of them, then all 5.
+    let deepMined = 4;
+    vault.blockNumber = async () => 10n;
+    vault.minedTransactions = async (block) => (block === undefined ? 5 : block <= 8n ? deepMined : 5);
+    const lockStates = vi.spyOn(vault, "lockState");
+    const sweeper = new Reconciler(service(), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), confirmations: 2 });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    const holding = { status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: null };
+    expect(await store.order(order.id)).toMatchObject(holding);
+    // A reorganisation removes the lock's transaction, and the operator's next one takes its nonce.
+    ledger.locks.delete(chainId);
+    await sweeper.sweepLocks();
+    expect(await store.order(order.id)).toMatchObject(holding);
+    deepMined = 5;
+    await sweeper.sweepLocks();
+    expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 0n, lockTx: null, releaseTx: null, errorMessage: "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged." });
+    expect(await store.rejectedHolding()).toEqual([]);
+    lockStates.mockClear();
+    await sweeper.sweepLocks();
+    expect(lockStates).not.toHaveBeenCalled();
+  });
+
   it("keeps the answer of a retry that took its order's removed lock landed again over and released it, while a sweep that found the lock stranded was running: the sweep writes nothing", async () => {
     const { order } = await lockRemovedByReorganisation();
     const chainId = chainOrderId(order.id);
