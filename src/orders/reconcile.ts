@@ -121,6 +121,7 @@ export class Reconciler {
     // Read in one query, after the open orders: a rejected order the list above took for closed may have been reopened since.
     const orders = new Map((await store.ordersInStatus([...OPEN_STATUSES, "rejected"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
     let settled: Map<string, OrderRecord> | undefined;
+    let failed: Map<string, OrderRecord> | undefined;
     let released = 0;
     for (const x of stranded) {
       const order = orders.get(x.orderId.toLowerCase());
@@ -138,13 +139,22 @@ export class Reconciler {
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
-        // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
-        if (x.kind === "escrow" && closed) this.d.finished?.(closed);
+        if (x.kind === "escrow") {
+          // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
+          // Neither open, rejected nor settled, the order may be failed: the failed orders are read then, once a sweep.
+          const holder = closed ?? (failed ??= await this.failedOrders()).get(x.orderId.toLowerCase());
+          if (holder) this.d.finished?.(holder);
+        }
       } catch (err) {
         log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }
     }
     return released;
+  }
+
+  /** The failed orders by chain order id. */
+  private async failedOrders(): Promise<Map<string, OrderRecord>> {
+    return new Map((await this.d.store.ordersInStatus(["failed"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
   }
 
   /** The settled orders (`filled`, `partially_filled`) by chain order id. */

@@ -1719,6 +1719,23 @@ describe("sells", () => {
     expect(finished).toEqual([pending.id]);
   });
 
+  it("tells of the failed sell whose escrow landed again after it failed once the sweep returns its shares, so a resolved event's redemptions take them", async () => {
+    const svc = await holding();
+    const stopped = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
+    const pending = await stopped.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
+    // Recovery failed the routing sell chain_unavailable, its escrow removed by a reorganisation; the node then mined the escrow again.
+    await store.updateOrder(pending.id, ["pending"], { status: "locked", escrowed: 15_000_000n, lockTx: HASH });
+    await store.updateOrder(pending.id, ["locked"], { status: "routing" });
+    await store.updateOrder(pending.id, ["routing"], { status: "failed", escrowed: 0n, lockTx: null, errorCode: "chain_unavailable" });
+    expect(ledger.sot.get(who.address)).toBe(5_000_000n);
+    const finished: string[] = [];
+    const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(1);
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+    // As for a rejected sell's: a resolution pass that found the event's holders holding none plans it again.
+    expect(finished).toEqual([pending.id]);
+  });
+
   it("tells of the rejected sell whose escrow landed after it closed once its client expires the escrow the sweep could not return, so a resolved event's redemptions take the shares", async () => {
     const { svc, pending } = await escrowLandedAgain();
     const chainId = chainOrderId(pending.id);
