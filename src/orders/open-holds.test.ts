@@ -50,7 +50,7 @@ const released = (n: number, block: bigint) => ({ kind: "released", orderId: id(
 const escrow = (n: number, block: bigint) => ({ orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), ...at(block) }) as const;
 const escrowReleased = (n: number, block: bigint) => ({ kind: "released", orderId: id(n), client: CLIENT, tokenId: 7n, shares: BigInt(n), expired: false, ...at(block) }) as const;
 
-const orderIds = async (holds: OpenHolds) => (await holds.read()).map((h) => `${h.kind} ${Number(h.orderId)}`).sort();
+const orderIds = async (holds: OpenHolds) => (await holds.read()).open.map((h) => `${h.kind} ${Number(h.orderId)}`).sort();
 
 describe("OpenHolds", () => {
   it("reads the chain from the Vault's deployment once, then only the blocks since its last read", async () => {
@@ -77,6 +77,20 @@ describe("OpenHolds", () => {
     chain.mine({ locks: [lock(4, 11n)], escrows: [escrow(4, 11n)] });
     chain.mine({ endings: [released(4, 12n)] });
     expect(await orderIds(new OpenHolds(chain))).toEqual(["escrow 4"]);
+  });
+
+  it("answers the holds their deadline ended in the blocks it read, with the transactions that made and ended them, and not those the operator released", async () => {
+    const chain = new FakeChain();
+    const holds = new OpenHolds(chain);
+    chain.mine({ locks: [lock(16, 11n), lock(17, 11n)], escrows: [escrow(18, 11n)] });
+    expect((await holds.read()).expired).toEqual([]);
+    chain.mine({ endings: [{ ...released(16, 12n), expired: true }, released(17, 12n)], escrowEndings: [{ ...escrowReleased(18, 12n), expired: true }] });
+    expect((await holds.read()).expired).toEqual([
+      { kind: "lock", orderId: id(16), client: CLIENT, amount: 16_000_000n, lockTx: at(11n).txHash, releaseTx: at(12n).txHash },
+      { kind: "escrow", orderId: id(18), client: CLIENT, tokenId: 7n, shares: 18n, lockTx: at(11n).txHash, releaseTx: at(12n).txHash },
+    ]);
+    // Told once: the next read takes only the blocks since.
+    expect((await holds.read()).expired).toEqual([]);
   });
 
   it("reads again from the deployment when the chain has another block where it read last", async () => {

@@ -5,7 +5,7 @@ import type { Venue } from "../venues/venue.ts";
 import { MinedDeep } from "../vault/mined-deep.ts";
 import { refusedByVault, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
-import { OpenHolds } from "./open-holds.ts";
+import { OpenHolds, type ExpiredHold } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Hold, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
@@ -52,6 +52,16 @@ const recordedOf = (order: OrderRecord) => ({
   proceeds: order.proceeds.toString(),
   shares: order.filledShares.toString(),
   removed_tx: order.settleTx,
+});
+/** What an order rejected before its lock records of a lock or escrow of its id that landed after and its deadline ended. */
+const expiredEnd = (x: ExpiredHold): OrderPatch => ({
+  ...(x.kind === "lock" ? { locked: x.amount } : { escrowed: x.shares, sotTokenId: x.tokenId.toString() }),
+  lockTx: x.lockTx,
+  releaseTx: x.releaseTx,
+  errorMessage:
+    x.kind === "lock"
+      ? "The order's lock landed on the chain after the order was closed, and was expired past its deadline; the locked USDC was released."
+      : "The order's escrow landed on the chain after the order was closed, and its client expired it past its deadline; the escrowed shares were returned.",
 });
 /** How far this server's clock may run behind the chain's before a lock's deadline is first read from the chain after it passed. */
 const CHAIN_CLOCK_MARGIN_MS = 10 * 60_000;
@@ -113,7 +123,8 @@ export class Reconciler {
     const { store, vault, log } = this.d;
     await this.recordReleases();
     await this.recordSettlements();
-    const held = await this.holds.read();
+    const { open: held, expired } = await this.holds.read();
+    await this.recordExpiries(expired);
     if (held.length === 0) return 0;
     const open = new Set((await store.ordersInStatus(OPEN_STATUSES)).map((o) => chainOrderId(o.id).toLowerCase()));
     const stranded = held.filter((x) => !open.has(x.orderId.toLowerCase()));
@@ -273,6 +284,30 @@ export class Reconciler {
     const done = await this.d.store.updateOrder(order.id, ["rejected"], patch);
     this.gone.forget(order.id);
     if (done && order.side === "sell") this.d.finished?.(done);
+  }
+
+  /**
+   * Records on a rejected order with no lock recorded the lock or escrow of its id that landed after it closed and that its
+   * deadline ended (`expire`, a sell's `expireEscrow` by its client) before any sweep recorded it: no sweep ran meanwhile
+   * (the server stopped), or the chain named no transaction for it (closeForRetries). The order would show no lock, and its
+   * client's retry would reopen it on an id the Vault has spent. It is recorded as closeForRetries records a hold, with its
+   * ending as its `release_tx` (a compare-and-set that a retry's reopening excludes). The shares an escrow returned are
+   * told as finished, a failed sell's too (its escrow landed again after a reorganisation had removed it).
+   */
+  private async recordExpiries(expired: readonly ExpiredHold[]): Promise<void> {
+    if (expired.length === 0) return;
+    const { store, log } = this.d;
+    const closed = new Map((await store.ordersInStatus(["rejected", "failed"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
+    for (const x of expired) {
+      const order = closed.get(x.orderId.toLowerCase());
+      if (!order || (order.status === "rejected" && (order.lockTx !== null || order.releaseTx !== null))) continue;
+      try {
+        const ended = order.status === "failed" ? order : await store.recordStrandedHold(order.id, expiredEnd(x));
+        if (ended && x.kind === "escrow") this.d.finished?.(ended);
+      } catch (err) {
+        log.warn({ order_id: order.id, err }, "could not record a stranded lock or escrow its deadline ended; the next start reads it again");
+      }
+    }
   }
 
   /**

@@ -123,10 +123,10 @@ class Ledger {
       blockNumber: async () => 1n,
       blockHash: async () => undefined,
       holds: async () => ({
-        locks: [...this.locks].map(([orderId, l]) => ({ orderId, client: l.account, amount: l.amount })),
-        endings: [...this.locks].filter(([, l]) => l.state !== "locked").map(([orderId, l]) => ({ orderId, client: l.account })),
-        escrows: [...this.escrows].map(([orderId, e]) => ({ orderId, client: e.account, tokenId: 7n, shares: e.shares })),
-        escrowEndings: [...this.escrows].filter(([, e]) => e.state !== "escrowed").map(([orderId, e]) => ({ orderId, client: e.account, tokenId: 7n })),
+        locks: [...this.locks].map(([orderId, l]) => ({ orderId, client: l.account, amount: l.amount, txHash: HASH })),
+        endings: [...this.locks].filter(([, l]) => l.state !== "locked").map(([orderId, l]) => ({ kind: l.state, orderId, client: l.account, amount: l.amount, expired: l.expired ?? false, txHash: HASH })),
+        escrows: [...this.escrows].map(([orderId, e]) => ({ orderId, client: e.account, tokenId: 7n, shares: e.shares, txHash: HASH })),
+        escrowEndings: [...this.escrows].filter(([, e]) => e.state !== "escrowed").map(([orderId, e]) => ({ kind: e.state, orderId, client: e.account, tokenId: 7n, shares: e.shares, expired: e.expired ?? false, txHash: HASH })),
       }) as unknown as HoldEvents,
     } as Partial<Vault> as Vault;
   }
@@ -411,6 +411,18 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(await retry).toMatchObject({ ...answer, releaseTx: null });
     expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
     expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ ...answer, releaseTx: HASH });
+    expect(sent).toHaveLength(0);
+  });
+
+  it("records the lock of a rejected order that landed after it closed and was expired past its deadline before any sweep recorded it, and a retry answers the order as it stands", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    // The node mined the removed lock again while no sweep ran (the server stopped for a day); past its deadline anyone expired it.
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "released", expired: true, deadline: Math.floor(Date.now() / 1000) - 1 });
+    expect(await reconciler(svc).sweepLocks()).toBe(0);
+    const answer = { id: order.id, status: "rejected", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH, errorMessage: expect.stringContaining("expired") };
+    expect(await store.order(order.id)).toMatchObject(answer);
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
     expect(sent).toHaveLength(0);
   });
 
@@ -1716,6 +1728,19 @@ describe("sells", () => {
     expect(await sweeper.sweepLocks()).toBe(1);
     expect(ledger.sot.get(who.address)).toBe(20_000_000n);
     // The shares came back to the holder: a resolution pass that found the event's holders holding none plans it again.
+    expect(finished).toEqual([pending.id]);
+  });
+
+  it("records the escrow of a rejected sell that landed after it closed and its client expired before any sweep recorded it, and tells of its shares, so a resolved event's redemptions take them", async () => {
+    const { svc, pending } = await escrowLandedAgain();
+    const chainId = chainOrderId(pending.id);
+    // No sweep ran before the escrow's deadline; its client expired it and holds its 15 shares again.
+    ledger.escrows.set(chainId, { ...ledger.escrows.get(chainId)!, state: "released", expired: true });
+    ledger.sot.set(who.address, 20_000_000n);
+    const finished: string[] = [];
+    const sweeper = new Reconciler(svc, { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(await store.order(pending.id)).toMatchObject({ status: "rejected", escrowed: 15_000_000n, sotTokenId: "7", lockTx: HASH, releaseTx: HASH, errorMessage: expect.stringContaining("expired") });
     expect(finished).toEqual([pending.id]);
   });
 
