@@ -55,8 +55,6 @@ export class VaultBatcher {
   private running: Promise<void> | undefined;
   /** Refused calls waiting for their batch's block to be deep enough, outside the rounds. */
   private readonly waiting = new Set<Promise<void>>();
-  /** Aborted by close(): the calls still waiting for their batch's depth are answered unknown, for recovery to read from the chain. */
-  private readonly closing = new AbortController();
   private readonly maxGas: bigint;
 
   constructor(private readonly o: BatcherOptions) {
@@ -73,15 +71,6 @@ export class VaultBatcher {
   /** Resolves once every call made so far has its answer. */
   async idle(): Promise<void> {
     while (this.running || this.waiting.size > 0) await Promise.all([this.running, ...this.waiting]);
-  }
-
-  /**
-   * Resolves once every call made so far has its answer, those waiting for their batch's depth answered unknown at once:
-   * a stop is not held for blocks (twelve of 12 s), and recovery reads from the chain what became of them.
-   */
-  async close(): Promise<void> {
-    this.closing.abort(new Error("the vault closed while the batch's block was not yet deep enough"));
-    await this.idle();
   }
 
   /** Everything queued goes now, as few transactions as fit; what arrives meanwhile waits for the next round. */
@@ -152,7 +141,7 @@ export class VaultBatcher {
    * each is answered as the batch then ends, as the sender answers a transaction that failed whole.
    */
   private async refused(calls: readonly { q: Queued; i: number }[], first: Mined): Promise<void> {
-    const mined = await this.o.sender.deep("Vault.batch", first, this.closing.signal);
+    const mined = await this.o.sender.deep("Vault.batch", first);
     const logged = this.logged(mined);
     let failures: readonly Hex[] | undefined;
     for (const { q, i } of calls) {

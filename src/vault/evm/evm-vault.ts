@@ -404,7 +404,9 @@ class EvmVault implements Vault {
 
   async close(): Promise<void> {
     this.closed = true;
-    await this.batcher.close();
+    // The calls and transactions waiting for their block's depth are answered unknown at once: a stop is not held for blocks.
+    this.sender.stopWaits();
+    await this.batcher.idle();
     await this.sender.idle();
   }
 

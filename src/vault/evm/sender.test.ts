@@ -276,3 +276,32 @@ describe("TxSender's failed receipts on a chain slower than the receipts' deadli
     expect(stalled).toMatchObject({ outcome: "unknown", message: expect.stringContaining("not yet 3 deep") });
   }, 30_000);
 });
+
+describe("TxSender's failed receipts and the transactions behind them", () => {
+  const target = "0x00000000000000000000000000000000000000bf";
+
+  it("answers the transactions sent after one that failed while it waits for its depth, rather than holding them for its blocks", async () => {
+    await node.rpc.call("anvil_setCode", [target, "0x60006000fd"]);
+    const deep = newSender({ confirmations: 3, receiptTimeoutMs: 20_000 });
+    let answered = false;
+    const failed = deep.send({ label: "failing", to: target, data: "0x", gas: 50_000n, dryRun: false }).catch((e: unknown) => e);
+    void failed.then(() => (answered = true));
+    // Mined and failed: its answer waits for three blocks above it.
+    await expect.poll(minedCount).toBe(1);
+    // The next one is mined a block above it and answered at once, though the failed one is still shallow.
+    const next = await Promise.race([callBy(deep, 1n), new Promise((r) => setTimeout(() => r("held"), 5_000))]);
+    expect(next).toMatchObject({ txHash: expect.stringMatching(/^0x/) });
+    expect(await nonceOf((next as Mined).txHash)).toBe(1);
+    expect(answered).toBe(false);
+    await node.rpc.call("evm_mine");
+    await node.rpc.call("evm_mine");
+    expect(await failed).toMatchObject({ outcome: "reverted", message: expect.stringContaining("on chain") });
+
+    // A stop answers one still waiting for its depth as unknown, for recovery to read from the chain, rather than wait for its blocks.
+    const stopped = deep.send({ label: "failing", to: target, data: "0x", gas: 50_000n, dryRun: false }).catch((e: unknown) => e);
+    await expect.poll(minedCount).toBe(3);
+    deep.stopWaits();
+    expect(await stopped).toMatchObject({ outcome: "unknown" });
+    await deep.idle();
+  }, 30_000);
+});

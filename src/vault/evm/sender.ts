@@ -104,6 +104,10 @@ export class TxSender {
    * them, so they are taken at once by transfers of nothing. Forgotten once the node's count passes them.
    */
   private readonly lost = new Set<number>();
+  /** Mined transactions waiting for their block's depth (`final`), outside the batches: the next batches go meanwhile. */
+  private readonly waiting = new Set<Promise<void>>();
+  /** Aborted by stopWaits(): the transactions still waiting for their block's depth are answered unknown, for recovery to read from the chain. */
+  private readonly closing = new AbortController();
   private readonly grace: number;
   private readonly maxBatch: number;
 
@@ -176,7 +180,15 @@ export class TxSender {
 
   /** Resolves once every call made so far has its answer. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.waiting.size > 0) await Promise.all([this.running, ...this.waiting]);
+  }
+
+  /**
+   * Answers unknown, from now on, every transaction waiting for its block's depth: a stop is not held for blocks (twelve
+   * of 12 s), and recovery reads from the chain what became of them.
+   */
+  stopWaits(): void {
+    this.closing.abort(new Error("the vault closed while the block was not yet deep enough"));
   }
 
   private async drain(): Promise<void> {
@@ -276,17 +288,17 @@ export class TxSender {
       await this.fill(refused).catch(() => undefined);
     }
     const receipts = await this.receipts(sent, submittedAt);
-    await Promise.all(
-      sent.map(async (s, i) => {
-        const { p, hash } = s;
-        const r = await this.final(s, receipts[i]!, false);
-        if (r.status === "0x1") {
-          p.resolve(minedOf(s, r));
-        } else {
-          p.reject(await this.revertedOnChain(p.label, hash));
-        }
-      }),
-    );
+    for (const [i, s] of sent.entries()) {
+      const r = receipts[i]!;
+      if (r.status === "0x1") {
+        s.p.resolve(minedOf(s, r));
+        continue;
+      }
+      // Its nonce is mined: nothing sent after it waits for it, so its depth is waited for outside the batches.
+      const wait = this.ending(s.p.label, s, r, false).then(s.p.resolve, s.p.reject);
+      this.waiting.add(wait);
+      void wait.finally(() => this.waiting.delete(wait));
+    }
   }
 
   /**
@@ -364,18 +376,23 @@ export class TxSender {
    * A transaction this sender mined, as it ends once its block is `confirmations` deep (at once with none): a reorganisation
    * may remove that block and mine the same transaction again, where it does otherwise (a call of a `Vault.batch` refused for
    * want of funds goes through after a deposit). Failed there: reverted; no new block by the receipts' deadline while it is
-   * not that deep, or `stop` aborted first (the vault closing): unknown.
+   * not that deep, or stopWaits() first (the vault closing): unknown.
    */
-  async deep(label: string, m: Mined, stop: AbortSignal): Promise<Mined> {
+  async deep(label: string, m: Mined): Promise<Mined> {
     if (!this.o.confirmations) return m;
-    const s: Sent = { hash: m.txHash, nonce: m.nonce, raw: m.raw };
+    const receipt = { status: "0x1" as Hex, blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] };
+    return this.ending(label, { hash: m.txHash, nonce: m.nonce, raw: m.raw }, receipt, true);
+  }
+
+  /** What a mined transaction ends as, by its `final` receipt: mined, reverted on chain, or unknown. */
+  private async ending(label: string, s: Sent, receipt: Receipt, all: boolean): Promise<Mined> {
     let r: Receipt;
     try {
-      r = await this.final(s, { status: "0x1", blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] }, true, stop);
+      r = await this.final(s, receipt, all);
     } catch (e) {
       throw new VaultTxError("unknown", "Unknown", `${label}: outcome unknown (${(e as Error).message})`);
     }
-    if (r.status !== "0x1") throw await this.revertedOnChain(label, m.txHash);
+    if (r.status !== "0x1") throw await this.revertedOnChain(label, s.hash);
     return minedOf(s, r);
   }
 
@@ -383,9 +400,10 @@ export class TxSender {
    * The receipt a transaction keeps: a successful one at once unless `all` (its callers judge its depth), a failed one once
    * its block is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other
    * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline, or by
-   * `stop`: outcome unknown.
+   * stopWaits(): outcome unknown.
    */
-  private async final(s: Sent, receipt: Receipt, all: boolean, stop?: AbortSignal): Promise<Receipt> {
+  private async final(s: Sent, receipt: Receipt, all: boolean): Promise<Receipt> {
+    const stop = this.closing.signal;
     const confirmations = BigInt(this.o.confirmations ?? 0);
     const timeout = this.o.receiptTimeoutMs ?? 120_000;
     let head = -1n;
@@ -393,7 +411,7 @@ export class TxSender {
     let r = receipt;
     for (;;) {
       if ((r.status === "0x1" && !all) || confirmations === 0n) return r;
-      stop?.throwIfAborted();
+      stop.throwIfAborted();
       const latest = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
       if (latest - BigInt(r.blockNumber) >= confirmations) return r;
       if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
