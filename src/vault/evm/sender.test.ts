@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { toHex, type Hex } from "viem";
+import { keccak256, parseTransaction, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startFaultyNode, type FaultyNode } from "../../../test/helpers/rpc-proxy.ts";
 import { openSqliteStore } from "../../store/sqlite/sqlite-store.ts";
@@ -303,5 +303,47 @@ describe("TxSender's failed receipts and the transactions behind them", () => {
     deep.stopWaits();
     expect(await stopped).toMatchObject({ outcome: "unknown" });
     await deep.idle();
+  }, 30_000);
+});
+
+describe("TxSender and fees that rise past a transaction's", () => {
+  it("sends again a transaction left unmined by a base fee above its cap, its nonce and call with fees raised, and answers the one mined", async () => {
+    await node.rpc.call("anvil_setBalance", [operator, toHex(10n ** 24n)]);
+    const anvil = rpcSubmit(node.rpc);
+    let first: Hex | undefined;
+    // The first transaction reaches the node, then the base fee jumps far past its cap before the next block.
+    const rising = newSender({
+      gapGraceMs: 300,
+      receiptTimeoutMs: 15_000,
+      submit: async (raws) => {
+        const results = await anvil(raws);
+        if (!first) {
+          first = raws[0]!;
+          // A million times the price its fees were set by: empty blocks take the base fee down 12.5 % each, a hundred blocks to get under its cap.
+          const price = await node.rpc.call<Hex>("eth_gasPrice");
+          await node.rpc.call("anvil_setNextBlockBaseFeePerGas", [toHex(BigInt(price) * 1_000_000n)]);
+        }
+        await node.rpc.call("evm_mine");
+        return results;
+      },
+    });
+    const blocks = setInterval(() => void node.rpc.call("evm_mine").catch(() => undefined), 200);
+    try {
+      const mined = await callBy(rising, 5n);
+      const stuck = keccak256(first!);
+      expect(mined.txHash).not.toBe(stuck);
+      expect(await nonceOf(mined.txHash)).toBe(0);
+      // Mined once: the first one can never be, its nonce taken by the one that replaced it.
+      expect(await minedCount()).toBe(1);
+      expect(await node.rpc.call("eth_getTransactionReceipt", [stuck])).toBeNull();
+      // The same call, to the same address, with the same gas; fees raised by at least what nodes ask of a replacement.
+      const [was, now] = [parseTransaction(first!), parseTransaction(mined.raw)];
+      expect(keccak256(mined.raw)).toBe(mined.txHash);
+      expect([now.to, now.data, now.gas, now.nonce]).toEqual([was.to, was.data, was.gas, was.nonce]);
+      expect(now.maxFeePerGas!).toBeGreaterThanOrEqual((was.maxFeePerGas! * 9n) / 8n);
+      expect(now.maxPriorityFeePerGas!).toBeGreaterThanOrEqual((was.maxPriorityFeePerGas! * 9n) / 8n);
+    } finally {
+      clearInterval(blocks);
+    }
   }, 30_000);
 });

@@ -1,7 +1,7 @@
 // Group commit for the operator's transactions: calls that arrive while a batch is on its way wait,
 // then go together as the next batch (nonces reserved in the nonce book, signed locally, one submit, one
 // block on the dev chain). Throughput then depends on batches, not on transactions, and stays flat as load grows.
-import { decodeErrorResult, keccak256, toHex, type Abi, type Hex, type PrivateKeyAccount } from "viem";
+import { decodeErrorResult, keccak256, parseTransaction, toHex, type Abi, type Hex, type PrivateKeyAccount } from "viem";
 import { VaultTxError, type Address } from "../vault.ts";
 import { JsonRpc, RpcError, resultOf, type RpcResult } from "../rpc.ts";
 import type { NonceBook } from "./nonce-book.ts";
@@ -288,14 +288,14 @@ export class TxSender {
       await this.fill(refused).catch(() => undefined);
     }
     const receipts = await this.receipts(sent, submittedAt);
-    for (const [i, s] of sent.entries()) {
-      const r = receipts[i]!;
+    for (const [i, { p }] of sent.entries()) {
+      const [s, r] = receipts[i]!;
       if (r.status === "0x1") {
-        s.p.resolve(minedOf(s, r));
+        p.resolve(minedOf(s, r));
         continue;
       }
       // Its nonce is mined: nothing sent after it waits for it, so its depth is waited for outside the batches.
-      const wait = this.ending(s.p.label, s, r, false).then(s.p.resolve, s.p.reject);
+      const wait = this.ending(p.label, s, r, false).then(p.resolve, p.reject);
       this.waiting.add(wait);
       void wait.finally(() => this.waiting.delete(wait));
     }
@@ -337,39 +337,90 @@ export class TxSender {
   }
 
   /**
-   * Waits for the receipts of the batch's accepted transactions. One that waits past the grace may be held
-   * back by a gap below it: nonces reserved by an instance that died before sending them, or lost by this one.
-   * No one is about to send those any more (they were reserved before this batch's), and every later
-   * transaction waits behind them, so they are taken by transfers of nothing, once each grace. With no gap
-   * below it, the node no longer has it (a reorganisation removed its block): the same signed transactions
-   * are sent again, once each grace, as a node puts a reorganised transaction back in its pool.
+   * Waits for the receipts of the batch's accepted transactions, each answered with the version of it that was mined. One that
+   * waits past the grace may be held back by a gap below it: nonces reserved by an instance that died before sending them, or
+   * lost by this one. No one is about to send those any more (they were reserved before this batch's), and every later
+   * transaction waits behind them, so they are taken by transfers of nothing, once each grace. With no gap below it, the node
+   * no longer has it (a reorganisation removed its block): the same signed transactions are sent again, once each grace, as a
+   * node puts a reorganised transaction back in its pool. Held by the node while `REPLACE_AFTER_BLOCKS` blocks pass it by, and
+   * the node's fees now above its own, it is replaced (`replace`): its nonce lets only one of its versions ever be mined.
    */
-  private async receipts(sent: readonly Sent[], submittedAt: number, stop?: AbortSignal): Promise<Receipt[]> {
-    const out = new Map<Hex, Receipt>();
+  private async receipts(sent: readonly Sent[], submittedAt: number, stop?: AbortSignal): Promise<[Sent, Receipt][]> {
+    // Each transaction's signed versions: the one sent first, then those that replaced it.
+    const versions = sent.map((s) => [s]);
+    const out = new Map<number, [Sent, Receipt]>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
     let fillAt = submittedAt + this.grace;
+    // The head when the node was first seen holding them unmined, or when they were last replaced.
+    let since: bigint | undefined;
     for (;;) {
-      const missing = sent.filter((s) => !out.has(s.hash));
-      if (missing.length === 0) return sent.map((s) => out.get(s.hash)!);
-      const got = await this.o.rpc.batch(missing.map((s) => ({ method: "eth_getTransactionReceipt", params: [s.hash] })));
-      got.forEach((g, i) => {
-        if (g.ok && g.result) out.set(missing[i]!.hash, g.result as Receipt);
+      const asked = versions.flatMap((vs, i) => (out.has(i) ? [] : vs.map((v) => ({ i, v }))));
+      if (asked.length === 0) return sent.map((_, i) => out.get(i)!);
+      const got = await this.o.rpc.batch(asked.map(({ v }) => ({ method: "eth_getTransactionReceipt", params: [v.hash] })));
+      got.forEach((g, k) => {
+        if (g.ok && g.result) out.set(asked[k]!.i, [asked[k]!.v, g.result as Receipt]);
       });
       if (out.size === sent.length) continue;
       stop?.throwIfAborted();
       if (Date.now() > deadline) throw new Error(`no receipt for ${sent.length - out.size} transaction(s)`);
       if (Date.now() >= fillAt) {
         fillAt = Date.now() + this.grace;
-        const waiting = missing.filter((s) => !out.has(s.hash));
-        const lowest = Math.min(...waiting.map((s) => s.nonce));
-        // A fill or a send that fails is tried again after the next grace; the receipts' deadline decides the outcome.
-        await this.pendingNonce().then(
-          (pending) => (pending < lowest ? this.fill(range(pending, lowest)) : pending === lowest ? this.o.submit(waiting.map((s) => s.raw)).then(() => undefined) : undefined),
-          () => undefined,
-        );
+        const waiting = versions.flatMap((vs, i) => (out.has(i) ? [] : [{ i, latest: vs.at(-1)! }]));
+        const lowest = Math.min(...waiting.map((w) => w.latest.nonce));
+        // A fill, a send or a replacement that fails is tried again after the next grace; the receipts' deadline decides the outcome.
+        try {
+          const pending = await this.pendingNonce();
+          if (pending < lowest) await this.fill(range(pending, lowest));
+          else {
+            // A node does not count one its base fee passes by (anvil), nor one a reorganisation removed: sent again, "already known" if held.
+            if (pending === lowest) await this.o.submit(waiting.map((w) => w.latest.raw));
+            const head = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
+            since ??= head;
+            if (head - since >= REPLACE_AFTER_BLOCKS) {
+              since = head;
+              const replaced = await this.replace(waiting.map((w) => w.latest));
+              replaced.forEach((r, k) => r && versions[waiting[k]!.i]!.push(r));
+            }
+          }
+        } catch {
+          // As said above: the next grace tries again.
+        }
       }
       await new Promise((r) => setTimeout(r, this.o.receiptPollMs ?? 250));
     }
+  }
+
+  /**
+   * These transactions signed again, each with its nonce and call, under the node's fees where they now ask more than its own
+   * (a base fee risen past its cap leaves it unmined for good), raised by at least the 12.5 % nodes ask of a replacement (geth
+   * 10 %): the new versions the node took. Its nonce lets only one version of a transaction be mined, so its call is made
+   * once whichever it is, and the nonce book, the journal and a restart count it once; one whose fees still suffice is left as
+   * it is, so fees rise only with the node's.
+   */
+  private async replace(txs: readonly Sent[]): Promise<(Sent | undefined)[]> {
+    const fresh = await this.fees();
+    const raws = await Promise.all(
+      txs.map((s) => {
+        const { to, data, value, gas, maxFeePerGas: cap, maxPriorityFeePerGas: paid } = parseTransaction(s.raw);
+        if (cap === undefined || paid === undefined || (fresh.maxFeePerGas <= cap && fresh.maxPriorityFeePerGas <= paid)) return undefined;
+        const maxFeePerGas = max(fresh.maxFeePerGas, raised(cap));
+        const tip = max(fresh.maxPriorityFeePerGas, raised(paid));
+        const { chainId, account } = this.o;
+        return account.signTransaction({ chainId, type: "eip1559", nonce: s.nonce, to: to ?? null, data, value, gas, maxFeePerGas, maxPriorityFeePerGas: tip < maxFeePerGas ? tip : maxFeePerGas });
+      }),
+    );
+    const signed = raws.flatMap((raw, k) => (raw ? [{ k, raw }] : []));
+    if (signed.length === 0) return txs.map(() => undefined);
+    const results = await this.o.submit(signed.map((x) => x.raw));
+    // A refusal such as "already known" may mean the node took it, as for a batch's first send.
+    const held = await this.held(results.map((r, j) => (r.ok ? undefined : keccak256(signed[j]!.raw))));
+    const out: (Sent | undefined)[] = txs.map(() => undefined);
+    signed.forEach(({ k, raw }, j) => {
+      const r = results[j]!;
+      const hash = r.ok ? r.hash : held[j];
+      if (hash) out[k] = { hash, nonce: txs[k]!.nonce, raw };
+    });
+    return out;
   }
 
   /**
@@ -386,14 +437,15 @@ export class TxSender {
 
   /** What a mined transaction ends as, by its `final` receipt: mined, reverted on chain, or unknown. */
   private async ending(label: string, s: Sent, receipt: Receipt, all: boolean): Promise<Mined> {
-    let r: Receipt;
+    let ended: [Sent, Receipt];
     try {
-      r = await this.final(s, receipt, all);
+      ended = await this.final(s, receipt, all);
     } catch (e) {
       throw new VaultTxError("unknown", "Unknown", `${label}: outcome unknown (${(e as Error).message})`);
     }
-    if (r.status !== "0x1") throw await this.revertedOnChain(label, s.hash);
-    return minedOf(s, r);
+    const [mined, r] = ended;
+    if (r.status !== "0x1") throw await this.revertedOnChain(label, mined.hash);
+    return minedOf(mined, r);
   }
 
   /**
@@ -402,22 +454,23 @@ export class TxSender {
    * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline, or by
    * stopWaits(): outcome unknown.
    */
-  private async final(s: Sent, receipt: Receipt, all: boolean): Promise<Receipt> {
+  private async final(sent: Sent, receipt: Receipt, all: boolean): Promise<[Sent, Receipt]> {
     const stop = this.closing.signal;
     const confirmations = BigInt(this.o.confirmations ?? 0);
     const timeout = this.o.receiptTimeoutMs ?? 120_000;
     let head = -1n;
     let deadline = 0;
-    let r = receipt;
+    let [s, r] = [sent, receipt];
     for (;;) {
-      if ((r.status === "0x1" && !all) || confirmations === 0n) return r;
+      if ((r.status === "0x1" && !all) || confirmations === 0n) return [s, r];
       stop.throwIfAborted();
       const latest = BigInt(await this.o.rpc.call<Hex>("eth_blockNumber"));
-      if (latest - BigInt(r.blockNumber) >= confirmations) return r;
+      if (latest - BigInt(r.blockNumber) >= confirmations) return [s, r];
       if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
       else if (Date.now() > deadline) throw new Error(`${s.hash} ${r.status === "0x1" ? "mined" : "failed"} in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
       await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
-      r = (await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash])) ?? (await this.receipts([s], Date.now(), stop))[0]!;
+      const again = await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash]);
+      [s, r] = again ? [s, again] : (await this.receipts([s], Date.now(), stop))[0]!;
     }
   }
 
@@ -475,6 +528,18 @@ function feesOf(gasPrice: RpcResult, tip: RpcResult): Fees {
   const maxFeePerGas = BigInt(resultOf<Hex>(gasPrice)) * 2n;
   const suggested = BigInt(resultOf<Hex>(tip));
   return { maxFeePerGas, maxPriorityFeePerGas: suggested < maxFeePerGas ? suggested : maxFeePerGas };
+}
+
+/** Blocks that pass by a transaction the node holds before it is replaced, if the node's fees now ask more than its own. */
+const REPLACE_AFTER_BLOCKS = 3n;
+
+/** A fee raised by 12.5 %, rounded up: what nodes ask of a replacement (geth 10 %). */
+function raised(fee: bigint): bigint {
+  return (fee * 9n + 7n) / 8n;
+}
+
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
 }
 
 /** from, from + 1, ..., to - 1. */
