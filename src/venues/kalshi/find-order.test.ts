@@ -1,9 +1,7 @@
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
-import { takingChild } from "../../../test/helpers/kalshi-child.ts";
-import type { Venue } from "../venue.ts";
-import { createKalshiVenue, startKalshiSim, type KalshiSim } from "./index.ts";
-import { kalshiAuthHeaders } from "./signing.ts";
+import { readsOf, takingChild, tradeOn } from "../../../test/helpers/kalshi-child.ts";
+import { createKalshiVenue, startKalshiSim } from "./index.ts";
 
 const catalog = MarketCatalog.load();
 const DAY_MS = 24 * 3600 * 1000;
@@ -63,25 +61,6 @@ describe("Kalshi: a child order this process never learnt the id of", () => {
     }
   });
 });
-
-/** `n` orders of one contract each taken on a market straight through the simulator's API, as the account's other trading. */
-async function tradeOn(sim: KalshiSim, ticker: string, n: number, now: number): Promise<void> {
-  const path = `${new URL(sim.url).pathname}/portfolio/events/orders`;
-  for (let i = 0; i < n; i++) {
-    const body = { ticker, client_order_id: `other-${i}-${now}`, side: i % 2 ? "bid" : "ask", price: i % 2 ? "0.9900" : "0.0100", count: "1.00", time_in_force: "immediate_or_cancel", self_trade_prevention_type: "taker_at_cross" };
-    const res = await fetch(`${sim.url}/portfolio/events/orders`, { method: "POST", headers: { "content-type": "application/json", ...kalshiAuthHeaders(sim.credentials.keyId, sim.credentials.privateKeyPem, now, "POST", path) }, body: JSON.stringify(body) });
-    expect(res.status).toBe(201);
-  }
-}
-
-/** The GET requests a venue sends from now on: each one's path without its query, and how many fills or orders its answer lists. */
-function readsOf(venue: Venue): () => Promise<{ path: string; listed: number }[]> {
-  const send = vi.spyOn(venue as unknown as { send: (method: string, path: string) => Promise<{ body?: { fills?: unknown[]; orders?: unknown[] } }> }, "send");
-  return async () => {
-    const answers = await Promise.all(send.mock.results.map((r) => r.value as Promise<{ body?: { fills?: unknown[]; orders?: unknown[] } }>));
-    return send.mock.calls.flatMap(([method, path], i) => (method === "GET" ? [{ path: path.split("?")[0]!, listed: (answers[i]!.body?.fills ?? answers[i]!.body?.orders ?? []).length }] : []));
-  };
-}
 
 describe("Kalshi: reads past the historical cutoff", () => {
   it("reads an old child's fills, and the account's history, a page of 1,000 at a time from the historical lists, the child's from its own time only", async () => {

@@ -89,6 +89,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   private readonly fees = new KalshiFeeSchedule();
   private feeTimer: NodeJS.Timeout | undefined;
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
+  /** What trades() has read: every fill, oldest first, each order's sent id, and the time (Unix seconds) its next read starts from. */
+  private readonly traded: { fills: VenueFill[]; sentIds: Map<string, string>; since: number | undefined } = { fills: [], sentIds: new Map(), since: undefined };
 
   constructor(opts: KalshiVenueOptions) {
     super(opts, { adapter: "kalshi-trade-api-v2", venueId: "kalshi-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 1 });
@@ -281,29 +283,42 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * Every fill of the account (`GET /portfolio/fills` and `GET /historical/fills`, every cursor page), oldest first.
    * Kalshi's fills carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
-   * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side.
+   * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side;
+   * an order made before what those list that fills again (one that rested) is read by its id.
    * Fills are read before orders, so every fill's order, made before it, is listed by the reads after; and each tier live
    * before historical, so a fill or order the cutoff moves past between the two reads is in the one or the other.
+   * The first call reads the whole history; each call after reads only what was made from an hour (CLOCK_MARGIN_S) before
+   * the last one began (`min_ts`), adding it to what was read before, so the reads do not grow with the account's history.
    */
   async trades(): Promise<VenueFill[]> {
-    const live = await this.readFills("/portfolio/fills", new URLSearchParams());
-    const old = await this.readFills("/historical/fills", new URLSearchParams());
+    const begun = this.clock.now();
+    const since = new URLSearchParams(this.traded.since === undefined ? {} : { min_ts: String(this.traded.since) });
+    const live = await this.readFills("/portfolio/fills", since);
+    const old = await this.readFills("/historical/fills", since);
+    const made = [...old, ...live];
     const sentIds = new Map<string, string>();
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
-        const page = (await this.read(`${list}?${new URLSearchParams({ limit: pageLimit(list), ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
+        const page = (await this.read(`${list}?${new URLSearchParams({ ...Object.fromEntries(since), limit: pageLimit(list), ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
         for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
         cursor = page.cursor ?? "";
       } while (cursor);
     }
-    return uniqueTrades(
-      [...old, ...live].map((f) => {
-        const sent = sentIds.get(f.order_id);
-        if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${f.order_id}, which the account's orders do not list`, { venue: this.id });
-        return toVenueFill(f, sent);
-      }),
-    );
+    for (const id of new Set(made.map((f) => f.order_id))) {
+      if (sentIds.has(id) || this.traded.sentIds.has(id)) continue;
+      const live = (await this.readUnlessGone(`/portfolio/orders/${encodeURIComponent(id)}`)) as { order: KalshiOrder } | undefined;
+      if (live) sentIds.set(id, live.order.client_order_id);
+    }
+    for (const [id, sent] of sentIds) this.traded.sentIds.set(id, sent);
+    const fresh = made.map((f) => {
+      const sent = this.traded.sentIds.get(f.order_id);
+      if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${f.order_id}, which the account's orders do not list`, { venue: this.id });
+      return toVenueFill(f, sent);
+    });
+    this.traded.fills = uniqueTrades([...this.traded.fills, ...fresh]);
+    this.traded.since = Math.floor(begun / 1000) - CLOCK_MARGIN_S;
+    return [...this.traded.fills];
   }
 
   override describe(): { adapter: string; baseUrl: string; wsUrl: string; stream: ReturnType<KalshiVenue["streamInfo"]> } {

@@ -2,7 +2,7 @@ import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
-import { takingChild } from "../../../test/helpers/kalshi-child.ts";
+import { openMarket, readsOf, takingChild, tradeOn } from "../../../test/helpers/kalshi-child.ts";
 import { KalshiVenue } from "./kalshi-venue.ts";
 import { startKalshiSim } from "./sim/kalshi-sim.ts";
 
@@ -68,6 +68,44 @@ describe("Kalshi trades(): the account's fills while it trades and while the his
         });
       }
       expect((await venue.trades()).map((f) => f.tradeId)).toEqual([...first, ...second].map((f) => f.tradeId));
+    } finally {
+      await venue.stop();
+      await proxy.close();
+      await sim.stop();
+    }
+  });
+
+  it("reads at each call only the fills and orders made since the last one began (less an hour for the clocks), every page of them", async () => {
+    const clock = { offset: 0, now: () => Date.now() + clock.offset };
+    const sim = await startKalshiSim({ catalog, seed: 22, latencyScale: 0, tickMs: 40, clock });
+    const after = new Map<string, () => Promise<void>>();
+    const proxy = await between(sim.url, after);
+    const venue = new KalshiVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, clock, requestTimeoutMs: 2_000 });
+    await venue.start();
+    try {
+      const ticker = openMarket(venue, catalog).venueMarketId;
+      const ids = async () => (await venue.trades()).map((f) => f.tradeId);
+      // a history of three pages, read whole by the first call
+      await tradeOn(sim, ticker, 450, clock.now());
+      clock.offset += 2 * HOUR_MS;
+      const first = await ids();
+      expect(new Set(first).size).toBe(450);
+
+      // two pages more; a fill made while the second call reads its first page is listed by the third
+      await tradeOn(sim, ticker, 210, clock.now());
+      after.set("/portfolio/fills", () => tradeOn(sim, ticker, 1, clock.now()));
+      const reads = readsOf(venue);
+      const second = await ids();
+      expect(second.slice(0, 450)).toEqual(first);
+      expect(new Set(second).size).toBe(660);
+      const listed = (path: string) => reads().then((rs) => rs.filter((r) => r.path === path).reduce((n, r) => n + r.listed, 0));
+      // the earlier history is not read again: the new fills, and the one the page after the inserted fill repeats
+      expect(await listed("/portfolio/fills")).toBe(211);
+      expect(await listed("/portfolio/orders")).toBe(211);
+
+      const third = await ids();
+      expect(third.slice(0, 660)).toEqual(second);
+      expect(new Set(third).size).toBe(661);
     } finally {
       await venue.stop();
       await proxy.close();

@@ -212,7 +212,12 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       return order ? ok({ order }) : notFound("order");
     }
     if (req.method === "GET" && route === "/portfolio/fills") {
-      const list = orders.listFills({ orderId: req.query.get("order_id") ?? undefined, ticker: req.query.get("ticker") ?? undefined });
+      const list = orders.listFills({
+        orderId: req.query.get("order_id") ?? undefined,
+        ticker: req.query.get("ticker") ?? undefined,
+        minTs: timestamp(req.query.get("min_ts")),
+        maxTs: timestamp(req.query.get("max_ts")),
+      });
       return page("fills", faults.switches.duplicateTrades ? list.flatMap((f) => [f, f]) : list, req.query, LIVE_LIST);
     }
     if (req.method === "GET" && route === "/historical/fills") {
