@@ -120,6 +120,26 @@ describe("Limitless simulator", () => {
     expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 2, lastError: undefined });
   });
 
+  it("joins /markets again when the venue leaves it on an open connection (a Socket.IO server disconnect), and its books follow the stream again", async () => {
+    const waitFor = async (done: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 1 });
+    sim.leaveNamespace();
+    await waitFor(() => !venue.streamInfo().live);
+    // the connection is still open, but the namespace sends no book on it: the books age
+    expect(venue.streamInfo()).toMatchObject({ state: "open", live: false, connections: 1 });
+    const left = venue.book(slug, "YES")!.updatedAt;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(venue.book(slug, "YES")!.updatedAt).toBe(left);
+    // within the watchdog's second another connection joins and subscribes again, and the book is current from it
+    await waitFor(() => venue.streamInfo().live);
+    expect(venue.streamInfo()).toMatchObject({ state: "open", live: true, connections: 2, lastError: undefined });
+    await waitFor(() => venue.book(slug, "YES")!.updatedAt > Date.now() - 100);
+    expect(venue.book(slug, "YES")!.updatedAt).toBeGreaterThan(Date.now() - 100);
+  });
+
   it("finds an order again after a restart by the salt derived from its client order id", async () => {
     const order = taking();
     const placed = await venue.place(order);

@@ -36,7 +36,10 @@ export interface LimitlessSimOptions extends VenueSimOptions {
   marketsWithoutFeeRate?: boolean;
 }
 
-export type LimitlessSim = VenueSim<LimitlessCredentials>;
+export type LimitlessSim = VenueSim<LimitlessCredentials> & {
+  /** The server leaves the `/markets` namespace on every open connection (a Socket.IO server disconnect), which stays open. */
+  leaveNamespace(): void;
+};
 
 /**
  * Limitless's public API on a loopback port: markets (by slug and the active list), orderbooks,
@@ -190,7 +193,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     };
   }
 
-  return serveVenueSim(opts, {
+  const sim = await serveVenueSim(opts, {
     profile: LIMITLESS_SIM,
     exchange,
     markets,
@@ -210,6 +213,7 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
       stream.sockets.accept(req, socket, head);
     },
   });
+  return { ...sim, leaveNamespace: () => stream.leaveNamespace() };
 }
 
 /** The lmts-* headers of a request, checked against the one API token the simulator issued. */

@@ -3,7 +3,7 @@ import type { WebSocket } from "ws";
 import { SimSockets } from "../../net/sim-sockets.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { MARKETS_NAMESPACE } from "../book-stream.ts";
-import { decode, encodeConnect, encodeConnectError, encodeEvent, encodeOpen, PING } from "../socketio.ts";
+import { decode, encodeConnect, encodeConnectError, encodeDisconnect, encodeEvent, encodeOpen, PING } from "../socketio.ts";
 import type { LimitlessOrderbook } from "../wire.ts";
 
 /** Socket.IO's default heartbeat: a ping every 25 s, 20 s to answer it. */
@@ -64,6 +64,19 @@ export class LimitlessStream {
     const slugs = (packet.args[0] as { marketSlugs?: unknown } | undefined)?.marketSlugs;
     client.slugs = new Set(Array.isArray(slugs) ? slugs.filter((s): s is string => typeof s === "string") : []);
     for (const slug of client.slugs) this.update(client, slug);
+  }
+
+  /**
+   * The server leaves `/markets` on every connection that joined it (Socket.IO's "io server disconnect", `41/markets,`):
+   * the connections stay open and pinged, and send no book until a client joins and subscribes again.
+   */
+  leaveNamespace(): void {
+    for (const client of this.sockets.clients) {
+      if (!client.joined) continue;
+      client.joined = false;
+      client.slugs.clear();
+      this.send(client, encodeDisconnect(MARKETS_NAMESPACE));
+    }
   }
 
   private publish(slug: string): void {
