@@ -283,12 +283,12 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
   /**
    * Every fill of the account (`GET /portfolio/fills` and `GET /historical/fills`, every cursor page), oldest first.
    * Kalshi's fills carry no client order id, and a sell's fill reads as the opposite buy: each fill's order, from the
-   * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side;
-   * an order made before what those list that fills again (one that rested) is read by its id.
+   * account's orders (`GET /portfolio/orders` and `GET /historical/orders`, every cursor page), names the child and its side.
    * Fills are read before orders, so every fill's order, made before it, is listed by the reads after; and each tier live
    * before historical, so a fill or order the cutoff moves past between the two reads is in the one or the other.
    * The first call reads the whole history; each call after reads only what was made from an hour (CLOCK_MARGIN_S) before
-   * the last one began (`min_ts`), adding it to what was read before, so the reads do not grow with the account's history.
+   * the last one began (`min_ts`), adding it to what was read before, so the reads do not grow with the account's history;
+   * the orders read by every call are kept, so a fill of an order made before the window (one that rested) still names it.
    */
   async trades(): Promise<VenueFill[]> {
     const begun = this.clock.now();
@@ -296,21 +296,14 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
     const live = await this.readFills("/portfolio/fills", since);
     const old = await this.readFills("/historical/fills", since);
     const made = [...old, ...live];
-    const sentIds = new Map<string, string>();
     for (const list of ORDER_LISTS) {
       let cursor = "";
       do {
         const page = (await this.read(`${list}?${new URLSearchParams({ ...Object.fromEntries(since), limit: pageLimit(list), ...(cursor ? { cursor } : {}) })}`)) as { orders: KalshiOrder[]; cursor: string };
-        for (const o of page.orders) sentIds.set(o.order_id, o.client_order_id);
+        for (const o of page.orders) this.traded.sentIds.set(o.order_id, o.client_order_id);
         cursor = page.cursor ?? "";
       } while (cursor);
     }
-    for (const id of new Set(made.map((f) => f.order_id))) {
-      if (sentIds.has(id) || this.traded.sentIds.has(id)) continue;
-      const live = (await this.readUnlessGone(`/portfolio/orders/${encodeURIComponent(id)}`)) as { order: KalshiOrder } | undefined;
-      if (live) sentIds.set(id, live.order.client_order_id);
-    }
-    for (const [id, sent] of sentIds) this.traded.sentIds.set(id, sent);
     const fresh = made.map((f) => {
       const sent = this.traded.sentIds.get(f.order_id);
       if (sent === undefined) throw new AppError("venue_unavailable", `${this.id}: a fill of order ${f.order_id}, which the account's orders do not list`, { venue: this.id });

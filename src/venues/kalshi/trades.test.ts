@@ -112,4 +112,28 @@ describe("Kalshi trades(): the account's fills while it trades and while the his
       await sim.stop();
     }
   });
+
+  it("names the order of a fill in its window that was made before it, an order that rested, from an earlier read", async () => {
+    const clock = { offset: 0, now: () => Date.now() + clock.offset };
+    const sim = await startKalshiSim({ catalog, seed: 23, latencyScale: 0, tickMs: 40, clock });
+    const venue = new KalshiVenue({ baseUrl: sim.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, clock, requestTimeoutMs: 2_000 });
+    await venue.start();
+    try {
+      sim.faults.set({ resting: true });
+      const child = takingChild(venue, catalog, { name: "rests", now: clock.now() });
+      const placed = await venue.place({ ...child, shares: 2n * child.shares });
+      sim.faults.set({ resting: false });
+      if (placed.kind !== "open") throw new Error(`the child did not rest: ${placed.kind}`);
+      // two hours on, another trader takes what rests: the order was made before the window of the read after this one
+      clock.offset += 2 * HOUR_MS;
+      expect(await venue.trades()).toEqual(placed.fills);
+      const taken = sim.takeResting(placed.venueOrderId, child.shares);
+      const traded = await venue.trades();
+      expect(traded.map((f) => f.tradeId)).toEqual([...placed.fills.map((f) => f.tradeId), taken]);
+      expect(traded.at(-1)).toMatchObject({ clientOrderId: child.clientOrderId, venueOrderId: placed.venueOrderId, shares: child.shares, fee: 0n });
+    } finally {
+      await venue.stop();
+      await sim.stop();
+    }
+  });
 });

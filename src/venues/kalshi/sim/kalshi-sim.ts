@@ -72,7 +72,10 @@ export const TAPERED_RANGES = [
   { start: "0.9000", end: "1.0000", step: "0.0010" },
 ];
 
-export type KalshiSim = VenueSim<KalshiCredentials>;
+export type KalshiSim = VenueSim<KalshiCredentials> & {
+  /** Another trader takes up to `shares` contracts of what rests of an order (the `resting` fault): its maker fill's trade id, undefined when nothing rests. */
+  takeResting(orderId: string, shares: bigint): string | undefined;
+};
 
 /**
  * Kalshi's trade API v2 on a loopback port: markets, events, series, orderbooks, V2 order creation and
@@ -352,7 +355,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
     return { yes_dollars: side("YES"), no_dollars: side("NO") };
   }
 
-  return serveVenueSim(opts, {
+  const sim = await serveVenueSim(opts, {
     profile: KALSHI_SIM,
     exchange,
     markets,
@@ -375,6 +378,7 @@ export async function startKalshiSim(opts: KalshiSimOptions): Promise<KalshiSim>
       stream.sockets.accept(req, socket, head);
     },
   });
+  return { ...sim, takeResting: (orderId, shares) => orders.takeResting(orderId, shares) };
 }
 
 function checkAuth(

@@ -3,7 +3,7 @@ import { ONE, type PriceMicro, type ShareMicro } from "../../../domain/money.ts"
 import type { Outcome } from "../../../domain/types.ts";
 import type { SimExchange } from "../../simulated/exchange.ts";
 import { OWN_ACCOUNT } from "../../simulated/positions.ts";
-import type { ChildOrder } from "../../venue.ts";
+import type { ChildOrder, VenueFill } from "../../venue.ts";
 import { formatCount, formatDollars, parseCount, parseDollars } from "../wire.ts";
 
 /** Kalshi's Order object, as GET /portfolio/orders returns it (fixed-point fields). */
@@ -137,26 +137,7 @@ export class KalshiOrderBook {
       filled += f.shares;
       cost += (f.price * f.shares) / ONE;
       fees += f.fee;
-      const yesPrice = outcome === "YES" ? f.price : ONE - f.price;
-      this.fills.push({
-        fill_id: f.tradeId,
-        exchange_index: 0,
-        trade_id: f.tradeId,
-        order_id: orderId,
-        ticker: req.ticker,
-        market_ticker: req.ticker,
-        side,
-        action: "buy",
-        outcome_side: side,
-        book_side: req.side,
-        count_fp: formatCount(f.shares),
-        yes_price_dollars: formatDollars(yesPrice),
-        no_price_dollars: formatDollars(ONE - yesPrice),
-        is_taker: true,
-        fee_cost: formatDollars(f.fee),
-        created_time: new Date(at).toISOString(),
-        ts: Math.floor(at / 1000),
-      });
+      this.recordFill(f, orderId, req.ticker, req.side, true, at);
     }
     const stored: StoredOrder = {
       filled,
@@ -215,6 +196,47 @@ export class KalshiOrderBook {
     const at = this.now();
     o.record.last_update_time = new Date(at).toISOString();
     return { kind: "cancelled", body: { order_id: orderId, client_order_id: o.record.client_order_id, reduced_by: formatCount(resting), ts_ms: at } };
+  }
+
+  /**
+   * Another trader takes up to `shares` contracts of what rests of the order, at its limit: the order's fill as the maker
+   * (`is_taker` false, no fee), listed from now on. Answers the fill's trade id; undefined when nothing of it rests.
+   */
+  takeResting(orderId: string, shares: ShareMicro): string | undefined {
+    const o = this.orders.find((x) => x.record.order_id === orderId);
+    const fill = o && this.exchange.takeResting(o.record.client_order_id, shares);
+    if (!o || !fill) return undefined;
+    const at = this.now();
+    this.recordFill(fill, orderId, o.record.ticker, o.record.book_side, false, at);
+    o.filled += fill.shares;
+    o.record.fill_count_fp = formatCount(o.filled);
+    o.record.last_update_time = new Date(at).toISOString();
+    return fill.tradeId;
+  }
+
+  /** A fill of the order, as `GET /portfolio/fills` lists it, in the terms of the outcome it bought (`bid`: YES, `ask`: NO). */
+  private recordFill(f: VenueFill, orderId: string, ticker: string, bookSide: "bid" | "ask", isTaker: boolean, at: number): void {
+    const side = bookSide === "bid" ? "yes" : "no";
+    const yesPrice = bookSide === "bid" ? f.price : ONE - f.price;
+    this.fills.push({
+      fill_id: f.tradeId,
+      exchange_index: 0,
+      trade_id: f.tradeId,
+      order_id: orderId,
+      ticker,
+      market_ticker: ticker,
+      side,
+      action: "buy",
+      outcome_side: side,
+      book_side: bookSide,
+      count_fp: formatCount(f.shares),
+      yes_price_dollars: formatDollars(yesPrice),
+      no_price_dollars: formatDollars(ONE - yesPrice),
+      is_taker: isTaker,
+      fee_cost: formatDollars(f.fee),
+      created_time: new Date(at).toISOString(),
+      ts: Math.floor(at / 1000),
+    });
   }
 
   /** A live order (`GET /portfolio/orders/{order_id}`); one past the historical cutoff is not found there (assumed). */
