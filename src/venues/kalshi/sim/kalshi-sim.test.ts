@@ -163,6 +163,17 @@ describe("kalshi-typescript, Kalshi's published client, against the simulator", 
     await expect(client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200)).resolves.toMatchObject({ status: 200 });
   });
 
+  it("filters the account's live fills by min_ts and max_ts, as Get Fills does", async () => {
+    await client(OrdersApi).createOrderV2(iocBid("sdk-ts-1", "1"));
+    const fills = (from?: number, to?: number) => client(PortfolioApi).getFills(TICKER, undefined, from, to, 200).then((r) => r.data.fills);
+    const all = await fills();
+    const newest = Math.max(...all.map((f) => f.ts!));
+    const since = await fills(newest);
+    expect(since.length).toBeGreaterThan(0);
+    expect(since.every((f) => f.ts === newest)).toBe(true);
+    expect([...since, ...(await fills(undefined, newest - 1))].map((f) => f.trade_id).sort()).toEqual(all.map((f) => f.trade_id).sort());
+  });
+
   it("lists every fill twice, under the same trade id, under the duplicate-trades fault", async () => {
     const once = await client(PortfolioApi).getFills(TICKER, undefined, undefined, undefined, 200);
     sim.faults.set({ duplicateTrades: true });
