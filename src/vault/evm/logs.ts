@@ -37,19 +37,31 @@ export class LogReader {
    * `eth_getLogs` with the logs up to its own head and no error (geth); one that has no such block before its logs
    * are read has not read the range whole, and the read fails rather than miss the logs of the blocks it lacks. With
    * `toHash`, the hash the caller read of `toBlock`, a node whose block there is another (on another fork) fails the
-   * read too: its logs are not those of the chain the caller goes on from.
+   * read too: its logs are not those of the chain the caller goes on from. Each range after the first asks too for the
+   * last block of the range before, whose hash must be the one read with that range's logs: a block's hash commits to
+   * every block under it, so each range is read from the chain of the last, and a range before it answered by a node
+   * on another fork fails the read as the last would.
    */
   async between(filters: readonly LogFilter[], fromBlock: bigint, toBlock: bigint, toHash?: Hex): Promise<RawLog[][]> {
     const out = filters.map((): RawLog[] => []);
+    let before: { block: bigint; hash: Hex } | undefined;
     for (let from = fromBlock; from <= toBlock; from += this.rangeBlocks) {
       const to = from + this.rangeBlocks - 1n < toBlock ? from + this.rangeBlocks - 1n : toBlock;
-      const [block, ...got] = await this.rpc.batch([{ method: "eth_getBlockByNumber", params: [toHex(to), false] }, ...filters.map((f) => this.query(f, from, to))]);
-      if (!block!.ok) throw block!.error;
-      if (block!.result === null) throw new RpcError("eth_getLogs", -32000, `the node that answered has no block ${to} yet: the logs up to it may be incomplete`);
-      if (to === toBlock && toHash !== undefined && (block!.result as { hash: Hex }).hash.toLowerCase() !== toHash.toLowerCase()) {
-        throw new RpcError("eth_getLogs", -32000, `the node that answered has another block ${to} than ${toHash}: its logs are another fork's`);
-      }
-      got.forEach((g, i) => {
+      // Each block asked for, with the hash it must have (the caller's at toBlock, the range before's at its end).
+      const ends: [bigint, Hex | undefined][] = [[to, to === toBlock ? toHash : undefined], ...(before ? [[before.block, before.hash] as [bigint, Hex]] : [])];
+      const answers = await this.rpc.batch([...ends.map(([n]) => ({ method: "eth_getBlockByNumber", params: [toHex(n), false] })), ...filters.map((f) => this.query(f, from, to))]);
+      const [hash] = ends.map(([n, expected], i) => {
+        const block = answers[i]!;
+        if (!block.ok) throw block.error;
+        if (block.result === null) throw new RpcError("eth_getLogs", -32000, `the node that answered has no block ${n} yet: the logs up to it may be incomplete`);
+        const { hash } = block.result as { hash: Hex };
+        if (expected !== undefined && hash.toLowerCase() !== expected.toLowerCase()) {
+          throw new RpcError("eth_getLogs", -32000, `the node that answered has another block ${n} than ${expected}: its logs are another fork's`);
+        }
+        return hash;
+      });
+      before = { block: to, hash: hash! };
+      answers.slice(ends.length).forEach((g, i) => {
         if (!g.ok) throw g.error;
         out[i]!.push(...(g.result as RawLog[]));
       });
