@@ -1,5 +1,8 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { pino } from "pino";
-import type { Hex } from "viem";
+import { encodeFunctionData, toHex, type Hex } from "viem";
+import { vaultAbi } from "../contracts/artifacts.ts";
 import { AppError } from "../domain/errors.ts";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { OrderService, childOrderId, chainOrderId, type OrderDeps } from "./service.ts";
@@ -17,6 +20,7 @@ import { orderFee } from "../domain/fees.ts";
 import { notional } from "../domain/money.ts";
 import { createOpinionVenue, startOpinionSim } from "../venues/opinion/index.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
+import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
 
 // The use-case over a real store, a venue that answers from a script (or Opinion's adapter on its simulator),
@@ -1630,6 +1634,37 @@ describe("an order whose lock, answered done, a reorganisation removed while it 
     expect(sent).toHaveLength(0);
   }, 30_000);
 
+  it("leaves to a later pass, rather than fail, a routing order with fills whose lock a node of a pool behind it answers none: it is settled, not released, and the operator does not carry the fills", async () => {
+    const client = await newClient(t);
+    await t.vault.fund(client.address, 10_000_000n, keyOf(client.address));
+    const behind = await t.vault.blockNumber();
+    // The venue fills; the settlement's answer is lost, so the order waits, routing with its fill stored, for recovery.
+    script = [(o) => fill(o, o.shares)];
+    const lost = Object.create(t.vault, { settle: { value: async () => Promise.reject(new Error("fetch failed")) } }) as Vault;
+    const order = await service({ vault: lost }).submit({ accountId: "acc", address: client.address }, body, undefined);
+    expect(order).toMatchObject({ status: "routing", locked: 10_000_000n, lockTx: expect.stringMatching(/^0x/) });
+    const [stored] = await store.fills(order.id);
+    const child = order.legs[0]!;
+    known.set(child.clientOrderId, { kind: "done", venueOrderId: `vo-${child.clientOrderId}`, fills: [{ ...stored!, side: "buy" }] });
+
+    // One URL before a pool: a request reading a lock goes to a node still at `behind`, under the lock's block; any other to one that has it.
+    const pool = await poolWithLockReadsFrom(t.chain.rpcUrl, behind);
+    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
+    try {
+      const recovery = (v: Vault) => new Reconciler(service({ vault: v }), { store, vault: v, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+      expect(await recovery(vault).pass(0)).toBe(0);
+      expect(await store.order(order.id)).toMatchObject({ status: "routing", lockTx: order.lockTx });
+      expect(await recovery(t.vault).pass(0)).toBe(1);
+    } finally {
+      await vault.close();
+      await pool.stop();
+    }
+    const settled = await store.order(order.id);
+    expect(settled).toMatchObject({ status: "filled", filledShares: 20_000_000n, releaseTx: null });
+    expect(await t.vault.balanceOf(client.address)).toEqual({ available: 10_000_000n - settled!.spent, locked: 0n });
+    expect(await t.vault.sotBalance(client.address, 7n)).toBe(20_000_000n);
+  }, 30_000);
+
   /**
    * A settlement's batch logged its Settled (SellSettled) event and was answered done at once, the order stored settled;
    * then a reorganisation removes its block, back to where the child order was at its venue, and the node never mines it
@@ -2133,4 +2168,41 @@ async function lockRemovedByReorganisation(): Promise<{ svc: OrderService; order
   const order = (await store.order(pending.id))!;
   expect(order).toMatchObject({ status: "rejected", errorCode: "order_interrupted", lockTx: null });
   return { svc, order };
+}
+
+/**
+ * A JSON-RPC URL in front of the test chain at `upstream` as a pool of two nodes: a request that reads an order's lock (Vault.lockOf)
+ * goes to one whose head is `head`, which answers every call of it as of that block; any other to the node that has every block.
+ */
+async function poolWithLockReadsFrom(upstream: string, head: bigint): Promise<{ url: string; stop(): Promise<void> }> {
+  type Call = { id: number; method: string; params: unknown[] };
+  const lockOf = encodeFunctionData({ abi: vaultAbi, functionName: "lockOf", args: [HASH] }).slice(0, 10);
+  const forward = async (calls: Call[]) => (await (await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) })).json()) as { id: number }[];
+  const readsLock = (c: Call) => c.method === "eth_call" && ((c.params[0] as { data?: string }).data ?? "").startsWith(lockOf);
+  const behind = (calls: Call[]) =>
+    Promise.all(
+      calls.map(async (c) => {
+        if (c.method === "eth_blockNumber") return { jsonrpc: "2.0", id: c.id, result: toHex(head) };
+        return (await forward([c.method === "eth_call" ? { ...c, params: [c.params[0], toHex(head)] } : c]))[0]!;
+      }),
+    );
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      const parsed = JSON.parse(body) as Call | Call[];
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      void (calls.some(readsLock) ? behind(calls) : forward(calls)).then((answers) => {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -172,6 +172,7 @@ export interface Vault {
   settle(orderId: Hex32, spent: Micro, position: { tokenId: bigint; shares: ShareMicro }): Promise<TxRef>;
   /** Releases the whole lock back to the account. */
   release(orderId: Hex32): Promise<TxRef>;
+  /** The order's lock as the chain holds it; `none` only from a node at or above every block this vault has seen, else the read fails. */
   lockState(orderId: Hex32): Promise<LockState>;
   /** The transaction that locked the order's USDC or escrowed its shares (its Locked or Escrowed event); null when none did. */
   heldBy(orderId: Hex32): Promise<Hex32 | null>;
@@ -181,6 +182,7 @@ export interface Vault {
   settleSell(orderId: Hex32, sold: ShareMicro, proceeds: Micro): Promise<TxRef>;
   /** Returns every escrowed share to the account. */
   releaseEscrow(orderId: Hex32): Promise<TxRef>;
+  /** The order's escrow, read as `lockState` reads a lock. */
   escrowState(orderId: Hex32): Promise<EscrowState>;
   /**
    * Redeems resolved positions in one transaction (at most REDEEM_MAX_ITEMS): each item burns its shares and

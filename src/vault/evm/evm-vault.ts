@@ -1,10 +1,10 @@
 // The Vault port on an EVM chain through viem: reads are eth_calls, writes go through the group-commit
 // sender as the operator. The same code serves the embedded dev chain and any other EVM chain.
-import { BaseError, ContractFunctionRevertedError, createPublicClient, decodeEventLog, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, zeroHash, type Abi, type Hex, type PublicClient } from "viem";
+import { BaseError, ContractFunctionRevertedError, createPublicClient, decodeEventLog, decodeFunctionResult, encodeEventTopics, encodeFunctionData, http, parseSignature, toHex, zeroHash, type Abi, type Hex, type PublicClient } from "viem";
 import { evmAccount } from "../../evm/account.ts";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../../contracts/artifacts.ts";
 import type { Micro, ShareMicro } from "../../domain/money.ts";
-import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc } from "../rpc.ts";
+import { DEFAULT_RPC_TIMEOUT_MS, JsonRpc, resultOf } from "../rpc.ts";
 import {
   REDEEM_MAX_ITEMS,
   VaultTxError,
@@ -130,13 +130,14 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
   const client = createPublicClient({ transport: http(origin, { batch: { batchSize: 500, wait: 0 }, timeout, fetchFn: (_url, init) => fetch(opts.rpcUrl, init) }) });
   const info: ChainInfo = { chainId, rpcUrl: origin, contracts, operator: account.address, treasury, faucet: opts.faucet, lockTtlSeconds, deployedAt: fromBlock };
   const logs = new LogReader(rpc, fromBlock, BigInt(opts.logRangeBlocks ?? 10_000));
+  const head = BigInt(await rpc.call<Hex>("eth_blockNumber"));
   const batcher = new VaultBatcher({
     sender,
     vault: contracts.vault,
     ...(opts.batchGas !== undefined ? { maxGas: opts.batchGas } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
   });
-  return new EvmVault(info, client, rpc, sender, batcher, logs);
+  return new EvmVault(info, client, rpc, sender, batcher, logs, head);
 }
 
 class EvmVault implements Vault {
@@ -150,6 +151,11 @@ class EvmVault implements Vault {
     private readonly sender: TxSender,
     private readonly batcher: VaultBatcher,
     private readonly logs: LogReader,
+    /**
+     * The highest block a node has shown this vault (a head read, at the start and since; a block its own transactions
+     * landed in): a node whose head is under it is behind, one of a pool behind CHAIN_RPC_URL.
+     */
+    private seen: bigint,
   ) {
     this.c = chain.contracts;
   }
@@ -180,15 +186,11 @@ class EvmVault implements Vault {
   }
 
   async lockState(orderId: Hex32): Promise<LockState> {
-    const [, amount, deadline, state] = await this.client.readContract({
-      address: this.c.vault,
-      abi: vaultAbi,
-      functionName: "lockOf",
-      args: [orderId],
-    });
+    const read = await this.holdRead(encodeFunctionData({ abi: vaultAbi, functionName: "lockOf", args: [orderId] }));
+    const [, amount, deadline, state] = decodeFunctionResult({ abi: vaultAbi, functionName: "lockOf", data: read.result });
     const kind = LOCK_STATES[state];
     if (kind === undefined) throw new Error(`Vault.lockOf returned unknown state ${state}`);
-    if (kind === "none") return { kind };
+    if (kind === "none") return this.none(read.head, orderId);
     if (kind === "locked") return { kind, amount, deadline: Number(deadline) };
     // Ended: the one Settled, Released or Expired event of this order says by which transaction.
     const log = await this.logs.newest({ address: this.c.vault, topics: [ENDINGS, orderId] });
@@ -219,15 +221,11 @@ class EvmVault implements Vault {
   }
 
   async escrowState(orderId: Hex32): Promise<EscrowState> {
-    const [account, tokenId, shares, deadline, state] = await this.client.readContract({
-      address: this.c.vault,
-      abi: vaultAbi,
-      functionName: "escrowOf",
-      args: [orderId],
-    });
+    const read = await this.holdRead(encodeFunctionData({ abi: vaultAbi, functionName: "escrowOf", args: [orderId] }));
+    const [account, tokenId, shares, deadline, state] = decodeFunctionResult({ abi: vaultAbi, functionName: "escrowOf", data: read.result });
     const kind = ESCROW_STATES[state];
     if (kind === undefined) throw new Error(`Vault.escrowOf returned unknown state ${state}`);
-    if (kind === "none") return { kind };
+    if (kind === "none") return this.none(read.head, orderId);
     if (kind === "escrowed") return { kind, account, tokenId, shares, deadline: Number(deadline) };
     // Ended: the one SellSettled, EscrowReleased or EscrowExpired event of this order says by which transaction.
     const log = await this.logs.newest({ address: this.c.vault, topics: [ESCROW_ENDINGS, orderId] });
@@ -375,8 +373,8 @@ class EvmVault implements Vault {
     return { number: BigInt(receipt.blockNumber), hash: receipt.blockHash };
   }
 
-  blockNumber(): Promise<bigint> {
-    return this.client.getBlockNumber({ cacheTime: 0 });
+  async blockNumber(): Promise<bigint> {
+    return this.saw(await this.client.getBlockNumber({ cacheTime: 0 }));
   }
 
   async blockTime(): Promise<number> {
@@ -411,9 +409,37 @@ class EvmVault implements Vault {
   }
 
   /** Locks, settles and releases, and sells' escrow calls, go in batches: one transaction carries many orders' calls, each answered on its own. */
-  private vaultCall(fn: VaultCall, orderId: Hex32, data: Hex): Promise<TxRef> {
-    if (this.closed) return Promise.reject(new Error("the vault is closed"));
-    return this.batcher.call({ fn, orderId, data, gas: GAS[fn] });
+  private async vaultCall(fn: VaultCall, orderId: Hex32, data: Hex): Promise<TxRef> {
+    if (this.closed) throw new Error("the vault is closed");
+    const ref = await this.batcher.call({ fn, orderId, data, gas: GAS[fn] });
+    this.saw(ref.blockNumber);
+    return ref;
+  }
+
+  /** Raises the highest block seen to `block`; answers it. */
+  private saw(block: bigint): bigint {
+    if (block > this.seen) this.seen = block;
+    return block;
+  }
+
+  /** A Vault read of an order's hold (`lockOf`, `escrowOf`), in one JSON-RPC batch with the head of the node answering it. */
+  private async holdRead(data: Hex): Promise<{ result: Hex; head: bigint }> {
+    const [head, read] = await this.rpc.batch([
+      { method: "eth_blockNumber", params: [] },
+      { method: "eth_call", params: [{ to: this.c.vault, data }, "latest"] },
+    ]);
+    return { result: resultOf<Hex>(read!), head: this.saw(BigInt(resultOf<Hex>(head!))) };
+  }
+
+  /**
+   * No hold of the order, as a node whose head is `head` answered: taken only from one at or above every block seen. A
+   * node behind (one of a pool behind CHAIN_RPC_URL) may lack a hold the chain has, and its `none` fails the read for the
+   * caller to ask again, rather than have recovery take the hold for one a reorganisation removed (an order whose venues
+   * filled failed, its lock then released as stranded: the operator carrying the fills).
+   */
+  private none(head: bigint, orderId: Hex32): { kind: "none" } {
+    if (head < this.seen) throw new Error(`the node that answered is at block ${head}, behind block ${this.seen} another showed: it may lack the hold of ${orderId}`);
+    return { kind: "none" };
   }
 
   /**
@@ -443,6 +469,6 @@ class EvmVault implements Vault {
   private async tx(label: string, to: Address, gas: bigint, data: Hex): Promise<TxRef> {
     if (this.closed) throw new Error("the vault is closed");
     const m = await this.sender.send({ label, to, data, gas });
-    return { txHash: m.txHash, blockNumber: m.blockNumber };
+    return { txHash: m.txHash, blockNumber: this.saw(m.blockNumber) };
   }
 }
