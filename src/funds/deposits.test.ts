@@ -362,6 +362,38 @@ describe("the deposit watcher", () => {
     }
   }, 60_000);
 
+  it("leaves a deposit credited while a reorganisation that removed its transfer and credit keeps the chain under the cursor, its USDC gone from the vault balance withdrawals draw on; credits it again once the chain is past the cursor", async () => {
+    const { key, account } = await keyedAccount("acc_chain_shorter");
+    const deposit = await signedTransfer(account.address as Address, 3n * USDC);
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    await mine([deposit]);
+    await watcher.pass();
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect(await statusesOf(account.id)).toEqual([[3n * USDC, "credited"]]);
+    const name = depositCursorName(t.vault.info());
+    const cursor = (await t.store.chainCursor(name))!;
+    // The chain is replaced from before the transfer by one shorter than the cursor: neither the transfer nor its credit is on it.
+    await t.rpc.call("evm_revert", [fork]);
+    expect(await t.vault.blockNumber()).toBeLessThan(cursor.block);
+    await watcher.pass();
+    // The record still reads credited, the cursor where it was; the vault balance, which a withdrawal and an order are
+    // checked against before they are sent and which the Vault itself draws on, holds none of it.
+    expect(await statusesOf(account.id)).toEqual([[3n * USDC, "credited"]]);
+    expect(await t.store.chainCursor(name)).toEqual(cursor);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+    // The transfer is mined again and the chain grows past the cursor: a pass finds the reorganisation and puts the deposit
+    // back to crediting; the passes wait while the removed credit's nonce may still land (the sender's 5 s grace), then credit it again.
+    await mine([deposit]);
+    while ((await t.vault.blockNumber()) <= cursor.block) await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect(await statusesOf(account.id)).toEqual([[3n * USDC, "crediting"]]);
+    await expect.poll(async () => (await watcher.pass(), statusesOf(account.id)), { timeout: 30_000, interval: 500 }).toEqual([[3n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
+
   it("scans again blocks a reorganisation replaced while it read them, and credits the transfer the new chain put there", async () => {
     const { key, account } = await keyedAccount("acc_reorg");
     // A wallet holding USDC of its own, paid out of the Vault before the fork.
