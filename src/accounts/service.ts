@@ -3,6 +3,7 @@ import { toHex } from "viem";
 import { keccak256 } from "../evm/keccak.ts";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { AppError } from "../domain/errors.ts";
+import { hasHiddenCharacter } from "../domain/text.ts";
 import type { Micro } from "../domain/money.ts";
 import type { Clock } from "../domain/types.ts";
 import type { AccountRecord, Store } from "../store/store.ts";
@@ -13,12 +14,6 @@ import { BoundedMap } from "../domain/bounded-map.ts";
 export const LOCAL_ACCOUNT = "local@localhost";
 
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,190}$/;
-/**
- * A character no one types into an address and a screen shows as something else or not at all (Unicode's "other"
- * category: controls such as ESC and DEL, formats such as U+202E, which shows the text after it reversed, or a
- * zero-width space): an account under such an email would read, in the terminal, a log or a terminal window, as another's.
- */
-const HIDDEN = /\p{C}/u;
 
 /**
  * An address's form (one @, no spaces): what every account's email has. An account's may hold a hidden character, if it
@@ -28,9 +23,12 @@ export function hasEmailForm(email: string): boolean {
   return EMAIL.test(email);
 }
 
-/** Refuses an email a new account would take holding a hidden character (invalid_request). */
+/**
+ * Refuses an email a new account would take holding a hidden character (invalid_request): an account under it would
+ * read, in the terminal, a log or a terminal window, as another's, or as nothing.
+ */
 export function refuseHiddenCharacters(email: string): void {
-  if (HIDDEN.test(email)) {
+  if (hasHiddenCharacter(email)) {
     throw new AppError("invalid_request", "An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).", {
       fields: { email: "must not hold control or invisible formatting characters" },
     });

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import { loadConfig } from "../config.ts";
-import { textFault } from "../domain/text.ts";
+import { printable, textFault } from "../domain/text.ts";
 import { OUTCOMES, systemClock, type Outcome } from "../domain/types.ts";
 import { isEventId } from "../markets/catalog.ts";
 import { loadCatalog } from "../markets/catalog-db.ts";
@@ -8,7 +8,6 @@ import { DEFAULT_MATCH_OPTIONS, type NearMiss } from "../markets/matching.ts";
 import { acceptedChange, matchDiscovered, type DiscoveredMarket } from "../markets/proposals.ts";
 import { PROPOSAL_STATUSES, type ProposalRecord, type ProposalStatus } from "../store/store.ts";
 import { startConfiguredVenues } from "../venues/sim-process.ts";
-import { printable } from "./printable.ts";
 import { withStore } from "./with-store.ts";
 
 const TAKES_EFFECT = "The catalog is read at start: restart the server (crossfill serve / npm start) for it to take effect.";

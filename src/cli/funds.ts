@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Command } from "commander";
 import { CrossfillClient, CrossfillError, MAX_TIMEOUT_MS } from "../sdk/client.ts";
 import type { Activity, Withdrawal } from "../sdk/types.ts";
-import { printable } from "./printable.ts";
+import { printable } from "../domain/text.ts";
 
 /** How long a command waits for the server's answer: CROSSFILL_TIMEOUT_MS, 30 s unless set (Node's own bound is 5 minutes). */
 function timeoutMs(fail: (message: string) => never): number {

@@ -16,7 +16,7 @@ import { registerChainCommand } from "./chain.ts";
 import { registerEventCommands } from "./events.ts";
 import { registerFundsCommands } from "./funds.ts";
 import { registerOrderCommand } from "./order.ts";
-import { printable } from "./printable.ts";
+import { printable } from "../domain/text.ts";
 import { registerSimCommand } from "./sim.ts";
 import { withStore } from "./with-store.ts";
 

@@ -9,3 +9,29 @@ export function textFault(text: string): string | undefined {
   if (/[\u202a-\u202e\u2066-\u2069]/u.test(text)) return "bidirectional controls (U+202A to U+202E, U+2066 to U+2069), which show text reversed";
   return undefined;
 }
+
+/**
+ * A character a screen shows as something else or not at all: Unicode's "other" category (controls such as ESC and
+ * DEL, formats such as U+202E, which shows the text after it reversed, or the zero-width space, joiner and U+FEFF,
+ * private-use and unassigned code points) and its default-ignorable code points (a Hangul filler, which shows as a
+ * blank, a variation selector). Text holding one reads, on a screen or in a log, as other text.
+ */
+const HIDDEN = /[\p{C}\p{Default_Ignorable_Code_Point}]/u;
+const EVERY_HIDDEN = new RegExp(HIDDEN.source, "gu");
+
+export function hasHiddenCharacter(text: string): boolean {
+  return HIDDEN.test(text);
+}
+
+/**
+ * Text from the store, a venue or the server's answer as a terminal shows it: each hidden character (a key named before
+ * names refused control characters, an account's email taken before emails refused hidden ones, a venue's market title,
+ * an error page) written as its \u escape (\u{...} beyond the first plane), so that it cannot forge a line, rewrite the
+ * screen, reverse what follows it on the line or hide in what it is shown in.
+ */
+export function printable(text: string): string {
+  return text.replace(EVERY_HIDDEN, (c) => {
+    const code = c.codePointAt(0)!.toString(16);
+    return c.length > 1 ? `\\u{${code}}` : `\\u${code.padStart(4, "0")}`;
+  });
+}

@@ -142,14 +142,14 @@ describe("crossfill keys list --account that is no email address", () => {
 
 describe("crossfill --account of an account whose email, taken before such emails were refused, holds a hidden character", () => {
   it("makes and lists its keys and sets its password, printing the email escaped; refuses such an email only for an account it would make", async () => {
-    const email = "ada\u202e@example.com";
+    const email = "ada\u202e\u200b@example.com";
     const store = await openStore({ dataDir, databaseUrl: undefined });
     await store.createAccount({ id: "acc_hidden", email, address: "0x00000000000000000000000000000000000000ab", walletKeyEnc: null, passwordHash: null, fundedAt: null });
     const made = JSON.parse(await cli("keys", "create", "--name", "old", "--account", email, "--json")) as { api_key: string };
     expect((await store.listApiKeys("acc_hidden")).map((k) => k.apiKey)).toEqual([made.api_key]);
     expect((JSON.parse(await cli("keys", "list", "--account", email, "--json")) as { api_key: string }[]).map((k) => k.api_key)).toEqual([made.api_key]);
     const set = await withStdin("correct horse battery\n", "accounts", "password", "--account", email);
-    expect([set.code, set.out]).toEqual([0, "ada\\u202e@example.com can now sign in to the web terminal with that password.\n"]);
+    expect([set.code, set.out]).toEqual([0, "ada\\u202e\\u200b@example.com can now sign in to the web terminal with that password.\n"]);
     expect((await store.accountByEmail(email))?.passwordHash).toMatch(/^scrypt\$/);
 
     const hidden = "crossfill: An email address cannot hold control or invisible formatting characters (such as ESC or U+202E).\n";

@@ -205,6 +205,8 @@ describe("sessions", () => {
     ["an escape (ESC)", "ada\u001b[31m@example.com"],
     ["a right-to-left override (U+202E)", "\u202emoc.elpmaxe@ada"],
     ["a zero-width space (U+200B)", "ada\u200b@example.com"],
+    ["a Hangul filler (U+3164), which shows as a blank", "ada\u3164@example.com"],
+    ["a variation selector (U+FE0F)", "ada\ufe0f@example.com"],
     ["a DEL", "ada@exam\u007fple.com"],
   ])("refuses an email holding %s with 400 invalid_request saying so, and makes no account", async (_name, email) => {
     const res = await app.inject({ method: "POST", url: "/v1/session/signup", headers: json, payload: { email, password: "correct horse battery" } });
