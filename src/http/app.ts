@@ -25,7 +25,7 @@ import { fastPrices, trustedHop } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
-import { isApiPath } from "./terminal/static.ts";
+import { terminalServes } from "./terminal/static.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -222,9 +222,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   const methods = new Set<string>();
   /**
    * Why a request has no route: a path of the server's routes (the API's, the terminal's pages and files, the docs,
-   * /metrics) asked with a method they do not take (RFC 9110 §15.5.6), else none. The terminal's catch-all (a `*`
-   * param) takes no API path, nor is a route reached with an empty id (`/v1/orders/`): that is the list's path with a
-   * trailing slash, as `/v1/markets/` is, not an order named "".
+   * /metrics) asked with a method they do not take (RFC 9110 §15.5.6), else none. The terminal's catch-all (the route
+   * of `/`, a `*` param) takes only the paths it serves: no API path, no file missing from its build. Nor is a route
+   * reached with an empty id (`/v1/orders/`): that is the list's path with a trailing slash, as `/v1/markets/` is, not
+   * an order named "".
    */
   const noRoute = (req: FastifyRequest): AppError => {
     const path = req.url.split("?")[0]!;
@@ -233,7 +234,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
       const route = app.findRoute({ method, url: path });
       if (route === null) return false;
       const { "*": rest, ...ids } = route.params;
-      return rest === undefined ? !Object.values(ids).includes("") : !isApiPath(decodeURIComponent(path));
+      if (rest === undefined) return !Object.values(ids).includes("");
+      // The terminal's catch-all is the route whose `*` is the whole path; another's (the docs' files) takes every path it matches.
+      const decoded = decodeURIComponent(path);
+      return `/${rest}` !== decoded || terminalServes(deps.terminal.assetsDir, decoded);
     });
     // Asked with a method its path takes, what it names is not there (a file missing from the terminal's build).
     if (allow.length === 0 || allow.includes(req.method)) return new AppError("not_found", `No route ${req.method} ${shown}.`);

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import fastifyStatic from "@fastify/static";
@@ -26,22 +26,37 @@ export function isApiPath(path: string): boolean {
   return api === "/v1" || api.startsWith("/v1/");
 }
 
+/** A path naming a file of the terminal's build: one with a file extension. */
+const FILE = /\.[A-Za-z0-9]+$/;
+
 /**
- * Serves the built terminal at `/`. A path with a file extension is a file of the build; any other
- * path outside /v1 is a client route and gets index.html (the app routes in the browser). /v1 paths
- * never fall back: an unknown API route stays the API's JSON 404.
+ * Whether the terminal serves a path (decoded): a path with a file extension names a file of the build, served if the
+ * build has it (not a directory, no segment hidden or climbing out of the build: none begins with a dot); any other
+ * path outside /v1 is a client route, given index.html (the app routes in the browser). A method the terminal does
+ * not take is 405 on a path it serves, and 404 on one it does not, as GET is.
+ */
+export function terminalServes(assetsDir: string, path: string): boolean {
+  if (isApiPath(path)) return false;
+  if (!FILE.test(path)) return true;
+  const file = join(assetsDir, path);
+  return !path.includes("\0") && !path.split("/").some((segment) => segment.startsWith(".")) && existsSync(file) && statSync(file).isFile();
+}
+
+/**
+ * Serves the built terminal at `/`: each path it serves (terminalServes), a file of the build or a client route's
+ * index.html. /v1 paths never fall back: an unknown API route stays the API's JSON 404.
  */
 export async function registerTerminalAssets(app: FastifyInstance, assetsDir: string): Promise<void> {
   await app.register(fastifyStatic, { root: assetsDir, serve: false });
 
   app.get("/*", { schema: { hide: true } }, async (req, reply) => {
     const path = decodeURIComponent(req.url.split("?")[0]!);
-    if (isApiPath(path)) return reply.callNotFound();
+    if (!terminalServes(assetsDir, path)) return reply.callNotFound();
     reply.header("x-content-type-options", "nosniff");
     reply.header("referrer-policy", "same-origin");
     // On every file, not only the client routes' index.html: /index.html asked for by name is the same page.
     reply.header("content-security-policy", CSP);
-    if (/\.[A-Za-z0-9]+$/.test(path)) {
+    if (FILE.test(path)) {
       // Vite puts a content hash in every asset's name, so a name always means the same bytes.
       const immutable = path.startsWith("/assets/");
       return reply.sendFile(path.slice(1), { maxAge: immutable ? "365d" : 0, immutable });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -1061,6 +1061,25 @@ describe("static terminal", () => {
     for (const url of ["/v1/nope", "//v1/markets", "/V1/markets", "/%76%31/nope"]) {
       const res = await app.inject({ method: "OPTIONS", url });
       expect([url, res.statusCode, res.headers["allow"], res.json().error.code]).toEqual([url, 404, undefined, "not_found"]);
+    }
+  });
+
+  it("answers a file missing from the terminal's build 404 whatever the method, as GET does, and a file of the build 405 for a method it does not take", async () => {
+    mkdirSync(join(assets, "assets"));
+    writeFileSync(join(assets, "assets", "app-1a2b.js"), "export {};");
+    writeFileSync(join(assets, ".secret.js"), "export {};");
+    for (const url of ["/assets/missing.js", "/missing.js?v=2", "/assets/app-1a2b.js/x.js", "/.secret.js"]) {
+      expect([url, (await app.inject({ method: "GET", url })).statusCode]).toEqual([url, 404]);
+      for (const method of ["OPTIONS", "POST", "DELETE"] as const) {
+        const res = await app.inject({ method, url });
+        expect([method, url, res.statusCode, res.headers["allow"], res.json().error]).toEqual([method, url, 404, undefined, { code: "not_found", message: `No route ${method} ${url.split("?")[0]}.`, request_id: expect.any(String) }]);
+      }
+    }
+    // The docs' files are not the terminal's: one the docs serve is 405 for OPTIONS, as one of the build is.
+    for (const url of ["/assets/app-1a2b.js", "/index.html", "/%61ssets/app-1a2b.js", "/docs/static/swagger-ui.css"]) {
+      expect([url, (await app.inject({ method: "GET", url })).statusCode]).toEqual([url, 200]);
+      const res = await app.inject({ method: "OPTIONS", url });
+      expect([url, res.statusCode, res.headers["allow"]]).toEqual([url, 405, "GET, HEAD"]);
     }
   });
 
