@@ -14,6 +14,11 @@ export type TimeInForce = (typeof TIME_IN_FORCE)[number];
  * stored as U+FFFD, so two different ids would be one.
  */
 export const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\u{10ffff}]{1,64}$/u;
+/**
+ * The Idempotency-Key header's: 1-64 printable ASCII characters. Node reads a header's bytes one character each, so any
+ * other character arrives as others ("ké" sent in UTF-8 as "kÃ©"): such an id is given as the body's client id.
+ */
+export const HEADER_CLIENT_ID = /^[\x21-\x7e]{1,64}$/;
 /** `withdraw` pays money out of the vault: never granted unless asked for (keys are made with read and trade). */
 export const SCOPES = ["read", "trade", "withdraw"] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -19,11 +19,14 @@ function refused(b: unknown, session = false): Record<string, string> {
 describe("validateWithdrawal", () => {
   it("names the Idempotency-Key header, not client_withdrawal_id, when the header's value is no idempotency key", () => {
     expect(() => validateWithdrawal({ ...body, client_withdrawal_id: "w-1" }, { session: false, idempotencyKey: "k".repeat(65) })).toThrow(
-      "Invalid withdrawal: Idempotency-Key must be 1-64 printable characters.",
+      "Invalid withdrawal: Idempotency-Key must be 1-64 printable ASCII characters (an id of others goes in client_withdrawal_id).",
     );
-    expect(() => validateWithdrawal(body, { session: false, idempotencyKey: "" })).toThrow(
-      expect.objectContaining({ details: { fields: { "Idempotency-Key": "must be 1-64 printable characters" } } }),
-    );
+    // "" and "ké" sent in UTF-8, which arrives as "kÃ©": a header's bytes are read one character each.
+    for (const idempotencyKey of ["", "k\u00c3\u00a9"]) {
+      expect(() => validateWithdrawal(body, { session: false, idempotencyKey })).toThrow(
+        expect.objectContaining({ details: { fields: { "Idempotency-Key": "must be 1-64 printable ASCII characters (an id of others goes in client_withdrawal_id)" } } }),
+      );
+    }
   });
 
   it("reads the amount exactly and the address in lower case, checksummed or already lower case", () => {

@@ -1,7 +1,7 @@
 import { addressProblem } from "../domain/address.ts";
 import { AppError, invalidFields } from "../domain/errors.ts";
 import { parseMicro, type Micro } from "../domain/money.ts";
-import { CLIENT_ID } from "../domain/types.ts";
+import { CLIENT_ID, HEADER_CLIENT_ID } from "../domain/types.ts";
 
 /** A validated POST /v1/withdrawals body. */
 export interface WithdrawalRequest {
@@ -49,7 +49,9 @@ export function validateWithdrawal(body: unknown, opts: { session: boolean; idem
   });
   const toAddress = check("to_address", () => address(b.to_address));
   const header = check("Idempotency-Key", () => {
-    if (opts.idempotencyKey !== undefined && !CLIENT_ID.test(opts.idempotencyKey)) throw new Invalid("must be 1-64 printable characters");
+    if (opts.idempotencyKey !== undefined && !HEADER_CLIENT_ID.test(opts.idempotencyKey)) {
+      throw new Invalid("must be 1-64 printable ASCII characters (an id of others goes in client_withdrawal_id)");
+    }
     return opts.idempotencyKey;
   });
   const clientWithdrawalId = check("client_withdrawal_id", () => {

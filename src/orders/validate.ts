@@ -1,6 +1,6 @@
 import { AppError, invalidFields } from "../domain/errors.ts";
 import { formatMicro, parseMicro, type Micro } from "../domain/money.ts";
-import { CLIENT_ID, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
+import { CLIENT_ID, HEADER_CLIENT_ID, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
 
 export interface OrderLimits {
   /** Largest amount_usdc one order may carry, in micro-USDC. */
@@ -73,7 +73,9 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
     return v;
   });
   const header = check("Idempotency-Key", () => {
-    if (idempotencyKey !== undefined && !CLIENT_ID.test(idempotencyKey)) throw fieldError("Idempotency-Key", "must be 1-64 printable characters");
+    if (idempotencyKey !== undefined && !HEADER_CLIENT_ID.test(idempotencyKey)) {
+      throw fieldError("Idempotency-Key", "must be 1-64 printable ASCII characters (an id of others goes in client_order_id)");
+    }
     return idempotencyKey;
   });
   const clientOrderId = check("client_order_id", () => {

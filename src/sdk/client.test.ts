@@ -71,6 +71,16 @@ describe("CrossfillClient signing", () => {
     expect(verifySignature("cs_s", canonical, req.headers.get("x-signature")!)).toBe(true);
   });
 
+  it("order() sends an idempotency key beyond ASCII in the body alone: a header would not carry it as it is", async () => {
+    const { fetch, sent } = recordingFetch();
+    const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch, clock: () => 1_767_225_600_000 });
+    for (const key of ["ké", "retry-🚀"]) await client.order(ORDER, { idempotencyKey: key });
+    expect(sent.map((req) => [JSON.parse(req.body!).client_order_id, req.headers.get("idempotency-key")])).toEqual([
+      ["ké", null],
+      ["retry-🚀", null],
+    ]);
+  });
+
   it("signs the path as it goes on the wire, percent-encoding included", async () => {
     const { fetch, sent } = recordingFetch();
     const client = new CrossfillClient({ baseUrl: "http://api.test", apiKey: "ck_k", apiSecret: "cs_s", fetch });

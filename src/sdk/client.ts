@@ -1,4 +1,5 @@
 import { sign } from "../auth/hmac.ts";
+import { HEADER_CLIENT_ID } from "../domain/types.ts";
 import type {
   Account,
   Activity,
@@ -159,14 +160,16 @@ export class CrossfillClient {
 
   /**
    * Places an order (signed). Resolves with 200 (done) and 202 (a venue's answer is pending) alike. The
-   * idempotency key is sent as the body's client_order_id (and the header, so that the server refuses one
-   * that differs from the body's): a retry within the same second repeats the first's signature, and the
-   * server answers such a repeat with its order only when the signed body names it.
+   * idempotency key is sent as the body's client_order_id (and, printable ASCII, the header, so that the server
+   * refuses one that differs from the body's; a header carries no other character as it is): a retry within the same
+   * second repeats the first's signature, and the server answers such a repeat with its order only when the signed
+   * body names it.
    */
   order(body: OrderRequest, opts: { idempotencyKey?: string } = {}): Promise<Order> {
     if (opts.idempotencyKey === undefined) return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(body), signed: true });
     const named = { ...body, client_order_id: body.client_order_id ?? opts.idempotencyKey };
-    return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(named), signed: true, headers: { "Idempotency-Key": opts.idempotencyKey } });
+    const headers: Record<string, string> = HEADER_CLIENT_ID.test(opts.idempotencyKey) ? { "Idempotency-Key": opts.idempotencyKey } : {};
+    return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(named), signed: true, headers });
   }
 
   async getOrder(orderId: string): Promise<Order> {

@@ -28,7 +28,7 @@ export const orderRoutes =
           tags: ["orders"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "OrderRequest#" },
-          headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_order_id" })) }),
+          headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_order_id, of printable ASCII characters only (an id of others goes in client_order_id)" })) }),
           response: { 200: { $ref: "Order#" }, 202: { $ref: "Order#" }, ...errors, 409: { $ref: "Error#" }, 422: { $ref: "Error#" } },
         },
       },

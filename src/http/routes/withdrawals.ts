@@ -30,7 +30,7 @@ export const withdrawalRoutes =
           tags: ["funds"],
           security: [{ apiKey: [], signature: [] }, { session: [] }],
           body: { $ref: "WithdrawalRequest#" },
-          headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_withdrawal_id" })) }),
+          headers: Type.Object({ "idempotency-key": Type.Optional(Type.String({ description: "Same as client_withdrawal_id, of printable ASCII characters only (an id of others goes in client_withdrawal_id)" })) }),
           response: { 200: { $ref: "Withdrawal#" }, 202: { $ref: "Withdrawal#" }, ...errors, 409: { $ref: "Error#" }, 422: { $ref: "Error#" } },
         },
       },
