@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { keccak256, toHex, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, privateKeyToAddress, sign } from "viem/accounts";
@@ -11,6 +9,7 @@ import { keyOf, newClient } from "../vault/testkit.ts";
 import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
 import type { Address, Vault } from "../vault/vault.ts";
+import { startPool, type RpcReply } from "../../test/helpers/rpc-proxy.ts";
 import { depositId } from "./chain-ids.ts";
 import { DepositWatcher, depositCursorName, type DepositDeps } from "./deposits.ts";
 
@@ -97,45 +96,22 @@ async function mine(raws: Hex[]) {
  * `head` and answers, as geth does, a range past it with the logs it has and no error, and no block past it (`forked`:
  * blocks of another fork past it, without their logs); any other request goes to the node that has every block.
  */
-async function poolWithLogsFrom(head: bigint, forked = false): Promise<{ url: string; stop(): Promise<void> }> {
-  type Call = { id: number; method: string; params: unknown[] };
-  const upstream = t.chain.rpcUrl;
-  const forward = async (calls: Call[]) => (await (await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) })).json()) as { id: number }[];
-  const behind = async (calls: Call[]) => {
-    const answers = await Promise.all(
-      calls.map(async (c) => {
-        if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) > head) {
-          const block = (await forward([c]))[0] as unknown as { result: { hash: Hex } };
-          return { ...block, result: forked ? { ...block.result, hash: keccak256(block.result.hash) } : null };
-        }
-        if (c.method !== "eth_getLogs") return (await forward([c]))[0]!;
-        const filter = c.params[0] as { fromBlock: Hex; toBlock: Hex };
-        if (BigInt(filter.fromBlock) > head) return { jsonrpc: "2.0", id: c.id, result: [] };
-        const to = BigInt(filter.toBlock) > head ? toHex(head) : filter.toBlock;
-        return (await forward([{ ...c, params: [{ ...filter, toBlock: to }] }]))[0]!;
-      }),
-    );
-    return answers;
-  };
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d: Buffer) => (body += d.toString()));
-    req.on("end", () => {
-      const parsed = JSON.parse(body) as Call | Call[];
-      const calls = Array.isArray(parsed) ? parsed : [parsed];
-      void (calls.some((c) => c.method === "eth_getLogs") ? behind(calls) : forward(calls)).then((answers) => {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    stop: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+function poolWithLogsFrom(head: bigint, forked = false): Promise<{ url: string; stop(): Promise<void> }> {
+  return startPool(
+    t.chain.rpcUrl,
+    (c) => c.method === "eth_getLogs",
+    async (c, forward) => {
+      if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) > head) {
+        const block = (await forward(c)) as { result: { hash: Hex } };
+        return { ...block, result: forked ? { ...block.result, hash: keccak256(block.result.hash) } : null } as RpcReply;
+      }
+      if (c.method !== "eth_getLogs") return forward(c);
+      const filter = c.params[0] as { fromBlock: Hex; toBlock: Hex };
+      if (BigInt(filter.fromBlock) > head) return { jsonrpc: "2.0", id: c.id, result: [] };
+      const to = BigInt(filter.toBlock) > head ? toHex(head) : filter.toBlock;
+      return forward({ ...c, params: [{ ...filter, toBlock: to }] });
     },
-  };
+  );
 }
 
 describe("the deposit watcher", () => {

@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { pino } from "pino";
 import { encodeFunctionData, toHex, type Hex } from "viem";
 import { vaultAbi } from "../contracts/artifacts.ts";
@@ -22,6 +20,7 @@ import { createOpinionVenue, startOpinionSim } from "../venues/opinion/index.ts"
 import { keyOf, newClient } from "../vault/testkit.ts";
 import { openEvmVault } from "../vault/evm/evm-vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
+import { startPool } from "../../test/helpers/rpc-proxy.ts";
 
 // The use-case over a real store, a venue that answers from a script (or Opinion's adapter on its simulator),
 // and a vault that records what it was asked to do: what a trader would see of an order whose first legs
@@ -2174,35 +2173,14 @@ async function lockRemovedByReorganisation(): Promise<{ svc: OrderService; order
  * A JSON-RPC URL in front of the test chain at `upstream` as a pool of two nodes: a request that reads an order's lock (Vault.lockOf)
  * goes to one whose head is `head`, which answers every call of it as of that block; any other to the node that has every block.
  */
-async function poolWithLockReadsFrom(upstream: string, head: bigint): Promise<{ url: string; stop(): Promise<void> }> {
-  type Call = { id: number; method: string; params: unknown[] };
+function poolWithLockReadsFrom(upstream: string, head: bigint): Promise<{ url: string; stop(): Promise<void> }> {
   const lockOf = encodeFunctionData({ abi: vaultAbi, functionName: "lockOf", args: [HASH] }).slice(0, 10);
-  const forward = async (calls: Call[]) => (await (await fetch(upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(calls) })).json()) as { id: number }[];
-  const readsLock = (c: Call) => c.method === "eth_call" && ((c.params[0] as { data?: string }).data ?? "").startsWith(lockOf);
-  const behind = (calls: Call[]) =>
-    Promise.all(
-      calls.map(async (c) => {
-        if (c.method === "eth_blockNumber") return { jsonrpc: "2.0", id: c.id, result: toHex(head) };
-        return (await forward([c.method === "eth_call" ? { ...c, params: [c.params[0], toHex(head)] } : c]))[0]!;
-      }),
-    );
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d: Buffer) => (body += d.toString()));
-    req.on("end", () => {
-      const parsed = JSON.parse(body) as Call | Call[];
-      const calls = Array.isArray(parsed) ? parsed : [parsed];
-      void (calls.some(readsLock) ? behind(calls) : forward(calls)).then((answers) => {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
-      });
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    stop: () => {
-      server.closeAllConnections();
-      return new Promise((resolve) => server.close(() => resolve()));
+  return startPool(
+    upstream,
+    (c) => c.method === "eth_call" && ((c.params[0] as { data?: string }).data ?? "").startsWith(lockOf),
+    async (c, forward) => {
+      if (c.method === "eth_blockNumber") return { jsonrpc: "2.0", id: c.id, result: toHex(head) };
+      return forward(c.method === "eth_call" ? { ...c, params: [c.params[0], toHex(head)] } : c);
     },
-  };
+  );
 }

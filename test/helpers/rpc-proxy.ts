@@ -96,6 +96,41 @@ export async function startRpcProxy(upstream: string, opts: ProxyOptions = {}): 
   return proxy;
 }
 
+/** One JSON-RPC answer, as a node sends it. */
+export type RpcReply = { jsonrpc: "2.0"; id: number; result?: unknown; error?: unknown };
+
+/**
+ * A JSON-RPC URL in front of `upstream` as a pool of two nodes behind one URL: a request (one call or a batch) holding a
+ * call `toOther` picks goes to the other node, which answers each of its calls by `other` (`forward` asks `upstream`);
+ * any other request goes to `upstream`. A node of the pool behind, or on another fork, is an `other` that rewrites.
+ */
+export async function startPool(
+  upstream: string,
+  toOther: (c: RpcCall) => boolean,
+  other: (c: RpcCall, forward: (c: RpcCall) => Promise<RpcReply>) => Promise<RpcReply>,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const one = async (c: RpcCall) => ((await forward(upstream, [c])) as RpcReply[])[0]!;
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d: Buffer) => (body += d.toString()));
+    req.on("end", () => {
+      const parsed = JSON.parse(body) as RpcCall | RpcCall[];
+      const calls = Array.isArray(parsed) ? parsed : [parsed];
+      void (calls.some(toOther) ? Promise.all(calls.map((c) => other(c, one))) : forward(upstream, calls)).then((answers) => {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(Array.isArray(parsed) ? answers : answers[0]));
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    stop: () => {
+      server.closeAllConnections();
+      return close(server);
+    },
+  };
+}
+
 function isSend(c: RpcCall): boolean {
   return c.method === "eth_sendRawTransaction";
 }
