@@ -657,4 +657,27 @@ describe("the deposit watcher", () => {
     expect(mine.map((d) => [d.amount, d.status])).toEqual([[0n, "dropped"]]);
     expect(attempts).toEqual([]);
   }, 60_000);
+
+  it("credits the next deposit at its first pass after the Vault refused a withdrawal in its dry run, which leaves no operator transaction pending", async () => {
+    const { key, account } = await keyedAccount("acc_after_refusal");
+    const watcher = watcherSigningWith(() => key);
+    await watcher.pass();
+    const payer = await newClient(t);
+    await t.vault.fund(payer.address, 2n * USDC, keyOf(`payer-${payer.address}`));
+    const nonce = () => t.rpc.call<Hex>("eth_getTransactionCount", [privateKeyToAddress(t.chain.operatorKey), "pending"]);
+    const before = BigInt(await nonce());
+    // Alone, and in one batch with a withdrawal the Vault pays: the refused one is sent under no nonce.
+    await expect(t.vault.withdrawTo(keyOf(`refused-${payer.address}`), payer.address, account.address as Address, 3n * USDC)).rejects.toMatchObject({ outcome: "reverted", reason: "InsufficientAvailable" });
+    const [refused, paid] = await Promise.allSettled([
+      t.vault.withdrawTo(keyOf(`refused-again-${payer.address}`), payer.address, account.address as Address, 3n * USDC),
+      t.vault.withdrawTo(keyOf(`deposit-${account.address}`), payer.address, account.address as Address, 2n * USDC),
+    ]);
+    expect(refused).toMatchObject({ status: "rejected", reason: { outcome: "reverted", reason: "InsufficientAvailable" } });
+    expect(paid.status).toBe("fulfilled");
+    expect(BigInt(await nonce())).toBe(before + 1n);
+    expect(await t.vault.pendingTransactions()).toBe(0);
+    expect(await watcher.pass()).toBe(1);
+    expect(await statusesOf(account.id)).toEqual([[2n * USDC, "credited"]]);
+    expect(await t.vault.pendingTransactions()).toBe(0);
+  }, 60_000);
 });
