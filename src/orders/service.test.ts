@@ -47,7 +47,7 @@ class Ledger {
   sot = new Map<string, bigint>();
   credited = new Map<string, bigint>();
   /** Makes the next vault call of this name throw, as a chain that went away mid-call would. */
-  failNext: { settle?: Error; lock?: Error; lockState?: Error; escrow?: Error; settleSell?: Error } = {};
+  failNext: { settle?: Error; lock?: Error; lockState?: Error; escrow?: Error; escrowState?: Error; settleSell?: Error } = {};
   /** The chain's time, in ms: its latest block's timestamp. */
   now = () => Date.now();
   /** How many operator transactions may still land. */
@@ -115,6 +115,7 @@ class Ledger {
         return tx();
       },
       escrowState: async (id): Promise<EscrowState> => {
+        fail("escrowState");
         const e = this.escrows.get(id);
         if (!e) return { kind: "none" };
         if (e.state === "escrowed") return { kind: "escrowed", account: e.account as Address, tokenId: 7n, shares: e.shares, deadline: e.deadline };
@@ -292,6 +293,20 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(again).toMatchObject({ id: order.id, status: "filled", errorCode: null, locked: 10_000_000n, lockTx: HASH });
     expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "settled", spent: again.spent });
     expect(sent).toHaveLength(1);
+  });
+
+  it("leaves to recovery, not rejected as nothing locked, a retry whose lock the Vault refused AlreadyLocked, its order's removed lock landed again, on a chain it cannot read: the lock is released once", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    ledger.locks.set(chainOrderId(order.id), { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    ledger.failNext.lockState = new Error("fetch failed");
+    const again = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+    expect(again).toMatchObject({ id: order.id, status: "pending", errorCode: null });
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH });
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "released" });
+    // The order ended with its lock released: the client's next retry gets it back, locking nothing.
+    expect(await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject({ id: order.id, status: "failed" });
+    expect(sent).toHaveLength(0);
   });
 
   it("settles, once its lock's deadline on chain has passed, a retry that took over its order's removed lock landed again hours before, whose venue never answers", async () => {
@@ -1753,6 +1768,20 @@ describe("sells", () => {
     expect(again).toMatchObject({ id: pending.id, status: "filled", errorCode: null, escrowed: 15_000_000n, filledShares: 15_000_000n, lockTx: HASH });
     expect(escrowOf(pending.id)).toMatchObject({ state: "settled", sold: 15_000_000n });
     expect(ledger.sot.get(who.address)).toBe(5_000_000n);
+  });
+
+  it("leaves to recovery, not rejected as nothing escrowed, a sell's retry whose escrow the Vault refused AlreadyEscrowed, its removed escrow landed again, on a chain it cannot read: the shares are returned once", async () => {
+    const { svc, pending } = await escrowLandedAgain();
+    // The client holds enough shares besides to escrow them again.
+    ledger.sot.set(who.address, 20_000_000n);
+    ledger.failNext.escrowState = new Error("fetch failed");
+    const again = await svc.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined);
+    expect(again).toMatchObject({ id: pending.id, status: "pending", errorCode: null });
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(pending.id)).toMatchObject({ status: "failed", errorCode: "order_interrupted", escrowed: 15_000_000n, lockTx: HASH, releaseTx: HASH });
+    expect(escrowOf(pending.id)).toMatchObject({ state: "released" });
+    expect(ledger.sot.get(who.address)).toBe(35_000_000n);
+    expect(sent).toHaveLength(0);
   });
 
   it("tells of the rejected sell whose escrow landed after it closed once the sweep returns its shares, so a resolved event's redemptions take them", async () => {

@@ -538,8 +538,9 @@ export class OrderService {
    * Locks a buy's USDC, or escrows a sell's shares, and moves the order to `locked`; answers the order
    * rejected when the vault refused (the balance or the position short: refused by name, since the vault
    * dry-runs every transaction and sends nothing it would revert), or still pending when the outcome is
-   * unknown and the chain shows nothing yet: the chain decides, here or in recovery, never a timer. A lock or escrow
-   * of its id the chain holds already (its first attempt's, landed again after a reorganisation) is the order's: run
+   * unknown and the chain shows nothing yet, or it was refused as already taken and the chain cannot be read: the
+   * chain decides, here or in recovery, never a timer. A lock or escrow of its id the chain holds already (its first
+   * attempt's, landed again after a reorganisation) is the order's: run
    * while at least half the Vault's lockTtl is left to its deadline, else released and the order rejected
    * `order_interrupted` for good, as too late to route and settle (recovery waits for a venue's answer until then).
    */
@@ -558,9 +559,11 @@ export class OrderService {
       const refused = await this.refusal(order, address, e);
       if (refused) return this.finish(order.id, ["pending"], { status: "rejected", errorCode: refused.code, errorMessage: refused.message, errorDetails: refused.details ?? null }, log);
       // A refusal may be the Vault's AlreadyLocked (AlreadyEscrowed): a retry of an order whose first lock or escrow a
-      // reorganisation removed finds it landed again. A chain that took nothing, unreachable, may not be read either.
+      // reorganisation removed finds it landed again. Any other refusal took nothing, so a chain that cannot be read
+      // then holds nothing of this attempt; a hold the refusal names is there, and is left to recovery, as an unknown outcome is.
+      const heldAlready = e.reason === "AlreadyLocked" || e.reason === "AlreadyEscrowed";
       const state = await this.holdOf(order).catch((err: unknown) => {
-        if (e.outcome === "reverted") return { kind: "none" } as const;
+        if (e.outcome === "reverted" && !heldAlready) return { kind: "none" } as const;
         throw err;
       });
       if (e.outcome === "reverted" && state.kind === "none") {
