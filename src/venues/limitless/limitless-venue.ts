@@ -13,7 +13,7 @@ import { CHILD_ORDERS_KEPT, resolutionStatus, type ChildOrder, type ChildStatus,
 import { LimitlessBookStream } from "./book-stream.ts";
 import { buyOrder, limitlessAuthHeaders, orderExpiration, saltFor, sellOrder, signOrder, wireOrder, type LimitlessCredentials } from "./signing.ts";
 import { engineIoUrl } from "./socketio.ts";
-import { historySide, limitlessResolution, orderFills, orderSide, parseOrderbook, rankFeeBps, SETTLEMENT_FAILED, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessOrderAnswer, type LimitlessOrderbook } from "./wire.ts";
+import { historySide, limitlessResolution, orderFills, orderSide, parseOrderbook, rankFeeBps, SETTLEMENT_FAILED, takerDelayUntil, toVenueMarket, tradesFromHistory, type LimitlessHistoryEntry, type LimitlessHistoryPage, type LimitlessMarket, type LimitlessOrderAnswer, type LimitlessOrderbook, type LimitlessTotals } from "./wire.ts";
 import { BoundedMap } from "../../domain/bounded-map.ts";
 
 /**
@@ -28,6 +28,8 @@ const USER_ORDER_STATUSES = ["LIVE", "MATCHED", "CANCELED", "UNMATCHED"];
 const ACTIVE_PAGE = 25;
 /** Trades per `/portfolio/history` page (assumed to be within the venue's limit; the SDK asks for 20 by default). */
 const HISTORY_PAGE = 100;
+/** How far before the last trades() call began the next one reads the history from: a trade listed late, or while that call read its pages, and the clocks' skew. */
+const HISTORY_MARGIN_MS = 3_600_000;
 
 /** An order as Limitless echoes it (`POST /orders`, `GET /orders/{id}`, `/markets/{slug}/user-orders`). */
 interface LimitlessOrder {
@@ -62,6 +64,8 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
   private readonly orderIds = new BoundedMap<string, string>(CHILD_ORDERS_KEPT);
   private watchdog: NodeJS.Timeout | undefined;
   private feeTimer: NodeJS.Timeout | undefined;
+  /** What trades() has read: each trade's history entry once (by `matchId`), oldest first, the totals of each order and the fee model of each market of them, and the time its next read starts from. */
+  private traded: { entries: Map<string, LimitlessHistoryEntry>; totals: Map<string, LimitlessTotals | undefined>; models: Map<string, FeeModel>; since: number | undefined } = { entries: new Map(), totals: new Map(), models: new Map(), since: undefined };
 
   constructor(opts: LimitlessVenueOptions) {
     super(opts, { adapter: "limitless-api", venueId: "limitless-sim", rateLimits: { readsPerSecond: 20, writesPerSecond: 10 }, placementReads: 0 });
@@ -234,22 +238,33 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
    * Every trade of the account from `GET /portfolio/history`, page by page behind its cursor, each
    * once. The history lists newest first (assumed), so the whole of it, reversed, is oldest first. The
    * history names no fee: the contracts withheld from each buy and the USDC fee of each sell are read from its
-   * order (`GET /orders/{id}`), as its fills are.
+   * order (`GET /orders/{id}`), as its fills are. The first call reads the whole history; each call after reads
+   * only what was made from an hour (HISTORY_MARGIN_MS) before the last one began (`from`), and the orders and
+   * markets of what it had not read, adding it to what was read before, so the reads do not grow with the
+   * account's history.
    */
   async trades(): Promise<VenueFill[]> {
-    const entries: LimitlessHistoryPage["data"] = [];
+    const begun = this.clock.now();
+    const window: Record<string, string> = this.traded.since === undefined ? {} : { from: new Date(this.traded.since).toISOString() };
+    const read: LimitlessHistoryEntry[] = [];
     for (let cursor = ""; ; ) {
-      const page = (await this.read(`/portfolio/history?${new URLSearchParams({ cursor, limit: String(HISTORY_PAGE) })}`, true)) as LimitlessHistoryPage;
-      entries.push(...page.data);
+      const page = (await this.read(`/portfolio/history?${new URLSearchParams({ cursor, limit: String(HISTORY_PAGE), ...window })}`, true)) as LimitlessHistoryPage;
+      read.push(...page.data);
       if (!page.nextCursor || page.data.length === 0) break;
       cursor = page.nextCursor;
     }
-    const slugs = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.market !== undefined ? [e.market.slug] : [])));
-    const models = new Map(await Promise.all([...slugs].map(async (slug) => [slug, await this.feeModel(slug, "a trade")] as const)));
-    // a buy's fee in contracts and a sell's in USDC are what its order's totals say the venue applied
-    const totalled = new Set(entries.flatMap((e) => (e.matchId !== undefined && e.orderId !== undefined && e.market !== undefined && (historySide(e) === "sell" || feeInShares(models.get(e.market.slug)!, "buy")) ? [e.orderId] : [])));
-    const totals = new Map(await Promise.all([...totalled].map(async (id) => [id, ((await this.read(`/orders/${encodeURIComponent(id)}`, true)) as OrderAnswer).execution?.totalsRaw] as const)));
-    return tradesFromHistory(entries.reverse(), (slug) => models.get(slug)!, (id) => totals.get(id));
+    const added = new Map<string, LimitlessHistoryEntry>();
+    for (const e of read.reverse()) if (e.matchId !== undefined && !this.traded.entries.has(e.matchId)) added.set(e.matchId, e);
+    const slugs = new Set([...added.values()].flatMap((e) => (e.market !== undefined ? [e.market.slug] : [])));
+    const models = new Map([...this.traded.models, ...(await Promise.all([...slugs].map(async (slug) => [slug, await this.feeModel(slug, "a trade")] as const)))]);
+    // a buy's fee in contracts and a sell's in USDC are what its order's totals say the venue applied; an order's
+    // totals change only with a match of it, which is an entry not read before
+    const totalled = new Set([...added.values()].flatMap((e) => (e.orderId !== undefined && e.market !== undefined && (historySide(e) === "sell" || feeInShares(models.get(e.market.slug)!, "buy")) ? [e.orderId] : [])));
+    const totals = new Map([...this.traded.totals, ...(await Promise.all([...totalled].map(async (id) => [id, ((await this.read(`/orders/${encodeURIComponent(id)}`, true)) as OrderAnswer).execution?.totalsRaw] as const)))]);
+    const entries = new Map([...this.traded.entries, ...added]);
+    const trades = tradesFromHistory([...entries.values()], (slug) => models.get(slug)!, (id) => totals.get(id));
+    this.traded = { entries, totals, models, since: begun - HISTORY_MARGIN_MS };
+    return trades;
   }
 
   /** Stream state for health pages and tests. */

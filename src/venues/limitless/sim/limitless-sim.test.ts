@@ -209,6 +209,11 @@ describe("Limitless simulator", () => {
     expect(second.data).toHaveLength(fills.length - 1);
     expect(await venue.trades()).toEqual(fills.map((f) => ({ ...f, clientOrderId: "" })));
     expect((await call("GET", "/portfolio/history?cursor=&limit=101")).status).toBe(400);
+    // from and to keep the entries of a block time within them, as Limitless's Get History filters them
+    const later = new Date(Date.now() + 60_000).toISOString();
+    expect((await call("GET", `/portfolio/history?cursor=&limit=100&from=${later}`)).body).toEqual({ data: [], nextCursor: null });
+    expect(((await call("GET", `/portfolio/history?cursor=&limit=100&to=${later}`)).body as { data: unknown[] }).data).toHaveLength(fills.length);
+    expect((await call("GET", "/portfolio/history?cursor=&limit=100&from=yesterday")).status).toBe(400);
   });
 
   it("speaks Engine.IO 4: handshake, namespace join, subscription, pings answered", async () => {

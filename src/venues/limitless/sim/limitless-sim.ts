@@ -161,14 +161,19 @@ export async function startLimitlessSim(opts: LimitlessSimOptions): Promise<Limi
     return ok({ data: active.slice((page - 1) * limit, page * limit).map(limitlessMarket), totalMarketsCount: active.length });
   }
 
-  /** `GET /portfolio/history?cursor=&limit=`: the account's trades, newest first, a page at a time behind an opaque cursor. */
+  /**
+   * `GET /portfolio/history?cursor=&limit=&from=&to=`: the account's trades, newest first, a page at a time behind an
+   * opaque cursor; `from` and `to` (ISO 8601, each optional) keep those of a block time within them, bounds included.
+   */
   function history(q: URLSearchParams): SimReply {
     const cursor = q.get("cursor") ?? "";
     const limit = Number(q.get("limit") ?? String(DEFAULT_HISTORY_PAGE));
     const offset = cursor === "" ? 0 : Number(Buffer.from(cursor, "base64url").toString("utf8"));
     if (!Number.isInteger(offset) || offset < 0) return error(400, "Invalid cursor");
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE) return error(400, `limit must be between 1 and ${MAX_HISTORY_PAGE}`);
-    const entries = desk.history();
+    const [from, to] = [q.get("from"), q.get("to")].map((d) => (d === null ? undefined : Date.parse(d)));
+    if (Number.isNaN(from) || Number.isNaN(to)) return error(400, "from and to must be ISO 8601 date-times");
+    const entries = desk.history().filter((e) => (from === undefined || e.blockTimestamp * 1000 >= from) && (to === undefined || e.blockTimestamp * 1000 <= to));
     const next = offset + limit;
     return ok({ data: entries.slice(offset, next), nextCursor: next < entries.length ? Buffer.from(String(next)).toString("base64url") : null });
   }
