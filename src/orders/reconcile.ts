@@ -214,13 +214,15 @@ export class Reconciler {
    * Records how the chain ended the lock or escrow of a settled order the sweep settles again: settled, by whichever
    * settlement landed first (the sweep's, or the removed one mined again: a transaction mined again keeps its hash), its
    * transaction the order's `settle_tx`; released (its client's expiry), logged as an error, the operator carrying its
-   * fills. False while the chain holds it, or holds none.
+   * fills, and the shares an escrow returned told as finished, as when the sweep returns them. False while the chain
+   * holds it, or holds none.
    */
   private async recordEnding(order: OrderRecord, hold: Hold): Promise<boolean> {
     if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
     else if (hold.kind === "released") {
       this.resettled.delete(order.id);
       this.d.log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
+      if (order.side === "sell") this.d.finished?.(order);
     } else return false;
     return true;
   }

@@ -1843,6 +1843,31 @@ describe("sells", () => {
     expect(finished).toEqual([pending.id]);
   });
 
+  it("tells of the filled sell whose escrow its client expired as the sweep settled it again, its settlement removed by a reorganisation, so a resolved event's redemptions take the shares returned", async () => {
+    const svc = await holding();
+    script = [(o) => fill(o, o.shares)];
+    const order = await svc.submit(who, { ...sell, shares: 15 }, undefined);
+    expect(order).toMatchObject({ status: "filled" });
+    const chainId = chainOrderId(order.id);
+    // A reorganisation removes the settlement: the escrow is open again, its 15 shares in the Vault.
+    ledger.escrows.set(chainId, { ...escrowOf(order.id)!, state: "escrowed" });
+    ledger.sot.set(who.address, 5_000_000n);
+    const vault = ledger.vault();
+    const settleSell = vault.settleSell.bind(vault);
+    // Past its deadline the client expires the escrow before the sweep's settlement lands: the Vault refuses it.
+    vault.settleSell = async (...args) => {
+      ledger.escrows.set(chainId, { ...escrowOf(order.id)!, state: "released", expired: true });
+      ledger.sot.set(who.address, 20_000_000n);
+      return settleSell(...args);
+    };
+    const finished: string[] = [];
+    const sweeper = new Reconciler(service({ vault }), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.sot.get(who.address)).toBe(20_000_000n);
+    // The shares came back to the holder: a resolution pass that found the event's holders holding none plans it again.
+    expect(finished).toEqual([order.id]);
+  });
+
   it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {
     const svc = await holding();
     script = [(o) => fill(o, o.shares)];
