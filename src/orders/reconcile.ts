@@ -27,6 +27,9 @@ const FILLED_LATE_SELL = "A venue reported the order's fills only after its escr
 /** An order recovery finds `pending` or `locked`: the server stopped, or the request left it there, a step before routing failed (OrderService.submit). */
 const UNROUTED = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.";
 const UNROUTED_SELL = "The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the escrowed shares were returned.";
+/** An unrouted order whose lock or escrow was expired past its deadline (`expire`, a sell's `expireEscrow` by its client) before recovery released it. */
+const UNROUTED_EXPIRED = "The order was not routed before its lock's deadline (the server stopped, or the chain or the store did not answer), and its lock was expired; the locked USDC was released.";
+const UNROUTED_EXPIRED_SELL = "The order was not routed before its escrow's deadline (the server stopped, or the chain or the store did not answer), and its client expired the escrow; the escrowed shares were returned.";
 const UNANSWERED = "A venue did not tell what became of the order before its lock's deadline; the locked USDC was released.";
 const UNANSWERED_SELL = "A venue did not tell what became of the order before its escrow's deadline; the escrowed shares were returned.";
 /** What an order says whose lock or escrow, recorded landed, a reorganisation removed from the chain: nothing is held, charged or sold. */
@@ -380,8 +383,9 @@ export class Reconciler {
     const { vault, log } = this.d;
     const hold = await this.svc.holdOf(order);
     const sell = order.side === "sell";
-    const interrupted =
-      order.errorCode === null ? ({ status: "failed", errorCode: "order_interrupted", errorMessage: sell ? UNROUTED_SELL : UNROUTED } as const) : ({ status: "rejected" } as const);
+    const expired = hold.kind === "released" && hold.expired;
+    const unrouted = expired ? (sell ? UNROUTED_EXPIRED_SELL : UNROUTED_EXPIRED) : sell ? UNROUTED_SELL : UNROUTED;
+    const interrupted = order.errorCode === null ? ({ status: "failed", errorCode: "order_interrupted", errorMessage: unrouted } as const) : ({ status: "rejected" } as const);
     // A lock or escrow whose answer was lost is recorded with the transaction that made it, as the chain logged it.
     const held = async (amount: bigint): Promise<OrderPatch> => ({
       ...(sell ? { escrowed: amount } : { locked: amount }),

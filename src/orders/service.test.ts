@@ -1276,6 +1276,26 @@ describe("recovery", () => {
     expect(failed!.errorMessage).toBe("The order was interrupted before it was routed (the server stopped, or the chain or the store did not answer); the locked USDC was released.");
   });
 
+  it("fails an order interrupted before it routed whose lock was expired past its deadline, the server stopped for a day, saying it was expired rather than released", async () => {
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    const svc = service();
+    const order = await svc.submit(who, body, undefined);
+    const chainId = chainOrderId(order.id);
+    // The lock landed, its answer lost; no recovery ran before its deadline, past which anyone expired it.
+    await ledger.vault().lock(chainId, who.address, 10_000_000n);
+    ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "released", expired: true });
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({
+      status: "failed",
+      errorCode: "order_interrupted",
+      locked: 10_000_000n,
+      lockTx: HASH,
+      releaseTx: HASH,
+      spent: 0n,
+      errorMessage: "The order was not routed before its lock's deadline (the server stopped, or the chain or the store did not answer), and its lock was expired; the locked USDC was released.",
+    });
+  });
+
   it.each([
     { release: "landed, its answer lost", lands: true },
     { release: "never sent", lands: false },
