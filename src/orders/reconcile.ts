@@ -147,7 +147,7 @@ export class Reconciler {
         // Neither open nor rejected, the order may be settled: the settled orders are read then, once a sweep.
         const closed = order ?? (settled ??= await this.settledOrders()).get(x.orderId.toLowerCase());
         if (closed?.settleTx && (await this.settleAgain(closed))) continue;
-        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, state) : undefined;
+        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, state, x.lockTx) : undefined;
         if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
@@ -294,7 +294,7 @@ export class Reconciler {
   /**
    * Records on a rejected order with no lock recorded the lock or escrow of its id that landed after it closed and that its
    * deadline ended (`expire`, a sell's `expireEscrow` by its client) before any sweep recorded it: no sweep ran meanwhile
-   * (the server stopped), or the chain named no transaction for it (closeForRetries). The order would show no lock, and its
+   * (the server stopped), or none could read it. The order would show no lock, and its
    * client's retry would reopen it on an id the Vault has spent. It is recorded as closeForRetries records a hold, with its
    * ending as its `release_tx` (a compare-and-set that a retry's reopening excludes). The shares an escrow returned are
    * told as finished, a failed sell's too (its escrow landed again after a reorganisation had removed it).
@@ -316,15 +316,12 @@ export class Reconciler {
   }
 
   /**
-   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with the
-   * transaction that made it, before the sweep releases it: no longer reopenable, its client's retry answers it as
-   * it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is its own now, or the
-   * retry took it over and released it, the order rejected again with its own answer), or the chain names no
-   * transaction for the hold.
+   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with `lockTx`, the
+   * transaction that made it as OpenHolds read it, before the sweep releases it: no longer reopenable, its client's
+   * retry answers it as it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is
+   * its own now, or the retry took it over and released it, the order rejected again with its own answer).
    */
-  private async closeForRetries(order: OrderRecord, state: Extract<LockState | EscrowState, { kind: "locked" | "escrowed" }>): Promise<OrderRecord | false> {
-    const lockTx = await this.d.vault.heldBy(chainOrderId(order.id));
-    if (lockTx === null) return false;
+  private async closeForRetries(order: OrderRecord, state: Extract<LockState | EscrowState, { kind: "locked" | "escrowed" }>, lockTx: Hex32): Promise<OrderRecord | false> {
     const patch: OrderPatch =
       state.kind === "locked"
         ? { locked: state.amount, lockTx, errorMessage: "The order's lock landed on the chain after the order was closed; the locked USDC was released." }

@@ -432,6 +432,18 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("records with its lock's transaction, and releases at once, a rejected order's removed lock landed again, though the node asked for the lock's transaction lacks its event", async () => {
+    const { svc, order } = await lockRemovedByReorganisation();
+    const chainId = chainOrderId(order.id);
+    ledger.locks.set(chainId, { account: who.address, amount: 10_000_000n, state: "locked", deadline: Math.floor(Date.now() / 1000) + LOCK_TTL_S });
+    // A node of a pool behind the one that read the lock: no Locked event of the order in the blocks it has.
+    const vault = Object.assign(ledger.vault(), { heldBy: async () => null });
+    const sweeper = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await sweeper.sweepLocks()).toBe(1);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 10_000_000n, lockTx: HASH, releaseTx: HASH, errorMessage: expect.stringContaining("landed on the chain after the order was closed") });
+  });
+
   it("records the lock of a rejected order that landed after it closed and was expired past its deadline before any sweep recorded it, and a retry answers the order as it stands", async () => {
     const { svc, order } = await lockRemovedByReorganisation();
     const chainId = chainOrderId(order.id);
@@ -498,12 +510,17 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     const quote: VenueQuote = { venue: "v", venueMarketId: "m", feeModel: { kind: "polymarket", ratePpm: 0n, exponent: 1 }, tickSize: 10_000n, minOrderShares: 1_000_000n, lotShares: 10_000n, latencyMs: 1, asks };
     const svc = service({ quotes: () => (quoted++ === 0 ? [quote] : []) });
     const vault = ledger.vault();
-    const heldBy = vault.heldBy.bind(vault);
+    const lockState = vault.lockState.bind(vault);
     let retried: OrderRecord | undefined;
+    let retrying = false;
     // The client's retry runs whole after the sweep read the order rejected and its lock held, before the sweep records the lock.
-    vault.heldBy = async (id) => {
-      retried ??= await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
-      return heldBy(id);
+    vault.lockState = async (id) => {
+      const state = await lockState(id);
+      if (!retrying) {
+        retrying = true;
+        retried = await svc.submit(who, { ...body, client_order_id: "b-1" }, undefined);
+      }
+      return state;
     };
     const sweeper = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
     expect(await sweeper.sweepLocks()).toBe(0);
