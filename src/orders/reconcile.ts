@@ -5,7 +5,7 @@ import type { Venue } from "../venues/venue.ts";
 import { MinedDeep } from "../vault/mined-deep.ts";
 import { refusedByVault, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
-import { OpenHolds, type ExpiredHold } from "./open-holds.ts";
+import { OpenHolds, type ExpiredHold, type OpenHold } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Hold, type Log, type OrderService } from "./service.ts";
 
 export interface ReconcileDeps {
@@ -56,10 +56,18 @@ const recordedOf = (order: OrderRecord) => ({
   shares: order.filledShares.toString(),
   removed_tx: order.settleTx,
 });
-/** What an order rejected before its lock records of a lock or escrow of its id that landed after and its deadline ended. */
-const expiredEnd = (x: ExpiredHold): OrderPatch => ({
+/** What an order closed with no lock recorded records of a lock or escrow of its id that landed after, which the sweep releases. */
+const lateHold = (x: OpenHold): OrderPatch => ({
   ...(x.kind === "lock" ? { locked: x.amount } : { escrowed: x.shares, sotTokenId: x.tokenId.toString() }),
   lockTx: x.lockTx,
+  errorMessage:
+    x.kind === "lock"
+      ? "The order's lock landed on the chain after the order was closed; the locked USDC was released."
+      : "The order's escrow landed on the chain after the order was closed; the escrowed shares were returned.",
+});
+/** What such an order records of one its deadline ended. */
+const expiredEnd = (x: ExpiredHold): OrderPatch => ({
+  ...lateHold(x),
   releaseTx: x.releaseTx,
   errorMessage:
     x.kind === "lock"
@@ -134,8 +142,7 @@ export class Reconciler {
     if (stranded.length === 0) return 0;
     // Read in one query, after the open orders: a rejected order the list above took for closed may have been reopened since.
     const orders = new Map((await store.ordersInStatus([...OPEN_STATUSES, "rejected"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
-    let settled: Map<string, OrderRecord> | undefined;
-    let failed: Map<string, OrderRecord> | undefined;
+    let ended: Map<string, OrderRecord> | undefined;
     let released = 0;
     for (const x of stranded) {
       const order = orders.get(x.orderId.toLowerCase());
@@ -144,21 +151,19 @@ export class Reconciler {
         // An order that closed after the chain was read had its settlement or release land first: asked again, its hold has ended.
         const state = x.kind === "lock" ? await vault.lockState(x.orderId) : await vault.escrowState(x.orderId);
         if (state.kind !== "locked" && state.kind !== "escrowed") continue;
-        // Neither open nor rejected, the order may be settled: the settled orders are read then, once a sweep.
-        const closed = order ?? (settled ??= await this.settledOrders()).get(x.orderId.toLowerCase());
+        // Neither open nor rejected, the order may be settled or failed: those are read then, once a sweep.
+        const closed = order ?? (ended ??= await this.endedOrders()).get(x.orderId.toLowerCase());
         if (closed?.settleTx && (await this.settleAgain(closed))) continue;
-        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, state, x.lockTx) : undefined;
+        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, x) : undefined;
         if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
-        if (x.kind === "escrow") {
-          // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
-          // Neither open, rejected nor settled, the order may be failed: the failed orders are read then, once a sweep.
-          const holder = closed ?? (failed ??= await this.failedOrders()).get(x.orderId.toLowerCase());
-          if (holder) this.d.finished?.(holder);
-        }
+        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it with its release.
+        if (closed?.status === "failed" && closed.lockTx === null) await store.updateOrder(closed.id, ["failed"], { ...lateHold(x), releaseTx: tx.txHash });
+        // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
+        if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
         log.warn({ chain_order_id: x.orderId, err }, "could not release a stranded lock or escrow; the next sweep tries again");
       }
@@ -166,14 +171,9 @@ export class Reconciler {
     return released;
   }
 
-  /** The failed orders by chain order id. */
-  private async failedOrders(): Promise<Map<string, OrderRecord>> {
-    return new Map((await this.d.store.ordersInStatus(["failed"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
-  }
-
-  /** The settled orders (`filled`, `partially_filled`) by chain order id. */
-  private async settledOrders(): Promise<Map<string, OrderRecord>> {
-    return new Map((await this.d.store.ordersInStatus(["filled", "partially_filled"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
+  /** The settled (`filled`, `partially_filled`) and failed orders by chain order id. */
+  private async endedOrders(): Promise<Map<string, OrderRecord>> {
+    return new Map((await this.d.store.ordersInStatus(["filled", "partially_filled", "failed"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
   }
 
   /**
@@ -296,8 +296,9 @@ export class Reconciler {
    * deadline ended (`expire`, a sell's `expireEscrow` by its client) before any sweep recorded it: no sweep ran meanwhile
    * (the server stopped), or none could read it. The order would show no lock, and its
    * client's retry would reopen it on an id the Vault has spent. It is recorded as closeForRetries records a hold, with its
-   * ending as its `release_tx` (a compare-and-set that a retry's reopening excludes). The shares an escrow returned are
-   * told as finished, a failed sell's too (its escrow landed again after a reorganisation had removed it).
+   * ending as its `release_tx` (a compare-and-set that a retry's reopening excludes); a failed order recorded with no lock
+   * (its lock or escrow landed again after a reorganisation had removed it) the same way. The shares an escrow returned
+   * are told as finished, a failed sell's too.
    */
   private async recordExpiries(expired: readonly ExpiredHold[]): Promise<void> {
     if (expired.length === 0) return;
@@ -307,7 +308,13 @@ export class Reconciler {
       const order = closed.get(x.orderId.toLowerCase());
       if (!order || (order.status === "rejected" && (order.lockTx !== null || order.releaseTx !== null))) continue;
       try {
-        const ended = order.status === "failed" ? order : await store.recordStrandedHold(order.id, expiredEnd(x));
+        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one.
+        const ended =
+          order.status === "rejected"
+            ? await store.recordStrandedHold(order.id, expiredEnd(x))
+            : order.lockTx === null
+              ? await store.updateOrder(order.id, ["failed"], expiredEnd(x))
+              : order;
         if (ended && x.kind === "escrow") this.d.finished?.(ended);
       } catch (err) {
         log.warn({ order_id: order.id, err }, "could not record a stranded lock or escrow its deadline ended; the next start reads it again");
@@ -316,17 +323,13 @@ export class Reconciler {
   }
 
   /**
-   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with `lockTx`, the
-   * transaction that made it as OpenHolds read it, before the sweep releases it: no longer reopenable, its client's
+   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with the
+   * transaction that made it as OpenHolds read it (`lockTx`), before the sweep releases it: no longer reopenable, its client's
    * retry answers it as it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is
    * its own now, or the retry took it over and released it, the order rejected again with its own answer).
    */
-  private async closeForRetries(order: OrderRecord, state: Extract<LockState | EscrowState, { kind: "locked" | "escrowed" }>, lockTx: Hex32): Promise<OrderRecord | false> {
-    const patch: OrderPatch =
-      state.kind === "locked"
-        ? { locked: state.amount, lockTx, errorMessage: "The order's lock landed on the chain after the order was closed; the locked USDC was released." }
-        : { escrowed: state.shares, sotTokenId: state.tokenId.toString(), lockTx, errorMessage: "The order's escrow landed on the chain after the order was closed; the escrowed shares were returned." };
-    return (await this.d.store.recordStrandedHold(order.id, patch)) ?? false;
+  private async closeForRetries(order: OrderRecord, x: OpenHold): Promise<OrderRecord | false> {
+    return (await this.d.store.recordStrandedHold(order.id, lateHold(x))) ?? false;
   }
 
   /** Resolves once no pass is running: what shutdown awaits. */

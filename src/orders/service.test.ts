@@ -1243,6 +1243,31 @@ describe("recovery", () => {
     expect((await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id)).toEqual([]);
   });
 
+  it.each([
+    ["the sweep releases", false],
+    ["is expired past its deadline before any sweep", true],
+  ])("records on a routing order failed as its lock a reorganisation removed the lock landed again after, which %s, with its transaction and its release", async (_, expired) => {
+    const { svc, order } = await routingWithFills();
+    const chainId = chainOrderId(order.id);
+    const lock = ledger.locks.get(chainId)!;
+    ledger.locks.delete(chainId);
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    expect(await store.order(order.id)).toMatchObject({ status: "failed", errorCode: "chain_unavailable", locked: 0n, lockTx: null, releaseTx: null });
+    // The node mines the removed lock again, the order failed.
+    ledger.locks.set(chainId, expired ? { ...lock, state: "released", expired: true } : lock);
+    expect(await reconciler(svc).sweepLocks()).toBe(expired ? 0 : 1);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    expect(await store.order(order.id)).toMatchObject({
+      status: "failed",
+      errorCode: "chain_unavailable",
+      spent: 0n,
+      locked: 10_000_000n,
+      lockTx: HASH,
+      releaseTx: HASH,
+      errorMessage: expect.stringContaining(expired ? "was expired past its deadline" : "landed on the chain after the order was closed"),
+    });
+  });
+
   it("rejects a locked order whose lock a reorganisation removed showing no lock, neither on the order nor in the account's activity", async () => {
     // The server stops once the lock landed; stored `locked` as the flow stores it, then a reorganisation removes the lock's transaction.
     const svc = service({ checkpoint: (step) => { if (step === "order.locked") throw new Error("killed"); } });
