@@ -206,11 +206,15 @@ export class Reconciler {
     return true;
   }
 
-  /** Records `settleTx`, the transaction that settled again the order's lock or escrow, as the order's `settle_tx`. */
+  /**
+   * Records `settleTx`, the transaction that settled again the order's lock or escrow, as the order's `settle_tx`. A buy's
+   * shares, minted again, are told as finished: a resolved event's redemptions are planned again to take them.
+   */
   private async recordSettlement(order: OrderRecord, settleTx: Hex32): Promise<void> {
     this.d.log.warn({ ...recordedOf(order), settle_tx: settleTx }, "settled again a settled order's lock or escrow whose settlement a reorganisation removed");
     await this.d.store.updateOrder(order.id, [order.status], { settleTx });
     this.resettled.delete(order.id);
+    if (order.side === "buy") this.d.finished?.(order);
   }
 
   /**

@@ -1600,6 +1600,19 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
   });
 
+  it("tells of the filled buy whose lock the sweep settles again, its settlement removed by a reorganisation, so a resolved event's redemptions take the shares minted again", async () => {
+    const { order, chainId } = await settlementRemoved(`0x${"cd".repeat(32)}`);
+    // The removed settlement's mint went with it: the client holds none of the order's shares until it is settled again.
+    ledger.sot.set(who.address, 0n);
+    const finished: string[] = [];
+    const sweeper = new Reconciler(service(), { store, vault: ledger.vault(), venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), finished: (o) => finished.push(o.id) });
+    expect(await sweeper.sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled" });
+    expect(ledger.sot.get(who.address)).toBe(order.filledShares);
+    // A resolution pass that read the event's holders holding none of them plans it again.
+    expect(finished).toEqual([order.id]);
+  });
+
   it("records a filled buy's removed settlement, mined again as the sweep sent its own, which the Vault refuses: nothing released, no loss logged, the order's tx_hash the settlement on chain", async () => {
     const { order, chainId } = await settlementRemoved(HASH);
     const vault = ledger.vault();
