@@ -161,7 +161,7 @@ export class Reconciler {
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
         // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it with its release.
-        if (closed?.status === "failed" && closed.lockTx === null) await store.updateOrder(closed.id, ["failed"], { ...lateHold(x), releaseTx: tx.txHash });
+        if (closed?.status === "failed" && closed.lockTx === null && closed.releaseTx === null) await store.updateOrder(closed.id, ["failed"], { ...lateHold(x), releaseTx: tx.txHash });
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
         if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
@@ -312,11 +312,12 @@ export class Reconciler {
       const order = closed.get(x.orderId.toLowerCase());
       if (!order || (order.status === "rejected" && (order.lockTx !== null || order.releaseTx !== null))) continue;
       try {
-        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one.
+        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one;
+        // not one recovery recorded released (its lock's transaction not found: Vault.heldBy), whose message says how it ended.
         const ended =
           order.status === "rejected"
             ? await store.recordStrandedHold(order.id, expiredEnd(x))
-            : order.lockTx === null
+            : order.lockTx === null && order.releaseTx === null
               ? await store.updateOrder(order.id, ["failed"], expiredEnd(x))
               : order;
         if (ended && x.kind === "escrow") this.d.finished?.(ended);

@@ -1338,6 +1338,23 @@ describe("recovery", () => {
     });
   });
 
+  it("keeps what recovery recorded of an order interrupted before it routed whose lock was expired, its transaction not found by the node asked, when the sweep reads the expiry", async () => {
+    ledger.failNext.lock = new VaultTxError("unknown", "Unknown", "Vault.lock: outcome unknown");
+    // A node of a pool behind the one that read the lock: no Locked event of the order in the blocks it has.
+    const vault = Object.assign(ledger.vault(), { heldBy: async () => null });
+    const svc = service({ vault });
+    const order = await svc.submit(who, body, undefined);
+    const chainId = chainOrderId(order.id);
+    await ledger.vault().lock(chainId, who.address, 10_000_000n);
+    ledger.locks.set(chainId, { ...ledger.locks.get(chainId)!, state: "released", expired: true });
+    const recovery = new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) });
+    expect(await recovery.pass(0)).toBe(1);
+    const failed = await store.order(order.id);
+    expect(failed).toMatchObject({ status: "failed", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: null, releaseTx: HASH });
+    expect(await recovery.sweepLocks()).toBe(0);
+    expect(await store.order(order.id)).toMatchObject({ errorMessage: failed!.errorMessage, lockTx: null, releaseTx: HASH });
+  });
+
   it.each([
     { release: "landed, its answer lost", lands: true },
     { release: "never sent", lands: false },
