@@ -1,4 +1,5 @@
 import type { Micro, Ppm, PriceMicro, ShareMicro } from "./money.ts";
+import { hasHiddenCharacter } from "./text.ts";
 
 export const OUTCOMES = ["YES", "NO"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -9,11 +10,14 @@ export type Strategy = (typeof STRATEGIES)[number];
 export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
 /**
- * An idempotency key: client_order_id, client_withdrawal_id, the Idempotency-Key header. 1-64 printable characters
- * (code points: an emoji is one, beyond U+FFFF), and no lone surrogate (U+D800–U+DFFF): no character, each is
- * stored as U+FFFD, so two different ids would be one.
+ * An idempotency key: client_order_id, client_withdrawal_id. 1-64 printable characters (code points: an emoji is one,
+ * beyond U+FFFF): no space and no hidden character (`hasHiddenCharacter`: a control, a lone surrogate, which is no
+ * character and is stored as U+FFFD, so two different ids would be one, a zero-width or bidirectional format, a variation
+ * selector), with which an id reads on a screen as another one.
  */
-export const CLIENT_ID = /^[\x21-\x7e\u00a0-\ud7ff\ue000-\u{10ffff}]{1,64}$/u;
+export function isClientId(id: string): boolean {
+  return /^[^ ]{1,64}$/u.test(id) && !hasHiddenCharacter(id);
+}
 /**
  * The Idempotency-Key header's: 1-64 printable ASCII characters. Node reads a header's bytes one character each, so any
  * other character arrives as others ("ké" sent in UTF-8 as "kÃ©"): such an id is given as the body's client id.

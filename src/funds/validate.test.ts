@@ -58,6 +58,12 @@ describe("validateWithdrawal", () => {
     expect(Object.keys(refused(b))).toEqual([field]);
   });
 
+  it("refuses a client_withdrawal_id holding a hidden character, which reads on a screen as another id", () => {
+    for (const id of ["w\u200b1", "\u202ew-1", "\ufeffw-1", "w-1\u2060", "w\ufe0f"]) {
+      expect(refused({ ...body, client_withdrawal_id: id })).toEqual({ client_withdrawal_id: "must be 1-64 printable characters" });
+    }
+  });
+
   it("asks a session's request for the password, and names every offending field at once", () => {
     expect(refused(body, true)).toEqual({ password: expect.stringContaining("password again") });
     expect(validateWithdrawal({ ...body, password: "correct horse" }, { session: true }).password).toBe("correct horse");

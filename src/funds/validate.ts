@@ -1,7 +1,7 @@
 import { addressProblem } from "../domain/address.ts";
 import { AppError, invalidFields } from "../domain/errors.ts";
 import { parseMicro, type Micro } from "../domain/money.ts";
-import { CLIENT_ID, HEADER_CLIENT_ID } from "../domain/types.ts";
+import { HEADER_CLIENT_ID, isClientId } from "../domain/types.ts";
 
 /** A validated POST /v1/withdrawals body. */
 export interface WithdrawalRequest {
@@ -56,7 +56,7 @@ export function validateWithdrawal(body: unknown, opts: { session: boolean; idem
   });
   const clientWithdrawalId = check("client_withdrawal_id", () => {
     const v = b.client_withdrawal_id;
-    if (v !== undefined && (typeof v !== "string" || !CLIENT_ID.test(v))) throw new Invalid("must be 1-64 printable characters");
+    if (v !== undefined && (typeof v !== "string" || !isClientId(v))) throw new Invalid("must be 1-64 printable characters");
     if (v !== undefined && header !== undefined && v !== header) throw new Invalid("differs from the Idempotency-Key header");
     return v ?? header ?? null;
   });

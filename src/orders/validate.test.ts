@@ -88,6 +88,14 @@ describe("validateOrder", () => {
     expect(fields({ ...base, client_order_id: `${emoji}a` })).toHaveProperty("client_order_id");
   });
 
+  it("refuses a client_order_id holding a hidden character, which reads on a screen as another id", () => {
+    // "a\u200bb" shows as "ab", "\u202ebuy" as "yub", "\ufeffa" as "a", "\u2764\ufe0f" as "\u2764".
+    for (const id of ["a\u200bb", "a\u200db", "\u202ebuy", "\ufeffa", "a\u2060", "\u2764\ufe0f", "a\u3164"]) {
+      expect(fields({ ...base, client_order_id: id })).toEqual({ client_order_id: "must be 1-64 printable characters" });
+    }
+    expect(validateOrder({ ...base, client_order_id: "\u2764" }, undefined, limits).clientOrderId).toBe("\u2764");
+  });
+
   it('names a field with an empty name as "" in its sentence', () => {
     expect(() => validateOrder({ ...base, "": 1 }, undefined, limits)).toThrow('Invalid order: "" is not a known field.');
   });

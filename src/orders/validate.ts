@@ -1,6 +1,6 @@
 import { AppError, invalidFields } from "../domain/errors.ts";
 import { formatMicro, parseMicro, type Micro } from "../domain/money.ts";
-import { CLIENT_ID, HEADER_CLIENT_ID, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
+import { HEADER_CLIENT_ID, isClientId, OUTCOMES, SIDES, STRATEGIES, TIME_IN_FORCE, type OrderIntent } from "../domain/types.ts";
 
 export interface OrderLimits {
   /** Largest amount_usdc one order may carry, in micro-USDC. */
@@ -80,7 +80,7 @@ export function validateOrder(body: unknown, idempotencyKey: string | undefined,
   });
   const clientOrderId = check("client_order_id", () => {
     const fromBody = b.client_order_id === undefined ? undefined : requiredString(b.client_order_id, "client_order_id", 64);
-    if (fromBody !== undefined && !CLIENT_ID.test(fromBody)) throw fieldError("client_order_id", "must be 1-64 printable characters");
+    if (fromBody !== undefined && !isClientId(fromBody)) throw fieldError("client_order_id", "must be 1-64 printable characters");
     if (fromBody !== undefined && header !== undefined && fromBody !== header) {
       throw fieldError("client_order_id", "differs from the Idempotency-Key header");
     }
