@@ -65,8 +65,9 @@ export const KEY_NAME_MAX = 100;
 
 /**
  * A key's name as stored: trimmed, 1 to KEY_NAME_MAX characters (an emoji is one, not its two UTF-16 units), none of
- * them a control character or a bidirectional control, as an event's title (textFault): `crossfill keys list` and the
- * terminal show a name as it is, where a line break would forge a line of the list and U+202E reverse the rest of it.
+ * them a control character, a bidirectional control or a zero-width character outside an emoji sequence, as an event's
+ * title (textFault): `crossfill keys list` and the terminal show a name as it is, where a line break would forge a line
+ * of the list, U+202E reverse the rest of it and U+200B make "a\u200bb" read as the key "ab".
  */
 export function parseKeyName(raw: string): string {
   const name = raw.trim();

@@ -1,12 +1,22 @@
 /**
+ * A zero-width joiner inside an emoji sequence (an emoji, its U+FE0F or skin tone, U+200D, an emoji: 👩‍💻, 🏳️‍🌈), which
+ * a screen shows as one emoji: the one place a zero-width character is what the writer typed.
+ */
+const EMOJI_JOINER = /(?<=\p{Extended_Pictographic}[\ufe0f\u{1f3fb}-\u{1f3ff}]?)\u200d(?=\p{Extended_Pictographic})/gu;
+
+/**
  * What text holds that a name or a title must not, in words for an error; undefined when nothing. A control character
  * (Unicode `Cc`: line breaks, tabs, escapes, C1), printed as it is, forges a line or rewrites the terminal; a
  * bidirectional embedding, override or isolate (U+202A to U+202E, U+2066 to U+2069) shows what follows it reversed
- * ("\u202esniw ON" reads "NO wins").
+ * ("\u202esniw ON" reads "NO wins"); a zero-width character (U+200B to U+200D outside an emoji sequence, U+2060,
+ * U+FEFF) is not shown at all, so the text reads as the text without it.
  */
 export function textFault(text: string): string | undefined {
   if (/\p{Cc}/u.test(text)) return "control characters (line breaks, tabs, escapes)";
   if (/[\u202a-\u202e\u2066-\u2069]/u.test(text)) return "bidirectional controls (U+202A to U+202E, U+2066 to U+2069), which show text reversed";
+  if (/[\u200b-\u200d\u2060\ufeff]/u.test(text.replace(EMOJI_JOINER, ""))) {
+    return "zero-width characters (U+200B to U+200D outside an emoji, U+2060, U+FEFF), which are not shown";
+  }
   return undefined;
 }
 

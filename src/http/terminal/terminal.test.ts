@@ -304,6 +304,18 @@ describe("API keys from the terminal", () => {
     expect((await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } })).json().data).toEqual([]);
   });
 
+  it("refuses a name holding a zero-width character, which reads as the name without it, and takes an emoji joined by U+200D", async () => {
+    const { cookie, csrf } = await signUp();
+    const make = (name: string) => app.inject({ method: "POST", url: "/v1/keys", headers: { ...json, cookie, "x-csrf-token": csrf }, payload: { name, scopes: ["read"] } });
+    for (const name of ["a\u200bb", "bot\u200d", "bo\u2060t", "bo\ufefft"]) {
+      const res = await make(name);
+      expect([res.statusCode, res.json().error.code, res.json().error.details.fields], JSON.stringify(name)).toEqual([400, "invalid_request", { name: expect.stringMatching(/^must have no zero-width characters \(/) }]);
+    }
+    expect((await app.inject({ method: "GET", url: "/v1/keys", headers: { cookie } })).json().data).toEqual([]);
+    const made = await make("\u{1F469}\u200d\u{1F4BB} desk");
+    expect([made.statusCode, made.json().name]).toEqual([201, "\u{1F469}\u200d\u{1F4BB} desk"]);
+  });
+
   it("makes a key that can withdraw only with the account's password again: a session alone pays nothing out through a key", async () => {
     const { cookie, csrf } = await signUp();
     const make = (extra: object) =>
