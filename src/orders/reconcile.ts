@@ -3,7 +3,7 @@ import type { Clock } from "../domain/types.ts";
 import type { FillRecord, OrderLeg, OrderPatch, OrderRecord, Store } from "../store/store.ts";
 import type { Venue } from "../venues/venue.ts";
 import { MinedDeep } from "../vault/mined-deep.ts";
-import { refusedByVault, type EscrowState, type Hex32, type LockState, type TxRef, type Vault } from "../vault/vault.ts";
+import { refusedByVault, type Hex32, type TxRef, type Vault } from "../vault/vault.ts";
 import { learnOutcome, type ChildOutcome } from "./child-outcome.ts";
 import { OpenHolds, type ExpiredHold, type OpenHold } from "./open-holds.ts";
 import { chainOrderId, childOrder, fillRecord, nothingFilled, settledOnChain, type Checkpoint, type Hold, type Log, type OrderService } from "./service.ts";
@@ -261,7 +261,7 @@ export class Reconciler {
     const { store, log } = this.d;
     for (const order of await store.rejectedHolding()) {
       try {
-        const state = await this.stateOf(order);
+        const state = await this.svc.holdOf(order);
         if (state.kind === "none") {
           await this.strandedHoldGone(order);
           continue;
@@ -276,11 +276,6 @@ export class Reconciler {
     }
   }
 
-  private stateOf(order: OrderRecord): Promise<LockState | EscrowState> {
-    const id = chainOrderId(order.id);
-    return order.side === "sell" ? this.d.vault.escrowState(id) : this.d.vault.lockState(id);
-  }
-
   /**
    * Records a rejected order the sweep recorded holding a lock or escrow that a reorganisation then removed as holding
    * none, with no transaction, once it can no longer land: no operator transaction pending, read again still not there,
@@ -288,7 +283,7 @@ export class Reconciler {
    * a sell's shares are its holder's again, told as finished. The order is then as one rejected before its lock.
    */
   private async strandedHoldGone(order: OrderRecord): Promise<void> {
-    if ((await this.d.vault.pendingTransactions()) > 0 || (await this.stateOf(order)).kind !== "none" || !(await this.gone.deep(order.id))) return;
+    if ((await this.d.vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none" || !(await this.gone.deep(order.id))) return;
     const patch: OrderPatch = { ...(order.side === "sell" ? { escrowed: 0n } : { locked: 0n }), lockTx: null, errorMessage: removed(order) };
     const done = await this.d.store.updateOrder(order.id, ["rejected"], patch);
     this.gone.forget(order.id);
