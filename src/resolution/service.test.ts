@@ -4,6 +4,7 @@ import { sotTokenId } from "../contracts/sot.ts";
 import type { MarketCatalog } from "../markets/catalog.ts";
 import type { Store } from "../store/store.ts";
 import { openSqliteStore } from "../store/sqlite/sqlite-store.ts";
+import { orderRecord } from "../../test/helpers/stores.ts";
 import { keyOf, newClient } from "../vault/testkit.ts";
 import type { RedemptionItem, Vault } from "../vault/vault.ts";
 import { testChainPerFile } from "../vault/vitest-kit.ts";
@@ -155,7 +156,7 @@ describe("a pass asked for while one runs", () => {
 });
 
 describe("planning the redemptions of resolved events", () => {
-  it("reads the open orders once a pass, and holds up only the holder whose order on the event is open until it finishes", async () => {
+  it("reads the open orders once a pass, plans every holder, and reads again an event on which an order is open until it finishes", async () => {
     const resolved = ["a", "b"].map((eventId) => ({ eventId, status: "resolved", outcome: "YES" }));
     const alice = { accountId: "alice", address: "0xa" };
     const bob = { accountId: "bob", address: "0xb" };
@@ -180,15 +181,19 @@ describe("planning the redemptions of resolved events", () => {
     });
     await service.pass();
     expect(openReads).toBe(1);
-    // Each holder's balance of both tokens; bob's not while his order on b is open.
-    expect(asked).toEqual([["0xa", "0xa"], ["0xa", "0xa"]]);
-    open = [];
+    // Each holder's balance of both tokens, bob's too while his order on b is open.
+    expect(asked).toEqual([["0xa", "0xa"], ["0xa", "0xa", "0xb", "0xb"]]);
+    // a is done; b is read again while the order on it is open, and once more after it finished.
     await service.pass();
     expect(openReads).toBe(2);
     expect(asked.slice(2)).toEqual([["0xa", "0xa", "0xb", "0xb"]]);
+    open = [];
     await service.pass();
-    expect(openReads).toBe(2);
-    expect(asked).toHaveLength(3);
+    expect(openReads).toBe(3);
+    expect(asked.slice(3)).toEqual([["0xa", "0xa", "0xb", "0xb"]]);
+    await service.pass();
+    expect(openReads).toBe(3);
+    expect(asked).toHaveLength(4);
   });
 });
 
@@ -314,6 +319,29 @@ describe("redeeming a resolved event's positions against the holders' balances",
     await service.pass();
     await service.pass();
     expect(credited()).toBe(13_000_000n);
+  });
+
+  it("redeems the shares a holder holds while its sell waits on a venue this server does not run, and what the sell returns once it ends", async () => {
+    const { store, service, balance, credited } = await setUp();
+    // A sell of 4 more, escrowed (out of the holder's balance of 10), whose child order went to a venue this server does
+    // not run: recovery waits for it until its escrow's deadline, a day.
+    const at = new Date(1_000_000).toISOString();
+    await store.insertOrder(
+      orderRecord({
+        id: "ord_sell", accountId: "acc", eventId: "ev", side: "sell", amount: 0n, shares: 4_000_000n, status: "routing", escrowed: 4_000_000n, sotTokenId: "1",
+        legs: [{ venue: "gone", clientOrderId: "c-gone", venueMarketId: "g-1", limitPrice: 500_000n, shares: 4_000_000n, round: 1, expiresAt: 0 }], createdAt: at, updatedAt: at, lockedAt: at,
+      }),
+    );
+    await service.pass();
+    expect(credited()).toBe(10_000_000n);
+    // The sell ends (another instance's recovery: this process is not told): it sold 1 and returned 3, redeemed under the next key.
+    await store.updateOrder("ord_sell", ["routing"], { status: "partially_filled", filledShares: 1_000_000n, proceeds: 990_000n, settleTx: TX });
+    balance.set(1n, 3_000_000n);
+    await service.pass();
+    expect(credited()).toBe(13_000_000n);
+    expect(new Map((await store.redemptions()).map((r) => [r.key, [r.status, r.shares]]))).toEqual(
+      new Map([[redemptionKey("ev", "YES", ADDRESS, 0), ["redeemed", 10_000_000n]], [redemptionKey("ev", "YES", ADDRESS, 1), ["redeemed", 3_000_000n]]]),
+    );
   });
 
   it("leaves no redemption pending for good when another instance's redemption lands while this one plans", async () => {

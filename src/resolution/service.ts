@@ -101,10 +101,9 @@ export class ResolutionService {
     }
     const toPlan = (await this.d.store.eventResolutions()).filter((x) => x.status === "resolved" && !this.done.has(x.eventId));
     if (toPlan.length > 0) {
-      const busy = new Map<string, Set<string>>();
-      for (const o of await this.d.store.ordersInStatus(OPEN_STATUSES)) busy.set(o.eventId, (busy.get(o.eventId) ?? new Set()).add(o.accountId));
+      const open = new Set((await this.d.store.ordersInStatus(OPEN_STATUSES)).map((o) => o.eventId));
       for (const r of toPlan) {
-        await this.plan(r, busy.get(r.eventId) ?? new Set()).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
+        await this.plan(r, open.has(r.eventId)).catch((err: unknown) => this.d.log.warn({ err, event_id: r.eventId }, "planning the event's redemptions failed; will retry"));
       }
     }
     await this.redeemPending();
@@ -160,21 +159,22 @@ export class ResolutionService {
 
   /**
    * Stores a redemption for every position still held in a resolved event and not already waiting in a pending
-   * one, but for the holders of `busy`, whose order on it is open (an open sell holds shares in escrow that it
-   * may yet return; an order left to an operator holds up its own holder only). Balances are read from the
-   * chain; the event is done once none is left and no order on it is open.
+   * one, whatever order of its holder is open on it: the balance read is the holder's own shares, which a buy only
+   * adds to and a sell's escrow has already left (the Vault holds them); a sell whose escrow is not yet taken races
+   * the redemption on chain, the Vault giving each share to whichever lands first and refusing the other. Balances are
+   * read from the chain; the event is done once none is left and no order on it is `open` (what an open order mints or
+   * returns is planned once it ends).
    */
-  private async plan(r: EventResolutionRecord, busy: ReadonlySet<string>): Promise<void> {
+  private async plan(r: EventResolutionRecord, open: boolean): Promise<void> {
     const now = new Date(this.d.clock.now()).toISOString();
     const holdings = (await this.d.store.holders(r.eventId))
-      .filter((holder) => !busy.has(holder.accountId))
       .flatMap((holder) => OUTCOMES.map((outcome) => ({ holder, outcome, tokenId: this.d.tokenId(r.eventId, outcome) })));
     // The redemptions before the balances: one another instance's redemption landing between the two reads then
     // shows as still pending (no new one is planned) rather than as redeemed with the shares it burned still held.
     const made = await this.d.store.redemptions({ eventId: r.eventId });
     const balances = await this.d.vault.sotBalances(holdings.map((h) => ({ account: h.holder.address as Address, tokenId: h.tokenId })));
     if (balances.every((b) => b === 0n)) {
-      if (busy.size === 0) this.done.add(r.eventId);
+      if (!open) this.done.add(r.eventId);
       return;
     }
     const rows: RedemptionRecord[] = holdings.flatMap(({ holder, outcome, tokenId }, i) => {

@@ -141,6 +141,28 @@ describe("resolution on a server run on some of the venues (VENUES)", () => {
     expect(after.positions.filter((p) => p.event_id === event)).toEqual([expect.objectContaining({ outcome: "YES", shares: 0 })]);
   });
 
+  it("pays a holder whose order on the event waits on a venue it no longer runs, without waiting for that order's deadline", async () => {
+    const holder = await some.newKey();
+    const event = "eth-above-5k-2026-12-31";
+    const bought = await holder.client.order({ ...buy("YES", 20), market_id: event } as never);
+    expect(bought.filled_shares).toBeGreaterThan(0);
+    // A buy a deployment that ran Limitless routed there: recovery cannot ask it, and waits for its lock's deadline, a day.
+    const at = new Date().toISOString();
+    await some.crossfill.store.insertOrder(
+      orderRecord({
+        id: "ord_waits_on_limitless", accountId: holder.accountId, eventId: event, status: "routing", locked: 5_000_000n, createdAt: at, updatedAt: at, lockedAt: at,
+        legs: [{ venue: "limitless-sim", clientOrderId: "c-waits", venueMarketId: "m", limitPrice: 500_000n, shares: 1_000_000n, round: 1, expiresAt: 0 }],
+      }),
+    );
+    const before = await holder.client.account();
+    await some.crossfill.store.decideEvent({ eventId: event, status: "resolved", outcome: "YES", decidedBy: "operator", venueReports: {}, decidedAt: at });
+    await some.crossfill.resolutions.pass();
+    const after = await holder.client.account();
+    expect(after.available_usdc).toBeCloseTo(before.available_usdc + bought.filled_shares, 6);
+    expect(after.positions.filter((p) => p.event_id === event)).toEqual([expect.objectContaining({ outcome: "YES", shares: 0 })]);
+    expect((await some.crossfill.store.order("ord_waits_on_limitless"))?.status).toBe("routing");
+  });
+
   it("leaves an event to an operator when crossfill sent a child order of it to a venue it no longer runs", async () => {
     const holder = await some.newKey();
     const event = "gold-above-5000-2026-12-31"; // listed on all four venues
