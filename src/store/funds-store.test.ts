@@ -197,6 +197,15 @@ describe.each(STORE_BACKENDS)("$name store: withdrawals, deposits, activity", (b
       expect(await store.chainCursor("deposits:1")).toEqual({ block: BEYOND_DOUBLE, hash: "0x11" });
       expect(await store.chainCursor("deposits:2")).toBeUndefined();
     });
+
+    it("raises a chain cursor, never lowers it, whoever writes", async () => {
+      await store.raiseChainCursor("holds:1", { block: 10n, hash: "0x10" });
+      await store.raiseChainCursor("holds:1", { block: 9n, hash: "0x09" });
+      await store.raiseChainCursor("holds:1", { block: 10n, hash: "0x0a" });
+      expect(await store.chainCursor("holds:1")).toEqual({ block: 10n, hash: "0x10" });
+      await store.raiseChainCursor("holds:1", { block: BEYOND_DOUBLE, hash: "0x11" });
+      expect(await store.chainCursor("holds:1")).toEqual({ block: BEYOND_DOUBLE, hash: "0x11" });
+    });
   });
 
   describe("activity", () => {

@@ -33,6 +33,7 @@ type FundsMethods =
   | "faucetDrips"
   | "chainCursor"
   | "setChainCursor"
+  | "raiseChainCursor"
   | "activity";
 
 /** The tables whose rows an instance leases while it works on them, with the same id, status and lease columns (typed as the first). */
@@ -196,6 +197,15 @@ export class FundsStore implements Pick<Store, FundsMethods> {
       .insertInto("chain_cursors")
       .values({ name, block: cursor.block, hash: cursor.hash, updated_at: at })
       .onConflict((oc) => oc.column("name").doUpdateSet({ block: cursor.block, hash: cursor.hash, updated_at: at }))
+      .execute();
+  };
+
+  raiseChainCursor: Store["raiseChainCursor"] = async (name, cursor) => {
+    const at = this.nowIso();
+    await this.db
+      .insertInto("chain_cursors")
+      .values({ name, block: cursor.block, hash: cursor.hash, updated_at: at })
+      .onConflict((oc) => oc.column("name").doUpdateSet({ block: cursor.block, hash: cursor.hash, updated_at: at }).where("chain_cursors.block", "<", cursor.block))
       .execute();
   };
 

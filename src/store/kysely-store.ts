@@ -119,6 +119,7 @@ export class KyselyStore implements Store {
   faucetDrips: Store["faucetDrips"] = (...a) => this.funds.faucetDrips(...a);
   chainCursor: Store["chainCursor"] = (...a) => this.funds.chainCursor(...a);
   setChainCursor: Store["setChainCursor"] = (...a) => this.funds.setChainCursor(...a);
+  raiseChainCursor: Store["raiseChainCursor"] = (...a) => this.funds.raiseChainCursor(...a);
   activity: Store["activity"] = (...a) => this.funds.activity(...a);
 
   async migrate(): Promise<void> {

@@ -582,6 +582,8 @@ export interface Store {
   faucetDrips(accountId: string): Promise<FaucetDripRecord[]>;
   chainCursor(name: string): Promise<ChainCursor | undefined>;
   setChainCursor(name: string, cursor: ChainCursor): Promise<void>;
+  /** Sets the cursor as `setChainCursor` does, unless it already stands at or above `cursor.block`: it only rises, whoever writes. */
+  raiseChainCursor(name: string, cursor: ChainCursor): Promise<void>;
 
   /** Every movement of the account's money, newest first (src/store/activity.ts). */
   activity(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<ActivityRecord>>;

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../store/store.ts";
-import { getAddress } from "viem";
+import { encodeFunctionData, getAddress, toHex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { openEvmVault } from "./evm/evm-vault.ts";
-import { startFaultyNode, type FaultyNode } from "../../test/helpers/rpc-proxy.ts";
+import { startFaultyNode, startPool, type FaultyNode } from "../../test/helpers/rpc-proxy.ts";
+import { vaultAbi } from "../contracts/artifacts.ts";
 import { sotTokenId } from "../contracts/sot.ts";
 import { keyOf, openTestStore, tempDir } from "./testkit.ts";
 import { VaultTxError, type Vault } from "./vault.ts";
@@ -114,6 +115,33 @@ describe("a lock whose outcome is unknown", () => {
     } finally {
       await after.close();
     }
+  });
+});
+
+describe("a lock read after a restart through a node of a pool behind it", () => {
+  it("is not taken for none: the block its transaction landed in outlives the process that sent it", async () => {
+    const o = keyOf("locked, then the process restarted");
+    const behind = await vault.blockNumber();
+    await vault.lock(o, client, 1_000_000n);
+    // One URL before a pool: head reads and reads of the lock go to a node still at `behind`, under the lock's block.
+    const lockOf = encodeFunctionData({ abi: vaultAbi, functionName: "lockOf", args: [o] }).slice(0, 10);
+    const pool = await startPool(
+      node.url,
+      (c) => c.method === "eth_blockNumber" || (c.method === "eth_call" && ((c.params[0] as { data?: string }).data ?? "").startsWith(lockOf)),
+      async (c, forward) => {
+        if (c.method === "eth_blockNumber") return { jsonrpc: "2.0", id: c.id, result: toHex(behind) };
+        return forward(c.method === "eth_call" ? { ...c, params: [c.params[0], toHex(behind)] } : c);
+      },
+    );
+    const restarted = await openEvmVault({ rpcUrl: pool.url, operatorKey, store, faucet: true, receiptPollMs: 20 });
+    try {
+      await expect(restarted.lockState(o)).rejects.toThrow(/behind block/);
+      expect(await vault.lockState(o)).toMatchObject({ kind: "locked", amount: 1_000_000n });
+    } finally {
+      await restarted.close();
+      await pool.stop();
+    }
+    await vault.release(o);
   });
 });
 

@@ -137,12 +137,16 @@ export async function openEvmVault(opts: EvmVaultOptions): Promise<Vault> {
     ...(opts.batchGas !== undefined ? { maxGas: opts.batchGas } : {}),
     ...(opts.txObserver ? { observer: opts.txObserver } : {}),
   });
-  return new EvmVault(info, client, rpc, sender, batcher, logs, head);
+  // A dev chain started afresh deploys the contracts at the same addresses: its genesis tells its record from the old chain's.
+  const holdsBlock = { store: opts.store, name: `holds:${chainId}:${genesis}:${contracts.vault.toLowerCase()}` };
+  return new EvmVault(info, client, rpc, sender, batcher, logs, holdsBlock, head);
 }
 
 class EvmVault implements Vault {
   private closed = false;
   private readonly c: Contracts;
+  /** The last block this vault recorded in `holdsBlock`, and its write. */
+  private recorded: { block: bigint; write: Promise<void> } = { block: 0n, write: Promise.resolve() };
 
   constructor(
     private readonly chain: ChainInfo,
@@ -151,6 +155,11 @@ class EvmVault implements Vault {
     private readonly sender: TxSender,
     private readonly batcher: VaultBatcher,
     private readonly logs: LogReader,
+    /**
+     * The store's record (a chain cursor by this name) of the highest block a lock, settle or release, or an escrow call,
+     * of any instance landed in, with that transaction's hash: every hold is in a block at or under it once its call was answered.
+     */
+    private readonly holdsBlock: { store: ChainStore; name: string },
     /**
      * The highest block a node has shown this vault (a head read, at the start and since; a block its own transactions
      * landed in): a node whose head is under it is behind, one of a pool behind CHAIN_RPC_URL.
@@ -413,6 +422,11 @@ class EvmVault implements Vault {
     if (this.closed) throw new Error("the vault is closed");
     const ref = await this.batcher.call({ fn, orderId, data, gas: GAS[fn] });
     this.saw(ref.blockNumber);
+    // Recorded before the call is answered, so before its order is: a process that reads the order reads the block too.
+    if (ref.blockNumber > this.recorded.block) {
+      this.recorded = { block: ref.blockNumber, write: this.holdsBlock.store.raiseChainCursor(this.holdsBlock.name, { block: ref.blockNumber, hash: ref.txHash }) };
+    }
+    await this.recorded.write;
     return ref;
   }
 
@@ -432,12 +446,14 @@ class EvmVault implements Vault {
   }
 
   /**
-   * No hold of the order, as a node whose head is `head` answered: taken only from one at or above every block seen. A
+   * No hold of the order, as a node whose head is `head` answered: taken only from one at or above every block seen, the
+   * store's record of the highest block of a hold's call among them (a process started since, another instance's calls). A
    * node behind (one of a pool behind CHAIN_RPC_URL) may lack a hold the chain has, and its `none` fails the read for the
    * caller to ask again, rather than have recovery take the hold for one a reorganisation removed (an order whose venues
    * filled failed, its lock then released as stranded: the operator carrying the fills).
    */
-  private none(head: bigint, orderId: Hex32): { kind: "none" } {
+  private async none(head: bigint, orderId: Hex32): Promise<{ kind: "none" }> {
+    this.saw((await this.holdsBlock.store.chainCursor(this.holdsBlock.name))?.block ?? 0n);
     if (head < this.seen) throw new Error(`the node that answered is at block ${head}, behind block ${this.seen} another showed: it may lack the hold of ${orderId}`);
     return { kind: "none" };
   }

@@ -14,8 +14,8 @@ export interface NonceBook {
   handedOut(): Promise<{ next: number; at: number }>;
 }
 
-/** What the chain needs of the store: the deployment of the contracts and the operator's nonces. */
-export type ChainStore = Pick<Store, "chainDeployment" | "claimChainDeployment" | "finishChainDeployment" | "reserveNonces" | "noncesReserved">;
+/** What the chain needs of the store: the deployment of the contracts, the operator's nonces and the highest block of a hold's transaction. */
+export type ChainStore = Pick<Store, "chainDeployment" | "claimChainDeployment" | "finishChainDeployment" | "reserveNonces" | "noncesReserved" | "chainCursor" | "raiseChainCursor">;
 
 export function storeNonceBook(store: ChainStore, key: NonceKey): NonceBook {
   return {
