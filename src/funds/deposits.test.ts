@@ -613,6 +613,55 @@ describe("the deposit watcher", () => {
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 6n * USDC, locked: 0n });
   }, 60_000);
 
+  it("records no credit that a node of a pool on another fork logged under the scan's cursor while the chain's credit is above it, so a reorganisation that removes that credit credits it again", async () => {
+    const { key, account } = await keyedAccount("acc_fork_credit");
+    const deposit = await signedTransfer(account.address as Address, 4n * USDC);
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    await mine([deposit]);
+    await t.rpc.call("evm_mine");
+    const fork = await t.rpc.call<Hex>("evm_snapshot");
+    // The credit is sent, mined above the scan's cursor, and waits for a block over it; the next pass moves the cursor to the block under it.
+    await watcher.pass();
+    await watcher.pass();
+    expect(await statusesOf(account.id)).toEqual([[4n * USDC, "crediting"]]);
+    const cursor = (await t.store.chainCursor(depositCursorName(t.vault.info())))!.block;
+    // One URL before a pool: the logs come from a node on another fork from the cursor's block up, which mined the credit
+    // in that block; the head, the blocks and the Vault's state from the node on the chain.
+    const pool = await startPool(
+      t.chain.rpcUrl,
+      (c) => c.method === "eth_getLogs",
+      async (c, forward) => {
+        const answer = await forward(c);
+        if (c.method === "eth_getBlockByNumber" && BigInt(c.params[0] as Hex) >= cursor) {
+          const block = answer.result as { hash: Hex };
+          return { ...answer, result: { ...block, hash: keccak256(block.hash) } };
+        }
+        if (c.method !== "eth_getLogs") return answer;
+        return { ...answer, result: (answer.result as { blockNumber: Hex }[]).map((l) => ({ ...l, blockNumber: toHex(cursor) })) };
+      },
+    );
+    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
+    try {
+      await watcherSigningWith(() => key, { confirmations: 1, vault }).pass();
+    } finally {
+      await vault.close();
+      await pool.stop();
+    }
+    expect(await statusesOf(account.id)).toEqual([[4n * USDC, "crediting"]]);
+    // A reorganisation of the blocks above the cursor: the credit's block is replaced by an empty one, the cursor's block kept.
+    await t.rpc.call("evm_revert", [fork]);
+    await t.rpc.call("evm_mine");
+    await t.rpc.call("evm_mine");
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 0n, locked: 0n });
+    const statuses = async () => {
+      await watcher.pass();
+      await t.rpc.call("evm_mine");
+      return statusesOf(account.id);
+    };
+    await expect.poll(statuses, { timeout: 30_000, interval: 500 }).toEqual([[4n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 4n * USDC, locked: 0n });
+  }, 60_000);
+
   it("credits once a transfer that a deep reorganisation mined again at another log index", async () => {
     const { key, account } = await keyedAccount("acc_remined");
     const elsewhere = await signedTransfer(privateKeyToAddress(generatePrivateKey()), 2n * USDC);
