@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { decodeErrorResult, encodeFunctionData, keccak256, parseEventLogs, toHex } from "viem";
+import { decodeErrorResult, encodeFunctionData, keccak256, parseEventLogs, toHex, type Hex } from "viem";
 import { positionTokenAbi, testUSDCAbi, vaultAbi } from "../contracts/artifacts.ts";
 import { sotAssetId, sotTokenId } from "../contracts/sot.ts";
+import { startPool } from "../../test/helpers/rpc-proxy.ts";
+import { openEvmVault } from "./evm/evm-vault.ts";
 import { keyOf, newClient } from "./testkit.ts";
 import { refusedOnChain, reverts, testChainPerFile } from "./vitest-kit.ts";
 import { VaultTxError } from "./vault.ts";
@@ -207,5 +209,34 @@ describe("EvmVault on the dev chain", () => {
     expect(lost.reason).toBeInstanceOf(VaultTxError);
     expect((lost.reason as VaultTxError).reason).toBe("InsufficientAvailable");
     expect(await t.vault.balanceOf(c.address)).toEqual({ available: 1n * USDC, locked: 2n * USDC });
+  });
+
+  it("fails a search for a lock's transaction, rather than find none, while a node of a pool behind the head another named answers its logs", async () => {
+    const c = await newClient(t);
+    await t.vault.fund(c.address, 5n * USDC, keyOf(c.address));
+    const behind = await t.vault.blockNumber();
+    const a = oid("held");
+    const locked = await t.vault.lock(a, c.address, 5n * USDC);
+    // One URL before a pool: a request reading logs goes to a node still at `behind`, under the lock's block, which answers
+    // a range past its head with the logs it has, as geth does; any other request to the node that has every block.
+    const pool = await startPool(
+      t.chain.rpcUrl,
+      (call) => call.method === "eth_getLogs",
+      async (call, forward) => {
+        if (call.method === "eth_getBlockByNumber" && BigInt(call.params[0] as Hex) > behind) return { jsonrpc: "2.0", id: call.id, result: null };
+        if (call.method !== "eth_getLogs") return forward(call);
+        const filter = call.params[0] as { fromBlock: Hex; toBlock: Hex };
+        if (BigInt(filter.fromBlock) > behind) return { jsonrpc: "2.0", id: call.id, result: [] };
+        return forward({ ...call, params: [{ ...filter, toBlock: BigInt(filter.toBlock) > behind ? toHex(behind) : filter.toBlock }] });
+      },
+    );
+    const vault = await openEvmVault({ rpcUrl: pool.url, operatorKey: t.chain.operatorKey, store: t.store, faucet: true, devChain: t.chain });
+    try {
+      await expect(vault.heldBy(a)).rejects.toThrow(/has no block/);
+    } finally {
+      await vault.close();
+      await pool.stop();
+    }
+    expect(await t.vault.heldBy(a)).toBe(locked.txHash);
   });
 });
