@@ -11,12 +11,13 @@ export const TIME_IN_FORCE = ["FOK", "IOC"] as const;
 export type TimeInForce = (typeof TIME_IN_FORCE)[number];
 /**
  * An idempotency key: client_order_id, client_withdrawal_id. 1-64 printable characters (code points: an emoji is one,
- * beyond U+FFFF): no space and no hidden character (`hasHiddenCharacter`: a control, a lone surrogate, which is no
- * character and is stored as U+FFFD, so two different ids would be one, a zero-width or bidirectional format, a variation
- * selector), with which an id reads on a screen as another one.
+ * beyond U+FFFF): no space of any kind (Unicode's separators: U+0020, a no-break space U+00A0, U+2000 to U+200A, U+3000,
+ * the line and paragraph separators U+2028 and U+2029) and no hidden character (`hasHiddenCharacter`: a control, a lone
+ * surrogate, which is no character and is stored as U+FFFD, so two different ids would be one, a zero-width or
+ * bidirectional format, a variation selector), with which an id reads on a screen as another one.
  */
 export function isClientId(id: string): boolean {
-  return /^[^ ]{1,64}$/u.test(id) && !hasHiddenCharacter(id);
+  return /^\P{Z}{1,64}$/u.test(id) && !hasHiddenCharacter(id);
 }
 /**
  * The Idempotency-Key header's: 1-64 printable ASCII characters. Node reads a header's bytes one character each, so any

@@ -64,6 +64,12 @@ describe("validateWithdrawal", () => {
     }
   });
 
+  it("refuses a client_withdrawal_id holding a space of any kind, which reads as the id with another space", () => {
+    for (const id of ["w 1", "w\u00a01", "w\u20091", "w\u202f1", "w\u30001"]) {
+      expect([id, refused({ ...body, client_withdrawal_id: id })]).toEqual([id, { client_withdrawal_id: "must be 1-64 printable characters" }]);
+    }
+  });
+
   it("asks a session's request for the password, and names every offending field at once", () => {
     expect(refused(body, true)).toEqual({ password: expect.stringContaining("password again") });
     expect(validateWithdrawal({ ...body, password: "correct horse" }, { session: true }).password).toBe("correct horse");

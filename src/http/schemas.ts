@@ -30,7 +30,7 @@ export const OrderRequest = Type.Object(
     ),
     max_slippage: Type.Optional(Decimal("Fraction 0 to 0.5 above the best fee-adjusted ask (a buy), below the best fee-adjusted bid (a sell); default 0.01.")),
     strategy: Type.Optional(Type.String({ enum: ["optimize_price", "optimize_speed"], description: "Default optimize_price." })),
-    client_order_id: Type.Optional(Type.String({ description: "Idempotency key: 1-64 printable characters, no space and no hidden one (a control, a zero-width or bidirectional format character, a variation selector); the Idempotency-Key header works the same." })),
+    client_order_id: Type.Optional(Type.String({ description: "Idempotency key: 1-64 printable characters, no space of any kind (a no-break space, U+2000 to U+200A, U+3000 ...) and no hidden one (a control, a zero-width or bidirectional format character, a variation selector); the Idempotency-Key header works the same." })),
     time_in_force: Type.Optional(Type.String({ enum: ["FOK", "IOC"], description: "FOK (default): fill all within slippage or nothing. IOC: fill what fits." })),
   },
   // Documents what validateOrder refuses: a field it does not name (the route validates the body itself).
@@ -179,7 +179,7 @@ export const WithdrawalRequest = Type.Object(
   {
     amount_usdc: Decimal("USDC to pay out of the available balance: > 0, at most 6 decimals; a number or a decimal string."),
     to_address: Type.String({ description: "Where to pay it: a 0x address, EIP-55 checksummed or all lower case." }),
-    client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key: 1-64 printable characters, no space and no hidden one (a control, a zero-width or bidirectional format character, a variation selector): the same body sent again answers the same withdrawal; the Idempotency-Key header works the same." })),
+    client_withdrawal_id: Type.Optional(Type.String({ description: "Idempotency key: 1-64 printable characters, no space of any kind (a no-break space, U+2000 to U+200A, U+3000 ...) and no hidden one (a control, a zero-width or bidirectional format character, a variation selector): the same body sent again answers the same withdrawal; the Idempotency-Key header works the same." })),
     password: Type.Optional(Type.String({ description: "The account's password: required, and only accepted, from the web terminal's session." })),
   },
   // Documents what validateWithdrawal refuses: a field it does not name (the route validates the body itself).

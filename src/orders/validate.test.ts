@@ -96,6 +96,13 @@ describe("validateOrder", () => {
     expect(validateOrder({ ...base, client_order_id: "\u2764" }, undefined, limits).clientOrderId).toBe("\u2764");
   });
 
+  it("refuses a client_order_id holding a space of any kind, which reads as the id with another space", () => {
+    // "a\u00a0b" (a no-break space) shows as "a b"; U+2028 and U+2029 break the line it is shown on.
+    for (const id of ["a b", "a\u00a0b", "a\u1680b", "a\u2000b", "a\u200ab", "a\u2028b", "a\u2029b", "a\u202fb", "a\u205fb", "a\u3000b"]) {
+      expect([id, fields({ ...base, client_order_id: id })]).toEqual([id, { client_order_id: "must be 1-64 printable characters" }]);
+    }
+  });
+
   it('names a field with an empty name as "" in its sentence', () => {
     expect(() => validateOrder({ ...base, "": 1 }, undefined, limits)).toThrow('Invalid order: "" is not a known field.');
   });

@@ -95,6 +95,22 @@ describe("a client id holding a hidden character (it reads on a screen as anothe
   });
 });
 
+describe("a client id holding a space of any kind (a no-break space reads as a space) is invalid_request", () => {
+  it("as a client_order_id or a client_withdrawal_id, and nothing is ordered or paid", async () => {
+    const k = await s.newKey({ scopes: ["read", "trade", "withdraw"] });
+    const order = { market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 1, max_slippage: 0.05 };
+    const withdrawal = { amount_usdc: "0.1", to_address: "0x" + "56".repeat(20) };
+    for (const id of ["a\u00a0b", "a\u2009b", "a\u3000b"]) {
+      for (const [path, body, field] of [["/v1/order", { ...order, client_order_id: id }, "client_order_id"], ["/v1/withdrawals", { ...withdrawal, client_withdrawal_id: id }, "client_withdrawal_id"]] as const) {
+        const r = await k.client.request("POST", path, { body: JSON.stringify(body), signed: true });
+        expect([id, r.status, (r.body as ErrorAnswer).error]).toEqual([id, 400, expect.objectContaining({ code: "invalid_request", details: { fields: { [field]: "must be 1-64 printable characters" } } })]);
+      }
+    }
+    expect((await k.client.orders()).data).toEqual([]);
+    expect((await k.client.request("GET", "/v1/withdrawals")).body).toMatchObject({ data: [] });
+  });
+});
+
 describe("a body that is not UTF-8 (RFC 8259 §8.1) is invalid_json, not read with U+FFFD in place of its bytes", () => {
   it("for an order, whose client_order_id would otherwise be another's", async () => {
     const before = (await s.client.orders()).data.length;
