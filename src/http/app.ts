@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { Type } from "@sinclair/typebox";
 import AjvCompiler, { type ValidatorFactory } from "@fastify/ajv-compiler";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
@@ -25,7 +27,7 @@ import { fastPrices, trustedHop } from "./fast-prices.ts";
 import { addressNetwork } from "../auth/ip.ts";
 import { Sessions, sessionCookie, sessionIdHash } from "./terminal/session.ts";
 import { SIGN_IN_LIMIT } from "./terminal/session-routes.ts";
-import { terminalServes } from "./terminal/static.ts";
+import { servesFile, terminalServes } from "./terminal/static.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -45,6 +47,8 @@ export const BODY_LIMIT = 64 * 1024;
 /** The body of a route that takes none: nothing, or an object without fields. */
 const NO_BODY = Type.Object({}, { additionalProperties: false, nullable: true });
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
+/** The files swagger-ui serves under /docs/static (@fastify/swagger-ui's own static directory). */
+const DOCS_FILES = join(dirname(createRequire(import.meta.url).resolve("@fastify/swagger-ui")), "static");
 
 type AjvServerOptions = { customOptions: Record<string, unknown>; plugins: unknown[] };
 type RouteCompiler = (route: { schema: unknown; httpPart?: string }) => unknown;
@@ -235,9 +239,10 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
       if (route === null) return false;
       const { "*": rest, ...ids } = route.params;
       if (rest === undefined) return !Object.values(ids).includes("");
-      // The terminal's catch-all is the route whose `*` is the whole path; another's (the docs' files) takes every path it matches.
+      // The terminal's catch-all is the route whose `*` is the whole path; the other (the docs' files) takes the files
+      // swagger-ui has, a directory's being its index.html.
       const decoded = decodeURIComponent(path);
-      return `/${rest}` !== decoded || terminalServes(deps.terminal.assetsDir, decoded);
+      return `/${rest}` === decoded ? terminalServes(deps.terminal.assetsDir, decoded) : servesFile(DOCS_FILES, `/${rest}`.replace(/\/$/, "/index.html"));
     });
     // Asked with a method its path takes, what it names is not there (a file missing from the terminal's build).
     if (allow.length === 0 || allow.includes(req.method)) return new AppError("not_found", `No route ${req.method} ${shown}.`);

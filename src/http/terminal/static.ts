@@ -37,8 +37,12 @@ const FILE = /\.[A-Za-z0-9]+$/;
  */
 export function terminalServes(assetsDir: string, path: string): boolean {
   if (isApiPath(path)) return false;
-  if (!FILE.test(path)) return true;
-  const file = join(assetsDir, path);
+  return !FILE.test(path) || servesFile(assetsDir, path);
+}
+
+/** Whether a path (decoded) names a file of `dir`: not a directory, no segment hidden or climbing out of `dir` (none begins with a dot). */
+export function servesFile(dir: string, path: string): boolean {
+  const file = join(dir, path);
   return !path.includes("\0") && !path.split("/").some((segment) => segment.startsWith(".")) && existsSync(file) && statSync(file).isFile();
 }
 

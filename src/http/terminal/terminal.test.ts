@@ -1076,7 +1076,7 @@ describe("static terminal", () => {
     }
   });
 
-  it("answers a file missing from the terminal's build 404 whatever the method, as GET does, and a file of the build 405 for a method it does not take", async () => {
+  it("answers a file missing from the terminal's build or the docs' 404 whatever the method, as GET does, and a file they serve 405 for a method it does not take", async () => {
     mkdirSync(join(assets, "assets"));
     writeFileSync(join(assets, "assets", "app-1a2b.js"), "export {};");
     writeFileSync(join(assets, ".secret.js"), "export {};");
@@ -1087,8 +1087,16 @@ describe("static terminal", () => {
         expect([method, url, res.statusCode, res.headers["allow"], res.json().error]).toEqual([method, url, 404, undefined, { code: "not_found", message: `No route ${method} ${url.split("?")[0]}.`, request_id: expect.any(String) }]);
       }
     }
+    // Nor is a file missing from the docs' there, whatever the method, as one missing from the build.
+    for (const url of ["/docs/static/missing", "/docs/static/missing.css", "/docs/static/swagger-ui.css/x.js"]) {
+      expect([url, (await app.inject({ method: "GET", url })).statusCode]).toEqual([url, 404]);
+      for (const method of ["OPTIONS", "POST", "DELETE"] as const) {
+        const res = await app.inject({ method, url });
+        expect([method, url, res.statusCode, res.headers["allow"], res.json().error]).toEqual([method, url, 404, undefined, { code: "not_found", message: `No route ${method} ${url}.`, request_id: expect.any(String) }]);
+      }
+    }
     // The docs' files are not the terminal's: one the docs serve is 405 for OPTIONS, as one of the build is.
-    for (const url of ["/assets/app-1a2b.js", "/index.html", "/%61ssets/app-1a2b.js", "/docs/static/swagger-ui.css"]) {
+    for (const url of ["/assets/app-1a2b.js", "/index.html", "/%61ssets/app-1a2b.js", "/docs/static/swagger-ui.css", "/docs/static/"]) {
       expect([url, (await app.inject({ method: "GET", url })).statusCode]).toEqual([url, 200]);
       const res = await app.inject({ method: "OPTIONS", url });
       expect([url, res.statusCode, res.headers["allow"]]).toEqual([url, 405, "GET, HEAD"]);
