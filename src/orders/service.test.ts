@@ -1876,6 +1876,19 @@ describe("sells", () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("answers chain_unavailable, changing nothing, a sell's retry on its removed escrow landed again whose escrow the chain cannot read", async () => {
+    const { svc, pending } = await escrowLandedAgain();
+    const before = await store.order(pending.id);
+    ledger.failNext.escrowState = new Error("HTTP request failed.\n\nURL: http://user:secret@rpc.example/");
+    const refused = await svc.submit(who, { ...sell, shares: 15, client_order_id: "s-1" }, undefined).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: "chain_unavailable", status: 503, message: "The order's escrow could not be read from the chain; nothing was changed. Try again." });
+    expect(await store.order(pending.id)).toEqual(before);
+    expect(escrowOf(pending.id)).toMatchObject({ state: "escrowed", shares: 15_000_000n });
+    expect(ledger.sot.get(who.address)).toBe(5_000_000n);
+    expect(sent).toHaveLength(0);
+  });
+
   it("tells of the rejected sell whose escrow landed after it closed once the sweep returns its shares, so a resolved event's redemptions take them", async () => {
     const { svc, pending } = await escrowLandedAgain();
     const finished: string[] = [];
