@@ -337,13 +337,97 @@ describe("TxSender and fees that rise past a transaction's", () => {
       expect(await minedCount()).toBe(1);
       expect(await node.rpc.call("eth_getTransactionReceipt", [stuck])).toBeNull();
       // The same call, to the same address, with the same gas; fees raised by at least what nodes ask of a replacement.
-      const [was, now] = [parseTransaction(first!), parseTransaction(mined.raw)];
-      expect(keccak256(mined.raw)).toBe(mined.txHash);
+      // Its versions: the first one sent, then those that replaced it, the one mined among them.
+      expect(mined.versions[0]!.raw).toBe(first);
+      const raw = mined.versions.find((v) => v.hash === mined.txHash)!.raw;
+      const [was, now] = [parseTransaction(first!), parseTransaction(raw)];
+      expect(keccak256(raw)).toBe(mined.txHash);
       expect([now.to, now.data, now.gas, now.nonce]).toEqual([was.to, was.data, was.gas, was.nonce]);
       expect(now.maxFeePerGas!).toBeGreaterThanOrEqual((was.maxFeePerGas! * 9n) / 8n);
       expect(now.maxPriorityFeePerGas!).toBeGreaterThanOrEqual((was.maxPriorityFeePerGas! * 9n) / 8n);
     } finally {
       clearInterval(blocks);
     }
+  }, 30_000);
+});
+
+describe("TxSender and a reorganisation that mines another version of a replaced transaction", () => {
+  const target = "0x00000000000000000000000000000000000000c0";
+
+  /**
+   * A call to `target`, whose code is `code`, sent by a sender of 3 confirmations; the base fee jumps past its cap once it
+   * reaches the node, so three blocks on it is replaced, and the replacement is mined. Then `reorganise` removes that block
+   * and mines the first version instead, `target` doing nothing there, and answers its hash.
+   */
+  async function replacedAndMined(code: Hex) {
+    await node.rpc.call("anvil_setBalance", [operator, toHex(10n ** 24n)]);
+    await node.rpc.call("anvil_setCode", [target, code]);
+    // A base fee of 1 gwei, whatever the tests before left.
+    await node.rpc.call("anvil_setNextBlockBaseFeePerGas", [toHex(10n ** 9n)]);
+    await node.rpc.call("evm_mine");
+    const price = await node.rpc.call<Hex>("eth_gasPrice");
+    const before = await node.rpc.call<Hex>("evm_snapshot");
+    const anvil = rpcSubmit(node.rpc);
+    let first: Hex | undefined;
+    const sender = newSender({
+      confirmations: 3,
+      gapGraceMs: 300,
+      receiptTimeoutMs: 5_000,
+      submit: async (raws) => {
+        const results = await anvil(raws);
+        if (!first) {
+          await node.rpc.call("anvil_setNextBlockBaseFeePerGas", [toHex(BigInt(price) * 1_000n)]);
+          first = raws[0]!;
+        }
+        await node.rpc.call("evm_mine");
+        return results;
+      },
+    });
+    const outcome = sender.send({ label: "replaced", to: target, data: "0x", gas: 50_000n, dryRun: false }).then(
+      (m) => m,
+      (e: unknown) => e,
+    );
+    await expect.poll(() => first).toBeDefined();
+    // Blocks until the replacement is mined, fewer than three.
+    while ((await minedCount()) === 0) {
+      await node.rpc.call("evm_mine");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(await node.rpc.call("eth_getTransactionReceipt", [keccak256(first!)])).toBeNull();
+    // The sender reads the replacement's receipt meanwhile.
+    await new Promise((r) => setTimeout(r, 500));
+    const reorganise = async (): Promise<Hex> => {
+      await node.rpc.call("evm_revert", [before]);
+      await node.rpc.call("anvil_setCode", [target, "0x"]);
+      await node.rpc.call("anvil_setNextBlockBaseFeePerGas", [price]);
+      await node.rpc.call("eth_sendRawTransaction", [first!]);
+      await node.rpc.call("evm_mine");
+      const held = await node.rpc.call<{ status: Hex } | null>("eth_getTransactionReceipt", [keccak256(first!)]);
+      expect(held?.status).toBe("0x1");
+      expect(await minedCount()).toBe(1);
+      return keccak256(first!);
+    };
+    return { sender, outcome, reorganise };
+  }
+
+  it("answers a failed one with the version the chain holds when a reorganisation removes its block and mines the other, rather than unknown at the deadline", async () => {
+    // The replacement fails: its answer waits for three blocks above it.
+    const { outcome, reorganise } = await replacedAndMined("0x60006000fd");
+    const held = await reorganise();
+    const mined = await outcome;
+    expect(mined).toMatchObject({ txHash: held, blockNumber: BigInt(await node.rpc.call<Hex>("eth_blockNumber")) });
+  }, 30_000);
+
+  it("answers deep() with the version the chain holds when a reorganisation removes the block of the one mined and mines the other", async () => {
+    // The replacement succeeds and is answered at once; a batch's refused calls then wait for its depth.
+    const { sender, outcome, reorganise } = await replacedAndMined("0x");
+    const mined = (await outcome) as Mined;
+    expect(mined.versions).toHaveLength(2);
+    const deep = sender.deep("replaced", mined).catch((e: unknown) => e);
+    const held = await reorganise();
+    expect(held).not.toBe(mined.txHash);
+    const block = BigInt(await node.rpc.call<Hex>("eth_blockNumber"));
+    for (let i = 0; i < 3; i++) await node.rpc.call("evm_mine");
+    expect(await deep).toMatchObject({ txHash: held, blockNumber: block });
   }, 30_000);
 });

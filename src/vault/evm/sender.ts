@@ -39,9 +39,11 @@ export interface Mined {
   blockNumber: bigint;
   contractAddress: Address | null;
   logs: readonly ReceiptLog[];
-  /** The signed transaction and its nonce: what `deep` sends again while a reorganisation has removed it. */
-  nonce: number;
-  raw: Hex;
+  /**
+   * Every signed version of the transaction, this one and those of its nonce it replaced or that replaced it: what `deep`
+   * waits for, and sends again, while a reorganisation has removed it, as the chain may then mine any of them.
+   */
+  versions: readonly Sent[];
 }
 
 interface Pending extends TxRequest {
@@ -269,13 +271,13 @@ export class TxSender {
     const submittedAt = Date.now();
     const results = await this.o.submit(raws);
     const held = await this.held(results.map((r, i) => (r.ok ? undefined : keccak256(raws[i]!))));
-    const sent: (Sent & { p: Pending })[] = [];
+    const sent: { p: Pending; versions: Sent[] }[] = [];
     const refused: number[] = [];
     results.forEach((r, i) => {
       const p = go[i]!.p;
       const hash = r.ok ? r.hash : held[i];
       if (hash) {
-        sent.push({ p, hash, nonce: first + i, raw: raws[i]! });
+        sent.push({ p, versions: [{ hash, nonce: first + i, raw: raws[i]! }] });
       } else if (!r.ok) {
         p.reject(new VaultTxError("reverted", "Refused", `${p.label}: the node refused the transaction: ${r.error}`));
         refused.push(first + i);
@@ -287,15 +289,15 @@ export class TxSender {
       for (const n of refused) this.lost.add(n);
       await this.fill(refused).catch(() => undefined);
     }
-    const receipts = await this.receipts(sent, submittedAt);
-    for (const [i, { p }] of sent.entries()) {
+    const receipts = await this.receipts(sent.map((x) => x.versions), submittedAt);
+    for (const [i, { p, versions }] of sent.entries()) {
       const [s, r] = receipts[i]!;
       if (r.status === "0x1") {
-        p.resolve(minedOf(s, r));
+        p.resolve(minedOf(versions, s, r));
         continue;
       }
       // Its nonce is mined: nothing sent after it waits for it, so its depth is waited for outside the batches.
-      const wait = this.ending(p.label, s, r, false).then(p.resolve, p.reject);
+      const wait = this.ending(p.label, versions, s, r, false).then(p.resolve, p.reject);
       this.waiting.add(wait);
       void wait.finally(() => this.waiting.delete(wait));
     }
@@ -344,10 +346,9 @@ export class TxSender {
    * no longer has it (a reorganisation removed its block): the same signed transactions are sent again, once each grace, as a
    * node puts a reorganised transaction back in its pool. Held by the node while `REPLACE_AFTER_BLOCKS` blocks pass it by, and
    * the node's fees now above its own, it is replaced (`replace`): its nonce lets only one of its versions ever be mined.
+   * `versions` holds each transaction's signed versions, the one sent first, then those that replaced it (added here).
    */
-  private async receipts(sent: readonly Sent[], submittedAt: number, stop?: AbortSignal): Promise<[Sent, Receipt][]> {
-    // Each transaction's signed versions: the one sent first, then those that replaced it.
-    const versions = sent.map((s) => [s]);
+  private async receipts(versions: readonly Sent[][], submittedAt: number, stop?: AbortSignal): Promise<[Sent, Receipt][]> {
     const out = new Map<number, [Sent, Receipt]>();
     const deadline = Date.now() + (this.o.receiptTimeoutMs ?? 120_000);
     let fillAt = submittedAt + this.grace;
@@ -355,14 +356,14 @@ export class TxSender {
     let since: bigint | undefined;
     for (;;) {
       const asked = versions.flatMap((vs, i) => (out.has(i) ? [] : vs.map((v) => ({ i, v }))));
-      if (asked.length === 0) return sent.map((_, i) => out.get(i)!);
+      if (asked.length === 0) return versions.map((_, i) => out.get(i)!);
       const got = await this.o.rpc.batch(asked.map(({ v }) => ({ method: "eth_getTransactionReceipt", params: [v.hash] })));
       got.forEach((g, k) => {
         if (g.ok && g.result) out.set(asked[k]!.i, [asked[k]!.v, g.result as Receipt]);
       });
-      if (out.size === sent.length) continue;
+      if (out.size === versions.length) continue;
       stop?.throwIfAborted();
-      if (Date.now() > deadline) throw new Error(`no receipt for ${sent.length - out.size} transaction(s)`);
+      if (Date.now() > deadline) throw new Error(`no receipt for ${versions.length - out.size} transaction(s)`);
       if (Date.now() >= fillAt) {
         fillAt = Date.now() + this.grace;
         const waiting = versions.flatMap((vs, i) => (out.has(i) ? [] : [{ i, latest: vs.at(-1)! }]));
@@ -425,36 +426,37 @@ export class TxSender {
 
   /**
    * A transaction this sender mined, as it ends once its block is `confirmations` deep (at once with none): a reorganisation
-   * may remove that block and mine the same transaction again, where it does otherwise (a call of a `Vault.batch` refused for
-   * want of funds goes through after a deposit). Failed there: reverted; no new block by the receipts' deadline while it is
-   * not that deep, or stopWaits() first (the vault closing): unknown.
+   * may remove that block and mine the same transaction again, or another version of it, where it does otherwise (a call of a
+   * `Vault.batch` refused for want of funds goes through after a deposit). Failed there: reverted; no new block by the
+   * receipts' deadline while it is not that deep, or stopWaits() first (the vault closing): unknown.
    */
   async deep(label: string, m: Mined): Promise<Mined> {
     if (!this.o.confirmations) return m;
     const receipt = { status: "0x1" as Hex, blockNumber: toHex(m.blockNumber), contractAddress: m.contractAddress, logs: [...m.logs] };
-    return this.ending(label, { hash: m.txHash, nonce: m.nonce, raw: m.raw }, receipt, true);
+    const versions = [...m.versions];
+    return this.ending(label, versions, versions.find((v) => v.hash === m.txHash)!, receipt, true);
   }
 
   /** What a mined transaction ends as, by its `final` receipt: mined, reverted on chain, or unknown. */
-  private async ending(label: string, s: Sent, receipt: Receipt, all: boolean): Promise<Mined> {
+  private async ending(label: string, versions: Sent[], s: Sent, receipt: Receipt, all: boolean): Promise<Mined> {
     let ended: [Sent, Receipt];
     try {
-      ended = await this.final(s, receipt, all);
+      ended = await this.final(versions, s, receipt, all);
     } catch (e) {
       throw new VaultTxError("unknown", "Unknown", `${label}: outcome unknown (${(e as Error).message})`);
     }
     const [mined, r] = ended;
     if (r.status !== "0x1") throw await this.revertedOnChain(label, mined.hash);
-    return minedOf(mined, r);
+    return minedOf(versions, mined, r);
   }
 
   /**
    * The receipt a transaction keeps: a successful one at once unless `all` (its callers judge its depth), a failed one once
-   * its block is `confirmations` deep. Until then its receipt is read again, once each poll, and waited for as any other
-   * while a reorganisation has removed it: mined again, it may end otherwise. Not final by the receipts' deadline, or by
-   * stopWaits(): outcome unknown.
+   * its block is `confirmations` deep. Until then the receipts of all its `versions` are read again, once each poll, and
+   * waited for as any other's while a reorganisation has removed it: mined again, in the version mined before or another, it
+   * may end otherwise. Not final by the receipts' deadline, or by stopWaits(): outcome unknown.
    */
-  private async final(sent: Sent, receipt: Receipt, all: boolean): Promise<[Sent, Receipt]> {
+  private async final(versions: Sent[], sent: Sent, receipt: Receipt, all: boolean): Promise<[Sent, Receipt]> {
     const stop = this.closing.signal;
     const confirmations = BigInt(this.o.confirmations ?? 0);
     const timeout = this.o.receiptTimeoutMs ?? 120_000;
@@ -469,8 +471,7 @@ export class TxSender {
       if (latest > head) [head, deadline] = [latest, Date.now() + timeout];
       else if (Date.now() > deadline) throw new Error(`${s.hash} ${r.status === "0x1" ? "mined" : "failed"} in block ${BigInt(r.blockNumber)}, not yet ${confirmations} deep`);
       await new Promise((res) => setTimeout(res, this.o.receiptPollMs ?? 250));
-      const again = await this.o.rpc.call<Receipt | null>("eth_getTransactionReceipt", [s.hash]);
-      [s, r] = again ? [s, again] : (await this.receipts([s], Date.now(), stop))[0]!;
+      [s, r] = (await this.receipts([versions], Date.now(), stop))[0]!;
     }
   }
 
@@ -510,10 +511,10 @@ export class TxSender {
 }
 
 /** A signed transaction the node took: its hash, and what sends it again. */
-type Sent = { hash: Hex; nonce: number; raw: Hex };
+export type Sent = { hash: Hex; nonce: number; raw: Hex };
 
-function minedOf(s: Sent, r: Receipt): Mined {
-  return { txHash: s.hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs, nonce: s.nonce, raw: s.raw };
+function minedOf(versions: readonly Sent[], s: Sent, r: Receipt): Mined {
+  return { txHash: s.hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs, versions };
 }
 
 type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
