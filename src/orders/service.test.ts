@@ -371,6 +371,18 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     expect(sent).toHaveLength(0);
   });
 
+  it("answers a retry taking over its order's removed lock landed again as recovery would, though the node asked for the lock's transaction could not search for it", async () => {
+    const { order } = await lockRemovedByReorganisation();
+    const deadline = Math.floor(Date.now() / 1000) - 18 * 3600 + LOCK_TTL_S;
+    ledger.locks.set(chainOrderId(order.id), { account: who.address, amount: 10_000_000n, state: "locked", deadline });
+    // A node of a pool that lacks the block the search is tied to: the search fails rather than answer from another chain.
+    const behind = Object.assign(ledger.vault(), { heldBy: async () => Promise.reject(new Error("the node has no block 0xabc")) });
+    const answer = { id: order.id, status: "rejected", errorCode: "order_interrupted", locked: 10_000_000n, lockTx: null, releaseTx: HASH };
+    expect(await service({ vault: behind }).submit(who, { ...body, client_order_id: "b-1" }, undefined)).toMatchObject(answer);
+    expect(ledger.locks.get(chainOrderId(order.id))).toMatchObject({ state: "released" });
+    expect(sent).toHaveLength(0);
+  });
+
   it("answers for good, failed with its lock and release, an order recovery rejected whose removed lock landed again and was released before the client's retry", async () => {
     const { svc, order } = await lockRemovedByReorganisation();
     // The lock landed again while its order was closed: the sweep released it, and its id can never lock again.

@@ -582,7 +582,12 @@ export class OrderService {
         return order;
       }
       // Landed though its answer was lost, or an earlier attempt's landed again: recorded with the transaction that made it, as the chain logged it.
-      const locked = await this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx: await this.d.vault.heldBy(chainId) });
+      // Its transaction is for the record only: a search the node cannot answer (a pool's node without the block it is tied to) leaves it unnamed.
+      const lockTx = await this.d.vault.heldBy(chainId).catch((err: unknown) => {
+        log.warn({ err }, "could not search the chain for the transaction of a lock or escrow taken over; recorded without it");
+        return null;
+      });
+      const locked = await this.update(order.id, ["pending"], { status: "locked", ...held(state.amount), lockTx });
       // The Vault counts the deadline from the hold's block, which an earlier attempt's may have landed in hours ago.
       if (state.deadline * 1000 - this.d.clock.now() >= (this.d.vault.info().lockTtlSeconds * 1000) / 2) return locked;
       const what = sell ? "escrow" : "lock";
