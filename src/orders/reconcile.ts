@@ -119,7 +119,8 @@ export class Reconciler {
    * run again by its client's retry (Store.reopenOrder), which takes a lock or escrow of its id the
    * chain holds for its own: before its release, such an order is recorded holding it, with the
    * transaction that made it, a compare-and-set from `rejected` that a retry's reopening excludes, so
-   * the retry answers it as it stands and never runs on a hold being released; a release of such an order whose
+   * the retry answers it as it stands and never runs on a hold being released; a failed order recorded with no lock (a
+   * reorganisation removed it) is recorded holding the lock that landed again so too. A release of such an order whose
    * answer was lost is recorded from the chain at the next sweep. The chain is read from
    * where the last sweep stopped (OpenHolds). A hold whose order is settled (a reorganisation removed its settlement,
    * and the node did not mine it again) is settled again for what the order records, not released (settleAgain). One
@@ -154,14 +155,13 @@ export class Reconciler {
         // Neither open nor rejected, the order may be settled or failed: those are read then, once a sweep.
         const closed = order ?? (ended ??= await this.endedOrders()).get(x.orderId.toLowerCase());
         if (closed?.settleTx && (await this.settleAgain(closed))) continue;
-        const closing = order && order.releaseTx === null ? await this.closeForRetries(order, x) : undefined;
+        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one.
+        const closing = closed && (closed.status === "rejected" || closed.status === "failed") && closed.releaseTx === null ? await this.closeForRetries(closed, x) : undefined;
         if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
-        if (closing) await store.updateOrder(closing.id, ["rejected"], { releaseTx: tx.txHash });
-        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it with its release.
-        if (closed?.status === "failed" && closed.lockTx === null && closed.releaseTx === null) await store.updateOrder(closed.id, ["failed"], { ...lateHold(x), releaseTx: tx.txHash });
+        if (closing) await store.updateOrder(closing.id, [closing.status], { releaseTx: tx.txHash });
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
         if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
@@ -251,7 +251,7 @@ export class Reconciler {
   }
 
   /**
-   * Records the release of each hold an earlier sweep recorded its rejected order holding and released, its answer lost
+   * Records the release of each hold an earlier sweep recorded its rejected (or failed) order holding and released, its answer lost
    * (unknown, or the sweep stopped before the store's write): the chain no longer holds it, so no sweep reads it again,
    * and the order would show its lock or escrow with no release for good. Its release is the ending the chain names, the
    * sweep's own or its client's expiry; the shares an escrow returned are told as finished, as when the sweep returns them.
@@ -259,7 +259,7 @@ export class Reconciler {
    */
   private async recordReleases(): Promise<void> {
     const { store, log } = this.d;
-    for (const order of await store.rejectedHolding()) {
+    for (const order of [...(await store.closedHolding("rejected")), ...(await store.closedHolding("failed"))]) {
       try {
         const state = await this.svc.holdOf(order);
         if (state.kind === "none") {
@@ -268,7 +268,7 @@ export class Reconciler {
         }
         this.gone.forget(order.id);
         if (state.kind !== "released") continue;
-        await store.updateOrder(order.id, ["rejected"], { releaseTx: state.txHash });
+        await store.updateOrder(order.id, [order.status], { releaseTx: state.txHash });
         if (order.side === "sell") this.d.finished?.(order);
       } catch (err) {
         log.warn({ order_id: order.id, err }, "could not record the release of a stranded lock or escrow; the next sweep tries again");
@@ -277,15 +277,15 @@ export class Reconciler {
   }
 
   /**
-   * Records a rejected order the sweep recorded holding a lock or escrow that a reorganisation then removed as holding
+   * Records a rejected (or failed) order the sweep recorded holding a lock or escrow that a reorganisation then removed as holding
    * none, with no transaction, once it can no longer land: no operator transaction pending, read again still not there,
    * and every operator transaction mined then `confirmations` deep (its nonce taken). Nothing was held, nothing is owed;
-   * a sell's shares are its holder's again, told as finished. The order is then as one rejected before its lock.
+   * a sell's shares are its holder's again, told as finished. The order is then as one closed before its lock landed.
    */
   private async strandedHoldGone(order: OrderRecord): Promise<void> {
     if ((await this.d.vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none" || !(await this.gone.deep(order.id))) return;
     const patch: OrderPatch = { ...(order.side === "sell" ? { escrowed: 0n } : { locked: 0n }), lockTx: null, errorMessage: removed(order) };
-    const done = await this.d.store.updateOrder(order.id, ["rejected"], patch);
+    const done = await this.d.store.updateOrder(order.id, [order.status], patch);
     this.gone.forget(order.id);
     if (done && order.side === "sell") this.d.finished?.(done);
   }
@@ -323,10 +323,11 @@ export class Reconciler {
   }
 
   /**
-   * Records a rejected order holding the lock or escrow of its id that landed after it was closed, with the
+   * Records a rejected (or failed) order holding the lock or escrow of its id that landed after it was closed, with the
    * transaction that made it as OpenHolds read it (`lockTx`), before the sweep releases it: no longer reopenable, its client's
-   * retry answers it as it stands, its id spent. False when the order moved on first (a retry reopened it: the hold is
-   * its own now, or the retry took it over and released it, the order rejected again with its own answer).
+   * retry answers it as it stands, its id spent; a release whose answer is lost is then recorded by recordReleases. False
+   * when the order moved on first (a retry reopened it: the hold is its own now, or the retry took it over and released it,
+   * the order rejected again with its own answer).
    */
   private async closeForRetries(order: OrderRecord, x: OpenHold): Promise<OrderRecord | false> {
     return (await this.d.store.recordStrandedHold(order.id, lateHold(x))) ?? false;

@@ -507,7 +507,7 @@ describe("a retry of an order rejected 5xx before anything was locked", () => {
     deepMined = 5;
     await sweeper.sweepLocks();
     expect(await store.order(order.id)).toMatchObject({ status: "rejected", locked: 0n, lockTx: null, releaseTx: null, errorMessage: "The order's lock is no longer on the chain (a reorganisation removed it); nothing was charged." });
-    expect(await store.rejectedHolding()).toEqual([]);
+    expect(await store.closedHolding("rejected")).toEqual([]);
     lockStates.mockClear();
     await sweeper.sweepLocks();
     expect(lockStates).not.toHaveBeenCalled();
@@ -1277,6 +1277,32 @@ describe("recovery", () => {
       lockTx: HASH,
       releaseTx: HASH,
       errorMessage: expect.stringContaining(expired ? "was expired past its deadline" : "landed on the chain after the order was closed"),
+    });
+  });
+
+  it("records on a routing order failed as its lock a reorganisation removed the lock landed again after and its release, whose answer the sweep lost, at its next sweep, though the chain no longer holds the lock", async () => {
+    const { svc, order } = await routingWithFills();
+    const chainId = chainOrderId(order.id);
+    const lock = ledger.locks.get(chainId)!;
+    ledger.locks.delete(chainId);
+    expect(await reconciler(svc).pass(0)).toBe(1);
+    ledger.locks.set(chainId, lock);
+    const vault = ledger.vault();
+    const release = vault.release.bind(vault);
+    // The release lands, its answer lost on the way (a receipt past the deadline, or a stop before the store's write).
+    vault.release = async (id) => (await release(id), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.release: outcome unknown")));
+    expect(await new Reconciler(svc, { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
+    // The next sweep (a restart's, with another reading of the chain) records what the chain did.
+    await reconciler(svc).sweepLocks();
+    expect(await store.order(order.id)).toMatchObject({
+      status: "failed",
+      errorCode: "chain_unavailable",
+      spent: 0n,
+      locked: 10_000_000n,
+      lockTx: HASH,
+      releaseTx: HASH,
+      errorMessage: expect.stringContaining("landed on the chain after the order was closed"),
     });
   });
 

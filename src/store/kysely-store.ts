@@ -284,7 +284,7 @@ export class KyselyStore implements Store {
   }
 
   async recordStrandedHold(id: string, patch: OrderPatch): Promise<OrderRecord | undefined> {
-    return this.writeOrder(this.db, id, ["rejected"], patch, undefined, true);
+    return this.writeOrder(this.db, id, ["rejected", "failed"], patch, undefined, true);
   }
 
   /** The compare-and-set of updateOrder, on `on` (the store's connections or a transaction); `unreleased`: only while release_tx is empty. */
@@ -474,11 +474,11 @@ export class KyselyStore implements Store {
     return rows.map(positionFromRow);
   }
 
-  async rejectedHolding(): Promise<OrderRecord[]> {
+  async closedHolding(status: "rejected" | "failed"): Promise<OrderRecord[]> {
     const rows = await this.db
       .selectFrom("orders")
       .selectAll()
-      .where("status", "=", "rejected")
+      .where("status", "=", status)
       .where("lock_tx", "is not", null)
       .where("release_tx", "is", null)
       .orderBy("created_at")

@@ -471,25 +471,26 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
   });
 
   describe("the stranded-hold sweep's orders", () => {
-    it("lists the rejected orders holding a lock or escrow with no release, oldest first, read along an index of theirs alone however many orders were rejected", async () => {
+    it.each(["rejected", "failed"] as const)("lists the %s orders holding a lock or escrow with no release, oldest first, read along an index of theirs alone however many orders were closed", async (status) => {
       const store = await openStore();
       await seedAccount(store);
       const at = (second: number) => new Date(clock.ms + second * 1000).toISOString();
-      const rejected = (id: string, over: Partial<OrderRecord> = {}) => store.insertOrder(order({ id, clientOrderId: null, status: "rejected", createdAt: at(0), ...over }));
-      await Promise.all(Array.from({ length: 1_000 }, (_, i) => rejected(`ord_refused_${i}`)));
-      await rejected("ord_released", { locked: 10_000_000n, lockTx: "0xl", releaseTx: "0xr" });
+      const closed = (id: string, over: Partial<OrderRecord> = {}) => store.insertOrder(order({ id, clientOrderId: null, status, createdAt: at(0), ...over }));
+      await Promise.all(Array.from({ length: 1_000 }, (_, i) => closed(`ord_refused_${i}`)));
+      await closed("ord_released", { locked: 10_000_000n, lockTx: "0xl", releaseTx: "0xr" });
       await store.insertOrder(order({ id: "ord_filled", clientOrderId: null, status: "filled", locked: 10_000_000n, lockTx: "0xl", settleTx: "0xs" }));
-      await rejected("ord_held_2", { locked: 10_000_000n, lockTx: "0xl", createdAt: at(2) });
-      await rejected("ord_held_1", { side: "sell", escrowed: 5_000_000n, lockTx: "0xe", createdAt: at(1) });
+      await store.insertOrder(order({ id: "ord_other", clientOrderId: null, status: status === "rejected" ? "failed" : "rejected", locked: 10_000_000n, lockTx: "0xl" }));
+      await closed("ord_held_2", { locked: 10_000_000n, lockTx: "0xl", createdAt: at(2) });
+      await closed("ord_held_1", { side: "sell", escrowed: 5_000_000n, lockTx: "0xe", createdAt: at(1) });
 
       const run = vi.spyOn(DefaultQueryExecutor.prototype, "executeQuery");
-      expect((await store.rejectedHolding()).map((o) => o.id)).toEqual(["ord_held_1", "ord_held_2"]);
+      expect((await store.closedHolding(status)).map((o) => o.id)).toEqual(["ord_held_1", "ord_held_2"]);
       const [query] = run.mock.calls.at(-1)!;
       const executor = run.mock.contexts.at(-1) as DefaultQueryExecutor;
       run.mockRestore();
-      // Along orders_status_idx (or a scan), every rejected order ever stored was read at every sweep, and sorted.
+      // Along orders_status_idx (or a scan), every order ever closed so was read at every sweep, and sorted.
       expect(await readsOf(backend.name, executor, query)).toEqual(
-        backend.name === "SQLite" ? ["SEARCH orders USING INDEX orders_rejected_holding_idx (status=?)"] : ["Index Scan using orders_rejected_holding_idx"],
+        backend.name === "SQLite" ? [`SEARCH orders USING INDEX orders_${status}_holding_idx (status=?)`] : [`Index Scan using orders_${status}_holding_idx`],
       );
     });
   });

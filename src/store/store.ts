@@ -429,8 +429,8 @@ export interface Store {
    */
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
   /**
-   * Records on an order `rejected` with no release_tx the lock or escrow of its id that landed after it closed, before
-   * the stranded-lock sweep releases it: updateOrder from `rejected`, while release_tx is empty. Undefined when the order
+   * Records on an order `rejected` or `failed` with no release_tx the lock or escrow of its id that landed after it closed, before
+   * the stranded-lock sweep releases it: updateOrder from `rejected` or `failed`, while release_tx is empty. Undefined when the order
    * moved on: reopened by a retry, or rejected again by that retry with the hold it took over released.
    */
   recordStrandedHold(id: string, patch: OrderPatch): Promise<OrderRecord | undefined>;
@@ -441,10 +441,10 @@ export interface Store {
   listOrders(accountId: string, opts: { limit: number; cursor: string | null }): Promise<Page<OrderRecord>>;
   ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]>;
   /**
-   * The orders rejected with a lock or escrow recorded (`lock_tx`) and no `release_tx`: those the stranded-lock sweep
-   * recorded holding one that landed after they closed, whose release it has not recorded yet.
+   * The orders in `status` with a lock or escrow recorded (`lock_tx`) and no `release_tx`: those the stranded-lock sweep
+   * recorded holding one that landed after they closed, whose release it has not recorded yet. Oldest first.
    */
-  rejectedHolding(): Promise<OrderRecord[]>;
+  closedHolding(status: "rejected" | "failed"): Promise<OrderRecord[]>;
   /** The account's position books, by event and outcome; every account's without one (the audit). */
   positions(accountId?: string): Promise<PositionRecord[]>;
 

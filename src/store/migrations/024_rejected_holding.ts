@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from "kysely";
 
 /*
  * The rejected orders holding a lock or escrow with no release recorded, which the stranded-hold sweep reads at every
- * recovery tick (Store.rejectedHolding). Along orders_status_idx it read every order ever rejected, and sorted them, to
+ * recovery tick (Store.closedHolding). Along orders_status_idx it read every order ever rejected, and sorted them, to
  * find the few it wants: at 100,000 rejected orders 20-40 ms a sweep on SQLite, on the event loop, and a sequential scan
  * of 30-60 ms on PostgreSQL; 0.2 ms and an index scan with this index. It holds those orders alone, in the order the
  * sweep reads them, and leads with status, constant in it: SQLite without statistics costs a scan of a partial index as

@@ -23,6 +23,7 @@ import { escrowTimes } from "./021_escrow_times.ts";
 import { errorDetails } from "./022_error_details.ts";
 import { fillKeys } from "./023_fill_keys.ts";
 import { rejectedHolding } from "./024_rejected_holding.ts";
+import { failedHolding } from "./025_failed_holding.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -50,6 +51,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "022_error_details": errorDetails,
   "023_fill_keys": fillKeys,
   "024_rejected_holding": rejectedHolding,
+  "025_failed_holding": failedHolding,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */
