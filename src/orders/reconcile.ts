@@ -91,11 +91,6 @@ export class Reconciler {
   private readonly gone: MinedDeep;
   /** The child orders (by client order id) whose venue this process already warned is not configured or cannot answer: warned once, not at every pass, and forgotten once recovery finishes its order. */
   private readonly warned = new Set<string>();
-  /**
-   * The settled orders whose lock or escrow a sweep settled again and whose order does not yet record the transaction that
-   * ended it (the settlement's answer lost, or the store's write failed), by order id: read from the chain at each sweep.
-   */
-  private readonly resettled = new Map<string, OrderRecord>();
 
   constructor(
     private readonly svc: OrderService,
@@ -154,14 +149,17 @@ export class Reconciler {
         if (state.kind !== "locked" && state.kind !== "escrowed") continue;
         // Neither open nor rejected, the order may be settled or failed: those are read then, once a sweep.
         const closed = order ?? (ended ??= await this.endedOrders()).get(x.orderId.toLowerCase());
-        if (closed?.settleTx && (await this.settleAgain(closed))) continue;
+        const settled = closed?.status === "filled" || closed?.status === "partially_filled" ? closed : undefined;
+        if (settled && (await this.settleAgain(settled))) continue;
         // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one.
         const closing = closed && (closed.status === "rejected" || closed.status === "failed") && closed.releaseTx === null ? await this.closeForRetries(closed, x) : undefined;
         if (closing === false) continue;
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
-        if (closing) await store.updateOrder(closing.id, [closing.status], { releaseTx: tx.txHash });
+        // A settled order's release (the Vault refused to settle it again) is recorded on it too, as its client's expiry is.
+        const releasing = closing ?? settled;
+        if (releasing) await store.updateOrder(releasing.id, [releasing.status], { releaseTx: tx.txHash });
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
         if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
@@ -187,7 +185,8 @@ export class Reconciler {
    * paying nothing for the shares its order records, and the operator carries what the venues filled.
    */
   private async settleAgain(order: OrderRecord): Promise<boolean> {
-    this.resettled.set(order.id, order);
+    // Recorded with no settlement before it is sent: what the chain does is read at the next sweeps, whatever stops this one.
+    await this.d.store.updateOrder(order.id, [order.status], { settleTx: null });
     let tx: TxRef;
     try {
       tx = await this.svc.settleHold(order);
@@ -198,7 +197,6 @@ export class Reconciler {
       const hold = await this.svc.holdOf(order);
       if (await this.recordEnding(order, hold)) return true;
       if (hold.kind !== "held") throw err;
-      this.resettled.delete(order.id);
       this.d.log.error({ ...recordedOf(order), err }, "the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills");
       return false;
     }
@@ -213,21 +211,20 @@ export class Reconciler {
   private async recordSettlement(order: OrderRecord, settleTx: Hex32): Promise<void> {
     this.d.log.warn({ ...recordedOf(order), settle_tx: settleTx }, "settled again a settled order's lock or escrow whose settlement a reorganisation removed");
     await this.d.store.updateOrder(order.id, [order.status], { settleTx });
-    this.resettled.delete(order.id);
     if (order.side === "buy") this.d.finished?.(order);
   }
 
   /**
    * Records how the chain ended the lock or escrow of a settled order the sweep settles again: settled, by whichever
    * settlement landed first (the sweep's, or the removed one mined again: a transaction mined again keeps its hash), its
-   * transaction the order's `settle_tx`; released (its client's expiry), logged as an error, the operator carrying its
+   * transaction the order's `settle_tx`; released (its client's expiry), its `release_tx`, logged as an error, the operator carrying its
    * fills, and the shares an escrow returned told as finished, as when the sweep returns them. False while the chain
    * holds it, or holds none.
    */
   private async recordEnding(order: OrderRecord, hold: Hold): Promise<boolean> {
     if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
     else if (hold.kind === "released") {
-      this.resettled.delete(order.id);
+      await this.d.store.updateOrder(order.id, [order.status], { releaseTx: hold.txHash });
       this.d.log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
       if (order.side === "sell") this.d.finished?.(order);
     } else return false;
@@ -235,13 +232,14 @@ export class Reconciler {
   }
 
   /**
-   * Records the transaction that ended each lock or escrow a sweep settled again, its answer lost or its store write
-   * failed: once the settlement lands, the chain no longer holds the hold, so no sweep reads it again, and the order
-   * would keep the `settle_tx` the reorganisation removed. One the chain still holds is left to the sweep (its
-   * settlement may still land); one released (its client's expiry) is logged as an error: the operator carries its fills.
+   * Records the transaction that ended each lock or escrow a sweep settled again (its order recorded with no `settle_tx`
+   * before the settlement was sent: Store.resettling), its answer lost, its store write failed or the server stopped:
+   * once the settlement lands, the chain no longer holds the hold, so no sweep reads it again, and the order would name
+   * no settlement. One the chain still holds is left to the sweep (its settlement may still land); one released (its
+   * client's expiry) is recorded as its `release_tx`, logged as an error: the operator carries its fills.
    */
   private async recordSettlements(): Promise<void> {
-    for (const order of this.resettled.values()) {
+    for (const order of [...(await this.d.store.resettling("filled")), ...(await this.d.store.resettling("partially_filled"))]) {
       try {
         await this.recordEnding(order, await this.svc.holdOf(order));
       } catch (err) {

@@ -1655,6 +1655,19 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
   });
 
+  it("records the settlement a filled buy's lock was settled again by, its answer lost, at the first sweep after a restart: the order's tx_hash is a transaction the chain has", async () => {
+    const { order, chainId } = await settlementRemoved(`0x${"cd".repeat(32)}`);
+    const vault = ledger.vault();
+    const settle = vault.settle.bind(vault);
+    // The settlement lands; the server stops before its answer is recorded.
+    vault.settle = async (...args) => (await settle(...args), Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown")));
+    expect(await new Reconciler(service({ vault }), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }) }).sweepLocks()).toBe(0);
+    expect(ledger.locks.get(chainId)).toMatchObject({ state: "settled", spent: order.spent, shares: order.filledShares });
+    // The next start's reconciler, over the same store and chain.
+    await reconciler(service()).sweepLocks();
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
+  });
+
   it("tells of the filled buy whose lock the sweep settles again, its settlement removed by a reorganisation, so a resolved event's redemptions take the shares minted again", async () => {
     const { order, chainId } = await settlementRemoved(`0x${"cd".repeat(32)}`);
     // The removed settlement's mint went with it: the client holds none of the order's shares until it is settled again.

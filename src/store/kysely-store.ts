@@ -487,6 +487,19 @@ export class KyselyStore implements Store {
     return rows.map(orderFromRow);
   }
 
+  async resettling(status: "filled" | "partially_filled"): Promise<OrderRecord[]> {
+    const rows = await this.db
+      .selectFrom("orders")
+      .selectAll()
+      .where("status", "=", status)
+      .where("settle_tx", "is", null)
+      .where("release_tx", "is", null)
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    return rows.map(orderFromRow);
+  }
+
   async ordersInStatus(statuses: readonly OrderStatus[]): Promise<OrderRecord[]> {
     if (statuses.length === 0) return [];
     const rows = await this.db

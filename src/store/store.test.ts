@@ -495,6 +495,27 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     });
   });
 
+  it.each(["filled", "partially_filled"] as const)("lists the %s orders recorded with no settlement nor release, oldest first, read along an index of theirs alone however many orders were settled", async (status) => {
+    const store = await openStore();
+    await seedAccount(store);
+    const at = (second: number) => new Date(clock.ms + second * 1000).toISOString();
+    const settled = (id: string, over: Partial<OrderRecord> = {}) => store.insertOrder(order({ id, clientOrderId: null, status, locked: 10_000_000n, lockTx: "0xl", settleTx: "0xs", createdAt: at(0), ...over }));
+    await Promise.all(Array.from({ length: 1_000 }, (_, i) => settled(`ord_settled_${i}`)));
+    await settled("ord_released", { settleTx: null, releaseTx: "0xr" });
+    await store.insertOrder(order({ id: "ord_rejected", clientOrderId: null, status: "rejected" }));
+    await settled("ord_resettling_2", { settleTx: null, createdAt: at(2) });
+    await settled("ord_resettling_1", { side: "sell", escrowed: 5_000_000n, settleTx: null, createdAt: at(1) });
+
+    const run = vi.spyOn(DefaultQueryExecutor.prototype, "executeQuery");
+    expect((await store.resettling(status)).map((o) => o.id)).toEqual(["ord_resettling_1", "ord_resettling_2"]);
+    const [query] = run.mock.calls.at(-1)!;
+    const executor = run.mock.contexts.at(-1) as DefaultQueryExecutor;
+    run.mockRestore();
+    expect(await readsOf(backend.name, executor, query)).toEqual(
+      backend.name === "SQLite" ? [`SEARCH orders USING INDEX orders_${status}_resettling_idx (status=?)`] : [`Index Scan using orders_${status}_resettling_idx`],
+    );
+  });
+
   describe("API keys", () => {
     it("revocation happens once and shows on the key", async () => {
       const store = await openStore();

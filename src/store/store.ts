@@ -445,6 +445,11 @@ export interface Store {
    * recorded holding one that landed after they closed, whose release it has not recorded yet. Oldest first.
    */
   closedHolding(status: "rejected" | "failed"): Promise<OrderRecord[]>;
+  /**
+   * The orders in `status` with neither `settle_tx` nor `release_tx`: those the stranded-lock sweep settles again, a
+   * reorganisation having removed their settlement, whose new settlement it has not recorded yet. Oldest first.
+   */
+  resettling(status: "filled" | "partially_filled"): Promise<OrderRecord[]>;
   /** The account's position books, by event and outcome; every account's without one (the audit). */
   positions(accountId?: string): Promise<PositionRecord[]>;
 

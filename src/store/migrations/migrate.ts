@@ -24,6 +24,7 @@ import { errorDetails } from "./022_error_details.ts";
 import { fillKeys } from "./023_fill_keys.ts";
 import { rejectedHolding } from "./024_rejected_holding.ts";
 import { failedHolding } from "./025_failed_holding.ts";
+import { resettling } from "./026_resettling.ts";
 
 /** Every migration, keyed by a name that sorts in the order they must run. Append; never edit one that shipped. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -52,6 +53,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   "023_fill_keys": fillKeys,
   "024_rejected_holding": rejectedHolding,
   "025_failed_holding": failedHolding,
+  "026_resettling": resettling,
 };
 
 /** Applies the migrations not yet applied; a database already at the latest version is left untouched. */
