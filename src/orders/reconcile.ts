@@ -56,6 +56,19 @@ const recordedOf = (order: OrderRecord) => ({
   shares: order.filledShares.toString(),
   removed_tx: order.settleTx,
 });
+/**
+ * What a settled order records whose lock or escrow, its settlement removed by a reorganisation, went back whole
+ * (`releaseTx`: the sweep's release once the Vault refused to settle it again, or its client's expiry): its fills stay,
+ * the operator's to carry; its client was charged nothing (credited nothing, a sell) and holds what it held before.
+ */
+const unsettled = (order: Pick<OrderRecord, "side">, releaseTx: string): OrderPatch => ({
+  releaseTx,
+  errorCode: "chain_unavailable",
+  errorMessage:
+    order.side === "sell"
+      ? "The order's settlement was removed from the chain by a reorganisation and could not be made again; no share was sold, and the escrowed shares were returned."
+      : "The order's settlement was removed from the chain by a reorganisation and could not be made again; nothing was charged, no share was minted, and the locked USDC was released.",
+});
 /** What an order closed with no lock recorded records of a lock or escrow of its id that landed after, which the sweep releases. */
 const lateHold = (x: OpenHold): OrderPatch => ({
   ...(x.kind === "lock" ? { locked: x.amount } : { escrowed: x.shares, sotTokenId: x.tokenId.toString() }),
@@ -157,9 +170,9 @@ export class Reconciler {
         const tx = await (x.kind === "lock" ? vault.release(x.orderId) : vault.releaseEscrow(x.orderId));
         released++;
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
+        if (closing) await store.updateOrder(closing.id, [closing.status], { releaseTx: tx.txHash });
         // A settled order's release (the Vault refused to settle it again) is recorded on it too, as its client's expiry is.
-        const releasing = closing ?? settled;
-        if (releasing) await store.updateOrder(releasing.id, [releasing.status], { releaseTx: tx.txHash });
+        if (settled) await store.updateOrder(settled.id, [settled.status], unsettled(settled, tx.txHash));
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
         if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
@@ -224,7 +237,7 @@ export class Reconciler {
   private async recordEnding(order: OrderRecord, hold: Hold): Promise<boolean> {
     if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
     else if (hold.kind === "released") {
-      await this.d.store.updateOrder(order.id, [order.status], { releaseTx: hold.txHash });
+      await this.d.store.updateOrder(order.id, [order.status], unsettled(order, hold.txHash));
       this.d.log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
       if (order.side === "sell") this.d.finished?.(order);
     } else return false;

@@ -1591,7 +1591,7 @@ describe("recovery", () => {
     expect((await store.order(order.id))?.status).toBe("filled");
   });
 
-  it("releases, as before, a filled buy's lock whose settlement a reorganisation removed when the Vault refuses to settle it again, logging the operator's loss", async () => {
+  it("releases, as before, a filled buy's lock whose settlement a reorganisation removed when the Vault refuses to settle it again, logging the operator's loss; the order and the account's activity show the whole lock released and why", async () => {
     script = [(o) => fill(o, o.shares)];
     const svc = service();
     const order = await svc.submit(who, body, undefined);
@@ -1605,6 +1605,19 @@ describe("recovery", () => {
     expect(await sweeper.sweepLocks()).toBe(1);
     expect(ledger.locks.get(chainId)).toMatchObject({ state: "released" });
     expect(errors).toEqual(["the Vault refused to settle again a settled order whose settlement a reorganisation removed; its lock or escrow is released and the operator carries its fills"]);
+    // The venues' fills stay the order's, the operator's to carry; its client was charged nothing and holds none of the shares.
+    expect(await store.order(order.id)).toMatchObject({
+      status: "filled",
+      spent: order.spent,
+      filledShares: order.filledShares,
+      settleTx: null,
+      releaseTx: HASH,
+      errorCode: "chain_unavailable",
+      errorMessage: "The order's settlement was removed from the chain by a reorganisation and could not be made again; nothing was charged, no share was minted, and the locked USDC was released.",
+    });
+    const moves = (await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id);
+    expect(moves.map((a) => [a.type, a.amount])).toEqual(expect.arrayContaining([["lock", 10_000_000n], ["release", 10_000_000n]]));
+    expect(moves).toHaveLength(2);
   });
 
   it.each(["NotSent", "Refused"])("settles at the next sweep, rather than releasing, a filled buy's lock whose settlement a reorganisation removed when its settlement sent again is %s, never reaching the Vault", async (reason) => {

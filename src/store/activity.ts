@@ -94,7 +94,8 @@ const SOURCES: Source[] = [
       .select([
         entryId("release:", "id").as("id"),
         text("release").as("type"),
-        sql<bigint>`locked - spent`.as("amount"),
+        // A settled order whose settlement a reorganisation removed, released whole (no settle_tx), had nothing spent on chain.
+        sql<bigint>`CASE WHEN settle_tx IS NULL THEN locked ELSE locked - spent END`.as("amount"),
         sql<string | null>`COALESCE(release_tx, settle_tx)`.as("tx_hash"),
         "status",
         "id as reference",
