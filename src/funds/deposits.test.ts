@@ -234,6 +234,22 @@ describe("the deposit watcher", () => {
     await t.rpc.call("evm_revert", [fork]);
   }, 60_000);
 
+  it("credits what a transfer moved when a reorganisation mined its transaction again where it moved another amount, instead of dropping it and stranding that USDC in the deposit address", async () => {
+    const { key, account } = await keyedAccount("acc_mined_other_amount");
+    await watcherSigningWith(() => key, { confirmations: 1 }).pass();
+    const [receipt] = await mine([await signedTransfer(account.address as Address, 3n * USDC)]);
+    // As the scan stored it from the old chain, where the transaction (a swap paying its output to the address, say) moved 5 USDC.
+    await t.store.insertDeposits([detected(account.id, receipt!.transactionHash, 5n * USDC, receipt!.blockNumber)]);
+    await t.rpc.call("evm_mine");
+    const watcher = watcherSigningWith(() => key, { confirmations: 1 });
+    await watcher.pass();
+    await watcher.pass();
+    // Its credit under a block, as every credit is recorded.
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect(await statusesOf(account.id)).toEqual([[3n * USDC, "credited"]]);
+    expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
   it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });

@@ -157,6 +157,8 @@ export class FundsStore implements Pick<Store, FundsMethods> {
       .set({
         updated_at: this.nowIso(),
         ...(patch.status !== undefined && { status: patch.status }),
+        ...(patch.amount !== undefined && { amount: patch.amount }),
+        ...(patch.fromAddress !== undefined && { from_address: patch.fromAddress }),
         ...(patch.creditTx !== undefined && { credit_tx: patch.creditTx }),
         ...(patch.creditBlock !== undefined && { credit_block: patch.creditBlock }),
         ...(patch.creditBlockHash !== undefined && { credit_block_hash: patch.creditBlockHash }),
