@@ -250,6 +250,24 @@ describe("the deposit watcher", () => {
     expect(await statusesOf(account.id)).toEqual([[3n * USDC, "credited"]]);
     expect(await t.vault.balanceOf(account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
   }, 60_000);
+  it("credits the account a transfer went into when a reorganisation mined its transaction again where it paid another account's deposit address", async () => {
+    const a = await keyedAccount("acc_mined_other_payee");
+    const b = await keyedAccount("acc_mined_payee");
+    const keys = new Map([a, b].map(({ key, account }) => [account.id, key]));
+    await watcherSigningWith((account) => keys.get(account.id), { confirmations: 1 }).pass();
+    const [receipt] = await mine([await signedTransfer(b.account.address as Address, 3n * USDC)]);
+    // As the scan stored it from the old chain, where the transaction paid the same place to the first account's address.
+    await t.store.insertDeposits([detected(a.account.id, receipt!.transactionHash, 3n * USDC, receipt!.blockNumber)]);
+    await t.rpc.call("evm_mine");
+    const watcher = watcherSigningWith((account) => keys.get(account.id), { confirmations: 1 });
+    await watcher.pass();
+    await watcher.pass();
+    await t.rpc.call("evm_mine");
+    await watcher.pass();
+    expect([await statusesOf(a.account.id), await statusesOf(b.account.id)]).toEqual([[], [[3n * USDC, "credited"]]]);
+    expect(await t.vault.balanceOf(b.account.address as Address)).toEqual({ available: 3n * USDC, locked: 0n });
+  }, 60_000);
+
   it("keeps the lease of a deposit it credits for as long as the credit takes, so no other instance credits it meanwhile", async () => {
     const key = generatePrivateKey();
     const account = await t.store.createAccount({ id: "acc_slow", email: "slow@example.com", address: privateKeyToAddress(key), walletKeyEnc: "enc", passwordHash: null, fundedAt: null });

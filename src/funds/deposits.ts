@@ -232,13 +232,13 @@ export class DepositWatcher {
     if (logged && "failedIn" in logged) {
       return this.confirmed(logged.failedIn, scanned) ? this.finish(deposit, { status: "dropped", errorMessage: "The transfer failed on chain: it moved no USDC, there is nothing to credit." }, log) : deposit.status;
     }
-    const transfer = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place)?.transfer;
+    const found = logged && (await this.intoDepositAddresses(logged)).find((d) => d.place === deposit.place);
     // No receipt: gone only if the block at its height is there without its transaction (reorganised away), and under
     // the confirmations: above them a reorganisation may yet put back a block that holds it. A node behind the one that
     // showed the transfer (a pool of nodes, each request answered by any of them) may lack the block, or the receipt
     // while the next request's node has the block: asked again at the next pass.
     if (!logged && (!this.confirmed(deposit.block, scanned) || (await vault.blockHolds(deposit.block, deposit.txHash as Hex32)) !== false)) return deposit.status;
-    if (!transfer || transfer.to.toLowerCase() !== account.address.toLowerCase()) {
+    if (!found) {
       // A receipt without it: its transaction mined again where it did otherwise. Gone once that block is under the
       // confirmations; above them a reorganisation may yet mine it where it makes the transfer: read again next pass.
       if (logged) {
@@ -247,12 +247,13 @@ export class DepositWatcher {
       }
       return this.finish(deposit, { status: "dropped", errorMessage: "The transfer is no longer on chain: there is nothing to credit." }, log);
     }
+    const { transfer } = found;
     if (!this.confirmed(transfer.blockNumber, scanned)) return deposit.status;
-    // Mined again where it moved another amount (a contract's call, a swap's output, that did otherwise there): what it
-    // moved is the deposit, credited from the next pass on (one of 0 USDC is dropped there), under the same key.
-    if (transfer.amount !== deposit.amount) {
-      await this.update(deposit.id, ["detected", "crediting"], { amount: transfer.amount, fromAddress: transfer.from.toLowerCase() });
-      log.warn({ was: formatMicro(deposit.amount), amount: formatMicro(transfer.amount) }, "a deposit's transaction was mined again where it moved another amount");
+    // Mined again where it moved another amount, or into another deposit address (a contract's call, a swap's output, that
+    // did otherwise there): what it moved is the deposit, credited from the next pass on (one of 0 USDC is dropped there), under the same key.
+    if (found.account.id !== deposit.accountId || transfer.amount !== deposit.amount) {
+      await this.update(deposit.id, ["detected", "crediting"], { accountId: found.account.id, amount: transfer.amount, fromAddress: transfer.from.toLowerCase() });
+      log.warn({ was: formatMicro(deposit.amount), amount: formatMicro(transfer.amount), account_id: found.account.id }, "a deposit's transaction was mined again where it moved another amount or paid another account");
       return deposit.status;
     }
     // The block the credit is bound to: one that lands after a reorganisation replaced it reverts, whatever the address holds then.

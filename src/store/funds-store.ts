@@ -157,6 +157,7 @@ export class FundsStore implements Pick<Store, FundsMethods> {
       .set({
         updated_at: this.nowIso(),
         ...(patch.status !== undefined && { status: patch.status }),
+        ...(patch.accountId !== undefined && { account_id: patch.accountId }),
         ...(patch.amount !== undefined && { amount: patch.amount }),
         ...(patch.fromAddress !== undefined && { from_address: patch.fromAddress }),
         ...(patch.creditTx !== undefined && { credit_tx: patch.creditTx }),

@@ -327,7 +327,7 @@ export interface DepositRecord {
   updatedAt: string;
 }
 
-export type DepositPatch = Partial<Pick<DepositRecord, "status" | "amount" | "fromAddress" | "creditTx" | "creditBlock" | "creditBlockHash" | "errorMessage">>;
+export type DepositPatch = Partial<Pick<DepositRecord, "status" | "accountId" | "amount" | "fromAddress" | "creditTx" | "creditBlock" | "creditBlockHash" | "errorMessage">>;
 
 /** A drip of the dev faucet into an account's vault. */
 export interface FaucetDripRecord {
