@@ -193,6 +193,29 @@ describe("withdrawals on several instances", () => {
     expect(finished).toBe(1);
     expect(await store.withdrawal(w.id)).toMatchObject({ status: "confirmed" });
   });
+
+  it("sends nothing again for a withdrawal another instance sent after recovery listed it, while that transaction may still land", async () => {
+    const clock = { t: Date.now(), now: () => clock.t };
+    const at = new Date(clock.t).toISOString();
+    // Stored by instance A.
+    const w = { id: "wd_listed", accountId: "acc", clientWithdrawalId: null, requestHash: "h", amount: req.amount, toAddress: req.toAddress, status: "pending" as const, txHash: null, errorCode: null, errorMessage: null, createdAt: at, updatedAt: at };
+    await store.insertWithdrawal(w, { owner: "A", until: new Date(clock.t + 30_000).toISOString() });
+    clock.t += 31_000;
+    // B lists the open withdrawals; A then marks it sent, sends its transaction, which is pending, and dies, its lease running
+    // out while B's pass finishes the withdrawals listed before it.
+    const inStatus = async (statuses: Parameters<Store["withdrawalsInStatus"]>[0]) => {
+      const rows = await store.withdrawalsInStatus(statuses);
+      await store.updateWithdrawal(w.id, ["pending"], { status: "sent" }, "A");
+      return rows;
+    };
+    const listed: Store = Object.create(store, { withdrawalsInStatus: { value: inStatus } });
+    // Sent again now, B's transaction refused (out of gas, say) was stored failed, "Nothing was paid", while A's may yet pay.
+    let sends = 0;
+    const withdrawTo = () => (sends++, Promise.reject(new VaultTxError("reverted", "Error", "Vault.withdrawTo would revert: Error(out of gas)")));
+    await instance("B", { clock, store: listed, vault: { ...chain, withdrawTo, pendingTransactions: async () => 1 } }).pass(0);
+    expect(sends).toBe(0);
+    expect(await store.withdrawal(w.id)).toMatchObject({ status: "sent", errorCode: null });
+  });
 });
 
 describe("withdrawals on a chain that reorganises", () => {

@@ -156,7 +156,8 @@ export class WithdrawalService {
       this.recovering.add(w.id);
       const wlog = this.d.log.child({ withdrawal_id: w.id });
       try {
-        const done = await this.recover(w, wlog);
+        // As it is now, not as listed: an instance whose lease ran out since may have sent it meanwhile, its transaction on its way.
+        const done = await this.recover((await this.d.store.withdrawal(w.id))!, wlog);
         if (done.status === "confirmed" || done.status === "failed") finished++;
       } catch (e) {
         wlog.warn({ err: e }, "withdrawal recovery failed; will retry");
