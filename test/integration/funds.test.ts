@@ -137,6 +137,7 @@ describe("withdrawals", () => {
       ["an unknown field", () => post({ amount_usdc: 1, to_address: TO, memo: "x" }), 400, "invalid_request"],
       ["not JSON", () => payer.client.request("POST", "/v1/withdrawals", { body: "{", signed: true }), 400, "invalid_json"],
       ["more than available", () => post({ amount_usdc: 1_000_000, to_address: TO }), 422, "insufficient_funds"],
+      ["2^63 micro-USDC, past a 64-bit integer", () => post({ amount_usdc: "9223372036854.775808", to_address: TO }), 422, "insufficient_funds"],
       ["no signature", () => payer.client.request("POST", "/v1/withdrawals", { body: JSON.stringify({ amount_usdc: 1, to_address: TO }) }), 401, "missing_signature"],
       ["a key without the withdraw scope", () => s.client.request("POST", "/v1/withdrawals", { body: JSON.stringify({ amount_usdc: 1, to_address: TO }), signed: true }), 403, "insufficient_scope"],
     ];
