@@ -424,6 +424,10 @@ describe("the audit's invariants", () => {
     // A redemption still pending has not moved the book.
     const pending = { ...i, redemptions: [{ ...i.redemptions[0]!, status: "pending" as const, txHash: null }] };
     expect(broken({ ...pending, positions: [{ ...p, book: { shares: 7_000_000n, cost: 3_500_000n, realized: 0n }, exits: 1n }] })).not.toHaveProperty("position_books");
+    // A settled order whose settlement a reorganisation removed, its lock released whole, moved no share into the book; one settled again still counts.
+    const unsettled = order("o2", { settleTx: null, releaseTx: TX(50), errorCode: "chain_unavailable" });
+    expect(broken({ ...i, orders: [...i.orders, unsettled] })).not.toHaveProperty("position_books");
+    expect(broken({ ...i, orders: [...i.orders, { ...unsettled, releaseTx: null }] })).toMatchObject({ position_books: 2 });
   });
 
   it("finds two orders under one client_order_id", () => {

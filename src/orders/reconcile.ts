@@ -172,7 +172,7 @@ export class Reconciler {
         log.warn({ chain_order_id: x.orderId, client: x.client, held: x.kind === "lock" ? `${x.amount} micro-USDC` : `${x.shares} micro-shares`, release_tx: tx.txHash }, "released a lock or escrow whose order is not open");
         if (closing) await store.updateOrder(closing.id, [closing.status], { releaseTx: tx.txHash });
         // A settled order's release (the Vault refused to settle it again) is recorded on it too, as its client's expiry is.
-        if (settled) await store.updateOrder(settled.id, [settled.status], unsettled(settled, tx.txHash));
+        if (settled) await store.recordUnsettled(settled.id, settled.status, unsettled(settled, tx.txHash));
         // Shares an escrow returned are the holder's again: a resolved event's redemptions are planned again to take them.
         if (x.kind === "escrow" && closed) this.d.finished?.(closed);
       } catch (err) {
@@ -237,7 +237,7 @@ export class Reconciler {
   private async recordEnding(order: OrderRecord, hold: Hold): Promise<boolean> {
     if (hold.kind === "settled") await this.recordSettlement(order, hold.txHash);
     else if (hold.kind === "released") {
-      await this.d.store.updateOrder(order.id, [order.status], unsettled(order, hold.txHash));
+      await this.d.store.recordUnsettled(order.id, order.status, unsettled(order, hold.txHash));
       this.d.log.error({ ...recordedOf(order), release_tx: hold.txHash }, "a settled order's lock or escrow the sweep settled again was released instead; the operator carries its fills");
       if (order.side === "sell") this.d.finished?.(order);
     } else return false;

@@ -1618,6 +1618,8 @@ describe("recovery", () => {
     const moves = (await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id);
     expect(moves.map((a) => [a.type, a.amount])).toEqual(expect.arrayContaining([["lock", 10_000_000n], ["release", 10_000_000n]]));
     expect(moves).toHaveLength(2);
+    // Its position book no longer counts the shares the removed settlement minted: the client holds none of them.
+    expect((await store.positions("acc")).map((p) => [p.book, p.exits])).toEqual([[{ shares: 0n, cost: 0n, realized: 0n }, 0n]]);
   });
 
   it.each(["NotSent", "Refused"])("settles at the next sweep, rather than releasing, a filled buy's lock whose settlement a reorganisation removed when its settlement sent again is %s, never reaching the Vault", async (reason) => {
@@ -2014,6 +2016,7 @@ describe("sells", () => {
 
   it("tells of the filled sell whose escrow its client expired as the sweep settled it again, its settlement removed by a reorganisation, so a resolved event's redemptions take the shares returned", async () => {
     const svc = await holding();
+    const held = (await store.positions("acc")).map((p) => [p.book, p.exits]);
     script = [(o) => fill(o, o.shares)];
     const order = await svc.submit(who, { ...sell, shares: 15 }, undefined);
     expect(order).toMatchObject({ status: "filled" });
@@ -2035,6 +2038,8 @@ describe("sells", () => {
     expect(ledger.sot.get(who.address)).toBe(20_000_000n);
     // The shares came back to the holder: a resolution pass that found the event's holders holding none plans it again.
     expect(finished).toEqual([order.id]);
+    // Its position book holds again the shares the escrow returned, as before the sell: none was sold.
+    expect((await store.positions("acc")).map((p) => [p.book, p.exits])).toEqual(held);
   });
 
   it("escrows the shares, sells them on the bids, burns what sold and credits the proceeds in one settlement", async () => {

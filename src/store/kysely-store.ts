@@ -1,7 +1,7 @@
 import { DEFAULT_MIGRATION_TABLE, sql, type Kysely, type Transaction } from "kysely";
 import { ENTERED_FROM, OPEN_STATUSES, RETRIED_REJECTIONS } from "../domain/order-status.ts";
 import type { Micro, ShareMicro } from "../domain/money.ts";
-import { applyMove, type PositionMove } from "../domain/pnl.ts";
+import { applyMove, positionBook, type PositionBook, type PositionMove } from "../domain/pnl.ts";
 import type { Clock, Outcome } from "../domain/types.ts";
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { FundsStore } from "./funds-store.ts";
@@ -283,6 +283,14 @@ export class KyselyStore implements Store {
     });
   }
 
+  async recordUnsettled(id: string, status: OrderStatus, patch: OrderPatch): Promise<OrderRecord | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const order = await this.writeOrder(trx, id, [status], patch, undefined, true);
+      if (order !== undefined && order.filledShares > 0n && order.sotTokenId !== null) await this.rebookPosition(trx, order, order.sotTokenId, order.updatedAt);
+      return order;
+    });
+  }
+
   async recordStrandedHold(id: string, patch: OrderPatch): Promise<OrderRecord | undefined> {
     return this.writeOrder(this.db, id, ["rejected", "failed"], patch, undefined, true);
   }
@@ -356,7 +364,13 @@ export class KyselyStore implements Store {
       );
       if (rows.length > 0) return;
     }
-    const empty = { ...key, sot_token_id: sotTokenId, shares: 0n, cost: 0n, realized: 0n, exits: 0n, updated_at: at };
+    const held = await this.lockPosition(trx, position, sotTokenId, at);
+    await this.writePosition(trx, position, applyMove(held.book, move), held.exits + (move.kind === "buy" ? 0n : 1n));
+  }
+
+  /** The position's book, its row made if it has none, locked (PostgreSQL) until the transaction ends: movePosition's read. */
+  private async lockPosition(trx: Transaction<Database>, position: { accountId: string; eventId: string; outcome: Outcome }, sotTokenId: string, at: string): Promise<PositionRecord> {
+    const empty = { account_id: position.accountId, event_id: position.eventId, outcome: position.outcome, sot_token_id: sotTokenId, shares: 0n, cost: 0n, realized: 0n, exits: 0n, updated_at: at };
     const {
       rows: [row],
     } = await this.shaped.run(
@@ -370,9 +384,50 @@ export class KyselyStore implements Store {
       empty,
       trx,
     );
-    const held = positionFromRow(row!);
-    const book = applyMove(held.book, move);
-    const moved = { shares: book.shares, cost: book.cost, realized: book.realized, exits: held.exits + (move.kind === "buy" ? 0n : 1n) };
+    return positionFromRow(row!);
+  }
+
+  /**
+   * Folds the position's book again from the moves the store keeps, as migration 013 folded them (by the time of their last
+   * update, then order id or redemption key): its settled orders with shares filled but those whose settlement a
+   * reorganisation removed and whose lock or escrow went back whole (no settle_tx, a release_tx), and its redemptions redeemed.
+   */
+  private async rebookPosition(trx: Transaction<Database>, position: { accountId: string; eventId: string; outcome: Outcome }, sotTokenId: string, at: string): Promise<void> {
+    await this.lockPosition(trx, position, sotTokenId, at);
+    const orders = await trx
+      .selectFrom("orders")
+      .select(["id", "side", "filled_shares", "spent", "proceeds", "updated_at"])
+      .where("account_id", "=", position.accountId)
+      .where("event_id", "=", position.eventId)
+      .where("outcome", "=", position.outcome)
+      .where("status", "in", ["filled", "partially_filled"])
+      .where("filled_shares", ">", 0n)
+      .where("sot_token_id", "is not", null)
+      .where((eb) => eb.or([eb("settle_tx", "is not", null), eb("release_tx", "is", null)]))
+      .execute();
+    const redemptions = await trx
+      .selectFrom("redemptions")
+      .select(["key", "shares", "payout", "updated_at"])
+      .where("account_id", "=", position.accountId)
+      .where("event_id", "=", position.eventId)
+      .where("outcome", "=", position.outcome)
+      .where("status", "=", "redeemed")
+      .execute();
+    const moves: { at: string; ref: string; move: PositionMove }[] = [
+      ...orders.map((o) => {
+        const shares = int64(o.filled_shares, "orders.filled_shares");
+        const move: PositionMove = o.side === "sell" ? { kind: "sell", shares, proceeds: int64(o.proceeds, "orders.proceeds") } : { kind: "buy", shares, cost: int64(o.spent, "orders.spent") };
+        return { at: o.updated_at, ref: o.id, move };
+      }),
+      ...redemptions.map((r) => ({ at: r.updated_at, ref: r.key, move: { kind: "redeem", shares: int64(r.shares, "redemptions.shares"), payout: int64(r.payout, "redemptions.payout") } as const })),
+    ].sort((a, b) => (a.at !== b.at ? (a.at < b.at ? -1 : 1) : a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+    await this.writePosition(trx, position, positionBook(moves.map((m) => m.move)), BigInt(moves.filter((m) => m.move.kind !== "buy").length));
+  }
+
+  /** Writes the position's book and its count of sells and redemptions taken in, its row locked by lockPosition. */
+  private async writePosition(trx: Transaction<Database>, position: { accountId: string; eventId: string; outcome: Outcome }, book: PositionBook, exits: bigint): Promise<void> {
+    const key = { account_id: position.accountId, event_id: position.eventId, outcome: position.outcome };
+    const moved = { shares: book.shares, cost: book.cost, realized: book.realized, exits };
     await this.shaped.run(
       "movePosition",
       (slot) =>

@@ -871,6 +871,26 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n]]);
     });
 
+    it("folds a position's book again without a settled order whose lock or escrow went back whole, once however often its release is recorded", async () => {
+      const store = await openStore();
+      await seedAccount(store);
+      for (const o of [routing("b1"), routing("b2"), routing("s1", { side: "sell" })]) await store.insertOrder(o);
+      await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 4_000_000n });
+      await finish(store, "b2", { status: "partially_filled", filledShares: 10_000_000n, spent: 6_000_000n });
+      await finish(store, "s1", { status: "filled", filledShares: 5_000_000n, proceeds: 3_000_000n });
+      // b2's settlement a reorganisation removed, its lock released whole: the book is b1's and s1's, 5 of 10 shares that cost 4 USDC sold for 3.
+      const released = { settleTx: null, releaseTx: "0xr", errorCode: "chain_unavailable" } as const;
+      expect(await store.recordUnsettled("b2", "partially_filled", released)).toMatchObject({ status: "partially_filled", filledShares: 10_000_000n, releaseTx: "0xr" });
+      const bought = [["evt_1", "YES", "7", { shares: 5_000_000n, cost: 2_000_000n, realized: 1_000_000n }, 1n]];
+      expect(await booked(store)).toEqual(bought);
+      // A second sweep's record finds its release recorded: nothing written, the book moved once.
+      expect(await store.recordUnsettled("b2", "partially_filled", { ...released, releaseTx: "0xr2" })).toBeUndefined();
+      expect(await booked(store)).toEqual(bought);
+      // s1's escrow returned its shares: the book holds b1's alone.
+      await store.recordUnsettled("s1", "filled", released);
+      expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 10_000_000n, cost: 4_000_000n, realized: 0n }, 0n]]);
+    });
+
     it("takes a redemption's shares off once, for its payout, when the chain made it", async () => {
       const store = await openStore();
       await seedAccount(store);

@@ -208,7 +208,8 @@ export interface RedemptionRecord {
 /**
  * One position of an account (an event's outcome, whose token the vault mints): its book by the average cost
  * method (pnl.ts), moved by the store in the transaction that finishes each of its orders with shares filled
- * (`updateOrder`) and marks each of its redemptions redeemed (`markRedeemed`), in the order those commit.
+ * (`updateOrder`) and marks each of its redemptions redeemed (`markRedeemed`), in the order those commit; folded again
+ * without a settled order whose settlement a reorganisation removed and whose lock or escrow went back whole (`recordUnsettled`).
  */
 export interface PositionRecord {
   accountId: string;
@@ -428,6 +429,13 @@ export interface Store {
    * transaction: a buy adds its shares at what they cost, a sell takes its shares off for its proceeds.
    */
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
+  /**
+   * Records on a settled order (`status`) with no release_tx the release of its lock or escrow (`patch`, with its release_tx), its
+   * settlement removed by a reorganisation and never made again: updateOrder from `status` while release_tx is empty, which in
+   * the same transaction folds its position's book again without the order (the client holds none of the shares a buy's removed
+   * settlement minted; a sell's escrow returned its shares). Undefined, and no book moved, when its release is already recorded.
+   */
+  recordUnsettled(id: string, status: OrderStatus, patch: OrderPatch): Promise<OrderRecord | undefined>;
   /**
    * Records on an order `rejected` or `failed` with no release_tx the lock or escrow of its id that landed after it closed, before
    * the stranded-lock sweep releases it: updateOrder from `rejected` or `failed`, while release_tx is empty. Undefined when the order
