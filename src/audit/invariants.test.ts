@@ -428,6 +428,8 @@ describe("the audit's invariants", () => {
     const unsettled = order("o2", { settleTx: null, releaseTx: TX(50), errorCode: "chain_unavailable" });
     expect(broken({ ...i, orders: [...i.orders, unsettled] })).not.toHaveProperty("position_books");
     expect(broken({ ...i, orders: [...i.orders, { ...unsettled, releaseTx: null }] })).toMatchObject({ position_books: 2 });
+    // Nor one whose lock a second reorganisation removed, recorded holding none.
+    expect(broken({ ...i, orders: [...i.orders, { ...unsettled, releaseTx: null, locked: 0n, lockTx: null }] })).not.toHaveProperty("position_books");
   });
 
   it("finds two orders under one client_order_id", () => {

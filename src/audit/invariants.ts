@@ -352,8 +352,8 @@ export function checkInvariants(input: AuditInput): InvariantResult[] {
     };
     for (const o of orders) {
       if ((o.status !== "filled" && o.status !== "partially_filled") || o.filledShares === 0n || o.sotTokenId === null) continue;
-      // Its settlement a reorganisation removed and its lock or escrow went back whole: the store folded its book again without it.
-      if (o.settleTx === null && o.releaseTx !== null) continue;
+      // Its settlement a reorganisation removed and its lock or escrow went back whole, or is gone too: the store folded its book again without it.
+      if (o.settleTx === null && (o.releaseTx !== null || (o.locked === 0n && o.escrowed === 0n))) continue;
       if (o.side === "sell") add(o, -o.filledShares, o.proceeds, true);
       else add(o, o.filledShares, -o.spent, false);
     }

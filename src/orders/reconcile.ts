@@ -69,6 +69,11 @@ const unsettled = (order: Pick<OrderRecord, "side">, releaseTx: string): OrderPa
       ? "The order's settlement was removed from the chain by a reorganisation and could not be made again; no share was sold, and the escrowed shares were returned."
       : "The order's settlement was removed from the chain by a reorganisation and could not be made again; nothing was charged, no share was minted, and the locked USDC was released.",
 });
+/** What a settled order records whose lock or escrow, its settlement removed by a reorganisation, a second one removed too. */
+const removedTwice = (order: Pick<OrderRecord, "side">): string =>
+  order.side === "sell"
+    ? "The order's settlement, then its escrow, were removed from the chain by reorganisations; no share was sold and the position is whole."
+    : "The order's settlement, then its lock, were removed from the chain by reorganisations; nothing was charged and no share was minted.";
 /** What an order closed with no lock recorded records of a lock or escrow of its id that landed after, which the sweep releases. */
 const lateHold = (x: OpenHold): OrderPatch => ({
   ...(x.kind === "lock" ? { locked: x.amount } : { escrowed: x.shares, sotTokenId: x.tokenId.toString() }),
@@ -249,12 +254,20 @@ export class Reconciler {
    * before the settlement was sent: Store.resettling), its answer lost, its store write failed or the server stopped:
    * once the settlement lands, the chain no longer holds the hold, so no sweep reads it again, and the order would name
    * no settlement. One the chain still holds is left to the sweep (its settlement may still land); one released (its
-   * client's expiry) is recorded as its `release_tx`, logged as an error: the operator carries its fills.
+   * client's expiry) is recorded as its `release_tx`, logged as an error: the operator carries its fills. One the chain no
+   * longer has at all (a second reorganisation removed the lock or escrow) is recorded holding none once it can no longer
+   * land (strandedHoldGone).
    */
   private async recordSettlements(): Promise<void> {
     for (const order of [...(await this.d.store.resettling("filled")), ...(await this.d.store.resettling("partially_filled"))]) {
       try {
-        await this.recordEnding(order, await this.svc.holdOf(order));
+        const hold = await this.svc.holdOf(order);
+        if (hold.kind === "none") {
+          await this.strandedHoldGone(order);
+          continue;
+        }
+        this.gone.forget(order.id);
+        await this.recordEnding(order, hold);
       } catch (err) {
         this.d.log.warn({ order_id: order.id, err }, "could not record the settlement of a settled order's lock or escrow; the next sweep tries again");
       }
@@ -292,11 +305,17 @@ export class Reconciler {
    * none, with no transaction, once it can no longer land: no operator transaction pending, read again still not there,
    * and every operator transaction mined then `confirmations` deep (its nonce taken). Nothing was held, nothing is owed;
    * a sell's shares are its holder's again, told as finished. The order is then as one closed before its lock landed.
+   * A settled order being settled again (Store.resettling) is recorded so too, `chain_unavailable`, its position book moved
+   * back in the same write (Store.recordUnsettled), logged as an error: the operator carries its fills.
    */
   private async strandedHoldGone(order: OrderRecord): Promise<void> {
     if ((await this.d.vault.pendingTransactions()) > 0 || (await this.svc.holdOf(order)).kind !== "none" || !(await this.gone.deep(order.id))) return;
-    const patch: OrderPatch = { ...(order.side === "sell" ? { escrowed: 0n } : { locked: 0n }), lockTx: null, errorMessage: removed(order) };
-    const done = await this.d.store.updateOrder(order.id, [order.status], patch);
+    const none: OrderPatch = { ...(order.side === "sell" ? { escrowed: 0n } : { locked: 0n }), lockTx: null };
+    const settled = order.status === "filled" || order.status === "partially_filled";
+    if (settled) this.d.log.error(recordedOf(order), "a reorganisation removed the lock or escrow of a settled order whose settlement one had removed; the operator carries its fills");
+    const done = settled
+      ? await this.d.store.recordUnsettled(order.id, order.status, { ...none, errorCode: "chain_unavailable", errorMessage: removedTwice(order) })
+      : await this.d.store.updateOrder(order.id, [order.status], { ...none, errorMessage: removed(order) });
     this.gone.forget(order.id);
     if (done && order.side === "sell") this.d.finished?.(done);
   }

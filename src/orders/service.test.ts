@@ -1683,6 +1683,45 @@ describe("recovery", () => {
     expect(await store.order(order.id)).toMatchObject({ status: "filled", spent: order.spent, filledShares: order.filledShares, settleTx: HASH, releaseTx: null });
   });
 
+  it("records a filled buy being settled again whose lock a second reorganisation removed as holding none, once nothing can land it again under the confirmations, its position book moved back, and reads it no more", async () => {
+    const { order, chainId } = await settlementRemoved(`0x${"cd".repeat(32)}`);
+    const vault = ledger.vault();
+    // The settlement sent again is not answered, and does not land.
+    vault.settle = () => Promise.reject(new VaultTxError("unknown", "Unknown", "Vault.settle: outcome unknown"));
+    // The operator has mined 5 transactions; the block 2 under the head has 4 of them, then all 5.
+    let deepMined = 4;
+    vault.blockNumber = async () => 10n;
+    vault.minedTransactions = async (block) => (block === undefined ? 5 : block <= 8n ? deepMined : 5);
+    const lockStates = vi.spyOn(vault, "lockState");
+    const sweeper = new Reconciler(service({ vault }), { store, vault, venues: new Map([["v", scriptedVenue()]]), clock: { now: () => Date.now() }, log: pino({ level: "silent" }), confirmations: 2 });
+    await sweeper.sweepLocks();
+    expect((await store.resettling("filled")).map((o) => o.id)).toEqual([order.id]);
+    // A second reorganisation removes the lock's transaction, and the operator's next one takes its nonce.
+    ledger.locks.delete(chainId);
+    await sweeper.sweepLocks();
+    expect(await store.order(order.id)).toMatchObject({ status: "filled", locked: 10_000_000n, settleTx: null, releaseTx: null, errorCode: null });
+    deepMined = 5;
+    await sweeper.sweepLocks();
+    // Nothing was locked, charged nor minted: its fills stay, the operator's.
+    expect(await store.order(order.id)).toMatchObject({
+      status: "filled",
+      spent: order.spent,
+      filledShares: order.filledShares,
+      locked: 0n,
+      lockTx: null,
+      settleTx: null,
+      releaseTx: null,
+      errorCode: "chain_unavailable",
+      errorMessage: "The order's settlement, then its lock, were removed from the chain by reorganisations; nothing was charged and no share was minted.",
+    });
+    expect((await store.positions("acc")).map((p) => [p.book, p.exits])).toEqual([[{ shares: 0n, cost: 0n, realized: 0n }, 0n]]);
+    expect((await store.activity("acc", { limit: 10, cursor: null })).data.filter((a) => a.reference === order.id)).toEqual([]);
+    expect(await store.resettling("filled")).toEqual([]);
+    lockStates.mockClear();
+    await sweeper.sweepLocks();
+    expect(lockStates).not.toHaveBeenCalled();
+  });
+
   it("tells of the filled buy whose lock the sweep settles again, its settlement removed by a reorganisation, so a resolved event's redemptions take the shares minted again", async () => {
     const { order, chainId } = await settlementRemoved(`0x${"cd".repeat(32)}`);
     // The removed settlement's mint went with it: the client holds none of the order's shares until it is settled again.

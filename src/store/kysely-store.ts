@@ -390,7 +390,8 @@ export class KyselyStore implements Store {
   /**
    * Folds the position's book again from the moves the store keeps, as migration 013 folded them (by the time of their last
    * update, then order id or redemption key): its settled orders with shares filled but those whose settlement a
-   * reorganisation removed and whose lock or escrow went back whole (no settle_tx, a release_tx), and its redemptions redeemed.
+   * reorganisation removed and whose lock or escrow went back whole (no settle_tx, a release_tx) or is gone too (no settle_tx,
+   * holding none), and its redemptions redeemed.
    */
   private async rebookPosition(trx: Transaction<Database>, position: { accountId: string; eventId: string; outcome: Outcome }, sotTokenId: string, at: string): Promise<void> {
     await this.lockPosition(trx, position, sotTokenId, at);
@@ -403,7 +404,7 @@ export class KyselyStore implements Store {
       .where("status", "in", ["filled", "partially_filled"])
       .where("filled_shares", ">", 0n)
       .where("sot_token_id", "is not", null)
-      .where((eb) => eb.or([eb("settle_tx", "is not", null), eb("release_tx", "is", null)]))
+      .where((eb) => eb.or([eb("settle_tx", "is not", null), eb.and([eb("release_tx", "is", null), eb.or([eb("locked", ">", 0n), eb("escrowed", ">", 0n)])])]))
       .execute();
     const redemptions = await trx
       .selectFrom("redemptions")
@@ -549,6 +550,7 @@ export class KyselyStore implements Store {
       .where("status", "=", status)
       .where("settle_tx", "is", null)
       .where("release_tx", "is", null)
+      .where((eb) => eb.or([eb("locked", ">", 0n), eb("escrowed", ">", 0n)]))
       .orderBy("created_at")
       .orderBy("id")
       .execute();

@@ -504,7 +504,9 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     await settled("ord_released", { settleTx: null, releaseTx: "0xr" });
     await store.insertOrder(order({ id: "ord_rejected", clientOrderId: null, status: "rejected" }));
     await settled("ord_resettling_2", { settleTx: null, createdAt: at(2) });
-    await settled("ord_resettling_1", { side: "sell", escrowed: 5_000_000n, settleTx: null, createdAt: at(1) });
+    await settled("ord_resettling_1", { side: "sell", locked: 0n, escrowed: 5_000_000n, settleTx: null, createdAt: at(1) });
+    // One whose lock a second reorganisation removed, recorded holding none: nothing left to settle.
+    await settled("ord_gone", { locked: 0n, lockTx: null, settleTx: null, errorCode: "chain_unavailable" });
 
     const run = vi.spyOn(DefaultQueryExecutor.prototype, "executeQuery");
     expect((await store.resettling(status)).map((o) => o.id)).toEqual(["ord_resettling_1", "ord_resettling_2"]);
@@ -512,7 +514,9 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
     const executor = run.mock.contexts.at(-1) as DefaultQueryExecutor;
     run.mockRestore();
     expect(await readsOf(backend.name, executor, query)).toEqual(
-      backend.name === "SQLite" ? [`SEARCH orders USING INDEX orders_${status}_resettling_idx (status=?)`] : [`Index Scan using orders_${status}_resettling_idx`],
+      backend.name === "SQLite"
+        ? [`SEARCH orders USING INDEX orders_${status}_resettling_idx (status=?)`]
+        : [`Index Scan using orders_${status}_resettling_idx filtering ((locked > '0'::bigint) OR (escrowed > '0'::bigint))`],
     );
   });
 
@@ -871,10 +875,10 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 6_000_000n, cost: 3_000_000n, realized: 1_000_000n }, 1n]]);
     });
 
-    it("folds a position's book again without a settled order whose lock or escrow went back whole, once however often its release is recorded", async () => {
+    it("folds a position's book again without a settled order whose lock or escrow went back whole, once however often its release is recorded, or is no longer on the chain", async () => {
       const store = await openStore();
       await seedAccount(store);
-      for (const o of [routing("b1"), routing("b2"), routing("s1", { side: "sell" })]) await store.insertOrder(o);
+      for (const o of [routing("b1", { locked: 10_000_000n }), routing("b2", { locked: 10_000_000n }), routing("s1", { side: "sell", escrowed: 5_000_000n })]) await store.insertOrder(o);
       await finish(store, "b1", { status: "filled", filledShares: 10_000_000n, spent: 4_000_000n });
       await finish(store, "b2", { status: "partially_filled", filledShares: 10_000_000n, spent: 6_000_000n });
       await finish(store, "s1", { status: "filled", filledShares: 5_000_000n, proceeds: 3_000_000n });
@@ -886,8 +890,8 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       // A second sweep's record finds its release recorded: nothing written, the book moved once.
       expect(await store.recordUnsettled("b2", "partially_filled", { ...released, releaseTx: "0xr2" })).toBeUndefined();
       expect(await booked(store)).toEqual(bought);
-      // s1's escrow returned its shares: the book holds b1's alone.
-      await store.recordUnsettled("s1", "filled", released);
+      // s1's escrow a second reorganisation removed, recorded holding none: the book holds b1's alone.
+      await store.recordUnsettled("s1", "filled", { settleTx: null, escrowed: 0n, lockTx: null, errorCode: "chain_unavailable" });
       expect(await booked(store)).toEqual([["evt_1", "YES", "7", { shares: 10_000_000n, cost: 4_000_000n, realized: 0n }, 0n]]);
     });
 

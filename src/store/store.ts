@@ -431,9 +431,10 @@ export interface Store {
   updateOrder(id: string, from: readonly OrderStatus[], patch: OrderPatch, owner?: string): Promise<OrderRecord | undefined>;
   /**
    * Records on a settled order (`status`) with no release_tx the release of its lock or escrow (`patch`, with its release_tx), its
-   * settlement removed by a reorganisation and never made again: updateOrder from `status` while release_tx is empty, which in
-   * the same transaction folds its position's book again without the order (the client holds none of the shares a buy's removed
-   * settlement minted; a sell's escrow returned its shares). Undefined, and no book moved, when its release is already recorded.
+   * settlement removed by a reorganisation and never made again, or the lock or escrow gone too (`patch` holding none, no
+   * release_tx: a second reorganisation removed it): updateOrder from `status` while release_tx is empty, which in the same
+   * transaction folds its position's book again without the order (the client holds none of the shares a buy's removed
+   * settlement minted; a sell's shares are its own again). Undefined, and no book moved, when its release is already recorded.
    */
   recordUnsettled(id: string, status: OrderStatus, patch: OrderPatch): Promise<OrderRecord | undefined>;
   /**
@@ -454,8 +455,9 @@ export interface Store {
    */
   closedHolding(status: "rejected" | "failed"): Promise<OrderRecord[]>;
   /**
-   * The orders in `status` with neither `settle_tx` nor `release_tx`: those the stranded-lock sweep settles again, a
-   * reorganisation having removed their settlement, whose new settlement it has not recorded yet. Oldest first.
+   * The orders in `status` with neither `settle_tx` nor `release_tx`, holding a lock or escrow: those the stranded-lock sweep
+   * settles again, a reorganisation having removed their settlement, whose new settlement it has not recorded yet (not those
+   * recorded holding none, a second reorganisation having removed the lock or escrow). Oldest first.
    */
   resettling(status: "filled" | "partially_filled"): Promise<OrderRecord[]>;
   /** The account's position books, by event and outcome; every account's without one (the audit). */
