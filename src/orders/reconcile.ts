@@ -204,7 +204,7 @@ export class Reconciler {
    */
   private async settleAgain(order: OrderRecord): Promise<boolean> {
     // Recorded with no settlement before it is sent: what the chain does is read at the next sweeps, whatever stops this one.
-    await this.d.store.updateOrder(order.id, [order.status], { settleTx: null });
+    if (order.settleTx !== null) await this.d.store.updateOrder(order.id, [order.status], { settleTx: null });
     let tx: TxRef;
     try {
       tx = await this.svc.settleHold(order);
@@ -335,16 +335,11 @@ export class Reconciler {
     const closed = new Map((await store.ordersInStatus(["rejected", "failed"])).map((o) => [chainOrderId(o.id).toLowerCase(), o]));
     for (const x of expired) {
       const order = closed.get(x.orderId.toLowerCase());
-      if (!order || (order.status === "rejected" && (order.lockTx !== null || order.releaseTx !== null))) continue;
+      // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one;
+      // not one recovery recorded released (its lock's transaction not found: Vault.heldBy), whose message says how it ended.
+      if (!order || order.lockTx !== null || order.releaseTx !== null) continue;
       try {
-        // A failed order recorded with no lock (a reorganisation removed it, then the node mined it again) records it as a rejected one;
-        // not one recovery recorded released (its lock's transaction not found: Vault.heldBy), whose message says how it ended.
-        const ended =
-          order.status === "rejected"
-            ? await store.recordStrandedHold(order.id, expiredEnd(x))
-            : order.lockTx === null && order.releaseTx === null
-              ? await store.updateOrder(order.id, ["failed"], expiredEnd(x))
-              : order;
+        const ended = await store.recordStrandedHold(order.id, expiredEnd(x));
         if (ended && x.kind === "escrow") this.d.finished?.(ended);
       } catch (err) {
         log.warn({ order_id: order.id, err }, "could not record a stranded lock or escrow its deadline ended; the next start reads it again");

@@ -192,14 +192,6 @@ export function settledOnChain(
   return { ...fromFills, ...chain, ...minted, status, settleTx: hold.txHash };
 }
 
-/** A sell's escrow the chain could not be read for, before anything was stored or sent: the client is to try again. */
-function escrowUnread(log: Log): (err: unknown) => never {
-  return (err) => {
-    log.warn({ err }, "reading a sell's escrow from the chain failed");
-    throw new AppError("chain_unavailable", "The order's escrow could not be read from the chain; nothing was changed. Try again.");
-  };
-}
-
 /** What a routing order none of whose child orders filled records once `releaseTx` released its lock, or returned its escrow, whole. */
 export function nothingFilled(order: Pick<OrderRecord, "side">, releaseTx: Hex32): OrderPatch {
   return {
@@ -301,7 +293,12 @@ export class OrderService {
         const twin = await this.earlier(who, clientOrderId, intent);
         if (twin && !reopenable(twin)) return twin;
         // A retry of a sell whose first escrow a reorganisation removed, and that landed again, holds its shares there: it runs on that escrow.
-        if (!twin || (await this.holdOf(twin).catch(escrowUnread(log))).kind !== "held") throw insufficientPosition(intent, held);
+        if (!twin) throw insufficientPosition(intent, held);
+        const escrow = await this.holdOf(twin).catch((err: unknown) => {
+          log.warn({ err }, "reading a sell's escrow from the chain failed");
+          throw new AppError("chain_unavailable", "The order's escrow could not be read from the chain; nothing was changed. Try again.");
+        });
+        if (escrow.kind !== "held") throw insufficientPosition(intent, held);
       }
     }
 

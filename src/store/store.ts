@@ -434,7 +434,8 @@ export interface Store {
    * settlement removed by a reorganisation and never made again, or the lock or escrow gone too (`patch` holding none, no
    * release_tx: a second reorganisation removed it): updateOrder from `status` while release_tx is empty, which in the same
    * transaction folds its position's book again without the order (the client holds none of the shares a buy's removed
-   * settlement minted; a sell's shares are its own again). Undefined, and no book moved, when its release is already recorded.
+   * settlement minted; a sell's shares are its own again). Undefined, and no book moved, when its release is already recorded;
+   * one holding none has no release_tx to tell a second writer by, whose fold comes to the same book.
    */
   recordUnsettled(id: string, status: OrderStatus, patch: OrderPatch): Promise<OrderRecord | undefined>;
   /**

@@ -424,7 +424,13 @@ class EvmVault implements Vault {
     this.saw(ref.blockNumber);
     // Recorded before the call is answered, so before its order is: a process that reads the order reads the block too.
     if (ref.blockNumber > this.recorded.block) {
-      this.recorded = { block: ref.blockNumber, write: this.holdsBlock.store.raiseChainCursor(this.holdsBlock.name, { block: ref.blockNumber, hash: ref.txHash }) };
+      // A write that fails is tried again by the next call of its block, not answered failed to every one of them.
+      const before = this.recorded;
+      const write: Promise<void> = this.holdsBlock.store.raiseChainCursor(this.holdsBlock.name, { block: ref.blockNumber, hash: ref.txHash }).catch((err: unknown) => {
+        if (this.recorded.write === write) this.recorded = before;
+        throw err;
+      });
+      this.recorded = { block: ref.blockNumber, write };
     }
     await this.recorded.write;
     return ref;

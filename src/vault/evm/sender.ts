@@ -511,7 +511,7 @@ export class TxSender {
 }
 
 /** A signed transaction the node took: its hash, and what sends it again. */
-export type Sent = { hash: Hex; nonce: number; raw: Hex };
+type Sent = { hash: Hex; nonce: number; raw: Hex };
 
 function minedOf(versions: readonly Sent[], s: Sent, r: Receipt): Mined {
   return { txHash: s.hash, blockNumber: BigInt(r.blockNumber), contractAddress: r.contractAddress, logs: r.logs, versions };
