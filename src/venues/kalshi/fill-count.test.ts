@@ -10,30 +10,44 @@ import { startKalshiSim, type KalshiSim } from "./sim/kalshi-sim.ts";
 const catalog = MarketCatalog.load();
 
 /**
- * The simulator behind a proxy that, while `hiding`, answers `GET /portfolio/fills` with no fills: the
- * venue's fill listing behind the order it has just executed (its create answer and its order already count them).
+ * The simulator behind a proxy that, while `hiding`, answers `GET /portfolio/fills` with no fills, and leaves out of it
+ * the fills whose trade ids are in `hidden`: the venue's fill listing behind the order it has just executed (its create
+ * answer and its order already count them). `beforeCancel` runs as a `DELETE` arrives, before the venue gets it.
  * `seen` is every request's method and path, with its query.
  */
-async function lagging(target: string): Promise<{ url: string; hiding: { on: boolean }; seen: string[]; close: () => Promise<void> }> {
+async function lagging(target: string): Promise<{ url: string; hiding: { on: boolean }; hidden: Set<string>; beforeCancel: { run: () => void }; seen: string[]; close: () => Promise<void> }> {
   const hiding = { on: false };
+  const hidden = new Set<string>();
+  const beforeCancel = { run: () => {} };
   const seen: string[] = [];
   const to = new URL(target);
   const server: Server = createServer((req, res) => {
     seen.push(`${req.method} ${req.url}`);
-    if (hiding.on && req.method === "GET" && req.url?.startsWith(`${to.pathname}/portfolio/fills`)) {
+    const listing = req.method === "GET" && req.url?.startsWith(`${to.pathname}/portfolio/fills`);
+    if (hiding.on && listing) {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ fills: [], cursor: "" }));
       return;
     }
+    if (req.method === "DELETE") beforeCancel.run();
     const up = request({ host: to.hostname, port: to.port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode ?? 502, r.headers);
-      r.pipe(res);
+      if (!listing || hidden.size === 0) {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      r.on("data", (c: Buffer) => chunks.push(c));
+      r.on("end", () => {
+        const page = JSON.parse(Buffer.concat(chunks).toString()) as { fills: { trade_id: string }[]; cursor: string };
+        res.writeHead(r.statusCode ?? 502, { "content-type": "application/json" }).end(JSON.stringify({ ...page, fills: page.fills.filter((f) => !hidden.has(f.trade_id)) }));
+      });
     });
     up.on("error", () => res.destroy());
     req.pipe(up);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}${to.pathname}`, hiding, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return { url: `http://127.0.0.1:${port}${to.pathname}`, hiding, hidden, beforeCancel, seen, close: () => new Promise((resolve) => server.close(() => resolve())) };
 }
 
 describe("Kalshi: an order the venue executed whose fills it does not list yet", () => {
@@ -80,5 +94,29 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
     expect(await venue.status(child.clientOrderId, child)).toEqual({ kind: "not_found" });
     expect(await venue.cancel(child.clientOrderId, child)).toEqual({ kind: "not_found" });
     expect(proxy.seen.filter((r) => r.includes("/fills"))).toEqual([]);
+  });
+
+  it("counts a fill that raced its cancel, which the order counts once cancelled, and is unknown until the fills list it", async () => {
+    sim.faults.set({ resting: true });
+    const child = takingChild(venue, catalog, { name: "race" });
+    const placed = await venue.place({ ...child, shares: 2n * child.shares });
+    sim.faults.set({ resting: false });
+    if (placed.kind !== "open") throw new Error(`the child did not rest: ${placed.kind}`);
+    // another trader takes what rests as the cancel is on its way, after the adapter read the order; the listing lags behind it
+    let raced: string | undefined;
+    proxy.beforeCancel.run = () => {
+      raced = sim.takeResting(placed.venueOrderId, child.shares);
+      if (raced !== undefined) proxy.hidden.add(raced);
+    };
+    try {
+      await expect(venue.cancel(child.clientOrderId, { ...child, shares: 2n * child.shares })).rejects.toThrow(/fills/);
+    } finally {
+      proxy.beforeCancel.run = () => {};
+      proxy.hidden.clear();
+    }
+    expect(raced).toBeDefined();
+    const after = await venue.cancel(child.clientOrderId, { ...child, shares: 2n * child.shares });
+    expect(after).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
+    expect(after.kind === "done" && after.fills.map((f) => f.tradeId)).toEqual([...placed.fills.map((f) => f.tradeId), raced]);
   });
 });

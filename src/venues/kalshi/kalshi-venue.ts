@@ -269,13 +269,17 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
 
   /**
    * Cancel Order (V2), `DELETE /portfolio/events/orders/{order_id}`, when the order still rests, then
-   * its fills: read after the cancel, so a fill that raced it is counted. As in status(), an order
-   * that ends without a fill was never placed as far as the port is concerned.
+   * the order and its fills: read after the cancel, so a fill that raced it is counted, and waited for
+   * while the fill listing does not show it yet. As in status(), an order that ends without a fill was
+   * never placed as far as the port is concerned.
    */
   async cancel(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
-    const order = await this.findOrder(clientOrderId, child);
+    let order = await this.findOrder(clientOrderId, child);
     if (!order || endedEmpty(order)) return { kind: "not_found" };
-    if (order.status === "resting") await this.cancelResting(order);
+    if (order.status === "resting") {
+      await this.cancelResting(order);
+      order = ((await this.read(`/portfolio/orders/${encodeURIComponent(order.order_id)}`, true)) as { order: KalshiOrder }).order;
+    }
     const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"), { readBack: true });
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
