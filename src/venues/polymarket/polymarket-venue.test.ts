@@ -332,6 +332,26 @@ describe("PolymarketVenue", () => {
     expect(await venue.trades()).toEqual(placed.fills.flatMap((f, i) => [sold[i], f]));
   });
 
+  it("does not take an order whose status it does not know for done: it may still rest, and fill after it is settled", async () => {
+    const sim = await startPolymarketSim({ catalog, seed: 9, latencyScale: 0, tickMs: 50 });
+    running.push(sim);
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    const { venue } = await setup({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials });
+    const order = buy(venue);
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(order);
+    if (placed.kind !== "open") throw new Error(`the order did not rest: ${placed.kind}`);
+    sim.faults.reset();
+    proxy.rewrite = (path, body) => (path.includes("/data/order/") ? { ...(body as object), status: "ORDER_STATUS_PENDING" } : body);
+    await expect(venue.status(order.clientOrderId)).rejects.toThrow(/ORDER_STATUS_PENDING/);
+    expect(sim.exchange.resting(placed.venueOrderId)).toBeGreaterThan(0n);
+    for (const status of ["MATCHED", "ORDER_STATUS_CANCELED", "ORDER_STATUS_CANCELED_MARKET_RESOLVED", "ORDER_STATUS_INVALID", "unmatched"]) {
+      proxy.rewrite = (path, body) => (path.includes("/data/order/") ? { ...(body as object), status } : body);
+      expect(await venue.status(order.clientOrderId)).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
+    }
+  });
+
   it("reads the fills its resting order made as a maker, taken by another's order, at its own price and without fee", async () => {
     const { sim, venue } = await setup();
     const order = buy(venue);

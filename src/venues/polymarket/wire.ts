@@ -254,12 +254,18 @@ export function parseOrderAck(raw: unknown): OrderAck {
   };
 }
 
+/** What an order's status says of it: it may still trade (open), or it never will (done). */
+const ORDER_STATES: Record<string, "open" | "done"> = { LIVE: "open", DELAYED: "open", MATCHED: "done", UNMATCHED: "done", CANCELED: "done", CANCELED_MARKET_RESOLVED: "done", INVALID: "done" };
+
+/** An order of `GET /data/order/{id}`; a status it does not know is refused, never taken for done: the order may still trade. */
 export function parseOpenOrder(raw: unknown): OpenOrder {
   const o = obj(raw, "order");
-  const status = str(o["status"], "order.status").toUpperCase().replace(/^ORDER_STATUS_/, "");
+  const written = str(o["status"], "order.status");
+  const status = ORDER_STATES[written.toUpperCase().replace(/^ORDER_STATUS_/, "")];
+  if (status === undefined) throw new WireError(`order.status: ${JSON.stringify(written)} is not a status the adapter knows`);
   return {
     id: str(o["id"], "order.id"),
-    status: status === "LIVE" || status === "DELAYED" ? "open" : "done",
+    status,
     market: str(o["market"], "order.market"),
     assetId: str(o["asset_id"], "order.asset_id"),
     sizeMatched: parseDecimal(o["size_matched"], "order.size_matched"),
