@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MarketCatalog } from "../../markets/catalog.ts";
 import { openMarket, takingChild } from "../../../test/helpers/kalshi-child.ts";
+import { startRewritingProxy } from "../../../test/helpers/rewriting-proxy.ts";
 import type { ChildOrder } from "../venue.ts";
 import { KalshiVenue } from "./kalshi-venue.ts";
 import { startKalshiSim, type KalshiSim } from "./sim/kalshi-sim.ts";
@@ -118,5 +119,32 @@ describe("Kalshi: an order the venue executed whose fills it does not list yet",
     const after = await venue.cancel(child.clientOrderId, { ...child, shares: 2n * child.shares });
     expect(after).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
     expect(after.kind === "done" && after.fills.map((f) => f.tradeId)).toEqual([...placed.fills.map((f) => f.tradeId), raced]);
+  });
+});
+
+describe("Kalshi: an order whose status the adapter does not know", () => {
+  it("is not taken for ended: status and cancel throw, as it may still rest and fill", async () => {
+    const sim = await startKalshiSim({ catalog, seed: 7, latencyScale: 0, tickMs: 40 });
+    const proxy = await startRewritingProxy(sim.url);
+    const venue = new KalshiVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, requestTimeoutMs: 2_000 });
+    await venue.start();
+    try {
+      sim.faults.set({ resting: true });
+      const child = takingChild(venue, catalog, { name: "unknown-status" });
+      const placed = await venue.place({ ...child, shares: 2n * child.shares });
+      sim.faults.set({ resting: false });
+      if (placed.kind !== "open") throw new Error(`the child did not rest: ${placed.kind}`);
+      const withStatus = (status: string) => (path: string, body: unknown) =>
+        path.endsWith(`/portfolio/orders/${placed.venueOrderId}`) ? { order: { ...(body as { order: object }).order, status } } : body;
+      proxy.rewrite = withStatus("pending");
+      await expect(venue.status(child.clientOrderId, child)).rejects.toThrow(/pending/);
+      await expect(venue.cancel(child.clientOrderId, child)).rejects.toThrow(/pending/);
+      proxy.rewrite = withStatus("executed");
+      expect(await venue.status(child.clientOrderId, child)).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
+    } finally {
+      await venue.stop();
+      await proxy.stop();
+      await sim.stop();
+    }
   });
 });

@@ -261,9 +261,9 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    */
   async status(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     const order = await this.findOrder(clientOrderId, child);
-    if (!order || endedEmpty(order)) return { kind: "not_found" };
+    if (!order || endedEmpty(order, this.id)) return { kind: "not_found" };
     const fills = await this.fills(order, order.client_order_id, parseCount(order.fill_count_fp, "fill_count_fp"));
-    if (order.status === "resting") return { kind: "open", venueOrderId: order.order_id, fills };
+    if (rests(order, this.id)) return { kind: "open", venueOrderId: order.order_id, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: order.order_id, fills };
   }
 
@@ -275,8 +275,8 @@ export class KalshiVenue extends WireVenue<KalshiCredentials> implements Venue {
    */
   async cancel(clientOrderId: string, child?: ChildOrder): Promise<ChildStatus> {
     let order = await this.findOrder(clientOrderId, child);
-    if (!order || endedEmpty(order)) return { kind: "not_found" };
-    if (order.status === "resting") {
+    if (!order || endedEmpty(order, this.id)) return { kind: "not_found" };
+    if (rests(order, this.id)) {
       await this.cancelResting(order);
       order = ((await this.read(`/portfolio/orders/${encodeURIComponent(order.order_id)}`, true)) as { order: KalshiOrder }).order;
     }
@@ -538,8 +538,18 @@ function childWindow(child: ChildOrder): Record<string, string> {
 }
 
 /** Whether an order ended (nothing rests) having filled nothing: it has no fills, live or historical. */
-function endedEmpty(order: KalshiOrder): boolean {
-  return order.status !== "resting" && parseCount(order.fill_count_fp, "fill_count_fp") === 0n;
+function endedEmpty(order: KalshiOrder, venue: string): boolean {
+  return !rests(order, venue) && parseCount(order.fill_count_fp, "fill_count_fp") === 0n;
+}
+
+/**
+ * Whether part of an order still rests (`resting`) or it ended (`canceled`, `executed`). A status the adapter does not know
+ * is refused, never taken for ended: the order may still fill, after it was settled as done.
+ */
+function rests(order: KalshiOrder, venue: string): boolean {
+  if (order.status === "canceled" || order.status === "executed") return false;
+  if (order.status === "resting") return true;
+  throw new AppError("venue_unavailable", `${venue}: order ${order.order_id} has status ${JSON.stringify(order.status)}, which the adapter does not know`, { venue });
 }
 
 /** The `client_order_id` a child is sent under: its own, marked when it sells (see SELL_MARK). */
