@@ -44,6 +44,33 @@ describe("OpinionVenue", () => {
     expect(await venue.trades()).toEqual([...placed.fills, made].map((f) => ({ ...f, clientOrderId: "" })));
   });
 
+  it("does not take an order whose status it does not know for ended: status and cancel throw, as it may still rest and fill", async () => {
+    const sim = await startOpinionSim({ catalog, seed: 31, latencyScale: 0, tickMs: 40 });
+    running.push(sim);
+    const proxy = await startRewritingProxy(sim.url);
+    running.push(proxy);
+    const venue = new OpinionVenue({ baseUrl: proxy.url, wsUrl: sim.wsUrl, credentials: sim.credentials, catalog, startTimeoutMs: 300 });
+    await venue.start();
+    running.push(venue);
+    const marketId = catalog.events().flatMap((e) => e.listings).find((l) => l.venue === venue.id && venue.market(l.venueMarketId)?.status === "open")!.venueMarketId;
+    const asks = venue.book(marketId, "YES")!.asks;
+    const order: ChildOrder = { clientOrderId: "unknown-status", venueMarketId: marketId, outcome: "YES", side: "buy", limitPrice: asks[asks.length - 1]!.price, shares: 400_000_000n, expiresAt: Date.now() + 60_000 };
+    sim.faults.set({ resting: true });
+    const placed = await venue.place(order);
+    if (placed.kind !== "open") throw new Error(`the order did not rest: ${placed.kind}`);
+    sim.faults.reset();
+    const withStatus = (status: number) => (path: string, body: unknown) => {
+      if (!path.endsWith(`/order/${placed.venueOrderId}`)) return body;
+      const b = body as { result: { orderData: object } };
+      return { ...b, result: { ...b.result, orderData: { ...b.result.orderData, status } } };
+    };
+    proxy.rewrite = withStatus(6);
+    await expect(venue.status(order.clientOrderId)).rejects.toThrow(/status 6/);
+    await expect(venue.cancel(order.clientOrderId)).rejects.toThrow(/status 6/);
+    proxy.rewrite = withStatus(3);
+    expect(await venue.cancel(order.clientOrderId)).toMatchObject({ kind: "done", venueOrderId: placed.venueOrderId });
+  });
+
   it("discovers each unlisted market once though a market added between two reads of the market list shows one on both pages", async () => {
     const { sim, venue } = await setup();
     const listed = new Set(catalog.events().flatMap((e) => e.listings.filter((l) => l.venue === venue.id).map((l) => l.venueMarketId)));

@@ -18,6 +18,10 @@ import {
   ERRNO_DUPLICATE_ORDER,
   fillsFromTrades,
   levelMap,
+  ORDER_CANCELED,
+  ORDER_EXPIRED,
+  ORDER_FAILED,
+  ORDER_FINISHED,
   ORDER_PENDING,
   opinionResolution,
   outcomeSide,
@@ -198,7 +202,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const placed = answer.result.orderData;
     this.orderIds.set(order.clientOrderId, placed.orderId);
     const noMatch = `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}`;
-    if (placed.status !== ORDER_PENDING && parseMicro(placed.filledShares, "filledShares") === 0n) return { kind: "rejected", reason: noMatch };
+    if (!rests(placed, this.id) && parseMicro(placed.filledShares, "filledShares") === 0n) return { kind: "rejected", reason: noMatch };
     try {
       const st = await this.orderState(placed.orderId, order.clientOrderId, true);
       if (st.kind === "not_found") return { kind: "rejected", reason: noMatch };
@@ -325,7 +329,7 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
   private async orderState(orderId: string, clientOrderId: string, readBack = false): Promise<ChildStatus> {
     const o = ((await this.read(`/order/${encodeURIComponent(orderId)}`, readBack)) as { orderData: OpinionOrder }).orderData;
     const fills = fillsFromTrades(o.trades ?? [], orderId, clientOrderId, await this.feeModel(String(o.marketId), `order ${orderId}`));
-    if (o.status === ORDER_PENDING) return { kind: "open", venueOrderId: orderId, fills };
+    if (rests(o, this.id)) return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
   }
 
@@ -368,4 +372,14 @@ export class OpinionVenue extends WireVenue<OpinionCredentials> implements Venue
     const base = this.opts.baseUrl.replace(/\/$/, "");
     return sendRequest(base, { method, path, body, headers: { [OPINION_API_KEY_HEADER]: this.opts.credentials.apiKey }, timeoutMs: this.timeoutMs });
   }
+}
+
+/**
+ * Whether an order is pending (part of it rests) or ended (finished, canceled, expired, failed). A status the adapter does
+ * not know is refused, never taken for ended: the order may still fill, after it was settled as done.
+ */
+function rests(order: OpinionOrder, venue: string): boolean {
+  if (order.status === ORDER_PENDING) return true;
+  if ([ORDER_FINISHED, ORDER_CANCELED, ORDER_EXPIRED, ORDER_FAILED].includes(order.status)) return false;
+  throw new AppError("venue_unavailable", `${venue}: order ${order.orderId} has status ${JSON.stringify(order.status)}, which the adapter does not know`, { venue });
 }

@@ -116,6 +116,7 @@ export const ORDER_PENDING = 1;
 export const ORDER_FINISHED = 2;
 export const ORDER_CANCELED = 3;
 export const ORDER_EXPIRED = 4;
+export const ORDER_FAILED = 5;
 /** A trade's status once its settlement failed: it never settled, and is no fill. */
 export const TRADE_FAILED = 5;
 
