@@ -196,7 +196,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
       } catch (err) {
         return { kind: "unknown", reason: `order ${answer.order.id} was taken but its matches or totals are unreadable: ${String(err)}` };
       }
-      const rests = answer.order.status === "LIVE";
+      const rests = orderRests(answer.order, this.id);
       if (fills.length === 0 && !rests) {
         if (answer.execution?.settlementStatus === SETTLEMENT_FAILED) return { kind: "rejected", reason: `venue_rejected: order ${answer.order.id} matched, but its settlement failed: nothing was traded` };
         return { kind: "rejected", reason: `no_match: nothing to take at or ${order.side === "buy" ? "below" : "above"} ${formatMicro(order.limitPrice)}` };
@@ -323,7 +323,7 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     } catch (err) {
       throw new AppError("venue_unavailable", `${this.id}: order ${orderId}'s matches or totals are unreadable: ${String(err)}`, { venue: this.id });
     }
-    if (answer.order.status === "LIVE") return { kind: "open", venueOrderId: orderId, fills };
+    if (orderRests(answer.order, this.id)) return { kind: "open", venueOrderId: orderId, fills };
     return fills.length === 0 ? { kind: "not_found" } : { kind: "done", venueOrderId: orderId, fills };
   }
 
@@ -365,4 +365,14 @@ export class LimitlessVenue extends WireVenue<LimitlessCredentials> implements V
     const headers = signed ? limitlessAuthHeaders(apiKey, secret, this.clock.now(), method, this.pathPrefix + path, text) : {};
     return sendRequest(this.opts.baseUrl.replace(/\/$/, ""), { method, path, body, headers, timeoutMs: this.timeoutMs });
   }
+}
+
+/**
+ * Whether part of an order rests (LIVE) or it ended (MATCHED, CANCELED, UNMATCHED, or no status stated). A status the
+ * adapter does not know is refused, never taken for ended: the order may still fill, after it was settled as done.
+ */
+function orderRests(order: LimitlessOrder, venue: string): boolean {
+  if (order.status === "LIVE") return true;
+  if (order.status === undefined || USER_ORDER_STATUSES.includes(order.status)) return false;
+  throw new AppError("venue_unavailable", `${venue}: order ${order.id} has status ${JSON.stringify(order.status)}, which the adapter does not know`, { venue });
 }
