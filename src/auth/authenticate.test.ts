@@ -263,20 +263,24 @@ describe("authenticate: signature checks", () => {
   it("a repeated signature reaches the route only when the route's idempotentReplay says so, given the signed body", async () => {
     const seen: (string | undefined)[] = [];
     const needs = (answer: boolean) => ({ ...TRADE, idempotentReplay: (raw: Buffer | undefined) => (seen.push(raw?.toString("utf8")), answer) });
-    await admitted(vectorRequest(), needs(false), deps);
+    await admitted(vectorRequest(), needs(true), deps);
     await expect(admitted(vectorRequest(), needs(true), deps)).resolves.toMatchObject({ apiKey: KEY });
+    await admitted(vectorRequest(), needs(false), deps);
     await expectCode(admitted(vectorRequest(), needs(false), deps), "replayed_request");
-    expect(seen).toEqual([post.body, post.body, post.body]);
+    expect(seen).toEqual([post.body, post.body, post.body, post.body]);
   });
 
-  it("an idempotent retry's signature is not recorded: every copy reaches the route, and the replay cache is not asked", async () => {
+  it("an idempotent retry's signature is recorded only once spent (an error answered it): every copy reaches the route until then", async () => {
     const idempotent = { ...TRADE, idempotentReplay: () => true };
     const remembered: string[] = [];
     const watched = { ...deps, replay: { ...deps.replay, remember: async (key: string, sig: string, until: number) => (remembered.push(sig), deps.replay.remember(key, sig, until)) } };
-    for (let i = 0; i < 3; i++) await expect(admitted(vectorRequest(), idempotent, watched)).resolves.toMatchObject({ apiKey: KEY });
+    const copies = [];
+    for (let i = 0; i < 3; i++) copies.push(await admitted(vectorRequest(), idempotent, watched));
     expect(remembered).toEqual([]);
-    await admitted(vectorRequest(), TRADE, watched);
+    expect(await copies[0]!.spendSignature!()).toBe(true);
     expect(remembered).toEqual([post.signature_hex]);
+    await expectCode(admitted(vectorRequest(), idempotent, watched), "replayed_request");
+    await expectCode(admitted(vectorRequest(), TRADE, watched), "replayed_request");
   });
 
   it("replay protection is per key and per signature", async () => {

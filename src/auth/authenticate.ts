@@ -23,7 +23,8 @@ export interface AuthNeeds {
    * Whether a repeat of this signature may reach the route, given the raw body it signs. A route
    * supplies it when it answers a repeat of those bytes with what the first copy got (an idempotent
    * retry): refusing the repeat would only keep a client's quick retry from its own result. Such a
-   * signature is not recorded in the replay cache, since no repeat of it is ever refused.
+   * signature is recorded in the replay cache only when its answer is an error (Principal.spendSignature),
+   * which the route does not keep for good: a repeat of it is then refused.
    */
   idempotentReplay?: (rawBody: Buffer | undefined) => boolean;
 }
@@ -32,6 +33,11 @@ export interface Principal {
   apiKey: string;
   accountId: string;
   scopes: Scope[];
+  /**
+   * Of a signed request let through as an idempotent retry: records its signature in the replay cache, as any
+   * other signed request's, for the server to call before an error answer leaves (a copy is then refused).
+   */
+  spendSignature?: () => Promise<boolean>;
 }
 
 export interface AuthDeps {
@@ -130,24 +136,29 @@ function standing(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord | und
 function admit(req: AuthRequest, needs: AuthNeeds, found: ApiKeyRecord | undefined, deps: AuthDeps): Principal | Promise<Principal> {
   const record = standing(req, needs, found);
   const now = deps.clock.now();
-  const admitted = (): Principal => {
+  const admitted = (spendSignature?: () => Promise<boolean>): Principal => {
     touch(record, now, deps);
-    return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes };
+    return { apiKey: record.apiKey, accountId: record.accountId, scopes: record.scopes, ...(spendSignature && { spendSignature }) };
   };
   return needs.signed ? verifySignedRequest(req, needs, record, now, deps).then(admitted) : admitted();
 }
 
-async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<void> {
+/** Refuses a signed request that is not genuine, or is a replay; of an idempotent retry, returns what records its signature. */
+async function verifySignedRequest(req: AuthRequest, needs: AuthNeeds, record: ApiKeyRecord, now: number, deps: AuthDeps): Promise<(() => Promise<boolean>) | undefined> {
   const { timestamp, tsMs, maxSkewMs, provided } = signatureHeaders(req, now, deps);
   const secret = deps.keys.secretOf(record);
   const expected = hmacBytes(secret, canonicalString(timestamp, req.method, req.url, req.rawBody));
   if (!timingSafeEqual(expected, provided)) throw mismatch(timestamp, req);
 
-  // The same signature is the same bytes: a repeat of an idempotent retry is let through whatever the cache says.
-  if (needs.idempotentReplay?.(req.rawBody)) return;
   // Keyed on the decoded bytes so that one signature re-sent in another encoding is still a replay.
-  const fresh = await deps.replay.remember(record.apiKey, provided.toString("hex"), tsMs + maxSkewMs + REPLAY_MARGIN_MS);
-  if (!fresh) throw new AppError("replayed_request");
+  const signature = provided.toString("hex");
+  const remember = () => deps.replay.remember(record.apiKey, signature, tsMs + maxSkewMs + REPLAY_MARGIN_MS);
+  // The same signature is the same bytes: a repeat of an idempotent retry is let through unless an error answered it.
+  if (needs.idempotentReplay?.(req.rawBody)) {
+    if (await deps.replay.seen(record.apiKey, signature)) throw new AppError("replayed_request");
+    return remember;
+  }
+  if (!(await remember())) throw new AppError("replayed_request");
 }
 
 /** A signed request's X-Timestamp and X-Signature, each sent once, the timestamp in seconds and fresh, the signature decoded. */

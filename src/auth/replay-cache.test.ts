@@ -30,6 +30,9 @@ describe("the Redis replay cache (TEST_REDIS_URL)", () => {
     // per key and per signature
     expect(await two.remember("ck_1", "bb", until)).toBe(true);
     expect(await two.remember("ck_2", "aa", until)).toBe(true);
+    // seen reads, recording nothing
+    expect([await two.seen("ck_1", "aa"), await one.seen("ck_1", "ee")]).toEqual([true, false]);
+    expect(await one.remember("ck_1", "ee", until)).toBe(true);
   });
 
   it("lets exactly one of many simultaneous copies through", async () => {

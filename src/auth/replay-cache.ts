@@ -8,6 +8,8 @@ import type { Store } from "../store/store.ts";
 export interface ReplayCache {
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   remember(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;
+  /** Whether a signature is recorded and its record not expired, recording nothing. */
+  seen(apiKey: string, signature: string): Promise<boolean>;
   /** Forgets what expired before `now` (ms), where entries do not expire by themselves. */
   purge(now: number): Promise<void>;
 }
@@ -15,13 +17,15 @@ export interface ReplayCache {
 export function storeReplayCache(store: Store): ReplayCache {
   return {
     remember: (apiKey, signature, expiresAt) => store.rememberSignature(apiKey, signature, expiresAt),
+    seen: (apiKey, signature) => store.signatureSeen(apiKey, signature),
     purge: (now) => store.purgeSignatures(now),
   };
 }
 
-/** What the Redis replay cache needs of a client: ioredis's SET, with its NX and PX flags. */
+/** What the Redis replay cache needs of a client: ioredis's SET, with its NX and PX flags, and EXISTS. */
 export interface RedisSet {
   set(key: string, value: string, px: "PX", ttlMs: number, nx: "NX"): Promise<"OK" | null>;
+  exists(key: string): Promise<number>;
 }
 
 /**
@@ -32,6 +36,7 @@ export function redisReplayCache(redis: RedisSet, clock: Clock): ReplayCache {
   return {
     remember: async (apiKey, signature, expiresAt) =>
       (await redis.set(`replay:${apiKey}:${signature}`, "1", "PX", Math.max(1, expiresAt - clock.now()), "NX")) === "OK",
+    seen: async (apiKey, signature) => (await redis.exists(`replay:${apiKey}:${signature}`)) === 1,
     purge: async () => undefined,
   };
 }

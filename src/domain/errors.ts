@@ -11,7 +11,7 @@ export const ERRORS = {
   invalid_signature: { status: 401, message: "The signature does not match the request." },
   stale_timestamp: { status: 401, message: "X-Timestamp is more than 30 seconds away from the server's clock." },
   invalid_timestamp: { status: 401, message: "X-Timestamp must be Unix time in seconds." },
-  replayed_request: { status: 401, message: "This signed request was already received." },
+  replayed_request: { status: 401, message: "This signed request was already received: to send it again, sign it again with a new X-Timestamp (the same client_order_id or client_withdrawal_id answers its order or withdrawal)." },
   not_signed_in: { status: 401, message: "Sign in first: there is no session, or it has expired." },
   invalid_credentials: { status: 401, message: "The email or the password is wrong." },
   insufficient_scope: { status: 403, message: "The API key lacks the scope this request needs." },

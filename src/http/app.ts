@@ -10,7 +10,7 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { Logger } from "pino";
 import { AppError, invalidFields } from "../domain/errors.ts";
-import type { AuthNeeds } from "../auth/authenticate.ts";
+import type { AuthNeeds, Principal } from "../auth/authenticate.ts";
 import { Account, Activity, ErrorBody, Health, Market, Order, OrderRequest, PriceRecord, Withdrawal, WithdrawalRequest } from "./schemas.ts";
 import type { HttpDeps } from "./deps.ts";
 import { accountRoutes } from "./routes/account.ts";
@@ -35,7 +35,7 @@ declare module "fastify" {
     /** Why the body is refused (not JSON, or in a content coding or media type the API does not take), once the caller is admitted. */
     bodyError: AppError | undefined;
     /** Who is calling: the owner of the API key (and the key), or of the web terminal's session. */
-    principal: { accountId: string; apiKey?: string } | undefined;
+    principal: Pick<Principal, "accountId" | "spendSignature"> & { apiKey?: string } | undefined;
   }
   interface FastifyContextConfig {
     /** Who may call the route: the scope a key needs, whether the request must be signed, and whether a repeat of a signature may pass. */
@@ -153,10 +153,21 @@ export async function buildApp(deps: HttpDeps, logger: Logger | false): Promise<
   });
   app.addHook("onRequest", (req, _reply, done) => done(closing ? new AppError("shutting_down") : hostProblem(req.headers.host, req.raw.httpVersion)));
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
+  // An idempotent retry answered with an error, which its route does not keep for good, spends its signature before
+  // the answer leaves, so that a copy sent once the account has changed is refused, not carried out; a failure to
+  // record it still sends the answer.
   app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("x-request-id", req.id);
     if (closing) reply.header("connection", "close");
-    done(null, payload);
+    const spend = req.principal?.spendSignature;
+    if (spend === undefined || reply.statusCode < 400) return done(null, payload);
+    spend().then(
+      () => done(null, payload),
+      (err: unknown) => {
+        req.log.error({ err }, "recording a refused idempotent retry's signature failed: a copy of it may still be carried out");
+        done(null, payload);
+      },
+    );
   });
   // By route template, not path, so that every order id does not make a series of its own.
   app.addHook("onResponse", (req, reply, done) => {

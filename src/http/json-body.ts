@@ -28,7 +28,8 @@ export function jsonProblem(err: unknown): string {
 /**
  * A repeated signature covers the very bytes of the first request. When those name a client id (`field`:
  * client_order_id, client_withdrawal_id), the route answers the copy with what the first created (the store
- * keeps one per account and client id), so a client's quick retry gets it back rather than replayed_request.
+ * keeps one per account and client id), so a client's quick retry gets it back rather than replayed_request, unless
+ * the first copy's answer was an error, which spent the signature (src/http/app.ts's onSend hook).
  * The Idempotency-Key header does not count: it is not signed, so whoever replays a captured request could
  * add a fresh one and move the funds a second time.
  */

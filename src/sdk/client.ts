@@ -163,7 +163,7 @@ export class CrossfillClient {
    * idempotency key is sent as the body's client_order_id (and, printable ASCII, the header, so that the server
    * refuses one that differs from the body's; a header carries no other character as it is): a retry within the same
    * second repeats the first's signature, and the server answers such a repeat with its order only when the signed
-   * body names it.
+   * body names it and the first was not answered with an error (then it is replayed_request: retry a second later).
    */
   order(body: OrderRequest, opts: { idempotencyKey?: string } = {}): Promise<Order> {
     if (opts.idempotencyKey === undefined) return this.call("POST", "/v1/order", ORDER, { body: JSON.stringify(body), signed: true });

@@ -827,6 +827,17 @@ export class KyselyStore implements Store {
     return result.numAffectedRows === 1n;
   }
 
+  async signatureSeen(apiKey: string, signature: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom("replay_signatures")
+      .select("expires_at")
+      .where("api_key", "=", apiKey)
+      .where("signature", "=", signature)
+      .where("expires_at", ">", BigInt(this.clock.now()))
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   async purgeSignatures(before: number): Promise<void> {
     await this.db.deleteFrom("replay_signatures").where("expires_at", "<", BigInt(before)).execute();
   }

@@ -599,8 +599,10 @@ describe.each(STORE_BACKENDS)("$name store", (backend) => {
       expect(await store.rememberSignature("ck_1", "sig-a", expires)).toBe(false);
       expect(await store.rememberSignature("ck_1", "sig-b", expires)).toBe(true);
       expect(await store.rememberSignature("ck_2", "sig-a", expires)).toBe(true);
+      expect([await store.signatureSeen("ck_1", "sig-a"), await store.signatureSeen("ck_1", "sig-c"), await store.signatureSeen("ck_3", "sig-a")]).toEqual([true, false, false]);
 
       clock.ms = expires;
+      expect(await store.signatureSeen("ck_1", "sig-a")).toBe(false);
       expect(await store.rememberSignature("ck_1", "sig-a", clock.now() + 30_000)).toBe(true);
       expect(await store.rememberSignature("ck_1", "sig-a", clock.now() + 30_000)).toBe(false);
     });

@@ -606,5 +606,7 @@ export interface Store {
 
   /** Records a signature as seen until `expiresAt` (ms). Returns false if it was already seen: a replay. */
   rememberSignature(apiKey: string, signature: string, expiresAt: number): Promise<boolean>;
+  /** Whether a signature is recorded and not expired. */
+  signatureSeen(apiKey: string, signature: string): Promise<boolean>;
   purgeSignatures(before: number): Promise<void>;
 }

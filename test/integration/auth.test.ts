@@ -109,6 +109,33 @@ describe("signed requests", () => {
     expect((await k.client.orders()).data).toHaveLength(2);
     expect((await k.client.account()).available_usdc).toBeGreaterThanOrEqual(before.available_usdc - 2);
   });
+  it("refuses a copy of a signed sell refused insufficient_position once the shares are there: the refusal spent its signature", async () => {
+    const k = await s.newKey();
+    const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "YES", side: "sell", shares: 2, max_slippage: 0.05, client_order_id: "sell-refused" });
+    const h = signed(k, { body });
+    const refused = await send("POST", "/v1/order", h, body);
+    expect([refused.status, refused.body.error?.code]).toEqual([422, "insufficient_position"]);
+    const bought = await k.client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 10, max_slippage: 0.05 });
+    expect(bought.filled_shares).toBeGreaterThan(2);
+    const copy = await send("POST", "/v1/order", h, body);
+    expect([copy.status, copy.body.error?.code]).toEqual([401, "replayed_request"]);
+    expect(copy.body.error?.message).toMatch(/X-Timestamp/);
+    expect((await k.client.orders()).data.map((o) => o.order_id)).toEqual([bought.order_id]);
+  });
+  it("refuses a copy of a signed withdrawal refused insufficient_funds once the USDC is there", async () => {
+    const k = await s.newKey({ scopes: ["read", "trade", "withdraw"] });
+    const bought = await k.client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "buy", amount_usdc: 40, max_slippage: 0.05 });
+    const available = (await k.client.account()).available_usdc;
+    const body = JSON.stringify({ amount_usdc: available + 1, to_address: "0x000000000000000000000000000000000000dEaD", client_withdrawal_id: "w-refused" });
+    const h = signed(k, { path: "/v1/withdrawals", body });
+    const refused = await send("POST", "/v1/withdrawals", h, body);
+    expect([refused.status, refused.body.error?.code]).toEqual([422, "insufficient_funds"]);
+    const sold = await k.client.order({ market_id: "fed-cut-2026-12", outcome: "YES", side: "sell", shares: bought.filled_shares, max_slippage: 0.5 });
+    expect(sold.proceeds_usdc).toBeGreaterThan(1);
+    const copy = await send("POST", "/v1/withdrawals", h, body);
+    expect([copy.status, copy.body.error?.code]).toEqual([401, "replayed_request"]);
+    expect((await k.client.withdrawals()).data).toEqual([]);
+  });
   it("still refuses a replay whose client_order_id is only in the unsigned Idempotency-Key header", async () => {
     const body = JSON.stringify({ market_id: "fed-cut-2026-12", outcome: "NO", side: "buy", amount_usdc: 3, max_slippage: 0.05 });
     const h = signed(s.key, { body });
